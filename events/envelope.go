@@ -1,0 +1,106 @@
+package events
+
+import (
+	"time"
+
+	"github.com/vmihailenco/msgpack/v5"
+)
+
+// Entry is what one command appends to the log: the leader's time, the
+// command id that makes retries idempotent, the actor, the preconditions the
+// FSM checks at apply, and the events to record when they hold.
+type Entry struct {
+	// Time is the leader's clock when the command was decided, in Unix nanoseconds.
+	Time int64 `msgpack:"t"`
+	// CommandID identifies the request; a second entry with the same id is
+	// applied as a duplicate of the first.
+	CommandID string `msgpack:"cid"`
+	// Actor names who issued the command (a token accessor, a processor).
+	Actor string `msgpack:"a,omitempty"`
+	// Preconditions are checked in order against the projections at apply.
+	Preconditions []Precondition `msgpack:"pre,omitempty"`
+	// Events are recorded in order when every precondition holds.
+	Events []Event `msgpack:"ev"`
+}
+
+// PreconditionOp says what a Precondition asserts about its row.
+type PreconditionOp string
+
+// The precondition operations.
+const (
+	// Exists asserts the row is present.
+	Exists PreconditionOp = "exists"
+	// Absent asserts the row is not present.
+	Absent PreconditionOp = "absent"
+	// ModifyIndex asserts the row's modify index equals Index (0 means absent).
+	ModifyIndex PreconditionOp = "modify-index"
+)
+
+// Precondition is a fact a decision depended on that could change before the
+// entry commits; the projection owning Table checks it at apply.
+type Precondition struct {
+	Table string         `msgpack:"tb" json:"Table"`
+	Key   string         `msgpack:"k" json:"Key"`
+	Op    PreconditionOp `msgpack:"op" json:"Op"`
+	Index uint64         `msgpack:"i,omitempty" json:"Index,omitempty"`
+}
+
+// Key names one entity an event touches, such as {namespace, payments}.
+type Key struct {
+	Kind  string `msgpack:"k" json:"Kind"`
+	Value string `msgpack:"v" json:"Value"`
+}
+
+// The entity kinds used in Keys.
+const (
+	KindNamespace = "namespace"
+	KindServer    = "server"
+)
+
+// Event is the envelope of one state change.
+type Event struct {
+	// Type and Version name the payload's shape in the registry.
+	Type    string `msgpack:"ty"`
+	Version uint16 `msgpack:"v"`
+	// Index and Seq are the raft index the event committed at and its
+	// position in that entry; set by the FSM.
+	Index uint64 `msgpack:"i"`
+	Seq   uint32 `msgpack:"s"`
+	// Time is the leader time of the entry, in Unix nanoseconds.
+	Time int64 `msgpack:"t"`
+	// ID is a ksuid minted by the command handler on the leader.
+	ID string `msgpack:"id"`
+	// Actor and CorrelationID are copied from the entry (CorrelationID is its command id).
+	Actor         string `msgpack:"a,omitempty"`
+	CorrelationID string `msgpack:"c,omitempty"`
+	// Keys are the entities the event touches, for lookups without decoding payloads.
+	Keys []Key `msgpack:"k,omitempty"`
+	// Payload is the msgpack-encoded payload of Type at Version.
+	Payload msgpack.RawMessage `msgpack:"p"`
+}
+
+// LeaderTime returns the entry's time as a time.Time in UTC.
+func (e *Entry) LeaderTime() time.Time { return time.Unix(0, e.Time).UTC() }
+
+// Stamp sets each event's index, sequence, time, actor and correlation id
+// from the entry committed at index.
+func (e *Entry) Stamp(index uint64) {
+	for i := range e.Events {
+		ev := &e.Events[i]
+		ev.Index = index
+		ev.Seq = uint32(i)
+		ev.Time = e.Time
+		ev.Actor = e.Actor
+		ev.CorrelationID = e.CommandID
+	}
+}
+
+// Key returns the value of the first key of kind, or "".
+func (ev *Event) Key(kind string) string {
+	for _, k := range ev.Keys {
+		if k.Kind == kind {
+			return k.Value
+		}
+	}
+	return ""
+}

@@ -1,0 +1,125 @@
+package events
+
+import (
+	"fmt"
+	"reflect"
+	"sort"
+
+	"github.com/vmihailenco/msgpack/v5"
+)
+
+// Payload is implemented by every event payload: it names the entities it touches.
+type Payload interface {
+	EntityKeys() []Key
+}
+
+// Type describes one event type at its current version.
+type Type struct {
+	// Name is the event type, such as "NamespaceUpserted".
+	Name string
+	// Version is the current version; older versions are upcast to it on read.
+	Version uint16
+	// Topic is the event stream topic, such as "Namespace".
+	Topic string
+	// New returns a zero payload of the current version.
+	New func() Payload
+	// Sensitive lists payload fields (JSON names) that never leave the cluster in clear.
+	Sensitive []string
+}
+
+// Upcaster turns the payload of Name at version From into version From+1.
+type Upcaster struct {
+	Name string
+	From uint16
+	Up   func(old msgpack.RawMessage) (msgpack.RawMessage, error)
+}
+
+var (
+	types     = map[string]Type{}
+	upcasters = map[string]map[uint16]Upcaster{}
+	payloadOf = map[reflect.Type]string{}
+)
+
+// Register adds t to the registry. It panics on a duplicate or an incomplete
+// type, since registration happens in init.
+func Register(t Type) {
+	if t.Name == "" || t.Version == 0 || t.New == nil || t.Topic == "" {
+		panic(fmt.Sprintf("events: incomplete type %+v", t))
+	}
+	if _, dup := types[t.Name]; dup {
+		panic("events: duplicate type " + t.Name)
+	}
+	types[t.Name] = t
+	payloadOf[reflect.TypeOf(t.New())] = t.Name
+}
+
+// RegisterUpcaster adds u; it panics on a duplicate.
+func RegisterUpcaster(u Upcaster) {
+	m := upcasters[u.Name]
+	if m == nil {
+		m = map[uint16]Upcaster{}
+		upcasters[u.Name] = m
+	}
+	if _, dup := m[u.From]; dup {
+		panic(fmt.Sprintf("events: duplicate upcaster %s v%d", u.Name, u.From))
+	}
+	m[u.From] = u
+}
+
+// Lookup returns the registered type named name.
+func Lookup(name string) (Type, bool) {
+	t, ok := types[name]
+	return t, ok
+}
+
+// Types returns every registered type, sorted by name.
+func Types() []Type {
+	out := make([]Type, 0, len(types))
+	for _, t := range types {
+		out = append(out, t)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// New builds an event carrying p at its type's current version. The type is
+// found from the payload's Go type; id is the ksuid minted for the event.
+func New(id string, p Payload) (Event, error) {
+	name, ok := payloadOf[reflect.TypeOf(p)]
+	if !ok {
+		return Event{}, fmt.Errorf("new event for %T: %w", p, ErrUnknownType)
+	}
+	raw, err := msgpack.Marshal(p)
+	if err != nil {
+		return Event{}, fmt.Errorf("encode %s payload: %w", name, err)
+	}
+	return Event{Type: name, Version: types[name].Version, ID: id, Keys: p.EntityKeys(), Payload: raw}, nil
+}
+
+// Decode returns the event's payload at its type's current version,
+// upcasting older versions step by step.
+func Decode(ev *Event) (Payload, error) {
+	t, ok := types[ev.Type]
+	if !ok {
+		return nil, fmt.Errorf("decode %q: %w", ev.Type, ErrUnknownType)
+	}
+	if ev.Version > t.Version {
+		return nil, fmt.Errorf("decode %s v%d (know v%d): %w", ev.Type, ev.Version, t.Version, ErrFutureVersion)
+	}
+	raw := ev.Payload
+	for v := ev.Version; v < t.Version; v++ {
+		u, ok := upcasters[ev.Type][v]
+		if !ok {
+			return nil, fmt.Errorf("decode %s: no upcaster from v%d", ev.Type, v)
+		}
+		var err error
+		if raw, err = u.Up(raw); err != nil {
+			return nil, fmt.Errorf("upcast %s from v%d: %w", ev.Type, v, err)
+		}
+	}
+	p := t.New()
+	if err := msgpack.Unmarshal(raw, p); err != nil {
+		return nil, fmt.Errorf("decode %s v%d payload: %w", ev.Type, ev.Version, err)
+	}
+	return p, nil
+}

@@ -1,0 +1,14 @@
+// Package all lists every projection a server maintains, in apply order, so
+// the FSM, rebuild tools and tests use the same set.
+package all
+
+import (
+	"github.com/ordoplane/ordo/projections"
+	"github.com/ordoplane/ordo/projections/namespaces"
+	"github.com/ordoplane/ordo/projections/servers"
+)
+
+// Projections returns the projections in apply order.
+func Projections() []projections.Projection {
+	return []projections.Projection{namespaces.Projection{}, servers.Projection{}}
+}

@@ -1,0 +1,328 @@
+package projections
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync/atomic"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/vmihailenco/msgpack/v5"
+
+	"github.com/ordoplane/ordo/events"
+	"github.com/ordoplane/ordo/storage/archive"
+	"github.com/ordoplane/ordo/storage/kv"
+	"github.com/ordoplane/ordo/storage/raftlog"
+)
+
+// FSM applies committed entries to the archive and the projections.
+type FSM struct {
+	store   *kv.Store
+	projs   []Projection
+	notify  *Notifier
+	log     *slog.Logger
+	applied atomic.Uint64
+	metrics fsmMetrics
+}
+
+var _ raftlog.Applier = (*FSM)(nil)
+
+// FSMConfig configures an FSM.
+type FSMConfig struct {
+	// Projections are applied in this order; required.
+	Projections []Projection
+	// Logger; default slog.Default().
+	Logger *slog.Logger
+	// Registerer receives the FSM metrics; nil registers none.
+	Registerer prometheus.Registerer
+}
+
+// NewFSM returns an FSM over store, resuming at the applied index it holds.
+func NewFSM(store *kv.Store, cfg FSMConfig) (*FSM, error) {
+	if len(cfg.Projections) == 0 {
+		return nil, errors.New("projections: FSM needs at least one projection")
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	f := &FSM{store: store, projs: cfg.Projections, notify: NewNotifier(), log: cfg.Logger}
+	f.metrics = newFSMMetrics(cfg.Registerer, store)
+	if err := f.load(); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+func (f *FSM) load() error {
+	b := f.store.Batch()
+	if err := CheckVersions(NewView(b), f.projs); err != nil {
+		b.Close()
+		return err
+	}
+	idx, err := NewView(b).AppliedIndex()
+	if err != nil {
+		b.Close()
+		return err
+	}
+	if err := b.Commit(); err != nil {
+		return err
+	}
+	f.applied.Store(idx)
+	f.notify.publish(idx, nil, true)
+	return nil
+}
+
+// Notifier returns the notifier woken after each applied entry.
+func (f *FSM) Notifier() *Notifier { return f.notify }
+
+// Applied returns the last applied index.
+func (f *FSM) Applied() uint64 { return f.applied.Load() }
+
+// Store returns the state store, for readers.
+func (f *FSM) Store() *kv.Store { return f.store }
+
+// Close unregisters the FSM's metrics.
+func (f *FSM) Close() { f.metrics.unregister() }
+
+// Apply implements raftlog.Applier: each entry commits in its own batch.
+func (f *FSM) Apply(logs []raftlog.Log) []any {
+	out := make([]any, len(logs))
+	for i, l := range logs {
+		res, err := f.applyOne(l)
+		if err != nil {
+			// A storage failure here cannot be recorded; stopping is the only
+			// way to keep the projections at a whole index.
+			f.log.Error("fsm apply failed", "index", l.Index, "err", err)
+			panic(fmt.Sprintf("ordo: fsm apply %d: %v", l.Index, err))
+		}
+		out[i] = res
+	}
+	return out
+}
+
+func (f *FSM) applyOne(l raftlog.Log) (Result, error) {
+	if l.Index <= f.applied.Load() {
+		return Result{Index: l.Index, Duplicate: true}, nil
+	}
+	b := f.store.Batch()
+	res, tables, err := applyEntry(b, l, f.projs)
+	if err != nil {
+		b.Close()
+		return Result{}, err
+	}
+	if err := b.Commit(); err != nil {
+		return Result{}, err
+	}
+	f.applied.Store(l.Index)
+	f.notify.publish(l.Index, tables, false)
+	f.metrics.entries.Inc()
+	if res.Err != nil {
+		f.metrics.rejections.Inc()
+		f.log.Info("entry rejected", "index", l.Index, "err", res.Err)
+	}
+	return res, nil
+}
+
+// commandRecord is what the FSM keeps per command id.
+type commandRecord struct {
+	Index  uint64 `msgpack:"i"`
+	Reason string `msgpack:"r,omitempty"`
+}
+
+// rejection is what the FSM records for an entry that was not applied.
+type rejection struct {
+	CommandID    string              `msgpack:"cid"`
+	Reason       string              `msgpack:"r"`
+	Precondition events.Precondition `msgpack:"p"`
+}
+
+// applyEntry applies one entry into w and returns its result and the tables
+// it changed. An error is a storage failure; an entry that cannot apply is a
+// recorded rejection in the result.
+func applyEntry(w kv.Writer, l raftlog.Log, projs []Projection) (Result, []string, error) {
+	res := Result{Index: l.Index}
+	if err := w.Set(appliedKey, kv.Uint64Value(l.Index)); err != nil {
+		return res, nil, err
+	}
+	entry, err := events.DecodeEntry(l.Data)
+	if err != nil {
+		return reject(w, l.Index, "", events.Precondition{}, err.Error())
+	}
+	if entry.CommandID != "" {
+		if prev, ok, err := lookupCommand(w, entry.CommandID); err != nil {
+			return res, nil, err
+		} else if ok {
+			res := Result{Index: prev.Index, Duplicate: true}
+			if prev.Reason != "" {
+				res.Err = &RejectedError{Reason: prev.Reason}
+			}
+			return res, nil, nil
+		}
+	}
+	tx := newTx(w, l.Index, entry.Time)
+	for _, p := range entry.Preconditions {
+		if reason := check(tx.View, p); reason != "" {
+			return reject(w, l.Index, entry.CommandID, p, reason)
+		}
+	}
+	entry.Stamp(l.Index)
+	for i := range entry.Events {
+		ev := &entry.Events[i]
+		data, err := events.EncodeEvent(ev)
+		if err != nil {
+			return res, nil, err
+		}
+		if err := archive.Append(w, ev.Index, ev.Seq, data); err != nil {
+			return res, nil, err
+		}
+		for _, p := range projs {
+			if err := p.Apply(tx, ev); err != nil {
+				return res, nil, fmt.Errorf("projection %s on %s: %w", p.Name(), ev.Type, err)
+			}
+		}
+	}
+	tables, err := tx.bumpTables()
+	if err != nil {
+		return res, nil, err
+	}
+	if err := recordCommand(w, entry.CommandID, commandRecord{Index: l.Index}); err != nil {
+		return res, nil, err
+	}
+	return res, tables, nil
+}
+
+func reject(w kv.Writer, index uint64, cmdID string, p events.Precondition, reason string) (Result, []string, error) {
+	rec, err := msgpack.Marshal(&rejection{CommandID: cmdID, Reason: reason, Precondition: p})
+	if err != nil {
+		return Result{}, nil, err
+	}
+	if err := w.Set(rejectionKey(index), rec); err != nil {
+		return Result{}, nil, err
+	}
+	if err := recordCommand(w, cmdID, commandRecord{Index: index, Reason: reason}); err != nil {
+		return Result{}, nil, err
+	}
+	return Result{Index: index, Err: &RejectedError{Precondition: p, Reason: reason}}, nil, nil
+}
+
+func lookupCommand(r kv.Reader, id string) (commandRecord, bool, error) {
+	b, err := r.Get(commandKey(id))
+	if errors.Is(err, kv.ErrNotFound) {
+		return commandRecord{}, false, nil
+	}
+	if err != nil {
+		return commandRecord{}, false, err
+	}
+	var rec commandRecord
+	if err := msgpack.Unmarshal(b, &rec); err != nil {
+		return commandRecord{}, false, fmt.Errorf("command record %s: %w", id, err)
+	}
+	return rec, true, nil
+}
+
+func recordCommand(w kv.Writer, id string, rec commandRecord) error {
+	if id == "" {
+		return nil
+	}
+	b, err := msgpack.Marshal(&rec)
+	if err != nil {
+		return err
+	}
+	return w.Set(commandKey(id), b)
+}
+
+// CommandResult returns the result recorded for command id, if it was applied.
+func CommandResult(v View, id string) (Result, bool, error) {
+	rec, ok, err := lookupCommand(v.r, id)
+	if err != nil || !ok {
+		return Result{}, ok, err
+	}
+	res := Result{Index: rec.Index, Duplicate: true}
+	if rec.Reason != "" {
+		res.Err = &RejectedError{Reason: rec.Reason}
+	}
+	return res, true, nil
+}
+
+// check returns why p does not hold, or "" when it does.
+func check(v View, p events.Precondition) string {
+	row, err := v.Get(p.Table, p.Key)
+	exists := err == nil
+	if err != nil && !errors.Is(err, ErrNotFound) {
+		return err.Error()
+	}
+	switch p.Op {
+	case events.Exists:
+		if !exists {
+			return "does not exist"
+		}
+	case events.Absent:
+		if exists {
+			return "already exists"
+		}
+	case events.ModifyIndex:
+		var have uint64
+		if exists {
+			have = row.ModifyIndex
+		}
+		if have != p.Index {
+			return fmt.Sprintf("modify index is %d, not %d", have, p.Index)
+		}
+	default:
+		return fmt.Sprintf("unknown operation %q", p.Op)
+	}
+	return ""
+}
+
+// snapshotMagic starts every FSM snapshot, followed by the applied index.
+const snapshotMagic = "ordo-fsm-1\n"
+
+// Snapshot implements raftlog.Applier: it captures the whole state store
+// (archive and projections) at the applied index.
+func (f *FSM) Snapshot() (raftlog.Snapshot, error) {
+	return &fsmSnapshot{snap: f.store.Snapshot(), index: f.applied.Load()}, nil
+}
+
+type fsmSnapshot struct {
+	snap  *kv.Snapshot
+	index uint64
+}
+
+func (s *fsmSnapshot) Persist(w io.Writer) error {
+	bw := bufio.NewWriter(w)
+	bw.WriteString(snapshotMagic)
+	var b [8]byte
+	binary.BigEndian.PutUint64(b[:], s.index)
+	bw.Write(b[:])
+	if err := kv.Export(s.snap, bw); err != nil {
+		return fmt.Errorf("persist snapshot at %d: %w", s.index, err)
+	}
+	return bw.Flush()
+}
+
+func (s *fsmSnapshot) Release() { s.snap.Close() }
+
+// Restore implements raftlog.Applier. A snapshot no newer than the local
+// state is skipped: the state store survives restarts and raft replays
+// only what follows.
+func (f *FSM) Restore(r io.Reader) error {
+	br := bufio.NewReader(r)
+	hdr := make([]byte, len(snapshotMagic)+8)
+	if _, err := io.ReadFull(br, hdr); err != nil || string(hdr[:len(snapshotMagic)]) != snapshotMagic {
+		return errors.New("restore: not an ordo FSM snapshot")
+	}
+	index := binary.BigEndian.Uint64(hdr[len(snapshotMagic):])
+	if index <= f.applied.Load() {
+		f.log.Info("snapshot skipped: state is newer", "snapshot_index", index, "applied", f.applied.Load())
+		_, err := io.Copy(io.Discard, br)
+		return err
+	}
+	if err := f.store.Import(br); err != nil {
+		return fmt.Errorf("restore at %d: %w", index, err)
+	}
+	f.log.Info("restored snapshot", "index", index)
+	return f.load()
+}

@@ -1,0 +1,43 @@
+package projections
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/ordoplane/ordo/storage/archive"
+	"github.com/ordoplane/ordo/storage/kv"
+)
+
+type fsmMetrics struct {
+	reg        prometheus.Registerer
+	entries    prometheus.Counter
+	rejections prometheus.Counter
+	archiveLen prometheus.GaugeFunc
+}
+
+func newFSMMetrics(reg prometheus.Registerer, store *kv.Store) fsmMetrics {
+	m := fsmMetrics{
+		reg: reg,
+		entries: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "ordo_fsm_entries_applied_total", Help: "Entries applied by the FSM since start."}),
+		rejections: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "ordo_fsm_rejections_total", Help: "Entries rejected at apply by a failed precondition."}),
+		archiveLen: prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "ordo_archive_events", Help: "Events in the archive."}, func() float64 {
+			n, _ := archive.Len(store)
+			return float64(n)
+		}),
+	}
+	if reg != nil {
+		reg.MustRegister(m.entries, m.rejections, m.archiveLen)
+	}
+	return m
+}
+
+func (m fsmMetrics) unregister() {
+	if m.reg == nil {
+		return
+	}
+	m.reg.Unregister(m.entries)
+	m.reg.Unregister(m.rejections)
+	m.reg.Unregister(m.archiveLen)
+}

@@ -1,0 +1,97 @@
+package namespaces
+
+import (
+	"fmt"
+
+	"github.com/vmihailenco/msgpack/v5"
+
+	"github.com/ordoplane/ordo/events"
+	"github.com/ordoplane/ordo/projections"
+)
+
+// Table holds one row per namespace.
+const Table = "namespaces"
+
+// Default is the namespace every cluster has and nobody may delete.
+const Default = "default"
+
+// Namespace is a namespace as readers see it.
+type Namespace struct {
+	Name        string
+	Description string
+	Meta        map[string]string
+	CreateIndex uint64
+	ModifyIndex uint64
+}
+
+// Projection maintains the namespaces table.
+type Projection struct{}
+
+var _ projections.Projection = Projection{}
+
+// Name implements projections.Projection.
+func (Projection) Name() string { return "namespaces" }
+
+// Version implements projections.Projection.
+func (Projection) Version() int { return 1 }
+
+// Tables implements projections.Projection.
+func (Projection) Tables() []string { return []string{Table} }
+
+// Apply implements projections.Projection.
+func (Projection) Apply(tx *projections.Tx, ev *events.Event) error {
+	switch ev.Type {
+	case "NamespaceUpserted":
+		p, err := events.Decode(ev)
+		if err != nil {
+			return err
+		}
+		ns := p.(*events.NamespaceUpserted).Namespace
+		b, err := msgpack.Marshal(&ns)
+		if err != nil {
+			return fmt.Errorf("encode namespace %q: %w", ns.Name, err)
+		}
+		return tx.Put(Table, ns.Name, b)
+	case "NamespaceDeleted":
+		p, err := events.Decode(ev)
+		if err != nil {
+			return err
+		}
+		_, err = tx.Delete(Table, p.(*events.NamespaceDeleted).Name)
+		return err
+	}
+	return nil
+}
+
+func fromRow(r projections.Row) (*Namespace, error) {
+	var ns events.Namespace
+	if err := msgpack.Unmarshal(r.Value, &ns); err != nil {
+		return nil, fmt.Errorf("decode namespace row: %w", err)
+	}
+	return &Namespace{Name: ns.Name, Description: ns.Description, Meta: ns.Meta,
+		CreateIndex: r.CreateIndex, ModifyIndex: r.ModifyIndex}, nil
+}
+
+// Get returns the namespace called name, or projections.ErrNotFound.
+func Get(v projections.View, name string) (*Namespace, error) {
+	r, err := v.Get(Table, name)
+	if err != nil {
+		return nil, err
+	}
+	return fromRow(r)
+}
+
+// List returns the namespaces whose name starts with prefix, by name.
+func List(v projections.View, prefix string) ([]*Namespace, error) {
+	var out []*Namespace
+	err := v.Scan(Table, prefix, false, func(_ string, r projections.Row) error {
+		ns, err := fromRow(r)
+		if err != nil {
+			return err
+		}
+		out = append(out, ns)
+		return nil
+	})
+	return out, err
+}
+

@@ -1,0 +1,61 @@
+package projections
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+
+	"github.com/ordoplane/ordo/storage/kv"
+)
+
+// ErrNotFound is returned for a missing row.
+var ErrNotFound = errors.New("ordo: not found")
+
+// Row is a stored projection row: the indexes of the entries that created
+// and last modified it, and the projection's encoded value.
+type Row struct {
+	CreateIndex uint64
+	ModifyIndex uint64
+	Value       []byte
+}
+
+const rowHeader = 16
+
+func encodeRow(r Row) []byte {
+	b := make([]byte, rowHeader, rowHeader+len(r.Value))
+	binary.BigEndian.PutUint64(b, r.CreateIndex)
+	binary.BigEndian.PutUint64(b[8:], r.ModifyIndex)
+	return append(b, r.Value...)
+}
+
+func decodeRow(b []byte) (Row, error) {
+	if len(b) < rowHeader {
+		return Row{}, fmt.Errorf("row of %d bytes is shorter than its header", len(b))
+	}
+	return Row{
+		CreateIndex: binary.BigEndian.Uint64(b),
+		ModifyIndex: binary.BigEndian.Uint64(b[8:]),
+		Value:       b[rowHeader:],
+	}, nil
+}
+
+// rowKey is "t/<table>\x00<key>".
+func rowKey(table, key string) []byte {
+	k := make([]byte, 0, 3+len(table)+len(key))
+	k = append(k, "t/"...)
+	k = append(k, table...)
+	k = append(k, 0)
+	return append(k, key...)
+}
+
+func tablePrefix(table string) []byte { return rowKey(table, "") }
+
+func tableIndexKey(table string) []byte { return append([]byte("ti/"), table...) }
+
+var appliedKey = []byte("meta/applied")
+
+func projectionMetaKey(name string) []byte { return append([]byte("pm/"), name...) }
+
+func rejectionKey(index uint64) []byte { return kv.Uint64([]byte("rej/"), index) }
+
+func commandKey(id string) []byte { return append([]byte("cmd/"), id...) }

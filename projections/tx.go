@@ -1,0 +1,82 @@
+package projections
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+
+	"github.com/ordoplane/ordo/storage/kv"
+)
+
+// Tx is what a projection writes through while one entry is applied. It
+// stamps rows with the entry's index and remembers which tables changed.
+type Tx struct {
+	View
+	w       kv.Writer
+	index   uint64
+	time    int64
+	changed map[string]struct{}
+}
+
+func newTx(w kv.Writer, index uint64, time int64) *Tx {
+	return &Tx{View: View{r: w}, w: w, index: index, time: time, changed: map[string]struct{}{}}
+}
+
+// Index returns the index of the entry being applied.
+func (tx *Tx) Index() uint64 { return tx.index }
+
+// Time returns the leader time of the entry being applied, in Unix nanoseconds.
+func (tx *Tx) Time() int64 { return tx.time }
+
+// Put writes value at key in table, keeping the row's create index.
+func (tx *Tx) Put(table, key string, value []byte) error {
+	create := tx.index
+	old, err := tx.Get(table, key)
+	switch {
+	case err == nil:
+		create = old.CreateIndex
+	case !errors.Is(err, ErrNotFound):
+		return err
+	}
+	if err := tx.w.Set(rowKey(table, key), encodeRow(Row{CreateIndex: create, ModifyIndex: tx.index, Value: value})); err != nil {
+		return fmt.Errorf("put %s/%s: %w", table, key, err)
+	}
+	tx.changed[table] = struct{}{}
+	return nil
+}
+
+// Delete removes key from table and reports whether it existed; the table
+// counts as changed only when it did.
+func (tx *Tx) Delete(table, key string) (bool, error) {
+	if _, err := tx.Get(table, key); errors.Is(err, ErrNotFound) {
+		return false, nil
+	} else if err != nil {
+		return false, err
+	}
+	if err := tx.w.Delete(rowKey(table, key)); err != nil {
+		return false, fmt.Errorf("delete %s/%s: %w", table, key, err)
+	}
+	tx.changed[table] = struct{}{}
+	return true, nil
+}
+
+// changedTables returns the changed tables in sorted order.
+func (tx *Tx) changedTables() []string {
+	out := make([]string, 0, len(tx.changed))
+	for t := range tx.changed {
+		out = append(out, t)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// bumpTables records the entry's index as the index of every changed table.
+func (tx *Tx) bumpTables() ([]string, error) {
+	tables := tx.changedTables()
+	for _, t := range tables {
+		if err := tx.w.Set(tableIndexKey(t), kv.Uint64Value(tx.index)); err != nil {
+			return nil, err
+		}
+	}
+	return tables, nil
+}

@@ -1,0 +1,63 @@
+package projections
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/ordoplane/ordo/storage/kv"
+)
+
+// View reads projections through a kv.Reader: a snapshot for handlers, the
+// FSM's batch during apply.
+type View struct {
+	r kv.Reader
+}
+
+// NewView returns a View over r.
+func NewView(r kv.Reader) View { return View{r: r} }
+
+// Reader returns the underlying reader, for the archive.
+func (v View) Reader() kv.Reader { return v.r }
+
+// Get returns the row at key in table, or ErrNotFound.
+func (v View) Get(table, key string) (Row, error) {
+	b, err := v.r.Get(rowKey(table, key))
+	if errors.Is(err, kv.ErrNotFound) {
+		return Row{}, ErrNotFound
+	}
+	if err != nil {
+		return Row{}, fmt.Errorf("get %s/%s: %w", table, key, err)
+	}
+	return decodeRow(b)
+}
+
+// Scan calls fn for each row of table whose key starts with prefix, in key
+// order (reverse when reverse is set). fn may return kv.ErrStop.
+func (v View) Scan(table, prefix string, reverse bool, fn func(key string, r Row) error) error {
+	tp := tablePrefix(table)
+	lower := rowKey(table, prefix)
+	return v.r.Scan(lower, kv.PrefixEnd(lower), reverse, func(k, b []byte) error {
+		r, err := decodeRow(b)
+		if err != nil {
+			return err
+		}
+		return fn(string(k[len(tp):]), r)
+	})
+}
+
+// TableIndex returns the index of the last entry that changed table.
+func (v View) TableIndex(table string) (uint64, error) { return v.uint(tableIndexKey(table)) }
+
+// AppliedIndex returns the index of the last entry applied.
+func (v View) AppliedIndex() (uint64, error) { return v.uint(appliedKey) }
+
+func (v View) uint(key []byte) (uint64, error) {
+	b, err := v.r.Get(key)
+	if errors.Is(err, kv.ErrNotFound) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("read %s: %w", key, err)
+	}
+	return kv.ParseUint64(b), nil
+}

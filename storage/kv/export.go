@@ -1,0 +1,90 @@
+package kv
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/cockroachdb/pebble"
+)
+
+// exportMagic starts every export stream.
+const exportMagic = "ordo-kv-1\n"
+
+// maxExportField bounds a key or value read by Import.
+const maxExportField = 256 << 20
+
+// Export writes every key of r to w as a stream Import reads back.
+func Export(r Reader, w io.Writer) error {
+	bw := bufio.NewWriterSize(w, 1<<20)
+	if _, err := bw.WriteString(exportMagic); err != nil {
+		return err
+	}
+	var hdr [2 * binary.MaxVarintLen64]byte
+	err := r.Scan(nil, nil, false, func(k, v []byte) error {
+		n := binary.PutUvarint(hdr[:], uint64(len(k)))
+		n += binary.PutUvarint(hdr[n:], uint64(len(v)))
+		if _, err := bw.Write(hdr[:n]); err != nil {
+			return err
+		}
+		if _, err := bw.Write(k); err != nil {
+			return err
+		}
+		_, err := bw.Write(v)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("export: %w", err)
+	}
+	return bw.Flush()
+}
+
+// Import replaces every key of the store with the stream r, written by
+// Export, and makes the result durable.
+func (s *Store) Import(r io.Reader) error {
+	br := bufio.NewReaderSize(r, 1<<20)
+	magic := make([]byte, len(exportMagic))
+	if _, err := io.ReadFull(br, magic); err != nil || string(magic) != exportMagic {
+		return fmt.Errorf("import: not an ordo kv export")
+	}
+	if err := s.db.DeleteRange([]byte{}, []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}, pebble.NoSync); err != nil {
+		return fmt.Errorf("import: clear: %w", err)
+	}
+	b := s.db.NewBatch()
+	for {
+		kl, err := binary.ReadUvarint(br)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			b.Close()
+			return fmt.Errorf("import: %w", err)
+		}
+		vl, err := binary.ReadUvarint(br)
+		if err != nil || kl > maxExportField || vl > maxExportField {
+			b.Close()
+			return fmt.Errorf("import: bad record header")
+		}
+		buf := make([]byte, kl+vl)
+		if _, err := io.ReadFull(br, buf); err != nil {
+			b.Close()
+			return fmt.Errorf("import: %w", err)
+		}
+		if err := b.Set(buf[:kl], buf[kl:], nil); err != nil {
+			b.Close()
+			return err
+		}
+		if b.Len() > 4<<20 {
+			if err := b.Commit(pebble.NoSync); err != nil {
+				return fmt.Errorf("import: %w", err)
+			}
+			b = s.db.NewBatch()
+		}
+	}
+	if err := b.Commit(pebble.Sync); err != nil {
+		return fmt.Errorf("import: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,209 @@
+package kv
+
+import (
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/cockroachdb/pebble"
+)
+
+// ErrNotFound is returned by Get for a missing key.
+var ErrNotFound = errors.New("ordo: key not found")
+
+// Reader reads keys.
+type Reader interface {
+	// Get returns a copy of the value stored at key, or ErrNotFound.
+	Get(key []byte) ([]byte, error)
+	// Scan calls fn for each key in [lower, upper) in order (in reverse
+	// order when reverse is set) until fn returns an error or ErrStop.
+	Scan(lower, upper []byte, reverse bool, fn func(k, v []byte) error) error
+}
+
+// Writer reads and writes keys.
+type Writer interface {
+	Reader
+	Set(key, value []byte) error
+	Delete(key []byte) error
+}
+
+// ErrStop ends a Scan early without error.
+var ErrStop = errors.New("ordo: stop scan")
+
+// Config configures a Store.
+type Config struct {
+	// Sync makes every committed batch durable before Commit returns.
+	// Default false: the state store is rebuilt from the synced raft log.
+	Sync bool
+	// CacheBytes is the block cache size in bytes. Default 64 MiB.
+	CacheBytes int64
+}
+
+// DefaultConfig returns the default Config.
+func DefaultConfig() Config { return Config{CacheBytes: 64 << 20} }
+
+// Validate reports a Config that cannot work.
+func (c Config) Validate() error {
+	if c.CacheBytes < 0 {
+		return fmt.Errorf("kv: CacheBytes %d is negative", c.CacheBytes)
+	}
+	return nil
+}
+
+// Store is a Pebble database.
+type Store struct {
+	db   *pebble.DB
+	sync *pebble.WriteOptions
+}
+
+// Open opens or creates the store in dir.
+func Open(dir string, cfg Config) (*Store, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	opts := &pebble.Options{Logger: quietLogger{}}
+	if cfg.CacheBytes > 0 {
+		c := pebble.NewCache(cfg.CacheBytes)
+		defer c.Unref()
+		opts.Cache = c
+	}
+	db, err := pebble.Open(dir, opts)
+	if err != nil {
+		return nil, fmt.Errorf("open pebble %s: %w", dir, err)
+	}
+	wo := pebble.NoSync
+	if cfg.Sync {
+		wo = pebble.Sync
+	}
+	return &Store{db: db, sync: wo}, nil
+}
+
+// Close closes the store.
+func (s *Store) Close() error { return s.db.Close() }
+
+// Get implements Reader against the latest committed state.
+func (s *Store) Get(key []byte) ([]byte, error) { return get(s.db, key) }
+
+// Scan implements Reader against the latest committed state.
+func (s *Store) Scan(lower, upper []byte, reverse bool, fn func(k, v []byte) error) error {
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
+	if err != nil {
+		return err
+	}
+	return scan(it, reverse, fn)
+}
+
+// Flush makes every committed batch durable.
+func (s *Store) Flush() error { return s.db.LogData(nil, pebble.Sync) }
+
+// Batch returns a new indexed batch that reads its own writes over the latest state.
+func (s *Store) Batch() *Batch { return &Batch{b: s.db.NewIndexedBatch(), wo: s.sync} }
+
+// Snapshot returns a consistent read view; Close it when done.
+func (s *Store) Snapshot() *Snapshot { return &Snapshot{s: s.db.NewSnapshot()} }
+
+// Batch is an indexed write batch.
+type Batch struct {
+	b  *pebble.Batch
+	wo *pebble.WriteOptions
+}
+
+var _ Writer = (*Batch)(nil)
+
+// Get implements Reader, seeing the batch's own writes.
+func (b *Batch) Get(key []byte) ([]byte, error) { return get(b.b, key) }
+
+// Scan implements Reader, seeing the batch's own writes.
+func (b *Batch) Scan(lower, upper []byte, reverse bool, fn func(k, v []byte) error) error {
+	it, err := b.b.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
+	if err != nil {
+		return err
+	}
+	return scan(it, reverse, fn)
+}
+
+// Set implements Writer.
+func (b *Batch) Set(key, value []byte) error { return b.b.Set(key, value, nil) }
+
+// Delete implements Writer.
+func (b *Batch) Delete(key []byte) error { return b.b.Delete(key, nil) }
+
+// Empty reports whether the batch holds no writes.
+func (b *Batch) Empty() bool { return b.b.Empty() }
+
+// Commit applies the batch atomically and releases it.
+func (b *Batch) Commit() error {
+	defer b.b.Close()
+	if err := b.b.Commit(b.wo); err != nil {
+		return fmt.Errorf("commit batch: %w", err)
+	}
+	return nil
+}
+
+// Close releases an uncommitted batch, discarding its writes.
+func (b *Batch) Close() error { return b.b.Close() }
+
+// Snapshot is a consistent read view of a Store.
+type Snapshot struct{ s *pebble.Snapshot }
+
+var _ Reader = (*Snapshot)(nil)
+
+// Get implements Reader.
+func (s *Snapshot) Get(key []byte) ([]byte, error) { return get(s.s, key) }
+
+// Scan implements Reader.
+func (s *Snapshot) Scan(lower, upper []byte, reverse bool, fn func(k, v []byte) error) error {
+	it, err := s.s.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
+	if err != nil {
+		return err
+	}
+	return scan(it, reverse, fn)
+}
+
+// Close releases the snapshot.
+func (s *Snapshot) Close() error { return s.s.Close() }
+
+type getter interface {
+	Get(key []byte) ([]byte, io.Closer, error)
+}
+
+func get(g getter, key []byte) ([]byte, error) {
+	v, c, err := g.Get(key)
+	if errors.Is(err, pebble.ErrNotFound) {
+		return nil, ErrNotFound
+	}
+	if err != nil {
+		return nil, fmt.Errorf("get %q: %w", key, err)
+	}
+	out := append([]byte(nil), v...)
+	return out, c.Close()
+}
+
+func scan(it *pebble.Iterator, reverse bool, fn func(k, v []byte) error) (err error) {
+	defer func() {
+		if cerr := it.Close(); err == nil {
+			err = cerr
+		}
+	}()
+	valid, next := it.First, it.Next
+	if reverse {
+		valid, next = it.Last, it.Prev
+	}
+	for ok := valid(); ok; ok = next() {
+		if err := fn(it.Key(), it.Value()); err != nil {
+			if errors.Is(err, ErrStop) {
+				return nil
+			}
+			return err
+		}
+	}
+	return it.Error()
+}
+
+type quietLogger struct{}
+
+func (quietLogger) Infof(string, ...any)  {}
+func (quietLogger) Errorf(string, ...any) {}
+func (quietLogger) Fatalf(format string, args ...any) {
+	panic(fmt.Sprintf("pebble: "+format, args...))
+}

@@ -1,0 +1,24 @@
+// Package raftlog owns the replicated log: a hashicorp/raft node over TCP with
+// the Pebble log and stable stores of package raftstore and a file snapshot
+// store, wrapped as Append(ctx, data) → (result, index) and calling an Applier
+// (the FSM in package projections) with every committed entry.
+//
+// # Usage
+//
+// Open a Node with a Config and an Applier. In dev mode set Bootstrap to form
+// a one-server cluster at once; otherwise call BootstrapCluster with the
+// agreed servers once, or let an existing leader AddVoter this node. Append
+// on the leader returns ErrNotLeader elsewhere; callers forward.
+//
+// # Concurrency
+//
+// A Node is safe for concurrent use. The Applier is called from one goroutine
+// at a time, in log order.
+//
+// # Invariants
+//
+//   - Every command entry reaches Applier.Apply exactly once per start, in
+//     order, batched; configuration entries are not passed on.
+//   - Leadership changes are delivered, in order, on the channel from
+//     LeaderChanges.
+package raftlog

@@ -1,0 +1,348 @@
+package raftlog
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/raft"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/ordoplane/ordo/storage/raftstore"
+)
+
+// ErrNotLeader is returned by calls that only the leader may make.
+var ErrNotLeader = errors.New("ordo: not the leader")
+
+// ErrShutdown is returned after the node has shut down.
+var ErrShutdown = errors.New("ordo: raft is shut down")
+
+// Log is one committed command entry.
+type Log struct {
+	Index uint64
+	Term  uint64
+	Data  []byte
+}
+
+// Applier applies committed entries; the FSM implements it.
+type Applier interface {
+	// Apply applies logs in order and returns one result per log; a
+	// result is handed to the Append call that proposed that log.
+	Apply(logs []Log) []any
+	// Snapshot captures the state at the last applied index.
+	Snapshot() (Snapshot, error)
+	// Restore replaces the state with a snapshot written by Snapshot.Persist.
+	Restore(r io.Reader) error
+}
+
+// Snapshot is a captured state being written out.
+type Snapshot interface {
+	Persist(w io.Writer) error
+	Release()
+}
+
+// Server is one member of the raft configuration.
+type Server struct {
+	ID      string `json:"ID"`
+	Address string `json:"Address"`
+	Voter   bool   `json:"Voter"`
+}
+
+// Config configures a Node.
+type Config struct {
+	// ID is this server's raft id; required.
+	ID string
+	// BindAddr is the TCP address raft listens on, such as 127.0.0.1:4647; required.
+	BindAddr string
+	// Advertise is the address others dial; default BindAddr.
+	Advertise string
+	// Dir holds the raft log, stable store and snapshots; required.
+	Dir string
+	// Bootstrap forms a one-server cluster on first start (dev mode).
+	Bootstrap bool
+	// HeartbeatTimeout and ElectionTimeout; default 1s each (raft's).
+	HeartbeatTimeout time.Duration
+	ElectionTimeout  time.Duration
+	// LeaderLeaseTimeout; default 500ms.
+	LeaderLeaseTimeout time.Duration
+	// SnapshotThreshold is how many entries trigger a snapshot; default 8192.
+	SnapshotThreshold uint64
+	// TrailingLogs kept after a snapshot; default 10240.
+	TrailingLogs uint64
+	// LogOutput receives raft's own log lines at warn and above; default stderr.
+	LogOutput io.Writer
+	// Registerer receives the raft metrics; nil registers none.
+	Registerer prometheus.Registerer
+	// NoSync skips fsync on the raft log; for tests only.
+	NoSync bool
+}
+
+// DefaultConfig returns a Config with every default filled in.
+func DefaultConfig() Config {
+	return Config{
+		HeartbeatTimeout:   time.Second,
+		ElectionTimeout:    time.Second,
+		LeaderLeaseTimeout: 500 * time.Millisecond,
+		SnapshotThreshold:  8192,
+		TrailingLogs:       10240,
+	}
+}
+
+// Validate reports a Config that cannot work.
+func (c Config) Validate() error {
+	switch {
+	case c.ID == "":
+		return errors.New("raftlog: ID is required")
+	case c.BindAddr == "":
+		return errors.New("raftlog: BindAddr is required")
+	case c.Dir == "":
+		return errors.New("raftlog: Dir is required")
+	case c.HeartbeatTimeout <= 0 || c.ElectionTimeout <= 0 || c.LeaderLeaseTimeout <= 0:
+		return errors.New("raftlog: timeouts must be positive")
+	}
+	return nil
+}
+
+// Node is a running raft member.
+type Node struct {
+	cfg       Config
+	raft      *raft.Raft
+	store     *raftstore.Store
+	transport *raft.NetworkTransport
+	leaderCh  chan bool
+	metrics   *metrics
+}
+
+// Open starts a raft node.
+func Open(cfg Config, app Applier) (*Node, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if cfg.Advertise == "" {
+		cfg.Advertise = cfg.BindAddr
+	}
+	if cfg.LogOutput == nil {
+		cfg.LogOutput = os.Stderr
+	}
+	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
+		return nil, fmt.Errorf("raft dir: %w", err)
+	}
+	logger := hclog.New(&hclog.LoggerOptions{Name: "raft", Level: hclog.Warn, Output: cfg.LogOutput})
+
+	scfg := raftstore.DefaultConfig()
+	scfg.NoSync = cfg.NoSync
+	store, err := raftstore.Open(filepath.Join(cfg.Dir, "log"), scfg)
+	if err != nil {
+		return nil, err
+	}
+	cache, err := raft.NewLogCache(4096, store)
+	if err != nil {
+		store.Close()
+		return nil, err
+	}
+	snaps, err := raft.NewFileSnapshotStoreWithLogger(filepath.Join(cfg.Dir, "snapshots"), 2, logger)
+	if err != nil {
+		store.Close()
+		return nil, fmt.Errorf("snapshot store: %w", err)
+	}
+	adv, err := net.ResolveTCPAddr("tcp", cfg.Advertise)
+	if err != nil {
+		store.Close()
+		return nil, fmt.Errorf("advertise %q: %w", cfg.Advertise, err)
+	}
+	trans, err := raft.NewTCPTransportWithConfig(cfg.BindAddr, adv, &raft.NetworkTransportConfig{
+		MaxPool: 3, Timeout: 10 * time.Second, Logger: logger,
+		// Pipelining combines badly with batching (MEASURED.md): followers fell far behind.
+		MaxRPCsInFlight: 1,
+	})
+	if err != nil {
+		store.Close()
+		return nil, fmt.Errorf("raft transport on %s: %w", cfg.BindAddr, err)
+	}
+
+	n := &Node{cfg: cfg, store: store, transport: trans, leaderCh: make(chan bool, 16), metrics: newMetrics(cfg.Registerer)}
+	rc := raft.DefaultConfig()
+	rc.LocalID = raft.ServerID(cfg.ID)
+	rc.Logger = logger
+	rc.HeartbeatTimeout = cfg.HeartbeatTimeout
+	rc.ElectionTimeout = cfg.ElectionTimeout
+	rc.LeaderLeaseTimeout = cfg.LeaderLeaseTimeout
+	rc.SnapshotThreshold = cfg.SnapshotThreshold
+	rc.TrailingLogs = cfg.TrailingLogs
+	rc.MaxAppendEntries = 1024
+	rc.BatchApplyCh = true
+	rc.NotifyCh = n.leaderCh
+
+	hasState, err := raft.HasExistingState(cache, store, snaps)
+	if err != nil {
+		store.Close()
+		return nil, fmt.Errorf("raft state: %w", err)
+	}
+	r, err := raft.NewRaft(rc, &fsm{app: app, m: n.metrics}, cache, store, snaps, trans)
+	if err != nil {
+		trans.Close()
+		store.Close()
+		return nil, fmt.Errorf("start raft: %w", err)
+	}
+	n.raft = r
+	if cfg.Bootstrap && !hasState {
+		if err := n.BootstrapCluster([]Server{{ID: cfg.ID, Address: cfg.Advertise, Voter: true}}); err != nil {
+			n.Shutdown()
+			return nil, err
+		}
+	}
+	return n, nil
+}
+
+// ID returns this node's raft id.
+func (n *Node) ID() string { return n.cfg.ID }
+
+// Address returns the raft address others dial.
+func (n *Node) Address() string { return n.cfg.Advertise }
+
+// HasState reports whether this node has ever been part of a cluster.
+func (n *Node) HasState() bool {
+	idx, err := n.store.LastIndex()
+	return err == nil && idx > 0
+}
+
+// BootstrapCluster forms a cluster of servers; every server given the same
+// list may call it.
+func (n *Node) BootstrapCluster(servers []Server) error {
+	var c raft.Configuration
+	for _, s := range servers {
+		suf := raft.Voter
+		if !s.Voter {
+			suf = raft.Nonvoter
+		}
+		c.Servers = append(c.Servers, raft.Server{ID: raft.ServerID(s.ID), Address: raft.ServerAddress(s.Address), Suffrage: suf})
+	}
+	if err := n.raft.BootstrapCluster(c).Error(); err != nil && !errors.Is(err, raft.ErrCantBootstrap) {
+		return fmt.Errorf("bootstrap: %w", err)
+	}
+	return nil
+}
+
+// Append proposes data and waits until it is applied on this node, returning
+// the applier's result and the entry's index. Only the leader accepts.
+func (n *Node) Append(ctx context.Context, data []byte) (any, uint64, error) {
+	timeout := 30 * time.Second
+	if dl, ok := ctx.Deadline(); ok {
+		timeout = time.Until(dl)
+	}
+	start := time.Now()
+	f := n.raft.Apply(data, timeout)
+	if err := f.Error(); err != nil {
+		return nil, 0, mapErr(err)
+	}
+	n.metrics.commit.Observe(time.Since(start).Seconds())
+	return f.Response(), f.Index(), nil
+}
+
+func mapErr(err error) error {
+	switch {
+	case errors.Is(err, raft.ErrNotLeader), errors.Is(err, raft.ErrLeadershipLost), errors.Is(err, raft.ErrLeadershipTransferInProgress):
+		return fmt.Errorf("%w: %v", ErrNotLeader, err)
+	case errors.Is(err, raft.ErrRaftShutdown):
+		return ErrShutdown
+	}
+	return fmt.Errorf("raft: %w", err)
+}
+
+// IsLeader reports whether this node is the leader.
+func (n *Node) IsLeader() bool { return n.raft.State() == raft.Leader }
+
+// Leader returns the current leader's raft id and address, empty when unknown.
+func (n *Node) Leader() (id, addr string) {
+	a, i := n.raft.LeaderWithID()
+	return string(i), string(a)
+}
+
+// LeaderChanges delivers true when this node gains leadership and false when
+// it loses it. One consumer.
+func (n *Node) LeaderChanges() <-chan bool { return n.leaderCh }
+
+// LastContact returns when this node last heard from the leader (now on the leader).
+func (n *Node) LastContact() time.Time {
+	if n.IsLeader() {
+		return time.Now()
+	}
+	return n.raft.LastContact()
+}
+
+// State returns raft's state name: Follower, Candidate, Leader or Shutdown.
+func (n *Node) State() string { return n.raft.State().String() }
+
+// AppliedIndex returns the last index applied to the FSM.
+func (n *Node) AppliedIndex() uint64 { return n.raft.AppliedIndex() }
+
+// Stats returns raft's internal statistics.
+func (n *Node) Stats() map[string]string { return n.raft.Stats() }
+
+// Servers returns the current raft configuration.
+func (n *Node) Servers() ([]Server, error) {
+	f := n.raft.GetConfiguration()
+	if err := f.Error(); err != nil {
+		return nil, mapErr(err)
+	}
+	var out []Server
+	for _, s := range f.Configuration().Servers {
+		out = append(out, Server{ID: string(s.ID), Address: string(s.Address), Voter: s.Suffrage == raft.Voter})
+	}
+	return out, nil
+}
+
+// AddVoter adds or updates a voting server; leader only.
+func (n *Node) AddVoter(id, addr string) error {
+	if err := n.raft.AddVoter(raft.ServerID(id), raft.ServerAddress(addr), 0, 30*time.Second).Error(); err != nil {
+		return mapErr(err)
+	}
+	return nil
+}
+
+// RemoveServer removes a server; leader only.
+func (n *Node) RemoveServer(id string) error {
+	if err := n.raft.RemoveServer(raft.ServerID(id), 0, 30*time.Second).Error(); err != nil {
+		return mapErr(err)
+	}
+	return nil
+}
+
+// Barrier waits until every entry committed before it is applied locally; leader only.
+func (n *Node) Barrier(ctx context.Context) error {
+	timeout := 30 * time.Second
+	if dl, ok := ctx.Deadline(); ok {
+		timeout = time.Until(dl)
+	}
+	if err := n.raft.Barrier(timeout).Error(); err != nil {
+		return mapErr(err)
+	}
+	return nil
+}
+
+// TakeSnapshot forces a raft snapshot.
+func (n *Node) TakeSnapshot() error {
+	if err := n.raft.Snapshot().Error(); err != nil {
+		return fmt.Errorf("snapshot: %w", err)
+	}
+	return nil
+}
+
+// Shutdown stops raft and closes its stores.
+func (n *Node) Shutdown() error {
+	err := n.raft.Shutdown().Error()
+	if cerr := n.transport.Close(); err == nil {
+		err = cerr
+	}
+	if cerr := n.store.Close(); err == nil {
+		err = cerr
+	}
+	n.metrics.unregister()
+	return err
+}
