@@ -151,10 +151,12 @@ func Open(cfg Config, app Applier) (*Node, error) {
 		store.Close()
 		return nil, fmt.Errorf("snapshot store: %w", err)
 	}
-	adv, err := net.ResolveTCPAddr("tcp", cfg.Advertise)
-	if err != nil {
+	var adv net.Addr
+	if a, err := net.ResolveTCPAddr("tcp", cfg.Advertise); err != nil {
 		store.Close()
 		return nil, fmt.Errorf("advertise %q: %w", cfg.Advertise, err)
+	} else if a.Port != 0 {
+		adv = a // port 0: advertise the port the listener gets
 	}
 	trans, err := raft.NewTCPTransportWithConfig(cfg.BindAddr, adv, &raft.NetworkTransportConfig{
 		MaxPool: 3, Timeout: 10 * time.Second, Logger: logger,
@@ -165,6 +167,7 @@ func Open(cfg Config, app Applier) (*Node, error) {
 		store.Close()
 		return nil, fmt.Errorf("raft transport on %s: %w", cfg.BindAddr, err)
 	}
+	cfg.Advertise = string(trans.LocalAddr())
 
 	n := &Node{cfg: cfg, store: store, transport: trans, leaderCh: make(chan bool, 16), metrics: newMetrics(cfg.Registerer)}
 	rc := raft.DefaultConfig()

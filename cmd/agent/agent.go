@@ -1,0 +1,251 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/segmentio/ksuid"
+
+	"github.com/ordoplane/ordo/commands"
+	"github.com/ordoplane/ordo/commands/httpapi"
+	"github.com/ordoplane/ordo/processors/bootstrap"
+	"github.com/ordoplane/ordo/processors/supervisor"
+	"github.com/ordoplane/ordo/projections"
+	"github.com/ordoplane/ordo/projections/all"
+	"github.com/ordoplane/ordo/storage/kv"
+	"github.com/ordoplane/ordo/storage/raftlog"
+)
+
+// Version is ordo's version, shown by the API.
+const Version = "0.1.0-dev"
+
+// Agent is a running server.
+type Agent struct {
+	cfg      Config
+	id       string
+	log      *slog.Logger
+	reg      *prometheus.Registry
+	store    *kv.Store
+	fsm      *projections.FSM
+	node     *raftlog.Node
+	pipeline *commands.Pipeline
+	api      *httpapi.Server
+	http     *http.Server
+	httpAddr string
+	tempDir  string
+
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	mu struct {
+		sync.Mutex
+		known map[string]httpapi.JoinRequest
+		done  bool
+	}
+}
+
+// Start opens the data directory, starts raft and the API, and begins
+// forming or joining the cluster.
+func Start(cfg Config) (a *Agent, err error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.JoinInterval <= 0 {
+		cfg.JoinInterval = time.Second
+	}
+	if cfg.RaftTimeout <= 0 {
+		cfg.RaftTimeout = time.Second
+	}
+	a = &Agent{cfg: cfg, reg: prometheus.NewRegistry()}
+	a.mu.known = map[string]httpapi.JoinRequest{}
+	defer func() {
+		if err != nil {
+			a.Shutdown()
+		}
+	}()
+	if cfg.Dev && cfg.DataDir == "" {
+		if a.tempDir, err = os.MkdirTemp("", "ordo-dev-"); err != nil {
+			return nil, fmt.Errorf("dev data dir: %w", err)
+		}
+		a.cfg.DataDir = a.tempDir
+	}
+	if a.id, err = nodeID(a.cfg.DataDir); err != nil {
+		return nil, err
+	}
+	if a.cfg.Name == "" {
+		a.cfg.Name, _ = os.Hostname()
+	}
+	a.log = cfg.Logger.With("server", a.id)
+	a.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+
+	if a.store, err = kv.Open(filepath.Join(a.cfg.DataDir, "state"), kv.DefaultConfig()); err != nil {
+		return nil, err
+	}
+	if a.fsm, err = projections.NewFSM(a.store, projections.FSMConfig{
+		Projections: all.Projections(), Logger: a.log, Registerer: a.reg}); err != nil {
+		return nil, err
+	}
+
+	// Listen before raft starts so the advertised HTTP address is known.
+	ln, err := net.Listen("tcp", cfg.HTTPAddr)
+	if err != nil {
+		return nil, fmt.Errorf("http listen %s: %w", cfg.HTTPAddr, err)
+	}
+	a.httpAddr = ln.Addr().String()
+
+	rc := raftlog.DefaultConfig()
+	rc.ID = a.id
+	rc.BindAddr = cfg.RaftAddr
+	rc.Dir = filepath.Join(a.cfg.DataDir, "raft")
+	rc.Bootstrap = cfg.Dev || cfg.BootstrapExpect == 1
+	rc.HeartbeatTimeout, rc.ElectionTimeout = cfg.RaftTimeout, cfg.RaftTimeout
+	rc.LeaderLeaseTimeout = cfg.RaftTimeout / 2
+	if cfg.SnapshotThreshold > 0 {
+		rc.SnapshotThreshold = cfg.SnapshotThreshold
+	}
+	rc.LogOutput = cfg.RaftLogOutput
+	rc.Registerer = a.reg
+	rc.NoSync = cfg.NoSync
+	if a.node, err = raftlog.Open(rc, a.fsm); err != nil {
+		ln.Close()
+		return nil, err
+	}
+	a.addKnown(httpapi.JoinRequest{ID: a.id, RaftAddr: a.node.Address(), HTTPAddr: a.httpAddr})
+
+	if a.pipeline, err = commands.NewPipeline(commands.PipelineConfig{
+		Log: a.node, Store: a.store, Applied: a.fsm.Applied, Logger: a.log, Registerer: a.reg}); err != nil {
+		ln.Close()
+		return nil, err
+	}
+	if a.api, err = httpapi.New(httpapi.Config{
+		Node: a.node, FSM: a.fsm, Pipeline: a.pipeline, Join: a.handleJoin,
+		Gatherer: a.reg, Registerer: a.reg, Logger: a.log,
+		Self: httpapi.Self{ID: a.id, Name: a.cfg.Name, HTTPAddr: a.httpAddr, RaftAddr: a.node.Address(),
+			Dev: cfg.Dev, Version: Version, Config: a.cfg},
+	}); err != nil {
+		ln.Close()
+		return nil, err
+	}
+	a.http = &http.Server{Handler: a.api, ReadHeaderTimeout: 10 * time.Second}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	a.cancel = cancel
+	sup := supervisor.New(supervisor.Config{Logger: a.log, Registerer: a.reg},
+		&bootstrap.Processor{Pipeline: a.pipeline, Peers: a.peersInConfiguration, Logger: a.log})
+	a.goroutine(func() {
+		if err := a.http.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			a.log.Error("http server stopped", "err", err)
+		}
+	})
+	a.goroutine(func() { _ = sup.Run(ctx, a.node.LeaderChanges()) })
+	if len(cfg.Join) > 0 {
+		a.goroutine(func() { a.joinLoop(ctx) })
+	}
+	a.log.Info("agent started", "http", a.httpAddr, "raft", a.node.Address(), "data_dir", a.cfg.DataDir,
+		"dev", cfg.Dev, "bootstrap_expect", cfg.BootstrapExpect, "join", strings.Join(cfg.Join, ","))
+	return a, nil
+}
+
+func (a *Agent) goroutine(f func()) {
+	a.wg.Add(1)
+	go func() {
+		defer a.wg.Done()
+		f()
+	}()
+}
+
+// ID returns the server's raft id.
+func (a *Agent) ID() string { return a.id }
+
+// HTTPAddr returns the address the API listens on.
+func (a *Agent) HTTPAddr() string { return a.httpAddr }
+
+// RaftAddr returns the address raft listens on.
+func (a *Agent) RaftAddr() string { return a.node.Address() }
+
+// DataDir returns the data directory.
+func (a *Agent) DataDir() string { return a.cfg.DataDir }
+
+// Node returns the raft node.
+func (a *Agent) Node() *raftlog.Node { return a.node }
+
+// FSM returns the FSM.
+func (a *Agent) FSM() *projections.FSM { return a.fsm }
+
+// Store returns the state store.
+func (a *Agent) Store() *kv.Store { return a.store }
+
+// Pipeline returns the command pipeline.
+func (a *Agent) Pipeline() *commands.Pipeline { return a.pipeline }
+
+// Registry returns the agent's metrics registry.
+func (a *Agent) Registry() *prometheus.Registry { return a.reg }
+
+// Shutdown stops the agent: API, processors, raft, then the stores.
+func (a *Agent) Shutdown() error {
+	if a.cancel != nil {
+		a.cancel()
+	}
+	var errs []error
+	if a.http != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		if err := a.http.Shutdown(ctx); err != nil {
+			a.http.Close()
+		}
+		cancel()
+	}
+	if a.node != nil {
+		errs = append(errs, a.node.Shutdown())
+	}
+	a.wg.Wait()
+	if a.api != nil {
+		a.api.Close()
+	}
+	if a.pipeline != nil {
+		a.pipeline.Close()
+	}
+	if a.fsm != nil {
+		a.fsm.Close()
+	}
+	if a.store != nil {
+		errs = append(errs, a.store.Close())
+	}
+	if a.tempDir != "" {
+		errs = append(errs, os.RemoveAll(a.tempDir))
+	}
+	return errors.Join(errs...)
+}
+
+// nodeID reads the server's id from dir, minting one on first start.
+func nodeID(dir string) (string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", fmt.Errorf("data dir: %w", err)
+	}
+	path := filepath.Join(dir, "node-id")
+	b, err := os.ReadFile(path)
+	if err == nil {
+		return strings.TrimSpace(string(b)), nil
+	}
+	if !errors.Is(err, os.ErrNotExist) {
+		return "", fmt.Errorf("read node id: %w", err)
+	}
+	id := ksuid.New().String()
+	if err := os.WriteFile(path, []byte(id+"\n"), 0o644); err != nil {
+		return "", fmt.Errorf("write node id: %w", err)
+	}
+	return id, nil
+}

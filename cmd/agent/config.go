@@ -1,0 +1,79 @@
+package agent
+
+import (
+	"errors"
+	"io"
+	"log/slog"
+	"time"
+)
+
+// Config configures an agent.
+type Config struct {
+	// Dev runs one server with data in a temporary directory, bootstrapped at once.
+	Dev bool `hcl:"-" json:"Dev"`
+	// Server runs the server role (the only role until the client exists).
+	Server bool `json:"Server"`
+	// Name is the node name shown in the API; default the hostname.
+	Name string `json:"Name"`
+	// DataDir holds the server's state; required unless Dev.
+	DataDir string `json:"DataDir"`
+	// HTTPAddr is the API's listen address; default 127.0.0.1:4646.
+	HTTPAddr string `json:"HTTPAddr"`
+	// RaftAddr is raft's listen address; default 127.0.0.1:4647.
+	RaftAddr string `json:"RaftAddr"`
+	// BootstrapExpect is how many servers form the cluster; 1 bootstraps alone.
+	BootstrapExpect int `json:"BootstrapExpect"`
+	// Join lists other servers' HTTP addresses to join through.
+	Join []string `json:"Join"`
+	// JoinInterval is how often joining is retried; default 1s.
+	JoinInterval time.Duration `json:"JoinInterval"`
+	// RaftTimeout sets raft's heartbeat and election timeouts; default 1s.
+	RaftTimeout time.Duration `json:"RaftTimeout"`
+	// SnapshotThreshold is how many entries trigger a raft snapshot; default 8192.
+	SnapshotThreshold uint64 `json:"SnapshotThreshold"`
+	// NoSync skips fsync of the raft log; for tests and benchmarks only.
+	NoSync bool `json:"NoSync"`
+	// Logger; default slog.Default().
+	Logger *slog.Logger `json:"-"`
+	// RaftLogOutput receives raft's own warnings; default stderr.
+	RaftLogOutput io.Writer `json:"-"`
+	// Extra holds the agent file's blocks later features read (client, acl, mirror).
+	Extra map[string]any `json:"Extra,omitempty"`
+}
+
+// DefaultConfig returns the defaults of a server agent.
+func DefaultConfig() Config {
+	return Config{
+		Server:       true,
+		HTTPAddr:     "127.0.0.1:4646",
+		RaftAddr:     "127.0.0.1:4647",
+		JoinInterval: time.Second,
+		RaftTimeout:  time.Second,
+	}
+}
+
+// DevConfig returns the configuration of `ordo agent -dev`.
+func DevConfig() Config {
+	c := DefaultConfig()
+	c.Dev = true
+	c.BootstrapExpect = 1
+	c.RaftTimeout = 500 * time.Millisecond
+	return c
+}
+
+// Validate reports a Config that cannot work.
+func (c Config) Validate() error {
+	switch {
+	case !c.Server:
+		return errors.New("agent: only the server role exists yet; pass -server or -dev")
+	case c.DataDir == "" && !c.Dev:
+		return errors.New("agent: -data-dir is required outside -dev")
+	case c.HTTPAddr == "":
+		return errors.New("agent: -http-addr is required")
+	case c.RaftAddr == "":
+		return errors.New("agent: -raft-addr is required")
+	case c.BootstrapExpect < 0:
+		return errors.New("agent: -bootstrap-expect must not be negative")
+	}
+	return nil
+}

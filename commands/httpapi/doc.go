@@ -1,0 +1,22 @@
+// Package httpapi serves ordo's HTTP API on port 4646, shaped like Nomad's
+// (paths, field names, blocking queries with index and wait, the X-Nomad-*
+// headers) so the nomad/api Go client and people's habits work.
+//
+// # Usage
+//
+// Build a Server from a Config holding the raft node, the FSM, the command
+// pipeline and the agent's membership hook, and serve it with net/http.
+// Writes and consistent reads on a follower are forwarded to the leader;
+// reads with ?stale are answered locally.
+//
+// # Concurrency
+//
+// A Server is safe for concurrent use by net/http.
+//
+// # Invariants
+//
+//   - Every error is a JSON body {Error, Field?, Status} with the status
+//     commands.Status gives it.
+//   - Bad input is refused before the pipeline proposes anything.
+//   - Payloads leave through events.Redacted only.
+package httpapi

@@ -1,0 +1,67 @@
+package httpapi
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+type apiMetrics struct {
+	reg      prometheus.Registerer
+	requests *prometheus.HistogramVec
+	blocking prometheus.Gauge
+	streams  prometheus.Gauge
+}
+
+func newAPIMetrics(reg prometheus.Registerer) *apiMetrics {
+	m := &apiMetrics{
+		reg: reg,
+		requests: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "ordo_http_request_seconds", Help: "HTTP request latency by route and status.",
+			Buckets: prometheus.ExponentialBuckets(0.0001, 2, 18)}, []string{"route", "code"}),
+		blocking: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "ordo_blocking_queries_open", Help: "Blocking queries waiting for a change."}),
+		streams: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "ordo_event_streams_open", Help: "Open /v1/event/stream connections."}),
+	}
+	if reg != nil {
+		reg.MustRegister(m.requests, m.blocking, m.streams)
+	}
+	return m
+}
+
+func (m *apiMetrics) unregister() {
+	if m.reg == nil {
+		return
+	}
+	m.reg.Unregister(m.requests)
+	m.reg.Unregister(m.blocking)
+	m.reg.Unregister(m.streams)
+}
+
+// statusWriter records the status a handler wrote.
+type statusWriter struct {
+	http.ResponseWriter
+	code int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	w.code = code
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Flush() {
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+func (m *apiMetrics) instrument(route string, h http.HandlerFunc) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		sw := &statusWriter{ResponseWriter: w, code: http.StatusOK}
+		h(sw, r)
+		m.requests.WithLabelValues(route, http.StatusText(sw.code)).Observe(time.Since(start).Seconds())
+	})
+}

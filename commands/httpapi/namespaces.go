@@ -1,0 +1,86 @@
+package httpapi
+
+import (
+	"errors"
+	"net/http"
+
+	"github.com/ordoplane/ordo/commands"
+	"github.com/ordoplane/ordo/commands/namespace"
+	"github.com/ordoplane/ordo/projections"
+	"github.com/ordoplane/ordo/projections/namespaces"
+)
+
+var namespaceTables = []string{namespaces.Table}
+
+func (s *Server) listNamespaces(w http.ResponseWriter, r *http.Request) {
+	prefix := r.URL.Query().Get("prefix")
+	s.query(w, r, namespaceTables, func(v projections.View) (any, error) {
+		list, err := namespaces.List(v, prefix)
+		if list == nil {
+			list = []*namespaces.Namespace{}
+		}
+		return list, err
+	})
+}
+
+func (s *Server) getNamespace(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("name")
+	if err := namespace.ValidName("name", name); err != nil {
+		writeError(w, err)
+		return
+	}
+	s.query(w, r, namespaceTables, func(v projections.View) (any, error) {
+		ns, err := namespaces.Get(v, name)
+		if errors.Is(err, projections.ErrNotFound) {
+			return nil, &commands.NotFoundError{Kind: "namespace", ID: name}
+		}
+		return ns, err
+	})
+}
+
+// namespaceRequest is the body of a namespace apply: Nomad's api.Namespace.
+// Fields ordo does not have yet (Quota, Capabilities, …) are accepted and ignored.
+type namespaceRequest struct {
+	Name        string
+	Description string
+	Meta        map[string]string
+}
+
+// decodeNamespaceRequest reads a namespace apply body; the name in the path
+// wins when the body has none and must agree when it has one.
+func decodeNamespaceRequest(r *http.Request, pathName string, limit int64) (namespace.Apply, error) {
+	var body namespaceRequest
+	if err := commands.DecodeJSON(r.Body, limit, &body); err != nil {
+		return namespace.Apply{}, err
+	}
+	if body.Name == "" {
+		body.Name = pathName
+	}
+	if body.Name != pathName {
+		return namespace.Apply{}, commands.Invalid("Name", "%q does not match the name in the path, %q", body.Name, pathName)
+	}
+	return namespace.Apply{Name: body.Name, Description: body.Description, Meta: body.Meta}, nil
+}
+
+func (s *Server) applyNamespace(w http.ResponseWriter, r *http.Request) {
+	cmd, err := decodeNamespaceRequest(r, r.PathValue("name"), s.cfg.BodyLimit)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	out, err := s.cfg.Pipeline.Run(r.Context(), "namespace.apply", request(r), cmd)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeResult(w, out)
+}
+
+func (s *Server) deleteNamespace(w http.ResponseWriter, r *http.Request) {
+	out, err := s.cfg.Pipeline.Run(r.Context(), "namespace.delete", request(r), namespace.Delete{Name: r.PathValue("name")})
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeResult(w, out)
+}

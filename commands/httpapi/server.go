@@ -1,0 +1,187 @@
+package httpapi
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/ordoplane/ordo/commands"
+	"github.com/ordoplane/ordo/projections"
+	"github.com/ordoplane/ordo/storage/raftlog"
+)
+
+// Self describes the agent serving the API.
+type Self struct {
+	ID       string
+	Name     string
+	HTTPAddr string
+	RaftAddr string
+	Dev      bool
+	Version  string
+	// Config is the agent's effective configuration, shown by /v1/agent/self.
+	Config any
+}
+
+// JoinRequest is a server asking to join the cluster.
+type JoinRequest struct {
+	ID       string
+	RaftAddr string
+	HTTPAddr string
+}
+
+// JoinResponse lists the servers the answering agent knows.
+type JoinResponse struct {
+	Known  []JoinRequest
+	Leader string
+}
+
+// Config configures a Server.
+type Config struct {
+	Node     *raftlog.Node
+	FSM      *projections.FSM
+	Pipeline *commands.Pipeline
+	Self     Self
+	// Join handles a server's join request; required for clusters.
+	Join func(ctx context.Context, req JoinRequest) (JoinResponse, error)
+	// Gatherer serves /v1/metrics; Registerer receives the API's own metrics.
+	Gatherer   prometheus.Gatherer
+	Registerer prometheus.Registerer
+	Logger     *slog.Logger
+	// BodyLimit bounds request bodies in bytes; default commands.DefaultBodyLimit.
+	BodyLimit int64
+	// DefaultWait and MaxWait bound blocking queries; default 5m and 10m.
+	DefaultWait, MaxWait time.Duration
+	// StreamHeartbeat is how often an idle event stream sends {}; default 10s.
+	StreamHeartbeat time.Duration
+}
+
+// Server is the HTTP API.
+type Server struct {
+	cfg     Config
+	mux     *http.ServeMux
+	fwd     *forwarder
+	metrics *apiMetrics
+}
+
+// New returns a Server.
+func New(cfg Config) (*Server, error) {
+	if cfg.Node == nil || cfg.FSM == nil || cfg.Pipeline == nil {
+		return nil, errors.New("httpapi: Node, FSM and Pipeline are required")
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.BodyLimit <= 0 {
+		cfg.BodyLimit = commands.DefaultBodyLimit
+	}
+	if cfg.DefaultWait <= 0 {
+		cfg.DefaultWait = 5 * time.Minute
+	}
+	if cfg.MaxWait <= 0 {
+		cfg.MaxWait = 10 * time.Minute
+	}
+	if cfg.StreamHeartbeat <= 0 {
+		cfg.StreamHeartbeat = 10 * time.Second
+	}
+	s := &Server{cfg: cfg, mux: http.NewServeMux(), metrics: newAPIMetrics(cfg.Registerer)}
+	s.fwd = newForwarder(cfg.Node, cfg.FSM, cfg.Self.ID)
+	s.routes()
+	return s, nil
+}
+
+// Close releases the server's metrics and idle forwarding connections.
+func (s *Server) Close() {
+	s.metrics.unregister()
+	s.fwd.close()
+}
+
+func (s *Server) routes() {
+	// Leader-routed: writes, and reads unless ?stale.
+	s.handle("GET /v1/namespaces", s.leader(s.listNamespaces))
+	s.handle("GET /v1/namespace/{name}", s.leader(s.getNamespace))
+	s.handle("POST /v1/namespace/{name}", s.leader(s.applyNamespace))
+	s.handle("PUT /v1/namespace/{name}", s.leader(s.applyNamespace))
+	s.handle("DELETE /v1/namespace/{name}", s.leader(s.deleteNamespace))
+	s.handle("PUT /v1/operator/raft/join", s.join)
+	s.handle("POST /v1/operator/raft/join", s.join)
+	// Local: every server holds the archive and knows its own state.
+	s.handle("GET /v1/event/stream", s.eventStream)
+	s.handle("GET /v1/operator/log", s.operatorLog)
+	s.handle("GET /v1/operator/raft/configuration", s.leader(s.raftConfiguration))
+	s.handle("GET /v1/status/leader", s.statusLeader)
+	s.handle("GET /v1/status/peers", s.statusPeers)
+	s.handle("GET /v1/agent/self", s.agentSelf)
+	s.handle("GET /v1/agent/health", s.agentHealth)
+	s.handle("GET /v1/metrics", s.serveMetrics)
+	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, &notFoundPath{r.Method + " " + r.URL.Path})
+	})
+}
+
+type notFoundPath struct{ path string }
+
+func (e *notFoundPath) Error() string { return "no such endpoint: " + e.path }
+
+func (s *Server) handle(pattern string, h http.HandlerFunc) {
+	s.mux.Handle(pattern, s.metrics.instrument(pattern, h))
+}
+
+// ServeHTTP implements http.Handler.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
+
+// errorBody is the JSON shape of every error response.
+type errorBody struct {
+	Error  string
+	Field  string `json:",omitempty"`
+	Reason string `json:",omitempty"`
+	Status int
+}
+
+func writeError(w http.ResponseWriter, err error) {
+	status := commands.Status(err)
+	var nf *notFoundPath
+	if errors.As(err, &nf) {
+		status = http.StatusNotFound
+	}
+	body := errorBody{Error: err.Error(), Status: status}
+	var ve *commands.ValidationError
+	if errors.As(err, &ve) {
+		body.Field, body.Reason = ve.Field, ve.Reason
+	}
+	writeJSON(w, status, body)
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	_ = enc.Encode(v)
+}
+
+func setIndex(w http.ResponseWriter, index uint64) {
+	if index == 0 {
+		index = 1
+	}
+	w.Header().Set("X-Nomad-Index", strconv.FormatUint(index, 10))
+}
+
+// writeResult answers a successful command.
+func writeResult(w http.ResponseWriter, out commands.Outcome) {
+	setIndex(w, out.Index)
+	writeJSON(w, http.StatusOK, map[string]any{"Index": out.Index, "Duplicate": out.Duplicate})
+}
+
+// request returns the command identity carried by r's headers.
+func request(r *http.Request) commands.Request {
+	id := r.Header.Get("Idempotency-Key")
+	if id == "" {
+		id = r.Header.Get("X-Ordo-Command-Id")
+	}
+	return commands.Request{CommandID: id, Actor: "anonymous"}
+}

@@ -1,0 +1,99 @@
+package httpapi
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/ordoplane/ordo/commands"
+)
+
+func (s *Server) statusLeader(w http.ResponseWriter, _ *http.Request) {
+	_, addr := s.cfg.Node.Leader()
+	writeJSON(w, http.StatusOK, addr)
+}
+
+func (s *Server) statusPeers(w http.ResponseWriter, _ *http.Request) {
+	servers, err := s.cfg.Node.Servers()
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	peers := []string{}
+	for _, sv := range servers {
+		if sv.Voter {
+			peers = append(peers, sv.Address)
+		}
+	}
+	writeJSON(w, http.StatusOK, peers)
+}
+
+// raftServer is one entry of /v1/operator/raft/configuration, Nomad-shaped.
+type raftServer struct {
+	ID           string
+	Node         string
+	Address      string
+	Leader       bool
+	Voter        bool
+	RaftProtocol string
+}
+
+func (s *Server) raftConfiguration(w http.ResponseWriter, _ *http.Request) {
+	servers, err := s.cfg.Node.Servers()
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	leaderID, _ := s.cfg.Node.Leader()
+	out := struct {
+		Servers []raftServer
+		Index   uint64
+	}{Index: s.cfg.FSM.Applied()}
+	for _, sv := range servers {
+		out.Servers = append(out.Servers, raftServer{ID: sv.ID, Node: sv.ID, Address: sv.Address,
+			Leader: sv.ID == leaderID, Voter: sv.Voter, RaftProtocol: "3"})
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (s *Server) agentSelf(w http.ResponseWriter, _ *http.Request) {
+	leaderID, leaderAddr := s.cfg.Node.Leader()
+	writeJSON(w, http.StatusOK, map[string]any{
+		"config": s.cfg.Self.Config,
+		"member": map[string]any{
+			"Name": s.cfg.Self.Name, "Addr": s.cfg.Self.HTTPAddr,
+			"Tags": map[string]string{"role": "server", "id": s.cfg.Self.ID, "raft_addr": s.cfg.Self.RaftAddr},
+		},
+		"stats": map[string]any{
+			"raft": s.cfg.Node.Stats(),
+			"ordo": map[string]any{
+				"leader": s.cfg.Node.IsLeader(), "leader_id": leaderID, "leader_addr": leaderAddr,
+				"applied_index": s.cfg.FSM.Applied(), "version": s.cfg.Self.Version, "dev": s.cfg.Self.Dev,
+			},
+		},
+	})
+}
+
+// agentHealth answers 200 when this server knows a leader, 503 otherwise.
+func (s *Server) agentHealth(w http.ResponseWriter, _ *http.Request) {
+	id, _ := s.cfg.Node.Leader()
+	ok := id != ""
+	body := map[string]any{"server": map[string]any{"ok": ok, "message": "ok"}}
+	if !ok {
+		body["server"] = map[string]any{"ok": false, "message": commands.ErrNoLeader.Error()}
+		writeJSON(w, http.StatusServiceUnavailable, body)
+		return
+	}
+	writeJSON(w, http.StatusOK, body)
+}
+
+func (s *Server) serveMetrics(w http.ResponseWriter, r *http.Request) {
+	if s.cfg.Gatherer == nil {
+		writeJSON(w, http.StatusOK, map[string]any{})
+		return
+	}
+	// Nomad serves JSON by default and Prometheus text with format=prometheus;
+	// ordo serves Prometheus text either way, which is what its users scrape.
+	promhttp.HandlerFor(s.cfg.Gatherer, promhttp.HandlerOpts{Timeout: 10 * time.Second}).ServeHTTP(w, r)
+}

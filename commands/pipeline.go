@@ -1,0 +1,199 @@
+package commands
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/segmentio/ksuid"
+
+	"github.com/ordoplane/ordo/events"
+	"github.com/ordoplane/ordo/projections"
+	"github.com/ordoplane/ordo/storage/kv"
+	"github.com/ordoplane/ordo/storage/raftlog"
+)
+
+// IDs mints unique ids (ksuids on a live server).
+type IDs func() string
+
+// Decision is what a command decided: the payloads of the events to append
+// and the preconditions to check at apply.
+type Decision struct {
+	Events        []events.Payload
+	Preconditions []events.Precondition
+}
+
+// Command is one kind of write request.
+type Command interface {
+	// Validate checks the request alone and returns a *ValidationError.
+	Validate() error
+	// Decide returns the events and preconditions for the request against
+	// the view at the applied index; now is the leader's time. It must not
+	// do I/O besides reading v.
+	Decide(v projections.View, now time.Time, ids IDs) (Decision, error)
+}
+
+// Request carries what identifies a command besides its content.
+type Request struct {
+	// CommandID makes retries idempotent; one is minted when empty.
+	CommandID string
+	// Actor names who issued the command.
+	Actor string
+}
+
+// Outcome is a command's result.
+type Outcome struct {
+	// Index is the index the command committed at (or the applied index
+	// when it decided nothing to append).
+	Index uint64
+	// Duplicate reports a command id that had already been applied.
+	Duplicate bool
+}
+
+// Proposer appends an encoded entry and returns the FSM's result; the raft
+// node implements it.
+type Proposer interface {
+	Append(ctx context.Context, data []byte) (any, uint64, error)
+}
+
+// Pipeline runs commands: validate, decide, propose, wait.
+type Pipeline struct {
+	log     Proposer
+	store   *kv.Store
+	applied func() uint64
+	clock   func() time.Time
+	ids     IDs
+	logger  *slog.Logger
+	latency *prometheus.HistogramVec
+	reg     prometheus.Registerer
+}
+
+// PipelineConfig configures a Pipeline.
+type PipelineConfig struct {
+	// Log receives entries; required.
+	Log Proposer
+	// Store is read through snapshots to decide; required.
+	Store *kv.Store
+	// Applied returns the applied index; required.
+	Applied func() uint64
+	// Clock is the leader clock; default time.Now.
+	Clock func() time.Time
+	// IDs mints ids; default ksuid.
+	IDs IDs
+	// Logger; default slog.Default().
+	Logger *slog.Logger
+	// Registerer receives the command latency metric; nil registers none.
+	Registerer prometheus.Registerer
+}
+
+// NewPipeline returns a Pipeline.
+func NewPipeline(cfg PipelineConfig) (*Pipeline, error) {
+	if cfg.Log == nil || cfg.Store == nil || cfg.Applied == nil {
+		return nil, errors.New("commands: Log, Store and Applied are required")
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = time.Now
+	}
+	if cfg.IDs == nil {
+		cfg.IDs = func() string { return ksuid.New().String() }
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	p := &Pipeline{log: cfg.Log, store: cfg.Store, applied: cfg.Applied, clock: cfg.Clock, ids: cfg.IDs, logger: cfg.Logger, reg: cfg.Registerer}
+	p.latency = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name: "ordo_command_seconds", Help: "Time to run a command from decode to applied, by command and result.",
+		Buckets: prometheus.ExponentialBuckets(0.0001, 2, 16)}, []string{"command", "result"})
+	if cfg.Registerer != nil {
+		cfg.Registerer.MustRegister(p.latency)
+	}
+	return p, nil
+}
+
+// Close unregisters the pipeline's metrics.
+func (p *Pipeline) Close() {
+	if p.reg != nil {
+		p.reg.Unregister(p.latency)
+	}
+}
+
+// Run validates, decides and appends c, and waits until it is applied here.
+func (p *Pipeline) Run(ctx context.Context, name string, req Request, c Command) (Outcome, error) {
+	start := time.Now()
+	out, err := p.run(ctx, req, c)
+	result := "ok"
+	if err != nil {
+		result = fmt.Sprint(Status(err))
+	}
+	p.latency.WithLabelValues(name, result).Observe(time.Since(start).Seconds())
+	if err != nil {
+		return out, fmt.Errorf("%s: %w", name, err)
+	}
+	return out, nil
+}
+
+func (p *Pipeline) run(ctx context.Context, req Request, c Command) (Outcome, error) {
+	if err := c.Validate(); err != nil {
+		return Outcome{}, err
+	}
+	snap := p.store.Snapshot()
+	v := projections.NewView(snap)
+	if req.CommandID != "" {
+		if res, ok, err := projections.CommandResult(v, req.CommandID); err != nil {
+			snap.Close()
+			return Outcome{}, err
+		} else if ok {
+			snap.Close()
+			return outcome(res)
+		}
+	}
+	now := p.clock().UTC()
+	dec, err := c.Decide(v, now, p.ids)
+	applied, _ := v.AppliedIndex()
+	snap.Close()
+	if err != nil {
+		return Outcome{}, err
+	}
+	if len(dec.Events) == 0 {
+		return Outcome{Index: applied}, nil
+	}
+	entry := events.Entry{Time: now.UnixNano(), CommandID: req.CommandID, Actor: req.Actor, Preconditions: dec.Preconditions}
+	if entry.CommandID == "" {
+		entry.CommandID = p.ids()
+	}
+	for _, pl := range dec.Events {
+		ev, err := events.New(p.ids(), pl)
+		if err != nil {
+			return Outcome{}, err
+		}
+		entry.Events = append(entry.Events, ev)
+	}
+	data, err := events.EncodeEntry(&entry)
+	if err != nil {
+		return Outcome{}, err
+	}
+	resp, _, err := p.log.Append(ctx, data)
+	if err != nil {
+		if errors.Is(err, raftlog.ErrNotLeader) {
+			return Outcome{}, fmt.Errorf("%w: %v", ErrNoLeader, err)
+		}
+		return Outcome{}, err
+	}
+	res, ok := resp.(projections.Result)
+	if !ok {
+		return Outcome{}, fmt.Errorf("unexpected apply result %T", resp)
+	}
+	return outcome(res)
+}
+
+func outcome(res projections.Result) (Outcome, error) {
+	out := Outcome{Index: res.Index, Duplicate: res.Duplicate}
+	var re *projections.RejectedError
+	if errors.As(res.Err, &re) {
+		return out, &ConflictError{Precondition: re.Precondition, Reason: re.Reason}
+	}
+	return out, res.Err
+}

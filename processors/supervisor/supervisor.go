@@ -1,0 +1,118 @@
+package supervisor
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Processor is a leader-only background task.
+type Processor interface {
+	// Name identifies the processor in logs and metrics.
+	Name() string
+	// Run works until ctx is cancelled; it returns ctx.Err() or nil then.
+	Run(ctx context.Context) error
+}
+
+// Supervisor runs processors while this server leads.
+type Supervisor struct {
+	procs   []Processor
+	log     *slog.Logger
+	backoff time.Duration
+	leader  prometheus.Gauge
+	reg     prometheus.Registerer
+}
+
+// Config configures a Supervisor.
+type Config struct {
+	// Logger; default slog.Default().
+	Logger *slog.Logger
+	// RestartBackoff is the wait before restarting a failed processor; default 1s.
+	RestartBackoff time.Duration
+	// Registerer receives the leadership gauge; nil registers none.
+	Registerer prometheus.Registerer
+}
+
+// New returns a Supervisor for procs.
+func New(cfg Config, procs ...Processor) *Supervisor {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.RestartBackoff <= 0 {
+		cfg.RestartBackoff = time.Second
+	}
+	s := &Supervisor{procs: procs, log: cfg.Logger, backoff: cfg.RestartBackoff, reg: cfg.Registerer,
+		leader: prometheus.NewGauge(prometheus.GaugeOpts{Name: "ordo_raft_leader", Help: "1 while this server is the raft leader."})}
+	if cfg.Registerer != nil {
+		cfg.Registerer.MustRegister(s.leader)
+	}
+	return s
+}
+
+// Run follows leadership changes until ctx ends.
+func (s *Supervisor) Run(ctx context.Context, changes <-chan bool) error {
+	defer func() {
+		if s.reg != nil {
+			s.reg.Unregister(s.leader)
+		}
+	}()
+	var stop func()
+	for {
+		select {
+		case <-ctx.Done():
+			if stop != nil {
+				stop()
+			}
+			return nil
+		case leading := <-changes:
+			if leading && stop == nil {
+				s.log.Info("leadership gained: starting processors", "processors", len(s.procs))
+				s.leader.Set(1)
+				stop = s.start(ctx)
+			} else if !leading && stop != nil {
+				s.log.Info("leadership lost: stopping processors")
+				s.leader.Set(0)
+				stop()
+				stop = nil
+			}
+		}
+	}
+}
+
+// start runs every processor and returns a function that stops and joins them.
+func (s *Supervisor) start(parent context.Context) func() {
+	ctx, cancel := context.WithCancel(parent)
+	var wg sync.WaitGroup
+	for _, p := range s.procs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s.keepRunning(ctx, p)
+		}()
+	}
+	return func() {
+		cancel()
+		wg.Wait()
+	}
+}
+
+func (s *Supervisor) keepRunning(ctx context.Context, p Processor) {
+	for {
+		err := p.Run(ctx)
+		if ctx.Err() != nil {
+			return
+		}
+		if err != nil && !errors.Is(err, context.Canceled) {
+			s.log.Error("processor failed; restarting", "processor", p.Name(), "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(s.backoff):
+		}
+	}
+}
