@@ -15,6 +15,9 @@ const MaxEncodedSize = 64 << 20
 var encPool = sync.Pool{New: func() any {
 	var buf bytes.Buffer
 	enc := msgpack.NewEncoder(&buf)
+	// Go map iteration order is random; sorted keys make equal values
+	// encode to equal bytes.
+	enc.SetSortMapKeys(true)
 	return &pooledEncoder{buf: &buf, enc: enc}
 }}
 
@@ -32,6 +35,12 @@ func encode(v any) ([]byte, error) {
 	}
 	return bytes.Clone(pe.buf.Bytes()), nil
 }
+
+// Marshal encodes v as msgpack with map keys sorted, so equal values always
+// encode to equal bytes. Payloads and projection rows are encoded with it:
+// msgpack.Marshal writes maps in random order, which would make rebuilt
+// projections differ from live ones.
+func Marshal(v any) ([]byte, error) { return encode(v) }
 
 func decode(data []byte, v any) error {
 	if len(data) > MaxEncodedSize {

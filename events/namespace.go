@@ -49,5 +49,5 @@ func upNamespaceUpsertedV1(old msgpack.RawMessage) (msgpack.RawMessage, error) {
 	if err := msgpack.Unmarshal(old, &v1); err != nil {
 		return nil, err
 	}
-	return msgpack.Marshal(&NamespaceUpserted{Namespace: Namespace{Name: v1.Name, Description: v1.Description}})
+	return Marshal(&NamespaceUpserted{Namespace: Namespace{Name: v1.Name, Description: v1.Description}})
 }

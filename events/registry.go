@@ -49,8 +49,13 @@ func Register(t Type) {
 	if _, dup := types[t.Name]; dup {
 		panic("events: duplicate type " + t.Name)
 	}
+	rt := reflect.TypeOf(t.New())
+	if other, dup := payloadOf[rt]; dup {
+		// New finds the type from the payload's Go type, so it must be unique.
+		panic(fmt.Sprintf("events: payload %v registered for both %s and %s", rt, other, t.Name))
+	}
 	types[t.Name] = t
-	payloadOf[reflect.TypeOf(t.New())] = t.Name
+	payloadOf[rt] = t.Name
 }
 
 // RegisterUpcaster adds u; it panics on a duplicate.
@@ -89,7 +94,7 @@ func New(id string, p Payload) (Event, error) {
 	if !ok {
 		return Event{}, fmt.Errorf("new event for %T: %w", p, ErrUnknownType)
 	}
-	raw, err := msgpack.Marshal(p)
+	raw, err := encode(p)
 	if err != nil {
 		return Event{}, fmt.Errorf("encode %s payload: %w", name, err)
 	}

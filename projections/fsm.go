@@ -26,6 +26,8 @@ type FSM struct {
 	log     *slog.Logger
 	applied atomic.Uint64
 	metrics fsmMetrics
+	// counters is touched only by Apply and Restore, on raft's FSM goroutine.
+	counters archiveCounters
 }
 
 var _ raftlog.Applier = (*FSM)(nil)
@@ -70,6 +72,12 @@ func (f *FSM) load() error {
 	if err := b.Commit(); err != nil {
 		return err
 	}
+	if f.counters.length, err = archive.Len(f.store); err != nil {
+		return err
+	}
+	if f.counters.last, err = archive.Last(f.store); err != nil {
+		return err
+	}
 	f.applied.Store(idx)
 	f.notify.publish(idx, nil, true)
 	return nil
@@ -87,43 +95,72 @@ func (f *FSM) Store() *kv.Store { return f.store }
 // Close unregisters the FSM's metrics.
 func (f *FSM) Close() { f.metrics.unregister() }
 
-// Apply implements raftlog.Applier: each entry commits in its own batch.
+// Apply implements raftlog.Applier. The entries of one raft batch commit in
+// one Pebble batch, so each entry's events, projection rows and the applied
+// index land together (a crash leaves the projections at a whole index, the
+// start of the batch). A storage or projection failure cannot be recorded
+// deterministically, so it stops the server rather than diverge.
 func (f *FSM) Apply(logs []raftlog.Log) []any {
 	out := make([]any, len(logs))
+	b := f.store.Batch()
+	ctr := f.counters
+	var last uint64
+	changed := map[string]struct{}{}
 	for i, l := range logs {
-		res, err := f.applyOne(l)
+		if l.Index <= f.applied.Load() || l.Index <= last {
+			out[i] = Result{Index: l.Index, Duplicate: true}
+			continue
+		}
+		res, tables, err := applyEntry(b, l, f.projs, &ctr)
 		if err != nil {
-			// A storage failure here cannot be recorded; stopping is the only
-			// way to keep the projections at a whole index.
-			f.log.Error("fsm apply failed", "index", l.Index, "err", err)
-			panic(fmt.Sprintf("ordo: fsm apply %d: %v", l.Index, err))
+			b.Close()
+			f.fail(l.Index, err)
+		}
+		for _, t := range tables {
+			changed[t] = struct{}{}
+		}
+		if res.Err != nil {
+			f.metrics.rejections.Inc()
+			f.log.Info("entry rejected", "index", l.Index, "err", res.Err)
 		}
 		out[i] = res
+		last = l.Index
 	}
+	if last == 0 {
+		b.Close()
+		return out
+	}
+	if err := b.Set(appliedKey, kv.Uint64Value(last)); err != nil {
+		b.Close()
+		f.fail(last, err)
+	}
+	if err := archive.SetCounters(b, ctr.length, ctr.last); err != nil {
+		b.Close()
+		f.fail(last, err)
+	}
+	if err := b.Commit(); err != nil {
+		f.fail(last, err)
+	}
+	f.counters = ctr
+	f.applied.Store(last)
+	f.metrics.entries.Add(float64(len(logs)))
+	tables := make([]string, 0, len(changed))
+	for t := range changed {
+		tables = append(tables, t)
+	}
+	f.notify.publish(last, tables, false)
 	return out
 }
 
-func (f *FSM) applyOne(l raftlog.Log) (Result, error) {
-	if l.Index <= f.applied.Load() {
-		return Result{Index: l.Index, Duplicate: true}, nil
-	}
-	b := f.store.Batch()
-	res, tables, err := applyEntry(b, l, f.projs)
-	if err != nil {
-		b.Close()
-		return Result{}, err
-	}
-	if err := b.Commit(); err != nil {
-		return Result{}, err
-	}
-	f.applied.Store(l.Index)
-	f.notify.publish(l.Index, tables, false)
-	f.metrics.entries.Inc()
-	if res.Err != nil {
-		f.metrics.rejections.Inc()
-		f.log.Info("entry rejected", "index", l.Index, "err", res.Err)
-	}
-	return res, nil
+func (f *FSM) fail(index uint64, err error) {
+	f.log.Error("fsm apply failed", "index", index, "err", err)
+	panic(fmt.Sprintf("ordo: fsm apply %d: %v", index, err))
+}
+
+// archiveCounters are the archive's length and newest index, kept in
+// memory by the FSM and written once per batch.
+type archiveCounters struct {
+	length, last uint64
 }
 
 // commandRecord is what the FSM keeps per command id.
@@ -142,11 +179,8 @@ type rejection struct {
 // applyEntry applies one entry into w and returns its result and the tables
 // it changed. An error is a storage failure; an entry that cannot apply is a
 // recorded rejection in the result.
-func applyEntry(w kv.Writer, l raftlog.Log, projs []Projection) (Result, []string, error) {
+func applyEntry(w kv.Writer, l raftlog.Log, projs []Projection, ctr *archiveCounters) (Result, []string, error) {
 	res := Result{Index: l.Index}
-	if err := w.Set(appliedKey, kv.Uint64Value(l.Index)); err != nil {
-		return res, nil, err
-	}
 	entry, err := events.DecodeEntry(l.Data)
 	if err != nil {
 		return reject(w, l.Index, "", events.Precondition{}, err.Error())
@@ -178,6 +212,8 @@ func applyEntry(w kv.Writer, l raftlog.Log, projs []Projection) (Result, []strin
 		if err := archive.Append(w, ev.Index, ev.Seq, data); err != nil {
 			return res, nil, err
 		}
+		ctr.length++
+		ctr.last = ev.Index
 		for _, p := range projs {
 			if err := p.Apply(tx, ev); err != nil {
 				return res, nil, fmt.Errorf("projection %s on %s: %w", p.Name(), ev.Type, err)

@@ -47,7 +47,7 @@ func (Projection) Apply(tx *projections.Tx, ev *events.Event) error {
 			return err
 		}
 		ns := p.(*events.NamespaceUpserted).Namespace
-		b, err := msgpack.Marshal(&ns)
+		b, err := events.Marshal(&ns)
 		if err != nil {
 			return fmt.Errorf("encode namespace %q: %w", ns.Name, err)
 		}
@@ -94,4 +94,3 @@ func List(v projections.View, prefix string) ([]*Namespace, error) {
 	})
 	return out, err
 }
-

@@ -22,19 +22,22 @@ func Key(index uint64, seq uint32) []byte {
 	return binary.BigEndian.AppendUint32(k, seq)
 }
 
-// Append stores one encoded event and advances the length and last index.
+// Append stores one encoded event. The caller records the new length and
+// last index with SetCounters in the same batch.
 func Append(w kv.Writer, index uint64, seq uint32, data []byte) error {
-	n, err := Len(w)
-	if err != nil {
-		return err
-	}
 	if err := w.Set(Key(index, seq), data); err != nil {
 		return fmt.Errorf("archive append %d/%d: %w", index, seq, err)
 	}
-	if err := w.Set(lenKey, kv.Uint64Value(n+1)); err != nil {
+	return nil
+}
+
+// SetCounters records how many events the archive holds and the index of
+// the newest one.
+func SetCounters(w kv.Writer, length, last uint64) error {
+	if err := w.Set(lenKey, kv.Uint64Value(length)); err != nil {
 		return err
 	}
-	return w.Set(lastKey, kv.Uint64Value(index))
+	return w.Set(lastKey, kv.Uint64Value(last))
 }
 
 // Len returns how many events the archive holds.

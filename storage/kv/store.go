@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"github.com/cockroachdb/pebble"
+	"github.com/cockroachdb/pebble/bloom"
 )
 
 // ErrNotFound is returned by Get for a missing key.
@@ -61,7 +62,15 @@ func Open(dir string, cfg Config) (*Store, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	opts := &pebble.Options{Logger: quietLogger{}}
+	opts := &pebble.Options{Logger: quietLogger{}, MemTableSize: 64 << 20}
+	// Bloom filters make the many lookups of absent keys (new command ids,
+	// new rows) cheap.
+	opts.Levels = make([]pebble.LevelOptions, 7)
+	for i := range opts.Levels {
+		opts.Levels[i].FilterPolicy = bloom.FilterPolicy(10)
+		opts.Levels[i].FilterType = pebble.TableFilter
+	}
+	opts.EnsureDefaults()
 	if cfg.CacheBytes > 0 {
 		c := pebble.NewCache(cfg.CacheBytes)
 		defer c.Unref()
@@ -97,21 +106,41 @@ func (s *Store) Scan(lower, upper []byte, reverse bool, fn func(k, v []byte) err
 func (s *Store) Flush() error { return s.db.LogData(nil, pebble.Sync) }
 
 // Batch returns a new indexed batch that reads its own writes over the latest state.
-func (s *Store) Batch() *Batch { return &Batch{b: s.db.NewIndexedBatch(), wo: s.sync} }
+func (s *Store) Batch() *Batch {
+	return &Batch{b: s.db.NewIndexedBatch(), db: s.db, wo: s.sync, own: map[string]ownWrite{}}
+}
 
 // Snapshot returns a consistent read view; Close it when done.
 func (s *Store) Snapshot() *Snapshot { return &Snapshot{s: s.db.NewSnapshot()} }
 
-// Batch is an indexed write batch.
+// Batch is an indexed write batch. Point reads of keys the batch wrote are
+// answered from memory and others from the database, which is cheaper than
+// Pebble's merged batch read; scans use Pebble's batch index.
 type Batch struct {
-	b  *pebble.Batch
-	wo *pebble.WriteOptions
+	b   *pebble.Batch
+	db  *pebble.DB
+	wo  *pebble.WriteOptions
+	own map[string]ownWrite
+}
+
+// ownWrite is a value the batch wrote, or a deletion.
+type ownWrite struct {
+	value   []byte
+	deleted bool
 }
 
 var _ Writer = (*Batch)(nil)
 
 // Get implements Reader, seeing the batch's own writes.
-func (b *Batch) Get(key []byte) ([]byte, error) { return get(b.b, key) }
+func (b *Batch) Get(key []byte) ([]byte, error) {
+	if w, ok := b.own[string(key)]; ok {
+		if w.deleted {
+			return nil, ErrNotFound
+		}
+		return append([]byte(nil), w.value...), nil
+	}
+	return get(b.db, key)
+}
 
 // Scan implements Reader, seeing the batch's own writes.
 func (b *Batch) Scan(lower, upper []byte, reverse bool, fn func(k, v []byte) error) error {
@@ -123,10 +152,16 @@ func (b *Batch) Scan(lower, upper []byte, reverse bool, fn func(k, v []byte) err
 }
 
 // Set implements Writer.
-func (b *Batch) Set(key, value []byte) error { return b.b.Set(key, value, nil) }
+func (b *Batch) Set(key, value []byte) error {
+	b.own[string(key)] = ownWrite{value: append([]byte(nil), value...)}
+	return b.b.Set(key, value, nil)
+}
 
 // Delete implements Writer.
-func (b *Batch) Delete(key []byte) error { return b.b.Delete(key, nil) }
+func (b *Batch) Delete(key []byte) error {
+	b.own[string(key)] = ownWrite{deleted: true}
+	return b.b.Delete(key, nil)
+}
 
 // Empty reports whether the batch holds no writes.
 func (b *Batch) Empty() bool { return b.b.Empty() }

@@ -1,0 +1,45 @@
+# ordo — see README.md. `make run` starts a dev agent; `make test` is what CI runs.
+GO       ?= go
+BIN      := bin/ordo
+FUZZTIME ?= 10s
+
+.PHONY: all build run test fmt-check vet unit bench fuzz clean
+
+all: build
+
+build:
+	$(GO) build -o $(BIN) ./cmd/ordo
+
+# One server with data in a temp dir; the API on 127.0.0.1:4646.
+run: build
+	./$(BIN) agent -dev
+
+test: fmt-check vet unit
+
+fmt-check:
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+
+vet:
+	$(GO) vet ./...
+
+unit:
+	$(GO) test -race -count=1 -timeout 9m ./...
+
+# Prints one table: figure, value, unit. Long runs live here, not in test.
+bench:
+	$(GO) run ./tools/bench
+	$(GO) test -run '^$$' -bench . -benchtime 2s ./storage/raftstore/ ./projections/
+
+# A short pass of every fuzz target.
+fuzz:
+	@for pkg in $$($(GO) list ./...); do \
+	  dir=$$($(GO) list -f '{{.Dir}}' $$pkg); \
+	  for t in $$(grep -ho '^func Fuzz[A-Za-z0-9_]*' $$dir/*_test.go 2>/dev/null | sed 's/func //'); do \
+	    echo "fuzz $$pkg $$t"; \
+	    $(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
+	  done; \
+	done
+
+clean:
+	rm -rf bin

@@ -1,0 +1,13 @@
+# An ordo server agent. Run with: ordo agent -config docs/examples/agent.hcl
+# Flags given on the command line override these settings.
+data_dir  = "/var/lib/ordo"
+name      = "server-1"
+http_addr = "127.0.0.1:4646"
+raft_addr = "127.0.0.1:4647"
+log_level = "info"
+
+server {
+  enabled          = true
+  bootstrap_expect = 3
+  join             = ["127.0.0.1:4656", "127.0.0.1:4666"]
+}

@@ -1,0 +1,95 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// loadResult is what one load run measured.
+type loadResult struct {
+	acked     int
+	failed    int
+	elapsed   time.Duration
+	latencies []time.Duration
+}
+
+// load runs clients goroutines writing unique namespaces to addrs (round
+// robin per client) for d and returns what was acknowledged.
+func load(addrs []string, clients int, d time.Duration) loadResult {
+	tr := &http.Transport{MaxIdleConns: clients * 2, MaxIdleConnsPerHost: clients * 2, IdleConnTimeout: time.Minute}
+	hc := &http.Client{Transport: tr, Timeout: 30 * time.Second}
+	defer tr.CloseIdleConnections()
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	var (
+		mu     sync.Mutex
+		res    loadResult
+		failed atomic.Int64
+		wg     sync.WaitGroup
+	)
+	start := time.Now()
+	for c := range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			addr := addrs[c%len(addrs)]
+			lat := make([]time.Duration, 0, 4096)
+			for n := 0; ctx.Err() == nil; n++ {
+				name := fmt.Sprintf("lg-%d-%d-%d", start.UnixNano()%1e6, c, n)
+				body := fmt.Sprintf(`{"Name":%q,"Description":"load generator"}`, name)
+				t0 := time.Now()
+				req, _ := http.NewRequest(http.MethodPut, "http://"+addr+"/v1/namespace/"+name, bytes.NewBufferString(body))
+				resp, err := hc.Do(req)
+				if err != nil {
+					failed.Add(1)
+					continue
+				}
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode != http.StatusOK {
+					failed.Add(1)
+					continue
+				}
+				lat = append(lat, time.Since(t0))
+			}
+			mu.Lock()
+			res.latencies = append(res.latencies, lat...)
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	res.elapsed = time.Since(start)
+	res.acked = len(res.latencies)
+	res.failed = int(failed.Load())
+	slices.Sort(res.latencies)
+	return res
+}
+
+func percentile(sorted []time.Duration, p float64) time.Duration {
+	if len(sorted) == 0 {
+		return 0
+	}
+	i := int(float64(len(sorted)-1) * p)
+	return sorted[i]
+}
+
+func loadRows(label string, addrs []string, clients int, d time.Duration) ([]row, error) {
+	r := load(addrs, clients, d)
+	if r.acked == 0 {
+		return nil, fmt.Errorf("no write acknowledged (%d failed)", r.failed)
+	}
+	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+	return []row{
+		{fmt.Sprintf("acked writes, %s, %d clients", label, clients), float64(r.acked) / r.elapsed.Seconds(), "writes/s"},
+		{fmt.Sprintf("write p50, %s", label), ms(percentile(r.latencies, 0.50)), "ms"},
+		{fmt.Sprintf("write p99, %s", label), ms(percentile(r.latencies, 0.99)), "ms"},
+		{fmt.Sprintf("failed writes, %s", label), float64(r.failed), "count"},
+	}, nil
+}

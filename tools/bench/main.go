@@ -1,0 +1,78 @@
+// Command bench measures ordo on this machine and prints one table of
+// figures (figure, value, unit) that can be compared between runs:
+// acknowledged writes/s and p50/p99 latency with concurrent HTTP clients on
+// one server and on three servers on loopback, the FSM apply rate and the
+// archive replay rate.
+//
+// Usage:
+//
+//	go run ./tools/bench [-clients 64] [-duration 10s] [-replay 200000]
+//	go run ./tools/bench -addr 127.0.0.1:4646   # load an existing server only
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"runtime/pprof"
+	"text/tabwriter"
+	"time"
+)
+
+// row is one line of the printed table.
+type row struct {
+	figure string
+	value  float64
+	unit   string
+}
+
+func main() {
+	clients := flag.Int("clients", 64, "concurrent HTTP clients")
+	duration := flag.Duration("duration", 10*time.Second, "how long each load runs")
+	replay := flag.Int("replay", 200000, "events in the archive for the apply and replay figures")
+	addr := flag.String("addr", "", "load this server's HTTP address instead of starting servers")
+	only := flag.String("only", "", "run only: load1, load3, apply, replay")
+	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile here")
+	flag.Parse()
+	if *cpuprofile != "" {
+		f, err := os.Create(*cpuprofile)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		pprof.StartCPUProfile(f)
+		defer pprof.StopCPUProfile()
+	}
+	slog.SetDefault(slog.New(slog.NewTextHandler(io.Discard, nil)))
+
+	var rows []row
+	run := func(name string, f func() ([]row, error)) {
+		if *only != "" && *only != name {
+			return
+		}
+		fmt.Fprintf(os.Stderr, "bench: %s…\n", name)
+		r, err := f()
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "bench %s: %v\n", name, err)
+			pprof.StopCPUProfile()
+			os.Exit(1)
+		}
+		rows = append(rows, r...)
+	}
+	if *addr != "" {
+		run("load", func() ([]row, error) { return loadRows("external", []string{*addr}, *clients, *duration) })
+	} else {
+		run("load1", func() ([]row, error) { return clusterLoad(1, *clients, *duration) })
+		run("load3", func() ([]row, error) { return clusterLoad(3, *clients, *duration) })
+		run("apply", func() ([]row, error) { return applyRate(*replay) })
+		run("replay", func() ([]row, error) { return replayRate(*replay) })
+	}
+	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "figure\tvalue\tunit\t")
+	for _, r := range rows {
+		fmt.Fprintf(tw, "%s\t%.1f\t%s\t\n", r.figure, r.value, r.unit)
+	}
+	tw.Flush()
+}

@@ -1,0 +1,178 @@
+package lint
+
+import (
+	"encoding/json"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/ordoplane/ordo"
+
+// layers orders the top-level packages: a package may import ordo
+// packages of its own layer or lower ones only.
+var layers = map[string]int{
+	"storage":     0,
+	"events":      1,
+	"projections": 2,
+	"commands":    3,
+	"processors":  4,
+	"cmd":         5,
+	"tools":       6,
+	"test":        6,
+}
+
+// restricted lists third-party import prefixes and the ordo trees allowed to use them.
+var restricted = map[string][]string{
+	"github.com/cockroachdb/pebble": {"storage"},
+	"github.com/hashicorp/raft":     {"storage"},
+	"github.com/twmb/franz-go":      {"processors/mirror", "test", "tools"},
+}
+
+// pure lists trees whose production code must be deterministic: no clock
+// reads, no randomness.
+var pure = []string{"events", "projections", "commands/namespace", "commands/server"}
+
+type pkg struct {
+	ImportPath string
+	Dir        string
+	GoFiles    []string
+	Imports    []string
+}
+
+func listPackages(t *testing.T) []pkg {
+	t.Helper()
+	out, err := exec.Command("go", "list", "-json", module+"/...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	dec := json.NewDecoder(strings.NewReader(string(out)))
+	var pkgs []pkg
+	for dec.More() {
+		var p pkg
+		if err := dec.Decode(&p); err != nil {
+			t.Fatal(err)
+		}
+		pkgs = append(pkgs, p)
+	}
+	if len(pkgs) < 5 {
+		t.Fatalf("go list found only %d packages", len(pkgs))
+	}
+	return pkgs
+}
+
+func rel(path string) string {
+	return strings.TrimPrefix(strings.TrimPrefix(path, module), "/")
+}
+
+func top(path string) string {
+	r := rel(path)
+	if i := strings.IndexByte(r, '/'); i >= 0 {
+		return r[:i]
+	}
+	return r
+}
+
+func under(path string, trees []string) bool {
+	r := rel(path)
+	for _, t := range trees {
+		if r == t || strings.HasPrefix(r, t+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+func TestImportDirection(t *testing.T) {
+	for _, p := range listPackages(t) {
+		from, ok := layers[top(p.ImportPath)]
+		if !ok {
+			t.Errorf("%s: top-level directory %q is not in the fixed layout", p.ImportPath, top(p.ImportPath))
+			continue
+		}
+		for _, imp := range p.Imports {
+			if !strings.HasPrefix(imp, module+"/") {
+				continue
+			}
+			if to := layers[top(imp)]; to > from {
+				t.Errorf("%s imports %s: %s may not depend on %s", rel(p.ImportPath), rel(imp), top(p.ImportPath), top(imp))
+			}
+		}
+	}
+}
+
+func TestRestrictedImports(t *testing.T) {
+	for _, p := range listPackages(t) {
+		for _, imp := range p.Imports {
+			for prefix, allowed := range restricted {
+				if strings.HasPrefix(imp, prefix) && !under(p.ImportPath, allowed) {
+					t.Errorf("%s imports %s: only %v may", rel(p.ImportPath), imp, allowed)
+				}
+			}
+			if imp == "testing" && !isTestHelper(p.ImportPath) {
+				t.Errorf("%s: production code imports testing", rel(p.ImportPath))
+			}
+		}
+	}
+}
+
+func TestPurePackages(t *testing.T) {
+	for _, p := range listPackages(t) {
+		if !under(p.ImportPath, pure) || isTestHelper(p.ImportPath) {
+			continue
+		}
+		for _, imp := range p.Imports {
+			if imp == "math/rand" || imp == "math/rand/v2" || imp == "crypto/rand" {
+				t.Errorf("%s imports %s: pure packages take their randomness as input", rel(p.ImportPath), imp)
+			}
+		}
+		fset := token.NewFileSet()
+		for _, f := range p.GoFiles {
+			file, err := parser.ParseFile(fset, filepath.Join(p.Dir, f), nil, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ast.Inspect(file, func(n ast.Node) bool {
+				sel, ok := n.(*ast.SelectorExpr)
+				if !ok {
+					return true
+				}
+				if id, ok := sel.X.(*ast.Ident); ok && id.Name == "time" && (sel.Sel.Name == "Now" || sel.Sel.Name == "Since") {
+					t.Errorf("%s: calls time.%s; pure packages use the leader time in the entry", fset.Position(sel.Pos()), sel.Sel.Name)
+				}
+				return true
+			})
+		}
+	}
+}
+
+func TestEveryPackageHasDoc(t *testing.T) {
+	for _, p := range listPackages(t) {
+		if strings.HasPrefix(rel(p.ImportPath), "cmd/ordo") || top(p.ImportPath) == "test" {
+			continue
+		}
+		fset := token.NewFileSet()
+		found := false
+		for _, f := range p.GoFiles {
+			file, err := parser.ParseFile(fset, filepath.Join(p.Dir, f), nil, parser.PackageClauseOnly|parser.ParseComments)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if file.Doc != nil && strings.HasPrefix(file.Doc.Text(), "Package ") {
+				found = true
+			}
+		}
+		if !found && len(p.GoFiles) > 0 {
+			t.Errorf("%s has no package doc comment", rel(p.ImportPath))
+		}
+	}
+}
+
+// isTestHelper reports a <pkg>test helper package, which may import testing.
+func isTestHelper(path string) bool {
+	return strings.HasSuffix(path, "test") && !strings.HasSuffix(path, "/test")
+}
