@@ -129,10 +129,10 @@ func (p *Pipeline) Run(ctx context.Context, name string, req Request, c Command)
 		result = fmt.Sprint(Status(err))
 	}
 	p.latency.WithLabelValues(name, result).Observe(time.Since(start).Seconds())
-	if err != nil {
-		return out, fmt.Errorf("%s: %w", name, err)
+	if err != nil && Status(err) >= 500 {
+		p.logger.Warn("command failed", "command", name, "command_id", req.CommandID, "err", err)
 	}
-	return out, nil
+	return out, err
 }
 
 func (p *Pipeline) run(ctx context.Context, req Request, c Command) (Outcome, error) {

@@ -47,6 +47,8 @@ type Agent struct {
 
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
+	// bootstrapMu serialises the has-state check and bootstrap.
+	bootstrapMu sync.Mutex
 
 	mu struct {
 		sync.Mutex

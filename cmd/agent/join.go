@@ -22,7 +22,12 @@ func (a *Agent) addKnown(s httpapi.JoinRequest) {
 	n := len(a.mu.known)
 	known := a.knownLocked()
 	a.mu.Unlock()
-	if a.cfg.BootstrapExpect > 1 && n >= a.cfg.BootstrapExpect && !a.node.HasState() {
+	if a.cfg.BootstrapExpect <= 1 || n < a.cfg.BootstrapExpect {
+		return
+	}
+	a.bootstrapMu.Lock()
+	defer a.bootstrapMu.Unlock()
+	if !a.node.HasState() {
 		servers := make([]raftServer, 0, n)
 		for _, k := range known {
 			servers = append(servers, raftServer{ID: k.ID, Address: k.RaftAddr})

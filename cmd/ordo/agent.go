@@ -1,0 +1,184 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ordoplane/ordo/cmd/agent"
+)
+
+// agentFlags are the values of `ordo agent`'s flags.
+type agentFlags struct {
+	dev             bool
+	server          bool
+	dataDir         string
+	httpAddr        string
+	raftAddr        string
+	bootstrapExpect int
+	join            []string
+	configFile      string
+	name            string
+	logLevel        string
+}
+
+func newAgentCommand() *cobra.Command {
+	var f agentFlags
+	cmd := &cobra.Command{
+		Use:   "agent",
+		Short: "Run an ordo server",
+		Long: `Run an ordo server until SIGINT or SIGTERM.
+
+-dev runs a single server bootstrapped at once, with its data in a temporary
+directory unless -data-dir is given. Otherwise -data-dir is required, from
+the flag or from the -config file (HCL). Flags override the file.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runAgent(cmd, f)
+		},
+	}
+	fl := cmd.Flags()
+	fl.BoolVar(&f.dev, "dev", false, "run a single throwaway server for development")
+	fl.BoolVar(&f.server, "server", false, "run the server role")
+	fl.StringVar(&f.dataDir, "data-dir", "", "directory for the server's state")
+	fl.StringVar(&f.httpAddr, "http-addr", "", "HTTP API listen address (default 127.0.0.1:4646)")
+	fl.StringVar(&f.raftAddr, "raft-addr", "", "raft listen address (default 127.0.0.1:4647)")
+	fl.IntVar(&f.bootstrapExpect, "bootstrap-expect", 0, "number of servers to wait for before bootstrapping")
+	fl.StringArrayVar(&f.join, "join", nil, "HTTP address of a server to join; repeatable")
+	fl.StringVar(&f.configFile, "config", "", "agent configuration file (HCL, or JSON if it ends in .json)")
+	fl.StringVar(&f.name, "node", "", "name of this server (default the hostname)")
+	fl.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn or error")
+	return cmd
+}
+
+// agentSettings is what `ordo agent` runs with: the agent's Config and the
+// level of its logger.
+type agentSettings struct {
+	Config   agent.Config
+	LogLevel slog.Level
+}
+
+// mergeAgentConfig layers the defaults (agent.DevConfig with -dev, else
+// agent.DefaultConfig), then file (nil when there is none), then the flags
+// for which changed reports true.
+func mergeAgentConfig(f agentFlags, changed func(flag string) bool, file *agentFile) (agentSettings, error) {
+	s := agentSettings{Config: agent.DefaultConfig(), LogLevel: slog.LevelInfo}
+	if f.dev {
+		s.Config = agent.DevConfig()
+	}
+	c := &s.Config
+	if file != nil {
+		if err := file.applyTo(c); err != nil {
+			return s, err
+		}
+		if file.LogLevel != nil {
+			lvl, err := parseLogLevel(*file.LogLevel)
+			if err != nil {
+				return s, fmt.Errorf("log_level in %s: %w", file.path, err)
+			}
+			s.LogLevel = lvl
+		}
+	}
+	if changed("server") {
+		c.Server = f.server
+	}
+	if changed("data-dir") {
+		c.DataDir = f.dataDir
+	}
+	if changed("http-addr") {
+		c.HTTPAddr = f.httpAddr
+	}
+	if changed("raft-addr") {
+		c.RaftAddr = f.raftAddr
+	}
+	if changed("bootstrap-expect") {
+		c.BootstrapExpect = f.bootstrapExpect
+	}
+	if changed("join") {
+		c.Join = append([]string(nil), f.join...)
+	}
+	if changed("node") {
+		c.Name = f.name
+	}
+	if changed("log-level") {
+		lvl, err := parseLogLevel(f.logLevel)
+		if err != nil {
+			return s, fmt.Errorf("-log-level: %w", err)
+		}
+		s.LogLevel = lvl
+	}
+	return s, nil
+}
+
+// parseLogLevel reads one of debug, info, warn or error.
+func parseLogLevel(s string) (slog.Level, error) {
+	switch s {
+	case "debug":
+		return slog.LevelDebug, nil
+	case "info":
+		return slog.LevelInfo, nil
+	case "warn":
+		return slog.LevelWarn, nil
+	case "error":
+		return slog.LevelError, nil
+	}
+	return 0, fmt.Errorf("unknown log level %q; want debug, info, warn or error", s)
+}
+
+// runAgent starts an agent and runs it until SIGINT or SIGTERM.
+func runAgent(cmd *cobra.Command, f agentFlags) error {
+	var file *agentFile
+	if f.configFile != "" {
+		var err error
+		if file, err = loadAgentFile(f.configFile); err != nil {
+			return err
+		}
+	}
+	s, err := mergeAgentConfig(f, cmd.Flags().Changed, file)
+	if err != nil {
+		return err
+	}
+	if err := s.Config.Validate(); err != nil {
+		return err // already says "agent: ..."
+	}
+	s.Config.Logger = slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: s.LogLevel}))
+
+	// Catch signals before starting, so one arriving during start-up
+	// still shuts the agent down cleanly.
+	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	a, err := agent.Start(s.Config)
+	if err != nil {
+		return fmt.Errorf("start agent: %w", err)
+	}
+	out := cmd.OutOrStdout()
+	printAgentBanner(out, a, s.Config)
+	<-ctx.Done()
+	stop() // a second signal now kills the process
+	fmt.Fprintln(out, "==> Caught signal, gracefully shutting down agent...")
+	if err := a.Shutdown(); err != nil {
+		return fmt.Errorf("shut down agent: %w", err)
+	}
+	fmt.Fprintln(out, "==> Agent stopped")
+	return nil
+}
+
+// printAgentBanner writes the lines `ordo agent` prints once it has started.
+func printAgentBanner(w io.Writer, a *agent.Agent, cfg agent.Config) {
+	dataDir := a.DataDir()
+	if cfg.Dev && cfg.DataDir == "" {
+		dataDir += " (temporary, removed on exit)"
+	}
+	fmt.Fprintf(w, "==> ordo agent started! Log data will stream in below:\n\n")
+	fmt.Fprintf(w, "%17s: %s\n", "Server ID", a.ID())
+	fmt.Fprintf(w, "%17s: %s\n", "HTTP Addr", a.HTTPAddr())
+	fmt.Fprintf(w, "%17s: %s\n", "Raft Addr", a.RaftAddr())
+	fmt.Fprintf(w, "%17s: %s\n", "Data Dir", dataDir)
+	fmt.Fprintf(w, "%17s: %d\n", "Bootstrap Expect", cfg.BootstrapExpect)
+	fmt.Fprintf(w, "%17s: %t\n\n", "Dev Mode", cfg.Dev)
+}

@@ -1,0 +1,178 @@
+package main
+
+import (
+	"log/slog"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ordoplane/ordo/cmd/agent"
+)
+
+const fullFile = `
+data_dir  = "/var/lib/ordo"
+name      = "s1"
+http_addr = "0.0.0.0:4646"
+raft_addr = "10.0.0.1:4647"
+log_level = "debug"
+
+server {
+  enabled          = true
+  bootstrap_expect = 3
+  join             = ["10.0.0.2:4646", "10.0.0.3:4646"]
+}
+
+client {
+  enabled = true
+}
+acl {}
+mirror {
+  kafka { brokers = ["k:9092"] }
+}
+`
+
+func TestMergeAgentConfig(t *testing.T) {
+	defaults := agent.DefaultConfig()
+	tests := []struct {
+		name    string
+		file    string // agent.hcl text; "" for no file
+		flags   agentFlags
+		changed []string
+		want    func(c *agent.Config)
+		level   slog.Level
+	}{
+		{
+			name:  "defaults",
+			want:  func(c *agent.Config) {},
+			level: slog.LevelInfo,
+		},
+		{
+			name:  "dev",
+			flags: agentFlags{dev: true},
+			want: func(c *agent.Config) {
+				*c = agent.DevConfig()
+			},
+			level: slog.LevelInfo,
+		},
+		{
+			name: "file only",
+			file: fullFile,
+			want: func(c *agent.Config) {
+				c.DataDir, c.Name, c.HTTPAddr, c.RaftAddr = "/var/lib/ordo", "s1", "0.0.0.0:4646", "10.0.0.1:4647"
+				c.BootstrapExpect = 3
+				c.Join = []string{"10.0.0.2:4646", "10.0.0.3:4646"}
+				c.Extra = map[string]any{
+					"client": "client block present in agent.hcl; not used yet",
+					"acl":    "acl block present in agent.hcl; not used yet",
+					"mirror": "mirror block present in agent.hcl; not used yet",
+				}
+			},
+			level: slog.LevelDebug,
+		},
+		{
+			name: "changed flags override the file",
+			file: `data_dir = "/f"` + "\n" + `http_addr = "f:1"` + "\n" + `log_level = "debug"` +
+				"\nserver {\n bootstrap_expect = 3\n join = [\"a:1\"]\n}\n",
+			flags: agentFlags{dataDir: "/flag", httpAddr: "ignored:2", bootstrapExpect: 1,
+				join: []string{"b:1", "c:1"}, logLevel: "warn", name: "n1"},
+			changed: []string{"data-dir", "bootstrap-expect", "join", "log-level", "node"},
+			want: func(c *agent.Config) {
+				c.DataDir, c.HTTPAddr, c.Name = "/flag", "f:1", "n1"
+				c.BootstrapExpect = 1
+				c.Join = []string{"b:1", "c:1"}
+			},
+			level: slog.LevelWarn,
+		},
+		{
+			name:    "flag set to its zero value still overrides",
+			file:    "server {\n enabled = true\n bootstrap_expect = 3\n}\n",
+			flags:   agentFlags{},
+			changed: []string{"bootstrap-expect", "server"},
+			want: func(c *agent.Config) {
+				c.Server = false
+				c.BootstrapExpect = 0
+			},
+			level: slog.LevelInfo,
+		},
+		{
+			name:    "dev with file and data dir flag",
+			file:    `raft_addr = "127.0.0.1:9999"`,
+			flags:   agentFlags{dev: true, dataDir: "/d"},
+			changed: []string{"dev", "data-dir"},
+			want: func(c *agent.Config) {
+				*c = agent.DevConfig()
+				c.RaftAddr, c.DataDir = "127.0.0.1:9999", "/d"
+			},
+			level: slog.LevelInfo,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var file *agentFile
+			if tt.file != "" {
+				var err error
+				if file, err = parseAgentFile("agent.hcl", []byte(tt.file)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			changed := func(f string) bool {
+				for _, c := range tt.changed {
+					if c == f {
+						return true
+					}
+				}
+				return false
+			}
+			got, err := mergeAgentConfig(tt.flags, changed, file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := defaults
+			tt.want(&want)
+			if !reflect.DeepEqual(got.Config, want) {
+				t.Errorf("config:\n got %+v\nwant %+v", got.Config, want)
+			}
+			if got.LogLevel != tt.level {
+				t.Errorf("level = %v, want %v", got.LogLevel, tt.level)
+			}
+		})
+	}
+}
+
+func TestParseAgentFileJSON(t *testing.T) {
+	f, err := parseAgentFile("agent.json", []byte(`{"data_dir": "/j", "server": {"bootstrap_expect": 2}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := agent.DefaultConfig()
+	if err := f.applyTo(&c); err != nil {
+		t.Fatal(err)
+	}
+	if c.DataDir != "/j" || c.BootstrapExpect != 2 || c.JoinInterval != time.Second {
+		t.Errorf("got %+v", c)
+	}
+}
+
+func TestAgentFileErrors(t *testing.T) {
+	tests := []struct{ name, src, want string }{
+		{"syntax", `data_dir = `, "parse agent config: agent.hcl:1"},
+		{"unknown attribute", `datadir = "/x"`, `Unsupported argument; An argument named "datadir" is not expected here`},
+		{"unknown block", "telemetry {}", `Unsupported block type`},
+		{"wrong type", `server { bootstrap_expect = "three" }`, "agent.hcl:1"},
+		{"duplicate block", "server {}\nserver {}", "Duplicate server block"},
+		{"bad log level", `log_level = "loud"`, `log_level in agent.hcl: unknown log level "loud"`},
+		{"negative bootstrap", `server { bootstrap_expect = -1 }`, "server.bootstrap_expect in agent.hcl: -1 must not be negative"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f, err := parseAgentFile("agent.hcl", []byte(tt.src))
+			if err == nil {
+				_, err = mergeAgentConfig(agentFlags{}, func(string) bool { return false }, f)
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("err = %v, want it to contain %q", err, tt.want)
+			}
+		})
+	}
+}

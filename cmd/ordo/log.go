@@ -1,0 +1,159 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"os/signal"
+	"strconv"
+	"syscall"
+
+	"github.com/spf13/cobra"
+)
+
+// logPage is the answer of GET /v1/operator/log.
+type logPage struct {
+	Events []json.RawMessage
+	// NextIndex is the from of the next page; 0 at the end of the log.
+	NextIndex uint64
+	LastIndex uint64
+	Length    uint64
+}
+
+// streamFrame is one line of GET /v1/event/stream; {} is a heartbeat.
+type streamFrame struct {
+	Index  uint64
+	Events []json.RawMessage
+}
+
+func newLogCommand(g *globals) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "log",
+		Short: "Read the cluster's event log",
+	}
+	cmd.AddCommand(newLogShowCommand(g), newLogTailCommand(g))
+	return cmd
+}
+
+func newLogShowCommand(g *globals) *cobra.Command {
+	var (
+		from, limit uint64
+		all, asJSON bool
+	)
+	cmd := &cobra.Command{
+		Use:   "show",
+		Short: "Print archived events in commit order",
+		Long: `Print archived events in commit order, one line each:
+
+  <index>/<seq>  <time>  <Type> v<Version>  <Topic> <Key>  <payload>
+
+A page holds whole entries, so it may hold a few more than -limit events.
+With -all, pages are read until the end of the log. With -json, each event
+is printed as one line of JSON.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, err := g.client()
+			if err != nil {
+				return err
+			}
+			out := cmd.OutOrStdout()
+			for {
+				q := url.Values{}
+				q.Set("from", strconv.FormatUint(from, 10))
+				q.Set("limit", strconv.FormatUint(limit, 10))
+				var page logPage
+				if err := c.get(cmd.Context(), "/v1/operator/log", q, &page); err != nil {
+					return fmt.Errorf("read log from index %d: %w", from, err)
+				}
+				for _, raw := range page.Events {
+					if err := printEvent(out, raw, asJSON); err != nil {
+						return err
+					}
+				}
+				if page.NextIndex == 0 {
+					return nil
+				}
+				if !all {
+					fmt.Fprintf(cmd.ErrOrStderr(), "(more events from index %d: ordo log show -from %d, or -all)\n",
+						page.NextIndex, page.NextIndex)
+					return nil
+				}
+				from = page.NextIndex
+			}
+		},
+	}
+	cmd.Flags().Uint64Var(&from, "from", 1, "first raft index to show")
+	cmd.Flags().Uint64Var(&limit, "limit", 100, "events per page (1-10000)")
+	cmd.Flags().BoolVar(&all, "all", false, "follow pages to the end of the log")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print each event as one line of JSON")
+	return cmd
+}
+
+func newLogTailCommand(g *globals) *cobra.Command {
+	var (
+		index  uint64
+		topics []string
+		asJSON bool
+	)
+	cmd := &cobra.Command{
+		Use:   "tail",
+		Short: "Follow events as they are committed",
+		Long: `Follow events as they are committed, in the format of 'ordo log show',
+until interrupted. -index starts from an older raft index; -topic Topic:Key
+(repeatable; Key may be *) selects events.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, err := g.client()
+			if err != nil {
+				return err
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			q := url.Values{}
+			if index > 0 {
+				q.Set("index", strconv.FormatUint(index, 10))
+			}
+			for _, t := range topics {
+				q.Add("topic", t)
+			}
+			body, err := c.stream(ctx, "/v1/event/stream", q)
+			if err != nil {
+				return fmt.Errorf("open event stream: %w", err)
+			}
+			defer body.Close()
+			err = tailFrames(body, cmd.OutOrStdout(), asJSON)
+			if ctx.Err() != nil {
+				return nil // interrupted: a normal end
+			}
+			return err
+		},
+	}
+	cmd.Flags().Uint64Var(&index, "index", 0, "raft index to start from; default the next one committed")
+	cmd.Flags().StringArrayVar(&topics, "topic", nil, "Topic:Key to follow; repeatable (default all)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print each event as one line of JSON")
+	return cmd
+}
+
+// tailFrames prints the events of each ndjson frame read from r, skipping
+// heartbeats, until r ends.
+func tailFrames(r io.Reader, w io.Writer, asJSON bool) error {
+	dec := json.NewDecoder(r)
+	for {
+		var f streamFrame
+		err := dec.Decode(&f)
+		if errors.Is(err, io.EOF) {
+			return errors.New("event stream closed by the server")
+		}
+		if err != nil {
+			return fmt.Errorf("read event stream: %w", err)
+		}
+		for _, raw := range f.Events {
+			if err := printEvent(w, raw, asJSON); err != nil {
+				return err
+			}
+		}
+	}
+}

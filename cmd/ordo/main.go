@@ -1,0 +1,151 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"runtime/debug"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ordoplane/ordo/cmd/agent"
+)
+
+// defaultAddr is the API address used when neither -address nor $ORDO_ADDR is set.
+const defaultAddr = "http://127.0.0.1:4646"
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// run executes the command line args and returns the process's exit code.
+func run(args []string, stdout, stderr io.Writer) int {
+	root := newRootCommand(stdout, stderr)
+	root.SetArgs(normalizeArgs(args))
+	if err := root.ExecuteContext(context.Background()); err != nil {
+		fmt.Fprintf(stderr, "Error: %s\n", errorMessage(err))
+		return 1
+	}
+	return 0
+}
+
+// globals holds the flags every client command shares.
+type globals struct {
+	address string
+}
+
+// client returns an API client for the -address flag.
+func (g *globals) client() (*client, error) { return newClient(g.address) }
+
+func newRootCommand(stdout, stderr io.Writer) *cobra.Command {
+	g := &globals{}
+	root := &cobra.Command{
+		Use:           "ordo",
+		Short:         "ordo runs and operates an event-sourced cluster control plane",
+		Version:       agent.Version,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	root.SetVersionTemplate("ordo v{{.Version}}\n")
+	root.CompletionOptions.HiddenDefaultCmd = true
+	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
+		return fmt.Errorf("%w\nRun '%s -help' for usage.", err, cmd.CommandPath())
+	})
+	root.PersistentFlags().StringVar(&g.address, "address", defaultAddress(os.Getenv),
+		"address of an ordo server's HTTP API ($ORDO_ADDR)")
+	root.AddCommand(
+		newAgentCommand(),
+		newNamespaceCommand(g),
+		newOperatorCommand(g),
+		newLogCommand(g),
+		newVersionCommand(),
+	)
+	return root
+}
+
+// defaultAddress returns $ORDO_ADDR, or defaultAddr when it is unset or empty.
+func defaultAddress(getenv func(string) string) string {
+	if a := getenv("ORDO_ADDR"); a != "" {
+		return a
+	}
+	return defaultAddr
+}
+
+// normalizeArgs rewrites Nomad-style single-dash long flags (-json,
+// -data-dir d, -data-dir=d) into the double-dash form pflag parses, since
+// pflag reads "-json" as the shorthands -j -s -o -n. An argument is
+// rewritten when it starts with one dash, is longer than two characters and
+// is not a negative number; "-h", "-", "--x", negative numbers and every
+// argument after a bare "--" are kept. Flag values are not told apart from
+// flags, so pass a value that starts with a dash as -flag=-value.
+func normalizeArgs(args []string) []string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		if a == "--" {
+			copy(out[i:], args[i:])
+			break
+		}
+		if len(a) > 2 && a[0] == '-' && a[1] != '-' && !isNegativeNumber(a) {
+			a = "-" + a
+		}
+		out[i] = a
+	}
+	return out
+}
+
+// isNegativeNumber reports whether s is a negative decimal number such as
+// -3, -0.5 or -1e3 (but not -inf or -nan, which could be flags).
+func isNegativeNumber(s string) bool {
+	if len(s) < 2 || s[0] != '-' {
+		return false
+	}
+	digit := func(c byte) bool { return c >= '0' && c <= '9' }
+	if !digit(s[1]) && !(s[1] == '.' && len(s) > 2 && digit(s[2])) {
+		return false
+	}
+	_, err := strconv.ParseFloat(s[1:], 64)
+	return err == nil
+}
+
+// oneArg accepts exactly one positional argument, described by name.
+func oneArg(name string) cobra.PositionalArgs {
+	return func(_ *cobra.Command, args []string) error {
+		if len(args) != 1 {
+			return fmt.Errorf("this command takes one argument: %s", name)
+		}
+		return nil
+	}
+}
+
+func newVersionCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print ordo's version",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			_, err := io.WriteString(cmd.OutOrStdout(), versionText())
+			return err
+		},
+	}
+}
+
+// versionText is what `ordo version` prints.
+func versionText() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "ordo v%s\n", agent.Version)
+	if info, ok := debug.ReadBuildInfo(); ok {
+		for _, s := range info.Settings {
+			if s.Key == "vcs.revision" {
+				fmt.Fprintf(&b, "Revision %s\n", s.Value)
+			}
+		}
+	}
+	fmt.Fprintf(&b, "Go %s %s/%s\n", strings.TrimPrefix(runtime.Version(), "go"), runtime.GOOS, runtime.GOARCH)
+	return b.String()
+}

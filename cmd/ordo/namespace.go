@@ -1,0 +1,231 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"maps"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+)
+
+// namespace is a namespace as GET /v1/namespace/<name> answers it.
+type namespace struct {
+	Name        string
+	Description string
+	Meta        map[string]string
+	CreateIndex uint64
+	ModifyIndex uint64
+}
+
+// namespaceRequest is the body of PUT /v1/namespace/<name>.
+type namespaceRequest struct {
+	Name        string
+	Description string
+	Meta        map[string]string
+}
+
+func newNamespaceCommand(g *globals) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "namespace",
+		Short: "Interact with namespaces",
+	}
+	cmd.AddCommand(newNamespaceListCommand(g), newNamespaceStatusCommand(g),
+		newNamespaceApplyCommand(g), newNamespaceDeleteCommand(g))
+	return cmd
+}
+
+func newNamespaceListCommand(g *globals) *cobra.Command {
+	var (
+		asJSON bool
+		prefix string
+	)
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "List namespaces",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, err := g.client()
+			if err != nil {
+				return err
+			}
+			q := url.Values{}
+			if prefix != "" {
+				q.Set("prefix", prefix)
+			}
+			var raw json.RawMessage
+			if err := c.get(cmd.Context(), "/v1/namespaces", q, &raw); err != nil {
+				return fmt.Errorf("list namespaces: %w", err)
+			}
+			if asJSON {
+				return printJSON(cmd.OutOrStdout(), raw)
+			}
+			var list []namespace
+			if err := json.Unmarshal(raw, &list); err != nil {
+				return fmt.Errorf("decode namespaces: %w", err)
+			}
+			return printNamespaces(cmd.OutOrStdout(), list)
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the server's JSON answer")
+	cmd.Flags().StringVar(&prefix, "prefix", "", "list only namespaces whose name starts with this prefix")
+	return cmd
+}
+
+// printNamespaces writes the table of `ordo namespace list`.
+func printNamespaces(w io.Writer, list []namespace) error {
+	if len(list) == 0 {
+		_, err := fmt.Fprintln(w, "No namespaces found")
+		return err
+	}
+	rows := make([][]string, len(list))
+	for i, ns := range list {
+		rows[i] = []string{ns.Name, ns.Description}
+	}
+	return printTable(w, []string{"Name", "Description"}, rows)
+}
+
+func newNamespaceStatusCommand(g *globals) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "status [flags] <name>",
+		Short: "Show a namespace",
+		Args:  oneArg("<name>"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := g.client()
+			if err != nil {
+				return err
+			}
+			var raw json.RawMessage
+			if err := c.get(cmd.Context(), pathf("/v1/namespace/%s", args[0]), nil, &raw); err != nil {
+				return fmt.Errorf("read namespace %q: %w", args[0], err)
+			}
+			if asJSON {
+				return printJSON(cmd.OutOrStdout(), raw)
+			}
+			var ns namespace
+			if err := json.Unmarshal(raw, &ns); err != nil {
+				return fmt.Errorf("decode namespace %q: %w", args[0], err)
+			}
+			return printNamespace(cmd.OutOrStdout(), ns)
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the server's JSON answer")
+	return cmd
+}
+
+// printNamespace writes the "Key = value" view of `ordo namespace status`,
+// followed by a Metadata section when the namespace has any.
+func printNamespace(w io.Writer, ns namespace) error {
+	err := printPairs(w, []pair{
+		{"Name", ns.Name},
+		{"Description", orNone(ns.Description)},
+		{"Create Index", strconv.FormatUint(ns.CreateIndex, 10)},
+		{"Modify Index", strconv.FormatUint(ns.ModifyIndex, 10)},
+	})
+	if err != nil || len(ns.Meta) == 0 {
+		return err
+	}
+	if _, err := fmt.Fprintln(w, "\nMetadata"); err != nil {
+		return err
+	}
+	var meta []pair
+	for _, k := range slices.Sorted(maps.Keys(ns.Meta)) {
+		meta = append(meta, pair{k, ns.Meta[k]})
+	}
+	return printPairs(w, meta)
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "<none>"
+	}
+	return s
+}
+
+func newNamespaceApplyCommand(g *globals) *cobra.Command {
+	var (
+		description string
+		metaFlags   []string
+	)
+	cmd := &cobra.Command{
+		Use:   "apply [flags] <name>",
+		Short: "Create or update a namespace",
+		Long: `Create or update a namespace.
+
+Flags that are given replace that field of an existing namespace; fields
+whose flags are not given keep their values. -meta replaces the whole
+metadata map with the pairs given.`,
+		Args: oneArg("<name>"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			name := args[0]
+			meta, err := parseMeta(metaFlags)
+			if err != nil {
+				return err
+			}
+			c, err := g.client()
+			if err != nil {
+				return err
+			}
+			ns := namespace{Name: name}
+			err = c.get(cmd.Context(), pathf("/v1/namespace/%s", name), nil, &ns)
+			if err != nil && !isNotFound(err) {
+				return fmt.Errorf("read namespace %q: %w", name, err)
+			}
+			req := namespaceRequest{Name: name, Description: ns.Description, Meta: ns.Meta}
+			if cmd.Flags().Changed("description") {
+				req.Description = description
+			}
+			if cmd.Flags().Changed("meta") {
+				req.Meta = meta
+			}
+			if err := c.put(cmd.Context(), pathf("/v1/namespace/%s", name), req, nil); err != nil {
+				return fmt.Errorf("apply namespace %q: %w", name, err)
+			}
+			_, err = fmt.Fprintf(cmd.OutOrStdout(), "Successfully applied namespace %q!\n", name)
+			return err
+		},
+	}
+	cmd.Flags().StringVar(&description, "description", "", "a human-readable description of the namespace")
+	cmd.Flags().StringArrayVar(&metaFlags, "meta", nil, "a key=value pair of metadata; repeatable")
+	return cmd
+}
+
+// parseMeta reads -meta key=value flags into a map; a later key wins.
+func parseMeta(flags []string) (map[string]string, error) {
+	if len(flags) == 0 {
+		return nil, nil
+	}
+	meta := make(map[string]string, len(flags))
+	for _, f := range flags {
+		k, v, ok := strings.Cut(f, "=")
+		if !ok || k == "" {
+			return nil, fmt.Errorf("invalid -meta %q: want key=value", f)
+		}
+		meta[k] = v
+	}
+	return meta, nil
+}
+
+func newNamespaceDeleteCommand(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "delete <name>",
+		Short: "Delete a namespace",
+		Args:  oneArg("<name>"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := g.client()
+			if err != nil {
+				return err
+			}
+			if err := c.delete(cmd.Context(), pathf("/v1/namespace/%s", args[0]), nil); err != nil {
+				return fmt.Errorf("delete namespace %q: %w", args[0], err)
+			}
+			_, err = fmt.Fprintf(cmd.OutOrStdout(), "Successfully deleted namespace %q!\n", args[0])
+			return err
+		},
+	}
+}

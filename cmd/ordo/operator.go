@@ -1,0 +1,88 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/url"
+	"strconv"
+
+	"github.com/spf13/cobra"
+)
+
+// raftConfiguration is the answer of GET /v1/operator/raft/configuration.
+type raftConfiguration struct {
+	Servers []raftServer
+	Index   uint64
+}
+
+// raftServer is one server in the raft configuration.
+type raftServer struct {
+	ID           string
+	Node         string
+	Address      string
+	Leader       bool
+	Voter        bool
+	RaftProtocol string
+}
+
+func newOperatorCommand(g *globals) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "operator",
+		Short: "Operate the cluster",
+	}
+	raft := &cobra.Command{
+		Use:   "raft",
+		Short: "Inspect the cluster's raft configuration",
+	}
+	raft.AddCommand(newRaftListPeersCommand(g))
+	cmd.AddCommand(raft)
+	return cmd
+}
+
+func newRaftListPeersCommand(g *globals) *cobra.Command {
+	var asJSON, stale bool
+	cmd := &cobra.Command{
+		Use:   "list-peers",
+		Short: "List the servers in the raft configuration",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, err := g.client()
+			if err != nil {
+				return err
+			}
+			q := url.Values{}
+			if stale {
+				q.Set("stale", "true")
+			}
+			var raw json.RawMessage
+			if err := c.get(cmd.Context(), "/v1/operator/raft/configuration", q, &raw); err != nil {
+				return fmt.Errorf("read raft configuration: %w", err)
+			}
+			if asJSON {
+				return printJSON(cmd.OutOrStdout(), raw)
+			}
+			var rc raftConfiguration
+			if err := json.Unmarshal(raw, &rc); err != nil {
+				return fmt.Errorf("decode raft configuration: %w", err)
+			}
+			return printPeers(cmd.OutOrStdout(), rc)
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the server's JSON answer")
+	cmd.Flags().BoolVar(&stale, "stale", false, "let any server answer, even without a leader")
+	return cmd
+}
+
+// printPeers writes the table of `ordo operator raft list-peers`.
+func printPeers(w io.Writer, rc raftConfiguration) error {
+	rows := make([][]string, len(rc.Servers))
+	for i, s := range rc.Servers {
+		state := "follower"
+		if s.Leader {
+			state = "leader"
+		}
+		rows[i] = []string{s.Node, s.ID, s.Address, state, strconv.FormatBool(s.Voter), s.RaftProtocol}
+	}
+	return printTable(w, []string{"Node", "ID", "Address", "State", "Voter", "RaftProtocol"}, rows)
+}
