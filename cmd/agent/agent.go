@@ -119,6 +119,9 @@ func Start(cfg Config) (a *Agent, err error) {
 	if cfg.SnapshotThreshold > 0 {
 		rc.SnapshotThreshold = cfg.SnapshotThreshold
 	}
+	if cfg.TrailingLogs > 0 {
+		rc.TrailingLogs = cfg.TrailingLogs
+	}
 	rc.LogOutput = cfg.RaftLogOutput
 	rc.Registerer = a.reg
 	rc.NoSync = cfg.NoSync

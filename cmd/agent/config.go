@@ -31,6 +31,8 @@ type Config struct {
 	RaftTimeout time.Duration `json:"RaftTimeout"`
 	// SnapshotThreshold is how many entries trigger a raft snapshot; default 8192.
 	SnapshotThreshold uint64 `json:"SnapshotThreshold"`
+	// TrailingLogs is how many entries raft keeps after a snapshot; default 10240.
+	TrailingLogs uint64 `json:"TrailingLogs"`
 	// NoSync skips fsync of the raft log; for tests and benchmarks only.
 	NoSync bool `json:"NoSync"`
 	// Logger; default slog.Default().

@@ -1,0 +1,129 @@
+// Package snapshot tests that a server far behind catches up through a raft
+// snapshot carrying the archive and the projections.
+package snapshot
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ordoplane/ordo/cmd/agent"
+	"github.com/ordoplane/ordo/projections"
+	"github.com/ordoplane/ordo/projections/all"
+	"github.com/ordoplane/ordo/storage/archive"
+)
+
+func config(t *testing.T) agent.Config {
+	cfg := agent.DefaultConfig()
+	cfg.DataDir = t.TempDir()
+	cfg.HTTPAddr, cfg.RaftAddr = "127.0.0.1:0", "127.0.0.1:0"
+	cfg.RaftTimeout = 200 * time.Millisecond
+	cfg.JoinInterval = 50 * time.Millisecond
+	cfg.NoSync = true
+	cfg.TrailingLogs = 8
+	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	cfg.RaftLogOutput = io.Discard
+	return cfg
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func put(t *testing.T, addr, name string) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPut, "http://"+addr+"/v1/namespace/"+name, strings.NewReader(`{"Description":"before the snapshot"}`))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("put %s: %s", name, resp.Status)
+	}
+}
+
+func TestLateServerCatchesUpFromSnapshot(t *testing.T) {
+	cfg := config(t)
+	cfg.BootstrapExpect = 1
+	leader, err := agent.Start(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer leader.Shutdown()
+	waitFor(t, "leader", leader.Node().IsLeader)
+	for i := range 200 {
+		put(t, leader.HTTPAddr(), fmt.Sprintf("ns-%03d", i))
+	}
+	// Snapshot and truncate the log so only a snapshot can bring a new server up to date.
+	if err := leader.Node().TakeSnapshot(); err != nil {
+		t.Fatal(err)
+	}
+	for i := 200; i < 210; i++ {
+		put(t, leader.HTTPAddr(), fmt.Sprintf("ns-%03d", i))
+	}
+	if first := leader.Node().Stats()["last_snapshot_index"]; first == "0" {
+		t.Fatalf("no snapshot taken")
+	}
+
+	lcfg := config(t)
+	lcfg.Join = []string{leader.HTTPAddr()}
+	late, err := agent.Start(lcfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer late.Shutdown()
+	want := leader.FSM().Applied()
+	waitFor(t, "late server to apply the leader's index", func() bool { return late.FSM().Applied() >= want })
+
+	// The follower got the early history through InstallSnapshot: raft
+	// records the installed snapshot in its own store.
+	if got := late.Node().Stats()["last_snapshot_index"]; got == "0" || got == "" {
+		t.Fatalf("late server did not install a snapshot (last_snapshot_index %q)", got)
+	}
+	// Both hold the same history, so the same projections.
+	waitFor(t, "late server to be registered and match the leader", func() bool {
+		resp, err := http.Get("http://" + late.HTTPAddr() + "/v1/operator/raft/configuration")
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK && late.FSM().Applied() == leader.FSM().Applied()
+	})
+	ln, _ := archive.Len(leader.Store())
+	fn, _ := archive.Len(late.Store())
+	if fn != ln {
+		t.Fatalf("late server archive has %d events, leader %d", fn, ln)
+	}
+	for _, p := range all.Projections() {
+		a, err := projections.Checksum(leader.Store(), p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := projections.Checksum(late.Store(), p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a != b {
+			t.Errorf("projection %s differs between leader and the server restored from a snapshot", p.Name())
+		}
+	}
+	// The earliest events came only through the snapshot: the raft log no longer has them.
+	var seen bool
+	archive.Scan(late.Store(), 1, 10, func(uint64, uint32, []byte) error { seen = true; return nil })
+	if !seen {
+		t.Fatal("late server lacks the archive's first events")
+	}
+}
