@@ -3,6 +3,7 @@ package events
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"sync"
 
 	"github.com/vmihailenco/msgpack/v5"
@@ -46,6 +47,9 @@ func decode(data []byte, v any) error {
 	if len(data) > MaxEncodedSize {
 		return fmt.Errorf("%d bytes exceeds %d", len(data), MaxEncodedSize)
 	}
+	if err := checkStructure(data); err != nil {
+		return err
+	}
 	dec := msgpack.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(v); err != nil {
 		return err
@@ -87,4 +91,109 @@ func DecodeEvent(data []byte) (*Event, error) {
 		return nil, fmt.Errorf("decode event: %w", err)
 	}
 	return &ev, nil
+}
+
+// maxNesting bounds how deeply arrays and maps may nest in decoded input.
+const maxNesting = 256
+
+// checkStructure walks the first msgpack value in data without recursion or
+// allocation per element, and fails when it is truncated, nests deeper than
+// maxNesting, or claims more elements than there are bytes left. The msgpack
+// decoder trusts claimed lengths (it preallocates slices of them: nine bytes
+// could ask for terabytes) and skips unknown values recursively (deep nesting
+// overflows the stack), so input is checked before it reaches the decoder.
+func checkStructure(data []byte) error {
+	left := make([]uint64, 1, 16) // values still to read at each open level
+	left[0] = 1
+	pos := 0
+	uintN := func(n int) (uint64, error) {
+		if len(data)-pos < n {
+			return 0, io.ErrUnexpectedEOF
+		}
+		var v uint64
+		for _, b := range data[pos : pos+n] {
+			v = v<<8 | uint64(b)
+		}
+		pos += n
+		return v, nil
+	}
+	for len(left) > 0 {
+		if left[len(left)-1] == 0 {
+			left = left[:len(left)-1]
+			continue
+		}
+		left[len(left)-1]--
+		if pos >= len(data) {
+			return io.ErrUnexpectedEOF
+		}
+		c := data[pos]
+		pos++
+		var skip, children uint64
+		var err error
+		switch {
+		case c <= 0x7f || c >= 0xe0: // fixint
+		case c <= 0x8f: // fixmap
+			children = 2 * uint64(c&0x0f)
+		case c <= 0x9f: // fixarray
+			children = uint64(c & 0x0f)
+		case c <= 0xbf: // fixstr
+			skip = uint64(c & 0x1f)
+		case c == 0xc0 || c == 0xc2 || c == 0xc3: // nil, false, true
+		case c == 0xc4 || c == 0xd9: // bin8, str8
+			skip, err = uintN(1)
+		case c == 0xc5 || c == 0xda: // bin16, str16
+			skip, err = uintN(2)
+		case c == 0xc6 || c == 0xdb: // bin32, str32
+			skip, err = uintN(4)
+		case c == 0xc7: // ext8: length, type, data
+			skip, err = uintN(1)
+			skip++
+		case c == 0xc8: // ext16
+			skip, err = uintN(2)
+			skip++
+		case c == 0xc9: // ext32
+			skip, err = uintN(4)
+			skip++
+		case c == 0xca || c == 0xce || c == 0xd2: // float32, uint32, int32
+			skip = 4
+		case c == 0xcb || c == 0xcf || c == 0xd3: // float64, uint64, int64
+			skip = 8
+		case c == 0xcc || c == 0xd0: // uint8, int8
+			skip = 1
+		case c == 0xcd || c == 0xd1: // uint16, int16
+			skip = 2
+		case c >= 0xd4 && c <= 0xd8: // fixext 1, 2, 4, 8, 16: type, data
+			skip = 1 + 1<<(c-0xd4)
+		case c == 0xdc: // array16
+			children, err = uintN(2)
+		case c == 0xdd: // array32
+			children, err = uintN(4)
+		case c == 0xde: // map16
+			children, err = uintN(2)
+			children *= 2
+		case c == 0xdf: // map32
+			children, err = uintN(4)
+			children *= 2
+		default: // 0xc1 is never used
+			return fmt.Errorf("invalid msgpack code %#x at %d", c, pos-1)
+		}
+		if err != nil {
+			return err
+		}
+		if skip > uint64(len(data)-pos) {
+			return io.ErrUnexpectedEOF
+		}
+		pos += int(skip)
+		if children > 0 {
+			// Every value takes at least one byte.
+			if children > uint64(len(data)-pos) {
+				return io.ErrUnexpectedEOF
+			}
+			if len(left) > maxNesting {
+				return fmt.Errorf("msgpack nests deeper than %d", maxNesting)
+			}
+			left = append(left, children)
+		}
+	}
+	return nil
 }

@@ -123,7 +123,7 @@ func Decode(ev *Event) (Payload, error) {
 		}
 	}
 	p := t.New()
-	if err := msgpack.Unmarshal(raw, p); err != nil {
+	if err := decode(raw, p); err != nil {
 		return nil, fmt.Errorf("decode %s v%d payload: %w", ev.Type, ev.Version, err)
 	}
 	return p, nil

@@ -356,7 +356,10 @@ func (f *FSM) Restore(r io.Reader) error {
 		_, err := io.Copy(io.Discard, br)
 		return err
 	}
-	if err := f.store.Import(br); err != nil {
+	// The applied index lands last: a crash mid-import leaves it absent, so
+	// the next start restores the snapshot again instead of trusting a
+	// half-written store.
+	if err := f.store.Import(br, appliedKey); err != nil {
 		return fmt.Errorf("restore at %d: %w", index, err)
 	}
 	f.log.Info("restored snapshot", "index", index)

@@ -6,7 +6,7 @@ import "sync"
 type Notifier struct {
 	mu struct {
 		sync.Mutex
-		applied uint64
+		applied   uint64
 		appliedCh chan struct{}
 		tables    map[string]chan struct{}
 	}

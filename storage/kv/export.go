@@ -2,6 +2,7 @@ package kv
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -42,14 +43,21 @@ func Export(r Reader, w io.Writer) error {
 }
 
 // Import replaces every key of the store with the stream r, written by
-// Export, and makes the result durable.
-func (s *Store) Import(r io.Reader) error {
+// Export, and makes the result durable. The keys listed in last are written
+// in a final synced batch after every other key, so a crash part-way leaves
+// them absent: a caller that keeps its checkpoint there (the FSM's applied
+// index) sees an incomplete import as no import.
+func (s *Store) Import(r io.Reader, last ...[]byte) error {
+	held := map[string][]byte{}
+	for _, k := range last {
+		held[string(k)] = nil
+	}
 	br := bufio.NewReaderSize(r, 1<<20)
 	magic := make([]byte, len(exportMagic))
 	if _, err := io.ReadFull(br, magic); err != nil || string(magic) != exportMagic {
 		return fmt.Errorf("import: not an ordo kv export")
 	}
-	if err := s.db.DeleteRange([]byte{}, []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}, pebble.NoSync); err != nil {
+	if err := s.clear(); err != nil {
 		return fmt.Errorf("import: clear: %w", err)
 	}
 	b := s.db.NewBatch()
@@ -72,6 +80,10 @@ func (s *Store) Import(r io.Reader) error {
 			b.Close()
 			return fmt.Errorf("import: %w", err)
 		}
+		if _, ok := held[string(buf[:kl])]; ok {
+			held[string(buf[:kl])] = buf[kl:]
+			continue
+		}
 		if err := b.Set(buf[:kl], buf[kl:], nil); err != nil {
 			b.Close()
 			return err
@@ -86,5 +98,34 @@ func (s *Store) Import(r io.Reader) error {
 	if err := b.Commit(pebble.Sync); err != nil {
 		return fmt.Errorf("import: %w", err)
 	}
+	fin := s.db.NewBatch()
+	for _, k := range last {
+		if v := held[string(k)]; v != nil {
+			if err := fin.Set(k, v, nil); err != nil {
+				fin.Close()
+				return err
+			}
+		}
+	}
+	if err := fin.Commit(pebble.Sync); err != nil {
+		return fmt.Errorf("import: %w", err)
+	}
 	return nil
+}
+
+// clear deletes every key: the range ends just past the largest key, since
+// no fixed bound sorts after every possible key.
+func (s *Store) clear() error {
+	it, err := s.db.NewIter(nil)
+	if err != nil {
+		return err
+	}
+	var end []byte
+	if it.Last() {
+		end = append(bytes.Clone(it.Key()), 0)
+	}
+	if err := it.Close(); err != nil || end == nil {
+		return err
+	}
+	return s.db.DeleteRange([]byte{}, end, pebble.NoSync)
 }

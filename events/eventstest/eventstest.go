@@ -1,0 +1,53 @@
+package eventstest
+
+import (
+	"testing"
+
+	"github.com/ordoplane/ordo/events"
+)
+
+// Samples returns a fully populated payload of every event type this
+// package knows, keyed by type name. events' own tests check that the set
+// equals the registry, so a type added without a sample fails them.
+func Samples() map[string]events.Payload {
+	return map[string]events.Payload{
+		"NamespaceUpserted": &events.NamespaceUpserted{Namespace: events.Namespace{
+			Name:        "payments",
+			Description: "Payment services",
+			Meta:        map[string]string{"owner": "team-pay", "tier": "1"},
+		}},
+		"NamespaceDeleted": &events.NamespaceDeleted{Name: "payments"},
+		"ServerRegistered": &events.ServerRegistered{ID: "server-1", RaftAddr: "10.0.0.1:4647", HTTPAddr: "10.0.0.1:4646"},
+		"ServerRemoved":    &events.ServerRemoved{ID: "server-1"},
+	}
+}
+
+// New returns events.New(id, p), failing tb on error.
+func New(tb testing.TB, id string, p events.Payload) events.Event {
+	tb.Helper()
+	ev, err := events.New(id, p)
+	if err != nil {
+		tb.Fatalf("events.New(%T): %v", p, err)
+	}
+	return ev
+}
+
+// EncodeEntry returns events.EncodeEntry(e), failing tb on error.
+func EncodeEntry(tb testing.TB, e *events.Entry) []byte {
+	tb.Helper()
+	b, err := events.EncodeEntry(e)
+	if err != nil {
+		tb.Fatalf("encode entry: %v", err)
+	}
+	return b
+}
+
+// EncodeEvent returns events.EncodeEvent(ev), failing tb on error.
+func EncodeEvent(tb testing.TB, ev *events.Event) []byte {
+	tb.Helper()
+	b, err := events.EncodeEvent(ev)
+	if err != nil {
+		tb.Fatalf("encode event: %v", err)
+	}
+	return b
+}

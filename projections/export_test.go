@@ -1,0 +1,14 @@
+package projections
+
+import "github.com/ordoplane/ordo/storage/kv"
+
+// PutRow writes r at key in table directly, bypassing the projections, so
+// tests can corrupt a store and check that Checksum notices.
+func PutRow(w kv.Writer, table, key string, r Row) error {
+	return w.Set(rowKey(table, key), encodeRow(r))
+}
+
+// SetTableIndex writes table's index directly.
+func SetTableIndex(w kv.Writer, table string, index uint64) error {
+	return w.Set(tableIndexKey(table), kv.Uint64Value(index))
+}

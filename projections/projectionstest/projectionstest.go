@@ -1,0 +1,166 @@
+package projectionstest
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"testing"
+
+	"github.com/ordoplane/ordo/events"
+	"github.com/ordoplane/ordo/projections"
+	"github.com/ordoplane/ordo/projections/all"
+	"github.com/ordoplane/ordo/storage/archive"
+	"github.com/ordoplane/ordo/storage/kv"
+	"github.com/ordoplane/ordo/storage/raftlog"
+)
+
+// LeaderTime is the time, in Unix nanoseconds, Entry stamps entries with.
+const LeaderTime int64 = 1_700_000_000_000_000_000
+
+// OpenStore opens a state store in a new temporary directory and closes it
+// when the test ends.
+func OpenStore(tb testing.TB) *kv.Store {
+	tb.Helper()
+	s, err := kv.Open(tb.TempDir(), kv.DefaultConfig())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { s.Close() })
+	return s
+}
+
+// NewFSM returns an FSM over store maintaining projs, or every projection
+// (all.Projections) when none are given. It logs nothing and registers no
+// metrics.
+func NewFSM(tb testing.TB, store *kv.Store, projs ...projections.Projection) *projections.FSM {
+	tb.Helper()
+	f, err := TryNewFSM(store, projs...)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(f.Close)
+	return f
+}
+
+// TryNewFSM is NewFSM returning the error, for tests that expect one.
+func TryNewFSM(store *kv.Store, projs ...projections.Projection) (*projections.FSM, error) {
+	if len(projs) == 0 {
+		projs = all.Projections()
+	}
+	return projections.NewFSM(store, projections.FSMConfig{
+		Projections: projs,
+		Logger:      slog.New(slog.NewTextHandler(io.Discard, nil)),
+	})
+}
+
+// Entry returns an entry for command cmd, at LeaderTime, carrying one event
+// per payload with ids "<cmd>-<position>".
+func Entry(tb testing.TB, cmd string, payloads ...events.Payload) *events.Entry {
+	tb.Helper()
+	e := &events.Entry{Time: LeaderTime, CommandID: cmd, Actor: "test", Events: []events.Event{}}
+	for i, p := range payloads {
+		ev, err := events.New(fmt.Sprintf("%s-%d", cmd, i), p)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		e.Events = append(e.Events, ev)
+	}
+	return e
+}
+
+// Log encodes e as the committed raft log entry at index.
+func Log(tb testing.TB, index uint64, e *events.Entry) raftlog.Log {
+	tb.Helper()
+	data, err := events.EncodeEntry(e)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return raftlog.Log{Index: index, Term: 1, Data: data}
+}
+
+// Apply applies logs through f in one call, as one raft batch, and returns
+// their results, failing the test if one is not a projections.Result.
+func Apply(tb testing.TB, f *projections.FSM, logs ...raftlog.Log) []projections.Result {
+	tb.Helper()
+	out := f.Apply(logs)
+	if len(out) != len(logs) {
+		tb.Fatalf("Apply returned %d results for %d logs", len(out), len(logs))
+	}
+	res := make([]projections.Result, len(out))
+	for i, r := range out {
+		rr, ok := r.(projections.Result)
+		if !ok {
+			tb.Fatalf("result %d is %T, want projections.Result", i, r)
+		}
+		res[i] = rr
+	}
+	return res
+}
+
+// ApplyOne applies e at index in its own batch and returns its result.
+func ApplyOne(tb testing.TB, f *projections.FSM, index uint64, e *events.Entry) projections.Result {
+	tb.Helper()
+	return Apply(tb, f, Log(tb, index, e))[0]
+}
+
+// Checksums returns projections.Checksum of each of projs in r, by name.
+func Checksums(tb testing.TB, r kv.Reader, projs []projections.Projection) map[string][32]byte {
+	tb.Helper()
+	out := map[string][32]byte{}
+	for _, p := range projs {
+		sum, err := projections.Checksum(r, p)
+		if err != nil {
+			tb.Fatalf("checksum %s: %v", p.Name(), err)
+		}
+		out[p.Name()] = sum
+	}
+	return out
+}
+
+// ArchiveLen returns archive.Len(r).
+func ArchiveLen(tb testing.TB, r kv.Reader) uint64 {
+	tb.Helper()
+	n, err := archive.Len(r)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return n
+}
+
+// Archived returns every archived event of r, decoded, in commit order.
+func Archived(tb testing.TB, r kv.Reader) []*events.Event {
+	tb.Helper()
+	var out []*events.Event
+	err := archive.Scan(r, 0, 0, func(index uint64, seq uint32, data []byte) error {
+		ev, err := events.DecodeEvent(data)
+		if err != nil {
+			return fmt.Errorf("%d/%d: %w", index, seq, err)
+		}
+		out = append(out, ev)
+		return nil
+	})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return out
+}
+
+// TableIndex returns the index of the last entry that changed table in r.
+func TableIndex(tb testing.TB, r kv.Reader, table string) uint64 {
+	tb.Helper()
+	idx, err := projections.NewView(r).TableIndex(table)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return idx
+}
+
+// AppliedIndex returns the applied index stored in r.
+func AppliedIndex(tb testing.TB, r kv.Reader) uint64 {
+	tb.Helper()
+	idx, err := projections.NewView(r).AppliedIndex()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return idx
+}
