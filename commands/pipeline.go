@@ -152,15 +152,15 @@ func (p *Pipeline) run(ctx context.Context, req Request, c Command) (Outcome, er
 	}
 	now := p.clock().UTC()
 	dec, err := c.Decide(v, now, p.ids)
-	applied, _ := v.AppliedIndex()
 	snap.Close()
 	if err != nil {
 		return Outcome{}, err
 	}
 	if len(dec.Events) == 0 {
-		return Outcome{Index: applied}, nil
+		return Outcome{Index: p.applied()}, nil
 	}
-	entry := events.Entry{Time: now.UnixNano(), CommandID: req.CommandID, Actor: req.Actor, Preconditions: dec.Preconditions}
+	entry := events.Entry{Time: now.UnixNano(), CommandID: req.CommandID, Idempotent: req.CommandID != "",
+		Actor: req.Actor, Preconditions: dec.Preconditions}
 	if entry.CommandID == "" {
 		entry.CommandID = p.ids()
 	}

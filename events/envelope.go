@@ -12,9 +12,14 @@ import (
 type Entry struct {
 	// Time is the leader's clock when the command was decided, in Unix nanoseconds.
 	Time int64 `msgpack:"t"`
-	// CommandID identifies the request; a second entry with the same id is
-	// applied as a duplicate of the first.
+	// CommandID identifies the request; events carry it as their
+	// correlation id.
 	CommandID string `msgpack:"cid"`
+	// Idempotent marks a CommandID the client chose (an Idempotency-Key):
+	// the FSM records it, and a second entry with the same id applies as a
+	// duplicate of the first. Ids minted by the server are unique by
+	// construction and are not recorded.
+	Idempotent bool `msgpack:"idem,omitempty"`
 	// Actor names who issued the command (a token accessor, a processor).
 	Actor string `msgpack:"a,omitempty"`
 	// Preconditions are checked in order against the projections at apply.

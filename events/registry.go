@@ -101,9 +101,11 @@ func New(id string, p Payload) (Event, error) {
 	return Event{Type: name, Version: types[name].Version, ID: id, Keys: p.EntityKeys(), Payload: raw}, nil
 }
 
-// Decode returns the event's payload at its type's current version,
-// upcasting older versions step by step.
-func Decode(ev *Event) (Payload, error) {
+// Upcast returns the event's encoded payload at its type's current version:
+// the stored bytes when the event is current, else the result of the
+// upcasters applied step by step. Projections that keep payloads as rows
+// use it to skip a decode and re-encode.
+func Upcast(ev *Event) (msgpack.RawMessage, error) {
 	t, ok := types[ev.Type]
 	if !ok {
 		return nil, fmt.Errorf("decode %q: %w", ev.Type, ErrUnknownType)
@@ -122,7 +124,17 @@ func Decode(ev *Event) (Payload, error) {
 			return nil, fmt.Errorf("upcast %s from v%d: %w", ev.Type, v, err)
 		}
 	}
-	p := t.New()
+	return raw, nil
+}
+
+// Decode returns the event's payload at its type's current version,
+// upcasting older versions step by step.
+func Decode(ev *Event) (Payload, error) {
+	raw, err := Upcast(ev)
+	if err != nil {
+		return nil, err
+	}
+	p := types[ev.Type].New()
 	if err := decode(raw, p); err != nil {
 		return nil, fmt.Errorf("decode %s v%d payload: %w", ev.Type, ev.Version, err)
 	}

@@ -183,9 +183,9 @@ func applyEntry(w kv.Writer, l raftlog.Log, projs []Projection, ctr *archiveCoun
 	res := Result{Index: l.Index}
 	entry, err := events.DecodeEntry(l.Data)
 	if err != nil {
-		return reject(w, l.Index, "", events.Precondition{}, err.Error())
+		return reject(w, l.Index, nil, events.Precondition{}, err.Error())
 	}
-	if entry.CommandID != "" {
+	if entry.Idempotent {
 		if prev, ok, err := lookupCommand(w, entry.CommandID); err != nil {
 			return res, nil, err
 		} else if ok {
@@ -199,7 +199,7 @@ func applyEntry(w kv.Writer, l raftlog.Log, projs []Projection, ctr *archiveCoun
 	tx := newTx(w, l.Index, entry.Time)
 	for _, p := range entry.Preconditions {
 		if reason := check(tx.View, p); reason != "" {
-			return reject(w, l.Index, entry.CommandID, p, reason)
+			return reject(w, l.Index, entry, p, reason)
 		}
 	}
 	entry.Stamp(l.Index)
@@ -224,13 +224,19 @@ func applyEntry(w kv.Writer, l raftlog.Log, projs []Projection, ctr *archiveCoun
 	if err != nil {
 		return res, nil, err
 	}
-	if err := recordCommand(w, entry.CommandID, commandRecord{Index: l.Index}); err != nil {
-		return res, nil, err
+	if entry.Idempotent {
+		if err := recordCommand(w, entry.CommandID, commandRecord{Index: l.Index}); err != nil {
+			return res, nil, err
+		}
 	}
 	return res, tables, nil
 }
 
-func reject(w kv.Writer, index uint64, cmdID string, p events.Precondition, reason string) (Result, []string, error) {
+func reject(w kv.Writer, index uint64, entry *events.Entry, p events.Precondition, reason string) (Result, []string, error) {
+	var cmdID string
+	if entry != nil {
+		cmdID = entry.CommandID
+	}
 	rec, err := msgpack.Marshal(&rejection{CommandID: cmdID, Reason: reason, Precondition: p})
 	if err != nil {
 		return Result{}, nil, err
@@ -238,8 +244,10 @@ func reject(w kv.Writer, index uint64, cmdID string, p events.Precondition, reas
 	if err := w.Set(rejectionKey(index), rec); err != nil {
 		return Result{}, nil, err
 	}
-	if err := recordCommand(w, cmdID, commandRecord{Index: index, Reason: reason}); err != nil {
-		return Result{}, nil, err
+	if entry != nil && entry.Idempotent {
+		if err := recordCommand(w, cmdID, commandRecord{Index: index, Reason: reason}); err != nil {
+			return Result{}, nil, err
+		}
 	}
 	return Result{Index: index, Err: &RejectedError{Precondition: p, Reason: reason}}, nil, nil
 }

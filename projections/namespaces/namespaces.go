@@ -33,41 +33,35 @@ var _ projections.Projection = Projection{}
 func (Projection) Name() string { return "namespaces" }
 
 // Version implements projections.Projection.
-func (Projection) Version() int { return 1 }
+func (Projection) Version() int { return 2 }
 
 // Tables implements projections.Projection.
 func (Projection) Tables() []string { return []string{Table} }
 
-// Apply implements projections.Projection.
+// Apply implements projections.Projection. A row holds the encoded
+// payload of the namespace's last NamespaceUpserted at its current version,
+// so applying a current event decodes nothing.
 func (Projection) Apply(tx *projections.Tx, ev *events.Event) error {
 	switch ev.Type {
 	case "NamespaceUpserted":
-		p, err := events.Decode(ev)
+		raw, err := events.Upcast(ev)
 		if err != nil {
 			return err
 		}
-		ns := p.(*events.NamespaceUpserted).Namespace
-		b, err := events.Marshal(&ns)
-		if err != nil {
-			return fmt.Errorf("encode namespace %q: %w", ns.Name, err)
-		}
-		return tx.Put(Table, ns.Name, b)
+		return tx.Put(Table, ev.Key(events.KindNamespace), raw)
 	case "NamespaceDeleted":
-		p, err := events.Decode(ev)
-		if err != nil {
-			return err
-		}
-		_, err = tx.Delete(Table, p.(*events.NamespaceDeleted).Name)
+		_, err := tx.Delete(Table, ev.Key(events.KindNamespace))
 		return err
 	}
 	return nil
 }
 
 func fromRow(r projections.Row) (*Namespace, error) {
-	var ns events.Namespace
-	if err := msgpack.Unmarshal(r.Value, &ns); err != nil {
+	var p events.NamespaceUpserted
+	if err := msgpack.Unmarshal(r.Value, &p); err != nil {
 		return nil, fmt.Errorf("decode namespace row: %w", err)
 	}
+	ns := p.Namespace
 	return &Namespace{Name: ns.Name, Description: ns.Description, Meta: ns.Meta,
 		CreateIndex: r.CreateIndex, ModifyIndex: r.ModifyIndex}, nil
 }

@@ -54,10 +54,11 @@ func TryNewFSM(store *kv.Store, projs ...projections.Projection) (*projections.F
 }
 
 // Entry returns an entry for command cmd, at LeaderTime, carrying one event
-// per payload with ids "<cmd>-<position>".
+// per payload with ids "<cmd>-<position>". The command id is a client's
+// idempotency key, so the FSM records it and dedupes on it.
 func Entry(tb testing.TB, cmd string, payloads ...events.Payload) *events.Entry {
 	tb.Helper()
-	e := &events.Entry{Time: LeaderTime, CommandID: cmd, Actor: "test", Events: []events.Event{}}
+	e := &events.Entry{Time: LeaderTime, CommandID: cmd, Idempotent: cmd != "", Actor: "test", Events: []events.Event{}}
 	for i, p := range payloads {
 		ev, err := events.New(fmt.Sprintf("%s-%d", cmd, i), p)
 		if err != nil {

@@ -62,7 +62,7 @@ func Open(dir string, cfg Config) (*Store, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	opts := &pebble.Options{Logger: quietLogger{}, MemTableSize: 64 << 20}
+	opts := &pebble.Options{Logger: quietLogger{}}
 	// Bloom filters make the many lookups of absent keys (new command ids,
 	// new rows) cheap.
 	opts.Levels = make([]pebble.LevelOptions, 7)
@@ -70,6 +70,8 @@ func Open(dir string, cfg Config) (*Store, error) {
 		opts.Levels[i].FilterPolicy = bloom.FilterPolicy(10)
 		opts.Levels[i].FilterType = pebble.TableFilter
 	}
+	opts.L0CompactionThreshold = 2
+	opts.MaxConcurrentCompactions = func() int { return 2 }
 	opts.EnsureDefaults()
 	if cfg.CacheBytes > 0 {
 		c := pebble.NewCache(cfg.CacheBytes)

@@ -7,6 +7,7 @@ type metrics struct {
 	commit prometheus.Histogram
 	apply  prometheus.Histogram
 	batch  prometheus.Histogram
+	store  prometheus.Histogram
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
@@ -21,9 +22,12 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		batch: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name: "ordo_fsm_apply_batch_entries", Help: "Entries per FSM apply batch.",
 			Buckets: prometheus.ExponentialBuckets(1, 2, 11)}),
+		store: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "ordo_raft_store_logs_seconds", Help: "Time to append (and fsync) a batch of entries to the raft log.",
+			Buckets: prometheus.ExponentialBuckets(0.00005, 2, 16)}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.commit, m.apply, m.batch)
+		reg.MustRegister(m.commit, m.apply, m.batch, m.store)
 	}
 	return m
 }
@@ -35,4 +39,5 @@ func (m *metrics) unregister() {
 	m.reg.Unregister(m.commit)
 	m.reg.Unregister(m.apply)
 	m.reg.Unregister(m.batch)
+	m.reg.Unregister(m.store)
 }

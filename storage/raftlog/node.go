@@ -141,7 +141,8 @@ func Open(cfg Config, app Applier) (*Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	cache, err := raft.NewLogCache(4096, store)
+	n := &Node{cfg: cfg, store: store, leaderCh: make(chan bool, 16), metrics: newMetrics(cfg.Registerer)}
+	cache, err := raft.NewLogCache(4096, timedLogStore{LogStore: store, h: n.metrics.store})
 	if err != nil {
 		store.Close()
 		return nil, err
@@ -169,7 +170,8 @@ func Open(cfg Config, app Applier) (*Node, error) {
 	}
 	cfg.Advertise = string(trans.LocalAddr())
 
-	n := &Node{cfg: cfg, store: store, transport: trans, leaderCh: make(chan bool, 16), metrics: newMetrics(cfg.Registerer)}
+	n.transport = trans
+	n.cfg.Advertise = cfg.Advertise
 	rc := raft.DefaultConfig()
 	rc.LocalID = raft.ServerID(cfg.ID)
 	rc.Logger = logger
