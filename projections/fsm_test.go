@@ -445,3 +445,24 @@ func resultsString(rs []projections.Result) string {
 	}
 	return b.String()
 }
+
+// Ids the server mints are unique by construction: the FSM neither records
+// nor dedupes them, so only client idempotency keys cost a lookup.
+func TestMintedCommandIDsAreNotDeduped(t *testing.T) {
+	store := pt.OpenStore(t)
+	f := pt.NewFSM(t, store)
+	e1 := pt.Entry(t, "minted", upsert("a"))
+	e1.Idempotent = false
+	e2 := pt.Entry(t, "minted", upsert("b"))
+	e2.Idempotent = false
+	pt.ApplyOne(t, f, 1, e1)
+	if res := pt.ApplyOne(t, f, 2, e2); res.Duplicate || res.Index != 2 {
+		t.Fatalf("second entry with a minted id = %+v, want applied at 2", res)
+	}
+	if _, ok := getNS(t, store, "b"); !ok {
+		t.Fatal("second entry's events were not applied")
+	}
+	if _, ok, err := projections.CommandResult(projections.NewView(store), "minted"); err != nil || ok {
+		t.Fatalf("minted id recorded: ok=%v err=%v", ok, err)
+	}
+}
