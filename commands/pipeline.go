@@ -2,6 +2,9 @@ package commands
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -123,7 +126,7 @@ func (p *Pipeline) Close() {
 // Run validates, decides and appends c, and waits until it is applied here.
 func (p *Pipeline) Run(ctx context.Context, name string, req Request, c Command) (Outcome, error) {
 	start := time.Now()
-	out, err := p.run(ctx, req, c)
+	out, err := p.run(ctx, name, req, c)
 	result := "ok"
 	if err != nil {
 		result = fmt.Sprint(Status(err))
@@ -135,14 +138,16 @@ func (p *Pipeline) Run(ctx context.Context, name string, req Request, c Command)
 	return out, err
 }
 
-func (p *Pipeline) run(ctx context.Context, req Request, c Command) (Outcome, error) {
+func (p *Pipeline) run(ctx context.Context, name string, req Request, c Command) (Outcome, error) {
 	if err := c.Validate(); err != nil {
 		return Outcome{}, err
 	}
 	snap := p.store.Snapshot()
 	v := projections.NewView(snap)
+	var hash string
 	if req.CommandID != "" {
-		if res, ok, err := projections.CommandResult(v, req.CommandID); err != nil {
+		hash = requestHash(name, c)
+		if res, ok, err := projections.CommandResult(v, req.CommandID, hash); err != nil {
 			snap.Close()
 			return Outcome{}, err
 		} else if ok {
@@ -160,7 +165,7 @@ func (p *Pipeline) run(ctx context.Context, req Request, c Command) (Outcome, er
 		return Outcome{Index: p.applied()}, nil
 	}
 	entry := events.Entry{Time: now.UnixNano(), CommandID: req.CommandID, Idempotent: req.CommandID != "",
-		Actor: req.Actor, Preconditions: dec.Preconditions}
+		RequestHash: hash, Actor: req.Actor, Preconditions: dec.Preconditions}
 	if entry.CommandID == "" {
 		entry.CommandID = p.ids()
 	}
@@ -177,7 +182,8 @@ func (p *Pipeline) run(ctx context.Context, req Request, c Command) (Outcome, er
 	}
 	resp, _, err := p.log.Append(ctx, data)
 	if err != nil {
-		if errors.Is(err, raftlog.ErrNotLeader) {
+		if errors.Is(err, raftlog.ErrNotLeader) || errors.Is(err, raftlog.ErrShutdown) {
+			// The outcome is unknown: a retry with the same idempotency key is safe.
 			return Outcome{}, fmt.Errorf("%w: %v", ErrNoLeader, err)
 		}
 		return Outcome{}, err
@@ -187,6 +193,16 @@ func (p *Pipeline) run(ctx context.Context, req Request, c Command) (Outcome, er
 		return Outcome{}, fmt.Errorf("unexpected apply result %T", resp)
 	}
 	return outcome(res)
+}
+
+// requestHash digests what a command asks for, so a reused idempotency key
+// with another request is told apart from a retry.
+func requestHash(name string, c Command) string {
+	h := sha256.New()
+	h.Write([]byte(name))
+	h.Write([]byte{0})
+	_ = json.NewEncoder(h).Encode(c)
+	return hex.EncodeToString(h.Sum(nil)[:16])
 }
 
 func outcome(res projections.Result) (Outcome, error) {

@@ -228,10 +228,15 @@ func TestPipelineIdempotent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// A retry, even one whose content differs, is answered from the record.
-	again, err := f.p.Run(ctx, "namespace.apply", req, namespace.Apply{Name: "payments", Description: "changed"})
+	// A retry of the same request is answered from the record.
+	again, err := f.p.Run(ctx, "namespace.apply", req, namespace.Apply{Name: "payments"})
 	if err != nil {
 		t.Fatal(err)
+	}
+	// The same key with another request is refused, not silently dropped.
+	_, err = f.p.Run(ctx, "namespace.apply", req, namespace.Apply{Name: "payments", Description: "changed"})
+	if commands.Status(err) != 409 {
+		t.Fatalf("reused key with another request: %v (status %d), want 409", err, commands.Status(err))
 	}
 	if first.Duplicate || !again.Duplicate || again.Index != first.Index {
 		t.Fatalf("first %+v, again %+v", first, again)

@@ -20,6 +20,9 @@ type Entry struct {
 	// duplicate of the first. Ids minted by the server are unique by
 	// construction and are not recorded.
 	Idempotent bool `msgpack:"idem,omitempty"`
+	// RequestHash is a digest of what an idempotent command asked for; a
+	// retry with the same CommandID but another hash is refused.
+	RequestHash string `msgpack:"rh,omitempty"`
 	// Actor names who issued the command (a token accessor, a processor).
 	Actor string `msgpack:"a,omitempty"`
 	// Preconditions are checked in order against the projections at apply.

@@ -163,10 +163,24 @@ type archiveCounters struct {
 	length, last uint64
 }
 
-// commandRecord is what the FSM keeps per command id.
+// commandRecord is what the FSM keeps per client idempotency key.
 type commandRecord struct {
 	Index  uint64 `msgpack:"i"`
 	Reason string `msgpack:"r,omitempty"`
+	Hash   string `msgpack:"h,omitempty"`
+}
+
+// result is the answer a retry of the recorded command gets.
+func (rec commandRecord) result() Result {
+	res := Result{Index: rec.Index, Duplicate: true}
+	if rec.Reason != "" {
+		res.Err = &RejectedError{Reason: rec.Reason}
+	}
+	return res
+}
+
+func keyReused(id string, index uint64) string {
+	return fmt.Sprintf("idempotency key %q was used at index %d for a different request", id, index)
 }
 
 // rejection is what the FSM records for an entry that was not applied.
@@ -189,11 +203,10 @@ func applyEntry(w kv.Writer, l raftlog.Log, projs []Projection, ctr *archiveCoun
 		if prev, ok, err := lookupCommand(w, entry.CommandID); err != nil {
 			return res, nil, err
 		} else if ok {
-			res := Result{Index: prev.Index, Duplicate: true}
-			if prev.Reason != "" {
-				res.Err = &RejectedError{Reason: prev.Reason}
+			if prev.Hash != entry.RequestHash {
+				return reject(w, l.Index, nil, events.Precondition{}, keyReused(entry.CommandID, prev.Index))
 			}
-			return res, nil, nil
+			return prev.result(), nil, nil
 		}
 	}
 	tx := newTx(w, l.Index, entry.Time)
@@ -225,7 +238,7 @@ func applyEntry(w kv.Writer, l raftlog.Log, projs []Projection, ctr *archiveCoun
 		return res, nil, err
 	}
 	if entry.Idempotent {
-		if err := recordCommand(w, entry.CommandID, commandRecord{Index: l.Index}); err != nil {
+		if err := recordCommand(w, entry.CommandID, commandRecord{Index: l.Index, Hash: entry.RequestHash}); err != nil {
 			return res, nil, err
 		}
 	}
@@ -245,7 +258,7 @@ func reject(w kv.Writer, index uint64, entry *events.Entry, p events.Preconditio
 		return Result{}, nil, err
 	}
 	if entry != nil && entry.Idempotent {
-		if err := recordCommand(w, cmdID, commandRecord{Index: index, Reason: reason}); err != nil {
+		if err := recordCommand(w, cmdID, commandRecord{Index: index, Reason: reason, Hash: entry.RequestHash}); err != nil {
 			return Result{}, nil, err
 		}
 	}
@@ -278,17 +291,18 @@ func recordCommand(w kv.Writer, id string, rec commandRecord) error {
 	return w.Set(commandKey(id), b)
 }
 
-// CommandResult returns the result recorded for command id, if it was applied.
-func CommandResult(v View, id string) (Result, bool, error) {
+// CommandResult returns the result recorded for idempotency key id, if a
+// command with it was applied. A record of another request (hash differs)
+// yields a *RejectedError saying the key was reused.
+func CommandResult(v View, id, hash string) (Result, bool, error) {
 	rec, ok, err := lookupCommand(v.r, id)
 	if err != nil || !ok {
 		return Result{}, ok, err
 	}
-	res := Result{Index: rec.Index, Duplicate: true}
-	if rec.Reason != "" {
-		res.Err = &RejectedError{Reason: rec.Reason}
+	if rec.Hash != hash {
+		return Result{Err: &RejectedError{Reason: keyReused(id, rec.Index)}}, true, nil
 	}
-	return res, true, nil
+	return rec.result(), true, nil
 }
 
 // check returns why p does not hold, or "" when it does.

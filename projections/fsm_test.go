@@ -173,7 +173,7 @@ func TestPreconditions(t *testing.T) {
 
 			// The rejection is recorded under the command id: a retry gets it
 			// back and appends nothing.
-			cr, ok, err := projections.CommandResult(projections.NewView(store), "cmd")
+			cr, ok, err := projections.CommandResult(projections.NewView(store), "cmd", "")
 			if err != nil || !ok || cr.Index != 2 || !cr.Duplicate || !errors.As(cr.Err, &rej) {
 				t.Fatalf("CommandResult = %+v, %v, %v", cr, ok, err)
 			}
@@ -426,7 +426,7 @@ func TestBatchedApplyEqualsOneByOne(t *testing.T) {
 func TestCommandResultUnknown(t *testing.T) {
 	store := pt.OpenStore(t)
 	pt.NewFSM(t, store)
-	if _, ok, err := projections.CommandResult(projections.NewView(store), "never"); ok || err != nil {
+	if _, ok, err := projections.CommandResult(projections.NewView(store), "never", ""); ok || err != nil {
 		t.Fatalf("CommandResult of an unknown id: %v, %v", ok, err)
 	}
 }
@@ -462,7 +462,33 @@ func TestMintedCommandIDsAreNotDeduped(t *testing.T) {
 	if _, ok := getNS(t, store, "b"); !ok {
 		t.Fatal("second entry's events were not applied")
 	}
-	if _, ok, err := projections.CommandResult(projections.NewView(store), "minted"); err != nil || ok {
+	if _, ok, err := projections.CommandResult(projections.NewView(store), "minted", ""); err != nil || ok {
 		t.Fatalf("minted id recorded: ok=%v err=%v", ok, err)
+	}
+}
+
+// Two different requests racing with one idempotency key: the second is
+// refused at apply with a recorded reason, never answered as the first.
+func TestReusedKeyWithAnotherRequestIsRejected(t *testing.T) {
+	store := pt.OpenStore(t)
+	f := pt.NewFSM(t, store)
+	e1 := pt.Entry(t, "k", upsert("a"))
+	e1.RequestHash = "hash-a"
+	e2 := pt.Entry(t, "k", upsert("b"))
+	e2.RequestHash = "hash-b"
+	pt.ApplyOne(t, f, 1, e1)
+	res := pt.ApplyOne(t, f, 2, e2)
+	var re *projections.RejectedError
+	if !errors.As(res.Err, &re) || res.Duplicate {
+		t.Fatalf("reused key = %+v, want a rejection", res)
+	}
+	if pt.ArchiveLen(t, store) != 1 {
+		t.Fatal("the second request's events were archived")
+	}
+	// A true retry of the first request still gets the first answer.
+	e3 := pt.Entry(t, "k", upsert("a"))
+	e3.RequestHash = "hash-a"
+	if res := pt.ApplyOne(t, f, 3, e3); !res.Duplicate || res.Index != 1 {
+		t.Fatalf("retry = %+v, want duplicate of 1", res)
 	}
 }

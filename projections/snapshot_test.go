@@ -64,7 +64,7 @@ func TestSnapshotRestore(t *testing.T) {
 	if _, ok := getNS(t, dst, "stale"); ok {
 		t.Fatal("restore kept a namespace the snapshot does not have")
 	}
-	if _, ok, _ := projections.CommandResult(projections.NewView(dst), "stale-cmd"); ok {
+	if _, ok, _ := projections.CommandResult(projections.NewView(dst), "stale-cmd", ""); ok {
 		t.Fatal("restore kept a command record the snapshot does not have")
 	}
 	if fd.Applied() != fs.Applied() || fd.Applied() != 5 {
