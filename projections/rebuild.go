@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"fmt"
+	"sort"
 
 	"github.com/ordoplane/ordo/events"
 	"github.com/ordoplane/ordo/storage/archive"
@@ -20,76 +21,210 @@ type RebuildStats struct {
 // rebuildBatchEntries is how many entries a rebuild commits per batch.
 const rebuildBatchEntries = 2048
 
+// rebuildChunk is how many decoded events travel from the reader to the
+// applier at a time.
+const rebuildChunk = 512
+
 // Rebuild replays the archive in src into the empty store dst, applying
 // every event to projs exactly as the FSM did, up to index to (0: all).
-// progress, when set, is called after each committed batch.
+// progress, when set, is called after each committed batch. One goroutine
+// reads and decodes the archive while the caller's applies, in order.
 func Rebuild(src kv.Reader, dst *kv.Store, projs []Projection, to uint64, progress func(RebuildStats)) (RebuildStats, error) {
 	var st RebuildStats
-	b := dst.Batch()
-	if err := CheckVersions(NewView(b), projs); err != nil {
-		b.Close()
+	fresh, err := isEmpty(dst)
+	if err != nil {
 		return st, err
 	}
+	w := &freshWriter{b: dst.Batch(), rows: map[string][]byte{}, complete: fresh}
+	defer func() { w.b.Close() }()
+	if err := CheckVersions(NewView(w), projs); err != nil {
+		return st, err
+	}
+
+	chunks := make(chan []*events.Event, 4)
+	stop := make(chan struct{})
+	readErr := make(chan error, 1)
+	go func() {
+		defer close(chunks)
+		readErr <- readArchive(src, to, chunks, stop)
+	}()
+	defer func() {
+		close(stop)
+		for range chunks {
+		}
+	}()
+
+	tables := map[string]uint64{}
 	var tx *Tx
-	flush := func() error {
-		if tx != nil {
-			if _, err := tx.bumpTables(); err != nil {
+	endEntry := func() {
+		for _, t := range tx.changedTables() {
+			tables[t] = tx.index
+		}
+		st.Entries++
+		tx = nil
+	}
+	commit := func() error {
+		for _, t := range sortedKeys(tables) {
+			if err := w.Set(tableIndexKey(t), kv.Uint64Value(tables[t])); err != nil {
 				return err
 			}
-			if err := b.Set(appliedKey, kv.Uint64Value(tx.index)); err != nil {
-				return err
-			}
-			tx = nil
-			st.Entries++
 		}
-		if st.Entries%rebuildBatchEntries != 0 {
-			return nil
-		}
-		if err := b.Commit(); err != nil {
+		if err := w.Set(appliedKey, kv.Uint64Value(st.Last)); err != nil {
 			return err
 		}
-		b = dst.Batch()
+		if err := w.commit(dst); err != nil {
+			return err
+		}
 		if progress != nil {
 			progress(st)
 		}
 		return nil
+	}
+	for chunk := range chunks {
+		for _, ev := range chunk {
+			if tx != nil && tx.index != ev.Index {
+				endEntry()
+				if st.Entries%rebuildBatchEntries == 0 {
+					if err := commit(); err != nil {
+						return st, err
+					}
+				}
+			}
+			if tx == nil {
+				tx = newTx(w, ev.Index, ev.Time)
+			}
+			for _, p := range projs {
+				if err := p.Apply(tx, ev); err != nil {
+					return st, fmt.Errorf("rebuild %s at %d: %w", p.Name(), ev.Index, err)
+				}
+			}
+			st.Events++
+			st.Last = ev.Index
+		}
+	}
+	if err := <-readErr; err != nil {
+		return st, err
+	}
+	if tx != nil {
+		endEntry()
+	}
+	return st, commit()
+}
+
+// readArchive decodes the archive up to index to and sends it in chunks
+// until it ends or stop closes.
+func readArchive(src kv.Reader, to uint64, out chan<- []*events.Event, stop <-chan struct{}) error {
+	chunk := make([]*events.Event, 0, rebuildChunk)
+	send := func() error {
+		select {
+		case out <- chunk:
+			chunk = make([]*events.Event, 0, rebuildChunk)
+			return nil
+		case <-stop:
+			return kv.ErrStop
+		}
 	}
 	err := archive.Scan(src, 1, to, func(index uint64, seq uint32, data []byte) error {
 		ev, err := events.DecodeEvent(data)
 		if err != nil {
 			return fmt.Errorf("archive %d/%d: %w", index, seq, err)
 		}
-		if tx != nil && tx.index != index {
-			if err := flush(); err != nil {
-				return err
-			}
+		chunk = append(chunk, ev)
+		if len(chunk) == rebuildChunk {
+			return send()
 		}
-		if tx == nil {
-			tx = newTx(b, index, ev.Time)
-		}
-		for _, p := range projs {
-			if err := p.Apply(tx, ev); err != nil {
-				return fmt.Errorf("rebuild %s at %d: %w", p.Name(), index, err)
-			}
-		}
-		st.Events++
-		st.Last = index
 		return nil
 	})
-	if err == nil {
-		err = flush()
-	}
 	if err != nil {
-		b.Close()
-		return st, err
+		return err
 	}
-	if err := b.Commit(); err != nil {
-		return st, err
+	if len(chunk) > 0 {
+		if err := send(); err != nil {
+			return nil
+		}
 	}
-	if progress != nil {
-		progress(st)
+	return nil
+}
+
+func sortedKeys(m map[string]uint64) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
 	}
-	return st, nil
+	sort.Strings(out)
+	return out
+}
+
+func isEmpty(s *kv.Store) (bool, error) {
+	empty := true
+	err := s.Scan(nil, nil, false, func(_, _ []byte) error {
+		empty = false
+		return kv.ErrStop
+	})
+	return empty, err
+}
+
+// freshRowsLimit bounds the bytes freshWriter keeps in memory.
+const freshRowsLimit = 256 << 20
+
+// freshWriter writes a rebuild's batches. A rebuild into an empty store
+// knows every key the store holds, since it wrote them all: point reads are
+// answered from memory, and a key it never wrote is absent without asking
+// Pebble. Past freshRowsLimit it forgets and reads through the batch.
+type freshWriter struct {
+	b        *kv.Batch
+	rows     map[string][]byte // nil value: deleted
+	size     int
+	complete bool
+}
+
+var _ kv.Writer = (*freshWriter)(nil)
+
+func (w *freshWriter) Get(key []byte) ([]byte, error) {
+	if w.complete {
+		v, ok := w.rows[string(key)]
+		if !ok || v == nil {
+			return nil, kv.ErrNotFound
+		}
+		return v, nil
+	}
+	return w.b.Get(key)
+}
+
+func (w *freshWriter) Scan(lower, upper []byte, reverse bool, fn func(k, v []byte) error) error {
+	return w.b.Scan(lower, upper, reverse, fn)
+}
+
+func (w *freshWriter) Set(key, value []byte) error {
+	if w.complete {
+		w.remember(key, append([]byte{}, value...))
+	}
+	return w.b.Set(key, value)
+}
+
+func (w *freshWriter) Delete(key []byte) error {
+	if w.complete {
+		w.remember(key, nil)
+	}
+	return w.b.Delete(key)
+}
+
+func (w *freshWriter) remember(key, value []byte) {
+	w.size += len(key) + len(value)
+	if w.size > freshRowsLimit {
+		w.complete, w.rows = false, nil
+		return
+	}
+	w.rows[string(key)] = value
+}
+
+// commit commits the batch and starts the next one.
+func (w *freshWriter) commit(dst *kv.Store) error {
+	if err := w.b.Commit(); err != nil {
+		return err
+	}
+	w.b = dst.Batch()
+	return nil
 }
 
 // Checksum hashes every table of p: its index and its rows in key order.

@@ -48,6 +48,7 @@ func startCluster(dir string, n int) ([]*agent.Agent, error) {
 		cfg.JoinInterval = 100 * time.Millisecond
 		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 		cfg.RaftLogOutput = io.Discard
+		cfg.NoSync = os.Getenv("ORDO_BENCH_NOSYNC") != ""
 		if i > 0 {
 			cfg.Join = []string{agents[0].HTTPAddr()}
 		}
