@@ -34,7 +34,11 @@ func clusterLoad(n, clients int, d time.Duration) ([]row, error) {
 	if n > 1 {
 		label = fmt.Sprintf("%d servers", n)
 	}
-	return loadRows(label, []string{leader.HTTPAddr()}, clients, d)
+	rows, err := loadRows(label, []string{leader.HTTPAddr()}, clients, d)
+	if err != nil {
+		return nil, err
+	}
+	return append(rows, pipelineRows(label, leader, clients, d)...), nil
 }
 
 func startCluster(dir string, n int) ([]*agent.Agent, error) {
