@@ -26,6 +26,15 @@ type Event struct {
 	Keys          []events.Key `json:",omitempty"`
 }
 
+// archivedEventJSON decodes an archived event and renders it for the API.
+func archivedEventJSON(data []byte) (Event, error) {
+	ev, err := events.DecodeEvent(data)
+	if err != nil {
+		return Event{}, err
+	}
+	return eventJSON(ev)
+}
+
 // eventJSON renders ev for the API.
 func eventJSON(ev *events.Event) (Event, error) {
 	payload, err := events.Redacted(ev)

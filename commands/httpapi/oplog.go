@@ -5,7 +5,6 @@ import (
 	"strconv"
 
 	"github.com/ordoplane/ordo/commands"
-	"github.com/ordoplane/ordo/events"
 	"github.com/ordoplane/ordo/storage/archive"
 	"github.com/ordoplane/ordo/storage/kv"
 )
@@ -70,11 +69,7 @@ func (s *Server) operatorLog(w http.ResponseWriter, r *http.Request) {
 			page.NextIndex = index
 			return kv.ErrStop
 		}
-		ev, err := events.DecodeEvent(data)
-		if err != nil {
-			return err
-		}
-		e, err := eventJSON(ev)
+		e, err := archivedEventJSON(data)
 		if err != nil {
 			return err
 		}

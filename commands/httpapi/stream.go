@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/ordoplane/ordo/commands"
-	"github.com/ordoplane/ordo/events"
 	"github.com/ordoplane/ordo/storage/archive"
 	"github.com/ordoplane/ordo/storage/kv"
 )
@@ -164,11 +163,7 @@ func (s *Server) sendFrames(enc *json.Encoder, filter topicFilter, from, to uint
 			}
 			frame.Index = index
 		}
-		ev, err := events.DecodeEvent(data)
-		if err != nil {
-			return err
-		}
-		e, err := eventJSON(ev)
+		e, err := archivedEventJSON(data)
 		if err != nil {
 			return err
 		}
