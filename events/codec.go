@@ -50,11 +50,10 @@ func decode(data []byte, v any) error {
 	if err := checkStructure(data); err != nil {
 		return err
 	}
-	dec := msgpack.NewDecoder(bytes.NewReader(data))
-	if err := dec.Decode(v); err != nil {
-		return err
-	}
-	return nil
+	dec := msgpack.GetDecoder()
+	defer msgpack.PutDecoder(dec)
+	dec.Reset(bytes.NewReader(data))
+	return dec.Decode(v)
 }
 
 // EncodeEntry encodes e for the raft log.
