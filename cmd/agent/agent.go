@@ -138,7 +138,7 @@ func Start(cfg Config) (a *Agent, err error) {
 	}
 	if a.api, err = httpapi.New(httpapi.Config{
 		Node: a.node, FSM: a.fsm, Pipeline: a.pipeline, Join: a.handleJoin,
-		Gatherer: a.reg, Registerer: a.reg, Logger: a.log,
+		Gatherer: a.reg, Registerer: a.reg, Logger: a.log, EnableDebug: cfg.Dev,
 		Self: httpapi.Self{ID: a.id, Name: a.cfg.Name, HTTPAddr: a.httpAddr, RaftAddr: a.node.Address(),
 			Dev: cfg.Dev, Version: Version, Config: a.cfg},
 	}); err != nil {

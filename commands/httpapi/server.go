@@ -6,6 +6,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"net/http/pprof"
 	"strconv"
 	"time"
 
@@ -59,6 +60,8 @@ type Config struct {
 	DefaultWait, MaxWait time.Duration
 	// StreamHeartbeat is how often an idle event stream sends {}; default 10s.
 	StreamHeartbeat time.Duration
+	// EnableDebug serves Go's profiler under /debug/pprof/.
+	EnableDebug bool
 }
 
 // Server is the HTTP API.
@@ -119,6 +122,12 @@ func (s *Server) routes() {
 	s.handle("GET /v1/agent/self", s.agentSelf)
 	s.handle("GET /v1/agent/health", s.agentHealth)
 	s.handle("GET /v1/metrics", s.serveMetrics)
+	if s.cfg.EnableDebug {
+		// Go's profiler, as Nomad's enable_debug serves it; dev agents only by default.
+		s.mux.HandleFunc("/debug/pprof/", pprof.Index)
+		s.mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+		s.mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	}
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, &notFoundPath{r.Method + " " + r.URL.Path})
 	})
