@@ -653,12 +653,12 @@ func TestStatusEndpoints(t *testing.T) {
 		Member struct{ Name string } `json:"member"`
 		Stats  struct {
 			Ordo struct {
-				Leader bool `json:"leader"`
+				Leader string `json:"leader"` // Nomad's stats are strings
 			} `json:"ordo"`
 		} `json:"stats"`
 	}
 	d.do(t, "GET", "/v1/agent/self", nil).decode(t, &self)
-	if !self.Stats.Ordo.Leader {
+	if self.Stats.Ordo.Leader != "true" {
 		t.Fatalf("agent/self does not say it leads")
 	}
 }

@@ -47,7 +47,8 @@ type namespaceRequest struct {
 }
 
 // decodeNamespaceRequest reads a namespace apply body; the name in the path
-// wins when the body has none and must agree when it has one.
+// wins when the body has none and must agree when it has one. The nomad/api
+// client puts to /v1/namespace with the name in the body only.
 func decodeNamespaceRequest(r *http.Request, pathName string, limit int64) (namespace.Apply, error) {
 	var body namespaceRequest
 	if err := commands.DecodeJSON(r.Body, limit, &body); err != nil {
@@ -56,7 +57,7 @@ func decodeNamespaceRequest(r *http.Request, pathName string, limit int64) (name
 	if body.Name == "" {
 		body.Name = pathName
 	}
-	if body.Name != pathName {
+	if pathName != "" && body.Name != pathName {
 		return namespace.Apply{}, commands.Invalid("Name", "%q does not match the name in the path, %q", body.Name, pathName)
 	}
 	return namespace.Apply{Name: body.Name, Description: body.Description, Meta: body.Meta}, nil

@@ -111,6 +111,8 @@ func (s *Server) routes() {
 	s.handle("POST /v1/namespace/{name}", s.leader(s.applyNamespace))
 	s.handle("PUT /v1/namespace/{name}", s.leader(s.applyNamespace))
 	s.handle("DELETE /v1/namespace/{name}", s.leader(s.deleteNamespace))
+	s.handle("POST /v1/namespace", s.leader(s.applyNamespace))
+	s.handle("PUT /v1/namespace", s.leader(s.applyNamespace))
 	s.handle("PUT /v1/operator/raft/join", s.join)
 	s.handle("POST /v1/operator/raft/join", s.join)
 	// Local: every server holds the archive and knows its own state.

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -65,11 +66,13 @@ func (s *Server) agentSelf(w http.ResponseWriter, _ *http.Request) {
 			"Name": s.cfg.Self.Name, "Addr": s.cfg.Self.HTTPAddr,
 			"Tags": map[string]string{"role": "server", "id": s.cfg.Self.ID, "raft_addr": s.cfg.Self.RaftAddr},
 		},
-		"stats": map[string]any{
+		// Nomad's stats are maps of strings, which its client insists on.
+		"stats": map[string]map[string]string{
 			"raft": s.cfg.Node.Stats(),
-			"ordo": map[string]any{
-				"leader": s.cfg.Node.IsLeader(), "leader_id": leaderID, "leader_addr": leaderAddr,
-				"applied_index": s.cfg.FSM.Applied(), "version": s.cfg.Self.Version, "dev": s.cfg.Self.Dev,
+			"ordo": {
+				"leader": strconv.FormatBool(s.cfg.Node.IsLeader()), "leader_id": leaderID, "leader_addr": leaderAddr,
+				"applied_index": strconv.FormatUint(s.cfg.FSM.Applied(), 10), "version": s.cfg.Self.Version,
+				"dev": strconv.FormatBool(s.cfg.Self.Dev),
 			},
 		},
 	})
