@@ -15,8 +15,6 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/vmihailenco/msgpack/v5"
-
 	"github.com/ordoplane/ordo/events"
 	"github.com/ordoplane/ordo/events/eventstest"
 )
@@ -68,7 +66,7 @@ func allFixtures() []fixture {
 
 // envelope returns the fixture's event with every envelope field set.
 func (f fixture) envelope() (events.Event, error) {
-	raw, err := msgpack.Marshal(f.Payload)
+	raw, err := events.Marshal(f.Payload) // sorted map keys: fixtures must be canonical
 	if err != nil {
 		return events.Event{}, err
 	}

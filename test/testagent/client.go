@@ -113,7 +113,7 @@ func (c *Client) AppliedIndex(addr string) (uint64, error) {
 	var self struct {
 		Stats struct {
 			Ordo struct {
-				AppliedIndex uint64 `json:"applied_index"`
+				AppliedIndex uint64 `json:"applied_index,string"` // Nomad's stats are strings
 			} `json:"ordo"`
 		} `json:"stats"`
 	}
