@@ -20,6 +20,7 @@ import (
 	"github.com/ordoplane/ordo/commands"
 	"github.com/ordoplane/ordo/commands/httpapi"
 	"github.com/ordoplane/ordo/processors/bootstrap"
+	"github.com/ordoplane/ordo/processors/heartbeat"
 	"github.com/ordoplane/ordo/processors/supervisor"
 	"github.com/ordoplane/ordo/projections"
 	"github.com/ordoplane/ordo/projections/all"
@@ -41,6 +42,7 @@ type Agent struct {
 	node     *raftlog.Node
 	pipeline *commands.Pipeline
 	api      *httpapi.Server
+	hb       *heartbeat.Monitor
 	http     *http.Server
 	httpAddr string
 	tempDir  string
@@ -136,8 +138,15 @@ func Start(cfg Config) (a *Agent, err error) {
 		ln.Close()
 		return nil, err
 	}
+	if a.hb, err = heartbeat.New(heartbeat.Config{
+		Pipeline: a.pipeline, Nodes: a.liveNodes, MinTTL: cfg.HeartbeatMinTTL, Grace: cfg.HeartbeatGrace,
+		MaxHeartbeatsPerSecond: cfg.MaxHeartbeatsPerSecond, FailoverTTL: cfg.FailoverHeartbeatTTL,
+		Seed: seedOf(a.id), Logger: a.log, Registerer: a.reg}); err != nil {
+		ln.Close()
+		return nil, err
+	}
 	if a.api, err = httpapi.New(httpapi.Config{
-		Node: a.node, FSM: a.fsm, Pipeline: a.pipeline, Join: a.handleJoin,
+		Node: a.node, FSM: a.fsm, Pipeline: a.pipeline, Join: a.handleJoin, Heartbeats: a.hb,
 		Gatherer: a.reg, Registerer: a.reg, Logger: a.log, EnableDebug: cfg.Dev,
 		Self: httpapi.Self{ID: a.id, Name: a.cfg.Name, HTTPAddr: a.httpAddr, RaftAddr: a.node.Address(),
 			Dev: cfg.Dev, Version: Version, Config: a.cfg},
@@ -150,7 +159,7 @@ func Start(cfg Config) (a *Agent, err error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	a.cancel = cancel
 	sup := supervisor.New(supervisor.Config{Logger: a.log, Registerer: a.reg},
-		&bootstrap.Processor{Pipeline: a.pipeline, Peers: a.peersInConfiguration, Logger: a.log})
+		&bootstrap.Processor{Pipeline: a.pipeline, Peers: a.peersInConfiguration, Logger: a.log}, a.hb)
 	a.goroutine(func() {
 		if err := a.http.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			a.log.Error("http server stopped", "err", err)
@@ -219,6 +228,9 @@ func (a *Agent) Shutdown() error {
 	a.wg.Wait()
 	if a.api != nil {
 		a.api.Close()
+	}
+	if a.hb != nil {
+		a.hb.Close()
 	}
 	if a.pipeline != nil {
 		a.pipeline.Close()

@@ -33,6 +33,14 @@ type Config struct {
 	SnapshotThreshold uint64 `json:"SnapshotThreshold"`
 	// TrailingLogs is how many entries raft keeps after a snapshot; default 10240.
 	TrailingLogs uint64 `json:"TrailingLogs"`
+	// HeartbeatMinTTL is the shortest heartbeat TTL handed to nodes; default 10s.
+	HeartbeatMinTTL time.Duration `json:"HeartbeatMinTTL"`
+	// HeartbeatGrace is added to a node's TTL before it counts as missed; default 10s.
+	HeartbeatGrace time.Duration `json:"HeartbeatGrace"`
+	// MaxHeartbeatsPerSecond bounds the fleet's heartbeat rate; default 50.
+	MaxHeartbeatsPerSecond float64 `json:"MaxHeartbeatsPerSecond"`
+	// FailoverHeartbeatTTL is every node's TTL after a leader election; default 5m.
+	FailoverHeartbeatTTL time.Duration `json:"FailoverHeartbeatTTL"`
 	// NoSync skips fsync of the raft log; for tests and benchmarks only.
 	NoSync bool `json:"NoSync"`
 	// Logger; default slog.Default().

@@ -62,6 +62,7 @@ func newRootCommand(stdout, stderr io.Writer) *cobra.Command {
 	root.AddCommand(
 		newAgentCommand(),
 		newNamespaceCommand(g),
+		newNodeCommand(g),
 		newOperatorCommand(g),
 		newLogCommand(g),
 		newVersionCommand(),

@@ -50,6 +50,9 @@ type Config struct {
 	Self     Self
 	// Join handles a server's join request; required for clusters.
 	Join func(ctx context.Context, req JoinRequest) (JoinResponse, error)
+	// Heartbeats is the heartbeat monitor that node registers and
+	// heartbeats reset; nil answers DefaultHeartbeatTTL and tracks nothing.
+	Heartbeats Heartbeats
 	// Gatherer serves /v1/metrics; Registerer receives the API's own metrics.
 	Gatherer   prometheus.Gatherer
 	Registerer prometheus.Registerer
@@ -113,6 +116,19 @@ func (s *Server) routes() {
 	s.handle("DELETE /v1/namespace/{name}", s.leader(s.deleteNamespace))
 	s.handle("POST /v1/namespace", s.leader(s.applyNamespace))
 	s.handle("PUT /v1/namespace", s.leader(s.applyNamespace))
+	// Nodes (nodes.go): Nomad's node API and ordo's client API.
+	s.handle("GET /v1/nodes", s.leader(s.listNodes))
+	s.handle("GET /v1/node/{id}", s.leader(s.getNode))
+	s.handle("POST /v1/node/{id}/eligibility", s.leader(s.updateNodeEligibility))
+	s.handle("PUT /v1/node/{id}/eligibility", s.leader(s.updateNodeEligibility))
+	s.handle("POST /v1/node/{id}/drain", s.leader(s.updateNodeDrain))
+	s.handle("PUT /v1/node/{id}/drain", s.leader(s.updateNodeDrain))
+	s.handle("POST /v1/node/{id}/purge", s.leader(s.purgeNode))
+	s.handle("PUT /v1/node/{id}/purge", s.leader(s.purgeNode))
+	s.handle("PUT /v1/client/register", s.leader(s.registerNode))
+	s.handle("POST /v1/client/register", s.leader(s.registerNode))
+	s.handle("PUT /v1/client/{id}/heartbeat", s.leader(s.heartbeatNode))
+	s.handle("POST /v1/client/{id}/heartbeat", s.leader(s.heartbeatNode))
 	s.handle("PUT /v1/operator/raft/join", s.join)
 	s.handle("POST /v1/operator/raft/join", s.join)
 	// Local: every server holds the archive and knows its own state.

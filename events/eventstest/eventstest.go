@@ -1,6 +1,7 @@
 package eventstest
 
 import (
+	"maps"
 	"testing"
 
 	"github.com/ordoplane/ordo/events"
@@ -10,7 +11,7 @@ import (
 // package knows, keyed by type name. events' own tests check that the set
 // equals the registry, so a type added without a sample fails them.
 func Samples() map[string]events.Payload {
-	return map[string]events.Payload{
+	out := map[string]events.Payload{
 		"NamespaceUpserted": &events.NamespaceUpserted{Namespace: events.Namespace{
 			Name:        "payments",
 			Description: "Payment services",
@@ -19,7 +20,11 @@ func Samples() map[string]events.Payload {
 		"NamespaceDeleted": &events.NamespaceDeleted{Name: "payments"},
 		"ServerRegistered": &events.ServerRegistered{ID: "server-1", RaftAddr: "10.0.0.1:4647", HTTPAddr: "10.0.0.1:4646"},
 		"ServerRemoved":    &events.ServerRemoved{ID: "server-1"},
+		"JobRegistered":    &events.JobRegistered{Job: SampleJob()},
+		"JobDeregistered":  &events.JobDeregistered{Namespace: "payments", ID: "web", Purge: true},
 	}
+	maps.Copy(out, nodeSamples())
+	return out
 }
 
 // New returns events.New(id, p), failing tb on error.

@@ -5,10 +5,13 @@ package all
 import (
 	"github.com/ordoplane/ordo/projections"
 	"github.com/ordoplane/ordo/projections/namespaces"
+	"github.com/ordoplane/ordo/projections/nodes"
 	"github.com/ordoplane/ordo/projections/servers"
 )
 
 // Projections returns the projections in apply order.
 func Projections() []projections.Projection {
-	return []projections.Projection{namespaces.Projection{}, servers.Projection{}}
+	return []projections.Projection{namespaces.Projection{}, servers.Projection{},
+		nodes.Projection{},
+	}
 }

@@ -1,0 +1,310 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+)
+
+// nodeStub is a node as GET /v1/nodes lists it.
+type nodeStub struct {
+	ID                    string
+	Name                  string
+	Datacenter            string
+	NodeClass             string
+	NodePool              string
+	Drain                 bool
+	SchedulingEligibility string
+	Status                string
+}
+
+// nodeInfo is a node as GET /v1/node/<id> answers it.
+type nodeInfo struct {
+	nodeStub
+	HTTPAddr          string
+	StatusDescription string
+	StatusUpdatedAt   int64
+	Attributes        map[string]string
+	Meta              map[string]string
+	Resources         struct{ CPU, MemoryMB, DiskMB int }
+	Reserved          struct{ CPU, MemoryMB, DiskMB int }
+	Drivers           map[string]struct{ Detected, Healthy bool }
+	DrainStrategy     *struct {
+		Deadline         time.Duration
+		IgnoreSystemJobs bool
+		ForceDeadline    time.Time
+		StartedAt        time.Time
+	}
+	CreateIndex uint64
+	ModifyIndex uint64
+}
+
+func newNodeCommand(g *globals) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "node",
+		Short: "Interact with nodes",
+	}
+	cmd.AddCommand(newNodeStatusCommand(g), newNodeEligibilityCommand(g), newNodeDrainCommand(g))
+	return cmd
+}
+
+func newNodeStatusCommand(g *globals) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "status [flags] [<id>]",
+		Short: "List nodes, or show one by id or unique id prefix",
+		Args:  cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := g.client()
+			if err != nil {
+				return err
+			}
+			var raw json.RawMessage
+			if len(args) == 0 {
+				if err := c.get(cmd.Context(), "/v1/nodes", nil, &raw); err != nil {
+					return fmt.Errorf("list nodes: %w", err)
+				}
+				if asJSON {
+					return printJSON(cmd.OutOrStdout(), raw)
+				}
+				var list []nodeStub
+				if err := json.Unmarshal(raw, &list); err != nil {
+					return fmt.Errorf("decode nodes: %w", err)
+				}
+				return printNodes(cmd.OutOrStdout(), list)
+			}
+			if err := c.get(cmd.Context(), pathf("/v1/node/%s", args[0]), nil, &raw); err != nil {
+				return fmt.Errorf("read node %q: %w", args[0], err)
+			}
+			if asJSON {
+				return printJSON(cmd.OutOrStdout(), raw)
+			}
+			var n nodeInfo
+			if err := json.Unmarshal(raw, &n); err != nil {
+				return fmt.Errorf("decode node %q: %w", args[0], err)
+			}
+			return printNode(cmd.OutOrStdout(), n)
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the server's JSON answer")
+	return cmd
+}
+
+// printNodes writes the table of `ordo node status`, ids in full (N16).
+func printNodes(w io.Writer, list []nodeStub) error {
+	if len(list) == 0 {
+		_, err := fmt.Fprintln(w, "No nodes registered")
+		return err
+	}
+	rows := make([][]string, len(list))
+	for i, n := range list {
+		rows[i] = []string{n.ID, n.NodePool, n.Datacenter, n.Name, orDash(n.NodeClass),
+			strconv.FormatBool(n.Drain), n.SchedulingEligibility, n.Status}
+	}
+	return printTable(w, []string{"ID", "Node Pool", "DC", "Name", "Class", "Drain", "Eligibility", "Status"}, rows)
+}
+
+// printNode writes the "Key = value" view of `ordo node status <id>`.
+func printNode(w io.Writer, n nodeInfo) error {
+	drain := "false"
+	if ds := n.DrainStrategy; ds != nil {
+		switch {
+		case ds.ForceDeadline.IsZero():
+			drain = "true; no deadline"
+		default:
+			drain = "true; deadline " + ds.ForceDeadline.UTC().Format(time.RFC3339)
+		}
+		if ds.IgnoreSystemJobs {
+			drain += "; ignoring system jobs"
+		}
+	}
+	updated := "<none>"
+	if n.StatusUpdatedAt > 0 {
+		updated = time.Unix(n.StatusUpdatedAt, 0).UTC().Format(time.RFC3339)
+	}
+	var drivers []string
+	for _, name := range slices.Sorted(maps.Keys(n.Drivers)) {
+		if d := n.Drivers[name]; d.Detected && d.Healthy {
+			drivers = append(drivers, name)
+		}
+	}
+	err := printPairs(w, []pair{
+		{"ID", n.ID},
+		{"Name", n.Name},
+		{"Node Pool", n.NodePool},
+		{"Class", orNone(n.NodeClass)},
+		{"DC", n.Datacenter},
+		{"HTTP Addr", orNone(n.HTTPAddr)},
+		{"Drain", drain},
+		{"Eligibility", n.SchedulingEligibility},
+		{"Status", n.Status},
+		{"Status Description", orNone(n.StatusDescription)},
+		{"Status Updated", updated},
+		{"Drivers", orNone(strings.Join(drivers, ","))},
+		{"CPU", fmt.Sprintf("%d MHz (%d reserved)", n.Resources.CPU, n.Reserved.CPU)},
+		{"Memory", fmt.Sprintf("%d MiB (%d reserved)", n.Resources.MemoryMB, n.Reserved.MemoryMB)},
+		{"Disk", fmt.Sprintf("%d MiB (%d reserved)", n.Resources.DiskMB, n.Reserved.DiskMB)},
+		{"Create Index", strconv.FormatUint(n.CreateIndex, 10)},
+		{"Modify Index", strconv.FormatUint(n.ModifyIndex, 10)},
+	})
+	if err != nil || len(n.Attributes)+len(n.Meta) == 0 {
+		return err
+	}
+	for _, section := range []struct {
+		title string
+		m     map[string]string
+	}{{"Attributes", n.Attributes}, {"Meta", n.Meta}} {
+		if len(section.m) == 0 {
+			continue
+		}
+		if _, err := fmt.Fprintf(w, "\n%s\n", section.title); err != nil {
+			return err
+		}
+		var pairs []pair
+		for _, k := range slices.Sorted(maps.Keys(section.m)) {
+			pairs = append(pairs, pair{k, section.m[k]})
+		}
+		if err := printPairs(w, pairs); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// resolveNode returns the full id of the node id or unique id prefix names.
+func resolveNode(cmd *cobra.Command, c *client, id string) (string, error) {
+	var n nodeStub
+	if err := c.get(cmd.Context(), pathf("/v1/node/%s", id), nil, &n); err != nil {
+		return "", fmt.Errorf("read node %q: %w", id, err)
+	}
+	return n.ID, nil
+}
+
+// enableDisable reads the -enable/-disable pair: exactly one must be set.
+func enableDisable(enable, disable bool) (bool, error) {
+	if enable == disable {
+		return false, errors.New("exactly one of -enable and -disable is required")
+	}
+	return enable, nil
+}
+
+func newNodeEligibilityCommand(g *globals) *cobra.Command {
+	var enable, disable bool
+	cmd := &cobra.Command{
+		Use:   "eligibility -enable|-disable <id>",
+		Short: "Mark a node eligible or ineligible for new work",
+		Args:  oneArg("<id>"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			on, err := enableDisable(enable, disable)
+			if err != nil {
+				return err
+			}
+			c, err := g.client()
+			if err != nil {
+				return err
+			}
+			id, err := resolveNode(cmd, c, args[0])
+			if err != nil {
+				return err
+			}
+			elig := "ineligible"
+			if on {
+				elig = "eligible"
+			}
+			body := map[string]string{"NodeID": id, "Eligibility": elig}
+			if err := c.put(cmd.Context(), pathf("/v1/node/%s/eligibility", id), body, nil); err != nil {
+				return fmt.Errorf("update eligibility of node %q: %w", id, err)
+			}
+			_, err = fmt.Fprintf(cmd.OutOrStdout(), "Node %q scheduling eligibility set: %s for scheduling\n", id, elig)
+			return err
+		},
+	}
+	cmd.Flags().BoolVar(&enable, "enable", false, "make the node eligible")
+	cmd.Flags().BoolVar(&disable, "disable", false, "make the node ineligible")
+	return cmd
+}
+
+// drainSpec is the body's DrainSpec of POST /v1/node/<id>/drain.
+type drainSpec struct {
+	Deadline         time.Duration
+	IgnoreSystemJobs bool
+}
+
+// drainBody is the body of POST /v1/node/<id>/drain.
+type drainBody struct {
+	NodeID       string
+	DrainSpec    *drainSpec
+	MarkEligible bool
+}
+
+func newNodeDrainCommand(g *globals) *cobra.Command {
+	var (
+		enable, disable, noDeadline, force, ignoreSystem, keepIneligible bool
+		deadline                                                         time.Duration
+	)
+	cmd := &cobra.Command{
+		Use:   "drain -enable|-disable [flags] <id>",
+		Short: "Start or stop draining a node",
+		Long: `Start or stop draining a node.
+
+A draining node is ineligible for new work. -disable stops the drain and
+makes the node eligible again unless -keep-ineligible is given.`,
+		Args: oneArg("<id>"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			on, err := enableDisable(enable, disable)
+			if err != nil {
+				return err
+			}
+			body := drainBody{MarkEligible: !on && !keepIneligible}
+			if on {
+				spec := &drainSpec{Deadline: deadline, IgnoreSystemJobs: ignoreSystem}
+				switch {
+				case noDeadline && force:
+					return errors.New("-no-deadline and -force exclude each other")
+				case noDeadline:
+					spec.Deadline = 0
+				case force:
+					spec.Deadline = -1
+				case deadline <= 0:
+					return fmt.Errorf("invalid -deadline %v: must be positive (use -no-deadline or -force)", deadline)
+				}
+				body.DrainSpec = spec
+			} else if cmd.Flags().Changed("deadline") || noDeadline || force || ignoreSystem {
+				return errors.New("-deadline, -no-deadline, -force and -ignore-system apply only with -enable")
+			}
+			c, err := g.client()
+			if err != nil {
+				return err
+			}
+			if body.NodeID, err = resolveNode(cmd, c, args[0]); err != nil {
+				return err
+			}
+			if err := c.put(cmd.Context(), pathf("/v1/node/%s/drain", body.NodeID), body, nil); err != nil {
+				return fmt.Errorf("update drain of node %q: %w", body.NodeID, err)
+			}
+			verb := "disabled"
+			if on {
+				verb = "enabled"
+			}
+			_, err = fmt.Fprintf(cmd.OutOrStdout(), "Node %q drain strategy %s\n", body.NodeID, verb)
+			return err
+		},
+	}
+	f := cmd.Flags()
+	f.BoolVar(&enable, "enable", false, "start draining")
+	f.BoolVar(&disable, "disable", false, "stop draining")
+	f.DurationVar(&deadline, "deadline", time.Hour, "how long allocations may take to migrate before they are stopped")
+	f.BoolVar(&noDeadline, "no-deadline", false, "drain without a deadline")
+	f.BoolVar(&force, "force", false, "stop every allocation at once")
+	f.BoolVar(&ignoreSystem, "ignore-system", false, "leave system jobs' allocations running")
+	f.BoolVar(&keepIneligible, "keep-ineligible", false, "with -disable: leave the node ineligible")
+	return cmd
+}

@@ -1,0 +1,76 @@
+package node
+
+import (
+	"time"
+
+	"github.com/ordoplane/ordo/commands"
+	"github.com/ordoplane/ordo/events"
+	"github.com/ordoplane/ordo/projections"
+	"github.com/ordoplane/ordo/projections/nodes"
+)
+
+// UpdateStatus asks for a node's status to change: a client heartbeating
+// asks for ready, the heartbeat monitor for down or disconnected.
+type UpdateStatus struct {
+	ID     string
+	Status string
+	// Description says why, for people.
+	Description string
+	// MissedHeartbeat marks the heartbeat monitor's request.
+	MissedHeartbeat bool
+}
+
+var _ commands.Command = UpdateStatus{}
+
+// Validate implements commands.Command.
+func (u UpdateStatus) Validate() error {
+	if err := ValidID("ID", u.ID); err != nil {
+		return err
+	}
+	if !events.ValidNodeStatus(u.Status) {
+		return commands.Invalid("Status", "%q is not one of initializing, ready, down, disconnected", u.Status)
+	}
+	if u.MissedHeartbeat && u.Status != events.NodeStatusDown && u.Status != events.NodeStatusDisconnected {
+		return commands.Invalid("Status", "a missed heartbeat makes a node down or disconnected, not %q", u.Status)
+	}
+	return nil
+}
+
+// Decide implements commands.Command. The status decided may differ from
+// the one asked for (N1: see Effective); nothing is appended when it is
+// the node's status already.
+func (u UpdateStatus) Decide(v projections.View, now time.Time, _ commands.IDs) (commands.Decision, error) {
+	n, err := lookup(v, u.ID)
+	if err != nil {
+		return commands.Decision{}, err
+	}
+	status := Effective(n, u.Status)
+	if status == n.Status {
+		return commands.Decision{}, nil
+	}
+	desc := u.Description
+	if status != u.Status {
+		desc = "reconnecting: waiting for the node to update its allocations"
+	}
+	return commands.Decision{
+		Events: []events.Payload{&events.NodeStatusUpdated{ID: u.ID, Status: status, Description: desc,
+			MissedHeartbeat: u.MissedHeartbeat, UpdatedAt: now.UnixNano()}},
+		Preconditions: unchangedSince(n),
+	}, nil
+}
+
+// Effective returns the status a request for status yields on n (N1): a
+// disconnected node asking for ready becomes initializing, and a node that
+// missed a heartbeat becomes ready only once it has updated its
+// allocations after the index at which it missed it.
+func Effective(n *nodes.Node, status string) string {
+	if status != events.NodeStatusReady {
+		return status
+	}
+	reconnecting := n.Status == events.NodeStatusDisconnected ||
+		(n.Status == events.NodeStatusInitializing && n.LastMissedHeartbeatIndex > 0)
+	if reconnecting && n.LastAllocUpdateIndex <= n.LastMissedHeartbeatIndex {
+		return events.NodeStatusInitializing
+	}
+	return events.NodeStatusReady
+}

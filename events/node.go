@@ -1,0 +1,163 @@
+package events
+
+// KindNode is the entity kind of a node (a machine registered with the
+// scheduler); its value is the node id.
+const KindNode = "node"
+
+// The statuses of a node.
+const (
+	// NodeStatusInitializing is a node registered but not yet ready, or one
+	// reconnecting that has not yet reported its allocations (N1).
+	NodeStatusInitializing = "initializing"
+	// NodeStatusReady is a node that heartbeats and may receive work.
+	NodeStatusReady = "ready"
+	// NodeStatusDown is a node that missed its heartbeat; its allocations are lost.
+	NodeStatusDown = "down"
+	// NodeStatusDisconnected is a node that missed its heartbeat while running
+	// allocations that tolerate disconnects; those allocations are unknown.
+	NodeStatusDisconnected = "disconnected"
+)
+
+// ValidNodeStatus reports whether s is one of the node statuses.
+func ValidNodeStatus(s string) bool {
+	switch s {
+	case NodeStatusInitializing, NodeStatusReady, NodeStatusDown, NodeStatusDisconnected:
+		return true
+	}
+	return false
+}
+
+// The scheduling eligibilities of a node.
+const (
+	NodeEligible   = "eligible"
+	NodeIneligible = "ineligible"
+)
+
+// NodeResources are a node's capacity, or the part of it reserved for
+// things other than allocations.
+type NodeResources struct {
+	// CPU is in MHz.
+	CPU      int `msgpack:"cpu,omitempty" json:"CPU"`
+	MemoryMB int `msgpack:"mem,omitempty" json:"MemoryMB"`
+	DiskMB   int `msgpack:"disk,omitempty" json:"DiskMB"`
+}
+
+// DriverInfo is what a node reports about one task driver.
+type DriverInfo struct {
+	Detected          bool              `msgpack:"det,omitempty" json:"Detected"`
+	Healthy           bool              `msgpack:"ok,omitempty" json:"Healthy"`
+	HealthDescription string            `msgpack:"desc,omitempty" json:"HealthDescription"`
+	Attributes        map[string]string `msgpack:"attrs,omitempty" json:"Attributes"`
+}
+
+// Node is a node's client-reported fields as NodeRegistered carries them.
+type Node struct {
+	ID         string                `msgpack:"id" json:"ID"`
+	Name       string                `msgpack:"name" json:"Name"`
+	Datacenter string                `msgpack:"dc" json:"Datacenter"`
+	NodeClass  string                `msgpack:"class,omitempty" json:"NodeClass"`
+	NodePool   string                `msgpack:"pool,omitempty" json:"NodePool"`
+	Attributes map[string]string     `msgpack:"attrs,omitempty" json:"Attributes"`
+	Meta       map[string]string     `msgpack:"meta,omitempty" json:"Meta"`
+	Resources  NodeResources         `msgpack:"res" json:"Resources"`
+	Reserved   NodeResources         `msgpack:"rsv" json:"Reserved"`
+	Drivers    map[string]DriverInfo `msgpack:"drivers,omitempty" json:"Drivers"`
+	HTTPAddr   string                `msgpack:"http,omitempty" json:"HTTPAddr"`
+	// Status is the status a new node starts in. Registering an existing
+	// node never changes its status (N1): the projection keeps the status
+	// it has, and the command records that status here.
+	Status string `msgpack:"status" json:"Status"`
+}
+
+// NodeRegistered records a node registering or re-registering.
+type NodeRegistered struct {
+	Node Node `msgpack:"node" json:"Node"`
+}
+
+// EntityKeys implements Payload.
+func (p *NodeRegistered) EntityKeys() []Key { return []Key{{Kind: KindNode, Value: p.Node.ID}} }
+
+// NodeStatusUpdated records a node's status changing.
+type NodeStatusUpdated struct {
+	ID     string `msgpack:"id" json:"ID"`
+	Status string `msgpack:"status" json:"Status"`
+	// Description says why, for people.
+	Description string `msgpack:"desc,omitempty" json:"Description"`
+	// MissedHeartbeat marks the heartbeat monitor's down or disconnected:
+	// the projection records the entry's index as the node's last missed
+	// heartbeat index (N1).
+	MissedHeartbeat bool `msgpack:"missed,omitempty" json:"MissedHeartbeat"`
+	// UpdatedAt is the leader time of the decision, in Unix nanoseconds.
+	UpdatedAt int64 `msgpack:"at" json:"UpdatedAt"`
+}
+
+// EntityKeys implements Payload.
+func (p *NodeStatusUpdated) EntityKeys() []Key { return []Key{{Kind: KindNode, Value: p.ID}} }
+
+// NodeEligibilityUpdated records a node made eligible or ineligible for
+// scheduling.
+type NodeEligibilityUpdated struct {
+	ID          string `msgpack:"id" json:"ID"`
+	Eligibility string `msgpack:"elig" json:"Eligibility"`
+}
+
+// EntityKeys implements Payload.
+func (p *NodeEligibilityUpdated) EntityKeys() []Key { return []Key{{Kind: KindNode, Value: p.ID}} }
+
+// DrainStrategy is how a node drains. Times are leader times in Unix
+// nanoseconds.
+type DrainStrategy struct {
+	// Deadline is how long allocations may take to migrate; 0 means no
+	// deadline and a negative value means force at once.
+	Deadline         int64 `msgpack:"dl" json:"Deadline"`
+	IgnoreSystemJobs bool  `msgpack:"isj,omitempty" json:"IgnoreSystemJobs"`
+	// ForceDeadline is when remaining allocations are stopped; 0 for none.
+	ForceDeadline int64 `msgpack:"fd,omitempty" json:"ForceDeadline"`
+	// StartedAt is when the drain started.
+	StartedAt int64 `msgpack:"sa" json:"StartedAt"`
+}
+
+// NodeDrainUpdated records a drain started, changed or stopped. A node with
+// a drain strategy is ineligible; a drain stopped with MarkEligible makes
+// it eligible again.
+type NodeDrainUpdated struct {
+	ID            string         `msgpack:"id" json:"ID"`
+	DrainStrategy *DrainStrategy `msgpack:"ds" json:"DrainStrategy"`
+	MarkEligible  bool           `msgpack:"elig,omitempty" json:"MarkEligible"`
+}
+
+// EntityKeys implements Payload.
+func (p *NodeDrainUpdated) EntityKeys() []Key { return []Key{{Kind: KindNode, Value: p.ID}} }
+
+// NodeAllocsUpdated records a node reporting updates to its allocations.
+// The projection stores the entry's index as the node's last alloc update
+// index, which N1 compares with its last missed heartbeat index; the
+// allocations' own changes travel in their events in the same entry.
+type NodeAllocsUpdated struct {
+	ID string `msgpack:"id" json:"ID"`
+}
+
+// EntityKeys implements Payload.
+func (p *NodeAllocsUpdated) EntityKeys() []Key { return []Key{{Kind: KindNode, Value: p.ID}} }
+
+// NodeDeregistered records a node removed (purged).
+type NodeDeregistered struct {
+	ID string `msgpack:"id" json:"ID"`
+}
+
+// EntityKeys implements Payload.
+func (p *NodeDeregistered) EntityKeys() []Key { return []Key{{Kind: KindNode, Value: p.ID}} }
+
+func init() {
+	for _, t := range []Type{
+		{Name: "NodeRegistered", New: func() Payload { return new(NodeRegistered) }},
+		{Name: "NodeStatusUpdated", New: func() Payload { return new(NodeStatusUpdated) }},
+		{Name: "NodeEligibilityUpdated", New: func() Payload { return new(NodeEligibilityUpdated) }},
+		{Name: "NodeDrainUpdated", New: func() Payload { return new(NodeDrainUpdated) }},
+		{Name: "NodeAllocsUpdated", New: func() Payload { return new(NodeAllocsUpdated) }},
+		{Name: "NodeDeregistered", New: func() Payload { return new(NodeDeregistered) }},
+	} {
+		t.Version, t.Topic = 1, "Node"
+		Register(t)
+	}
+}

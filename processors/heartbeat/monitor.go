@@ -1,0 +1,308 @@
+package heartbeat
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/ordoplane/ordo/commands"
+	"github.com/ordoplane/ordo/commands/node"
+	"github.com/ordoplane/ordo/events"
+)
+
+// Submitter runs commands; *commands.Pipeline implements it.
+type Submitter interface {
+	Run(ctx context.Context, name string, req commands.Request, c commands.Command) (commands.Outcome, error)
+}
+
+var _ Submitter = (*commands.Pipeline)(nil)
+
+// Config configures a Monitor.
+type Config struct {
+	// Pipeline receives the status updates of nodes that missed their TTL; required.
+	Pipeline Submitter
+	// Nodes returns the ids of the nodes to track when Run starts: those
+	// ready or initializing in the nodes projection; required.
+	Nodes func() ([]string, error)
+	// DisconnectTolerant reports whether node id runs allocations that
+	// tolerate disconnects, so a miss makes it disconnected rather than
+	// down; nil means none does.
+	DisconnectTolerant func(id string) bool
+	// Clock; default SystemClock.
+	Clock Clock
+	// MinTTL is the shortest TTL handed out; default 10s.
+	MinTTL time.Duration
+	// MaxHeartbeatsPerSecond bounds the heartbeat rate of the whole fleet:
+	// the TTL is at least fleet size / this rate; default 50.
+	MaxHeartbeatsPerSecond float64
+	// Grace is added to a node's TTL before it counts as missed, for
+	// network and retry delays; default 10s.
+	Grace time.Duration
+	// FailoverTTL is the TTL every node gets when Run starts, after a
+	// leader election; default 5m.
+	FailoverTTL time.Duration
+	// Seed seeds the TTL jitter.
+	Seed uint64
+	// Logger; default slog.Default().
+	Logger *slog.Logger
+	// Registerer receives the monitor's metrics; nil registers none.
+	Registerer prometheus.Registerer
+}
+
+// DefaultConfig returns the defaults, without the required fields.
+func DefaultConfig() Config {
+	return Config{Clock: SystemClock{}, MinTTL: 10 * time.Second, MaxHeartbeatsPerSecond: 50,
+		Grace: 10 * time.Second, FailoverTTL: 5 * time.Minute}
+}
+
+// Validate reports a Config that cannot work.
+func (c Config) Validate() error {
+	switch {
+	case c.Pipeline == nil:
+		return errors.New("heartbeat: Pipeline is required")
+	case c.Nodes == nil:
+		return errors.New("heartbeat: Nodes is required")
+	case c.MinTTL < 0, c.Grace < 0, c.FailoverTTL < 0, c.MaxHeartbeatsPerSecond < 0:
+		return errors.New("heartbeat: durations and rates must not be negative")
+	}
+	return nil
+}
+
+// Monitor tracks node heartbeats while this server leads.
+type Monitor struct {
+	cfg     Config
+	log     *slog.Logger
+	wake    chan struct{}
+	tracked prometheus.Gauge
+	missed  prometheus.Counter
+
+	mu struct {
+		sync.Mutex
+		deadlines map[string]time.Time
+		rng       *rand.Rand
+		// armed is the deadline Run's timer waits for; zero when none.
+		armed time.Time
+	}
+}
+
+// New returns a Monitor; zero fields of cfg take DefaultConfig's values.
+func New(cfg Config) (*Monitor, error) {
+	def := DefaultConfig()
+	if cfg.Clock == nil {
+		cfg.Clock = def.Clock
+	}
+	if cfg.MinTTL == 0 {
+		cfg.MinTTL = def.MinTTL
+	}
+	if cfg.MaxHeartbeatsPerSecond == 0 {
+		cfg.MaxHeartbeatsPerSecond = def.MaxHeartbeatsPerSecond
+	}
+	if cfg.Grace == 0 {
+		cfg.Grace = def.Grace
+	}
+	if cfg.FailoverTTL == 0 {
+		cfg.FailoverTTL = def.FailoverTTL
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	m := &Monitor{cfg: cfg, log: cfg.Logger, wake: make(chan struct{}, 1),
+		tracked: prometheus.NewGauge(prometheus.GaugeOpts{Name: "ordo_heartbeat_tracked_nodes",
+			Help: "Nodes whose heartbeat the leader is tracking."}),
+		missed: prometheus.NewCounter(prometheus.CounterOpts{Name: "ordo_heartbeat_missed_total",
+			Help: "Heartbeats missed: nodes marked down or disconnected."}),
+	}
+	m.mu.deadlines = map[string]time.Time{}
+	m.mu.rng = rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x9e3779b97f4a7c15))
+	if cfg.Registerer != nil {
+		cfg.Registerer.MustRegister(m.tracked, m.missed)
+	}
+	return m, nil
+}
+
+// Close unregisters the monitor's metrics.
+func (m *Monitor) Close() {
+	if m.cfg.Registerer != nil {
+		m.cfg.Registerer.Unregister(m.tracked)
+		m.cfg.Registerer.Unregister(m.missed)
+	}
+}
+
+// Name implements supervisor.Processor.
+func (m *Monitor) Name() string { return "heartbeat" }
+
+// TTL returns the TTL, before jitter, of a fleet of n nodes:
+// max(MinTTL, n / MaxHeartbeatsPerSecond).
+func (m *Monitor) TTL(n int) time.Duration {
+	scaled := time.Duration(float64(n) / m.cfg.MaxHeartbeatsPerSecond * float64(time.Second))
+	return max(m.cfg.MinTTL, scaled)
+}
+
+// Heartbeat resets the TTL of node id and returns the TTL the node must
+// heartbeat within; the node counts as missed after that TTL plus Grace.
+func (m *Monitor) Heartbeat(id string) time.Duration {
+	now := m.cfg.Clock.Now()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n := len(m.mu.deadlines)
+	if _, ok := m.mu.deadlines[id]; !ok {
+		n++
+	}
+	base := m.TTL(n)
+	ttl := base + time.Duration(m.mu.rng.Int64N(int64(base)))
+	m.setLocked(id, now.Add(ttl+m.cfg.Grace))
+	return ttl
+}
+
+// Forget stops tracking node id.
+func (m *Monitor) Forget(id string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.mu.deadlines, id)
+	m.tracked.Set(float64(len(m.mu.deadlines)))
+}
+
+// Tracked returns how many nodes are tracked.
+func (m *Monitor) Tracked() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.mu.deadlines)
+}
+
+// setLocked sets id's deadline and wakes Run when it is due before the
+// deadline Run waits for.
+func (m *Monitor) setLocked(id string, deadline time.Time) {
+	m.mu.deadlines[id] = deadline
+	m.tracked.Set(float64(len(m.mu.deadlines)))
+	if m.mu.armed.IsZero() || deadline.Before(m.mu.armed) {
+		select {
+		case m.wake <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// Run implements supervisor.Processor: it tracks every ready or
+// initializing node with FailoverTTL, then acts on missed TTLs until ctx
+// ends.
+func (m *Monitor) Run(ctx context.Context) error {
+	ids, err := m.cfg.Nodes()
+	if err != nil {
+		return fmt.Errorf("heartbeat: list nodes: %w", err)
+	}
+	now := m.cfg.Clock.Now()
+	m.mu.Lock()
+	clear(m.mu.deadlines)
+	for _, id := range ids {
+		m.mu.deadlines[id] = now.Add(m.cfg.FailoverTTL)
+	}
+	m.mu.armed = time.Time{}
+	m.tracked.Set(float64(len(m.mu.deadlines)))
+	m.mu.Unlock()
+	defer func() {
+		m.mu.Lock()
+		clear(m.mu.deadlines)
+		m.mu.armed = time.Time{}
+		m.tracked.Set(0)
+		m.mu.Unlock()
+	}()
+	for {
+		expired, next := m.due(m.cfg.Clock.Now())
+		for _, id := range expired {
+			if err := m.expire(ctx, id); err != nil {
+				return err
+			}
+		}
+		if len(expired) > 0 {
+			continue
+		}
+		var (
+			timer Timer
+			fired <-chan time.Time
+		)
+		if !next.IsZero() {
+			timer = m.cfg.Clock.NewTimer(next.Sub(m.cfg.Clock.Now()))
+			fired = timer.C()
+		}
+		select {
+		case <-ctx.Done():
+		case <-m.wake:
+		case <-fired:
+		}
+		if timer != nil {
+			timer.Stop()
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+	}
+}
+
+// due removes and returns the nodes whose deadline has passed at now, and
+// returns the earliest deadline left, which Run arms its timer for.
+func (m *Monitor) due(now time.Time) (expired []string, next time.Time) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for id, d := range m.mu.deadlines {
+		if !d.After(now) {
+			expired = append(expired, id)
+			delete(m.mu.deadlines, id)
+		} else if next.IsZero() || d.Before(next) {
+			next = d
+		}
+	}
+	m.mu.armed = next
+	m.tracked.Set(float64(len(m.mu.deadlines)))
+	return expired, next
+}
+
+// maxAttempts bounds how often a missed heartbeat is decided again after
+// its decision went stale.
+const maxAttempts = 3
+
+// expire marks node id down, or disconnected when it tolerates it. It
+// returns an error only when ctx ended.
+func (m *Monitor) expire(ctx context.Context, id string) error {
+	status := events.NodeStatusDown
+	if m.cfg.DisconnectTolerant != nil && m.cfg.DisconnectTolerant(id) {
+		status = events.NodeStatusDisconnected
+	}
+	cmd := node.UpdateStatus{ID: id, Status: status, Description: "missed heartbeat", MissedHeartbeat: true}
+	req := commands.Request{Actor: "system:heartbeat"}
+	for attempt := 1; ; attempt++ {
+		_, err := m.cfg.Pipeline.Run(ctx, "node.status", req, cmd)
+		var (
+			nf *commands.NotFoundError
+			ce *commands.ConflictError
+		)
+		switch {
+		case err == nil:
+			m.missed.Inc()
+			m.log.Info("node missed its heartbeat", "node", id, "status", status)
+			return nil
+		case ctx.Err() != nil:
+			return ctx.Err()
+		case errors.As(err, &nf):
+			return nil // deregistered meanwhile
+		case errors.As(err, &ce) && attempt < maxAttempts:
+			continue
+		}
+		// Try again after a grace period, unless a heartbeat came meanwhile.
+		m.log.Warn("marking node after a missed heartbeat failed; will retry", "node", id, "err", err)
+		m.mu.Lock()
+		if _, ok := m.mu.deadlines[id]; !ok {
+			m.setLocked(id, m.cfg.Clock.Now().Add(m.cfg.Grace))
+		}
+		m.mu.Unlock()
+		return nil
+	}
+}
