@@ -24,6 +24,7 @@ func Samples() map[string]events.Payload {
 		"JobDeregistered":  &events.JobDeregistered{Namespace: "payments", ID: "web", Purge: true},
 	}
 	maps.Copy(out, nodeSamples())
+	maps.Copy(out, schedSamples())
 	return out
 }
 
