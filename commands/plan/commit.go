@@ -1,0 +1,74 @@
+package plan
+
+import (
+	"sort"
+	"time"
+
+	"github.com/ordoplane/ordo/commands"
+	"github.com/ordoplane/ordo/events"
+	"github.com/ordoplane/ordo/projections"
+	"github.com/ordoplane/ordo/projections/nodes"
+)
+
+// Commit is what the plan applier commits for one evaluation.
+type Commit struct {
+	// EvalID is the evaluation the plan answers.
+	EvalID string
+	// Placements are new allocations.
+	Placements []events.Allocation
+	// Updates change what the servers want of existing allocations.
+	Updates []events.AllocDesiredUpdate
+	// Deployment is created or replaced, when set.
+	Deployment *events.Deployment
+	// Evals are the evaluation's own update (status, queued counts, the
+	// snapshot index) and any blocked or follow-up evals it created.
+	Evals []events.Evaluation
+	// NodeIndexes maps each node receiving placements to the modify index
+	// the applier verified it at.
+	NodeIndexes map[string]uint64
+}
+
+var _ commands.Command = Commit{}
+
+// Validate implements commands.Command.
+func (c Commit) Validate() error {
+	if c.EvalID == "" {
+		return commands.Invalid("EvalID", "required")
+	}
+	for i, a := range c.Placements {
+		if a.ID == "" || a.NodeID == "" {
+			return commands.Invalid("Placements", "allocation %d lacks an id or a node", i)
+		}
+		if _, ok := c.NodeIndexes[a.NodeID]; !ok {
+			return commands.Invalid("NodeIndexes", "node %s of allocation %s was not verified", a.NodeID, a.ID)
+		}
+	}
+	return nil
+}
+
+// Decide implements commands.Command.
+func (c Commit) Decide(_ projections.View, _ time.Time, _ commands.IDs) (commands.Decision, error) {
+	var d commands.Decision
+	nodeIDs := make([]string, 0, len(c.NodeIndexes))
+	for id := range c.NodeIndexes {
+		nodeIDs = append(nodeIDs, id)
+	}
+	sort.Strings(nodeIDs)
+	for _, id := range nodeIDs {
+		d.Preconditions = append(d.Preconditions, events.Precondition{
+			Table: nodes.Table, Key: id, Op: events.ModifyIndex, Index: c.NodeIndexes[id]})
+	}
+	if len(c.Placements) > 0 {
+		d.Events = append(d.Events, &events.AllocsPlaced{EvalID: c.EvalID, Allocs: c.Placements})
+	}
+	if len(c.Updates) > 0 {
+		d.Events = append(d.Events, &events.AllocsDesiredUpdated{EvalID: c.EvalID, Updates: c.Updates})
+	}
+	if c.Deployment != nil {
+		d.Events = append(d.Events, &events.DeploymentUpserted{Deployment: *c.Deployment})
+	}
+	if len(c.Evals) > 0 {
+		d.Events = append(d.Events, &events.EvalsUpserted{Evals: c.Evals})
+	}
+	return d, nil
+}

@@ -1,0 +1,60 @@
+package plan
+
+import (
+	"errors"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/ordoplane/ordo/commands"
+	"github.com/ordoplane/ordo/events"
+	"github.com/ordoplane/ordo/projections"
+)
+
+func TestCommitValidate(t *testing.T) {
+	ok := Commit{EvalID: "e", Placements: []events.Allocation{{ID: "a", NodeID: "n"}}, NodeIndexes: map[string]uint64{"n": 3}}
+	if err := ok.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	for name, c := range map[string]Commit{
+		"EvalID":      {},
+		"Placements":  {EvalID: "e", Placements: []events.Allocation{{ID: "a"}}},
+		"NodeIndexes": {EvalID: "e", Placements: []events.Allocation{{ID: "a", NodeID: "n"}}},
+	} {
+		var ve *commands.ValidationError
+		if err := c.Validate(); !errors.As(err, &ve) || ve.Field != name {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+}
+
+func TestCommitDecideOrderAndPreconditions(t *testing.T) {
+	c := Commit{
+		EvalID:      "e",
+		Placements:  []events.Allocation{{ID: "a1", NodeID: "n2"}, {ID: "a2", NodeID: "n1"}},
+		Updates:     []events.AllocDesiredUpdate{{ID: "old", DesiredStatus: events.AllocDesiredStop}},
+		Deployment:  &events.Deployment{ID: "d"},
+		Evals:       []events.Evaluation{{ID: "e", Status: events.EvalStatusComplete}},
+		NodeIndexes: map[string]uint64{"n2": 7, "n1": 5},
+	}
+	d, err := c.Decide(projections.View{}, time.Time{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var types []string
+	for _, p := range d.Events {
+		types = append(types, reflect.TypeOf(p).Elem().Name())
+	}
+	if want := []string{"AllocsPlaced", "AllocsDesiredUpdated", "DeploymentUpserted", "EvalsUpserted"}; !reflect.DeepEqual(types, want) {
+		t.Fatalf("events %v, want %v", types, want)
+	}
+	if len(d.Preconditions) != 2 || d.Preconditions[0].Key != "n1" || d.Preconditions[0].Index != 5 ||
+		d.Preconditions[1].Key != "n2" || d.Preconditions[0].Op != events.ModifyIndex {
+		t.Fatalf("preconditions %+v", d.Preconditions)
+	}
+	// An eval update alone (nothing placed) still commits.
+	d, _ = Commit{EvalID: "e", Evals: []events.Evaluation{{ID: "e"}}}.Decide(projections.View{}, time.Time{}, nil)
+	if len(d.Events) != 1 || len(d.Preconditions) != 0 {
+		t.Fatalf("eval-only commit %+v", d)
+	}
+}
