@@ -68,6 +68,12 @@ type Evaluation struct {
 	// CreateTime and ModifyTime are leader times, Unix ns.
 	CreateTime int64 `msgpack:"ct,omitempty" json:"CreateTime"`
 	ModifyTime int64 `msgpack:"mt,omitempty" json:"ModifyTime"`
+	// CreateIndex and ModifyIndex are the indexes of the entries that
+	// created and last changed the eval. They are not in events: read
+	// models fill them from the row. A worker schedules the eval only on a
+	// snapshot at ModifyIndex or later (N2).
+	CreateIndex uint64 `msgpack:"-" json:"CreateIndex"`
+	ModifyIndex uint64 `msgpack:"-" json:"ModifyIndex"`
 }
 
 // Terminal reports whether the eval needs no more work.
