@@ -73,6 +73,8 @@ type Broker struct {
 		delayed    map[string]*time.Timer
 		failed     []*events.Evaluation
 		wake       chan struct{}
+		// reset closes when the broker is reset, ending NackWait's watchers.
+		reset chan struct{}
 	}
 }
 
@@ -107,6 +109,10 @@ func (b *Broker) resetLocked() {
 		close(b.mu.wake)
 	}
 	b.mu.wake = make(chan struct{})
+	if b.mu.reset != nil {
+		close(b.mu.reset)
+	}
+	b.mu.reset = make(chan struct{})
 }
 
 // SetEnabled turns the broker on (leadership gained) or off (lost);
@@ -314,19 +320,64 @@ func (b *Broker) Nack(id, token string) error {
 			return
 		}
 		delete(b.mu.delayed, id)
-		b.mu.seq++
-		h := b.mu.ready[ev.Type]
-		if h == nil {
-			h = &evalHeap{}
-			b.mu.ready[ev.Type] = h
-		}
-		heap.Push(h, &item{eval: ev, seq: b.mu.seq})
-		close(b.mu.wake)
-		b.mu.wake = make(chan struct{})
-		b.updateGaugesLocked()
+		b.readyAgainLocked(ev)
 	})
 	b.updateGaugesLocked()
 	return nil
+}
+
+// NackWait returns an eval the worker could not schedule yet (its state is
+// behind the eval, N2): it is redelivered after delay, or as soon as early
+// closes, whichever comes first. It does not count against the delivery limit.
+func (b *Broker) NackWait(id, token string, delay time.Duration, early <-chan struct{}) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	u, ok := b.mu.unack[id]
+	if !ok || u.token != token {
+		return fmt.Errorf("nack %s: %w", id, ErrNotOutstanding)
+	}
+	u.timer.Stop()
+	delete(b.mu.unack, id)
+	b.mu.deliveries[id]--
+	ev := u.eval
+	stop := make(chan struct{})
+	release := func() {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		if _, ok := b.mu.delayed[id]; !ok {
+			return
+		}
+		delete(b.mu.delayed, id)
+		close(stop)
+		b.readyAgainLocked(ev)
+	}
+	b.mu.delayed[id] = time.AfterFunc(delay, release)
+	reset := b.mu.reset
+	go func() {
+		select {
+		case <-early:
+			release()
+		case <-stop:
+		case <-reset:
+		}
+	}()
+	b.updateGaugesLocked()
+	return nil
+}
+
+// readyAgainLocked puts an eval whose job is still in flight back in the
+// ready queue.
+func (b *Broker) readyAgainLocked(ev *events.Evaluation) {
+	b.mu.seq++
+	h := b.mu.ready[ev.Type]
+	if h == nil {
+		h = &evalHeap{}
+		b.mu.ready[ev.Type] = h
+	}
+	heap.Push(h, &item{eval: ev, seq: b.mu.seq})
+	close(b.mu.wake)
+	b.mu.wake = make(chan struct{})
+	b.updateGaugesLocked()
 }
 
 // DequeueFailed returns the evals that exceeded the delivery limit since

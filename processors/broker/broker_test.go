@@ -189,3 +189,31 @@ func TestIgnoresNonPendingAndDuplicates(t *testing.T) {
 		}
 	})
 }
+
+func TestNackWaitWakesEarly(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := newBroker(t)
+		b.Enqueue(eval("e1", "web", 50), time.Now())
+		ev, tok := try(t, b)
+		early := make(chan struct{})
+		if err := b.NackWait(ev.ID, tok, time.Hour, early); err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := try(t, b); got != nil {
+			t.Fatal("redelivered before the state caught up")
+		}
+		close(early)
+		synctest.Wait()
+		got, tok := try(t, b)
+		if got == nil || got.ID != "e1" {
+			t.Fatalf("not redelivered when the state caught up: %v", got)
+		}
+		// Waiting for the state is not a failed delivery.
+		if err := b.Nack(got.ID, tok); err != nil {
+			t.Fatal(err)
+		}
+		if f := b.DequeueFailed(); len(f) != 0 {
+			t.Fatalf("eval failed after one real delivery: %v", f)
+		}
+	})
+}
