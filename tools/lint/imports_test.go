@@ -35,7 +35,7 @@ var restricted = map[string][]string{
 
 // pure lists trees whose production code must be deterministic: no clock
 // reads, no randomness.
-var pure = []string{"events", "projections", "commands/namespace", "commands/server", "commands/job", "commands/node", "commands/plan"}
+var pure = []string{"events", "projections", "commands/namespace", "commands/server", "commands/job", "commands/node", "commands/plan", "commands/alloc", "commands/deployment"}
 
 type pkg struct {
 	ImportPath string

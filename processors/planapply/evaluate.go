@@ -1,0 +1,141 @@
+package planapply
+
+import (
+	"slices"
+
+	"github.com/ordoplane/ordo/events"
+	"github.com/ordoplane/ordo/processors/scheduler"
+)
+
+// Rejection reasons, per node.
+const (
+	ReasonNodeMissing    = "node does not exist"
+	ReasonNodeNotReady   = "node is not ready"
+	ReasonNodeIneligible = "node is ineligible"
+	ReasonNodeDraining   = "node is draining"
+	ReasonExhausted      = "resources exhausted"
+)
+
+// Result is what of a plan may be committed.
+type Result struct {
+	// Placements, Stops and Updates are the plan's parts that fit.
+	Placements []events.Allocation
+	Stops      []events.AllocDesiredUpdate
+	Updates    []events.AllocDesiredUpdate
+	// Deployment and FollowUps pass through from the plan.
+	Deployment *events.Deployment
+	FollowUps  []events.Evaluation
+	// RejectedNodes are the nodes whose part of the plan was dropped, by id;
+	// Reasons says why, per node.
+	RejectedNodes []string
+	Reasons       map[string]string
+	// RefreshIndex is non-zero when something was rejected: the worker must
+	// refresh its snapshot to at least this index and schedule again.
+	RefreshIndex uint64
+	// IneligibleNodes are nodes the rejection tracker says to mark
+	// ineligible (N11); only Evaluator fills it.
+	IneligibleNodes []string
+}
+
+// FullCommit reports whether the whole plan fits.
+func (r *Result) FullCommit() bool { return len(r.RejectedNodes) == 0 }
+
+// Evaluate re-checks plan against st, the latest state, node by node: a
+// node that gets placements must still exist, be ready, eligible and not
+// draining, and have room for the placements next to every allocation it
+// runs now (including ones committed since the plan was computed) less
+// the plan's stops on it. A node that fails loses its whole part of the
+// plan (placements, stops and updates); a node that only loses
+// allocations always fits. Evaluate is pure.
+func Evaluate(plan *scheduler.Plan, st scheduler.State) Result {
+	res := Result{Deployment: plan.Deployment, FollowUps: plan.FollowUps}
+	nodeOf := map[string]string{} // alloc id → node id, for stops and updates
+	placed := map[string][]*events.Allocation{}
+	var nodeIDs []string
+	for i := range plan.Placements {
+		a := &plan.Placements[i]
+		if _, ok := placed[a.NodeID]; !ok {
+			nodeIDs = append(nodeIDs, a.NodeID)
+		}
+		placed[a.NodeID] = append(placed[a.NodeID], a)
+	}
+	stopping := map[string]bool{}
+	for _, u := range plan.Stops {
+		stopping[u.ID] = true
+	}
+	if len(plan.Stops)+len(plan.Updates) > 0 {
+		for _, a := range st.AllocsByJob(plan.Namespace, plan.JobID) {
+			nodeOf[a.ID] = a.NodeID
+		}
+	}
+	rejected := map[string]string{}
+	slices.Sort(nodeIDs)
+	for _, id := range nodeIDs {
+		if reason := evaluateNode(st, id, placed[id], stopping); reason != "" {
+			rejected[id] = reason
+		}
+	}
+	for i := range plan.Placements {
+		if _, bad := rejected[plan.Placements[i].NodeID]; !bad {
+			res.Placements = append(res.Placements, plan.Placements[i])
+		}
+	}
+	for _, u := range plan.Stops {
+		if _, bad := rejected[nodeOf[u.ID]]; !bad {
+			res.Stops = append(res.Stops, u)
+		}
+	}
+	for _, u := range plan.Updates {
+		if _, bad := rejected[nodeOf[u.ID]]; !bad {
+			res.Updates = append(res.Updates, u)
+		}
+	}
+	if len(rejected) > 0 {
+		res.Reasons = rejected
+		for id := range rejected {
+			res.RejectedNodes = append(res.RejectedNodes, id)
+		}
+		slices.Sort(res.RejectedNodes)
+		res.RefreshIndex = st.Index()
+	}
+	return res
+}
+
+// evaluateNode returns why node id cannot take placements, or "".
+func evaluateNode(st scheduler.State, id string, placements []*events.Allocation, stopping map[string]bool) string {
+	n, ok := st.Node(id)
+	switch {
+	case !ok:
+		return ReasonNodeMissing
+	case n.Status != events.NodeStatusReady:
+		return ReasonNodeNotReady
+	case n.SchedulingEligibility == events.NodeIneligible:
+		return ReasonNodeIneligible
+	case n.Drain:
+		return ReasonNodeDraining
+	}
+	var cpu, mem, disk int
+	seen := map[string]bool{}
+	for _, a := range st.AllocsByNode(id) {
+		seen[a.ID] = true
+		if a.Terminal() || stopping[a.ID] {
+			continue
+		}
+		cpu += a.Resources.CPU
+		mem += a.Resources.MemoryMB
+		disk += a.Resources.DiskMB
+	}
+	for _, a := range placements {
+		if seen[a.ID] {
+			continue // already committed (a retried plan)
+		}
+		cpu += a.Resources.CPU
+		mem += a.Resources.MemoryMB
+		disk += a.Resources.DiskMB
+	}
+	if cpu > n.Resources.CPU-n.Reserved.CPU || mem > n.Resources.MemoryMB-n.Reserved.MemoryMB ||
+		(n.Resources.DiskMB > 0 && disk > n.Resources.DiskMB-n.Reserved.DiskMB) {
+		return ReasonExhausted
+	}
+	return ""
+}

@@ -1,0 +1,147 @@
+package planapply_test
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/ordoplane/ordo/events"
+	"github.com/ordoplane/ordo/processors/planapply"
+	"github.com/ordoplane/ordo/processors/scheduler"
+	"github.com/ordoplane/ordo/processors/scheduler/schedulertest"
+)
+
+// setup places a 6-allocation job over three nodes and returns the state,
+// the plan (not committed) and the nodes it used.
+func setup(t *testing.T) (*schedulertest.Harness, *scheduler.Plan) {
+	t.Helper()
+	h := schedulertest.New()
+	for _, id := range []string{"n1", "n2", "n3"} {
+		h.State.UpsertNode(schedulertest.Node(id))
+	}
+	h.State.UpsertJob(schedulertest.Job("web", events.JobTypeService, 6))
+	h.Bump()
+	plan, err := scheduler.Compute(h.State, h.NewEval("default", "web", events.EvalTriggerJobRegister))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(plan.Placements) != 6 {
+		t.Fatalf("placed %d", len(plan.Placements))
+	}
+	return h, plan
+}
+
+func nodesOf(as []events.Allocation) []string {
+	var out []string
+	for _, a := range as {
+		if !slices.Contains(out, a.NodeID) {
+			out = append(out, a.NodeID)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+func TestEvaluateCommitsAllThatFits(t *testing.T) {
+	h, plan := setup(t)
+	res := planapply.Evaluate(plan, h.State)
+	if !res.FullCommit() || len(res.Placements) != 6 || res.RefreshIndex != 0 {
+		t.Fatalf("result %+v", res)
+	}
+}
+
+// A node filled up by another plan since: its part is rejected, the rest
+// commits, and the worker is told to refresh.
+func TestEvaluateRejectsNodeFilledMeanwhile(t *testing.T) {
+	h, plan := setup(t)
+	h.State.UpsertAlloc(&events.Allocation{ID: "intruder", Namespace: "default", JobID: "other", TaskGroup: "other",
+		Name: "other.other[0]", NodeID: "n2", Resources: events.Resources{CPU: 3500, MemoryMB: 100},
+		DesiredStatus: events.AllocDesiredRun, ClientStatus: events.AllocClientRunning})
+	h.Bump()
+	res := planapply.Evaluate(plan, h.State)
+	if !slices.Equal(res.RejectedNodes, []string{"n2"}) || res.Reasons["n2"] != planapply.ReasonExhausted {
+		t.Fatalf("rejected %v %v", res.RejectedNodes, res.Reasons)
+	}
+	if got := nodesOf(res.Placements); !slices.Equal(got, []string{"n1", "n3"}) {
+		t.Fatalf("committed on %v", got)
+	}
+	if len(res.Placements) != 4 || res.RefreshIndex != h.State.Index() {
+		t.Fatalf("placements %d refresh %d", len(res.Placements), res.RefreshIndex)
+	}
+	// The intruder stopping frees the node again.
+	a, _ := h.State.Alloc("intruder")
+	c := *a
+	c.ClientStatus = events.AllocClientComplete
+	h.State.UpsertAlloc(&c)
+	if res := planapply.Evaluate(plan, h.State); !res.FullCommit() {
+		t.Fatalf("rejected %v after the node emptied", res.RejectedNodes)
+	}
+}
+
+func TestEvaluateRejectsNodeNoLongerSchedulable(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		change func(n *scheduler.Node)
+		reason string
+	}{
+		{"down", func(n *scheduler.Node) { n.Status = events.NodeStatusDown }, planapply.ReasonNodeNotReady},
+		{"initializing", func(n *scheduler.Node) { n.Status = events.NodeStatusInitializing }, planapply.ReasonNodeNotReady},
+		{"ineligible", func(n *scheduler.Node) { n.SchedulingEligibility = events.NodeIneligible }, planapply.ReasonNodeIneligible},
+		{"draining", func(n *scheduler.Node) { n.Drain = true }, planapply.ReasonNodeDraining},
+		{"gone", nil, planapply.ReasonNodeMissing},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h, plan := setup(t)
+			if tc.change == nil {
+				h.State.DeleteNode("n1")
+			} else {
+				n, _ := h.State.Node("n1")
+				c := *n
+				tc.change(&c)
+				h.State.UpsertNode(&c)
+			}
+			res := planapply.Evaluate(plan, h.State)
+			if !slices.Equal(res.RejectedNodes, []string{"n1"}) || res.Reasons["n1"] != tc.reason {
+				t.Fatalf("rejected %v %v", res.RejectedNodes, res.Reasons)
+			}
+			if slices.Contains(nodesOf(res.Placements), "n1") {
+				t.Fatal("placement on n1 committed")
+			}
+		})
+	}
+}
+
+// Stops on a down node always commit: a node that only loses allocations fits.
+func TestEvaluateStopsOnDownNodeCommit(t *testing.T) {
+	h, plan := setup(t)
+	res := planapply.Evaluate(plan, h.State)
+	h.Commit(plan, &res)
+	n, _ := h.State.Node("n1")
+	c := *n
+	c.Status = events.NodeStatusDown
+	h.State.UpsertNode(&c)
+	h.Bump()
+	plan2, err := scheduler.Compute(h.State, h.NewEval("default", "web", events.EvalTriggerNodeUpdate))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res2 := planapply.Evaluate(plan2, h.State)
+	if !res2.FullCommit() || len(res2.Stops) != 2 || len(res2.Placements) != 2 {
+		t.Fatalf("stops %d placements %d rejected %v", len(res2.Stops), len(res2.Placements), res2.RejectedNodes)
+	}
+	for _, s := range res2.Stops {
+		if s.ClientStatus != events.AllocClientLost {
+			t.Fatalf("stop %+v not lost", s)
+		}
+	}
+}
+
+// A retried plan whose placements are already committed does not count
+// them twice.
+func TestEvaluateIgnoresAlreadyCommitted(t *testing.T) {
+	h, plan := setup(t)
+	res := planapply.Evaluate(plan, h.State)
+	h.Commit(plan, &res)
+	if res := planapply.Evaluate(plan, h.State); !res.FullCommit() {
+		t.Fatalf("rejected %v", res.RejectedNodes)
+	}
+}

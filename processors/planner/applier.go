@@ -1,0 +1,219 @@
+package planner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/ordoplane/ordo/commands"
+	"github.com/ordoplane/ordo/commands/node"
+	"github.com/ordoplane/ordo/commands/plan"
+	"github.com/ordoplane/ordo/events"
+	"github.com/ordoplane/ordo/processors/planapply"
+	"github.com/ordoplane/ordo/processors/scheduler"
+)
+
+// States gives the applier the latest state.
+type States interface {
+	State() (st scheduler.State, release func(), err error)
+}
+
+// Config configures an Applier.
+type Config struct {
+	// Pipeline commits; States reads the latest state. Required.
+	Pipeline *commands.Pipeline
+	States   States
+	// Tracker is the N11 rejection tracker; nil or disabled tracks nothing.
+	Tracker *planapply.Tracker
+	// Clock; default time.Now.
+	Clock func() time.Time
+	// Logger; default slog.Default().
+	Logger *slog.Logger
+	// Registerer receives the applier's metrics; nil registers none.
+	Registerer prometheus.Registerer
+}
+
+type request struct {
+	ctx   context.Context
+	plan  *scheduler.Plan
+	evals []events.Evaluation
+	reply chan response
+}
+
+type response struct {
+	res   planapply.Result
+	index uint64
+	err   error
+}
+
+// Applier is the plan applier.
+type Applier struct {
+	cfg     Config
+	eval    planapply.Evaluator
+	queue   chan request
+	metrics *metrics
+}
+
+// New returns an Applier.
+func New(cfg Config) (*Applier, error) {
+	if cfg.Pipeline == nil || cfg.States == nil {
+		return nil, errors.New("planner: Pipeline and States are required")
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = time.Now
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	return &Applier{cfg: cfg, eval: planapply.Evaluator{Tracker: cfg.Tracker}, queue: make(chan request),
+		metrics: newMetrics(cfg.Registerer)}, nil
+}
+
+// Close unregisters the metrics.
+func (a *Applier) Close() { a.metrics.unregister() }
+
+// Name implements supervisor.Processor.
+func (a *Applier) Name() string { return "plan-applier" }
+
+// Submit queues plan with its eval updates and waits for the outcome.
+func (a *Applier) Submit(ctx context.Context, p *scheduler.Plan, evals []events.Evaluation) (planapply.Result, uint64, error) {
+	req := request{ctx: ctx, plan: p, evals: evals, reply: make(chan response, 1)}
+	a.metrics.queued.Inc()
+	defer a.metrics.queued.Dec()
+	select {
+	case a.queue <- req:
+	case <-ctx.Done():
+		return planapply.Result{}, 0, ctx.Err()
+	}
+	select {
+	case r := <-req.reply:
+		return r.res, r.index, r.err
+	case <-ctx.Done():
+		return planapply.Result{}, 0, ctx.Err()
+	}
+}
+
+// Run applies plans one at a time until ctx ends.
+func (a *Applier) Run(ctx context.Context) error {
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case req := <-a.queue:
+			start := time.Now()
+			res, index, err := a.apply(ctx, req)
+			a.metrics.latency.Observe(time.Since(start).Seconds())
+			req.reply <- response{res: res, index: index, err: err}
+		}
+	}
+}
+
+func (a *Applier) apply(ctx context.Context, req request) (planapply.Result, uint64, error) {
+	st, release, err := a.cfg.States.State()
+	if err != nil {
+		return planapply.Result{}, 0, err
+	}
+	res := a.eval.Evaluate(req.plan, st, a.cfg.Clock())
+	commit := plan.Commit{EvalID: req.plan.EvalID, Placements: res.Placements, Deployment: res.Deployment,
+		NodeIndexes: map[string]uint64{}}
+	commit.Updates = append(append(commit.Updates, res.Stops...), res.Updates...)
+	for _, p := range res.Placements {
+		n, ok := st.Node(p.NodeID)
+		if !ok {
+			release()
+			return planapply.Result{}, 0, fmt.Errorf("plan %s: node %s vanished", req.plan.EvalID, p.NodeID)
+		}
+		commit.NodeIndexes[p.NodeID] = n.ModifyIndex
+	}
+	release()
+	// Follow-ups commit with any part of the plan, since its updates may
+	// point at them; the eval's own update only with the whole plan.
+	for _, f := range res.FollowUps {
+		f.PreviousEval = req.plan.EvalID
+		commit.Evals = append(commit.Evals, f)
+	}
+	if res.FullCommit() {
+		commit.Evals = append(commit.Evals, req.evals...)
+	}
+	log := a.cfg.Logger.With("eval_id", req.plan.EvalID, "job_id", req.plan.JobID)
+	if len(commit.Placements) == 0 && len(commit.Updates) == 0 && commit.Deployment == nil && len(commit.Evals) == 0 {
+		return res, st.Index(), nil
+	}
+	out, err := a.cfg.Pipeline.Run(ctx, "plan.commit", commands.Request{Actor: "system:plan-applier"}, commit)
+	var conflict *commands.ConflictError
+	if errors.As(err, &conflict) {
+		// A node changed between verification and apply: nothing committed;
+		// the worker re-plans on newer state.
+		a.metrics.rejected.Inc()
+		log.Info("plan rejected at apply", "reason", conflict.Reason)
+		res = planapply.Result{RejectedNodes: nodeIDs(commit.NodeIndexes), RefreshIndex: out.Index}
+		return res, out.Index, nil
+	}
+	if err != nil {
+		return planapply.Result{}, 0, fmt.Errorf("commit plan %s: %w", req.plan.EvalID, err)
+	}
+	if res.FullCommit() {
+		a.metrics.committed.Inc()
+	} else {
+		a.metrics.partial.Inc()
+		res.RefreshIndex = max(res.RefreshIndex, out.Index)
+		log.Info("plan partly committed", "rejected_nodes", res.RejectedNodes)
+	}
+	a.metrics.placed.Add(float64(len(res.Placements)))
+	for _, id := range res.IneligibleNodes {
+		// N11: a node the tracker names for too many rejections.
+		if _, err := a.cfg.Pipeline.Run(ctx, "node.eligibility", commands.Request{Actor: "system:plan-applier"},
+			node.UpdateEligibility{ID: id, Eligibility: events.NodeIneligible}); err != nil {
+			log.Warn("marking node ineligible failed", "node_id", id, "err", err)
+		} else {
+			log.Warn("node marked ineligible after repeated plan rejections", "node_id", id)
+		}
+	}
+	return res, out.Index, nil
+}
+
+func nodeIDs(m map[string]uint64) []string {
+	out := make([]string, 0, len(m))
+	for id := range m {
+		out = append(out, id)
+	}
+	return out
+}
+
+type metrics struct {
+	reg                                  prometheus.Registerer
+	queued                               prometheus.Gauge
+	latency                              prometheus.Histogram
+	committed, partial, rejected, placed prometheus.Counter
+}
+
+func newMetrics(reg prometheus.Registerer) *metrics {
+	m := &metrics{
+		reg: reg,
+		queued: prometheus.NewGauge(prometheus.GaugeOpts{Name: "ordo_plan_queue_depth",
+			Help: "Plans waiting for the plan applier."}),
+		latency: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "ordo_plan_apply_seconds",
+			Help: "Time to verify and commit one plan.", Buckets: prometheus.ExponentialBuckets(0.0001, 2, 16)}),
+		committed: prometheus.NewCounter(prometheus.CounterOpts{Name: "ordo_plans_committed_total", Help: "Plans committed whole."}),
+		partial:   prometheus.NewCounter(prometheus.CounterOpts{Name: "ordo_plans_partial_total", Help: "Plans committed in part."}),
+		rejected:  prometheus.NewCounter(prometheus.CounterOpts{Name: "ordo_plans_rejected_total", Help: "Plans rejected at apply."}),
+		placed:    prometheus.NewCounter(prometheus.CounterOpts{Name: "ordo_allocs_placed_total", Help: "Allocations committed by the plan applier."}),
+	}
+	if reg != nil {
+		reg.MustRegister(m.queued, m.latency, m.committed, m.partial, m.rejected, m.placed)
+	}
+	return m
+}
+
+func (m *metrics) unregister() {
+	if m.reg == nil {
+		return
+	}
+	for _, c := range []prometheus.Collector{m.queued, m.latency, m.committed, m.partial, m.rejected, m.placed} {
+		m.reg.Unregister(c)
+	}
+}

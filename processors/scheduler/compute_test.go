@@ -1,0 +1,199 @@
+package scheduler_test
+
+import (
+	"bytes"
+	"fmt"
+	"testing"
+
+	"github.com/ordoplane/ordo/events"
+	"github.com/ordoplane/ordo/processors/scheduler"
+	"github.com/ordoplane/ordo/processors/scheduler/schedulertest"
+)
+
+// fleet returns a harness with n nodes of mixed sizes and classes.
+func fleet(n int) *schedulertest.Harness {
+	h := schedulertest.New()
+	for i := range n {
+		node := schedulertest.Node(fmt.Sprintf("node-%05d", i))
+		node.Resources.CPU = 2000 + 1000*(i%4)
+		node.NodeClass = []string{"small", "medium", "large"}[i%3]
+		node.Datacenter = []string{"dc1", "dc2"}[i%2]
+		h.State.UpsertNode(node)
+	}
+	return h
+}
+
+// TestReplayIdentical re-runs every eval of a scenario against the
+// snapshot it saw: the plans encode to the same bytes, and computing does
+// not change the state.
+func TestReplayIdentical(t *testing.T) {
+	h := fleet(40)
+	type recorded struct {
+		eval *events.Evaluation
+		snap *scheduler.MemState
+		plan []byte
+	}
+	var recs []recorded
+	run := func(e *events.Evaluation) {
+		snap := h.State.Clone()
+		plan, _, err := h.Process(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := plan.Encode()
+		if err != nil {
+			t.Fatal(err)
+		}
+		recs = append(recs, recorded{e, snap, b})
+	}
+	for i, typ := range []string{events.JobTypeService, events.JobTypeBatch, events.JobTypeSystem, events.JobTypeSysbatch} {
+		j := schedulertest.Job(fmt.Sprintf("job-%d", i), typ, 25)
+		h.State.UpsertJob(j)
+		h.Bump()
+		run(h.NewEval("default", j.ID, events.EvalTriggerJobRegister))
+	}
+	// Knock out some nodes and re-evaluate everything.
+	for _, id := range []string{"node-00003", "node-00011", "node-00020"} {
+		n, _ := h.State.Node(id)
+		c := *n
+		c.Status = events.NodeStatusDown
+		h.State.UpsertNode(&c)
+	}
+	h.Bump()
+	for i := range 4 {
+		run(h.NewEval("default", fmt.Sprintf("job-%d", i), events.EvalTriggerNodeUpdate))
+	}
+	for _, r := range recs {
+		before := stateDigest(t, r.snap)
+		for range 3 {
+			p, err := scheduler.Compute(r.snap, r.eval)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := p.Encode()
+			if !bytes.Equal(b, r.plan) {
+				t.Fatalf("eval %s: replayed plan differs", r.eval.ID)
+			}
+		}
+		// A state holding the same data built in another order.
+		if p, _ := scheduler.Compute(rebuilt(r.snap), r.eval); !bytes.Equal(mustEncode(t, p), r.plan) {
+			t.Fatalf("eval %s: plan differs on a state built in another order", r.eval.ID)
+		}
+		if after := stateDigest(t, r.snap); !bytes.Equal(before, after) {
+			t.Fatalf("eval %s: Compute changed the state", r.eval.ID)
+		}
+	}
+}
+
+func mustEncode(t *testing.T, p *scheduler.Plan) []byte {
+	b, err := p.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// rebuilt copies st inserting everything in reverse order.
+func rebuilt(st *scheduler.MemState) *scheduler.MemState {
+	out := scheduler.NewMemState()
+	out.SetIndex(st.Index())
+	nodes := st.Nodes()
+	for i := len(nodes) - 1; i >= 0; i-- {
+		out.UpsertNode(nodes[i])
+	}
+	allocs := st.Allocs()
+	for i := len(allocs) - 1; i >= 0; i-- {
+		out.UpsertAlloc(allocs[i])
+	}
+	for _, a := range allocs {
+		if j, ok := st.Job(a.Namespace, a.JobID); ok {
+			for v := uint64(0); v <= j.Version; v++ {
+				if old, ok := st.JobVersion(a.Namespace, a.JobID, v); ok {
+					out.UpsertJob(old)
+				}
+			}
+			out.UpsertJob(j)
+		}
+		if d, ok := st.LatestDeployment(a.Namespace, a.JobID); ok {
+			out.UpsertDeployment(d)
+		}
+	}
+	for i := range 4 {
+		if j, ok := st.Job("default", fmt.Sprintf("job-%d", i)); ok {
+			out.UpsertJob(j)
+		}
+	}
+	return out
+}
+
+func stateDigest(t *testing.T, st *scheduler.MemState) []byte {
+	var buf bytes.Buffer
+	for _, n := range st.Nodes() {
+		b, _ := events.Marshal(n)
+		buf.Write(b)
+	}
+	for _, a := range st.Allocs() {
+		b, _ := events.Marshal(a)
+		buf.Write(b)
+	}
+	return buf.Bytes()
+}
+
+// TestNeverOvercommits places many jobs of random-ish sizes and checks
+// that no node ever holds more than it has.
+func TestNeverOvercommits(t *testing.T) {
+	h := fleet(30)
+	for i := range 30 {
+		j := schedulertest.Job(fmt.Sprintf("j%d", i), events.JobTypeService, 5+i%7)
+		j.TaskGroups[0].Tasks[0].Resources = &events.Resources{CPU: 300 + 97*(i%9), MemoryMB: 200 + 311*(i%5)}
+		if i%4 == 0 {
+			j.Constraints = append(j.Constraints, events.Constraint{Operand: events.ConstraintDistinctHosts})
+		}
+		h.State.UpsertJob(j)
+		h.Bump()
+		if _, _, err := h.Process(h.NewEval("default", j.ID, events.EvalTriggerJobRegister)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	placed := 0
+	for _, n := range h.State.Nodes() {
+		var cpu, mem int
+		jobs := map[string]int{}
+		for _, a := range h.State.AllocsByNode(n.ID) {
+			if a.Terminal() {
+				continue
+			}
+			placed++
+			cpu += a.Resources.CPU
+			mem += a.Resources.MemoryMB
+			jobs[a.JobID]++
+		}
+		if cpu > n.Resources.CPU || mem > n.Resources.MemoryMB {
+			t.Errorf("node %s overcommitted: cpu %d/%d mem %d/%d", n.ID, cpu, n.Resources.CPU, mem, n.Resources.MemoryMB)
+		}
+		for i := 0; i < 30; i += 4 {
+			if jobs[fmt.Sprintf("j%d", i)] > 1 {
+				t.Errorf("node %s: distinct_hosts job j%d has %d allocs", n.ID, i, jobs[fmt.Sprintf("j%d", i)])
+			}
+		}
+	}
+	if placed < 100 {
+		t.Fatalf("only %d placed", placed)
+	}
+}
+
+func TestUnknownJobType(t *testing.T) {
+	h := fleet(2)
+	j := schedulertest.Job("x", "mystery", 1)
+	h.State.UpsertJob(j)
+	if _, err := scheduler.Compute(h.State, h.NewEval("default", "x", events.EvalTriggerJobRegister)); err == nil {
+		t.Fatal("want ErrUnknownJobType")
+	}
+}
+
+func TestDeriveIDStable(t *testing.T) {
+	a, b := scheduler.DeriveID("eval-1", "alloc", 0), scheduler.DeriveID("eval-1", "alloc", 1)
+	if a == b || a != scheduler.DeriveID("eval-1", "alloc", 0) || len(a) != 36 {
+		t.Fatalf("ids %q %q", a, b)
+	}
+}

@@ -1,0 +1,58 @@
+// Package scheduler owns the scheduling algorithms: the pure decision of
+// what to place, stop and mark for one evaluation, given a read-only State.
+//
+// # Usage
+//
+// A worker takes a snapshot of the projections at the eval's wait index or
+// later (N2), wraps it as a State and calls Compute; it hands the Plan to
+// the plan applier (package planapply) and records the plan's failed
+// placements, queued counts, blocked eval and follow-ups on the eval.
+// MemState is an in-memory State for tests, the planner harness
+// (package schedulertest) and benchmarks.
+//
+// Schedulers by job type:
+//   - service and batch (reconcile.go): per task group, the desired count
+//     against the live allocations named job.group[i]; missing ones are
+//     placed, extras stopped highest index first; a stopped or purged job
+//     stops everything; allocations on down nodes are lost and replaced; on
+//     disconnected nodes, for groups with a disconnect block (or
+//     max_client_disconnect), they become unknown and are replaced only if
+//     disconnect.replace, and lost after lost_after; when their node is
+//     ready again the original is kept and its replacement stopped (or the
+//     reverse with reconcile = "keep_replacement"); allocations marked to
+//     migrate are replaced elsewhere and stopped; failed ones are
+//     rescheduled per the group's reschedule policy, at once or through a
+//     delayed follow-up eval; batch jobs never replace complete allocations;
+//     outdated allocations whose tasks changed are replaced, max_parallel at
+//     a time under a deployment for service jobs.
+//   - system and sysbatch (system.go): one allocation per group on every
+//     feasible node; a sysbatch allocation that finished is not placed
+//     again, and the job is complete once every feasible node's allocation
+//     is terminal (N24).
+//
+// Feasibility (feasible.go): node ready (never initializing, N1), eligible,
+// not draining, datacenter (with wildcards), node pool, drivers detected
+// and healthy, constraints on ${attr.*}, ${meta.*} and ${node.*}, and
+// distinct_hosts. Ranking (rank.go): nodes are shuffled with a generator
+// seeded from the eval id; for each placement the scheduler walks them from
+// where the last placement stopped, scores up to max(2, ⌈log2 n⌉) nodes
+// that fit (2 for batch) by bin packing, with a job anti-affinity penalty,
+// and takes the best. Every failed placement fills an AllocMetric and asks
+// for a blocked eval.
+//
+// # Concurrency
+//
+// Compute may run concurrently on different States or on the same State
+// as long as nobody mutates it; it keeps no package state.
+//
+// # Invariants
+//
+//   - Compute is pure: no clock (it uses the eval's leader times), no
+//     global randomness, no map-order dependence. The same eval against
+//     the same State yields a plan that encodes to the same bytes, with
+//     ids derived from the eval id (DeriveID).
+//   - The plan records the State's index it was computed at.
+//   - Compute never places on a node that is not ready, eligible and
+//     undrained, nor beyond a node's resources less its reserved resources,
+//     its live allocations and what the plan already placed on it.
+package scheduler

@@ -1,0 +1,420 @@
+package scheduler
+
+import (
+	"cmp"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/ordoplane/ordo/events"
+)
+
+// allocName returns job.group[index].
+func allocName(jobID, group string, index int) string {
+	return jobID + "." + group + "[" + strconv.Itoa(index) + "]"
+}
+
+// nameIndex parses the index out of job.group[index]; -1 if there is none.
+func nameIndex(name string) int {
+	i := strings.LastIndexByte(name, '[')
+	if i < 0 || !strings.HasSuffix(name, "]") {
+		return -1
+	}
+	n, err := strconv.Atoi(name[i+1 : len(name)-1])
+	if err != nil {
+		return -1
+	}
+	return n
+}
+
+// need is one allocation to place.
+type need struct {
+	index int
+	// prev is the allocation replaced, nil for a new one.
+	prev *events.Allocation
+	// stopPrev stops prev only once its replacement is placed (migration,
+	// destructive update); lost and failed allocations are stopped anyway.
+	stopPrev string
+	// resched marks a reschedule of a failed allocation.
+	resched bool
+	// destructive marks an update placed under the deployment.
+	destructive bool
+}
+
+// slot is something that holds a name index of a group: a kept
+// allocation, a pending replacement, or a failed or complete allocation
+// that is not replaced (yet).
+type slot struct {
+	index int
+	rank  int // kept 0, replacement 1, held 2: the order survivors are chosen in
+	alloc *events.Allocation
+	need  *need
+	// delayedAt, for a held failed allocation, is when it may be rescheduled.
+	delayedAt int64
+}
+
+// computeGeneric reconciles a service or batch job group by group.
+func (s *sched) computeGeneric() {
+	if s.job.Type == events.JobTypeService {
+		if d, ok := s.st.LatestDeployment(s.job.Namespace, s.job.ID); ok && d.JobVersion == s.job.Version && d.Active() {
+			s.deploymentID = d.ID
+		}
+	}
+	byGroup := map[string][]*events.Allocation{}
+	for _, a := range s.allocs {
+		byGroup[a.TaskGroup] = append(byGroup[a.TaskGroup], a)
+	}
+	// Allocations of groups the job no longer has.
+	groups := map[string]bool{}
+	for i := range s.job.TaskGroups {
+		groups[s.job.TaskGroups[i].Name] = true
+	}
+	for _, a := range s.allocs {
+		if !groups[a.TaskGroup] && !a.ServerTerminal() && !a.ClientTerminal() {
+			cs := ""
+			if nodeLost(s.nodes[a.NodeID]) {
+				cs = events.AllocClientLost
+			}
+			s.stop(a, descGroupRemoved, cs)
+		}
+	}
+	var needs [][]need
+	for i := range s.job.TaskGroups {
+		tg := &s.job.TaskGroups[i]
+		needs = append(needs, s.reconcileGroup(tg, byGroup[tg.Name]))
+	}
+	// Stops are all decided: place.
+	for i := range s.job.TaskGroups {
+		s.placeGroup(&s.job.TaskGroups[i], needs[i])
+	}
+}
+
+// reconcileGroup decides the stops and updates of one group and returns
+// the allocations to place.
+func (s *sched) reconcileGroup(tg *events.TaskGroup, allocs []*events.Allocation) []need {
+	tolerates, lostAfter, replace := disconnect(tg)
+	var timeouts []int64
+
+	// Which allocations were replaced, by whom.
+	successor := map[string]bool{}
+	liveReplacement := map[string]*events.Allocation{}
+	for _, a := range allocs {
+		if a.PreviousAllocation != "" {
+			successor[a.PreviousAllocation] = true
+			if !a.Terminal() {
+				liveReplacement[a.PreviousAllocation] = a
+			}
+		}
+		if a.NextAllocation != "" {
+			successor[a.ID] = true
+		}
+	}
+
+	// Reconnects first: an allocation alive on a ready node that was
+	// replaced while its node was disconnected keeps its place and the
+	// replacement stops, or the other way round (disconnect.reconcile).
+	keepReplacement := tg.Disconnect != nil && tg.Disconnect.Reconcile == "keep_replacement"
+	for _, a := range allocs {
+		r := liveReplacement[a.ID]
+		if r == nil || a.Terminal() || s.stopped[a.ID] || s.stopped[r.ID] {
+			continue
+		}
+		n := s.nodes[a.NodeID]
+		if n == nil || n.Status != events.NodeStatusReady {
+			continue
+		}
+		if keepReplacement {
+			s.stop(a, descKeepReplacement, "")
+		} else {
+			s.stop(r, descReconnected, "")
+		}
+	}
+
+	// replaced reports whether a has a replacement that keeps running.
+	replaced := func(a *events.Allocation) bool {
+		r := liveReplacement[a.ID]
+		return r != nil && !s.stopped[r.ID]
+	}
+	var slots []slot
+	for _, a := range allocs {
+		if s.stopped[a.ID] || a.ServerTerminal() {
+			continue
+		}
+		idx := nameIndex(a.Name)
+		n := s.nodes[a.NodeID]
+		if a.ClientTerminal() {
+			if successor[a.ID] {
+				continue
+			}
+			switch a.ClientStatus {
+			case events.AllocClientComplete:
+				if s.job.Type == events.JobTypeBatch {
+					slots = append(slots, slot{index: idx, rank: 2, alloc: a})
+				}
+			case events.AllocClientFailed:
+				ok, at, _ := rescheduleAt(a, tg.ReschedulePolicy)
+				switch {
+				case !ok:
+					// Out of attempts: the slot stays failed.
+					slots = append(slots, slot{index: idx, rank: 2, alloc: a})
+				case at <= s.now:
+					slots = append(slots, slot{index: idx, rank: 1, need: &need{index: idx, prev: a, resched: true}})
+				default:
+					slots = append(slots, slot{index: idx, rank: 2, alloc: a, delayedAt: at})
+				}
+			case events.AllocClientLost:
+				slots = append(slots, slot{index: idx, rank: 1, need: &need{index: idx, prev: a}})
+			}
+			continue
+		}
+		switch {
+		case nodeLost(n) || (n.Status == events.NodeStatusDisconnected && (!tolerates || s.lostExpired(n, lostAfter))):
+			desc := descLost
+			if n != nil && n.Status == events.NodeStatusDisconnected {
+				desc = descLostDisconnect
+				if tolerates {
+					desc = descLostAfter
+				}
+			}
+			s.stop(a, desc, events.AllocClientLost)
+			if !replaced(a) {
+				slots = append(slots, slot{index: idx, rank: 1, need: &need{index: idx, prev: a}})
+			}
+		case n.Status == events.NodeStatusDisconnected:
+			s.markUnknown(a, n, lostAfter, &timeouts)
+			switch {
+			case replaced(a):
+				// Its replacement holds the slot.
+			case replace:
+				slots = append(slots, slot{index: idx, rank: 1, need: &need{index: idx, prev: a}})
+			default:
+				slots = append(slots, slot{index: idx, rank: 0, alloc: a})
+			}
+		case replaced(a):
+			// Reconnecting (initializing, N1): its replacement holds the
+			// slot until the node is ready and the reconnect is decided.
+		case isTrue(a.DesiredTransition.Migrate):
+			if !replaced(a) {
+				slots = append(slots, slot{index: idx, rank: 1, need: &need{index: idx, prev: a, stopPrev: descMigrate}})
+			} else {
+				s.stop(a, descMigrate, "")
+			}
+		default:
+			slots = append(slots, slot{index: idx, rank: 0, alloc: a})
+		}
+	}
+
+	// Keep the lowest indexes up to count; what is above goes (scale down
+	// stops the highest indexes first).
+	slices.SortStableFunc(slots, func(x, y slot) int {
+		if c := cmp.Compare(x.index, y.index); c != 0 {
+			return c
+		}
+		return cmp.Compare(x.rank, y.rank)
+	})
+	used := map[int]bool{}
+	var keep []slot
+	for _, sl := range slots {
+		if len(keep) >= tg.Count || (sl.index >= 0 && used[sl.index]) {
+			switch {
+			case sl.alloc != nil && sl.rank == 0:
+				desc := descScaleDown
+				if used[sl.index] && len(keep) < tg.Count {
+					desc = descDuplicate
+				}
+				s.stop(sl.alloc, desc, "")
+			case sl.need != nil && sl.need.stopPrev != "":
+				// A migration no longer needed: just stop.
+				s.stop(sl.need.prev, sl.need.stopPrev, "")
+			}
+			continue
+		}
+		used[sl.index] = true
+		keep = append(keep, sl)
+	}
+
+	var needs []need
+	var delayed []*events.Allocation
+	var delayedAt []int64
+	var outdated []*events.Allocation
+	for _, sl := range keep {
+		switch {
+		case sl.need != nil:
+			needs = append(needs, *sl.need)
+		case sl.delayedAt > 0:
+			if sl.alloc.FollowupEvalID == "" {
+				delayed = append(delayed, sl.alloc)
+				delayedAt = append(delayedAt, sl.delayedAt)
+			}
+		case sl.rank == 0 && s.destructive(tg, sl.alloc):
+			outdated = append(outdated, sl.alloc)
+		}
+	}
+	for i := 0; len(keep) < tg.Count; i++ {
+		if !used[i] {
+			used[i] = true
+			keep = append(keep, slot{index: i})
+			needs = append(needs, need{index: i})
+		}
+	}
+	s.delayReschedules(delayed, delayedAt)
+	s.addTimeoutFollowUps(timeouts)
+	needs = append(needs, s.destructiveUpdates(tg, allocs, outdated)...)
+	return needs
+}
+
+func isTrue(b *bool) bool { return b != nil && *b }
+
+// destructive reports whether a runs an earlier version of the job whose
+// group differs in what its tasks run, so it must be replaced rather than
+// updated in place. Unknown earlier versions count as compatible.
+func (s *sched) destructive(tg *events.TaskGroup, a *events.Allocation) bool {
+	if a.JobVersion == s.job.Version {
+		return false
+	}
+	old, ok := s.st.JobVersion(s.job.Namespace, s.job.ID, a.JobVersion)
+	if !ok {
+		return false
+	}
+	for i := range old.TaskGroups {
+		if og := &old.TaskGroups[i]; og.Name == tg.Name {
+			return !reflect.DeepEqual(og.Tasks, tg.Tasks) || !reflect.DeepEqual(og.Meta, tg.Meta)
+		}
+	}
+	return true
+}
+
+// destructiveUpdates replaces outdated allocations, at most the update
+// strategy's max_parallel at a time for a service job (counting new
+// allocations not yet healthy), under a deployment.
+func (s *sched) destructiveUpdates(tg *events.TaskGroup, allocs, outdated []*events.Allocation) []need {
+	if len(outdated) == 0 {
+		return nil
+	}
+	limit := len(outdated)
+	if s.job.Type == events.JobTypeService && tg.Update != nil && tg.Update.MaxParallel > 0 {
+		d := s.deployment()
+		if d == nil {
+			return nil // paused or failed: no progress
+		}
+		inFlight := 0
+		for _, a := range allocs {
+			if a.JobVersion == s.job.Version && !a.Terminal() && !s.stopped[a.ID] &&
+				(a.DeploymentStatus == nil || !isTrue(a.DeploymentStatus.Healthy)) {
+				inFlight++
+			}
+		}
+		limit = max(0, tg.Update.MaxParallel-inFlight)
+		if st := d.TaskGroups[tg.Name]; st != nil && s.plan.Deployment == d {
+			st.DesiredTotal = tg.Count
+		}
+	}
+	var out []need
+	for _, a := range outdated[:min(limit, len(outdated))] {
+		out = append(out, need{index: nameIndex(a.Name), prev: a, stopPrev: descUpdate, destructive: true})
+	}
+	return out
+}
+
+// deployment returns the job version's active deployment, creating one in
+// the plan if there is none; nil when the latest one for this version is
+// paused, failed or otherwise finished.
+func (s *sched) deployment() *events.Deployment {
+	if s.plan.Deployment != nil {
+		return s.plan.Deployment
+	}
+	if d, ok := s.st.LatestDeployment(s.job.Namespace, s.job.ID); ok && d.JobVersion == s.job.Version {
+		if d.Active() && d.Status != events.DeploymentStatusPaused {
+			s.deploymentID = d.ID
+			return d
+		}
+		return nil
+	}
+	d := &events.Deployment{
+		ID: DeriveID(s.eval.ID, "deployment", 0), Namespace: s.job.Namespace, JobID: s.job.ID,
+		JobVersion: s.job.Version, JobModifyIndex: s.eval.JobModifyIndex, Status: events.DeploymentStatusRunning,
+		StatusDescription: "Deployment is running", TaskGroups: map[string]*events.DeploymentState{},
+	}
+	for i := range s.job.TaskGroups {
+		g := &s.job.TaskGroups[i]
+		d.TaskGroups[g.Name] = &events.DeploymentState{DesiredTotal: g.Count,
+			AutoRevert: g.Update != nil && g.Update.AutoRevert}
+	}
+	s.plan.Deployment = d
+	s.deploymentID = d.ID
+	return d
+}
+
+// delayReschedules creates follow-up evals for failed allocations whose
+// reschedule delay has not passed, one per batch of close times, and links
+// each allocation to its eval.
+func (s *sched) delayReschedules(allocs []*events.Allocation, at []int64) {
+	if len(allocs) == 0 {
+		return
+	}
+	order := make([]int, len(allocs))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(x, y int) int { return cmp.Compare(at[x], at[y]) })
+	for i := 0; i < len(order); {
+		j := i
+		for j < len(order) && at[order[j]] <= at[order[i]]+followUpBatch {
+			j++
+		}
+		id := s.addFollowUp(events.EvalTriggerRetryFailedAlloc, at[order[j-1]])
+		for _, k := range order[i:j] {
+			s.plan.Updates = append(s.plan.Updates, events.AllocDesiredUpdate{ID: allocs[k].ID, FollowupEvalID: id})
+		}
+		i = j
+	}
+}
+
+// placeGroup places a group's needs, replacements first, by index.
+func (s *sched) placeGroup(tg *events.TaskGroup, needs []need) {
+	slices.SortStableFunc(needs, func(x, y need) int {
+		if (x.prev == nil) != (y.prev == nil) {
+			if x.prev != nil {
+				return -1
+			}
+			return 1
+		}
+		return cmp.Compare(x.index, y.index)
+	})
+	res := groupResources(tg)
+	for _, nd := range needs {
+		if _, failed := s.plan.FailedTGAllocs[tg.Name]; failed {
+			s.failed(tg.Name, nil)
+			continue
+		}
+		avoid := ""
+		if nd.resched {
+			avoid = nd.prev.NodeID
+		}
+		n, m := s.selectNode(tg, res, avoid)
+		if n == nil {
+			s.failed(tg.Name, m)
+			continue
+		}
+		a := s.newAlloc(tg, allocName(s.job.ID, tg.Name, nd.index))
+		a.Metrics = m
+		a.DeploymentID = s.deploymentID
+		if p := nd.prev; p != nil {
+			a.PreviousAllocation = p.ID
+			if nd.resched {
+				a.RescheduleEvents = append(slices.Clone(p.RescheduleEvents), events.RescheduleEvent{
+					RescheduleTime: s.now, PrevAllocID: p.ID, PrevNodeID: p.NodeID, Delay: rescheduleDelay(p, tg.ReschedulePolicy)})
+			}
+			if nd.stopPrev != "" {
+				s.stop(p, nd.stopPrev, "")
+			}
+		}
+		if d := s.plan.Deployment; d != nil && a.DeploymentID == d.ID {
+			if st := d.TaskGroups[tg.Name]; st != nil {
+				st.PlacedAllocs++
+			}
+		}
+		s.place(a, n)
+	}
+}

@@ -1,0 +1,600 @@
+package scheduler_test
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ordoplane/ordo/events"
+	"github.com/ordoplane/ordo/processors/planapply"
+	"github.com/ordoplane/ordo/processors/scheduler"
+	"github.com/ordoplane/ordo/processors/scheduler/schedulertest"
+)
+
+var rewrite = flag.Bool("rewrite", false, "rewrite the expected output of testdata/*.txt")
+
+// TestScripts runs the scheduler scripts in testdata: each block is a
+// command, a line "----" and the expected output, ending at a blank line.
+//
+// Commands:
+//
+//	node <id> [dc= class= pool= cpu= mem= disk= rcpu= rmem= status= elig= drivers=a,b attr.k=v meta.k=v unhealthy=driver]
+//	node-status <id> <status>          node-elig <id> <eligible|ineligible>
+//	                                   (<id> may be @<alloc name>: that alloc's node)
+//	drain <id>                         marks the node draining and its allocs to migrate
+//	job <id> [type= count= cpu= mem= disk= dc=a,b pool= driver= group=
+//	          constraint=L;op;R gconstraint=L;op;R distinct_hosts gdistinct_hosts
+//	          disconnect=lost_after;replace;reconcile mcd=dur
+//	          resched=attempts;interval;delay;function;max[;unlimited] noresched
+//	          update=max_parallel]     registers the job (a new version)
+//	job-stop <id> | job-purge <id>
+//	client <name|job>[@node] <status>   sets client status of the live alloc(s)
+//	healthy <job>                       marks the job's live allocs healthy
+//	fill <node> cpu= mem=               an allocation of another job lands on the node
+//	reject <node>... | reject           the planner rejects these nodes (none)
+//	tick <duration>
+//	eval <job> [trigger=] [follow-up]   runs an eval (follow-up: the oldest pending follow-up)
+//	eval-again                          re-runs the last eval against an unchanged state
+//	allocs <job>                        lists the job's allocations
+func TestScripts(t *testing.T) {
+	files, err := filepath.Glob("testdata/*.txt")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no scripts: %v", err)
+	}
+	for _, f := range files {
+		t.Run(strings.TrimSuffix(filepath.Base(f), ".txt"), func(t *testing.T) { runScript(t, f) })
+	}
+}
+
+type block struct {
+	cmd      string
+	expected string
+	line     int
+}
+
+func parseScript(t *testing.T, path string) (blocks []block, raw []string) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(string(data), "\n")
+	for i := 0; i < len(lines); i++ {
+		l := lines[i]
+		if strings.TrimSpace(l) == "" || strings.HasPrefix(l, "#") {
+			continue
+		}
+		b := block{cmd: l, line: i + 1}
+		i++
+		if i >= len(lines) || lines[i] != "----" {
+			t.Fatalf("%s:%d: expected ----", path, i+1)
+		}
+		var out []string
+		for i++; i < len(lines) && lines[i] != ""; i++ {
+			out = append(out, lines[i])
+		}
+		b.expected = strings.Join(out, "\n")
+		blocks = append(blocks, b)
+	}
+	return blocks, lines
+}
+
+func runScript(t *testing.T, path string) {
+	blocks, _ := parseScript(t, path)
+	r := &runner{t: t, h: schedulertest.New()}
+	var outBuf strings.Builder
+	data, _ := os.ReadFile(path)
+	lines := strings.Split(string(data), "\n")
+	// Rewriting keeps comments and blank lines between blocks.
+	next := 0
+	for _, b := range blocks {
+		got := r.run(b.cmd)
+		if got == "" {
+			got = "ok"
+		}
+		if *rewrite {
+			for ; next < b.line-1; next++ {
+				outBuf.WriteString(lines[next] + "\n")
+			}
+			outBuf.WriteString(b.cmd + "\n----\n" + got + "\n")
+			next = b.line + 1
+			for next < len(lines) && lines[next] != "" {
+				next++
+			}
+			continue
+		}
+		if got != b.expected {
+			t.Errorf("%s:%d: %s\ngot:\n%s\nwant:\n%s", path, b.line, b.cmd, got, b.expected)
+		}
+	}
+	if *rewrite {
+		for ; next < len(lines); next++ {
+			outBuf.WriteString(lines[next])
+			if next < len(lines)-1 {
+				outBuf.WriteString("\n")
+			}
+		}
+		if err := os.WriteFile(path, []byte(outBuf.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+type runner struct {
+	t        *testing.T
+	h        *schedulertest.Harness
+	lastEval *events.Evaluation
+	snapshot *scheduler.MemState
+	lastPlan []byte
+	done     map[string]bool // follow-ups already run
+}
+
+func args(fields []string) map[string]string {
+	m := map[string]string{}
+	for _, f := range fields {
+		k, v, _ := strings.Cut(f, "=")
+		m[k] = v
+	}
+	return m
+}
+
+func atoi(t *testing.T, s string, def int) int {
+	if s == "" {
+		return def
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		t.Fatalf("bad number %q", s)
+	}
+	return n
+}
+
+func dur(t *testing.T, s string) time.Duration {
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		t.Fatalf("bad duration %q", s)
+	}
+	return d
+}
+
+func (r *runner) run(cmd string) string {
+	t, h := r.t, r.h
+	f := strings.Fields(cmd)
+	a := args(f[1:])
+	switch f[0] {
+	case "node":
+		n := schedulertest.Node(f[1])
+		if old, ok := h.State.Node(f[1]); ok {
+			c := *old
+			n = &c
+		}
+		for k, v := range a {
+			switch {
+			case k == f[1]:
+			case k == "dc":
+				n.Datacenter = v
+			case k == "class":
+				n.NodeClass = v
+			case k == "pool":
+				n.NodePool = v
+			case k == "cpu":
+				n.Resources.CPU = atoi(t, v, 0)
+			case k == "mem":
+				n.Resources.MemoryMB = atoi(t, v, 0)
+			case k == "disk":
+				n.Resources.DiskMB = atoi(t, v, 0)
+			case k == "rcpu":
+				n.Reserved.CPU = atoi(t, v, 0)
+			case k == "rmem":
+				n.Reserved.MemoryMB = atoi(t, v, 0)
+			case k == "status":
+				n.Status = v
+			case k == "elig":
+				n.SchedulingEligibility = v
+			case k == "drivers":
+				n.Drivers = map[string]events.DriverInfo{}
+				for _, d := range strings.Split(v, ",") {
+					n.Drivers[d] = events.DriverInfo{Detected: true, Healthy: true}
+				}
+			case k == "unhealthy":
+				n.Drivers[v] = events.DriverInfo{Detected: true}
+			case strings.HasPrefix(k, "attr."):
+				n.Attributes = cloneMap(n.Attributes)
+				n.Attributes[k[5:]] = v
+			case strings.HasPrefix(k, "meta."):
+				n.Meta = cloneMap(n.Meta)
+				n.Meta[k[5:]] = v
+			default:
+				t.Fatalf("node: unknown argument %q", k)
+			}
+		}
+		n.StatusUpdatedAt = h.Now / int64(time.Second)
+		h.State.UpsertNode(n)
+		h.Bump()
+	case "node-status", "node-elig":
+		old, ok := h.State.Node(r.nodeRef(f[1]))
+		if !ok {
+			t.Fatalf("no node %s", f[1])
+		}
+		n := *old
+		if f[0] == "node-status" {
+			n.Status, n.StatusUpdatedAt = f[2], h.Now/int64(time.Second)
+		} else {
+			n.SchedulingEligibility = f[2]
+		}
+		h.State.UpsertNode(&n)
+		h.Bump()
+	case "drain":
+		old, _ := h.State.Node(r.nodeRef(f[1]))
+		n := *old
+		n.Drain, n.SchedulingEligibility = true, events.NodeIneligible
+		h.State.UpsertNode(&n)
+		yes := true
+		for _, al := range h.State.AllocsByNode(n.ID) {
+			if !al.Terminal() {
+				c := *al
+				c.DesiredTransition.Migrate = &yes
+				h.State.UpsertAlloc(&c)
+			}
+		}
+		h.Bump()
+	case "job":
+		r.job(f[1], a)
+	case "job-stop":
+		old, _ := h.State.Job("default", f[1])
+		j := *old
+		j.Stop, j.Version = true, j.Version+1
+		h.State.UpsertJob(&j)
+		h.Bump()
+	case "job-purge":
+		h.State.DeleteJob("default", f[1])
+		h.Bump()
+	case "client":
+		n := 0
+		name, node, _ := strings.Cut(f[1], "@")
+		for _, al := range h.State.Allocs() {
+			if al.Terminal() || (al.Name != name && al.JobID != name) || (node != "" && al.NodeID != node) {
+				continue
+			}
+			c := *al
+			c.ClientStatus, c.ModifyTime = f[2], h.Now
+			if c.ClientStatus == events.AllocClientFailed || c.ClientStatus == events.AllocClientComplete {
+				c.TaskStates = map[string]*events.TaskState{"main": {State: "dead", Failed: c.ClientStatus == events.AllocClientFailed, FinishedAt: h.Now}}
+			}
+			h.State.UpsertAlloc(&c)
+			n++
+		}
+		if n == 0 {
+			t.Fatalf("client: no live alloc %s", f[1])
+		}
+		h.Bump()
+	case "healthy":
+		yes := true
+		for _, al := range h.State.AllocsByJob("default", f[1]) {
+			if !al.Terminal() {
+				c := *al
+				c.ClientStatus = events.AllocClientRunning
+				c.DeploymentStatus = &events.AllocDeploymentStatus{Healthy: &yes, Timestamp: h.Now}
+				h.State.UpsertAlloc(&c)
+			}
+		}
+		h.Bump()
+	case "fill":
+		h.State.UpsertAlloc(&events.Allocation{ID: fmt.Sprintf("other-%d", h.State.Index()), Namespace: "default",
+			JobID: "other", Name: "other.other[0]", TaskGroup: "other", NodeID: f[1],
+			Resources:     events.Resources{CPU: atoi(t, a["cpu"], 0), MemoryMB: atoi(t, a["mem"], 0)},
+			DesiredStatus: events.AllocDesiredRun, ClientStatus: events.AllocClientRunning})
+		h.Bump()
+	case "reject":
+		h.Reject = map[string]bool{}
+		for _, id := range f[1:] {
+			h.Reject[id] = true
+		}
+	case "tick":
+		h.Advance(dur(t, f[1]))
+	case "eval":
+		return r.eval(f[1], a, slices.Contains(f, "follow-up"))
+	case "eval-again":
+		plan, err := scheduler.Compute(r.snapshot, r.lastEval)
+		if err != nil {
+			return "error: " + err.Error()
+		}
+		b, err := plan.Encode()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(b) != string(r.lastPlan) {
+			return "plan differs"
+		}
+		return "identical"
+	case "allocs":
+		return r.allocs(f[1])
+	default:
+		t.Fatalf("unknown command %q", f[0])
+	}
+	return ""
+}
+
+// nodeRef resolves @name to the node of the newest live allocation named
+// name (the harness clock orders them), or returns ref.
+func (r *runner) nodeRef(ref string) string {
+	if !strings.HasPrefix(ref, "@") {
+		return ref
+	}
+	var best *events.Allocation
+	for _, al := range r.h.State.Allocs() {
+		if al.Name == ref[1:] && !al.Terminal() && (best == nil || al.CreateTime > best.CreateTime) {
+			best = al
+		}
+	}
+	if best == nil {
+		r.t.Fatalf("no live alloc %s", ref[1:])
+	}
+	return best.NodeID
+}
+
+func cloneMap(m map[string]string) map[string]string {
+	out := map[string]string{}
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+func constraint(t *testing.T, s string) events.Constraint {
+	p := strings.Split(s, ";")
+	if len(p) != 3 {
+		t.Fatalf("constraint %q: want L;op;R", s)
+	}
+	return events.Constraint{LTarget: p[0], Operand: p[1], RTarget: strings.ReplaceAll(p[2], "_", " ")}
+}
+
+func (r *runner) job(id string, a map[string]string) {
+	t, h := r.t, r.h
+	typ := a["type"]
+	if typ == "" {
+		typ = events.JobTypeService
+	}
+	j := schedulertest.Job(id, typ, atoi(t, a["count"], 1))
+	if old, ok := h.State.Job("default", id); ok {
+		j.Version = old.Version + 1
+		if _, set := a["type"]; !set {
+			typ = old.Type
+			j = schedulertest.Job(id, typ, atoi(t, a["count"], 1))
+			j.Version = old.Version + 1
+		}
+	}
+	tg := &j.TaskGroups[0]
+	res := tg.Tasks[0].Resources
+	for k, v := range a {
+		switch k {
+		case id, "type", "count":
+		case "cpu":
+			res.CPU = atoi(t, v, 0)
+		case "mem":
+			res.MemoryMB = atoi(t, v, 0)
+		case "disk":
+			res.DiskMB = atoi(t, v, 0)
+		case "dc":
+			j.Datacenters = strings.Split(v, ",")
+		case "pool":
+			j.NodePool = v
+		case "driver":
+			tg.Tasks[0].Driver = v
+		case "group":
+			tg.Name = v
+		case "command":
+			tg.Tasks[0].Config = events.TaskConfig{"command": v}
+		case "constraint":
+			j.Constraints = append(j.Constraints, constraint(t, v))
+		case "gconstraint":
+			tg.Constraints = append(tg.Constraints, constraint(t, v))
+		case "distinct_hosts":
+			j.Constraints = append(j.Constraints, events.Constraint{Operand: events.ConstraintDistinctHosts})
+		case "gdistinct_hosts":
+			tg.Constraints = append(tg.Constraints, events.Constraint{Operand: events.ConstraintDistinctHosts})
+		case "disconnect":
+			p := strings.Split(v, ";")
+			tg.Disconnect = &events.Disconnect{LostAfter: dur(t, p[0]), Replace: p[1] == "true", Reconcile: p[2]}
+		case "mcd":
+			tg.MaxClientDisconnect = dur(t, v)
+		case "resched":
+			p := strings.Split(v, ";")
+			tg.ReschedulePolicy = &events.ReschedulePolicy{Attempts: atoi(t, p[0], 0), Interval: dur(t, p[1]),
+				Delay: dur(t, p[2]), DelayFunction: p[3], MaxDelay: dur(t, p[4]), Unlimited: len(p) > 5 && p[5] == "unlimited"}
+		case "noresched":
+			tg.ReschedulePolicy = nil
+		case "update":
+			j.Update = &events.UpdateStrategy{MaxParallel: atoi(t, v, 1)}
+			tg.Update = j.Update
+		default:
+			t.Fatalf("job: unknown argument %q", k)
+		}
+	}
+	h.State.UpsertJob(j)
+	h.Bump()
+}
+
+func (r *runner) eval(job string, a map[string]string, followUp bool) string {
+	t, h := r.t, r.h
+	var e *events.Evaluation
+	if followUp {
+		for _, c := range h.Evals {
+			if c.Status == events.EvalStatusPending && c.PreviousEval != "" && c.JobID == job && !r.done[c.ID] {
+				e = c
+				break
+			}
+		}
+		if e == nil {
+			t.Fatal("no pending follow-up")
+		}
+		if r.done == nil {
+			r.done = map[string]bool{}
+		}
+		if e.WaitUntil > h.Now {
+			return fmt.Sprintf("follow-up not due for %s", time.Duration(e.WaitUntil-h.Now))
+		}
+		r.done[e.ID] = true
+		c := *e
+		c.ModifyTime = h.Now
+		e = &c
+	} else {
+		trigger := a["trigger"]
+		if trigger == "" {
+			trigger = events.EvalTriggerJobRegister
+		}
+		e = h.NewEval("default", job, trigger)
+	}
+	r.lastEval, r.snapshot = e, h.State.Clone()
+	plan, res, err := h.Process(e)
+	if err != nil {
+		return "error: " + err.Error()
+	}
+	b, err := plan.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.lastPlan = b
+	return r.render(plan, &res)
+}
+
+// names maps alloc ids to "name@node" for rendering.
+func (r *runner) label(id string, plan *scheduler.Plan) string {
+	if al, ok := r.h.State.Alloc(id); ok {
+		return al.Name + "@" + al.NodeID
+	}
+	for _, p := range plan.Placements {
+		if p.ID == id {
+			return p.Name + "@" + p.NodeID
+		}
+	}
+	return id
+}
+
+func (r *runner) evalLabel(id string, plan *scheduler.Plan) string {
+	for i, f := range plan.FollowUps {
+		if f.ID == id {
+			return fmt.Sprintf("followup#%d", i)
+		}
+	}
+	return id
+}
+
+func (r *runner) render(plan *scheduler.Plan, res *planapply.Result) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "plan %s at index %d\n", plan.EvalID, plan.SnapshotIndex)
+	for _, p := range plan.Placements {
+		fmt.Fprintf(&b, "place %s on %s", p.Name, p.NodeID)
+		if p.PreviousAllocation != "" {
+			fmt.Fprintf(&b, " replacing %s", r.label(p.PreviousAllocation, plan))
+		}
+		if n := len(p.RescheduleEvents); n > 0 {
+			fmt.Fprintf(&b, " (reschedule #%d, delay %s)", n, p.RescheduleEvents[n-1].Delay)
+		}
+		if p.DeploymentID != "" {
+			b.WriteString(" [deployment]")
+		}
+		b.WriteString("\n")
+	}
+	for _, s := range plan.Stops {
+		fmt.Fprintf(&b, "stop %s: %s", r.label(s.ID, plan), s.DesiredDescription)
+		if s.ClientStatus != "" {
+			fmt.Fprintf(&b, " (client %s)", s.ClientStatus)
+		}
+		b.WriteString("\n")
+	}
+	for _, u := range plan.Updates {
+		fmt.Fprintf(&b, "update %s:", r.label(u.ID, plan))
+		if u.ClientStatus != "" {
+			fmt.Fprintf(&b, " client %s", u.ClientStatus)
+		}
+		if u.FollowupEvalID != "" {
+			fmt.Fprintf(&b, " follow-up %s", r.evalLabel(u.FollowupEvalID, plan))
+		}
+		b.WriteString("\n")
+	}
+	for i, f := range plan.FollowUps {
+		fmt.Fprintf(&b, "followup#%d %s in %s\n", i, f.TriggeredBy, time.Duration(f.WaitUntil-r.h.Now))
+	}
+	if d := plan.Deployment; d != nil {
+		fmt.Fprintf(&b, "deployment %s v%d", d.Status, d.JobVersion)
+		for _, g := range sortedKeys(d.TaskGroups) {
+			fmt.Fprintf(&b, " %s(desired=%d placed=%d)", g, d.TaskGroups[g].DesiredTotal, d.TaskGroups[g].PlacedAllocs)
+		}
+		b.WriteString("\n")
+	}
+	for _, g := range sortedKeys(plan.FailedTGAllocs) {
+		m := plan.FailedTGAllocs[g]
+		fmt.Fprintf(&b, "failed %s: evaluated=%d filtered=%d exhausted=%d in-pool=%d coalesced=%d", g,
+			m.NodesEvaluated, m.NodesFiltered, m.NodesExhausted, m.NodesInPool, m.CoalescedFailures)
+		for _, k := range sortedKeys(m.ConstraintFiltered) {
+			fmt.Fprintf(&b, " constraint[%s]=%d", k, m.ConstraintFiltered[k])
+		}
+		for _, k := range sortedKeys(m.DimensionExhausted) {
+			fmt.Fprintf(&b, " dimension[%s]=%d", k, m.DimensionExhausted[k])
+		}
+		for _, k := range sortedKeys(m.ClassFiltered) {
+			fmt.Fprintf(&b, " class-filtered[%s]=%d", k, m.ClassFiltered[k])
+		}
+		b.WriteString("\n")
+	}
+	var queued []string
+	for _, g := range sortedKeys(plan.QueuedAllocations) {
+		queued = append(queued, fmt.Sprintf("%s=%d", g, plan.QueuedAllocations[g]))
+	}
+	if len(queued) > 0 {
+		fmt.Fprintf(&b, "queued %s\n", strings.Join(queued, " "))
+	}
+	if plan.CreateBlockedEval {
+		fmt.Fprintf(&b, "blocked eval (escaped=%v classes=%v)\n", plan.EscapedComputedClass, plan.ClassEligibility)
+	}
+	if plan.Complete {
+		b.WriteString("job complete\n")
+	}
+	for _, n := range res.RejectedNodes {
+		fmt.Fprintf(&b, "planner rejected %s: %s (refresh at %d)\n", n, res.Reasons[n], res.RefreshIndex)
+	}
+	if plan.IsNoOp() && len(plan.FailedTGAllocs) == 0 {
+		b.WriteString("no-op\n")
+	}
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}
+
+func (r *runner) allocs(job string) string {
+	var rows []*events.Allocation
+	for _, al := range r.h.State.AllocsByJob("default", job) {
+		rows = append(rows, al)
+	}
+	slices.SortFunc(rows, func(x, y *events.Allocation) int {
+		if c := strings.Compare(x.Name, y.Name); c != 0 {
+			return c
+		}
+		if x.CreateTime != y.CreateTime {
+			return int(x.CreateTime - y.CreateTime)
+		}
+		return strings.Compare(x.ID, y.ID)
+	})
+	var b strings.Builder
+	for _, al := range rows {
+		fmt.Fprintf(&b, "%s on %s: %s/%s v%d\n", al.Name, al.NodeID, al.DesiredStatus, al.ClientStatus, al.JobVersion)
+	}
+	if b.Len() == 0 {
+		return "none"
+	}
+	return strings.TrimSuffix(b.String(), "\n")
+}
