@@ -51,6 +51,15 @@ type Job struct {
 	Stop bool `msgpack:"stop,omitempty" json:"Stop"`
 	// SubmitTime is the leader time of the registration, Unix nanoseconds.
 	SubmitTime int64 `msgpack:"sub,omitempty" json:"SubmitTime"`
+
+	// ParentID is the parameterized (or periodic) job a dispatched (or
+	// launched) child job was made from; set by the server.
+	ParentID string `msgpack:"pid,omitempty" json:"ParentID,omitempty"`
+	// Dispatched marks a child job made by dispatching a parameterized
+	// job: it runs once and is not itself parameterized.
+	Dispatched bool `msgpack:"disp,omitempty" json:"Dispatched,omitempty"`
+	// Payload is the input a dispatched job was given.
+	Payload []byte `msgpack:"pay,omitempty" json:"Payload,omitempty"`
 }
 
 // Constraint restricts placement: LTarget Operand RTarget, such as
@@ -75,7 +84,7 @@ type PeriodicConfig struct {
 // ParameterizedJob makes a batch or sysbatch job a template run by dispatch.
 type ParameterizedJob struct {
 	// Payload is "optional", "required" or "forbidden".
-	Payload      string   `msgpack:"pl" json:"Payload"`
+	Payload      string   `msgpack:"pl" json:"Payload,omitempty"`
 	MetaRequired []string `msgpack:"mreq,omitempty" json:"MetaRequired"`
 	MetaOptional []string `msgpack:"mopt,omitempty" json:"MetaOptional"`
 }
@@ -284,6 +293,9 @@ type JobDeregistered struct {
 	Namespace string `msgpack:"ns" json:"Namespace"`
 	ID        string `msgpack:"id" json:"ID"`
 	Purge     bool   `msgpack:"purge,omitempty" json:"Purge"`
+	// NoShutdownDelay asks that the job's allocations be stopped without
+	// their tasks' shutdown delay (N23).
+	NoShutdownDelay bool `msgpack:"nsd,omitempty" json:"NoShutdownDelay"`
 }
 
 // EntityKeys implements Payload.

@@ -1,6 +1,7 @@
 package projections
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 
@@ -60,4 +61,37 @@ func (v View) uint(key []byte) (uint64, error) {
 		return 0, fmt.Errorf("read %s: %w", key, err)
 	}
 	return kv.ParseUint64(b), nil
+}
+
+// ScanFrom is Scan starting at from: it calls fn for each row of table
+// whose key starts with prefix and is at or after from in key order (at or
+// before it when reverse is set). An empty from starts at the first (last)
+// row, as Scan does. As with Scan, a row's Value is valid only until fn
+// returns: copy it to keep it.
+func (v View) ScanFrom(table, prefix, from string, reverse bool, fn func(key string, r Row) error) error {
+	if from == "" {
+		return v.Scan(table, prefix, reverse, fn)
+	}
+	tp := tablePrefix(table)
+	lower := rowKey(table, prefix)
+	upper := kv.PrefixEnd(lower)
+	start := rowKey(table, from)
+	if reverse {
+		// Keys at or before from: below from's immediate successor.
+		if succ := append(start, 0); bytes.Compare(succ, upper) < 0 {
+			upper = succ
+		}
+	} else if bytes.Compare(start, lower) > 0 {
+		lower = start
+	}
+	if bytes.Compare(lower, upper) >= 0 {
+		return nil
+	}
+	return v.r.Scan(lower, upper, reverse, func(k, b []byte) error {
+		r, err := decodeRow(b)
+		if err != nil {
+			return err
+		}
+		return fn(string(k[len(tp):]), r)
+	})
 }

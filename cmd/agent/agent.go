@@ -20,6 +20,7 @@ import (
 	"github.com/ordoplane/ordo/commands"
 	"github.com/ordoplane/ordo/commands/httpapi"
 	"github.com/ordoplane/ordo/processors/bootstrap"
+	"github.com/ordoplane/ordo/processors/deploywatch"
 	"github.com/ordoplane/ordo/processors/heartbeat"
 	"github.com/ordoplane/ordo/processors/supervisor"
 	"github.com/ordoplane/ordo/projections"
@@ -154,12 +155,18 @@ func Start(cfg Config) (a *Agent, err error) {
 		ln.Close()
 		return nil, err
 	}
+	// N3: deployments created at registration move to pending once persisted.
+	dw, err := deploywatch.New(deploywatch.Config{Pipeline: a.pipeline, State: a.fsm, Logger: a.log})
+	if err != nil {
+		ln.Close()
+		return nil, err
+	}
 	a.http = &http.Server{Handler: a.api, ReadHeaderTimeout: 10 * time.Second}
 
 	ctx, cancel := context.WithCancel(context.Background())
 	a.cancel = cancel
 	sup := supervisor.New(supervisor.Config{Logger: a.log, Registerer: a.reg},
-		&bootstrap.Processor{Pipeline: a.pipeline, Peers: a.peersInConfiguration, Logger: a.log}, a.hb)
+		&bootstrap.Processor{Pipeline: a.pipeline, Peers: a.peersInConfiguration, Logger: a.log}, a.hb, dw)
 	a.goroutine(func() {
 		if err := a.http.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			a.log.Error("http server stopped", "err", err)

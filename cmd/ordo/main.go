@@ -63,6 +63,8 @@ func newRootCommand(stdout, stderr io.Writer) *cobra.Command {
 		newAgentCommand(),
 		newNamespaceCommand(g),
 		newNodeCommand(g),
+		newJobCommand(g),
+		newEvalCommand(g), newAllocCommand(g), newDeploymentCommand(g),
 		newOperatorCommand(g),
 		newLogCommand(g),
 		newVersionCommand(),

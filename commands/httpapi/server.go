@@ -116,6 +116,8 @@ func (s *Server) routes() {
 	s.handle("DELETE /v1/namespace/{name}", s.leader(s.deleteNamespace))
 	s.handle("POST /v1/namespace", s.leader(s.applyNamespace))
 	s.handle("PUT /v1/namespace", s.leader(s.applyNamespace))
+	s.jobRoutes()   // jobs.go
+	s.allocRoutes() // allocs.go: evaluations, allocations, deployments, client allocs
 	// Nodes (nodes.go): Nomad's node API and ordo's client API.
 	s.handle("GET /v1/nodes", s.leader(s.listNodes))
 	s.handle("GET /v1/node/{id}", s.leader(s.getNode))

@@ -21,7 +21,7 @@ func Samples() map[string]events.Payload {
 		"ServerRegistered": &events.ServerRegistered{ID: "server-1", RaftAddr: "10.0.0.1:4647", HTTPAddr: "10.0.0.1:4646"},
 		"ServerRemoved":    &events.ServerRemoved{ID: "server-1"},
 		"JobRegistered":    &events.JobRegistered{Job: SampleJob()},
-		"JobDeregistered":  &events.JobDeregistered{Namespace: "payments", ID: "web", Purge: true},
+		"JobDeregistered":  &events.JobDeregistered{Namespace: "payments", ID: "web", Purge: true, NoShutdownDelay: true},
 	}
 	maps.Copy(out, nodeSamples())
 	maps.Copy(out, schedSamples())

@@ -45,5 +45,6 @@ func SampleJob() events.Job {
 			}},
 		}},
 		Version: 3, Stop: true, SubmitTime: 1_700_000_000_000_000_000,
+		ParentID: "web-parent", Dispatched: true, Payload: []byte("input"),
 	}
 }

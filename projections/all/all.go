@@ -4,6 +4,10 @@ package all
 
 import (
 	"github.com/ordoplane/ordo/projections"
+	"github.com/ordoplane/ordo/projections/allocs"
+	"github.com/ordoplane/ordo/projections/deployments"
+	"github.com/ordoplane/ordo/projections/evals"
+	"github.com/ordoplane/ordo/projections/jobs"
 	"github.com/ordoplane/ordo/projections/namespaces"
 	"github.com/ordoplane/ordo/projections/nodes"
 	"github.com/ordoplane/ordo/projections/servers"
@@ -13,5 +17,7 @@ import (
 func Projections() []projections.Projection {
 	return []projections.Projection{namespaces.Projection{}, servers.Projection{},
 		nodes.Projection{},
+		jobs.Projection{},
+		evals.Projection{}, allocs.Projection{}, deployments.Projection{},
 	}
 }

@@ -1,6 +1,7 @@
 package nodes
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 
@@ -41,6 +42,7 @@ func Resolve(v projections.View, idOrPrefix string) (*Node, error) {
 	var found []projections.Row
 	var ids []string
 	err = v.Scan(Table, idOrPrefix, false, func(key string, r projections.Row) error {
+		r.Value = bytes.Clone(r.Value) // the scan reuses its buffers after fn returns
 		found = append(found, r)
 		ids = append(ids, key)
 		if len(ids) > maxMatches {

@@ -1,0 +1,201 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"maps"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/spf13/cobra"
+)
+
+// cliAllocStub is an allocation as lists show it.
+type cliAllocStub struct {
+	ID            string
+	EvalID        string
+	Name          string
+	Namespace     string
+	NodeID        string
+	NodeName      string
+	JobID         string
+	JobVersion    uint64
+	TaskGroup     string
+	DesiredStatus string
+	ClientStatus  string
+	CreateIndex   uint64
+	ModifyIndex   uint64
+	CreateTime    int64
+	ModifyTime    int64
+}
+
+// cliAlloc is an allocation as GET /v1/allocation/<id> answers it.
+type cliAlloc struct {
+	cliAllocStub
+	DesiredDescription string
+	DesiredTransition  struct {
+		Migrate, Reschedule, ForceReschedule, NoShutdownDelay *bool
+	}
+	ClientDescription  string
+	DeploymentID       string
+	PreviousAllocation string
+	NextAllocation     string
+	FollowupEvalID     string
+	Resources          struct{ CPU, MemoryMB, DiskMB int }
+	TaskStates         map[string]*struct {
+		State      string
+		Failed     bool
+		Restarts   uint64
+		StartedAt  time.Time
+		FinishedAt time.Time
+	}
+}
+
+func newAllocCommand(g *globals) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "alloc",
+		Short: "Interact with allocations",
+	}
+	cmd.AddCommand(newAllocStatusCommand(g), newAllocStopCommand(g))
+	return cmd
+}
+
+func newAllocStatusCommand(g *globals) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "status [flags] <id>",
+		Short: "Show an allocation by id or unique id prefix",
+		Args:  oneArg("<id>"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := g.client()
+			if err != nil {
+				return err
+			}
+			var raw json.RawMessage
+			if err := c.get(cmd.Context(), pathf("/v1/allocation/%s", args[0]), nil, &raw); err != nil {
+				return fmt.Errorf("read allocation %q: %w", args[0], err)
+			}
+			if asJSON {
+				return printJSON(cmd.OutOrStdout(), raw)
+			}
+			var a cliAlloc
+			if err := json.Unmarshal(raw, &a); err != nil {
+				return fmt.Errorf("decode allocation %q: %w", args[0], err)
+			}
+			return printAlloc(cmd.OutOrStdout(), a)
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the server's JSON answer")
+	return cmd
+}
+
+func newAllocStopCommand(g *globals) *cobra.Command {
+	var noShutdownDelay bool
+	cmd := &cobra.Command{
+		Use:   "stop [flags] <id>",
+		Short: "Stop an allocation; its job is evaluated again",
+		Long: `Stop an allocation; its job is evaluated again.
+
+With -no-shutdown-delay the client skips the tasks' shutdown delay (N23).`,
+		Args: oneArg("<id>"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := g.client()
+			if err != nil {
+				return err
+			}
+			var a cliAllocStub
+			if err := c.get(cmd.Context(), pathf("/v1/allocation/%s", args[0]), nil, &a); err != nil {
+				return fmt.Errorf("read allocation %q: %w", args[0], err)
+			}
+			var q url.Values
+			if noShutdownDelay {
+				q = url.Values{"no_shutdown_delay": {"true"}}
+			}
+			var out struct {
+				EvalID string
+				Index  uint64
+			}
+			if err := c.do(cmd.Context(), http.MethodPut, pathf("/v1/allocation/%s/stop", a.ID), q, nil, &out); err != nil {
+				return fmt.Errorf("stop allocation %q: %w", a.ID, err)
+			}
+			_, err = fmt.Fprintf(cmd.OutOrStdout(), "Allocation %q stopped; evaluation %q created at index %d\n", a.ID, out.EvalID, out.Index)
+			return err
+		},
+	}
+	cmd.Flags().BoolVar(&noShutdownDelay, "no-shutdown-delay", false, "skip the tasks' shutdown delay")
+	return cmd
+}
+
+// printAllocStubs writes a table of allocations, ids in full (N16).
+func printAllocStubs(w io.Writer, list []cliAllocStub) error {
+	if len(list) == 0 {
+		_, err := fmt.Fprintln(w, "No allocations placed")
+		return err
+	}
+	rows := make([][]string, len(list))
+	for i, a := range list {
+		rows[i] = []string{a.ID, a.NodeID, a.TaskGroup, strconv.FormatUint(a.JobVersion, 10), a.DesiredStatus, a.ClientStatus}
+	}
+	return printTable(w, []string{"ID", "Node ID", "Task Group", "Version", "Desired", "Status"}, rows)
+}
+
+func boolPtr(b *bool) string {
+	if b == nil {
+		return "<none>"
+	}
+	return strconv.FormatBool(*b)
+}
+
+// printAlloc writes the "Key = value" view of `ordo alloc status`.
+func printAlloc(w io.Writer, a cliAlloc) error {
+	created := "<none>"
+	if a.CreateTime > 0 {
+		created = time.Unix(0, a.CreateTime).UTC().Format(time.RFC3339)
+	}
+	err := printPairs(w, []pair{
+		{"ID", a.ID},
+		{"Eval ID", a.EvalID},
+		{"Name", a.Name},
+		{"Namespace", a.Namespace},
+		{"Node ID", a.NodeID},
+		{"Node Name", orNone(a.NodeName)},
+		{"Job ID", a.JobID},
+		{"Job Version", strconv.FormatUint(a.JobVersion, 10)},
+		{"Task Group", a.TaskGroup},
+		{"Client Status", a.ClientStatus},
+		{"Client Description", orNone(a.ClientDescription)},
+		{"Desired Status", a.DesiredStatus},
+		{"Desired Description", orNone(a.DesiredDescription)},
+		{"No Shutdown Delay", boolPtr(a.DesiredTransition.NoShutdownDelay)},
+		{"Migrate", boolPtr(a.DesiredTransition.Migrate)},
+		{"Deployment ID", orNone(a.DeploymentID)},
+		{"Previous Allocation", orNone(a.PreviousAllocation)},
+		{"Next Allocation", orNone(a.NextAllocation)},
+		{"Follow-up Eval", orNone(a.FollowupEvalID)},
+		{"Resources", fmt.Sprintf("%d MHz, %d MiB memory, %d MiB disk", a.Resources.CPU, a.Resources.MemoryMB, a.Resources.DiskMB)},
+		{"Created", created},
+		{"Create Index", strconv.FormatUint(a.CreateIndex, 10)},
+		{"Modify Index", strconv.FormatUint(a.ModifyIndex, 10)},
+	})
+	if err != nil || len(a.TaskStates) == 0 {
+		return err
+	}
+	fmt.Fprintln(w, "\nTasks")
+	var rows [][]string
+	for _, name := range slices.Sorted(maps.Keys(a.TaskStates)) {
+		s := a.TaskStates[name]
+		if s == nil {
+			continue
+		}
+		started := "-"
+		if !s.StartedAt.IsZero() {
+			started = s.StartedAt.UTC().Format(time.RFC3339)
+		}
+		rows = append(rows, []string{name, s.State, strconv.FormatBool(s.Failed), strconv.FormatUint(s.Restarts, 10), started})
+	}
+	return printTable(w, []string{"Task", "State", "Failed", "Restarts", "Started"}, rows)
+}

@@ -1,0 +1,473 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ordoplane/ordo/commands"
+	"github.com/ordoplane/ordo/commands/job/jobspec"
+	"github.com/ordoplane/ordo/events"
+)
+
+// maxJobspec bounds a jobspec file read by `job run`.
+const maxJobspec = 4 << 20
+
+// cliJobStub is a job as GET /v1/jobs lists it.
+type cliJobStub struct {
+	ID         string
+	Namespace  string
+	Type       string
+	Priority   int
+	Status     string
+	Stop       bool
+	SubmitTime int64
+}
+
+// cliJob is a job as GET /v1/job/<id> answers it.
+type cliJob struct {
+	events.Job
+	Status         string
+	CreateIndex    uint64
+	ModifyIndex    uint64
+	JobModifyIndex uint64
+}
+
+// cliJobSummary is GET /v1/job/<id>/summary.
+type cliJobSummary struct {
+	Summary  map[string]map[string]int
+	Children *struct{ Pending, Running, Dead int64 }
+}
+
+// cliJobAlloc is an allocation as GET /v1/job/<id>/allocations lists it.
+type cliJobAlloc struct {
+	ID            string
+	NodeID        string
+	TaskGroup     string
+	JobVersion    uint64
+	DesiredStatus string
+	ClientStatus  string
+	CreateTime    int64
+	ModifyTime    int64
+}
+
+// cliJobDeployment is a deployment as GET /v1/job/<id>/deployment answers it.
+type cliJobDeployment struct {
+	ID                string
+	JobVersion        uint64
+	Status            string
+	StatusDescription string
+}
+
+// cliJobEval is what `job run` follows of GET /v1/evaluation/<id>.
+type cliJobEval struct {
+	ID                string
+	Status            string
+	StatusDescription string
+	BlockedEval       string
+	FailedTGAllocs    map[string]json.RawMessage
+}
+
+// jobWrite is the answer to a register or stop.
+type jobWrite struct {
+	EvalID         string
+	JobModifyIndex uint64
+	Index          uint64
+}
+
+func newJobCommand(g *globals) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "job",
+		Short: "Interact with jobs",
+	}
+	cmd.PersistentFlags().String("namespace", os.Getenv("ORDO_NAMESPACE"), "namespace of the job ($ORDO_NAMESPACE; default \"default\")")
+	cmd.AddCommand(newJobRunCommand(g), newJobStatusCommand(g), newJobStopCommand(g), newJobInspectCommand(g))
+	return cmd
+}
+
+// jobQuery returns the ?namespace= of the -namespace flag.
+func jobQuery(cmd *cobra.Command) url.Values {
+	q := url.Values{}
+	if ns, _ := cmd.Flags().GetString("namespace"); ns != "" {
+		q.Set("namespace", ns)
+	}
+	return q
+}
+
+// readJobspec parses path locally: JSON (Nomad's API JSON) for *.json,
+// HCL otherwise.
+func readJobspec(path string) (*events.Job, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var job *events.Job
+	if strings.EqualFold(filepath.Ext(path), ".json") {
+		job, err = jobspec.ParseJSON(f, maxJobspec)
+	} else {
+		var src []byte
+		if src, err = io.ReadAll(io.LimitReader(f, maxJobspec+1)); err == nil {
+			if len(src) > maxJobspec {
+				return nil, fmt.Errorf("%s is larger than %d bytes", path, maxJobspec)
+			}
+			job, err = jobspec.ParseHCL(filepath.Base(path), src)
+		}
+	}
+	if ve, ok := errors.AsType[*commands.ValidationError](err); ok {
+		return nil, fmt.Errorf("%s: %s: %s", path, ve.Field, ve.Reason)
+	}
+	return job, err
+}
+
+func newJobRunCommand(g *globals) *cobra.Command {
+	var (
+		detach      bool
+		enforce     bool
+		modifyIndex uint64
+	)
+	cmd := &cobra.Command{
+		Use:   "run [flags] <file.hcl|file.json>",
+		Short: "Register a job from a jobspec and follow its evaluation",
+		Long: `Register a job from a jobspec and follow its evaluation.
+
+The jobspec is parsed and validated locally (HCL, or Nomad's API JSON for a
+.json file), then registered. Unless -detach is given, the evaluation is
+followed until it finishes.`,
+		Args: oneArg("<file>"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			job, err := readJobspec(args[0])
+			if err != nil {
+				return err
+			}
+			if ns, _ := cmd.Flags().GetString("namespace"); ns != "" && cmd.Flags().Changed("namespace") {
+				job.Namespace = ns
+			}
+			c, err := g.client()
+			if err != nil {
+				return err
+			}
+			body := map[string]any{"Job": job}
+			if cmd.Flags().Changed("check-index") {
+				enforce = true
+			}
+			if enforce {
+				body["EnforceIndex"], body["JobModifyIndex"] = true, modifyIndex
+			}
+			var out jobWrite
+			if err := c.put(cmd.Context(), "/v1/jobs", body, &out); err != nil {
+				return fmt.Errorf("register job %q: %w", job.ID, err)
+			}
+			w := cmd.OutOrStdout()
+			fmt.Fprintf(w, "Job %q registered at index %d (job modify index %d)\n", job.ID, out.Index, out.JobModifyIndex)
+			if out.EvalID == "" {
+				_, err := fmt.Fprintln(w, "Job is periodic or parameterized: no evaluation was created")
+				return err
+			}
+			fmt.Fprintf(w, "Evaluation ID: %s\n", out.EvalID)
+			if detach {
+				return nil
+			}
+			return monitorEval(cmd.Context(), c, w, out.EvalID, out.Index)
+		},
+	}
+	cmd.Flags().BoolVar(&detach, "detach", false, "print the evaluation id and return without following it")
+	cmd.Flags().Uint64Var(&modifyIndex, "check-index", 0, "register only if the job's modify index is this (0: only if new)")
+	return cmd
+}
+
+// monitorEval follows evaluation id with blocking queries from index until
+// it is no longer pending, printing each status it sees. A server without
+// the evaluation endpoint ends the watch quietly.
+func monitorEval(ctx context.Context, c *client, w io.Writer, id string, index uint64) error {
+	last := ""
+	for {
+		q := url.Values{"index": {strconv.FormatUint(index, 10)}, "wait": {"30s"}}
+		resp, err := c.send(ctx, http.MethodGet, pathf("/v1/evaluation/%s", id), q, nil)
+		if err != nil {
+			if ae, ok := errors.AsType[*apiError](err); ok && ae.Status == http.StatusNotFound {
+				return nil
+			}
+			return fmt.Errorf("follow evaluation %q: %w", id, err)
+		}
+		var e cliJobEval
+		err = json.NewDecoder(resp.Body).Decode(&e)
+		resp.Body.Close()
+		if err != nil {
+			return fmt.Errorf("decode evaluation %q: %w", id, err)
+		}
+		if h, err := strconv.ParseUint(resp.Header.Get("X-Nomad-Index"), 10, 64); err == nil && h > index {
+			index = h
+		}
+		if e.Status != last {
+			fmt.Fprintf(w, "Evaluation status: %s\n", e.Status)
+			last = e.Status
+		}
+		if e.Status != events.EvalStatusPending {
+			for _, tg := range slices.Sorted(maps.Keys(e.FailedTGAllocs)) {
+				fmt.Fprintf(w, "Task group %q failed to place all allocations\n", tg)
+			}
+			if e.BlockedEval != "" {
+				fmt.Fprintf(w, "Evaluation %q waits for capacity\n", e.BlockedEval)
+			}
+			if e.Status == events.EvalStatusFailed {
+				return fmt.Errorf("evaluation %q failed: %s", id, e.StatusDescription)
+			}
+			return nil
+		}
+	}
+}
+
+// resolveJob returns the id of the job idOrPrefix names: the job with that
+// id, or the one job whose id starts with it.
+func resolveJob(cmd *cobra.Command, c *client, idOrPrefix string) (string, error) {
+	q := jobQuery(cmd)
+	var j cliJobStub
+	err := c.get(cmd.Context(), pathf("/v1/job/%s", idOrPrefix), q, &j)
+	if err == nil {
+		return j.ID, nil
+	}
+	if !isNotFound(err) {
+		return "", fmt.Errorf("read job %q: %w", idOrPrefix, err)
+	}
+	q.Set("prefix", idOrPrefix)
+	var list []cliJobStub
+	if err := c.get(cmd.Context(), "/v1/jobs", q, &list); err != nil {
+		return "", fmt.Errorf("list jobs: %w", err)
+	}
+	switch len(list) {
+	case 0:
+		return "", fmt.Errorf("no job with id or prefix %q", idOrPrefix)
+	case 1:
+		return list[0].ID, nil
+	}
+	ids := make([]string, len(list))
+	for i, j := range list {
+		ids[i] = j.ID
+	}
+	return "", fmt.Errorf("prefix %q matches several jobs: %s", idOrPrefix, strings.Join(ids, ", "))
+}
+
+func newJobStatusCommand(g *globals) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "status [flags] [<id>]",
+		Short: "List jobs, or show one with its summary, allocations and latest deployment",
+		Args:  cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := g.client()
+			if err != nil {
+				return err
+			}
+			w := cmd.OutOrStdout()
+			var raw json.RawMessage
+			if len(args) == 0 {
+				if err := c.get(cmd.Context(), "/v1/jobs", jobQuery(cmd), &raw); err != nil {
+					return fmt.Errorf("list jobs: %w", err)
+				}
+				if asJSON {
+					return printJSON(w, raw)
+				}
+				var list []cliJobStub
+				if err := json.Unmarshal(raw, &list); err != nil {
+					return fmt.Errorf("decode jobs: %w", err)
+				}
+				return printJobs(w, list)
+			}
+			id, err := resolveJob(cmd, c, args[0])
+			if err != nil {
+				return err
+			}
+			if err := c.get(cmd.Context(), pathf("/v1/job/%s", id), jobQuery(cmd), &raw); err != nil {
+				return fmt.Errorf("read job %q: %w", id, err)
+			}
+			if asJSON {
+				return printJSON(w, raw)
+			}
+			var j cliJob
+			if err := json.Unmarshal(raw, &j); err != nil {
+				return fmt.Errorf("decode job %q: %w", id, err)
+			}
+			return showJob(cmd, c, w, &j)
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the server's JSON answer")
+	return cmd
+}
+
+// printJobs writes the table of `ordo job status`.
+func printJobs(w io.Writer, list []cliJobStub) error {
+	if len(list) == 0 {
+		_, err := fmt.Fprintln(w, "No running jobs")
+		return err
+	}
+	rows := make([][]string, len(list))
+	for i, j := range list {
+		rows[i] = []string{j.ID, j.Namespace, j.Type, strconv.Itoa(j.Priority), j.Status, submitTime(j.SubmitTime)}
+	}
+	return printTable(w, []string{"ID", "Namespace", "Type", "Priority", "Status", "Submit Date"}, rows)
+}
+
+func submitTime(ns int64) string {
+	if ns == 0 {
+		return "<none>"
+	}
+	return time.Unix(0, ns).UTC().Format(time.RFC3339)
+}
+
+// showJob writes `ordo job status <id>`: the job, its summary, and, when
+// the server has those endpoints, its latest deployment and allocations.
+func showJob(cmd *cobra.Command, c *client, w io.Writer, j *cliJob) error {
+	periodic := j.Periodic != nil && j.Periodic.Enabled
+	param := j.ParameterizedJob != nil && !j.Dispatched
+	pairs := []pair{
+		{"ID", j.ID},
+		{"Name", j.Name},
+		{"Submit Date", submitTime(j.SubmitTime)},
+		{"Type", j.Type},
+		{"Priority", strconv.Itoa(j.Priority)},
+		{"Datacenters", strings.Join(j.Datacenters, ",")},
+		{"Namespace", j.Namespace},
+		{"Node Pool", j.NodePool},
+		{"Status", j.Status},
+		{"Periodic", strconv.FormatBool(periodic)},
+		{"Parameterized", strconv.FormatBool(param)},
+		{"Version", strconv.FormatUint(j.Version, 10)},
+	}
+	if j.ParentID != "" {
+		pairs = append(pairs, pair{"Parent ID", j.ParentID})
+	}
+	if err := printPairs(w, pairs); err != nil {
+		return err
+	}
+	q := jobQuery(cmd)
+	var sum cliJobSummary
+	if err := c.get(cmd.Context(), pathf("/v1/job/%s/summary", j.ID), q, &sum); err != nil {
+		return fmt.Errorf("read summary of job %q: %w", j.ID, err)
+	}
+	if sum.Children != nil && (periodic || param) {
+		fmt.Fprintf(w, "\nChildren Job Summary\n")
+		if err := printTable(w, []string{"Pending", "Running", "Dead"}, [][]string{{
+			strconv.FormatInt(sum.Children.Pending, 10), strconv.FormatInt(sum.Children.Running, 10),
+			strconv.FormatInt(sum.Children.Dead, 10)}}); err != nil {
+			return err
+		}
+	}
+	if len(sum.Summary) > 0 {
+		fmt.Fprintf(w, "\nSummary\n")
+		cols := []string{"Queued", "Starting", "Running", "Failed", "Complete", "Lost", "Unknown"}
+		var rows [][]string
+		for _, tg := range slices.Sorted(maps.Keys(sum.Summary)) {
+			row := []string{tg}
+			for _, col := range cols {
+				row = append(row, strconv.Itoa(sum.Summary[tg][col]))
+			}
+			rows = append(rows, row)
+		}
+		if err := printTable(w, append([]string{"Task Group"}, cols...), rows); err != nil {
+			return err
+		}
+	}
+	var d cliJobDeployment
+	if err := c.get(cmd.Context(), pathf("/v1/job/%s/deployment", j.ID), q, &d); err == nil && d.ID != "" {
+		fmt.Fprintf(w, "\nLatest Deployment\n")
+		if err := printPairs(w, []pair{{"ID", d.ID}, {"Job Version", strconv.FormatUint(d.JobVersion, 10)},
+			{"Status", d.Status}, {"Description", orNone(d.StatusDescription)}}); err != nil {
+			return err
+		}
+	}
+	var allocs []cliJobAlloc
+	if err := c.get(cmd.Context(), pathf("/v1/job/%s/allocations", j.ID), q, &allocs); err == nil && len(allocs) > 0 {
+		fmt.Fprintf(w, "\nAllocations\n")
+		rows := make([][]string, len(allocs))
+		for i, a := range allocs {
+			rows[i] = []string{a.ID, a.NodeID, a.TaskGroup, strconv.FormatUint(a.JobVersion, 10), a.DesiredStatus,
+				a.ClientStatus, submitTime(a.ModifyTime)}
+		}
+		return printTable(w, []string{"ID", "Node ID", "Task Group", "Version", "Desired", "Status", "Modified"}, rows)
+	}
+	return nil
+}
+
+func newJobStopCommand(g *globals) *cobra.Command {
+	var purge, noShutdownDelay bool
+	cmd := &cobra.Command{
+		Use:   "stop [flags] <id>",
+		Short: "Stop a job (or, with -purge, remove it)",
+		Long: `Stop a job: it is kept, marked stopped, and its allocations are stopped.
+-purge removes it instead. -no-shutdown-delay stops its allocations without
+waiting for their tasks' shutdown_delay.`,
+		Args: oneArg("<id>"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := g.client()
+			if err != nil {
+				return err
+			}
+			id, err := resolveJob(cmd, c, args[0])
+			if err != nil {
+				return err
+			}
+			q := jobQuery(cmd)
+			q.Set("purge", strconv.FormatBool(purge))
+			q.Set("no_shutdown_delay", strconv.FormatBool(noShutdownDelay))
+			var out jobWrite
+			if err := c.do(cmd.Context(), http.MethodDelete, pathf("/v1/job/%s", id), q, nil, &out); err != nil {
+				return fmt.Errorf("stop job %q: %w", id, err)
+			}
+			verb := "stopped"
+			if purge {
+				verb = "purged"
+			}
+			w := cmd.OutOrStdout()
+			fmt.Fprintf(w, "Job %q %s at index %d\n", id, verb, out.Index)
+			if out.EvalID != "" {
+				_, err = fmt.Fprintf(w, "Evaluation ID: %s\n", out.EvalID)
+			}
+			return err
+		},
+	}
+	cmd.Flags().BoolVar(&purge, "purge", false, "remove the job instead of keeping it stopped")
+	cmd.Flags().BoolVar(&noShutdownDelay, "no-shutdown-delay", false, "stop allocations without their tasks' shutdown delay")
+	return cmd
+}
+
+func newJobInspectCommand(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "inspect <id>",
+		Short: "Print a job's JSON, as the API's register body takes it",
+		Args:  oneArg("<id>"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := g.client()
+			if err != nil {
+				return err
+			}
+			id, err := resolveJob(cmd, c, args[0])
+			if err != nil {
+				return err
+			}
+			var raw json.RawMessage
+			if err := c.get(cmd.Context(), pathf("/v1/job/%s", id), jobQuery(cmd), &raw); err != nil {
+				return fmt.Errorf("read job %q: %w", id, err)
+			}
+			var b bytes.Buffer
+			b.WriteString(`{"Job":`)
+			b.Write(raw)
+			b.WriteString(`}`)
+			return printJSON(cmd.OutOrStdout(), b.Bytes())
+		},
+	}
+}

@@ -1,0 +1,230 @@
+package httpapi
+
+import (
+	"errors"
+	"net/http"
+	"strconv"
+
+	"github.com/ordoplane/ordo/commands"
+	"github.com/ordoplane/ordo/commands/alloc"
+	"github.com/ordoplane/ordo/commands/node"
+	"github.com/ordoplane/ordo/events"
+	"github.com/ordoplane/ordo/projections"
+	"github.com/ordoplane/ordo/projections/allocs"
+	"github.com/ordoplane/ordo/projections/evals"
+)
+
+var (
+	allocTables = []string{allocs.Table}
+	evalTables  = []string{evals.Table}
+)
+
+// allocRoutes serves evaluations, allocations and deployments (Nomad's
+// API) and the client's allocation API (ordo's own).
+func (s *Server) allocRoutes() {
+	s.handle("GET /v1/evaluations", s.leader(s.listEvals))
+	s.handle("GET /v1/evaluation/{id}", s.leader(s.getEval))
+	s.handle("GET /v1/evaluation/{id}/allocations", s.leader(s.evalAllocs))
+	s.handle("GET /v1/allocations", s.leader(s.listAllocs))
+	s.handle("GET /v1/allocation/{id}", s.leader(s.getAlloc))
+	s.handle("POST /v1/allocation/{id}/stop", s.leader(s.stopAlloc))
+	s.handle("PUT /v1/allocation/{id}/stop", s.leader(s.stopAlloc))
+	s.handle("GET /v1/job/{id}/allocations", s.leader(s.jobAllocs))
+	s.handle("GET /v1/job/{id}/evaluations", s.leader(s.jobEvals))
+	s.handle("GET /v1/node/{id}/allocations", s.leader(s.nodeAllocs))
+	s.handle("GET /v1/deployments", s.leader(s.listDeployments))
+	s.handle("GET /v1/deployment/{id}", s.leader(s.getDeployment))
+	for _, m := range []string{"POST", "PUT"} {
+		s.handle(m+" /v1/deployment/promote/{id}", s.leader(s.promoteDeployment))
+		s.handle(m+" /v1/deployment/fail/{id}", s.leader(s.failDeployment))
+		s.handle(m+" /v1/deployment/pause/{id}", s.leader(s.pauseDeployment))
+		s.handle(m+" /v1/client/{id}/allocs", s.leader(s.updateClientAllocs))
+	}
+	s.handle("GET /v1/client/{id}/allocations", s.leader(s.clientAllocs))
+}
+
+// pathID returns the id in the path, checked as an alloc, eval or
+// deployment id (they share the rules).
+func pathID(r *http.Request) (string, error) {
+	id := r.PathValue("id")
+	return id, alloc.ValidID("id", id)
+}
+
+// queryBool reads a boolean query parameter; absent is false.
+func queryBool(r *http.Request, name string) (bool, error) {
+	v := r.URL.Query().Get(name)
+	if v == "" {
+		return false, nil
+	}
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		return false, commands.Invalid(name, "%q is not true or false", v)
+	}
+	return b, nil
+}
+
+// queryNamespace is the namespace parameter of a job's reads, "default"
+// when absent.
+func queryNamespace(r *http.Request) string {
+	if ns := r.URL.Query().Get("namespace"); ns != "" {
+		return ns
+	}
+	return "default"
+}
+
+func (s *Server) listAllocs(w http.ResponseWriter, r *http.Request) {
+	pq, err := parsePageQuery(r)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	s.queryPage(w, r, allocTables, func(v projections.View) (any, error) {
+		p := newPager(pq)
+		err := allocs.Scan(v, allocs.Query{Namespace: pq.namespace, Prefix: pq.prefix, Reverse: pq.reverse, From: pq.from},
+			func(a *allocs.Alloc) error { return p.add(a.CreateIndex, a.ID, a.Stub()) })
+		return p.result(err)
+	})
+}
+
+// resolveAlloc returns the alloc with id, or the one whose id starts with it.
+func resolveAlloc(v projections.View, id string) (*allocs.Alloc, error) {
+	a, err := allocs.Resolve(v, id)
+	var amb *allocs.AmbiguousError
+	switch {
+	case errors.Is(err, projections.ErrNotFound):
+		return nil, &commands.NotFoundError{Kind: "allocation", ID: id}
+	case errors.As(err, &amb):
+		return nil, commands.Invalid("id", "%v", amb)
+	}
+	return a, err
+}
+
+func (s *Server) getAlloc(w http.ResponseWriter, r *http.Request) {
+	id, err := pathID(r)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	s.query(w, r, allocTables, func(v projections.View) (any, error) { return resolveAlloc(v, id) })
+}
+
+func stubs(list []*allocs.Alloc, err error) (any, error) {
+	out := make([]*allocs.Stub, 0, len(list))
+	for _, a := range list {
+		out = append(out, a.Stub())
+	}
+	return out, err
+}
+
+func full(list []*allocs.Alloc, err error) (any, error) {
+	if list == nil {
+		list = []*allocs.Alloc{}
+	}
+	return list, err
+}
+
+func (s *Server) evalAllocs(w http.ResponseWriter, r *http.Request) {
+	id, err := pathID(r)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	s.query(w, r, allocTables, func(v projections.View) (any, error) { return stubs(allocs.ByEval(v, id)) })
+}
+
+func (s *Server) jobAllocs(w http.ResponseWriter, r *http.Request) {
+	id, ns := r.PathValue("id"), queryNamespace(r)
+	s.query(w, r, allocTables, func(v projections.View) (any, error) { return stubs(allocs.ByJob(v, ns, id)) })
+}
+
+// nodeAllocs answers a node's allocations in full, as Nomad's
+// /v1/node/:id/allocations does.
+func (s *Server) nodeAllocs(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	if err := node.ValidID("id", id); err != nil {
+		writeError(w, err)
+		return
+	}
+	s.query(w, r, allocTables, func(v projections.View) (any, error) { return full(allocs.ByNode(v, id)) })
+}
+
+// allocStopResponse is Nomad's api.AllocStopResponse.
+type allocStopResponse struct {
+	EvalID string
+	Index  uint64
+}
+
+// stopAlloc stops an allocation (N23: ?no_shutdown_delay=true) and answers
+// the eval created to replace it.
+func (s *Server) stopAlloc(w http.ResponseWriter, r *http.Request) {
+	id, err := pathID(r)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	noDelay, err := queryBool(r, "no_shutdown_delay")
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	snap := s.cfg.FSM.Store().Snapshot()
+	a, err := resolveAlloc(projections.NewView(snap), id)
+	snap.Close()
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	out, err := s.cfg.Pipeline.Run(r.Context(), "alloc.stop", request(r), alloc.Stop{ID: a.ID, NoShutdownDelay: noDelay})
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	snap = s.cfg.FSM.Store().Snapshot()
+	evalID, err := alloc.CreatedEval(projections.NewView(snap), a.Namespace, a.JobID, out.Index)
+	snap.Close()
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	setIndex(w, out.Index)
+	writeJSON(w, http.StatusOK, allocStopResponse{EvalID: evalID, Index: out.Index})
+}
+
+// clientAllocsRequest is the body of a client's alloc update.
+type clientAllocsRequest struct {
+	Allocs []events.AllocClientUpdate
+}
+
+// updateClientAllocs is ordo's client API: a node reports what became of
+// its allocations; the same entry records the node's N1 marker.
+func (s *Server) updateClientAllocs(w http.ResponseWriter, r *http.Request) {
+	var body clientAllocsRequest
+	if err := commands.DecodeJSON(r.Body, s.cfg.BodyLimit, &body); err != nil {
+		writeError(w, err)
+		return
+	}
+	id, err := pathNodeID(r, "")
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	out, err := s.cfg.Pipeline.Run(r.Context(), "alloc.client_update", request(r), alloc.ClientUpdate{NodeID: id, Allocs: body.Allocs})
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeResult(w, out)
+}
+
+// clientAllocs is ordo's client API: a blocking query answering every
+// allocation on the node in full, with what the servers want of each
+// (desired status and transition), so the client learns what to run and
+// what to stop.
+func (s *Server) clientAllocs(w http.ResponseWriter, r *http.Request) {
+	id, err := pathNodeID(r, "")
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	s.query(w, r, allocTables, func(v projections.View) (any, error) { return full(allocs.ByNode(v, id)) })
+}

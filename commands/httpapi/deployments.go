@@ -1,0 +1,125 @@
+package httpapi
+
+import (
+	"errors"
+	"net/http"
+
+	"github.com/ordoplane/ordo/commands"
+	"github.com/ordoplane/ordo/commands/deployment"
+	"github.com/ordoplane/ordo/projections"
+	"github.com/ordoplane/ordo/projections/deployments"
+	"github.com/ordoplane/ordo/projections/evals"
+)
+
+var deploymentTables = []string{deployments.Table}
+
+// listDeployments lists deployments in creation order, oldest first (N20).
+func (s *Server) listDeployments(w http.ResponseWriter, r *http.Request) {
+	pq, err := parsePageQuery(r)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	s.queryPage(w, r, deploymentTables, func(v projections.View) (any, error) {
+		p := newPager(pq)
+		err := deployments.Scan(v, deployments.Query{Namespace: pq.namespace, Prefix: pq.prefix, Reverse: pq.reverse, From: pq.from},
+			func(d *deployments.Deployment) error { return p.add(d.CreateIndex, d.ID, d) })
+		return p.result(err)
+	})
+}
+
+func (s *Server) getDeployment(w http.ResponseWriter, r *http.Request) {
+	id, err := pathID(r)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	s.query(w, r, deploymentTables, func(v projections.View) (any, error) {
+		d, err := deployments.Resolve(v, id)
+		var amb *deployments.AmbiguousError
+		switch {
+		case errors.Is(err, projections.ErrNotFound):
+			return nil, &commands.NotFoundError{Kind: "deployment", ID: id}
+		case errors.As(err, &amb):
+			return nil, commands.Invalid("id", "%v", amb)
+		}
+		return d, err
+	})
+}
+
+// deploymentRequest is the body of Nomad's deployment promote, fail and
+// pause requests (api.DeploymentPromoteRequest and friends).
+type deploymentRequest struct {
+	DeploymentID string
+	All          bool
+	Groups       []string
+	Pause        bool
+}
+
+// deploymentUpdateResponse is Nomad's api.DeploymentUpdateResponse.
+type deploymentUpdateResponse struct {
+	EvalID                string
+	EvalCreateIndex       uint64
+	DeploymentModifyIndex uint64
+	Index                 uint64
+}
+
+func (s *Server) promoteDeployment(w http.ResponseWriter, r *http.Request) {
+	s.deploymentWrite(w, r, "deployment.promote", func(id string, b deploymentRequest) commands.Command {
+		return deployment.Promote{ID: id, All: b.All, Groups: b.Groups}
+	})
+}
+
+func (s *Server) failDeployment(w http.ResponseWriter, r *http.Request) {
+	s.deploymentWrite(w, r, "deployment.fail", func(id string, _ deploymentRequest) commands.Command {
+		return deployment.Fail{ID: id}
+	})
+}
+
+func (s *Server) pauseDeployment(w http.ResponseWriter, r *http.Request) {
+	s.deploymentWrite(w, r, "deployment.pause", func(id string, b deploymentRequest) commands.Command {
+		return deployment.Pause{ID: id, Pause: b.Pause}
+	})
+}
+
+// deploymentWrite decodes a deployment request (an empty body is allowed;
+// a DeploymentID in it must match the path), runs the command and answers
+// the eval it created, if any.
+func (s *Server) deploymentWrite(w http.ResponseWriter, r *http.Request, name string, build func(string, deploymentRequest) commands.Command) {
+	var body deploymentRequest
+	if r.ContentLength != 0 {
+		if err := commands.DecodeJSON(r.Body, s.cfg.BodyLimit, &body); err != nil {
+			writeError(w, err)
+			return
+		}
+	}
+	id, err := pathID(r)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	if body.DeploymentID != "" && body.DeploymentID != id {
+		writeError(w, commands.Invalid("DeploymentID", "%q does not match the id in the path, %q", body.DeploymentID, id))
+		return
+	}
+	out, err := s.cfg.Pipeline.Run(r.Context(), name, request(r), build(id, body))
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	resp := deploymentUpdateResponse{DeploymentModifyIndex: out.Index, Index: out.Index}
+	snap := s.cfg.FSM.Store().Snapshot()
+	v := projections.NewView(snap)
+	if d, err := deployments.Get(v, id); err == nil {
+		if list, err := evals.ByJob(v, d.Namespace, d.JobID); err == nil {
+			for _, e := range list {
+				if e.CreateIndex == out.Index && e.DeploymentID == id {
+					resp.EvalID, resp.EvalCreateIndex = e.ID, e.CreateIndex
+				}
+			}
+		}
+	}
+	snap.Close()
+	setIndex(w, out.Index)
+	writeJSON(w, http.StatusOK, resp)
+}

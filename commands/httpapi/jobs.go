@@ -1,0 +1,413 @@
+package httpapi
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strconv"
+
+	"github.com/ordoplane/ordo/commands"
+	"github.com/ordoplane/ordo/commands/job"
+	"github.com/ordoplane/ordo/commands/job/jobspec"
+	"github.com/ordoplane/ordo/commands/namespace"
+	"github.com/ordoplane/ordo/events"
+	"github.com/ordoplane/ordo/projections"
+	"github.com/ordoplane/ordo/projections/jobs"
+	"github.com/ordoplane/ordo/projections/namespaces"
+)
+
+// jobRoutes registers Nomad's job API: list, register, read, stop or
+// purge, summary, versions, dispatch and parse.
+func (s *Server) jobRoutes() {
+	s.handle("GET /v1/jobs", s.leader(s.listJobs))
+	s.handle("PUT /v1/jobs", s.leader(s.registerJob))
+	s.handle("POST /v1/jobs", s.leader(s.registerJob))
+	s.handle("PUT /v1/jobs/parse", s.parseJob)
+	s.handle("POST /v1/jobs/parse", s.parseJob)
+	s.handle("GET /v1/job/{id}", s.leader(s.getJob))
+	s.handle("PUT /v1/job/{id}", s.leader(s.registerJob))
+	s.handle("POST /v1/job/{id}", s.leader(s.registerJob))
+	s.handle("DELETE /v1/job/{id}", s.leader(s.deregisterJob))
+	s.handle("GET /v1/job/{id}/summary", s.leader(s.jobSummary))
+	s.handle("GET /v1/job/{id}/versions", s.leader(s.jobVersions))
+	s.handle("PUT /v1/job/{id}/dispatch", s.leader(s.dispatchJob))
+	s.handle("POST /v1/job/{id}/dispatch", s.leader(s.dispatchJob))
+}
+
+// A job's status derives from its summary, so reads of a job wake on both.
+var (
+	jobTables        = []string{jobs.Table, jobs.SummaryTable}
+	jobSummaryTables = []string{jobs.SummaryTable}
+)
+
+// maxJobRetries bounds how often a register, stop or dispatch is decided
+// again after its decision went stale (another change to the job landed
+// in between), when the caller asked for no check-and-set.
+const maxJobRetries = 3
+
+// jobNamespace returns the ?namespace= of r, "default" when absent.
+func jobNamespace(r *http.Request) (string, error) {
+	ns := r.URL.Query().Get("namespace")
+	if ns == "" {
+		return namespaces.Default, nil
+	}
+	if ns == jobs.AllNamespaces {
+		return ns, nil
+	}
+	return ns, namespace.ValidName("namespace", ns)
+}
+
+// pathJob returns the namespace and the job id in r's path.
+func pathJob(r *http.Request) (string, string, error) {
+	ns, err := jobNamespace(r)
+	if err != nil {
+		return "", "", err
+	}
+	if ns == jobs.AllNamespaces {
+		return "", "", commands.Invalid("namespace", "a job is read in one namespace, not %q", ns)
+	}
+	id := r.PathValue("id")
+	return ns, id, job.ValidID("id", id)
+}
+
+func jobQueryBool(r *http.Request, name string) (bool, error) {
+	v := r.URL.Query().Get(name)
+	if v == "" {
+		return false, nil
+	}
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		return false, commands.Invalid(name, "%q is not true or false", v)
+	}
+	return b, nil
+}
+
+func jobQueryInt(r *http.Request, name string) (int, error) {
+	v := r.URL.Query().Get(name)
+	if v == "" {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		return 0, commands.Invalid(name, "%q is not an integer", v)
+	}
+	return n, nil
+}
+
+func (s *Server) listJobs(w http.ResponseWriter, r *http.Request) {
+	ns, err := jobNamespace(r)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	withMeta, err := jobQueryBool(r, "meta")
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	prefix := r.URL.Query().Get("prefix")
+	s.query(w, r, jobTables, func(v projections.View) (any, error) {
+		list, err := jobs.List(v, ns, prefix)
+		if list == nil {
+			list = []*jobs.Stub{}
+		}
+		if !withMeta {
+			for _, j := range list {
+				j.Meta = nil
+			}
+		}
+		return list, err
+	})
+}
+
+func notFoundJob(id string, err error) error {
+	if errors.Is(err, projections.ErrNotFound) {
+		return &commands.NotFoundError{Kind: "job", ID: id}
+	}
+	return err
+}
+
+func (s *Server) getJob(w http.ResponseWriter, r *http.Request) {
+	ns, id, err := pathJob(r)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	s.query(w, r, jobTables, func(v projections.View) (any, error) {
+		j, err := jobs.Get(v, ns, id)
+		return j, notFoundJob(id, err)
+	})
+}
+
+func (s *Server) jobSummary(w http.ResponseWriter, r *http.Request) {
+	ns, id, err := pathJob(r)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	s.query(w, r, jobSummaryTables, func(v projections.View) (any, error) {
+		sum, err := jobs.GetSummary(v, ns, id)
+		return sum, notFoundJob(id, err)
+	})
+}
+
+// jobVersionsResponse is Nomad's JobVersionsResponse; ordo computes no diffs.
+type jobVersionsResponse struct {
+	Versions []*jobs.Job
+	Diffs    []any
+}
+
+func (s *Server) jobVersions(w http.ResponseWriter, r *http.Request) {
+	ns, id, err := pathJob(r)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	s.query(w, r, jobTables, func(v projections.View) (any, error) {
+		vs, err := jobs.Versions(v, ns, id)
+		if err != nil {
+			return nil, notFoundJob(id, err)
+		}
+		return jobVersionsResponse{Versions: vs}, nil
+	})
+}
+
+// jobRegisterRequest is Nomad's api.JobRegisterRequest; the fields ordo
+// does not act on (PolicyOverride, PreserveCounts, Submission, …) are
+// accepted and ignored.
+type jobRegisterRequest struct {
+	Job            json.RawMessage
+	EnforceIndex   bool
+	JobModifyIndex uint64
+	EvalPriority   int
+}
+
+// jobRegisterResponse is Nomad's api.JobRegisterResponse.
+type jobRegisterResponse struct {
+	EvalID          string
+	EvalCreateIndex uint64
+	JobModifyIndex  uint64
+	Warnings        string
+	Index           uint64
+	Duplicate       bool `json:",omitempty"`
+}
+
+// decodeJobBody parses the Job of a register body with jobspec.ParseJSON. A
+// job that names no namespace takes the request's ?namespace=.
+func decodeJobBody(r *http.Request, raw json.RawMessage, limit int64) (*events.Job, error) {
+	if len(bytes.TrimSpace(raw)) == 0 || bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
+		return nil, commands.Invalid("Job", "missing")
+	}
+	spec, err := jobspec.ParseJSON(bytes.NewReader(raw), limit)
+	if err != nil {
+		return nil, err
+	}
+	var named struct{ Namespace *string }
+	_ = json.Unmarshal(raw, &named)
+	if named.Namespace == nil || *named.Namespace == "" {
+		if ns, err := jobNamespace(r); err != nil {
+			return nil, err
+		} else if ns != jobs.AllNamespaces {
+			spec.Namespace = ns
+		}
+	}
+	return spec, nil
+}
+
+func (s *Server) registerJob(w http.ResponseWriter, r *http.Request) {
+	var body jobRegisterRequest
+	if err := commands.DecodeJSON(r.Body, s.cfg.BodyLimit, &body); err != nil {
+		writeError(w, err)
+		return
+	}
+	spec, err := decodeJobBody(r, body.Job, s.cfg.BodyLimit)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	if id := r.PathValue("id"); id != "" && id != spec.ID {
+		writeError(w, commands.Invalid("job.id", "%q does not match the id in the path, %q", spec.ID, id))
+		return
+	}
+	cmd := &job.Register{Job: *spec, EnforceIndex: body.EnforceIndex, JobModifyIndex: body.JobModifyIndex,
+		EvalPriority: body.EvalPriority}
+	out, err := s.runJobCommand(r, "job.register", cmd, !body.EnforceIndex)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	res := cmd.Result()
+	resp := jobRegisterResponse{EvalID: res.EvalID, JobModifyIndex: res.JobModifyIndex, Index: out.Index,
+		Duplicate: out.Duplicate}
+	if res.Changed {
+		resp.JobModifyIndex = out.Index
+	}
+	if res.EvalID != "" {
+		resp.EvalCreateIndex = out.Index
+	}
+	if out.Duplicate {
+		resp.JobModifyIndex = s.jobModifyIndex(spec.Namespace, spec.ID)
+	}
+	setIndex(w, out.Index)
+	writeJSON(w, http.StatusOK, resp)
+}
+
+// jobModifyIndex reads the JobModifyIndex of a job, 0 when it is gone.
+func (s *Server) jobModifyIndex(ns, id string) uint64 {
+	snap := s.cfg.FSM.Store().Snapshot()
+	defer snap.Close()
+	if j, err := jobs.Get(projections.NewView(snap), ns, id); err == nil {
+		return j.JobModifyIndex
+	}
+	return 0
+}
+
+// runJobCommand runs cmd, deciding it again when retry is set and its
+// decision went stale before it applied.
+func (s *Server) runJobCommand(r *http.Request, name string, cmd commands.Command, retry bool) (commands.Outcome, error) {
+	req := request(r)
+	for attempt := 1; ; attempt++ {
+		out, err := s.cfg.Pipeline.Run(r.Context(), name, req, cmd)
+		var ce *commands.ConflictError
+		if err == nil || !retry || req.CommandID != "" || !errors.As(err, &ce) || attempt >= maxJobRetries {
+			return out, err
+		}
+	}
+}
+
+// jobDeregisterResponse is Nomad's api.JobDeregisterResponse.
+type jobDeregisterResponse struct {
+	EvalID          string
+	EvalCreateIndex uint64
+	JobModifyIndex  uint64
+	Index           uint64
+	Duplicate       bool `json:",omitempty"`
+}
+
+// deregisterJob stops or (?purge=true) removes a job; ?no_shutdown_delay
+// (N23) and ?eval_priority are Nomad's; ?global is accepted and ignored.
+func (s *Server) deregisterJob(w http.ResponseWriter, r *http.Request) {
+	ns, id, err := pathJob(r)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	cmd := &job.Deregister{Namespace: ns, ID: id}
+	if cmd.Purge, err = jobQueryBool(r, "purge"); err == nil {
+		if cmd.NoShutdownDelay, err = jobQueryBool(r, "no_shutdown_delay"); err == nil {
+			if _, err = jobQueryBool(r, "global"); err == nil {
+				cmd.EvalPriority, err = jobQueryInt(r, "eval_priority")
+			}
+		}
+	}
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	out, err := s.runJobCommand(r, "job.deregister", cmd, true)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	res := cmd.Result()
+	resp := jobDeregisterResponse{EvalID: res.EvalID, JobModifyIndex: res.JobModifyIndex, Index: out.Index,
+		Duplicate: out.Duplicate}
+	if res.Changed {
+		resp.JobModifyIndex = out.Index
+	}
+	if res.EvalID != "" {
+		resp.EvalCreateIndex = out.Index
+	}
+	setIndex(w, out.Index)
+	writeJSON(w, http.StatusOK, resp)
+}
+
+// jobDispatchRequest is Nomad's api.JobDispatchRequest; Payload is base64
+// in JSON. IdPrefixTemplate is accepted and ignored.
+type jobDispatchRequest struct {
+	JobID            string
+	Payload          string
+	Meta             map[string]string
+	IdPrefixTemplate string
+	Priority         int
+}
+
+// jobDispatchResponse is Nomad's api.JobDispatchResponse.
+type jobDispatchResponse struct {
+	DispatchedJobID string
+	EvalID          string
+	EvalCreateIndex uint64
+	JobCreateIndex  uint64
+	Index           uint64
+}
+
+func (s *Server) dispatchJob(w http.ResponseWriter, r *http.Request) {
+	ns, id, err := pathJob(r)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	var body jobDispatchRequest
+	if r.ContentLength != 0 {
+		if err := commands.DecodeJSON(r.Body, s.cfg.BodyLimit, &body); err != nil {
+			writeError(w, err)
+			return
+		}
+	}
+	if body.JobID != "" && body.JobID != id {
+		writeError(w, commands.Invalid("JobID", "%q does not match the id in the path, %q", body.JobID, id))
+		return
+	}
+	payload, err := base64.StdEncoding.DecodeString(body.Payload)
+	if err != nil {
+		writeError(w, commands.Invalid("Payload", "not base64: %v", err))
+		return
+	}
+	cmd := &job.Dispatch{Namespace: ns, ID: id, Meta: body.Meta, Payload: payload, EvalPriority: body.Priority}
+	out, err := s.runJobCommand(r, "job.dispatch", cmd, true)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	res := cmd.Result()
+	resp := jobDispatchResponse{DispatchedJobID: res.JobID, EvalID: res.EvalID, JobCreateIndex: out.Index, Index: out.Index}
+	if res.EvalID != "" {
+		resp.EvalCreateIndex = out.Index
+	}
+	setIndex(w, out.Index)
+	writeJSON(w, http.StatusOK, resp)
+}
+
+// jobsParseRequest is Nomad's api.JobsParseRequest. HCL variables are not
+// supported; Canonicalize is accepted and the answer is always canonical.
+type jobsParseRequest struct {
+	JobHCL       string
+	Variables    string
+	Canonicalize bool
+}
+
+// parseJob turns HCL into the job's JSON, as Nomad's /v1/jobs/parse. It
+// reads nothing from the state, so any server answers it.
+func (s *Server) parseJob(w http.ResponseWriter, r *http.Request) {
+	var body jobsParseRequest
+	if err := commands.DecodeJSON(r.Body, s.cfg.BodyLimit, &body); err != nil {
+		writeError(w, err)
+		return
+	}
+	if body.JobHCL == "" {
+		writeError(w, commands.Invalid("JobHCL", "must not be empty"))
+		return
+	}
+	if body.Variables != "" {
+		writeError(w, commands.Invalid("Variables", "HCL variables are not supported"))
+		return
+	}
+	spec, err := jobspec.ParseHCL("input.hcl", []byte(body.JobHCL))
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, spec)
+}

@@ -1,0 +1,162 @@
+package httpapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strconv"
+
+	"github.com/hashicorp/go-bexpr"
+
+	"github.com/ordoplane/ordo/commands"
+	"github.com/ordoplane/ordo/projections"
+	"github.com/ordoplane/ordo/projections/order"
+)
+
+// pageQuery is what a paged list request asks for: Nomad's namespace,
+// prefix, filter, per_page, next_token and reverse parameters.
+type pageQuery struct {
+	// namespace is the namespace parameter: "default" when absent, "*" for all.
+	namespace string
+	prefix    string
+	filter    *bexpr.Evaluator
+	perPage   int
+	// from is the order.Key next_token names; "" for the first page.
+	from string
+	// reverse lists newest first: reverse=true, or the seed's
+	// ascending=true, the same switch (N20).
+	reverse bool
+}
+
+// parsePageQuery reads a list request's parameters; a bad one is a
+// *commands.ValidationError naming it.
+func parsePageQuery(r *http.Request) (pageQuery, error) {
+	q := r.URL.Query()
+	p := pageQuery{namespace: q.Get("namespace"), prefix: q.Get("prefix")}
+	if p.namespace == "" {
+		p.namespace = "default"
+	}
+	for _, name := range []string{"reverse", "ascending"} {
+		v := q.Get(name)
+		if v == "" {
+			continue
+		}
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return p, commands.Invalid(name, "%q is not true or false", v)
+		}
+		p.reverse = p.reverse || b
+	}
+	if v := q.Get("per_page"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			return p, commands.Invalid("per_page", "%q is not a non-negative integer", v)
+		}
+		p.perPage = n
+	}
+	if v := q.Get("next_token"); v != "" {
+		key, err := order.ParseToken(v)
+		if err != nil {
+			return p, commands.Invalid("next_token", "%q is not a token this server handed out", v)
+		}
+		p.from = key
+	}
+	if v := q.Get("filter"); v != "" {
+		ev, err := bexpr.CreateEvaluator(v)
+		if err != nil {
+			return p, commands.Invalid("filter", "%v", err)
+		}
+		p.filter = ev
+	}
+	return p, nil
+}
+
+// errPageFull stops a scan once a page has one item past per_page.
+var errPageFull = errors.New("page full")
+
+// pager collects one page of a list in order, applying the filter to each
+// item's JSON shape, and remembers the token of the first item past it.
+type pager struct {
+	q     pageQuery
+	items []any
+	next  string
+}
+
+func newPager(q pageQuery) *pager { return &pager{q: q, items: []any{}} }
+
+// add offers the item created at createIndex with id, shown as shape. It
+// returns errPageFull when the page is complete, a *commands.ValidationError
+// naming filter when the filter cannot be evaluated on it.
+func (p *pager) add(createIndex uint64, id string, shape any) error {
+	if p.q.filter != nil {
+		ok, err := matches(p.q.filter, shape)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return nil
+		}
+	}
+	if p.q.perPage > 0 && len(p.items) == p.q.perPage {
+		p.next = order.Token(createIndex, id)
+		return errPageFull
+	}
+	p.items = append(p.items, shape)
+	return nil
+}
+
+// page is a list answer and its next token.
+type page struct {
+	items any
+	next  string
+}
+
+// result returns the page once the scan ended with err.
+func (p *pager) result(err error) (any, error) {
+	if err != nil && !errors.Is(err, errPageFull) {
+		return nil, err
+	}
+	return page{items: p.items, next: p.next}, nil
+}
+
+// matches evaluates a filter on shape's JSON form, as Nomad's filters see
+// objects: field names as in the API, numbers as numbers.
+func matches(f *bexpr.Evaluator, shape any) (bool, error) {
+	b, err := json.Marshal(shape)
+	if err != nil {
+		return false, err
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var doc any
+	if err := dec.Decode(&doc); err != nil {
+		return false, err
+	}
+	ok, err := f.Evaluate(doc)
+	if err != nil {
+		return false, commands.Invalid("filter", "%v", err)
+	}
+	return ok, nil
+}
+
+// queryPage is query for paged lists: read returns a page (via
+// pager.result), whose next token is sent as X-Nomad-NextToken.
+func (s *Server) queryPage(w http.ResponseWriter, r *http.Request, tables []string, read func(v projections.View) (any, error)) {
+	bp, err := s.parseBlocking(r)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	res, index, err := s.block(r.Context(), bp, tables, read)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	pg, _ := res.(page)
+	if pg.next != "" {
+		w.Header().Set("X-Nomad-NextToken", pg.next)
+	}
+	setIndex(w, index)
+	writeJSON(w, http.StatusOK, pg.items)
+}

@@ -1,0 +1,226 @@
+package deploywatch_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"runtime"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ordoplane/ordo/cmd/agent"
+	"github.com/ordoplane/ordo/commands"
+	"github.com/ordoplane/ordo/commands/job"
+	"github.com/ordoplane/ordo/commands/job/jobspec"
+	"github.com/ordoplane/ordo/events"
+	"github.com/ordoplane/ordo/processors/deploywatch"
+	"github.com/ordoplane/ordo/projections"
+	"github.com/ordoplane/ordo/projections/deployments"
+	pt "github.com/ordoplane/ordo/projections/projectionstest"
+	"github.com/ordoplane/ordo/storage/kv"
+)
+
+const webHCL = `job "web" {
+  update { max_parallel = 1 }
+  group "g" {
+    count = 2
+    task "t" {
+      driver = "exec"
+      config { command = "/bin/sleep" }
+    }
+  }
+}`
+
+func parse(t *testing.T, src string) events.Job {
+	t.Helper()
+	j, err := jobspec.ParseHCL("web.hcl", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return *j
+}
+
+// waitFor checks cond after every applied entry until it holds or the
+// deadline passes.
+func waitFor(t *testing.T, n *projections.Notifier, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.After(15 * time.Second)
+	for {
+		_, wake := n.Applied()
+		if cond() {
+			return
+		}
+		select {
+		case <-wake:
+		case <-deadline:
+			t.Fatalf("timed out waiting for %s", what)
+		}
+	}
+}
+
+func deployment(t *testing.T, store *kv.Store, id string) *deployments.Deployment {
+	t.Helper()
+	snap := store.Snapshot()
+	defer snap.Close()
+	d, err := deployments.Get(projections.NewView(snap), id)
+	if err != nil && !errors.Is(err, projections.ErrNotFound) {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// TestDevAgentMovesDeploymentToPending registers a service job on a real
+// dev agent: the deployment is appended initializing with the job (N3) and
+// the leader's watcher then moves it to pending in a later entry.
+func TestDevAgentMovesDeploymentToPending(t *testing.T) {
+	cfg := agent.DevConfig()
+	cfg.DataDir, cfg.HTTPAddr, cfg.RaftAddr = t.TempDir(), "127.0.0.1:0", "127.0.0.1:0"
+	cfg.RaftTimeout, cfg.NoSync = 100*time.Millisecond, true
+	cfg.Logger, cfg.RaftLogOutput = slog.New(slog.NewTextHandler(io.Discard, nil)), io.Discard
+	a, err := agent.Start(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Shutdown() })
+	n := a.FSM().Notifier()
+	waitFor(t, n, "leadership", a.Node().IsLeader)
+
+	reg := &job.Register{Job: parse(t, webHCL)}
+	var out commands.Outcome
+	waitFor(t, n, "the registration", func() bool {
+		out, err = a.Pipeline().Run(context.Background(), "job.register", commands.Request{}, reg)
+		return err == nil
+	})
+	id := reg.Result().DeploymentID
+	if id == "" {
+		t.Fatal("no deployment created")
+	}
+	// Once pending, a scheduler may move it on, so wait for it to leave
+	// initializing and read the archive for the move itself.
+	waitFor(t, n, "the deployment to leave initializing", func() bool {
+		d := deployment(t, a.Store(), id)
+		return d != nil && d.Status != events.DeploymentStatusInitializing
+	})
+
+	// The archive shows the order: created initializing with the job, then
+	// moved by the watcher in an entry of its own.
+	var created, moved *events.Event
+	for _, ev := range pt.Archived(t, a.Store()) {
+		if ev.Key(events.KindDeployment) != id {
+			continue
+		}
+		p, err := events.Decode(ev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch p := p.(type) {
+		case *events.DeploymentUpserted:
+			if created != nil {
+				continue
+			}
+			if p.Deployment.Status != events.DeploymentStatusInitializing {
+				t.Fatalf("deployment created %s", p.Deployment.Status)
+			}
+			created = ev
+		case *events.DeploymentStatusUpdated:
+			if moved != nil {
+				continue
+			}
+			if p.Status != events.DeploymentStatusPending {
+				t.Fatalf("first status update %+v", p)
+			}
+			moved = ev
+		}
+	}
+	if created == nil || moved == nil || created.Index != out.Index || moved.Index <= created.Index ||
+		moved.Actor != "system:deploywatch" {
+		t.Fatalf("created %+v, moved %+v (registered at %d)", created, moved, out.Index)
+	}
+}
+
+// recorder is a Submitter that records the commands it is given and can
+// fail the first ones.
+type recorder struct {
+	mu    sync.Mutex
+	ids   []string
+	fails int
+	seen  chan string
+}
+
+func (r *recorder) Run(_ context.Context, _ string, _ commands.Request, c commands.Command) (commands.Outcome, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	id := c.(job.MarkDeploymentPending).ID
+	if r.fails > 0 {
+		r.fails--
+		return commands.Outcome{}, fmt.Errorf("injected failure")
+	}
+	r.ids = append(r.ids, id)
+	r.seen <- id
+	return commands.Outcome{}, nil
+}
+
+// TestRunScansThenFollowsAndRetries starts a watcher over a store that
+// already holds deployments (as a new leader finds them): it moves the
+// initializing one, retries after a failure, picks up one created later,
+// and stops without leaking goroutines.
+func TestRunScansThenFollowsAndRetries(t *testing.T) {
+	store := pt.OpenStore(t)
+	f := pt.NewFSM(t, store)
+	dep := func(id, status string) *events.DeploymentUpserted {
+		return &events.DeploymentUpserted{Deployment: events.Deployment{ID: id, Namespace: "default", JobID: "web", Status: status}}
+	}
+	pt.ApplyOne(t, f, 1, pt.Entry(t, "c1", dep("d-old", events.DeploymentStatusRunning), dep("d-init", events.DeploymentStatusInitializing)))
+
+	rec := &recorder{fails: 1, seen: make(chan string, 10)}
+	w, err := deploywatch.New(deploywatch.Config{Pipeline: rec, State: f, RetryInterval: 10 * time.Millisecond,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := runtime.NumGoroutine()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- w.Run(ctx) }()
+	next := func() string {
+		select {
+		case id := <-rec.seen:
+			return id
+		case <-time.After(10 * time.Second):
+			t.Fatal("no deployment moved")
+			return ""
+		}
+	}
+	if id := next(); id != "d-init" {
+		t.Fatalf("moved %s", id)
+	}
+	pt.ApplyOne(t, f, 2, pt.Entry(t, "c2", dep("d-new", events.DeploymentStatusInitializing)))
+	if id := next(); id != "d-new" {
+		t.Fatalf("moved %s", id)
+	}
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("Run = %v", err)
+	}
+	rec.mu.Lock()
+	if len(rec.ids) != 2 {
+		t.Fatalf("moved %v", rec.ids)
+	}
+	rec.mu.Unlock()
+	deadline := time.Now().Add(5 * time.Second)
+	for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if g := runtime.NumGoroutine(); g > before {
+		t.Fatalf("%d goroutines after Run, %d before", g, before)
+	}
+}
+
+func TestConfig(t *testing.T) {
+	if _, err := deploywatch.New(deploywatch.Config{}); err == nil {
+		t.Fatal("New without a pipeline succeeded")
+	}
+}

@@ -1,0 +1,239 @@
+package allocs
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/vmihailenco/msgpack/v5"
+
+	"github.com/ordoplane/ordo/events"
+	"github.com/ordoplane/ordo/projections"
+	"github.com/ordoplane/ordo/projections/order"
+)
+
+// The projection's tables.
+const (
+	// Table holds one row per alloc, keyed by id.
+	Table = "allocs"
+	// ByNodeTable indexes allocs by "<node>\x00<id>".
+	ByNodeTable = "allocs_by_node"
+	// ByJobTable indexes allocs by "<namespace>\x00<job>\x00<id>".
+	ByJobTable = "allocs_by_job"
+	// ByEvalTable indexes allocs by "<eval>\x00<id>".
+	ByEvalTable = "allocs_by_eval"
+	// ByCreateTable indexes allocs by order.Key(create index, id).
+	ByCreateTable = "allocs_by_create"
+)
+
+// Alloc is an allocation as readers see it.
+type Alloc struct {
+	events.Allocation
+	CreateIndex uint64
+	ModifyIndex uint64
+}
+
+// Projection maintains the allocs tables.
+type Projection struct{}
+
+var _ projections.Projection = Projection{}
+
+// Name implements projections.Projection.
+func (Projection) Name() string { return "allocs" }
+
+// Version implements projections.Projection.
+func (Projection) Version() int { return 1 }
+
+// Tables implements projections.Projection.
+func (Projection) Tables() []string {
+	return []string{Table, ByNodeTable, ByJobTable, ByEvalTable, ByCreateTable}
+}
+
+// Apply implements projections.Projection.
+func (Projection) Apply(tx *projections.Tx, ev *events.Event) error {
+	switch ev.Type {
+	case "AllocsPlaced", "AllocsDesiredUpdated", "AllocsClientUpdated", "AllocsDeleted":
+	default:
+		return nil
+	}
+	p, err := events.Decode(ev)
+	if err != nil {
+		return err
+	}
+	switch p := p.(type) {
+	case *events.AllocsPlaced:
+		for i := range p.Allocs {
+			if err := place(tx, &p.Allocs[i]); err != nil {
+				return err
+			}
+		}
+	case *events.AllocsDesiredUpdated:
+		for i := range p.Updates {
+			u := &p.Updates[i]
+			if err := patch(tx, u.ID, "", func(a *events.Allocation) { desired(a, u) }); err != nil {
+				return err
+			}
+		}
+	case *events.AllocsClientUpdated:
+		for i := range p.Updates {
+			u := &p.Updates[i]
+			if err := patch(tx, u.ID, p.NodeID, func(a *events.Allocation) { client(a, u) }); err != nil {
+				return err
+			}
+		}
+	case *events.AllocsDeleted:
+		for _, id := range p.IDs {
+			if err := remove(tx, id); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// NodeKey returns the ByNodeTable prefix of a node's allocs.
+func NodeKey(node string) string { return node + "\x00" }
+
+// JobKey returns the ByJobTable prefix of a job's allocs.
+func JobKey(namespace, job string) string { return namespace + "\x00" + job + "\x00" }
+
+// EvalKey returns the ByEvalTable prefix of an eval's allocs.
+func EvalKey(eval string) string { return eval + "\x00" }
+
+// indexKeys returns the secondary index rows of a, by table.
+func indexKeys(a *events.Allocation) [3][2]string {
+	return [3][2]string{
+		{ByNodeTable, NodeKey(a.NodeID) + a.ID},
+		{ByJobTable, JobKey(a.Namespace, a.JobID) + a.ID},
+		{ByEvalTable, EvalKey(a.EvalID) + a.ID},
+	}
+}
+
+func lookup(tx *projections.Tx, id string) (*Alloc, error) {
+	a, err := Get(tx.View, id)
+	if errors.Is(err, projections.ErrNotFound) {
+		return nil, nil
+	}
+	return a, err
+}
+
+func put(tx *projections.Tx, a *events.Allocation) error {
+	b, err := events.Marshal(a)
+	if err != nil {
+		return fmt.Errorf("encode alloc %q: %w", a.ID, err)
+	}
+	return tx.Put(Table, a.ID, b)
+}
+
+func place(tx *projections.Tx, a *events.Allocation) error {
+	if a.ID == "" {
+		return nil
+	}
+	old, err := lookup(tx, a.ID)
+	if err != nil {
+		return err
+	}
+	if err := put(tx, a); err != nil {
+		return err
+	}
+	newKeys := indexKeys(a)
+	if old == nil {
+		if err := tx.Put(ByCreateTable, order.Key(tx.Index(), a.ID), nil); err != nil {
+			return err
+		}
+	} else {
+		for i, k := range indexKeys(&old.Allocation) {
+			if k != newKeys[i] {
+				if _, err := tx.Delete(k[0], k[1]); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	for _, k := range newKeys {
+		if err := tx.Put(k[0], k[1], nil); err != nil {
+			return err
+		}
+	}
+	if a.PreviousAllocation == "" || a.PreviousAllocation == a.ID {
+		return nil
+	}
+	return patch(tx, a.PreviousAllocation, "", func(prev *events.Allocation) { prev.NextAllocation = a.ID })
+}
+
+// patch applies fn to the alloc id and writes it back; an unknown id, or
+// one on another node than node (when set), is left alone.
+func patch(tx *projections.Tx, id, node string, fn func(*events.Allocation)) error {
+	a, err := lookup(tx, id)
+	if err != nil || a == nil || (node != "" && a.NodeID != node) {
+		return err
+	}
+	fn(&a.Allocation)
+	a.ModifyTime = tx.Time()
+	return put(tx, &a.Allocation)
+}
+
+func desired(a *events.Allocation, u *events.AllocDesiredUpdate) {
+	if u.DesiredStatus != "" {
+		a.DesiredStatus = u.DesiredStatus
+	}
+	if u.DesiredDescription != "" {
+		a.DesiredDescription = u.DesiredDescription
+	}
+	t := &a.DesiredTransition
+	if u.DesiredTransition.Migrate != nil {
+		t.Migrate = u.DesiredTransition.Migrate
+	}
+	if u.DesiredTransition.Reschedule != nil {
+		t.Reschedule = u.DesiredTransition.Reschedule
+	}
+	if u.DesiredTransition.ForceReschedule != nil {
+		t.ForceReschedule = u.DesiredTransition.ForceReschedule
+	}
+	if u.DesiredTransition.NoShutdownDelay != nil {
+		t.NoShutdownDelay = u.DesiredTransition.NoShutdownDelay
+	}
+	if u.ClientStatus != "" {
+		a.ClientStatus = u.ClientStatus
+	}
+	if u.FollowupEvalID != "" {
+		a.FollowupEvalID = u.FollowupEvalID
+	}
+}
+
+func client(a *events.Allocation, u *events.AllocClientUpdate) {
+	if u.ClientStatus != "" {
+		a.ClientStatus = u.ClientStatus
+	}
+	a.ClientDescription = u.ClientDescription
+	if u.TaskStates != nil {
+		a.TaskStates = u.TaskStates
+	}
+	if u.DeploymentStatus != nil {
+		a.DeploymentStatus = u.DeploymentStatus
+	}
+}
+
+func remove(tx *projections.Tx, id string) error {
+	old, err := lookup(tx, id)
+	if err != nil || old == nil {
+		return err
+	}
+	if _, err := tx.Delete(Table, id); err != nil {
+		return err
+	}
+	for _, k := range indexKeys(&old.Allocation) {
+		if _, err := tx.Delete(k[0], k[1]); err != nil {
+			return err
+		}
+	}
+	_, err = tx.Delete(ByCreateTable, order.Key(old.CreateIndex, id))
+	return err
+}
+
+func fromRow(r projections.Row) (*Alloc, error) {
+	a := &Alloc{CreateIndex: r.CreateIndex, ModifyIndex: r.ModifyIndex}
+	if err := msgpack.Unmarshal(r.Value, &a.Allocation); err != nil {
+		return nil, fmt.Errorf("decode alloc row: %w", err)
+	}
+	return a, nil
+}

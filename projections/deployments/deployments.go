@@ -1,0 +1,133 @@
+package deployments
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/vmihailenco/msgpack/v5"
+
+	"github.com/ordoplane/ordo/events"
+	"github.com/ordoplane/ordo/projections"
+	"github.com/ordoplane/ordo/projections/order"
+)
+
+// The projection's tables.
+const (
+	// Table holds one row per deployment, keyed by id.
+	Table = "deployments"
+	// ByJobTable indexes deployments by "<namespace>\x00<job>\x00<id>".
+	ByJobTable = "deployments_by_job"
+	// ByCreateTable indexes deployments by order.Key(create index, id).
+	ByCreateTable = "deployments_by_create"
+)
+
+// Deployment is a deployment as readers see it.
+type Deployment struct {
+	events.Deployment
+	CreateIndex uint64
+	ModifyIndex uint64
+}
+
+// Projection maintains the deployments tables.
+type Projection struct{}
+
+var _ projections.Projection = Projection{}
+
+// Name implements projections.Projection.
+func (Projection) Name() string { return "deployments" }
+
+// Version implements projections.Projection.
+func (Projection) Version() int { return 1 }
+
+// Tables implements projections.Projection.
+func (Projection) Tables() []string { return []string{Table, ByJobTable, ByCreateTable} }
+
+// Apply implements projections.Projection.
+func (Projection) Apply(tx *projections.Tx, ev *events.Event) error {
+	switch ev.Type {
+	case "DeploymentUpserted", "DeploymentStatusUpdated":
+	default:
+		return nil
+	}
+	p, err := events.Decode(ev)
+	if err != nil {
+		return err
+	}
+	switch p := p.(type) {
+	case *events.DeploymentUpserted:
+		return upsert(tx, &p.Deployment)
+	case *events.DeploymentStatusUpdated:
+		return updateStatus(tx, p)
+	}
+	return nil
+}
+
+// JobKey returns the ByJobTable prefix of a job's deployments.
+func JobKey(namespace, job string) string { return namespace + "\x00" + job + "\x00" }
+
+func lookup(tx *projections.Tx, id string) (*Deployment, error) {
+	d, err := Get(tx.View, id)
+	if errors.Is(err, projections.ErrNotFound) {
+		return nil, nil
+	}
+	return d, err
+}
+
+func put(tx *projections.Tx, d *events.Deployment) error {
+	b, err := events.Marshal(d)
+	if err != nil {
+		return fmt.Errorf("encode deployment %q: %w", d.ID, err)
+	}
+	return tx.Put(Table, d.ID, b)
+}
+
+func upsert(tx *projections.Tx, d *events.Deployment) error {
+	if d.ID == "" {
+		return nil
+	}
+	old, err := lookup(tx, d.ID)
+	if err != nil {
+		return err
+	}
+	if err := put(tx, d); err != nil {
+		return err
+	}
+	if old == nil {
+		if err := tx.Put(ByCreateTable, order.Key(tx.Index(), d.ID), nil); err != nil {
+			return err
+		}
+	} else if old.Namespace == d.Namespace && old.JobID == d.JobID {
+		return nil
+	} else if _, err := tx.Delete(ByJobTable, JobKey(old.Namespace, old.JobID)+d.ID); err != nil {
+		return err
+	}
+	return tx.Put(ByJobTable, JobKey(d.Namespace, d.JobID)+d.ID, nil)
+}
+
+func updateStatus(tx *projections.Tx, p *events.DeploymentStatusUpdated) error {
+	d, err := lookup(tx, p.ID)
+	if err != nil || d == nil {
+		return err
+	}
+	if p.Status != "" {
+		d.Status = p.Status
+	}
+	d.StatusDescription = p.StatusDescription
+	if p.Promote {
+		for _, g := range d.TaskGroups {
+			if g != nil {
+				g.Promoted = true
+			}
+		}
+	}
+	d.ModifyTime = tx.Time()
+	return put(tx, &d.Deployment)
+}
+
+func fromRow(r projections.Row) (*Deployment, error) {
+	d := &Deployment{CreateIndex: r.CreateIndex, ModifyIndex: r.ModifyIndex}
+	if err := msgpack.Unmarshal(r.Value, &d.Deployment); err != nil {
+		return nil, fmt.Errorf("decode deployment row: %w", err)
+	}
+	return d, nil
+}

@@ -1,0 +1,120 @@
+package deployments
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+
+	"github.com/ordoplane/ordo/projections"
+	"github.com/ordoplane/ordo/projections/order"
+	"github.com/ordoplane/ordo/storage/kv"
+)
+
+// AmbiguousError is an id prefix that matches more than one deployment.
+type AmbiguousError struct {
+	Prefix string
+	// Matches are the first matching ids, at most maxMatches.
+	Matches []string
+}
+
+func (e *AmbiguousError) Error() string {
+	return fmt.Sprintf("prefix %q matches several deployments: %v", e.Prefix, e.Matches)
+}
+
+const maxMatches = 8
+
+// Get returns the deployment with exactly id, or projections.ErrNotFound.
+func Get(v projections.View, id string) (*Deployment, error) {
+	r, err := v.Get(Table, id)
+	if err != nil {
+		return nil, err
+	}
+	return fromRow(r)
+}
+
+// Resolve returns the deployment whose id is idOrPrefix or, failing that, the one
+// deployment whose id starts with it: projections.ErrNotFound when none does, an
+// *AmbiguousError when several do.
+func Resolve(v projections.View, idOrPrefix string) (*Deployment, error) {
+	d, err := Get(v, idOrPrefix)
+	if !errors.Is(err, projections.ErrNotFound) || idOrPrefix == "" {
+		return d, err
+	}
+	var rows []projections.Row
+	var ids []string
+	err = v.Scan(Table, idOrPrefix, false, func(key string, r projections.Row) error {
+		r.Value = bytes.Clone(r.Value) // the scan reuses its buffers after fn returns
+		rows, ids = append(rows, r), append(ids, key)
+		if len(ids) > maxMatches {
+			return kv.ErrStop
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, kv.ErrStop) {
+		return nil, err
+	}
+	switch len(rows) {
+	case 0:
+		return nil, projections.ErrNotFound
+	case 1:
+		return fromRow(rows[0])
+	}
+	return nil, &AmbiguousError{Prefix: idOrPrefix, Matches: ids[:min(len(ids), maxMatches)]}
+}
+
+// Query selects deployments for Scan.
+type Query struct {
+	// Namespace keeps the deployments of one namespace; "" or "*" keeps all.
+	Namespace string
+	// Prefix keeps the deployments whose id starts with it.
+	Prefix string
+	// Reverse lists newest first.
+	Reverse bool
+	// From is the order.Key to start at, from a page token; "" for the first.
+	From string
+}
+
+// Scan calls fn with each deployment q selects, in creation order; fn may
+// return an error to stop, which Scan returns.
+func Scan(v projections.View, q Query, fn func(*Deployment) error) error {
+	return order.Walk(v, Table, ByCreateTable, q.Prefix, q.From, q.Reverse, func(_ string, r projections.Row) error {
+		d, err := fromRow(r)
+		if err != nil {
+			return err
+		}
+		if q.Namespace != "" && q.Namespace != "*" && d.Namespace != q.Namespace {
+			return nil
+		}
+		return fn(d)
+	})
+}
+
+// ByJob returns the deployments of a job in creation order.
+func ByJob(v projections.View, namespace, job string) ([]*Deployment, error) {
+	_, rows, err := order.Sorted(v, Table, ByJobTable, JobKey(namespace, job))
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*Deployment, 0, len(rows))
+	for _, r := range rows {
+		d, err := fromRow(r)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, d)
+	}
+	return out, nil
+}
+
+// Latest returns the job's most recently created deployment, or
+// projections.ErrNotFound.
+func Latest(v projections.View, namespace, job string) (*Deployment, error) {
+	list, err := ByJob(v, namespace, job)
+	if err != nil {
+		return nil, err
+	}
+	if len(list) == 0 {
+		return nil, projections.ErrNotFound
+	}
+	return list[len(list)-1], nil
+}

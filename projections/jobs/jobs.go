@@ -1,0 +1,292 @@
+package jobs
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/vmihailenco/msgpack/v5"
+
+	"github.com/ordoplane/ordo/events"
+	"github.com/ordoplane/ordo/projections"
+)
+
+// The tables of the projection.
+const (
+	// Table holds the current version of every job, keyed Key(ns, id).
+	Table = "jobs"
+	// VersionsTable holds every version, keyed VersionKey(ns, id, version).
+	VersionsTable = "job_versions"
+	// SummaryTable holds one Summary per job, keyed Key(ns, id).
+	SummaryTable = "job_summaries"
+	// AllocsTable holds, per allocation id, what the summary counts it as.
+	AllocsTable = "job_summary_allocs"
+)
+
+// The statuses of a job, as Nomad reports them.
+const (
+	StatusPending = "pending"
+	StatusRunning = "running"
+	StatusDead    = "dead"
+)
+
+// Key returns the row key of job id in namespace ns.
+func Key(ns, id string) string { return ns + "\x00" + id }
+
+// VersionKey returns the VersionsTable key of version v of job id in ns:
+// the version zero-padded to 20 digits, so keys sort by version.
+func VersionKey(ns, id string, v uint64) string {
+	return Key(ns, id) + "\x00" + fmt.Sprintf("%020d", v)
+}
+
+// Job is a job as readers see it: the spec at its current version and the
+// server's bookkeeping, Nomad's api.Job in JSON.
+type Job struct {
+	events.Job
+	// Status is pending, running or dead, derived from the summary.
+	Status            string
+	StatusDescription string
+	CreateIndex       uint64
+	ModifyIndex       uint64
+	// JobModifyIndex is the index of the last change to the spec.
+	JobModifyIndex uint64
+}
+
+// Periodic reports whether the job launches children on a schedule.
+func Periodic(j *events.Job) bool { return j.Periodic != nil && j.Periodic.Enabled }
+
+// Parameterized reports whether the job is a template run by dispatch.
+func Parameterized(j *events.Job) bool { return j.ParameterizedJob != nil && !j.Dispatched }
+
+// Stub is a job as lists show it: Nomad's api.JobListStub.
+type Stub struct {
+	ID                string
+	ParentID          string
+	Name              string
+	Namespace         string
+	Datacenters       []string
+	Type              string
+	Priority          int
+	Periodic          bool
+	ParameterizedJob  bool
+	Stop              bool
+	Status            string
+	StatusDescription string
+	JobSummary        *Summary
+	CreateIndex       uint64
+	ModifyIndex       uint64
+	JobModifyIndex    uint64
+	SubmitTime        int64
+	Meta              map[string]string `json:",omitempty"`
+}
+
+// Stub returns the job's list view with its summary s (nil when none).
+func (j *Job) Stub(s *Summary) *Stub {
+	return &Stub{ID: j.ID, ParentID: j.ParentID, Name: j.Name, Namespace: j.Namespace, Datacenters: j.Datacenters,
+		Type: j.Type, Priority: j.Priority, Periodic: Periodic(&j.Job), ParameterizedJob: Parameterized(&j.Job),
+		Stop: j.Stop, Status: j.Status, StatusDescription: j.StatusDescription, JobSummary: s,
+		CreateIndex: j.CreateIndex, ModifyIndex: j.ModifyIndex, JobModifyIndex: j.JobModifyIndex,
+		SubmitTime: j.SubmitTime, Meta: j.Meta}
+}
+
+// Projection maintains the jobs tables.
+type Projection struct{}
+
+var _ projections.Projection = Projection{}
+
+// Name implements projections.Projection.
+func (Projection) Name() string { return "jobs" }
+
+// Version implements projections.Projection.
+func (Projection) Version() int { return 1 }
+
+// Tables implements projections.Projection.
+func (Projection) Tables() []string {
+	return []string{Table, VersionsTable, SummaryTable, AllocsTable}
+}
+
+// Apply implements projections.Projection.
+func (Projection) Apply(tx *projections.Tx, ev *events.Event) error {
+	switch ev.Type {
+	case "JobRegistered", "JobDeregistered", "EvalsUpserted",
+		"AllocsPlaced", "AllocsDesiredUpdated", "AllocsClientUpdated", "AllocsDeleted":
+	default:
+		return nil
+	}
+	p, err := events.Decode(ev)
+	if err != nil {
+		return err
+	}
+	switch p := p.(type) {
+	case *events.JobRegistered:
+		return applyRegistered(tx, &p.Job)
+	case *events.JobDeregistered:
+		return applyDeregistered(tx, p)
+	case *events.EvalsUpserted:
+		return applyEvals(tx, p)
+	case *events.AllocsPlaced:
+		return applyPlaced(tx, p)
+	case *events.AllocsDesiredUpdated:
+		return applyDesired(tx, p)
+	case *events.AllocsClientUpdated:
+		return applyClient(tx, p)
+	case *events.AllocsDeleted:
+		for _, id := range p.IDs {
+			if _, err := tx.Delete(AllocsTable, id); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// putJob writes job as the current version and as its version row.
+func putJob(tx *projections.Tx, job *events.Job) error {
+	b, err := events.Marshal(&events.JobRegistered{Job: *job})
+	if err != nil {
+		return fmt.Errorf("encode job %q: %w", job.ID, err)
+	}
+	if err := tx.Put(Table, Key(job.Namespace, job.ID), b); err != nil {
+		return err
+	}
+	return tx.Put(VersionsTable, VersionKey(job.Namespace, job.ID, job.Version), b)
+}
+
+func applyRegistered(tx *projections.Tx, job *events.Job) error {
+	if err := putJob(tx, job); err != nil {
+		return err
+	}
+	row, err := tx.Get(Table, Key(job.Namespace, job.ID))
+	if err != nil {
+		return err
+	}
+	s, _, err := loadSummary(tx.View, job.Namespace, job.ID)
+	var was string
+	switch {
+	case errors.Is(err, projections.ErrNotFound):
+		s = &summaryRow{JobCreateIndex: row.CreateIndex}
+	case err != nil:
+		return err
+	default:
+		was = s.Status
+	}
+	for _, tg := range job.TaskGroups {
+		if _, ok := s.Groups[tg.Name]; !ok {
+			if s.Groups == nil {
+				s.Groups = map[string]TaskGroupSummary{}
+			}
+			s.Groups[tg.Name] = TaskGroupSummary{}
+		}
+	}
+	if (Periodic(job) || Parameterized(job)) && s.Children == nil {
+		s.Children = &Children{}
+	}
+	return saveSummary(tx, job, s, was)
+}
+
+func applyDeregistered(tx *projections.Tx, p *events.JobDeregistered) error {
+	job, err := Get(tx.View, p.Namespace, p.ID)
+	if errors.Is(err, projections.ErrNotFound) {
+		return nil
+	} else if err != nil {
+		return err
+	}
+	if p.Purge {
+		return purge(tx, &job.Job)
+	}
+	if job.Stop {
+		return nil
+	}
+	spec := job.Job
+	spec.Stop = true
+	spec.Version++
+	spec.SubmitTime = tx.Time()
+	if err := putJob(tx, &spec); err != nil {
+		return err
+	}
+	s, _, err := loadSummary(tx.View, spec.Namespace, spec.ID)
+	if errors.Is(err, projections.ErrNotFound) {
+		return nil
+	} else if err != nil {
+		return err
+	}
+	return saveSummary(tx, &spec, s, s.Status)
+}
+
+// purge removes the job, its versions and its summary, and takes it out of
+// its parent's children.
+func purge(tx *projections.Tx, job *events.Job) error {
+	key := Key(job.Namespace, job.ID)
+	if _, err := tx.Delete(Table, key); err != nil {
+		return err
+	}
+	var versions []string
+	err := tx.Scan(VersionsTable, key+"\x00", false, func(k string, _ projections.Row) error {
+		versions = append(versions, k)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for _, k := range versions {
+		if _, err := tx.Delete(VersionsTable, k); err != nil {
+			return err
+		}
+	}
+	s, _, err := loadSummary(tx.View, job.Namespace, job.ID)
+	if errors.Is(err, projections.ErrNotFound) {
+		return nil
+	} else if err != nil {
+		return err
+	}
+	if _, err := tx.Delete(SummaryTable, key); err != nil {
+		return err
+	}
+	return moveChild(tx, job, s.Status, "")
+}
+
+// moveChild moves a child job from status from to status to in its
+// parent's children counts; "" is no status (created or purged).
+func moveChild(tx *projections.Tx, child *events.Job, from, to string) error {
+	if child.ParentID == "" || from == to {
+		return nil
+	}
+	ps, _, err := loadSummary(tx.View, child.Namespace, child.ParentID)
+	if errors.Is(err, projections.ErrNotFound) {
+		return nil
+	} else if err != nil {
+		return err
+	}
+	c := Children{}
+	if ps.Children != nil {
+		c = *ps.Children
+	}
+	c.add(from, -1)
+	c.add(to, 1)
+	ps.Children = &c
+	return writeSummary(tx, child.Namespace, child.ParentID, ps)
+}
+
+// Row decoding.
+
+func decodeJob(b []byte) (*events.Job, error) {
+	var p events.JobRegistered
+	if err := msgpack.Unmarshal(b, &p); err != nil {
+		return nil, fmt.Errorf("decode job row: %w", err)
+	}
+	return &p.Job, nil
+}
+
+func fromRow(r projections.Row) (*Job, error) {
+	spec, err := decodeJob(r.Value)
+	if err != nil {
+		return nil, err
+	}
+	return &Job{Job: *spec, CreateIndex: r.CreateIndex, ModifyIndex: r.ModifyIndex, JobModifyIndex: r.ModifyIndex}, nil
+}
+
+// splitKey returns the namespace and id of a Table key.
+func splitKey(k string) (ns, id string) {
+	ns, id, _ = strings.Cut(k, "\x00")
+	return ns, id
+}

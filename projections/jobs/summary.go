@@ -1,0 +1,381 @@
+package jobs
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"sort"
+
+	"github.com/vmihailenco/msgpack/v5"
+
+	"github.com/ordoplane/ordo/events"
+	"github.com/ordoplane/ordo/projections"
+)
+
+// TaskGroupSummary counts a task group's allocations by client status,
+// and the allocations its last evaluation could not place (Queued):
+// Nomad's api.TaskGroupSummary.
+type TaskGroupSummary struct {
+	Queued   int `msgpack:"q,omitempty"`
+	Complete int `msgpack:"c,omitempty"`
+	Failed   int `msgpack:"f,omitempty"`
+	Running  int `msgpack:"r,omitempty"`
+	Starting int `msgpack:"s,omitempty"`
+	Lost     int `msgpack:"l,omitempty"`
+	Unknown  int `msgpack:"u,omitempty"`
+}
+
+// count returns the counter of client status st, nil for none.
+func (g *TaskGroupSummary) count(st string) *int {
+	switch st {
+	case events.AllocClientPending:
+		return &g.Starting
+	case events.AllocClientRunning:
+		return &g.Running
+	case events.AllocClientComplete:
+		return &g.Complete
+	case events.AllocClientFailed:
+		return &g.Failed
+	case events.AllocClientLost:
+		return &g.Lost
+	case events.AllocClientUnknown:
+		return &g.Unknown
+	}
+	return nil
+}
+
+// Children counts a periodic or parameterized job's children by status:
+// Nomad's api.JobChildrenSummary.
+type Children struct {
+	Pending int64 `msgpack:"p,omitempty"`
+	Running int64 `msgpack:"r,omitempty"`
+	Dead    int64 `msgpack:"d,omitempty"`
+}
+
+func (c *Children) add(status string, n int64) {
+	switch status {
+	case StatusPending:
+		c.Pending += n
+	case StatusRunning:
+		c.Running += n
+	case StatusDead:
+		c.Dead += n
+	}
+}
+
+// Summary is a job's summary: Nomad's api.JobSummary.
+type Summary struct {
+	JobID       string
+	Namespace   string
+	Summary     map[string]TaskGroupSummary
+	Children    *Children
+	CreateIndex uint64
+	ModifyIndex uint64
+}
+
+// summaryRow is what SummaryTable stores.
+type summaryRow struct {
+	Groups   map[string]TaskGroupSummary `msgpack:"g,omitempty"`
+	Children *Children                   `msgpack:"ch,omitempty"`
+	// Status is the job's status derived from the counts, kept so a
+	// child's change of status moves its parent's children counts.
+	Status string `msgpack:"st"`
+	// JobCreateIndex tells this incarnation of the job from an earlier
+	// one that was purged.
+	JobCreateIndex uint64 `msgpack:"jci"`
+}
+
+// allocRef is what AllocsTable stores per allocation.
+type allocRef struct {
+	Namespace      string `msgpack:"ns"`
+	JobID          string `msgpack:"job"`
+	Group          string `msgpack:"tg"`
+	ClientStatus   string `msgpack:"cs"`
+	JobCreateIndex uint64 `msgpack:"jci"`
+}
+
+// deriveStatus returns the status of job given its counts: periodic and
+// parameterized parents run until stopped; otherwise a job with live
+// allocations runs, a stopped one or one whose allocations all finished
+// with nothing queued is dead, and anything else is pending.
+func deriveStatus(job *events.Job, s *summaryRow) string {
+	if Periodic(job) || Parameterized(job) {
+		if job.Stop {
+			return StatusDead
+		}
+		return StatusRunning
+	}
+	var live, done, queued int
+	for _, g := range s.Groups {
+		live += g.Starting + g.Running + g.Unknown
+		done += g.Complete + g.Failed + g.Lost
+		queued += g.Queued
+	}
+	switch {
+	case live > 0:
+		return StatusRunning
+	case job.Stop, done > 0 && queued == 0:
+		return StatusDead
+	}
+	return StatusPending
+}
+
+func decodeSummary(b []byte) (*summaryRow, error) {
+	var s summaryRow
+	if err := msgpack.Unmarshal(b, &s); err != nil {
+		return nil, fmt.Errorf("decode job summary row: %w", err)
+	}
+	return &s, nil
+}
+
+// loadSummary returns the stored summary of job id in ns, or
+// projections.ErrNotFound.
+func loadSummary(v projections.View, ns, id string) (*summaryRow, projections.Row, error) {
+	r, err := v.Get(SummaryTable, Key(ns, id))
+	if err != nil {
+		return nil, r, err
+	}
+	s, err := decodeSummary(r.Value)
+	return s, r, err
+}
+
+// writeSummary stores s unless it is what the row holds already (N15).
+func writeSummary(tx *projections.Tx, ns, id string, s *summaryRow) error {
+	b, err := events.Marshal(s)
+	if err != nil {
+		return fmt.Errorf("encode summary of %q: %w", id, err)
+	}
+	if old, err := tx.Get(SummaryTable, Key(ns, id)); err == nil && bytes.Equal(old.Value, b) {
+		return nil
+	} else if err != nil && !errors.Is(err, projections.ErrNotFound) {
+		return err
+	}
+	return tx.Put(SummaryTable, Key(ns, id), b)
+}
+
+// saveSummary derives s's status from job, stores s and moves the job in
+// its parent's children counts when its status changed from was.
+func saveSummary(tx *projections.Tx, job *events.Job, s *summaryRow, was string) error {
+	s.Status = deriveStatus(job, s)
+	if err := writeSummary(tx, job.Namespace, job.ID, s); err != nil {
+		return err
+	}
+	return moveChild(tx, job, was, s.Status)
+}
+
+// summaries caches the summaries one event touches, so an event about many
+// allocations of one job reads and writes its summary once.
+type summaries struct {
+	tx   *projections.Tx
+	rows map[string]*cachedSummary
+}
+
+type cachedSummary struct {
+	row *summaryRow // nil when the job has no summary
+	was string
+}
+
+func newSummaries(tx *projections.Tx) *summaries {
+	return &summaries{tx: tx, rows: map[string]*cachedSummary{}}
+}
+
+// get returns the summary of job id in ns, nil when there is none.
+func (c *summaries) get(ns, id string) (*summaryRow, error) {
+	k := Key(ns, id)
+	if cs, ok := c.rows[k]; ok {
+		return cs.row, nil
+	}
+	s, _, err := loadSummary(c.tx.View, ns, id)
+	if errors.Is(err, projections.ErrNotFound) {
+		c.rows[k] = &cachedSummary{}
+		return nil, nil
+	} else if err != nil {
+		return nil, err
+	}
+	c.rows[k] = &cachedSummary{row: s, was: s.Status}
+	return s, nil
+}
+
+// flush writes every summary touched, in key order.
+func (c *summaries) flush() error {
+	keys := make([]string, 0, len(c.rows))
+	for k, cs := range c.rows {
+		if cs.row != nil {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		cs := c.rows[k]
+		ns, id := splitKey(k)
+		r, err := c.tx.Get(Table, k)
+		if errors.Is(err, projections.ErrNotFound) {
+			continue // purged earlier in this entry
+		} else if err != nil {
+			return err
+		}
+		job, err := decodeJob(r.Value)
+		if err != nil {
+			return err
+		}
+		if job.Namespace != ns || job.ID != id {
+			return fmt.Errorf("job row %q holds %s/%s", k, job.Namespace, job.ID)
+		}
+		if err := saveSummary(c.tx, job, cs.row, cs.was); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func getRef(tx *projections.Tx, id string) (*allocRef, error) {
+	r, err := tx.Get(AllocsTable, id)
+	if errors.Is(err, projections.ErrNotFound) {
+		return nil, nil
+	} else if err != nil {
+		return nil, err
+	}
+	var ref allocRef
+	if err := msgpack.Unmarshal(r.Value, &ref); err != nil {
+		return nil, fmt.Errorf("decode alloc ref %q: %w", id, err)
+	}
+	return &ref, nil
+}
+
+func putRef(tx *projections.Tx, id string, ref *allocRef) error {
+	b, err := events.Marshal(ref)
+	if err != nil {
+		return err
+	}
+	if old, err := tx.Get(AllocsTable, id); err == nil && bytes.Equal(old.Value, b) {
+		return nil
+	}
+	return tx.Put(AllocsTable, id, b)
+}
+
+// move moves allocation ref from its recorded client status to status,
+// counting it in its job's summary when that is the incarnation it was
+// placed for. A new allocation (from "") starting counts one fewer queued.
+func (c *summaries) move(ref *allocRef, from, to string) error {
+	if from == to {
+		return nil
+	}
+	s, err := c.get(ref.Namespace, ref.JobID)
+	if err != nil || s == nil || s.JobCreateIndex != ref.JobCreateIndex {
+		return err
+	}
+	g, ok := s.Groups[ref.Group]
+	if !ok && from != "" {
+		return nil
+	}
+	if p := g.count(from); p != nil && *p > 0 {
+		*p--
+	}
+	if p := g.count(to); p != nil {
+		*p++
+	}
+	if from == "" && to == events.AllocClientPending && g.Queued > 0 {
+		g.Queued--
+	}
+	if s.Groups == nil {
+		s.Groups = map[string]TaskGroupSummary{}
+	}
+	s.Groups[ref.Group] = g
+	return nil
+}
+
+// update records that allocation id now has client status to.
+func (c *summaries) update(id, to string) error {
+	ref, err := getRef(c.tx, id)
+	if err != nil || ref == nil || ref.ClientStatus == to {
+		return err
+	}
+	if err := c.move(ref, ref.ClientStatus, to); err != nil {
+		return err
+	}
+	ref.ClientStatus = to
+	return putRef(c.tx, id, ref)
+}
+
+func applyPlaced(tx *projections.Tx, p *events.AllocsPlaced) error {
+	c := newSummaries(tx)
+	for i := range p.Allocs {
+		a := &p.Allocs[i]
+		ref, err := getRef(tx, a.ID)
+		if err != nil {
+			return err
+		}
+		if ref != nil {
+			// Placed again (an in-place update): only its status may move.
+			if err := c.update(a.ID, a.ClientStatus); err != nil {
+				return err
+			}
+			continue
+		}
+		ref = &allocRef{Namespace: a.Namespace, JobID: a.JobID, Group: a.TaskGroup, ClientStatus: a.ClientStatus}
+		if r, err := tx.Get(Table, Key(a.Namespace, a.JobID)); err == nil {
+			ref.JobCreateIndex = r.CreateIndex
+		} else if !errors.Is(err, projections.ErrNotFound) {
+			return err
+		}
+		if err := c.move(ref, "", a.ClientStatus); err != nil {
+			return err
+		}
+		if err := putRef(tx, a.ID, ref); err != nil {
+			return err
+		}
+	}
+	return c.flush()
+}
+
+func applyDesired(tx *projections.Tx, p *events.AllocsDesiredUpdated) error {
+	c := newSummaries(tx)
+	for _, u := range p.Updates {
+		if u.ClientStatus == "" {
+			continue
+		}
+		if err := c.update(u.ID, u.ClientStatus); err != nil {
+			return err
+		}
+	}
+	return c.flush()
+}
+
+func applyClient(tx *projections.Tx, p *events.AllocsClientUpdated) error {
+	c := newSummaries(tx)
+	for _, u := range p.Updates {
+		if u.ClientStatus == "" {
+			continue
+		}
+		if err := c.update(u.ID, u.ClientStatus); err != nil {
+			return err
+		}
+	}
+	return c.flush()
+}
+
+// applyEvals sets the queued counts an evaluation reports on its job's
+// groups.
+func applyEvals(tx *projections.Tx, p *events.EvalsUpserted) error {
+	c := newSummaries(tx)
+	for i := range p.Evals {
+		e := &p.Evals[i]
+		if len(e.QueuedAllocations) == 0 {
+			continue
+		}
+		s, err := c.get(e.Namespace, e.JobID)
+		if err != nil {
+			return err
+		}
+		if s == nil {
+			continue
+		}
+		for tg, n := range e.QueuedAllocations {
+			if g, ok := s.Groups[tg]; ok {
+				g.Queued = n
+				s.Groups[tg] = g
+			}
+		}
+	}
+	return c.flush()
+}
