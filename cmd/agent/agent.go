@@ -44,6 +44,7 @@ type Agent struct {
 	pipeline *commands.Pipeline
 	api      *httpapi.Server
 	hb       *heartbeat.Monitor
+	sched    *scheduling
 	http     *http.Server
 	httpAddr string
 	tempDir  string
@@ -165,8 +166,15 @@ func Start(cfg Config) (a *Agent, err error) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	a.cancel = cancel
-	sup := supervisor.New(supervisor.Config{Logger: a.log, Registerer: a.reg},
-		&bootstrap.Processor{Pipeline: a.pipeline, Peers: a.peersInConfiguration, Logger: a.log}, a.hb, dw)
+	a.cfg.Scheduler.defaults()
+	if a.sched, err = a.newScheduling(a.cfg.Scheduler.Workers); err != nil {
+		ln.Close()
+		return nil, err
+	}
+	procs := append([]supervisor.Processor{
+		&bootstrap.Processor{Pipeline: a.pipeline, Peers: a.peersInConfiguration, Logger: a.log}, a.hb, dw,
+	}, a.sched.procs...)
+	sup := supervisor.New(supervisor.Config{Logger: a.log, Registerer: a.reg}, procs...)
 	a.goroutine(func() {
 		if err := a.http.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			a.log.Error("http server stopped", "err", err)
@@ -235,6 +243,9 @@ func (a *Agent) Shutdown() error {
 	a.wg.Wait()
 	if a.api != nil {
 		a.api.Close()
+	}
+	if a.sched != nil {
+		a.sched.close()
 	}
 	if a.hb != nil {
 		a.hb.Close()

@@ -43,6 +43,8 @@ type Config struct {
 	FailoverHeartbeatTTL time.Duration `json:"FailoverHeartbeatTTL"`
 	// NoSync skips fsync of the raft log; for tests and benchmarks only.
 	NoSync bool `json:"NoSync"`
+	// Scheduler tunes the eval broker, workers and plan applier.
+	Scheduler SchedulerConfig `json:"Scheduler"`
 	// Logger; default slog.Default().
 	Logger *slog.Logger `json:"-"`
 	// RaftLogOutput receives raft's own warnings; default stderr.
@@ -86,4 +88,30 @@ func (c Config) Validate() error {
 		return errors.New("agent: -bootstrap-expect must not be negative")
 	}
 	return nil
+}
+
+// SchedulerConfig tunes scheduling.
+type SchedulerConfig struct {
+	// Workers is how many scheduler workers run on the leader; default one per core.
+	Workers int `json:"Workers"`
+	// SyncLimit is how long a worker waits for its state to reach an eval (N2); default 5s.
+	SyncLimit time.Duration `json:"SyncLimit"`
+	// NackTimeout is how long a worker may hold an eval; default 60s.
+	NackTimeout time.Duration `json:"NackTimeout"`
+	// NackDelay delays a nacked eval's first redelivery (later ones wait 20×); default 1s.
+	NackDelay time.Duration `json:"NackDelay"`
+	// RejectionTracker turns on the N11 plan rejection tracker; default off, as in Nomad.
+	RejectionTracker bool `json:"RejectionTracker"`
+}
+
+func (c *SchedulerConfig) defaults() {
+	if c.SyncLimit <= 0 {
+		c.SyncLimit = 5 * time.Second
+	}
+	if c.NackTimeout <= 0 {
+		c.NackTimeout = 60 * time.Second
+	}
+	if c.NackDelay <= 0 {
+		c.NackDelay = time.Second
+	}
 }

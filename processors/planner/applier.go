@@ -118,6 +118,10 @@ func (a *Applier) apply(ctx context.Context, req request) (planapply.Result, uin
 		return planapply.Result{}, 0, err
 	}
 	res := a.eval.Evaluate(req.plan, st, a.cfg.Clock())
+	if e, ok := st.(interface{ Err() error }); ok && e.Err() != nil {
+		release()
+		return planapply.Result{}, 0, fmt.Errorf("verify plan %s: %w", req.plan.EvalID, e.Err())
+	}
 	commit := plan.Commit{EvalID: req.plan.EvalID, Placements: res.Placements, Deployment: res.Deployment,
 		NodeIndexes: map[string]uint64{}}
 	commit.Updates = append(append(commit.Updates, res.Stops...), res.Updates...)

@@ -186,6 +186,9 @@ func (w *Worker) schedule(ctx context.Context, ev *events.Evaluation) error {
 			return err
 		}
 		plan, err := scheduler.Compute(st, ev)
+		if e, ok := st.(interface{ Err() error }); ok && err == nil && e.Err() != nil {
+			err = e.Err() // the state could not be read whole: do not trust the plan
+		}
 		release()
 		if err != nil {
 			return fmt.Errorf("compute: %w", err)

@@ -1,0 +1,87 @@
+package agent
+
+import (
+	"fmt"
+	"runtime"
+
+	"github.com/ordoplane/ordo/events"
+	"github.com/ordoplane/ordo/processors/broker"
+	"github.com/ordoplane/ordo/processors/evalfeed"
+	"github.com/ordoplane/ordo/processors/planapply"
+	"github.com/ordoplane/ordo/processors/planner"
+	"github.com/ordoplane/ordo/processors/schedstate"
+	"github.com/ordoplane/ordo/processors/supervisor"
+	"github.com/ordoplane/ordo/processors/worker"
+	"github.com/ordoplane/ordo/projections"
+	"github.com/ordoplane/ordo/projections/evals"
+)
+
+// scheduling holds the leader-only scheduling processors: the eval feed
+// (which enables and fills the broker), the workers and the plan applier.
+type scheduling struct {
+	broker  *broker.Broker
+	applier *planner.Applier
+	procs   []supervisor.Processor
+}
+
+// newScheduling builds the scheduling processors; workers defaults to one per core.
+func (a *Agent) newScheduling(workers int) (*scheduling, error) {
+	b, err := broker.New(broker.Config{
+		NackTimeout: a.cfg.Scheduler.NackTimeout, DeliveryLimit: 3,
+		InitialNackDelay: a.cfg.Scheduler.NackDelay, SubsequentNackDelay: 20 * a.cfg.Scheduler.NackDelay,
+		Registerer: a.reg})
+	if err != nil {
+		return nil, err
+	}
+	src := &schedstate.Source{Store: a.store, Notifier: a.fsm.Notifier()}
+	tcfg := planapply.DefaultTrackerConfig()
+	tcfg.Enabled = a.cfg.Scheduler.RejectionTracker
+	tracker, err := planapply.NewTracker(tcfg)
+	if err != nil {
+		return nil, err
+	}
+	ap, err := planner.New(planner.Config{Pipeline: a.pipeline, States: src, Tracker: tracker, Logger: a.log, Registerer: a.reg})
+	if err != nil {
+		return nil, err
+	}
+	feed, err := evalfeed.New(evalfeed.Config{Broker: b, Pipeline: a.pipeline, Store: a.store,
+		Notifier: a.fsm.Notifier(), Restore: restoreEvals, Logger: a.log})
+	if err != nil {
+		return nil, err
+	}
+	s := &scheduling{broker: b, applier: ap, procs: []supervisor.Processor{feed, ap}}
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	metrics := worker.NewMetrics(a.reg)
+	for i := range workers {
+		w, err := worker.New(worker.Config{Broker: b, States: src, Planner: ap, Logger: a.log, Metrics: metrics,
+			Name: fmt.Sprintf("worker-%d", i), SyncLimit: a.cfg.Scheduler.SyncLimit})
+		if err != nil {
+			return nil, err
+		}
+		s.procs = append(s.procs, w)
+	}
+	return s, nil
+}
+
+func (s *scheduling) close() {
+	s.broker.Close()
+	s.applier.Close()
+}
+
+// restoreEvals lists the pending and blocked evals for the broker when this
+// server gains leadership.
+func restoreEvals(v projections.View) (pending, blocked []*events.Evaluation, err error) {
+	err = evals.Scan(v, evals.Query{}, func(e *evals.Eval) error {
+		ev := e.Evaluation
+		switch ev.Status {
+		case events.EvalStatusPending:
+			pending = append(pending, &ev)
+		case events.EvalStatusBlocked:
+			blocked = append(blocked, &ev)
+		}
+		return nil
+	})
+	return pending, blocked, err
+}

@@ -1,0 +1,163 @@
+package schedstate
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+
+	"github.com/ordoplane/ordo/events"
+	"github.com/ordoplane/ordo/processors/scheduler"
+	"github.com/ordoplane/ordo/projections"
+	"github.com/ordoplane/ordo/projections/allocs"
+	"github.com/ordoplane/ordo/projections/deployments"
+	"github.com/ordoplane/ordo/projections/jobs"
+	"github.com/ordoplane/ordo/projections/nodes"
+	"github.com/ordoplane/ordo/storage/kv"
+)
+
+// Source hands out States over snapshots of the store.
+type Source struct {
+	Store    *kv.Store
+	Notifier *projections.Notifier
+}
+
+// Applied returns the applied index and a channel closed at the next apply.
+func (s *Source) Applied() (uint64, <-chan struct{}) { return s.Notifier.Applied() }
+
+// State returns a State over a fresh snapshot; release closes it.
+func (s *Source) State() (scheduler.State, func(), error) {
+	snap := s.Store.Snapshot()
+	st, err := New(projections.NewView(snap))
+	if err != nil {
+		snap.Close()
+		return nil, nil, err
+	}
+	return st, func() { snap.Close() }, nil
+}
+
+// State is a scheduler.State over a projections view.
+type State struct {
+	v     projections.View
+	index uint64
+
+	mu struct {
+		sync.Mutex
+		nodes []*scheduler.Node
+		err   error
+	}
+}
+
+var _ scheduler.State = (*State)(nil)
+
+// New returns a State over v.
+func New(v projections.View) (*State, error) {
+	idx, err := v.AppliedIndex()
+	if err != nil {
+		return nil, err
+	}
+	return &State{v: v, index: idx}, nil
+}
+
+// Err returns the first read error the State met.
+func (s *State) Err() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.mu.err
+}
+
+func (s *State) fail(err error) {
+	if err == nil || errors.Is(err, projections.ErrNotFound) {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.mu.err == nil {
+		s.mu.err = err
+	}
+}
+
+// Index implements scheduler.State.
+func (s *State) Index() uint64 { return s.index }
+
+// Job implements scheduler.State.
+func (s *State) Job(namespace, id string) (*events.Job, bool) {
+	j, err := jobs.Get(s.v, namespace, id)
+	if err != nil {
+		s.fail(err)
+		return nil, false
+	}
+	return &j.Job, true
+}
+
+// JobVersion implements scheduler.State.
+func (s *State) JobVersion(namespace, id string, version uint64) (*events.Job, bool) {
+	vs, err := jobs.Versions(s.v, namespace, id)
+	if err != nil {
+		s.fail(err)
+		return nil, false
+	}
+	for _, j := range vs {
+		if j.Version == version {
+			return &j.Job, true
+		}
+	}
+	return nil, false
+}
+
+// Nodes implements scheduler.State: every node, sorted by id, read once per State.
+func (s *State) Nodes() []*scheduler.Node {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.mu.nodes == nil {
+		list, err := nodes.List(s.v, "")
+		if err != nil && s.mu.err == nil {
+			s.mu.err = fmt.Errorf("list nodes: %w", err)
+		}
+		sort.Slice(list, func(i, j int) bool { return list[i].ID < list[j].ID })
+		s.mu.nodes = list
+	}
+	return s.mu.nodes
+}
+
+// Node implements scheduler.State.
+func (s *State) Node(id string) (*scheduler.Node, bool) {
+	n, err := nodes.Get(s.v, id)
+	if err != nil {
+		s.fail(err)
+		return nil, false
+	}
+	return n, true
+}
+
+// AllocsByJob implements scheduler.State.
+func (s *State) AllocsByJob(namespace, jobID string) []*events.Allocation {
+	list, err := allocs.ByJob(s.v, namespace, jobID)
+	s.fail(err)
+	return unwrap(list)
+}
+
+// AllocsByNode implements scheduler.State.
+func (s *State) AllocsByNode(nodeID string) []*events.Allocation {
+	list, err := allocs.ByNode(s.v, nodeID)
+	s.fail(err)
+	return unwrap(list)
+}
+
+// LatestDeployment implements scheduler.State.
+func (s *State) LatestDeployment(namespace, jobID string) (*events.Deployment, bool) {
+	d, err := deployments.Latest(s.v, namespace, jobID)
+	if err != nil {
+		s.fail(err)
+		return nil, false
+	}
+	return &d.Deployment, true
+}
+
+func unwrap(list []*allocs.Alloc) []*events.Allocation {
+	out := make([]*events.Allocation, len(list))
+	for i, a := range list {
+		out[i] = &a.Allocation
+	}
+	return out
+}

@@ -1,0 +1,126 @@
+package compat
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/nomad/api"
+)
+
+// registerReadyNode registers a node through the client API and reports it ready.
+func registerReadyNode(t *testing.T, addr, id string, cpu, mem int) {
+	t.Helper()
+	body := fmt.Sprintf(`{"ID":%q,"Name":%q,"Datacenter":"dc1","NodeClass":"compute","Attributes":{"kernel.name":"linux"},`+
+		`"Resources":{"CPU":%d,"MemoryMB":%d,"DiskMB":10000},"Drivers":{"exec":{"Detected":true,"Healthy":true}}}`, id, id, cpu, mem)
+	for _, req := range []struct{ path, body string }{
+		{"/v1/client/register", body},
+		{"/v1/client/" + id + "/heartbeat", `{"Status":"ready"}`},
+	} {
+		r, err := http.NewRequest(http.MethodPut, "http://"+addr+req.path, strings.NewReader(req.body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := http.DefaultClient.Do(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("PUT %s: %s", req.path, resp.Status)
+		}
+	}
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// A job registered with the nomad/api client is scheduled end to end: the
+// eval goes through the broker, a worker and the plan applier, and the
+// job's allocations land on the ready nodes.
+func TestJobIsScheduled(t *testing.T) {
+	a, c := startDev(t)
+	for i := range 3 {
+		registerReadyNode(t, a.HTTPAddr(), fmt.Sprintf("node-%d", i), 1000, 1024)
+	}
+	resp, _, err := c.Jobs().Register(serviceJob("web", 4), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the register eval to complete", func() bool {
+		ev, _, err := c.Evaluations().Info(resp.EvalID, nil)
+		return err == nil && ev.Status == "complete"
+	})
+	allocs, _, err := c.Jobs().Allocations("web", false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(allocs) != 4 {
+		t.Fatalf("%d allocations, want 4", len(allocs))
+	}
+	perNode := map[string]int{}
+	for _, al := range allocs {
+		if al.DesiredStatus != "run" || al.EvalID != resp.EvalID {
+			t.Fatalf("alloc %+v", al)
+		}
+		perNode[al.NodeID]++
+	}
+	if len(perNode) < 2 {
+		t.Fatalf("all allocations on one node: %v", perNode)
+	}
+
+	// Scaling down stops the extras.
+	if _, _, err := c.Jobs().Register(serviceJob("web", 1), nil); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "scale down to 1", func() bool {
+		allocs, _, err := c.Jobs().Allocations("web", false, nil)
+		if err != nil {
+			return false
+		}
+		running := 0
+		for _, al := range allocs {
+			if al.DesiredStatus == "run" {
+				running++
+			}
+		}
+		return running == 1
+	})
+
+	// A job that cannot fit gets a blocked eval and queued allocations.
+	big := serviceJob("big", 1)
+	big.TaskGroups[0].Tasks[0].Resources.MemoryMB = pointer(100000)
+	bresp, _, err := c.Jobs().Register(big, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var blockedID string
+	waitFor(t, "a blocked eval for the job that does not fit", func() bool {
+		ev, _, err := c.Evaluations().Info(bresp.EvalID, nil)
+		if err != nil || ev.Status != "complete" || ev.BlockedEval == "" {
+			return false
+		}
+		blockedID = ev.BlockedEval
+		return ev.FailedTGAllocs["web"] != nil
+	})
+	bl, _, err := c.Evaluations().Info(blockedID, nil)
+	if err != nil || bl.Status != "blocked" {
+		t.Fatalf("blocked eval %+v, %v", bl, err)
+	}
+	// A big enough node joining unblocks it and the job is placed there.
+	registerReadyNode(t, a.HTTPAddr(), "big-node", 4000, 200000)
+	waitFor(t, "the big job placed once capacity arrives", func() bool {
+		allocs, _, err := c.Jobs().Allocations("big", false, &api.QueryOptions{})
+		return err == nil && len(allocs) == 1 && allocs[0].NodeID == "big-node"
+	})
+}
