@@ -171,9 +171,12 @@ func Start(cfg Config) (a *Agent, err error) {
 		ln.Close()
 		return nil, err
 	}
-	procs := append([]supervisor.Processor{
+	procs := []supervisor.Processor{
 		&bootstrap.Processor{Pipeline: a.pipeline, Peers: a.peersInConfiguration, Logger: a.log}, a.hb, dw,
-	}, a.sched.procs...)
+	}
+	if !a.cfg.Scheduler.Disabled {
+		procs = append(procs, a.sched.procs...)
+	}
 	sup := supervisor.New(supervisor.Config{Logger: a.log, Registerer: a.reg}, procs...)
 	a.goroutine(func() {
 		if err := a.http.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {

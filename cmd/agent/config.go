@@ -92,6 +92,9 @@ func (c Config) Validate() error {
 
 // SchedulerConfig tunes scheduling.
 type SchedulerConfig struct {
+	// Disabled runs no eval feed, workers or plan applier on this server,
+	// like Nomad's num_schedulers = 0: evals stay pending.
+	Disabled bool `json:"Disabled"`
 	// Workers is how many scheduler workers run on the leader; default one per core.
 	Workers int `json:"Workers"`
 	// SyncLimit is how long a worker waits for its state to reach an eval (N2); default 5s.

@@ -28,6 +28,7 @@ func (s seedCmd) Decide(projections.View, time.Time, commands.IDs) (commands.Dec
 func startSeededAgent(t *testing.T, ps ...events.Payload) string {
 	t.Helper()
 	cfg := agent.DevConfig()
+	cfg.Scheduler.Disabled = true // the test checks state before any scheduling
 	cfg.DataDir, cfg.HTTPAddr, cfg.RaftAddr = t.TempDir(), "127.0.0.1:0", "127.0.0.1:0"
 	cfg.RaftTimeout, cfg.NoSync = 100*time.Millisecond, true
 	cfg.Logger, cfg.RaftLogOutput = slog.New(slog.NewTextHandler(io.Discard, nil)), io.Discard

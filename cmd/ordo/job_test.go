@@ -44,6 +44,7 @@ func writeFile(t *testing.T, name, content string) string {
 func startJobAgent(t *testing.T) (*agent.Agent, string) {
 	t.Helper()
 	cfg := agent.DevConfig()
+	cfg.Scheduler.Disabled = true // the test checks state before any scheduling
 	cfg.DataDir, cfg.HTTPAddr, cfg.RaftAddr = t.TempDir(), "127.0.0.1:0", "127.0.0.1:0"
 	cfg.RaftTimeout, cfg.NoSync = 100*time.Millisecond, true
 	cfg.Logger, cfg.RaftLogOutput = slog.New(slog.NewTextHandler(io.Discard, nil)), io.Discard

@@ -26,6 +26,8 @@ func startAgentWith(t testing.TB, tweak func(*agent.Config)) *devAgent {
 	cfg.RaftAddr = "127.0.0.1:0"
 	cfg.RaftTimeout = 100 * time.Millisecond
 	cfg.NoSync = true
+	// These tests seed evals by hand and watch tables the scheduler writes.
+	cfg.Scheduler.Disabled = true
 	cfg.Logger = discard
 	cfg.RaftLogOutput = io.Discard
 	tweak(&cfg)

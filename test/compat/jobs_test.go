@@ -73,14 +73,25 @@ func TestJobsWithNomadClient(t *testing.T) {
 	}
 
 	// A blocking list at the list's index wakes on the next registration.
+	// The scheduler also changes job summaries, so, like any client, keep
+	// blocking from the index each answer returns until the write shows.
 	woke := make(chan uint64, 1)
 	go func() {
-		_, bm, err := jobs.List(&api.QueryOptions{WaitIndex: qm.LastIndex, WaitTime: 10 * time.Second})
-		if err != nil {
-			woke <- 0
-			return
+		index := qm.LastIndex
+		for {
+			list, bm, err := jobs.List(&api.QueryOptions{WaitIndex: index, WaitTime: 10 * time.Second})
+			if err != nil || bm.LastIndex == index {
+				woke <- 0
+				return
+			}
+			for _, j := range list {
+				if j.ID == "nightly" {
+					woke <- bm.LastIndex
+					return
+				}
+			}
+			index = bm.LastIndex
 		}
-		woke <- bm.LastIndex
 	}()
 	batch := serviceJob("nightly", 1)
 	batch.Type = pointer("batch")
