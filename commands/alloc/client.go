@@ -10,6 +10,7 @@ import (
 	"github.com/ordoplane/ordo/commands/node"
 	"github.com/ordoplane/ordo/events"
 	"github.com/ordoplane/ordo/projections"
+	"github.com/ordoplane/ordo/projections/jobs"
 	"github.com/ordoplane/ordo/projections/nodes"
 )
 
@@ -77,13 +78,15 @@ func (c ClientUpdate) Validate() error {
 
 // Decide implements commands.Command: every alloc must exist and be on the
 // node; the node must exist.
-func (c ClientUpdate) Decide(v projections.View, _ time.Time, _ commands.IDs) (commands.Decision, error) {
+func (c ClientUpdate) Decide(v projections.View, now time.Time, ids commands.IDs) (commands.Decision, error) {
 	if _, err := nodes.Get(v, c.NodeID); errors.Is(err, projections.ErrNotFound) {
 		return commands.Decision{}, &commands.NotFoundError{Kind: "node", ID: c.NodeID}
 	} else if err != nil {
 		return commands.Decision{}, err
 	}
 	pre := []events.Precondition{{Table: nodes.Table, Key: c.NodeID, Op: events.Exists}}
+	failedJobs := map[[2]string]bool{}
+	var failedOrder [][2]string
 	for i, u := range c.Allocs {
 		a, err := lookup(v, u.ID)
 		var nf *commands.NotFoundError
@@ -95,11 +98,38 @@ func (c ClientUpdate) Decide(v projections.View, _ time.Time, _ commands.IDs) (c
 		case a.NodeID != c.NodeID:
 			return commands.Decision{}, commands.Invalid(fmt.Sprintf("Allocs[%d].ID", i), "allocation %q is not on node %q", u.ID, c.NodeID)
 		}
+		// A newly failed allocation may need rescheduling.
+		if u.ClientStatus == events.AllocClientFailed && a.ClientStatus != events.AllocClientFailed && !a.ServerTerminal() {
+			k := [2]string{a.Namespace, a.JobID}
+			if !failedJobs[k] {
+				failedJobs[k] = true
+				failedOrder = append(failedOrder, k)
+			}
+		}
 	}
 	var evs []events.Payload
 	if len(c.Allocs) > 0 {
 		evs = append(evs, &events.AllocsClientUpdated{NodeID: c.NodeID, Updates: c.Allocs})
 	}
 	evs = append(evs, &events.NodeAllocsUpdated{ID: c.NodeID})
+	if retry := failureEvals(v, failedOrder, now, ids); len(retry) > 0 {
+		evs = append(evs, &events.EvalsUpserted{Evals: retry})
+	}
 	return commands.Decision{Events: evs, Preconditions: pre}, nil
+}
+
+// failureEvals returns a pending eval (alloc-failure) for each job, so the
+// scheduler applies its reschedule policy.
+func failureEvals(v projections.View, keys [][2]string, now time.Time, ids commands.IDs) []events.Evaluation {
+	var out []events.Evaluation
+	for _, k := range keys {
+		j, err := jobs.Get(v, k[0], k[1])
+		if err != nil || j.Stop {
+			continue
+		}
+		out = append(out, events.Evaluation{ID: ids(), Namespace: j.Namespace, Priority: j.Priority, Type: j.Type,
+			TriggeredBy: events.EvalTriggerRetryFailedAlloc, JobID: j.ID, Status: events.EvalStatusPending,
+			CreateTime: now.UnixNano(), ModifyTime: now.UnixNano()})
+	}
+	return out
 }

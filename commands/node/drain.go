@@ -6,6 +6,8 @@ import (
 	"github.com/ordoplane/ordo/commands"
 	"github.com/ordoplane/ordo/events"
 	"github.com/ordoplane/ordo/projections"
+	"github.com/ordoplane/ordo/projections/allocs"
+	"github.com/ordoplane/ordo/projections/jobs"
 )
 
 // DrainSpec is how a drain should run, as Nomad's api.DrainSpec.
@@ -40,7 +42,7 @@ func (u UpdateDrain) Validate() error {
 // Decide implements commands.Command. A drain started now gets now as its
 // start and now+Deadline as its force deadline; changing a running drain
 // keeps its start.
-func (u UpdateDrain) Decide(v projections.View, now time.Time, _ commands.IDs) (commands.Decision, error) {
+func (u UpdateDrain) Decide(v projections.View, now time.Time, ids commands.IDs) (commands.Decision, error) {
 	n, err := lookup(v, u.ID)
 	if err != nil {
 		return commands.Decision{}, err
@@ -64,5 +66,35 @@ func (u UpdateDrain) Decide(v projections.View, now time.Time, _ commands.IDs) (
 		}
 		ev.DrainStrategy = ds
 	}
-	return commands.Decision{Events: []events.Payload{ev}, Preconditions: unchangedSince(n)}, nil
+	d := commands.Decision{Events: []events.Payload{ev}, Preconditions: unchangedSince(n)}
+	if u.Spec == nil {
+		return d, nil
+	}
+	// Starting a drain marks the node's allocations to migrate (all at
+	// once: ordo has no drainer pacing max_parallel yet) and re-evaluates
+	// their jobs, which place replacements elsewhere.
+	onNode, err := allocs.ByNode(v, u.ID)
+	if err != nil {
+		return commands.Decision{}, err
+	}
+	yes := true
+	var migrate []events.AllocDesiredUpdate
+	for _, a := range onNode {
+		if a.Terminal() || a.DesiredTransition.Migrate != nil {
+			continue
+		}
+		if u.Spec.IgnoreSystemJobs && isSystem(v, a.Namespace, a.JobID) {
+			continue
+		}
+		migrate = append(migrate, events.AllocDesiredUpdate{ID: a.ID, DesiredTransition: events.DesiredTransition{Migrate: &yes}})
+	}
+	if len(migrate) > 0 {
+		d.Events = append(d.Events, &events.AllocsDesiredUpdated{Updates: migrate})
+	}
+	return withNodeEvals(d, v, u.ID, events.EvalTriggerNodeDrain, now, ids)
+}
+
+func isSystem(v projections.View, ns, id string) bool {
+	j, err := jobs.Get(v, ns, id)
+	return err == nil && (j.Type == events.JobTypeSystem || j.Type == events.JobTypeSysbatch)
 }

@@ -39,7 +39,7 @@ func (u UpdateStatus) Validate() error {
 // Decide implements commands.Command. The status decided may differ from
 // the one asked for (N1: see Effective); nothing is appended when it is
 // the node's status already.
-func (u UpdateStatus) Decide(v projections.View, now time.Time, _ commands.IDs) (commands.Decision, error) {
+func (u UpdateStatus) Decide(v projections.View, now time.Time, ids commands.IDs) (commands.Decision, error) {
 	n, err := lookup(v, u.ID)
 	if err != nil {
 		return commands.Decision{}, err
@@ -52,11 +52,18 @@ func (u UpdateStatus) Decide(v projections.View, now time.Time, _ commands.IDs) 
 	if status != u.Status {
 		desc = "reconnecting: waiting for the node to update its allocations"
 	}
-	return commands.Decision{
+	d := commands.Decision{
 		Events: []events.Payload{&events.NodeStatusUpdated{ID: u.ID, Status: status, Description: desc,
 			MissedHeartbeat: u.MissedHeartbeat, UpdatedAt: now.UnixNano()}},
 		Preconditions: unchangedSince(n),
-	}, nil
+	}
+	// Lost or unknown allocations need replacing, a ready node may take
+	// work: the node's jobs are re-evaluated in the same entry.
+	switch status {
+	case events.NodeStatusDown, events.NodeStatusDisconnected, events.NodeStatusReady:
+		return withNodeEvals(d, v, u.ID, events.EvalTriggerNodeUpdate, now, ids)
+	}
+	return d, nil
 }
 
 // Effective returns the status a request for status yields on n (N1): a

@@ -1,6 +1,7 @@
 package compat
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"strings"
@@ -8,6 +9,9 @@ import (
 	"time"
 
 	"github.com/hashicorp/nomad/api"
+
+	"github.com/ordoplane/ordo/commands"
+	"github.com/ordoplane/ordo/commands/node"
 )
 
 // registerReadyNode registers a node through the client API and reports it ready.
@@ -122,5 +126,119 @@ func TestJobIsScheduled(t *testing.T) {
 	waitFor(t, "the big job placed once capacity arrives", func() bool {
 		allocs, _, err := c.Jobs().Allocations("big", false, &api.QueryOptions{})
 		return err == nil && len(allocs) == 1 && allocs[0].NodeID == "big-node"
+	})
+}
+
+// runningByNode counts the job's allocations the servers want running, per node.
+func runningByNode(t *testing.T, c *api.Client, job string) map[string]int {
+	t.Helper()
+	allocs, _, err := c.Jobs().Allocations(job, true, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]int{}
+	for _, al := range allocs {
+		if al.DesiredStatus == "run" && al.ClientStatus != "lost" {
+			out[al.NodeID]++
+		}
+	}
+	return out
+}
+
+func total(m map[string]int) int {
+	n := 0
+	for _, v := range m {
+		n += v
+	}
+	return n
+}
+
+// A node going down loses its allocations and the job is re-evaluated in
+// the same entry: replacements land on the remaining nodes. A drained node
+// has its allocations migrated away.
+func TestNodeDownAndDrainReplaceAllocations(t *testing.T) {
+	a, c := startDev(t)
+	for i := range 3 {
+		registerReadyNode(t, a.HTTPAddr(), fmt.Sprintf("node-%d", i), 4000, 8192)
+	}
+	if _, _, err := c.Jobs().Register(serviceJob("web", 6), nil); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "6 allocations", func() bool { return total(runningByNode(t, c, "web")) == 6 })
+	var victim string
+	for n, k := range runningByNode(t, c, "web") {
+		if k > 0 {
+			victim = n
+			break
+		}
+	}
+	ctx := context.Background()
+	if _, err := a.Pipeline().Run(ctx, "node.status", commands.Request{Actor: "test"},
+		node.UpdateStatus{ID: victim, Status: "down", MissedHeartbeat: true}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "replacements for the down node's allocations", func() bool {
+		m := runningByNode(t, c, "web")
+		return m[victim] == 0 && total(m) == 6
+	})
+	allocs, _, err := c.Nodes().Allocations(victim, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, al := range allocs {
+		if al.ClientStatus != "lost" || al.DesiredStatus != "stop" {
+			t.Fatalf("alloc on the down node: desired %s, client %s", al.DesiredStatus, al.ClientStatus)
+		}
+	}
+
+	// Drain another node: its allocations migrate to the last one.
+	var drained string
+	for n, k := range runningByNode(t, c, "web") {
+		if k > 0 {
+			drained = n
+			break
+		}
+	}
+	if _, err := c.Nodes().UpdateDrain(drained, &api.DrainSpec{Deadline: time.Hour}, false, nil); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "allocations migrated off the drained node", func() bool {
+		m := runningByNode(t, c, "web")
+		return m[drained] == 0 && total(m) == 6
+	})
+}
+
+// A client reporting an allocation failed gets its job re-evaluated: the
+// reschedule policy's delay shows as a follow-up eval on the allocation.
+func TestFailedAllocationIsRescheduled(t *testing.T) {
+	a, c := startDev(t)
+	registerReadyNode(t, a.HTTPAddr(), "node-0", 4000, 8192)
+	registerReadyNode(t, a.HTTPAddr(), "node-1", 4000, 8192)
+	if _, _, err := c.Jobs().Register(serviceJob("web", 1), nil); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "one allocation", func() bool { return total(runningByNode(t, c, "web")) == 1 })
+	allocs, _, err := c.Jobs().Allocations("web", true, nil)
+	if err != nil || len(allocs) != 1 {
+		t.Fatalf("allocs %v, %v", allocs, err)
+	}
+	al := allocs[0]
+	body := fmt.Sprintf(`{"Allocs":[{"ID":%q,"ClientStatus":"failed","ClientDescription":"task exited 1"}]}`, al.ID)
+	r, _ := http.NewRequest(http.MethodPut, "http://"+a.HTTPAddr()+"/v1/client/"+al.NodeID+"/allocs", strings.NewReader(body))
+	resp, err := http.DefaultClient.Do(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("alloc update: %s", resp.Status)
+	}
+	waitFor(t, "a follow-up eval for the failed allocation", func() bool {
+		got, _, err := c.Allocations().Info(al.ID, nil)
+		if err != nil || got.FollowupEvalID == "" {
+			return false
+		}
+		ev, _, err := c.Evaluations().Info(got.FollowupEvalID, nil)
+		return err == nil && ev.Status == "pending" && !ev.WaitUntil.IsZero()
 	})
 }
