@@ -41,6 +41,10 @@ type Config struct {
 type Feed struct {
 	cfg     Config
 	blocked map[string]*events.Evaluation
+	// capacityIndex is the index of the last capacity change seen: a
+	// blocked eval computed on an older snapshot missed it and is unblocked
+	// at once, so no wake-up is lost between a plan and its blocked eval.
+	capacityIndex uint64
 }
 
 // New returns a Feed.
@@ -140,6 +144,9 @@ func (f *Feed) consume(from, to uint64) (bool, error) {
 		}
 		ev.Index = index
 		free, err := f.apply(ev, now)
+		if free && ev.Type != "EvalsUpserted" {
+			f.capacityIndex = index
+		}
 		unblock = unblock || free
 		return err
 	})
@@ -159,6 +166,7 @@ func (f *Feed) apply(ev *events.Event, now time.Time) (bool, error) {
 	}
 	switch p := p.(type) {
 	case *events.EvalsUpserted:
+		free := false
 		for i := range p.Evals {
 			e := p.Evals[i]
 			e.ModifyIndex = ev.Index
@@ -168,11 +176,14 @@ func (f *Feed) apply(ev *events.Event, now time.Time) (bool, error) {
 				f.cfg.Broker.Enqueue(&e, now)
 			case events.EvalStatusBlocked:
 				f.blocked[e.ID] = &e
+				if e.SnapshotIndex < f.capacityIndex {
+					free = true
+				}
 			default:
 				delete(f.blocked, e.ID)
 			}
 		}
-		return false, nil
+		return free, nil
 	case *events.NodeStatusUpdated:
 		return p.Status == events.NodeStatusReady, nil
 	case *events.NodeEligibilityUpdated:

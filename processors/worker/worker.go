@@ -227,6 +227,8 @@ func EvalUpdates(ev *events.Evaluation, plan *scheduler.Plan, now time.Time) []e
 			TriggeredBy: events.EvalTriggerQueuedAllocs, JobID: ev.JobID, JobModifyIndex: ev.JobModifyIndex,
 			Status: events.EvalStatusBlocked, StatusDescription: "created to place remaining allocations",
 			PreviousEval: ev.ID, ClassEligibility: plan.ClassEligibility, EscapedComputedClass: plan.EscapedComputedClass,
+			// The state it failed on: capacity freed after it unblocks it.
+			SnapshotIndex: plan.SnapshotIndex,
 			CreateTime: now.UnixNano(), ModifyTime: now.UnixNano(),
 		}
 		up.BlockedEval = blocked.ID
