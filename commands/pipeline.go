@@ -182,7 +182,8 @@ func (p *Pipeline) run(ctx context.Context, name string, req Request, c Command)
 	}
 	resp, _, err := p.log.Append(ctx, data)
 	if err != nil {
-		if errors.Is(err, raftlog.ErrNotLeader) || errors.Is(err, raftlog.ErrShutdown) {
+		if errors.Is(err, raftlog.ErrNotLeader) || errors.Is(err, raftlog.ErrShutdown) ||
+			errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
 			// The outcome is unknown: a retry with the same idempotency key is safe.
 			return Outcome{}, fmt.Errorf("%w: %v", ErrNoLeader, err)
 		}

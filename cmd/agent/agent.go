@@ -19,9 +19,12 @@ import (
 
 	"github.com/ordoplane/ordo/commands"
 	"github.com/ordoplane/ordo/commands/httpapi"
+	"github.com/ordoplane/ordo/events"
 	"github.com/ordoplane/ordo/processors/bootstrap"
 	"github.com/ordoplane/ordo/processors/deploywatch"
 	"github.com/ordoplane/ordo/processors/heartbeat"
+	"github.com/ordoplane/ordo/processors/jobplan"
+	"github.com/ordoplane/ordo/processors/periodic"
 	"github.com/ordoplane/ordo/processors/supervisor"
 	"github.com/ordoplane/ordo/projections"
 	"github.com/ordoplane/ordo/projections/all"
@@ -149,7 +152,7 @@ func Start(cfg Config) (a *Agent, err error) {
 	}
 	if a.api, err = httpapi.New(httpapi.Config{
 		Node: a.node, FSM: a.fsm, Pipeline: a.pipeline, Join: a.handleJoin, Heartbeats: a.hb,
-		Gatherer: a.reg, Registerer: a.reg, Logger: a.log, EnableDebug: cfg.Dev,
+		Gatherer: a.reg, Registerer: a.reg, Logger: a.log, EnableDebug: cfg.Dev, JobPlanner: planJob,
 		Self: httpapi.Self{ID: a.id, Name: a.cfg.Name, HTTPAddr: a.httpAddr, RaftAddr: a.node.Address(),
 			Dev: cfg.Dev, Version: Version, Config: a.cfg},
 	}); err != nil {
@@ -158,6 +161,12 @@ func Start(cfg Config) (a *Agent, err error) {
 	}
 	// N3: deployments created at registration move to pending once persisted.
 	dw, err := deploywatch.New(deploywatch.Config{Pipeline: a.pipeline, State: a.fsm, Logger: a.log})
+	if err != nil {
+		ln.Close()
+		return nil, err
+	}
+	// Periodic jobs launch their children on schedule while this server leads.
+	pl, err := periodic.New(periodic.Config{Pipeline: a.pipeline, State: a.fsm, Logger: a.log})
 	if err != nil {
 		ln.Close()
 		return nil, err
@@ -176,6 +185,9 @@ func Start(cfg Config) (a *Agent, err error) {
 	}
 	if !a.cfg.Scheduler.Disabled {
 		procs = append(procs, a.sched.procs...)
+	}
+	if !a.cfg.DisablePeriodic {
+		procs = append(procs, pl)
 	}
 	sup := supervisor.New(supervisor.Config{Logger: a.log, Registerer: a.reg}, procs...)
 	a.goroutine(func() {
@@ -268,6 +280,12 @@ func (a *Agent) Shutdown() error {
 	return errors.Join(errs...)
 }
 
+// planJob is the API's JobPlanner: a dry run of registering job, stamped
+// with this server's clock.
+func planJob(v projections.View, job *events.Job, diff bool) (any, error) {
+	return jobplan.Plan(v, job, jobplan.Options{Diff: diff, Now: time.Now()})
+}
+
 // nodeID reads the server's id from dir, minting one on first start.
 func nodeID(dir string) (string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -287,3 +305,6 @@ func nodeID(dir string) (string, error) {
 	}
 	return id, nil
 }
+
+// Config returns the agent's effective configuration.
+func (a *Agent) Config() Config { return a.cfg }

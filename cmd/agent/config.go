@@ -45,6 +45,9 @@ type Config struct {
 	NoSync bool `json:"NoSync"`
 	// Scheduler tunes the eval broker, workers and plan applier.
 	Scheduler SchedulerConfig `json:"Scheduler"`
+	// DisablePeriodic runs no periodic launcher on this server: periodic
+	// jobs launch only by POST /v1/job/:id/periodic/force.
+	DisablePeriodic bool `json:"DisablePeriodic"`
 	// Logger; default slog.Default().
 	Logger *slog.Logger `json:"-"`
 	// RaftLogOutput receives raft's own warnings; default stderr.

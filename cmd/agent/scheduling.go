@@ -52,6 +52,7 @@ func (a *Agent) newScheduling(workers int) (*scheduling, error) {
 	s := &scheduling{broker: b, applier: ap, procs: []supervisor.Processor{feed, ap}}
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
+		a.cfg.Scheduler.Workers = workers
 	}
 	metrics := worker.NewMetrics(a.reg)
 	for i := range workers {

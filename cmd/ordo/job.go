@@ -95,7 +95,8 @@ func newJobCommand(g *globals) *cobra.Command {
 		Short: "Interact with jobs",
 	}
 	cmd.PersistentFlags().String("namespace", os.Getenv("ORDO_NAMESPACE"), "namespace of the job ($ORDO_NAMESPACE; default \"default\")")
-	cmd.AddCommand(newJobRunCommand(g), newJobStatusCommand(g), newJobStopCommand(g), newJobInspectCommand(g))
+	cmd.AddCommand(newJobRunCommand(g), newJobStatusCommand(g), newJobStopCommand(g), newJobInspectCommand(g),
+		newJobPlanCommand(g), newJobPeriodicCommand(g))
 	return cmd
 }
 

@@ -212,3 +212,52 @@ func TestJobUsageErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestJobPlan plans a job with `ordo job plan`: exit 1 while allocations
+// would be created, 0 when nothing would change, 255 on error; nothing
+// reaches the log.
+func TestJobPlan(t *testing.T) {
+	a, addr := startJobAgent(t)
+	path := writeFile(t, "web.hcl", jobHCL)
+	before := pt.ArchiveLen(t, a.Store())
+	code, stdout, stderr := runCLI("job", "plan", "-address", addr, path)
+	for _, want := range []string{`+ Job: "web"`, `+ Task Group: "g" (2 create)`, `+ Task: "t"`,
+		"Failed to place all allocations", "Job Modify Index: 0", "ordo job run -check-index 0 " + path} {
+		if code != 1 || !strings.Contains(stdout, want) {
+			t.Errorf("plan of a new job lacks %q: %d\n%s%s", want, code, stdout, stderr)
+		}
+	}
+	if pt.ArchiveLen(t, a.Store()) != before {
+		t.Fatal("a plan reached the log")
+	}
+	if code, _, stderr := runCLI("job", "run", "-detach", "-address", addr, path); code != 0 {
+		t.Fatalf("run: %d %s", code, stderr)
+	}
+	// Stop the job: then planning the same spec un-stops it, a diff of Stop.
+	if code, _, stderr := runCLI("job", "stop", "-address", addr, "web"); code != 0 {
+		t.Fatalf("stop: %d %s", code, stderr)
+	}
+	code, stdout, _ = runCLI("job", "plan", "-address", addr, path)
+	if code != 1 || !strings.Contains(stdout, `+/- Job: "web"`) || !strings.Contains(stdout, `+/- Stop: "true" => "false"`) {
+		t.Fatalf("plan of a stopped job: %d\n%s", code, stdout)
+	}
+	if code, _, stderr := runCLI("job", "plan", "-address", addr); code != 255 || !strings.Contains(stderr, "one argument") {
+		t.Fatalf("plan without a file: %d %s", code, stderr)
+	}
+	if code, _, stderr := runCLI("job", "plan", "-address", addr, "/nonexistent.hcl"); code != 255 || stderr == "" {
+		t.Fatalf("plan of a missing file: %d %s", code, stderr)
+	}
+}
+
+// TestJobPlanNoChange: a stopped job with a stopped spec plans nothing.
+func TestJobPlanNoChange(t *testing.T) {
+	_, addr := startJobAgent(t)
+	path := writeFile(t, "web.hcl", strings.Replace(jobHCL, "count = 2", "count = 0", 1))
+	if code, _, stderr := runCLI("job", "run", "-detach", "-address", addr, path); code != 0 {
+		t.Fatalf("run: %d %s", code, stderr)
+	}
+	code, stdout, stderr := runCLI("job", "plan", "-address", addr, path)
+	if code != 0 || !strings.Contains(stdout, "All tasks successfully allocated") || strings.Contains(stdout, "+/-") {
+		t.Fatalf("plan of an unchanged job: %d\n%s%s", code, stdout, stderr)
+	}
+}

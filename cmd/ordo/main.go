@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -27,8 +28,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 	root := newRootCommand(stdout, stderr)
 	root.SetArgs(normalizeArgs(args))
 	if err := root.ExecuteContext(context.Background()); err != nil {
-		fmt.Fprintf(stderr, "Error: %s\n", errorMessage(err))
-		return 1
+		code := 1
+		if ee, ok := errors.AsType[*exitError](err); ok {
+			code = ee.code // `job plan`: 1 for changes, 255 for errors
+		}
+		if msg := errorMessage(err); msg != "" {
+			fmt.Fprintf(stderr, "Error: %s\n", msg)
+		}
+		return code
 	}
 	return 0
 }

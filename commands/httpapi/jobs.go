@@ -19,7 +19,7 @@ import (
 )
 
 // jobRoutes registers Nomad's job API: list, register, read, stop or
-// purge, summary, versions, dispatch and parse.
+// purge, summary, versions, dispatch, parse, plan and periodic force.
 func (s *Server) jobRoutes() {
 	s.handle("GET /v1/jobs", s.leader(s.listJobs))
 	s.handle("PUT /v1/jobs", s.leader(s.registerJob))
@@ -34,6 +34,10 @@ func (s *Server) jobRoutes() {
 	s.handle("GET /v1/job/{id}/versions", s.leader(s.jobVersions))
 	s.handle("PUT /v1/job/{id}/dispatch", s.leader(s.dispatchJob))
 	s.handle("POST /v1/job/{id}/dispatch", s.leader(s.dispatchJob))
+	s.handle("PUT /v1/job/{id}/plan", s.leader(s.planJob))  // jobplan.go
+	s.handle("POST /v1/job/{id}/plan", s.leader(s.planJob)) // jobplan.go
+	s.handle("PUT /v1/job/{id}/periodic/force", s.leader(s.forcePeriodic))
+	s.handle("POST /v1/job/{id}/periodic/force", s.leader(s.forcePeriodic))
 }
 
 // A job's status derives from its summary, so reads of a job wake on both.

@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/ordoplane/ordo/commands"
+	"github.com/ordoplane/ordo/events"
 	"github.com/ordoplane/ordo/projections"
 	"github.com/ordoplane/ordo/storage/raftlog"
 )
@@ -65,6 +66,10 @@ type Config struct {
 	StreamHeartbeat time.Duration
 	// EnableDebug serves Go's profiler under /debug/pprof/.
 	EnableDebug bool
+	// JobPlanner answers /v1/job/:id/plan: what registering job would do
+	// on the state v reflects, without writing anything (processors/jobplan,
+	// wired by the agent). Nil answers 501.
+	JobPlanner func(v projections.View, job *events.Job, diff bool) (any, error)
 }
 
 // Server is the HTTP API.

@@ -45,6 +45,10 @@ type State struct {
 		sync.Mutex
 		nodes []*scheduler.Node
 		err   error
+		// byNode and byJob memoise alloc lookups: the snapshot never
+		// changes, and the scheduler asks about each node many times.
+		byNode map[string][]*events.Allocation
+		byJob  map[string][]*events.Allocation
 	}
 }
 
@@ -132,16 +136,51 @@ func (s *State) Node(id string) (*scheduler.Node, bool) {
 
 // AllocsByJob implements scheduler.State.
 func (s *State) AllocsByJob(namespace, jobID string) []*events.Allocation {
+	key := namespace + "\x00" + jobID
+	s.mu.Lock()
+	if list, ok := s.mu.byJob[key]; ok {
+		s.mu.Unlock()
+		return list
+	}
+	s.mu.Unlock()
 	list, err := allocs.ByJob(s.v, namespace, jobID)
 	s.fail(err)
-	return unwrap(list)
+	out := unwrap(list)
+	s.mu.Lock()
+	if s.mu.byJob == nil {
+		s.mu.byJob = map[string][]*events.Allocation{}
+	}
+	s.mu.byJob[key] = out
+	s.mu.Unlock()
+	return out
 }
 
 // AllocsByNode implements scheduler.State.
 func (s *State) AllocsByNode(nodeID string) []*events.Allocation {
+	s.mu.Lock()
+	if list, ok := s.mu.byNode[nodeID]; ok {
+		s.mu.Unlock()
+		return list
+	}
+	s.mu.Unlock()
 	list, err := allocs.ByNode(s.v, nodeID)
 	s.fail(err)
-	return unwrap(list)
+	out := unwrap(list)
+	s.mu.Lock()
+	if s.mu.byNode == nil {
+		s.mu.byNode = map[string][]*events.Allocation{}
+	}
+	s.mu.byNode[nodeID] = out
+	s.mu.Unlock()
+	return out
+}
+
+// NodeUsage implements scheduler.State from the allocs projection's
+// per-node usage table.
+func (s *State) NodeUsage(nodeID string) events.Resources {
+	u, err := allocs.NodeUsage(s.v, nodeID)
+	s.fail(err)
+	return u.Resources
 }
 
 // LatestDeployment implements scheduler.State.

@@ -101,6 +101,7 @@ type sched struct {
 	nodesAvailable map[string]int
 	feas           map[string]map[string]feasResult // group → node → result
 	usage          map[string]*usage                // node → resources in use
+	freed          map[string]*usage                // node → live resources stopped before usage was read
 	onNode         map[string]int                   // node → live allocs of the job
 	onNodeGroup    map[string]int                   // node\x00group → live allocs of the group
 	ids            int
@@ -120,7 +121,7 @@ func newSched(st State, eval *events.Evaluation, job *events.Job) *sched {
 		st: st, eval: eval, job: job, rng: newRNG(eval.ID), ck: newChecker(),
 		now:     max(eval.CreateTime, eval.ModifyTime, eval.WaitUntil),
 		plan:    &Plan{EvalID: eval.ID, Namespace: eval.Namespace, JobID: eval.JobID, SnapshotIndex: st.Index()},
-		stopped: map[string]bool{}, feas: map[string]map[string]feasResult{}, usage: map[string]*usage{},
+		stopped: map[string]bool{}, feas: map[string]map[string]feasResult{}, usage: map[string]*usage{}, freed: map[string]*usage{},
 		onNode: map[string]int{}, onNodeGroup: map[string]int{},
 	}
 	s.allocs = slices.Clone(st.AllocsByJob(eval.Namespace, eval.JobID))
@@ -211,6 +212,16 @@ func (s *sched) stop(a *events.Allocation, desc, clientStatus string) {
 			u.cpu -= a.Resources.CPU
 			u.mem -= a.Resources.MemoryMB
 			u.disk -= a.Resources.DiskMB
+		} else {
+			// Usage not read yet: remember what to take off when it is.
+			f := s.freed[a.NodeID]
+			if f == nil {
+				f = &usage{}
+				s.freed[a.NodeID] = f
+			}
+			f.cpu += a.Resources.CPU
+			f.mem += a.Resources.MemoryMB
+			f.disk += a.Resources.DiskMB
 		}
 		s.onNode[a.NodeID]--
 		s.onNodeGroup[a.NodeID+"\x00"+a.TaskGroup]--

@@ -28,14 +28,13 @@ func (s *sched) used(n *Node) *usage {
 	if u, ok := s.usage[n.ID]; ok {
 		return u
 	}
-	u := &usage{}
-	for _, a := range s.st.AllocsByNode(n.ID) {
-		if a.Terminal() || s.stopped[a.ID] {
-			continue
-		}
-		u.cpu += a.Resources.CPU
-		u.mem += a.Resources.MemoryMB
-		u.disk += a.Resources.DiskMB
+	r := s.st.NodeUsage(n.ID)
+	u := &usage{cpu: r.CPU, mem: r.MemoryMB, disk: r.DiskMB}
+	// Live allocations this plan already stopped free their share.
+	if f, ok := s.freed[n.ID]; ok {
+		u.cpu -= f.cpu
+		u.mem -= f.mem
+		u.disk -= f.disk
 	}
 	s.usage[n.ID] = u
 	return u

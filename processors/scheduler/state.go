@@ -37,6 +37,9 @@ type State interface {
 	// AllocsByNode returns every allocation on the node, terminal ones
 	// included, in any order.
 	AllocsByNode(nodeID string) []*events.Allocation
+	// NodeUsage returns the resources the node's live (non-terminal)
+	// allocations use.
+	NodeUsage(nodeID string) events.Resources
 	// LatestDeployment returns the job's most recent deployment.
 	LatestDeployment(namespace, jobID string) (*events.Deployment, bool)
 }
@@ -215,4 +218,17 @@ func (s *MemState) AllocsByNode(nodeID string) []*events.Allocation {
 func (s *MemState) LatestDeployment(ns, jobID string) (*events.Deployment, bool) {
 	d, ok := s.deployments[jobKey(ns, jobID)]
 	return d, ok
+}
+
+// NodeUsage implements State by summing the node's live allocations.
+func (s *MemState) NodeUsage(nodeID string) events.Resources {
+	var r events.Resources
+	for _, a := range s.byNode[nodeID] {
+		if !a.Terminal() {
+			r.CPU += a.Resources.CPU
+			r.MemoryMB += a.Resources.MemoryMB
+			r.DiskMB += a.Resources.DiskMB
+		}
+	}
+	return r
 }

@@ -229,7 +229,7 @@ func EvalUpdates(ev *events.Evaluation, plan *scheduler.Plan, now time.Time) []e
 			PreviousEval: ev.ID, ClassEligibility: plan.ClassEligibility, EscapedComputedClass: plan.EscapedComputedClass,
 			// The state it failed on: capacity freed after it unblocks it.
 			SnapshotIndex: plan.SnapshotIndex,
-			CreateTime: now.UnixNano(), ModifyTime: now.UnixNano(),
+			CreateTime:    now.UnixNano(), ModifyTime: now.UnixNano(),
 		}
 		up.BlockedEval = blocked.ID
 		out = append(out, blocked)

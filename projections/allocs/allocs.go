@@ -41,11 +41,11 @@ var _ projections.Projection = Projection{}
 func (Projection) Name() string { return "allocs" }
 
 // Version implements projections.Projection.
-func (Projection) Version() int { return 1 }
+func (Projection) Version() int { return 2 }
 
 // Tables implements projections.Projection.
 func (Projection) Tables() []string {
-	return []string{Table, ByNodeTable, ByJobTable, ByEvalTable, ByCreateTable}
+	return []string{Table, ByNodeTable, ByJobTable, ByEvalTable, ByCreateTable, UsageTable}
 }
 
 // Apply implements projections.Projection.
@@ -135,6 +135,13 @@ func place(tx *projections.Tx, a *events.Allocation) error {
 	if err := put(tx, a); err != nil {
 		return err
 	}
+	var before *events.Allocation
+	if old != nil {
+		before = &old.Allocation
+	}
+	if err := adjustUsage(tx, before, a); err != nil {
+		return err
+	}
 	newKeys := indexKeys(a)
 	if old == nil {
 		if err := tx.Put(ByCreateTable, order.Key(tx.Index(), a.ID), nil); err != nil {
@@ -167,9 +174,13 @@ func patch(tx *projections.Tx, id, node string, fn func(*events.Allocation)) err
 	if err != nil || a == nil || (node != "" && a.NodeID != node) {
 		return err
 	}
+	before := a.Allocation
 	fn(&a.Allocation)
 	a.ModifyTime = tx.Time()
-	return put(tx, &a.Allocation)
+	if err := put(tx, &a.Allocation); err != nil {
+		return err
+	}
+	return adjustUsage(tx, &before, &a.Allocation)
 }
 
 func desired(a *events.Allocation, u *events.AllocDesiredUpdate) {
@@ -219,6 +230,9 @@ func remove(tx *projections.Tx, id string) error {
 		return err
 	}
 	if _, err := tx.Delete(Table, id); err != nil {
+		return err
+	}
+	if err := adjustUsage(tx, &old.Allocation, nil); err != nil {
 		return err
 	}
 	for _, k := range indexKeys(&old.Allocation) {

@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -117,6 +118,9 @@ type Node struct {
 	transport *raft.NetworkTransport
 	leaderCh  chan bool
 	metrics   *metrics
+	// shutdown closes when Shutdown starts.
+	shutdown     chan struct{}
+	shutdownOnce sync.Once
 }
 
 // Open starts a raft node.
@@ -141,7 +145,8 @@ func Open(cfg Config, app Applier) (*Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	n := &Node{cfg: cfg, store: store, leaderCh: make(chan bool, 16), metrics: newMetrics(cfg.Registerer)}
+	n := &Node{cfg: cfg, store: store, leaderCh: make(chan bool, 16), metrics: newMetrics(cfg.Registerer),
+		shutdown: make(chan struct{})}
 	cache, err := raft.NewLogCache(4096, timedLogStore{LogStore: store, h: n.metrics.store})
 	if err != nil {
 		store.Close()
@@ -243,8 +248,20 @@ func (n *Node) Append(ctx context.Context, data []byte) (any, uint64, error) {
 	}
 	start := time.Now()
 	f := n.raft.Apply(data, timeout)
-	if err := f.Error(); err != nil {
-		return nil, 0, mapErr(err)
+	// raft's timeout covers only enqueueing: a committed entry whose FSM
+	// goroutine stops at shutdown never answers, so also stop waiting on
+	// the caller's context and on shutdown.
+	done := make(chan error, 1)
+	go func() { done <- f.Error() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			return nil, 0, mapErr(err)
+		}
+	case <-ctx.Done():
+		return nil, 0, fmt.Errorf("append: outcome unknown: %w", ctx.Err())
+	case <-n.shutdown:
+		return nil, 0, ErrShutdown
 	}
 	n.metrics.commit.Observe(time.Since(start).Seconds())
 	return f.Response(), f.Index(), nil
@@ -341,6 +358,7 @@ func (n *Node) TakeSnapshot() error {
 
 // Shutdown stops raft and closes its stores.
 func (n *Node) Shutdown() error {
+	n.shutdownOnce.Do(func() { close(n.shutdown) })
 	err := n.raft.Shutdown().Error()
 	if cerr := n.transport.Close(); err == nil {
 		err = cerr

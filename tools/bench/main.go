@@ -33,7 +33,10 @@ func main() {
 	duration := flag.Duration("duration", 10*time.Second, "how long each load runs")
 	replay := flag.Int("replay", 200000, "events in the archive for the apply and replay figures")
 	addr := flag.String("addr", "", "load this server's HTTP address instead of starting servers")
-	only := flag.String("only", "", "run only: load1, load3, apply, replay")
+	only := flag.String("only", "", "run only: load1, load3, apply, replay, c1m")
+	nodes := flag.Int("nodes", 5000, "simulated nodes for c1m")
+	jobs := flag.Int("jobs", 100, "jobs for c1m")
+	perJob := flag.Int("per-job", 1000, "allocations per job for c1m")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile here")
 	flag.Parse()
 	if *cpuprofile != "" {
@@ -68,6 +71,7 @@ func main() {
 		run("load3", func() ([]row, error) { return clusterLoad(3, *clients, *duration) })
 		run("apply", func() ([]row, error) { return applyRate(*replay) })
 		run("replay", func() ([]row, error) { return replayRate(*replay) })
+		run("c1m", func() ([]row, error) { return c1m(*nodes, *jobs, *perJob) })
 	}
 	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "figure\tvalue\tunit\t")

@@ -1,0 +1,93 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+
+	"github.com/ordoplane/ordo/commands"
+	"github.com/ordoplane/ordo/commands/job"
+	"github.com/ordoplane/ordo/projections"
+)
+
+// errNoPlanner answers a plan on a server built without a planner.
+var errNoPlanner = errors.New("ordo: this server does not plan jobs")
+
+// jobPlanRequest is Nomad's api.JobPlanRequest; PolicyOverride is accepted
+// and ignored (ordo has no Sentinel policies).
+type jobPlanRequest struct {
+	Job            json.RawMessage
+	Diff           bool
+	PolicyOverride bool
+}
+
+// planJob answers what registering the body's job would do, as Nomad's
+// /v1/job/:id/plan: nothing is appended. X-Nomad-Index is the snapshot's
+// applied index.
+func (s *Server) planJob(w http.ResponseWriter, r *http.Request) {
+	var body jobPlanRequest
+	if err := commands.DecodeJSON(r.Body, s.cfg.BodyLimit, &body); err != nil {
+		writeError(w, err)
+		return
+	}
+	spec, err := decodeJobBody(r, body.Job, s.cfg.BodyLimit)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	if id := r.PathValue("id"); id != spec.ID {
+		writeError(w, commands.Invalid("job.id", "%q does not match the id in the path, %q", spec.ID, id))
+		return
+	}
+	if s.cfg.JobPlanner == nil {
+		writeJSON(w, http.StatusNotImplemented, errorBody{Error: errNoPlanner.Error(), Status: http.StatusNotImplemented})
+		return
+	}
+	snap := s.cfg.FSM.Store().Snapshot()
+	defer snap.Close()
+	v := projections.NewView(snap)
+	index, err := v.AppliedIndex()
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	resp, err := s.cfg.JobPlanner(v, spec, body.Diff)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	setIndex(w, index)
+	writeJSON(w, http.StatusOK, resp)
+}
+
+// periodicForceResponse is Nomad's api.PeriodicForceResponse.
+type periodicForceResponse struct {
+	EvalID          string
+	EvalCreateIndex uint64
+	Index           uint64
+	// DispatchedJobID is ordo's: the child launched.
+	DispatchedJobID string `json:",omitempty"`
+}
+
+// forcePeriodic launches a periodic job's child now, as Nomad's
+// /v1/job/:id/periodic/force, even if the job prohibits overlap.
+func (s *Server) forcePeriodic(w http.ResponseWriter, r *http.Request) {
+	ns, id, err := pathJob(r)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	cmd := &job.LaunchPeriodic{Namespace: ns, ID: id, Force: true}
+	out, err := s.runJobCommand(r, "job.periodic.force", cmd, true)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	res := cmd.Result()
+	resp := periodicForceResponse{EvalID: res.EvalID, Index: out.Index, DispatchedJobID: res.JobID}
+	if res.EvalID != "" {
+		resp.EvalCreateIndex = out.Index
+	}
+	setIndex(w, out.Index)
+	writeJSON(w, http.StatusOK, resp)
+}

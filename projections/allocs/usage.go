@@ -1,0 +1,71 @@
+package allocs
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/vmihailenco/msgpack/v5"
+
+	"github.com/ordoplane/ordo/events"
+	"github.com/ordoplane/ordo/projections"
+)
+
+// UsageTable holds, per node, the resources of its live (non-terminal)
+// allocations, so a scheduler weighs a node without reading its allocs.
+const UsageTable = "alloc_node_usage"
+
+// Usage is what a node's live allocations use.
+type Usage struct {
+	Resources events.Resources `msgpack:"r"`
+	Allocs    int              `msgpack:"n"`
+}
+
+// adjustUsage moves the usage of old (before) to a (after): either may be
+// nil; terminal allocations count for nothing.
+func adjustUsage(tx *projections.Tx, old, a *events.Allocation) error {
+	if old != nil && !old.Terminal() {
+		if err := addUsage(tx, old.NodeID, old.Resources, -1); err != nil {
+			return err
+		}
+	}
+	if a != nil && !a.Terminal() {
+		return addUsage(tx, a.NodeID, a.Resources, 1)
+	}
+	return nil
+}
+
+func addUsage(tx *projections.Tx, node string, r events.Resources, sign int) error {
+	u, err := NodeUsage(tx.View, node)
+	if err != nil {
+		return err
+	}
+	u.Resources.CPU += sign * r.CPU
+	u.Resources.MemoryMB += sign * r.MemoryMB
+	u.Resources.DiskMB += sign * r.DiskMB
+	u.Allocs += sign
+	if u.Allocs == 0 {
+		_, err := tx.Delete(UsageTable, node)
+		return err
+	}
+	b, err := events.Marshal(&u)
+	if err != nil {
+		return fmt.Errorf("encode usage of node %q: %w", node, err)
+	}
+	return tx.Put(UsageTable, node, b)
+}
+
+// NodeUsage returns what the node's live allocations use.
+func NodeUsage(v projections.View, node string) (Usage, error) {
+	r, err := v.Get(UsageTable, node)
+	if errors.Is(err, projections.ErrNotFound) {
+		return Usage{}, nil
+	}
+	if err != nil {
+		return Usage{}, err
+	}
+	var u Usage
+	if err := msgpack.Unmarshal(r.Value, &u); err != nil {
+		return Usage{}, fmt.Errorf("decode usage of node %q: %w", node, err)
+	}
+	return u, nil
+}
