@@ -68,10 +68,14 @@ func Evaluate(plan *scheduler.Plan, st scheduler.State) Result {
 			nodeOf[a.ID] = a.NodeID
 		}
 	}
+	stopsOn := map[string]bool{} // nodes the plan also stops allocations on
+	for id := range stopping {
+		stopsOn[nodeOf[id]] = true
+	}
 	rejected := map[string]string{}
 	slices.Sort(nodeIDs)
 	for _, id := range nodeIDs {
-		if reason := evaluateNode(st, id, placed[id], stopping); reason != "" {
+		if reason := evaluateNode(st, id, placed[id], stopping, stopsOn[id]); reason != "" {
 			rejected[id] = reason
 		}
 	}
@@ -101,8 +105,12 @@ func Evaluate(plan *scheduler.Plan, st scheduler.State) Result {
 	return res
 }
 
-// evaluateNode returns why node id cannot take placements, or "".
-func evaluateNode(st scheduler.State, id string, placements []*events.Allocation, stopping map[string]bool) string {
+// evaluateNode returns why node id cannot take placements, or "". The
+// node's usage table answers the common case; when the plan also stops
+// allocations there, or the placements do not fit on top of the usage
+// (they may already be committed, by a retried plan), it counts the node's
+// allocations one by one.
+func evaluateNode(st scheduler.State, id string, placements []*events.Allocation, stopping map[string]bool, stops bool) string {
 	n, ok := st.Node(id)
 	switch {
 	case !ok:
@@ -113,6 +121,18 @@ func evaluateNode(st scheduler.State, id string, placements []*events.Allocation
 		return ReasonNodeIneligible
 	case n.Drain:
 		return ReasonNodeDraining
+	}
+	if !stops {
+		u := st.NodeUsage(id)
+		cpu, mem, disk := u.CPU, u.MemoryMB, u.DiskMB
+		for _, a := range placements {
+			cpu += a.Resources.CPU
+			mem += a.Resources.MemoryMB
+			disk += a.Resources.DiskMB
+		}
+		if fits(n, cpu, mem, disk) {
+			return ""
+		}
 	}
 	var cpu, mem, disk int
 	seen := map[string]bool{}
@@ -133,9 +153,13 @@ func evaluateNode(st scheduler.State, id string, placements []*events.Allocation
 		mem += a.Resources.MemoryMB
 		disk += a.Resources.DiskMB
 	}
-	if cpu > n.Resources.CPU-n.Reserved.CPU || mem > n.Resources.MemoryMB-n.Reserved.MemoryMB ||
-		(n.Resources.DiskMB > 0 && disk > n.Resources.DiskMB-n.Reserved.DiskMB) {
+	if !fits(n, cpu, mem, disk) {
 		return ReasonExhausted
 	}
 	return ""
+}
+
+func fits(n *scheduler.Node, cpu, mem, disk int) bool {
+	return cpu <= n.Resources.CPU-n.Reserved.CPU && mem <= n.Resources.MemoryMB-n.Reserved.MemoryMB &&
+		(n.Resources.DiskMB == 0 || disk <= n.Resources.DiskMB-n.Reserved.DiskMB)
 }

@@ -20,6 +20,14 @@ import (
 type Source struct {
 	Store    *kv.Store
 	Notifier *projections.Notifier
+
+	// nodes caches the decoded node list by the nodes table's index: it
+	// changes far less often than schedulers ask for it.
+	nodes struct {
+		sync.Mutex
+		index uint64
+		list  []*scheduler.Node
+	}
 }
 
 // Applied returns the applied index and a channel closed at the next apply.
@@ -33,13 +41,31 @@ func (s *Source) State() (scheduler.State, func(), error) {
 		snap.Close()
 		return nil, nil, err
 	}
+	st.src = s
 	return st, func() { snap.Close() }, nil
+}
+
+// cachedNodes returns the node list for the nodes table at index, reading
+// it with read when the cache holds another index.
+func (s *Source) cachedNodes(index uint64, read func() ([]*scheduler.Node, error)) ([]*scheduler.Node, error) {
+	s.nodes.Lock()
+	defer s.nodes.Unlock()
+	if s.nodes.list != nil && s.nodes.index == index {
+		return s.nodes.list, nil
+	}
+	list, err := read()
+	if err != nil {
+		return nil, err
+	}
+	s.nodes.index, s.nodes.list = index, list
+	return list, nil
 }
 
 // State is a scheduler.State over a projections view.
 type State struct {
 	v     projections.View
 	index uint64
+	src   *Source // nil outside a Source: no node cache
 
 	mu struct {
 		sync.Mutex
@@ -114,11 +140,21 @@ func (s *State) Nodes() []*scheduler.Node {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.mu.nodes == nil {
-		list, err := nodes.List(s.v, "")
+		read := func() ([]*scheduler.Node, error) {
+			list, err := nodes.List(s.v, "")
+			sort.Slice(list, func(i, j int) bool { return list[i].ID < list[j].ID })
+			return list, err
+		}
+		var list []*scheduler.Node
+		var err error
+		if ti, terr := s.v.TableIndex(nodes.Table); terr == nil && s.src != nil {
+			list, err = s.src.cachedNodes(ti, read)
+		} else {
+			list, err = read()
+		}
 		if err != nil && s.mu.err == nil {
 			s.mu.err = fmt.Errorf("list nodes: %w", err)
 		}
-		sort.Slice(list, func(i, j int) bool { return list[i].ID < list[j].ID })
 		s.mu.nodes = list
 	}
 	return s.mu.nodes
