@@ -45,6 +45,17 @@ func (tx *Tx) Put(table, key string, value []byte) error {
 	return nil
 }
 
+// PutIndex writes an index row (a key whose value and create index nobody
+// reads) without reading the old row first: both indexes become the
+// entry's. Apply stays deterministic, so a rebuild writes the same rows.
+func (tx *Tx) PutIndex(table, key string) error {
+	if err := tx.w.Set(rowKey(table, key), encodeRow(Row{CreateIndex: tx.index, ModifyIndex: tx.index})); err != nil {
+		return fmt.Errorf("put index %s/%s: %w", table, key, err)
+	}
+	tx.changed[table] = struct{}{}
+	return nil
+}
+
 // Delete removes key from table and reports whether it existed; the table
 // counts as changed only when it did.
 func (tx *Tx) Delete(table, key string) (bool, error) {

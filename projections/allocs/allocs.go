@@ -41,7 +41,7 @@ var _ projections.Projection = Projection{}
 func (Projection) Name() string { return "allocs" }
 
 // Version implements projections.Projection.
-func (Projection) Version() int { return 2 }
+func (Projection) Version() int { return 3 }
 
 // Tables implements projections.Projection.
 func (Projection) Tables() []string {
@@ -144,7 +144,7 @@ func place(tx *projections.Tx, a *events.Allocation) error {
 	}
 	newKeys := indexKeys(a)
 	if old == nil {
-		if err := tx.Put(ByCreateTable, order.Key(tx.Index(), a.ID), nil); err != nil {
+		if err := tx.PutIndex(ByCreateTable, order.Key(tx.Index(), a.ID)); err != nil {
 			return err
 		}
 	} else {
@@ -157,7 +157,7 @@ func place(tx *projections.Tx, a *events.Allocation) error {
 		}
 	}
 	for _, k := range newKeys {
-		if err := tx.Put(k[0], k[1], nil); err != nil {
+		if err := tx.PutIndex(k[0], k[1]); err != nil {
 			return err
 		}
 	}
