@@ -89,7 +89,7 @@ func (s *Server) listAllocs(w http.ResponseWriter, r *http.Request) {
 // resolveAlloc returns the alloc with id, or the one whose id starts with it.
 func resolveAlloc(v projections.View, id string) (*allocs.Alloc, error) {
 	a, err := allocs.Resolve(v, id)
-	var amb *allocs.AmbiguousError
+	var amb *projections.AmbiguousError
 	switch {
 	case errors.Is(err, projections.ErrNotFound):
 		return nil, &commands.NotFoundError{Kind: "allocation", ID: id}

@@ -36,7 +36,7 @@ func (s *Server) getDeployment(w http.ResponseWriter, r *http.Request) {
 	}
 	s.query(w, r, deploymentTables, func(v projections.View) (any, error) {
 		d, err := deployments.Resolve(v, id)
-		var amb *deployments.AmbiguousError
+		var amb *projections.AmbiguousError
 		switch {
 		case errors.Is(err, projections.ErrNotFound):
 			return nil, &commands.NotFoundError{Kind: "deployment", ID: id}

@@ -39,7 +39,7 @@ func (s *Server) getEval(w http.ResponseWriter, r *http.Request) {
 	}
 	s.query(w, r, evalTables, func(v projections.View) (any, error) {
 		e, err := evals.Resolve(v, id)
-		var amb *evals.AmbiguousError
+		var amb *projections.AmbiguousError
 		switch {
 		case errors.Is(err, projections.ErrNotFound):
 			return nil, &commands.NotFoundError{Kind: "evaluation", ID: id}

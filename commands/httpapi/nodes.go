@@ -59,7 +59,7 @@ func (s *Server) getNode(w http.ResponseWriter, r *http.Request) {
 	}
 	s.query(w, r, nodeTables, func(v projections.View) (any, error) {
 		n, err := nodes.Resolve(v, id)
-		var amb *nodes.AmbiguousError
+		var amb *projections.AmbiguousError
 		switch {
 		case errors.Is(err, projections.ErrNotFound):
 			return nil, &commands.NotFoundError{Kind: "node", ID: id}

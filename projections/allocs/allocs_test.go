@@ -172,7 +172,7 @@ func TestResolveAmbiguous(t *testing.T) {
 	v := projections.NewView(store)
 	pt.ApplyOne(t, f, 1, pt.Entry(t, "c1", &events.AllocsPlaced{Allocs: []events.Allocation{
 		alloc("ab1", "n", "j", "e"), alloc("ab2", "n", "j", "e")}}))
-	var amb *allocs.AmbiguousError
+	var amb *projections.AmbiguousError
 	if _, err := allocs.Resolve(v, "ab"); !errors.As(err, &amb) || !reflect.DeepEqual(amb.Matches, []string{"ab1", "ab2"}) {
 		t.Fatalf("Resolve(ab) = %v", err)
 	}

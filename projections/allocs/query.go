@@ -1,27 +1,9 @@
 package allocs
 
 import (
-	"bytes"
-	"errors"
-	"fmt"
-
 	"github.com/ordoplane/ordo/projections"
 	"github.com/ordoplane/ordo/projections/order"
-	"github.com/ordoplane/ordo/storage/kv"
 )
-
-// AmbiguousError is an id prefix that matches more than one alloc.
-type AmbiguousError struct {
-	Prefix string
-	// Matches are the first matching ids, at most maxMatches.
-	Matches []string
-}
-
-func (e *AmbiguousError) Error() string {
-	return fmt.Sprintf("prefix %q matches several allocations: %v", e.Prefix, e.Matches)
-}
-
-const maxMatches = 8
 
 // Get returns the alloc with exactly id, or projections.ErrNotFound.
 func Get(v projections.View, id string) (*Alloc, error) {
@@ -34,32 +16,13 @@ func Get(v projections.View, id string) (*Alloc, error) {
 
 // Resolve returns the alloc whose id is idOrPrefix or, failing that, the one
 // alloc whose id starts with it: projections.ErrNotFound when none does, an
-// *AmbiguousError when several do.
+// *projections.AmbiguousError when several do.
 func Resolve(v projections.View, idOrPrefix string) (*Alloc, error) {
-	a, err := Get(v, idOrPrefix)
-	if !errors.Is(err, projections.ErrNotFound) || idOrPrefix == "" {
-		return a, err
-	}
-	var rows []projections.Row
-	var ids []string
-	err = v.Scan(Table, idOrPrefix, false, func(key string, r projections.Row) error {
-		r.Value = bytes.Clone(r.Value) // the scan reuses its buffers after fn returns
-		rows, ids = append(rows, r), append(ids, key)
-		if len(ids) > maxMatches {
-			return kv.ErrStop
-		}
-		return nil
-	})
-	if err != nil && !errors.Is(err, kv.ErrStop) {
+	r, err := projections.Resolve(v, Table, "allocation", idOrPrefix)
+	if err != nil {
 		return nil, err
 	}
-	switch len(rows) {
-	case 0:
-		return nil, projections.ErrNotFound
-	case 1:
-		return fromRow(rows[0])
-	}
-	return nil, &AmbiguousError{Prefix: idOrPrefix, Matches: ids[:min(len(ids), maxMatches)]}
+	return fromRow(r)
 }
 
 // Query selects allocs for Scan.

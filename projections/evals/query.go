@@ -1,27 +1,11 @@
 package evals
 
 import (
-	"bytes"
 	"errors"
-	"fmt"
 
 	"github.com/ordoplane/ordo/projections"
 	"github.com/ordoplane/ordo/projections/order"
-	"github.com/ordoplane/ordo/storage/kv"
 )
-
-// AmbiguousError is an id prefix that matches more than one eval.
-type AmbiguousError struct {
-	Prefix string
-	// Matches are the first matching ids, at most maxMatches.
-	Matches []string
-}
-
-func (e *AmbiguousError) Error() string {
-	return fmt.Sprintf("prefix %q matches several evaluations: %v", e.Prefix, e.Matches)
-}
-
-const maxMatches = 8
 
 // Get returns the eval with exactly id, or projections.ErrNotFound.
 func Get(v projections.View, id string) (*Eval, error) {
@@ -34,32 +18,13 @@ func Get(v projections.View, id string) (*Eval, error) {
 
 // Resolve returns the eval whose id is idOrPrefix or, failing that, the one
 // eval whose id starts with it: projections.ErrNotFound when none does, an
-// *AmbiguousError when several do.
+// *projections.AmbiguousError when several do.
 func Resolve(v projections.View, idOrPrefix string) (*Eval, error) {
-	e, err := Get(v, idOrPrefix)
-	if !errors.Is(err, projections.ErrNotFound) || idOrPrefix == "" {
-		return e, err
-	}
-	var rows []projections.Row
-	var ids []string
-	err = v.Scan(Table, idOrPrefix, false, func(key string, r projections.Row) error {
-		r.Value = bytes.Clone(r.Value) // the scan reuses its buffers after fn returns
-		rows, ids = append(rows, r), append(ids, key)
-		if len(ids) > maxMatches {
-			return kv.ErrStop
-		}
-		return nil
-	})
-	if err != nil && !errors.Is(err, kv.ErrStop) {
+	r, err := projections.Resolve(v, Table, "evaluation", idOrPrefix)
+	if err != nil {
 		return nil, err
 	}
-	switch len(rows) {
-	case 0:
-		return nil, projections.ErrNotFound
-	case 1:
-		return fromRow(rows[0])
-	}
-	return nil, &AmbiguousError{Prefix: idOrPrefix, Matches: ids[:min(len(ids), maxMatches)]}
+	return fromRow(r)
 }
 
 // Query selects evals for Scan.

@@ -139,7 +139,7 @@ func TestResolveAndList(t *testing.T) {
 			t.Errorf("Resolve(%q) = %v, %v; want %s", tc.in, n, err, tc.want)
 		}
 	}
-	var amb *nodes.AmbiguousError
+	var amb *projections.AmbiguousError
 	if _, err := nodes.Resolve(v, "ab"); !errors.As(err, &amb) || !reflect.DeepEqual(amb.Matches, []string{"abc1", "abc2", "abd"}) {
 		t.Fatalf("Resolve(ab) = %v", err)
 	}
