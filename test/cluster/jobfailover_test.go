@@ -90,7 +90,7 @@ func TestJobRegisteredDuringFailover(t *testing.T) {
 	testagent.WaitFor(t, 30*time.Second, "a leader", func() bool { return leaderAgent(servers) != nil })
 	ctx := context.Background()
 	req := commands.Request{Actor: "test"}
-	run := func(cmd commands.Command, key string) error {
+	run := func(name string, cmd commands.Command, key string) error {
 		r := req
 		r.CommandID = key
 		var err error
@@ -99,7 +99,7 @@ func TestJobRegisteredDuringFailover(t *testing.T) {
 			if l == nil {
 				return false
 			}
-			_, err = l.Pipeline().Run(ctx, "test", r, cmd)
+			_, err = l.Pipeline().Run(ctx, name, r, cmd)
 			return err == nil || commands.Status(err) < 500
 		})
 		if !ok && err == nil {
@@ -111,10 +111,10 @@ func TestJobRegisteredDuringFailover(t *testing.T) {
 		id := fmt.Sprintf("node-%d", i)
 		n := events.Node{ID: id, Name: id, Datacenter: "dc1", Resources: events.NodeResources{CPU: 4000, MemoryMB: 8192},
 			Drivers: map[string]events.DriverInfo{"exec": {Detected: true, Healthy: true}}}
-		if err := run(node.Register{Node: n}, "reg-"+id); err != nil {
+		if err := run("node.register", node.Register{Node: n}, "reg-"+id); err != nil {
 			t.Fatal(err)
 		}
-		if err := run(node.UpdateStatus{ID: id, Status: events.NodeStatusReady}, "ready-"+id); err != nil {
+		if err := run("node.status", node.UpdateStatus{ID: id, Status: events.NodeStatusReady}, "ready-"+id); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -138,7 +138,9 @@ func TestJobRegisteredDuringFailover(t *testing.T) {
 		}
 	}
 	<-done
-	if err := run(&job.Register{Job: *spec}, "register-web"); err != nil {
+	// The retry is the same request (same command, same key), so it gets
+	// the first outcome if that committed, or applies now.
+	if err := run("job.register", &job.Register{Job: *spec}, "register-web"); err != nil {
 		t.Fatal(err)
 	}
 	for _, a := range servers {
