@@ -71,3 +71,27 @@ func withNodeEvals(d commands.Decision, v projections.View, nodeID, trigger stri
 	d.Events = append(d.Events, &events.EvalsUpserted{Evals: evs})
 	return d, nil
 }
+
+// disconnectTolerant reports whether the node runs a live allocation whose
+// group tolerates disconnects (a disconnect block, or max_client_disconnect).
+func disconnectTolerant(v projections.View, nodeID string) (bool, error) {
+	onNode, err := allocs.ByNode(v, nodeID)
+	if err != nil {
+		return false, err
+	}
+	for _, a := range onNode {
+		if a.Terminal() {
+			continue
+		}
+		j, err := jobs.Get(v, a.Namespace, a.JobID)
+		if err != nil {
+			continue
+		}
+		for _, tg := range j.TaskGroups {
+			if tg.Name == a.TaskGroup && (tg.Disconnect != nil || tg.MaxClientDisconnect > 0) {
+				return true, nil
+			}
+		}
+	}
+	return false, nil
+}

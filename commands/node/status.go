@@ -45,6 +45,17 @@ func (u UpdateStatus) Decide(v projections.View, now time.Time, ids commands.IDs
 		return commands.Decision{}, err
 	}
 	status := Effective(n, u.Status)
+	// N1: a node that misses its heartbeat while running allocations that
+	// tolerate disconnects becomes disconnected (its allocs unknown), not down.
+	if u.MissedHeartbeat && status == events.NodeStatusDown {
+		tolerant, err := disconnectTolerant(v, u.ID)
+		if err != nil {
+			return commands.Decision{}, err
+		}
+		if tolerant {
+			status = events.NodeStatusDisconnected
+		}
+	}
 	if status == n.Status {
 		return commands.Decision{}, nil
 	}

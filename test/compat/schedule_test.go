@@ -242,3 +242,62 @@ func TestFailedAllocationIsRescheduled(t *testing.T) {
 		return err == nil && ev.Status == "pending" && !ev.WaitUntil.IsZero()
 	})
 }
+
+// N1 end to end: a node running allocations that tolerate disconnects
+// becomes disconnected (not down) when it misses its heartbeat, and its
+// allocation is unknown; on reconnect it stays initializing until it has
+// reported its allocations, then becomes ready and keeps its allocation.
+func TestDisconnectedNodeKeepsTolerantAllocation(t *testing.T) {
+	a, c := startDev(t)
+	registerReadyNode(t, a.HTTPAddr(), "edge-0", 4000, 8192)
+	job := serviceJob("edge", 1)
+	job.TaskGroups[0].Disconnect = &api.DisconnectStrategy{LostAfter: pointer(time.Hour), Replace: pointer(false)}
+	if _, _, err := c.Jobs().Register(job, nil); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the allocation", func() bool { return total(runningByNode(t, c, "edge")) == 1 })
+	ctx := context.Background()
+	if _, err := a.Pipeline().Run(ctx, "node.status", commands.Request{Actor: "test"},
+		node.UpdateStatus{ID: "edge-0", Status: "down", MissedHeartbeat: true}); err != nil {
+		t.Fatal(err)
+	}
+	n, _, err := c.Nodes().Info("edge-0", nil)
+	if err != nil || n.Status != "disconnected" {
+		t.Fatalf("node after a missed heartbeat: %v, %v", n.Status, err)
+	}
+	waitFor(t, "the allocation to become unknown", func() bool {
+		allocs, _, err := c.Jobs().Allocations("edge", true, nil)
+		return err == nil && len(allocs) == 1 && allocs[0].ClientStatus == "unknown"
+	})
+	// Reconnect: the heartbeat alone leaves it initializing (N1).
+	registerReadyNode(t, a.HTTPAddr(), "edge-0", 4000, 8192)
+	if n, _, _ := c.Nodes().Info("edge-0", nil); n.Status != "initializing" {
+		t.Fatalf("reconnecting node is %s before reporting its allocations", n.Status)
+	}
+	allocs, _, _ := c.Jobs().Allocations("edge", true, nil)
+	orig := allocs[0].ID
+	body := fmt.Sprintf(`{"Allocs":[{"ID":%q,"ClientStatus":"running"}]}`, orig)
+	r, _ := http.NewRequest(http.MethodPut, "http://"+a.HTTPAddr()+"/v1/client/edge-0/allocs", strings.NewReader(body))
+	resp, err := http.DefaultClient.Do(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	registerReadyNode(t, a.HTTPAddr(), "edge-0", 4000, 8192)
+	if n, _, _ := c.Nodes().Info("edge-0", nil); n.Status != "ready" {
+		t.Fatalf("node after reporting its allocations: %s", n.Status)
+	}
+	waitFor(t, "the original allocation kept running", func() bool {
+		allocs, _, err := c.Jobs().Allocations("edge", true, nil)
+		if err != nil {
+			return false
+		}
+		var live []string
+		for _, al := range allocs {
+			if al.DesiredStatus == "run" {
+				live = append(live, al.ID)
+			}
+		}
+		return len(live) == 1 && live[0] == orig
+	})
+}
