@@ -108,3 +108,23 @@ func TestClientUpdate(t *testing.T) {
 		}
 	}
 }
+
+// The eval a stop creates has its job's priority and type (a system job's
+// eval is not a service eval at priority 50).
+func TestStopEvalTakesTheJobsPriorityAndType(t *testing.T) {
+	store := pt.OpenStore(t)
+	f := pt.NewFSM(t, store)
+	j := events.Job{ID: "agents", Name: "agents", Namespace: "default", Type: events.JobTypeSystem, Priority: 80,
+		TaskGroups: []events.TaskGroup{{Name: "g", Count: 1}}}
+	a := events.Allocation{ID: "s1", Namespace: "default", EvalID: "e0", NodeID: "n1", JobID: "agents", TaskGroup: "g",
+		DesiredStatus: events.AllocDesiredRun, ClientStatus: events.AllocClientRunning}
+	pt.ApplyOne(t, f, 1, pt.Entry(t, "c1", &events.JobRegistered{Job: j}, &events.AllocsPlaced{EvalID: "e0", Allocs: []events.Allocation{a}}))
+	dec, err := alloc.Stop{ID: "s1"}.Decide(projections.NewView(store), time.Unix(0, pt.LeaderTime), ids())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev := dec.Events[1].(*events.EvalsUpserted).Evals[0]
+	if ev.Priority != 80 || ev.Type != events.JobTypeSystem {
+		t.Fatalf("eval priority %d type %s, want the job's 80 and system", ev.Priority, ev.Type)
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"github.com/ordoplane/ordo/projections"
 	"github.com/ordoplane/ordo/projections/allocs"
 	"github.com/ordoplane/ordo/projections/evals"
+	"github.com/ordoplane/ordo/projections/jobs"
 )
 
 // The priority and type of the evals ordo creates for a job it cannot read:
@@ -17,6 +18,16 @@ const (
 	DefaultEvalPriority = 50
 	DefaultEvalType     = "service"
 )
+
+// JobEvalDefaults returns the priority and type an eval for the job gets:
+// the job's own, or Nomad's service defaults when the job is gone.
+func JobEvalDefaults(v projections.View, namespace, jobID string) (int, string) {
+	j, err := jobs.Get(v, namespace, jobID)
+	if err != nil {
+		return DefaultEvalPriority, DefaultEvalType
+	}
+	return j.Priority, j.Type
+}
 
 // StopDescription is the desired description of an allocation a user stopped.
 const StopDescription = "alloc was stopped by a user"
@@ -45,8 +56,9 @@ func (s Stop) Decide(v projections.View, now time.Time, ids commands.IDs) (comma
 		yes := true
 		up.DesiredTransition.NoShutdownDelay = &yes
 	}
-	eval := events.Evaluation{ID: ids(), Namespace: a.Namespace, Priority: DefaultEvalPriority,
-		Type: DefaultEvalType, TriggeredBy: events.EvalTriggerAllocStop, JobID: a.JobID, Status: events.EvalStatusPending,
+	prio, typ := JobEvalDefaults(v, a.Namespace, a.JobID)
+	eval := events.Evaluation{ID: ids(), Namespace: a.Namespace, Priority: prio,
+		Type: typ, TriggeredBy: events.EvalTriggerAllocStop, JobID: a.JobID, Status: events.EvalStatusPending,
 		CreateTime: now.UnixNano(), ModifyTime: now.UnixNano()}
 	return commands.Decision{
 		Events: []events.Payload{

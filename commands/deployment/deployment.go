@@ -7,16 +7,10 @@ import (
 	"time"
 
 	"github.com/ordoplane/ordo/commands"
+	"github.com/ordoplane/ordo/commands/alloc"
 	"github.com/ordoplane/ordo/events"
 	"github.com/ordoplane/ordo/projections"
 	"github.com/ordoplane/ordo/projections/deployments"
-)
-
-// The priority and type of the evals these commands create: a deployment
-// belongs to a service job.
-const (
-	evalPriority = 50
-	evalType     = "service"
 )
 
 // Status descriptions, as Nomad words them.
@@ -108,7 +102,7 @@ func (p Promote) Decide(v projections.View, now time.Time, ids commands.IDs) (co
 	if d.Status == events.DeploymentStatusPaused {
 		return commands.Decision{}, conflict(d, "a paused deployment cannot be promoted; resume it first")
 	}
-	return decide(d, &events.DeploymentStatusUpdated{ID: d.ID, Status: events.DeploymentStatusRunning, StatusDescription: DescriptionPromoted, Promote: true}, now, ids, true), nil
+	return decide(v, d, &events.DeploymentStatusUpdated{ID: d.ID, Status: events.DeploymentStatusRunning, StatusDescription: DescriptionPromoted, Promote: true}, now, ids, true), nil
 }
 
 // Decide implements commands.Command.
@@ -117,7 +111,7 @@ func (f Fail) Decide(v projections.View, now time.Time, ids commands.IDs) (comma
 	if err != nil {
 		return commands.Decision{}, err
 	}
-	return decide(d, &events.DeploymentStatusUpdated{ID: d.ID, Status: events.DeploymentStatusFailed, StatusDescription: DescriptionFailed}, now, ids, true), nil
+	return decide(v, d, &events.DeploymentStatusUpdated{ID: d.ID, Status: events.DeploymentStatusFailed, StatusDescription: DescriptionFailed}, now, ids, true), nil
 }
 
 // Decide implements commands.Command.
@@ -131,9 +125,9 @@ func (p Pause) Decide(v projections.View, now time.Time, ids commands.IDs) (comm
 		return commands.Decision{}, nil
 	}
 	if p.Pause {
-		return decide(d, &events.DeploymentStatusUpdated{ID: d.ID, Status: events.DeploymentStatusPaused, StatusDescription: DescriptionPaused}, now, ids, false), nil
+		return decide(v, d, &events.DeploymentStatusUpdated{ID: d.ID, Status: events.DeploymentStatusPaused, StatusDescription: DescriptionPaused}, now, ids, false), nil
 	}
-	return decide(d, &events.DeploymentStatusUpdated{ID: d.ID, Status: events.DeploymentStatusRunning, StatusDescription: DescriptionRunning}, now, ids, true), nil
+	return decide(v, d, &events.DeploymentStatusUpdated{ID: d.ID, Status: events.DeploymentStatusRunning, StatusDescription: DescriptionRunning}, now, ids, true), nil
 }
 
 // active returns the deployment id if it is still in progress.
@@ -156,14 +150,15 @@ func conflict(d *deployments.Deployment, reason string) error {
 
 // decide returns the status update with the deployment's modify index as a
 // precondition and, with eval, a pending eval for its job.
-func decide(d *deployments.Deployment, up *events.DeploymentStatusUpdated, now time.Time, ids commands.IDs, eval bool) commands.Decision {
+func decide(v projections.View, d *deployments.Deployment, up *events.DeploymentStatusUpdated, now time.Time, ids commands.IDs, eval bool) commands.Decision {
 	dec := commands.Decision{
 		Events:        []events.Payload{up},
 		Preconditions: []events.Precondition{{Table: deployments.Table, Key: d.ID, Op: events.ModifyIndex, Index: d.ModifyIndex}},
 	}
 	if eval {
+		prio, typ := alloc.JobEvalDefaults(v, d.Namespace, d.JobID)
 		dec.Events = append(dec.Events, &events.EvalsUpserted{Evals: []events.Evaluation{{ID: ids(), Namespace: d.Namespace,
-			Priority: evalPriority, Type: evalType, TriggeredBy: events.EvalTriggerDeploymentWatcher, JobID: d.JobID,
+			Priority: prio, Type: typ, TriggeredBy: events.EvalTriggerDeploymentWatcher, JobID: d.JobID,
 			DeploymentID: d.ID, Status: events.EvalStatusPending, CreateTime: now.UnixNano(), ModifyTime: now.UnixNano()}}})
 	}
 	return dec
