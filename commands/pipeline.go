@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -72,6 +73,12 @@ type Pipeline struct {
 	logger  *slog.Logger
 	latency *prometheus.HistogramVec
 	reg     prometheus.Registerer
+
+	// mu guards closed; inflight counts running commands, so Close can
+	// wait for them before the store under them closes.
+	mu       sync.Mutex
+	closed   bool
+	inflight sync.WaitGroup
 }
 
 // PipelineConfig configures a Pipeline.
@@ -116,8 +123,13 @@ func NewPipeline(cfg PipelineConfig) (*Pipeline, error) {
 	return p, nil
 }
 
-// Close unregisters the pipeline's metrics.
+// Close refuses new commands, waits for the running ones to return and
+// unregisters the pipeline's metrics.
 func (p *Pipeline) Close() {
+	p.mu.Lock()
+	p.closed = true
+	p.mu.Unlock()
+	p.inflight.Wait()
 	if p.reg != nil {
 		p.reg.Unregister(p.latency)
 	}
@@ -125,6 +137,14 @@ func (p *Pipeline) Close() {
 
 // Run validates, decides and appends c, and waits until it is applied here.
 func (p *Pipeline) Run(ctx context.Context, name string, req Request, c Command) (Outcome, error) {
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return Outcome{}, fmt.Errorf("%w: the server is shutting down", ErrNoLeader)
+	}
+	p.inflight.Add(1)
+	p.mu.Unlock()
+	defer p.inflight.Done()
 	start := time.Now()
 	out, err := p.run(ctx, name, req, c)
 	result := "ok"

@@ -350,3 +350,14 @@ func TestPipelineMetrics(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// Close waits for running commands and refuses new ones, so the store under
+// them is never closed mid-command.
+func TestPipelineCloseRefusesNewCommands(t *testing.T) {
+	f := newFixture(t)
+	f.p.Close()
+	_, err := f.p.Run(context.Background(), "namespace.apply", commands.Request{}, namespace.Apply{Name: "late"})
+	if commands.Status(err) != 503 {
+		t.Fatalf("command after Close: %v (status %d), want 503", err, commands.Status(err))
+	}
+}

@@ -14,7 +14,9 @@ import (
 	"github.com/ordoplane/ordo/cmd/agent"
 	"github.com/ordoplane/ordo/projections"
 	"github.com/ordoplane/ordo/projections/all"
+	"github.com/ordoplane/ordo/projections/servers"
 	"github.com/ordoplane/ordo/storage/archive"
+	"github.com/ordoplane/ordo/storage/kv"
 )
 
 func config(t *testing.T) agent.Config {
@@ -93,37 +95,48 @@ func TestLateServerCatchesUpFromSnapshot(t *testing.T) {
 	if got := late.Node().Stats()["last_snapshot_index"]; got == "0" || got == "" {
 		t.Fatalf("late server did not install a snapshot (last_snapshot_index %q)", got)
 	}
-	// Both hold the same history, so the same projections.
+	// Both hold the same history, so the same projections, compared when
+	// both stand at the same applied index after the leader recorded the
+	// late server (its join keeps appending until then).
+	var diff []string
 	waitFor(t, "late server to be registered and match the leader", func() bool {
-		resp, err := http.Get("http://" + late.HTTPAddr() + "/v1/operator/raft/configuration")
-		if err != nil {
+		if _, err := servers.Get(projections.NewView(leader.Store()), late.ID()); err != nil {
 			return false
 		}
-		resp.Body.Close()
-		return resp.StatusCode == http.StatusOK && late.FSM().Applied() == leader.FSM().Applied()
+		at := leader.FSM().Applied()
+		if late.FSM().Applied() != at {
+			return false
+		}
+		diff = differing(t, leader.Store(), late.Store())
+		ln, _ := archive.Len(leader.Store())
+		fn, _ := archive.Len(late.Store())
+		same := ln == fn && leader.FSM().Applied() == at && late.FSM().Applied() == at
+		return same && len(diff) == 0
 	})
-	ln, _ := archive.Len(leader.Store())
-	fn, _ := archive.Len(late.Store())
-	if fn != ln {
-		t.Fatalf("late server archive has %d events, leader %d", fn, ln)
-	}
-	for _, p := range all.Projections() {
-		a, err := projections.Checksum(leader.Store(), p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, err := projections.Checksum(late.Store(), p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if a != b {
-			t.Errorf("projection %s differs between leader and the server restored from a snapshot", p.Name())
-		}
-	}
 	// The earliest events came only through the snapshot: the raft log no longer has them.
 	var seen bool
 	archive.Scan(late.Store(), 1, 10, func(uint64, uint32, []byte) error { seen = true; return nil })
 	if !seen {
 		t.Fatal("late server lacks the archive's first events")
 	}
+}
+
+// differing names the projections whose checksums differ between a and b.
+func differing(t *testing.T, a, b kv.Reader) []string {
+	t.Helper()
+	var out []string
+	for _, p := range all.Projections() {
+		x, err := projections.Checksum(a, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		y, err := projections.Checksum(b, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if x != y {
+			out = append(out, p.Name())
+		}
+	}
+	return out
 }
