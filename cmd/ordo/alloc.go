@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"maps"
@@ -71,22 +70,7 @@ func newAllocStatusCommand(g *globals) *cobra.Command {
 		Short: "Show an allocation by id or unique id prefix",
 		Args:  oneArg("<id>"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := g.client()
-			if err != nil {
-				return err
-			}
-			var raw json.RawMessage
-			if err := c.get(cmd.Context(), pathf("/v1/allocation/%s", args[0]), nil, &raw); err != nil {
-				return fmt.Errorf("read allocation %q: %w", args[0], err)
-			}
-			if asJSON {
-				return printJSON(cmd.OutOrStdout(), raw)
-			}
-			var a cliAlloc
-			if err := json.Unmarshal(raw, &a); err != nil {
-				return fmt.Errorf("decode allocation %q: %w", args[0], err)
-			}
-			return printAlloc(cmd.OutOrStdout(), a)
+			return show(cmd, g, pathf("/v1/allocation/%s", args[0]), nil, fmt.Sprintf("read allocation %q", args[0]), asJSON, printAlloc)
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the server's JSON answer")

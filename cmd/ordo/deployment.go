@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"maps"
@@ -49,22 +48,7 @@ func newDeploymentListCommand(g *globals) *cobra.Command {
 		Short: "List deployments, oldest first",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, err := g.client()
-			if err != nil {
-				return err
-			}
-			var raw json.RawMessage
-			if err := c.get(cmd.Context(), "/v1/deployments", url.Values{"namespace": {namespace}}, &raw); err != nil {
-				return fmt.Errorf("list deployments: %w", err)
-			}
-			if asJSON {
-				return printJSON(cmd.OutOrStdout(), raw)
-			}
-			var list []cliDeployment
-			if err := json.Unmarshal(raw, &list); err != nil {
-				return fmt.Errorf("decode deployments: %w", err)
-			}
-			return printDeployments(cmd.OutOrStdout(), list)
+			return show(cmd, g, "/v1/deployments", url.Values{"namespace": {namespace}}, "list deployments", asJSON, printDeployments)
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the server's JSON answer")
@@ -79,22 +63,7 @@ func newDeploymentStatusCommand(g *globals) *cobra.Command {
 		Short: "Show a deployment by id or unique id prefix",
 		Args:  oneArg("<id>"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := g.client()
-			if err != nil {
-				return err
-			}
-			var raw json.RawMessage
-			if err := c.get(cmd.Context(), pathf("/v1/deployment/%s", args[0]), nil, &raw); err != nil {
-				return fmt.Errorf("read deployment %q: %w", args[0], err)
-			}
-			if asJSON {
-				return printJSON(cmd.OutOrStdout(), raw)
-			}
-			var d cliDeployment
-			if err := json.Unmarshal(raw, &d); err != nil {
-				return fmt.Errorf("decode deployment %q: %w", args[0], err)
-			}
-			return printDeployment(cmd.OutOrStdout(), d)
+			return show(cmd, g, pathf("/v1/deployment/%s", args[0]), nil, fmt.Sprintf("read deployment %q", args[0]), asJSON, printDeployment)
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the server's JSON answer")

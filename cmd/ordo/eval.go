@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"maps"
@@ -65,22 +64,7 @@ func newEvalListCommand(g *globals) *cobra.Command {
 		Short: "List evaluations, oldest first",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, err := g.client()
-			if err != nil {
-				return err
-			}
-			var raw json.RawMessage
-			if err := c.get(cmd.Context(), "/v1/evaluations", url.Values{"namespace": {namespace}}, &raw); err != nil {
-				return fmt.Errorf("list evaluations: %w", err)
-			}
-			if asJSON {
-				return printJSON(cmd.OutOrStdout(), raw)
-			}
-			var list []cliEvalStub
-			if err := json.Unmarshal(raw, &list); err != nil {
-				return fmt.Errorf("decode evaluations: %w", err)
-			}
-			return printEvalStubs(cmd.OutOrStdout(), list, "No evaluations found")
+			return show(cmd, g, "/v1/evaluations", url.Values{"namespace": {namespace}}, "list evaluations", asJSON, func(w io.Writer, list []cliEvalStub) error { return printEvalStubs(w, list, "No evaluations found") })
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the server's JSON answer")
@@ -95,26 +79,11 @@ func newEvalStatusCommand(g *globals) *cobra.Command {
 		Short: "Show an evaluation by id or unique id prefix",
 		Args:  oneArg("<id>"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := g.client()
-			if err != nil {
-				return err
-			}
 			var q url.Values
 			if related {
 				q = url.Values{"related": {"true"}}
 			}
-			var raw json.RawMessage
-			if err := c.get(cmd.Context(), pathf("/v1/evaluation/%s", args[0]), q, &raw); err != nil {
-				return fmt.Errorf("read evaluation %q: %w", args[0], err)
-			}
-			if asJSON {
-				return printJSON(cmd.OutOrStdout(), raw)
-			}
-			var e cliEval
-			if err := json.Unmarshal(raw, &e); err != nil {
-				return fmt.Errorf("decode evaluation %q: %w", args[0], err)
-			}
-			return printEval(cmd.OutOrStdout(), e, related)
+			return show(cmd, g, pathf("/v1/evaluation/%s", args[0]), q, fmt.Sprintf("read evaluation %q", args[0]), asJSON, func(w io.Writer, e cliEval) error { return printEval(w, e, related) })
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the server's JSON answer")

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"maps"
@@ -49,26 +48,11 @@ func newNamespaceListCommand(g *globals) *cobra.Command {
 		Short: "List namespaces",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, err := g.client()
-			if err != nil {
-				return err
-			}
 			q := url.Values{}
 			if prefix != "" {
 				q.Set("prefix", prefix)
 			}
-			var raw json.RawMessage
-			if err := c.get(cmd.Context(), "/v1/namespaces", q, &raw); err != nil {
-				return fmt.Errorf("list namespaces: %w", err)
-			}
-			if asJSON {
-				return printJSON(cmd.OutOrStdout(), raw)
-			}
-			var list []namespace
-			if err := json.Unmarshal(raw, &list); err != nil {
-				return fmt.Errorf("decode namespaces: %w", err)
-			}
-			return printNamespaces(cmd.OutOrStdout(), list)
+			return show(cmd, g, "/v1/namespaces", q, "list namespaces", asJSON, printNamespaces)
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the server's JSON answer")
@@ -96,22 +80,7 @@ func newNamespaceStatusCommand(g *globals) *cobra.Command {
 		Short: "Show a namespace",
 		Args:  oneArg("<name>"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := g.client()
-			if err != nil {
-				return err
-			}
-			var raw json.RawMessage
-			if err := c.get(cmd.Context(), pathf("/v1/namespace/%s", args[0]), nil, &raw); err != nil {
-				return fmt.Errorf("read namespace %q: %w", args[0], err)
-			}
-			if asJSON {
-				return printJSON(cmd.OutOrStdout(), raw)
-			}
-			var ns namespace
-			if err := json.Unmarshal(raw, &ns); err != nil {
-				return fmt.Errorf("decode namespace %q: %w", args[0], err)
-			}
-			return printNamespace(cmd.OutOrStdout(), ns)
+			return show(cmd, g, pathf("/v1/namespace/%s", args[0]), nil, fmt.Sprintf("read namespace %q", args[0]), asJSON, printNamespace)
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the server's JSON answer")

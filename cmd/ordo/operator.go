@@ -1,8 +1,6 @@
 package main
 
 import (
-	"encoding/json"
-	"fmt"
 	"io"
 	"net/url"
 	"strconv"
@@ -47,26 +45,11 @@ func newRaftListPeersCommand(g *globals) *cobra.Command {
 		Short: "List the servers in the raft configuration",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, err := g.client()
-			if err != nil {
-				return err
-			}
 			q := url.Values{}
 			if stale {
 				q.Set("stale", "true")
 			}
-			var raw json.RawMessage
-			if err := c.get(cmd.Context(), "/v1/operator/raft/configuration", q, &raw); err != nil {
-				return fmt.Errorf("read raft configuration: %w", err)
-			}
-			if asJSON {
-				return printJSON(cmd.OutOrStdout(), raw)
-			}
-			var rc raftConfiguration
-			if err := json.Unmarshal(raw, &rc); err != nil {
-				return fmt.Errorf("decode raft configuration: %w", err)
-			}
-			return printPeers(cmd.OutOrStdout(), rc)
+			return show(cmd, g, "/v1/operator/raft/configuration", q, "read raft configuration", asJSON, printPeers)
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the server's JSON answer")

@@ -5,9 +5,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/url"
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/spf13/cobra"
 )
 
 // printJSON writes raw, a JSON answer from the server, indented the way
@@ -122,4 +125,26 @@ func orDash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// show reads path and prints the server's answer: its JSON as is with
+// -json, else render of it decoded into T. what names the read in errors.
+func show[T any](cmd *cobra.Command, g *globals, path string, q url.Values, what string, asJSON bool,
+	render func(io.Writer, T) error) error {
+	c, err := g.client()
+	if err != nil {
+		return err
+	}
+	var raw json.RawMessage
+	if err := c.get(cmd.Context(), path, q, &raw); err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	if asJSON {
+		return printJSON(cmd.OutOrStdout(), raw)
+	}
+	var v T
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return fmt.Errorf("%s: decode: %w", what, err)
+	}
+	return render(cmd.OutOrStdout(), v)
 }

@@ -7,10 +7,8 @@ import (
 	"github.com/ordoplane/ordo/commands"
 	"github.com/ordoplane/ordo/events"
 	"github.com/ordoplane/ordo/projections"
+	"github.com/ordoplane/ordo/projections/evals"
 )
-
-// Table is the evals projection's table the preconditions name.
-const Table = "evals"
 
 // Update writes evals as given; Expect maps the id of each existing eval to
 // the modify index it was read at (new evals are absent from it).
@@ -49,7 +47,7 @@ func (u Update) Decide(_ projections.View, _ time.Time, _ commands.IDs) (command
 	sort.Strings(ids)
 	var d commands.Decision
 	for _, id := range ids {
-		d.Preconditions = append(d.Preconditions, events.Precondition{Table: Table, Key: id, Op: events.ModifyIndex, Index: u.Expect[id]})
+		d.Preconditions = append(d.Preconditions, events.Precondition{Table: evals.Table, Key: id, Op: events.ModifyIndex, Index: u.Expect[id]})
 	}
 	d.Events = []events.Payload{&events.EvalsUpserted{Evals: u.Evals}}
 	return d, nil

@@ -26,30 +26,12 @@ func Resolve(v projections.View, idOrPrefix string) (*Alloc, error) {
 }
 
 // Query selects allocs for Scan.
-type Query struct {
-	// Namespace keeps the allocs of one namespace; "" or "*" keeps all.
-	Namespace string
-	// Prefix keeps the allocs whose id starts with it.
-	Prefix string
-	// Reverse lists newest first.
-	Reverse bool
-	// From is the order.Key to start at, from a page token; "" for the first.
-	From string
-}
+type Query = order.Query
 
 // Scan calls fn with each alloc q selects, in creation order; fn may
 // return an error to stop, which Scan returns.
 func Scan(v projections.View, q Query, fn func(*Alloc) error) error {
-	return order.Walk(v, Table, ByCreateTable, q.Prefix, q.From, q.Reverse, func(_ string, r projections.Row) error {
-		a, err := fromRow(r)
-		if err != nil {
-			return err
-		}
-		if q.Namespace != "" && q.Namespace != "*" && a.Namespace != q.Namespace {
-			return nil
-		}
-		return fn(a)
-	})
+	return order.Scan(v, Table, ByCreateTable, q, fromRow, func(x *Alloc) string { return x.Namespace }, fn)
 }
 
 // ByNode returns the allocs on a node in creation order.
@@ -68,17 +50,5 @@ func ByEval(v projections.View, eval string) ([]*Alloc, error) {
 }
 
 func byIndex(v projections.View, index, prefix string) ([]*Alloc, error) {
-	_, rows, err := order.Sorted(v, Table, index, prefix)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]*Alloc, 0, len(rows))
-	for _, r := range rows {
-		a, err := fromRow(r)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, a)
-	}
-	return out, nil
+	return order.Collect(v, Table, index, prefix, fromRow)
 }

@@ -26,47 +26,17 @@ func Resolve(v projections.View, idOrPrefix string) (*Deployment, error) {
 }
 
 // Query selects deployments for Scan.
-type Query struct {
-	// Namespace keeps the deployments of one namespace; "" or "*" keeps all.
-	Namespace string
-	// Prefix keeps the deployments whose id starts with it.
-	Prefix string
-	// Reverse lists newest first.
-	Reverse bool
-	// From is the order.Key to start at, from a page token; "" for the first.
-	From string
-}
+type Query = order.Query
 
 // Scan calls fn with each deployment q selects, in creation order; fn may
 // return an error to stop, which Scan returns.
 func Scan(v projections.View, q Query, fn func(*Deployment) error) error {
-	return order.Walk(v, Table, ByCreateTable, q.Prefix, q.From, q.Reverse, func(_ string, r projections.Row) error {
-		d, err := fromRow(r)
-		if err != nil {
-			return err
-		}
-		if q.Namespace != "" && q.Namespace != "*" && d.Namespace != q.Namespace {
-			return nil
-		}
-		return fn(d)
-	})
+	return order.Scan(v, Table, ByCreateTable, q, fromRow, func(x *Deployment) string { return x.Namespace }, fn)
 }
 
 // ByJob returns the deployments of a job in creation order.
 func ByJob(v projections.View, namespace, job string) ([]*Deployment, error) {
-	_, rows, err := order.Sorted(v, Table, ByJobTable, JobKey(namespace, job))
-	if err != nil {
-		return nil, err
-	}
-	out := make([]*Deployment, 0, len(rows))
-	for _, r := range rows {
-		d, err := fromRow(r)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, d)
-	}
-	return out, nil
+	return order.Collect(v, Table, ByJobTable, JobKey(namespace, job), fromRow)
 }
 
 // Latest returns the job's most recently created deployment, or

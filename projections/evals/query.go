@@ -28,47 +28,17 @@ func Resolve(v projections.View, idOrPrefix string) (*Eval, error) {
 }
 
 // Query selects evals for Scan.
-type Query struct {
-	// Namespace keeps the evals of one namespace; "" or "*" keeps all.
-	Namespace string
-	// Prefix keeps the evals whose id starts with it.
-	Prefix string
-	// Reverse lists newest first.
-	Reverse bool
-	// From is the order.Key to start at, from a page token; "" for the first.
-	From string
-}
+type Query = order.Query
 
 // Scan calls fn with each eval q selects, in creation order (N20); fn may
 // return an error to stop, which Scan returns.
 func Scan(v projections.View, q Query, fn func(*Eval) error) error {
-	return order.Walk(v, Table, ByCreateTable, q.Prefix, q.From, q.Reverse, func(_ string, r projections.Row) error {
-		e, err := fromRow(r)
-		if err != nil {
-			return err
-		}
-		if q.Namespace != "" && q.Namespace != "*" && e.Namespace != q.Namespace {
-			return nil
-		}
-		return fn(e)
-	})
+	return order.Scan(v, Table, ByCreateTable, q, fromRow, func(x *Eval) string { return x.Namespace }, fn)
 }
 
 // ByJob returns the evals of a job in creation order.
 func ByJob(v projections.View, namespace, job string) ([]*Eval, error) {
-	_, rows, err := order.Sorted(v, Table, ByJobTable, JobKey(namespace, job))
-	if err != nil {
-		return nil, err
-	}
-	out := make([]*Eval, 0, len(rows))
-	for _, r := range rows {
-		e, err := fromRow(r)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, e)
-	}
-	return out, nil
+	return order.Collect(v, Table, ByJobTable, JobKey(namespace, job), fromRow)
 }
 
 // Related fills e.RelatedEvals with the stubs of its next, previous and
