@@ -7,6 +7,7 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/ordoplane/ordo/commands"
 	"github.com/ordoplane/ordo/commands/job"
@@ -100,6 +101,9 @@ func jobQueryInt(r *http.Request, name string) (int, error) {
 	return n, nil
 }
 
+// listJobs lists jobs by namespace then id, as Nomad does, paged with
+// next_token "<namespace>.<id>" and filtered on the stubs' JSON (Meta
+// included, whether or not ?meta=true shows it).
 func (s *Server) listJobs(w http.ResponseWriter, r *http.Request) {
 	ns, err := jobNamespace(r)
 	if err != nil {
@@ -111,19 +115,35 @@ func (s *Server) listJobs(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	prefix := r.URL.Query().Get("prefix")
-	s.query(w, r, jobTables, func(v projections.View) (any, error) {
-		list, err := jobs.List(v, ns, prefix)
-		if list == nil {
-			list = []*jobs.Stub{}
-		}
+	pq, err := parsePage(r, jobTokenKey)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	s.queryPage(w, r, jobTables, func(v projections.View) (any, error) {
+		p := newPager(pq)
+		err := jobs.Scan(v, jobs.Query{Namespace: ns, Prefix: pq.prefix, From: pq.from, Reverse: pq.reverse},
+			func(j *jobs.Stub) error { return p.addToken(jobToken(j.Namespace, j.ID), j) })
 		if !withMeta {
-			for _, j := range list {
-				j.Meta = nil
+			for _, j := range p.items {
+				j.(*jobs.Stub).Meta = nil
 			}
 		}
-		return list, err
+		return p.result(err)
 	})
+}
+
+// jobToken is the page token of a job, "<namespace>.<id>" as Nomad's.
+func jobToken(ns, id string) string { return ns + "." + id }
+
+// jobTokenKey returns the jobs.Key a jobToken names. Namespaces have no
+// dots, so the first one ends the namespace.
+func jobTokenKey(token string) (string, bool) {
+	ns, id, ok := strings.Cut(token, ".")
+	if !ok || namespace.ValidName("next_token", ns) != nil || job.ValidID("next_token", id) != nil {
+		return "", false
+	}
+	return jobs.Key(ns, id), true
 }
 
 func notFoundJob(id string, err error) error {

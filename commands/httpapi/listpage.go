@@ -22,16 +22,28 @@ type pageQuery struct {
 	prefix    string
 	filter    *bexpr.Evaluator
 	perPage   int
-	// from is the order.Key next_token names; "" for the first page.
+	// from is the key next_token names (an order.Key for creation-ordered
+	// lists, a table key for lists in id order); "" for the first page.
 	from string
 	// reverse lists newest first: reverse=true, or the seed's
 	// ascending=true, the same switch (N20).
 	reverse bool
 }
 
-// parsePageQuery reads a list request's parameters; a bad one is a
-// *commands.ValidationError naming it.
+// parsePageQuery reads the parameters of a creation-ordered list, whose
+// next_token is an order.Token; a bad one is a *commands.ValidationError
+// naming it.
 func parsePageQuery(r *http.Request) (pageQuery, error) {
+	return parsePage(r, func(token string) (string, bool) {
+		key, err := order.ParseToken(token)
+		return key, err == nil
+	})
+}
+
+// parsePage reads a list request's parameters; tokenKey turns a next_token
+// into the key to resume at, false when this server never hands it out. A
+// bad parameter is a *commands.ValidationError naming it.
+func parsePage(r *http.Request, tokenKey func(token string) (string, bool)) (pageQuery, error) {
 	q := r.URL.Query()
 	p := pageQuery{namespace: q.Get("namespace"), prefix: q.Get("prefix")}
 	if p.namespace == "" {
@@ -56,8 +68,8 @@ func parsePageQuery(r *http.Request) (pageQuery, error) {
 		p.perPage = n
 	}
 	if v := q.Get("next_token"); v != "" {
-		key, err := order.ParseToken(v)
-		if err != nil {
+		key, ok := tokenKey(v)
+		if !ok {
 			return p, commands.Invalid("next_token", "%q is not a token this server handed out", v)
 		}
 		p.from = key
@@ -85,25 +97,46 @@ type pager struct {
 
 func newPager(q pageQuery) *pager { return &pager{q: q, items: []any{}} }
 
-// add offers the item created at createIndex with id, shown as shape. It
-// returns errPageFull when the page is complete, a *commands.ValidationError
-// naming filter when the filter cannot be evaluated on it.
+// add offers the item created at createIndex with id, shown as shape, to
+// a creation-ordered list. It returns errPageFull when the page is
+// complete, a *commands.ValidationError naming filter when the filter
+// cannot be evaluated on it.
 func (p *pager) add(createIndex uint64, id string, shape any) error {
+	full, err := p.offer(shape)
+	if full {
+		p.next = order.Token(createIndex, id)
+	}
+	return err
+}
+
+// addToken is add for lists in id order, whose items are their own page
+// tokens: token resumes the list at this item.
+func (p *pager) addToken(token string, shape any) error {
+	full, err := p.offer(shape)
+	if full {
+		p.next = token
+	}
+	return err
+}
+
+// offer appends shape to the page if the filter keeps it, and reports
+// whether it is the first kept item past the page (err is then
+// errPageFull).
+func (p *pager) offer(shape any) (full bool, err error) {
 	if p.q.filter != nil {
 		ok, err := matches(p.q.filter, shape)
 		if err != nil {
-			return err
+			return false, err
 		}
 		if !ok {
-			return nil
+			return false, nil
 		}
 	}
 	if p.q.perPage > 0 && len(p.items) == p.q.perPage {
-		p.next = order.Token(createIndex, id)
-		return errPageFull
+		return true, errPageFull
 	}
 	p.items = append(p.items, shape)
-	return nil
+	return false, nil
 }
 
 // page is a list answer and its next token.

@@ -37,15 +37,21 @@ func (s *Server) heartbeat(id string) time.Duration {
 	return s.cfg.Heartbeats.Heartbeat(id)
 }
 
+// listNodes lists nodes by id, as Nomad does, paged with the next node's
+// id as next_token and filtered on the stubs' JSON.
 func (s *Server) listNodes(w http.ResponseWriter, r *http.Request) {
-	prefix := r.URL.Query().Get("prefix")
-	s.query(w, r, nodeTables, func(v projections.View) (any, error) {
-		list, err := nodes.List(v, prefix)
-		out := make([]*nodes.Stub, 0, len(list))
-		for _, n := range list {
-			out = append(out, n.Stub())
-		}
-		return out, err
+	pq, err := parsePage(r, func(token string) (string, bool) {
+		return token, node.ValidID("next_token", token) == nil
+	})
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	s.queryPage(w, r, nodeTables, func(v projections.View) (any, error) {
+		p := newPager(pq)
+		err := nodes.Scan(v, nodes.Query{Prefix: pq.prefix, From: pq.from, Reverse: pq.reverse},
+			func(n *nodes.Node) error { return p.addToken(n.ID, n.Stub()) })
+		return p.result(err)
 	})
 }
 

@@ -6,8 +6,9 @@
 // # Usage
 //
 // The FSM applies JobRegistered, JobDeregistered, EvalsUpserted and the
-// Allocs* events through Projection; readers call Get, List, Versions and
-// GetSummary with a projections.View. Job, Stub and Summary marshal to JSON
+// Allocs* events through Projection; readers call Get, List, Scan (a
+// paged list's walk, by namespace and id from a key, either way), Versions
+// and GetSummary with a projections.View. Job, Stub and Summary marshal to JSON
 // in the shape of Nomad's api.Job, api.JobListStub and api.JobSummary.
 //
 // # Concurrency

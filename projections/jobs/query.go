@@ -42,14 +42,38 @@ func withStatus(v projections.View, j *Job) error {
 // AllNamespaces) whose id starts with prefix, by namespace then id, each
 // with its summary.
 func List(v projections.View, ns, prefix string) ([]*Stub, error) {
-	scan := Key(ns, prefix)
-	if ns == AllNamespaces {
+	var out []*Stub
+	err := Scan(v, Query{Namespace: ns, Prefix: prefix}, func(s *Stub) error {
+		out = append(out, s)
+		return nil
+	})
+	return out, err
+}
+
+// Query selects jobs for Scan.
+type Query struct {
+	// Namespace keeps the jobs of one namespace; AllNamespaces keeps all.
+	Namespace string
+	// Prefix keeps the jobs whose id starts with it.
+	Prefix string
+	// From is the Key(namespace, id) to start at, inclusive; "" for the
+	// first (the last when Reverse is set).
+	From string
+	// Reverse lists in descending namespace and id order.
+	Reverse bool
+}
+
+// Scan calls fn with the stub of each job q selects, with its summary, by
+// namespace then id (descending when q.Reverse is set), the order of
+// Nomad's job list; fn may return an error to stop, which Scan returns.
+func Scan(v projections.View, q Query, fn func(*Stub) error) error {
+	scan := Key(q.Namespace, q.Prefix)
+	if q.Namespace == AllNamespaces {
 		scan = ""
 	}
-	var out []*Stub
-	err := v.Scan(Table, scan, false, func(k string, r projections.Row) error {
-		if ns == AllNamespaces {
-			if _, id := splitKey(k); !strings.HasPrefix(id, prefix) {
+	return v.ScanFrom(Table, scan, q.From, q.Reverse, func(k string, r projections.Row) error {
+		if q.Namespace == AllNamespaces {
+			if _, id := splitKey(k); !strings.HasPrefix(id, q.Prefix) {
 				return nil
 			}
 		}
@@ -66,10 +90,8 @@ func List(v projections.View, ns, prefix string) ([]*Stub, error) {
 		if err := withStatus(v, j); err != nil {
 			return err
 		}
-		out = append(out, j.Stub(s))
-		return nil
+		return fn(j.Stub(s))
 	})
-	return out, err
 }
 
 // Versions returns every stored version of job id in ns, newest first, or

@@ -7,7 +7,8 @@
 // # Usage
 //
 // The FSM applies Node* events through Projection; readers call Get,
-// Resolve and List with a projections.View. Node and Stub marshal to JSON
+// Resolve, List and Scan (a paged list's walk, by id from a key, either
+// way) with a projections.View. Node and Stub marshal to JSON
 // in the shape of Nomad's api.Node and api.NodeListStub.
 //
 // # Concurrency

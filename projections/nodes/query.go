@@ -27,13 +27,33 @@ func Resolve(v projections.View, idOrPrefix string) (*Node, error) {
 // List returns the nodes whose id starts with prefix, by id.
 func List(v projections.View, prefix string) ([]*Node, error) {
 	var out []*Node
-	err := v.Scan(Table, prefix, false, func(_ string, r projections.Row) error {
-		n, err := fromRow(r)
-		if err != nil {
-			return err
-		}
+	err := Scan(v, Query{Prefix: prefix}, func(n *Node) error {
 		out = append(out, n)
 		return nil
 	})
 	return out, err
+}
+
+// Query selects nodes for Scan.
+type Query struct {
+	// Prefix keeps the nodes whose id starts with it.
+	Prefix string
+	// From is the id to start at, inclusive; "" for the first (the last
+	// when Reverse is set).
+	From string
+	// Reverse lists in descending id order.
+	Reverse bool
+}
+
+// Scan calls fn with each node q selects, by id (descending when
+// q.Reverse is set), the order of Nomad's node list; fn may return an
+// error to stop, which Scan returns.
+func Scan(v projections.View, q Query, fn func(*Node) error) error {
+	return v.ScanFrom(Table, q.Prefix, q.From, q.Reverse, func(_ string, r projections.Row) error {
+		n, err := fromRow(r)
+		if err != nil {
+			return err
+		}
+		return fn(n)
+	})
 }
