@@ -40,6 +40,13 @@ type need struct {
 	resched bool
 	// destructive marks an update placed under the deployment.
 	destructive bool
+	// canary marks a canary of the deployment (canary.go): placed beside
+	// the allocations it will replace, which keep running until promotion.
+	canary bool
+	// old, when set, is the earlier job version to place instead of the
+	// current one: while canaries await promotion the old version keeps
+	// its count (canary.go).
+	old *events.Job
 }
 
 // slot is something that holds a name index of a group: a kept
@@ -48,8 +55,14 @@ type need struct {
 type slot struct {
 	index int
 	rank  int // kept 0, replacement 1, held 2: the order survivors are chosen in
-	alloc *events.Allocation
-	need  *need
+	// pref orders kept allocations of one index: current 0, outdated 1,
+	// another deployment's canary 2 (the lowest survives a duplicate).
+	pref int
+	// outdated marks a kept allocation that must be replaced to run the
+	// current version.
+	outdated bool
+	alloc    *events.Allocation
+	need     *need
 	// delayedAt, for a held failed allocation, is when it may be rescheduled.
 	delayedAt int64
 }
@@ -95,6 +108,8 @@ func (s *sched) computeGeneric() {
 func (s *sched) reconcileGroup(tg *events.TaskGroup, allocs []*events.Allocation) []need {
 	tolerates, lostAfter, replace := disconnect(tg)
 	var timeouts []int64
+	outdated := s.outdatedFunc(tg)
+	cs := s.groupCanaries(tg, allocs)
 
 	// Which allocations were replaced, by whom.
 	successor := map[string]bool{}
@@ -139,6 +154,21 @@ func (s *sched) reconcileGroup(tg *events.TaskGroup, allocs []*events.Allocation
 	var slots []slot
 	for _, a := range allocs {
 		if s.stopped[a.ID] || a.ServerTerminal() {
+			continue
+		}
+		if cs.placed[a.ID] {
+			// An unpromoted canary holds no slot: the allocations it
+			// will replace keep theirs until promotion. One on a down or
+			// disconnected node is lost, and another canary is placed.
+			switch n := s.nodes[a.NodeID]; {
+			case a.ClientTerminal():
+			case nodeLost(n):
+				s.stop(a, descLost, events.AllocClientLost)
+			case n.Status == events.NodeStatusDisconnected:
+				s.stop(a, descLostDisconnect, events.AllocClientLost)
+			default:
+				cs.live = append(cs.live, a)
+			}
 			continue
 		}
 		idx := nameIndex(a.Name)
@@ -201,17 +231,28 @@ func (s *sched) reconcileGroup(tg *events.TaskGroup, allocs []*events.Allocation
 				s.stop(a, descMigrate, "")
 			}
 		default:
-			slots = append(slots, slot{index: idx, rank: 0, alloc: a})
+			sl := slot{index: idx, rank: 0, outdated: outdated(a), alloc: a}
+			switch {
+			case cs.foreign(a):
+				sl.pref = 2
+			case sl.outdated:
+				sl.pref = 1
+			}
+			slots = append(slots, sl)
 		}
 	}
 
 	// Keep the lowest indexes up to count; what is above goes (scale down
-	// stops the highest indexes first).
+	// stops the highest indexes first). Of two allocations with one index
+	// the current one stays (a promoted canary and the one it replaces).
 	slices.SortStableFunc(slots, func(x, y slot) int {
 		if c := cmp.Compare(x.index, y.index); c != 0 {
 			return c
 		}
-		return cmp.Compare(x.rank, y.rank)
+		if c := cmp.Compare(x.rank, y.rank); c != 0 {
+			return c
+		}
+		return cmp.Compare(x.pref, y.pref)
 	})
 	used := map[int]bool{}
 	var keep []slot
@@ -220,7 +261,7 @@ func (s *sched) reconcileGroup(tg *events.TaskGroup, allocs []*events.Allocation
 			switch {
 			case sl.alloc != nil && sl.rank == 0:
 				desc := descScaleDown
-				if used[sl.index] && len(keep) < tg.Count {
+				if used[sl.index] && len(keep) < tg.Count && sl.pref == 0 {
 					desc = descDuplicate
 				}
 				s.stop(sl.alloc, desc, "")
@@ -237,7 +278,7 @@ func (s *sched) reconcileGroup(tg *events.TaskGroup, allocs []*events.Allocation
 	var needs []need
 	var delayed []*events.Allocation
 	var delayedAt []int64
-	var outdated []*events.Allocation
+	var old []*events.Allocation
 	for _, sl := range keep {
 		switch {
 		case sl.need != nil:
@@ -247,8 +288,8 @@ func (s *sched) reconcileGroup(tg *events.TaskGroup, allocs []*events.Allocation
 				delayed = append(delayed, sl.alloc)
 				delayedAt = append(delayedAt, sl.delayedAt)
 			}
-		case sl.rank == 0 && s.destructive(tg, sl.alloc):
-			outdated = append(outdated, sl.alloc)
+		case sl.rank == 0 && sl.outdated:
+			old = append(old, sl.alloc)
 		}
 	}
 	for i := 0; len(keep) < tg.Count; i++ {
@@ -260,29 +301,69 @@ func (s *sched) reconcileGroup(tg *events.TaskGroup, allocs []*events.Allocation
 	}
 	s.delayReschedules(delayed, delayedAt)
 	s.addTimeoutFollowUps(timeouts)
-	needs = append(needs, s.destructiveUpdates(tg, allocs, outdated)...)
-	return needs
+	if cs.canarying(old) {
+		// No destructive progress before promotion: place the canaries
+		// still missing, and keep the old version's count with the old
+		// version.
+		s.downgrade(tg, needs, old, outdated)
+		return append(needs, s.placeCanaries(tg, cs, old, used)...)
+	}
+	return append(needs, s.destructiveUpdates(tg, allocs, old)...)
 }
 
 func isTrue(b *bool) bool { return b != nil && *b }
 
-// destructive reports whether a runs an earlier version of the job whose
-// group differs in what its tasks run, so it must be replaced rather than
-// updated in place. Unknown earlier versions count as compatible.
+// outdatedFunc returns a function that reports whether an allocation runs
+// an earlier version of the job whose group differs in what its tasks run,
+// so it must be replaced rather than updated in place. Unknown earlier
+// versions count as compatible. Answers are remembered per version.
+func (s *sched) outdatedFunc(tg *events.TaskGroup) func(*events.Allocation) bool {
+	seen := map[uint64]bool{}
+	return func(a *events.Allocation) bool {
+		if a.JobVersion == s.job.Version {
+			return false
+		}
+		if d, ok := seen[a.JobVersion]; ok {
+			return d
+		}
+		d := false
+		if old, ok := s.st.JobVersion(s.job.Namespace, s.job.ID, a.JobVersion); ok {
+			d = GroupChanged(old, s.job, tg.Name)
+		}
+		seen[a.JobVersion] = d
+		return d
+	}
+}
+
+// destructive reports whether a must be replaced to run the job's current
+// version of tg (see outdatedFunc).
 func (s *sched) destructive(tg *events.TaskGroup, a *events.Allocation) bool {
-	if a.JobVersion == s.job.Version {
-		return false
+	return s.outdatedFunc(tg)(a)
+}
+
+// GroupChanged reports whether group name of job version cur differs from
+// its form in version old in what its tasks run (tasks or meta), so that
+// an allocation of old must be replaced rather than updated in place. A
+// group old lacks is changed.
+func GroupChanged(old, cur *events.Job, name string) bool {
+	og, cg := group(old, name), group(cur, name)
+	if og == nil || cg == nil {
+		return og != cg
 	}
-	old, ok := s.st.JobVersion(s.job.Namespace, s.job.ID, a.JobVersion)
-	if !ok {
-		return false
+	return !reflect.DeepEqual(og.Tasks, cg.Tasks) || !reflect.DeepEqual(og.Meta, cg.Meta)
+}
+
+// group returns job's group name, nil if it has none.
+func group(job *events.Job, name string) *events.TaskGroup {
+	if job == nil {
+		return nil
 	}
-	for i := range old.TaskGroups {
-		if og := &old.TaskGroups[i]; og.Name == tg.Name {
-			return !reflect.DeepEqual(og.Tasks, tg.Tasks) || !reflect.DeepEqual(og.Meta, tg.Meta)
+	for i := range job.TaskGroups {
+		if job.TaskGroups[i].Name == name {
+			return &job.TaskGroups[i]
 		}
 	}
-	return true
+	return nil
 }
 
 // destructiveUpdates replaces outdated allocations, at most the update
@@ -392,14 +473,27 @@ func (s *sched) placeGroup(tg *events.TaskGroup, needs []need) {
 		if nd.resched {
 			avoid = nd.prev.NodeID
 		}
-		n, m := s.selectNode(tg, res, avoid)
+		r := res
+		var og *events.TaskGroup
+		if nd.old != nil {
+			og = group(nd.old, tg.Name)
+			r = groupResources(og)
+		}
+		n, m := s.selectNode(tg, r, avoid)
 		if n == nil {
 			s.failed(tg.Name, m)
 			continue
 		}
 		a := s.newAlloc(tg, allocName(s.job.ID, tg.Name, nd.index))
+		if og != nil {
+			a.JobVersion, a.Resources = nd.old.Version, r
+		}
 		a.Metrics = m
 		a.DeploymentID = s.deploymentID
+		if nd.canary {
+			a.DeploymentStatus = &events.AllocDeploymentStatus{Canary: true}
+			s.recordCanary(tg, a.ID)
+		}
 		if p := nd.prev; p != nil {
 			a.PreviousAllocation = p.ID
 			if nd.resched {
