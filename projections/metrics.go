@@ -12,6 +12,8 @@ type fsmMetrics struct {
 	entries    prometheus.Counter
 	rejections prometheus.Counter
 	archiveLen prometheus.GaugeFunc
+	// batchSeconds is the time to apply one raft batch, commit included.
+	batchSeconds prometheus.Histogram
 }
 
 func newFSMMetrics(reg prometheus.Registerer, store *kv.Store) fsmMetrics {
@@ -26,9 +28,12 @@ func newFSMMetrics(reg prometheus.Registerer, store *kv.Store) fsmMetrics {
 			n, _ := archive.Len(store)
 			return float64(n)
 		}),
+		batchSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "ordo_fsm_batch_apply_seconds", Help: "Time to apply one raft batch of entries and commit it.",
+			Buckets: prometheus.ExponentialBuckets(0.0001, 4, 10)}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.entries, m.rejections, m.archiveLen)
+		reg.MustRegister(m.entries, m.rejections, m.archiveLen, m.batchSeconds)
 	}
 	return m
 }
@@ -40,4 +45,5 @@ func (m fsmMetrics) unregister() {
 	m.reg.Unregister(m.entries)
 	m.reg.Unregister(m.rejections)
 	m.reg.Unregister(m.archiveLen)
+	m.reg.Unregister(m.batchSeconds)
 }

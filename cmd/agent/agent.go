@@ -105,7 +105,7 @@ func Start(cfg Config) (a *Agent, err error) {
 		return nil, err
 	}
 	if a.fsm, err = projections.NewFSM(a.store, projections.FSMConfig{
-		Projections: all.Projections(), Logger: a.log, Registerer: a.reg}); err != nil {
+		Projections: all.Projections(), Logger: a.log, Registerer: a.reg, Clock: time.Now}); err != nil {
 		return nil, err
 	}
 

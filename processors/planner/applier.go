@@ -97,30 +97,93 @@ func (a *Applier) Submit(ctx context.Context, p *scheduler.Plan, evals []events.
 	}
 }
 
-// Run applies plans one at a time until ctx ends.
+// Run applies plans until ctx ends. Plans are verified and committed in
+// arrival order, one commit in raft at a time; the next plan is verified
+// while the previous one commits, against the latest state plus the
+// in-flight placements (see placedOverlay).
 func (a *Applier) Run(ctx context.Context) error {
+	var inflight *commitJob
+	defer func() {
+		if inflight != nil {
+			<-inflight.done
+		}
+	}()
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
 		case req := <-a.queue:
-			start := time.Now()
-			res, index, err := a.apply(ctx, req)
-			a.metrics.latency.Observe(time.Since(start).Seconds())
-			req.reply <- response{res: res, index: index, err: err}
+			start := a.cfg.Clock()
+			job, r := a.prepare(req, inflight)
+			if inflight != nil {
+				<-inflight.done
+				// A refused plan re-plans past the commit the overlay
+				// stood in for.
+				if job != nil && job.res.RefreshIndex > 0 {
+					job.res.RefreshIndex = max(job.res.RefreshIndex, inflight.index)
+				}
+				if job == nil && r.res.RefreshIndex > 0 {
+					r.res.RefreshIndex = max(r.res.RefreshIndex, inflight.index)
+					r.index = max(r.index, inflight.index)
+				}
+			}
+			inflight = nil
+			if job == nil {
+				a.metrics.latency.Observe(a.cfg.Clock().Sub(start).Seconds())
+				req.reply <- r
+				continue
+			}
+			inflight = job
+			go func() {
+				defer close(job.done)
+				r := a.commit(ctx, job)
+				job.index = r.index
+				a.metrics.latency.Observe(a.cfg.Clock().Sub(start).Seconds())
+				req.reply <- r
+			}()
 		}
 	}
 }
 
-func (a *Applier) apply(ctx context.Context, req request) (planapply.Result, uint64, error) {
-	st, release, err := a.cfg.States.State()
+// commitJob is a verified plan on its way through raft.
+type commitJob struct {
+	req    request
+	res    planapply.Result
+	commit plan.Commit
+	// index is the commit's index, set before done closes.
+	index uint64
+	done  chan struct{}
+}
+
+// finished reports whether the job's commit has returned.
+func (j *commitJob) finished() bool {
+	select {
+	case <-j.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// prepare verifies req's plan; it returns the commit to make, or the
+// response to send at once when there is nothing to commit.
+func (a *Applier) prepare(req request, inflight *commitJob) (*commitJob, response) {
+	// Decide before taking the snapshot: a commit that finished by now is
+	// in the snapshot; one still running may or may not be, and the
+	// overlay is safe either way.
+	overlay := inflight != nil && !inflight.finished()
+	base, release, err := a.cfg.States.State()
 	if err != nil {
-		return planapply.Result{}, 0, err
+		return nil, response{err: err}
+	}
+	defer release()
+	st := base
+	if overlay {
+		st = withPlaced(base, inflight.res.Placements)
 	}
 	res := a.eval.Evaluate(req.plan, st, a.cfg.Clock())
-	if e, ok := st.(interface{ Err() error }); ok && e.Err() != nil {
-		release()
-		return planapply.Result{}, 0, fmt.Errorf("verify plan %s: %w", req.plan.EvalID, e.Err())
+	if e, ok := base.(interface{ Err() error }); ok && e.Err() != nil {
+		return nil, response{err: fmt.Errorf("verify plan %s: %w", req.plan.EvalID, e.Err())}
 	}
 	commit := plan.Commit{EvalID: req.plan.EvalID, Placements: res.Placements, Deployment: res.Deployment,
 		NodeIndexes: map[string]uint64{}}
@@ -128,12 +191,10 @@ func (a *Applier) apply(ctx context.Context, req request) (planapply.Result, uin
 	for _, p := range res.Placements {
 		n, ok := st.Node(p.NodeID)
 		if !ok {
-			release()
-			return planapply.Result{}, 0, fmt.Errorf("plan %s: node %s vanished", req.plan.EvalID, p.NodeID)
+			return nil, response{err: fmt.Errorf("plan %s: node %s vanished", req.plan.EvalID, p.NodeID)}
 		}
 		commit.NodeIndexes[p.NodeID] = n.ModifyIndex
 	}
-	release()
 	// Follow-ups commit with any part of the plan, since its updates may
 	// point at them; the eval's own update only with the whole plan.
 	for _, f := range res.FollowUps {
@@ -143,10 +204,16 @@ func (a *Applier) apply(ctx context.Context, req request) (planapply.Result, uin
 	if res.FullCommit() {
 		commit.Evals = append(commit.Evals, req.evals...)
 	}
-	log := a.cfg.Logger.With("eval_id", req.plan.EvalID, "job_id", req.plan.JobID)
 	if len(commit.Placements) == 0 && len(commit.Updates) == 0 && commit.Deployment == nil && len(commit.Evals) == 0 {
-		return res, st.Index(), nil
+		return nil, response{res: res, index: st.Index()}
 	}
+	return &commitJob{req: req, res: res, commit: commit, done: make(chan struct{})}, response{}
+}
+
+// commit sends a verified plan through the command path.
+func (a *Applier) commit(ctx context.Context, job *commitJob) response {
+	res, commit, req := job.res, job.commit, job.req
+	log := a.cfg.Logger.With("eval_id", req.plan.EvalID, "job_id", req.plan.JobID)
 	out, err := a.cfg.Pipeline.Run(ctx, "plan.commit", commands.Request{Actor: "system:plan-applier"}, commit)
 	var conflict *commands.ConflictError
 	if errors.As(err, &conflict) {
@@ -155,10 +222,10 @@ func (a *Applier) apply(ctx context.Context, req request) (planapply.Result, uin
 		a.metrics.rejected.Inc()
 		log.Info("plan rejected at apply", "reason", conflict.Reason)
 		res = planapply.Result{RejectedNodes: nodeIDs(commit.NodeIndexes), RefreshIndex: out.Index}
-		return res, out.Index, nil
+		return response{res: res, index: out.Index}
 	}
 	if err != nil {
-		return planapply.Result{}, 0, fmt.Errorf("commit plan %s: %w", req.plan.EvalID, err)
+		return response{err: fmt.Errorf("commit plan %s: %w", req.plan.EvalID, err)}
 	}
 	if res.FullCommit() {
 		a.metrics.committed.Inc()
@@ -177,7 +244,7 @@ func (a *Applier) apply(ctx context.Context, req request) (planapply.Result, uin
 			log.Warn("node marked ineligible after repeated plan rejections", "node_id", id)
 		}
 	}
-	return res, out.Index, nil
+	return response{res: res, index: out.Index}
 }
 
 func nodeIDs(m map[string]uint64) []string {

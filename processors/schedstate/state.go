@@ -23,11 +23,42 @@ type Source struct {
 
 	// nodes caches the decoded node list by the nodes table's index: it
 	// changes far less often than schedulers ask for it.
-	nodes struct {
-		sync.Mutex
-		index uint64
-		list  []*scheduler.Node
+	nodes indexCache[nodeSet]
+	// usage caches every node's usage by the usage table's index: one scan
+	// serves every worker and the plan applier until the next commit.
+	usage indexCache[map[string]allocs.Usage]
+}
+
+// nodeSet is the node list sorted by id and the same nodes by id.
+type nodeSet struct {
+	list []*scheduler.Node
+	byID map[string]*scheduler.Node
+}
+
+// indexCache holds one value read at a table index. Readers at that index
+// share it; a read at a newer index replaces it, one at an older index is
+// not kept.
+type indexCache[T any] struct {
+	mu    sync.Mutex
+	ok    bool
+	index uint64
+	value T
+}
+
+func (c *indexCache[T]) get(index uint64, read func() (T, error)) (T, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.ok && c.index == index {
+		return c.value, nil
 	}
+	v, err := read()
+	if err != nil {
+		return v, err
+	}
+	if !c.ok || index > c.index {
+		c.ok, c.index, c.value = true, index, v
+	}
+	return v, nil
 }
 
 // Applied returns the applied index and a channel closed at the next apply.
@@ -45,22 +76,6 @@ func (s *Source) State() (scheduler.State, func(), error) {
 	return st, func() { snap.Close() }, nil
 }
 
-// cachedNodes returns the node list for the nodes table at index, reading
-// it with read when the cache holds another index.
-func (s *Source) cachedNodes(index uint64, read func() ([]*scheduler.Node, error)) ([]*scheduler.Node, error) {
-	s.nodes.Lock()
-	defer s.nodes.Unlock()
-	if s.nodes.list != nil && s.nodes.index == index {
-		return s.nodes.list, nil
-	}
-	list, err := read()
-	if err != nil {
-		return nil, err
-	}
-	s.nodes.index, s.nodes.list = index, list
-	return list, nil
-}
-
 // State is a scheduler.State over a projections view.
 type State struct {
 	v     projections.View
@@ -69,7 +84,8 @@ type State struct {
 
 	mu struct {
 		sync.Mutex
-		nodes []*scheduler.Node
+		nodes *nodeSet
+		usage map[string]allocs.Usage
 		err   error
 		// byNode and byJob memoise alloc lookups: the snapshot never
 		// changes, and the scheduler asks about each node many times.
@@ -136,32 +152,43 @@ func (s *State) JobVersion(namespace, id string, version uint64) (*events.Job, b
 }
 
 // Nodes implements scheduler.State: every node, sorted by id, read once per State.
-func (s *State) Nodes() []*scheduler.Node {
+func (s *State) Nodes() []*scheduler.Node { return s.nodeSet().list }
+
+// nodeSet reads the nodes once per State, through the Source's cache.
+func (s *State) nodeSet() *nodeSet {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.mu.nodes == nil {
-		read := func() ([]*scheduler.Node, error) {
+		read := func() (nodeSet, error) {
 			list, err := nodes.List(s.v, "")
 			sort.Slice(list, func(i, j int) bool { return list[i].ID < list[j].ID })
-			return list, err
+			set := nodeSet{list: list, byID: make(map[string]*scheduler.Node, len(list))}
+			for _, n := range list {
+				set.byID[n.ID] = n
+			}
+			return set, err
 		}
-		var list []*scheduler.Node
+		var set nodeSet
 		var err error
 		if ti, terr := s.v.TableIndex(nodes.Table); terr == nil && s.src != nil {
-			list, err = s.src.cachedNodes(ti, read)
+			set, err = s.src.nodes.get(ti, read)
 		} else {
-			list, err = read()
+			set, err = read()
 		}
 		if err != nil && s.mu.err == nil {
 			s.mu.err = fmt.Errorf("list nodes: %w", err)
 		}
-		s.mu.nodes = list
+		s.mu.nodes = &set
 	}
 	return s.mu.nodes
 }
 
 // Node implements scheduler.State.
 func (s *State) Node(id string) (*scheduler.Node, bool) {
+	if s.src != nil {
+		n, ok := s.nodeSet().byID[id]
+		return n, ok
+	}
 	n, err := nodes.Get(s.v, id)
 	if err != nil {
 		s.fail(err)
@@ -212,11 +239,31 @@ func (s *State) AllocsByNode(nodeID string) []*events.Allocation {
 }
 
 // NodeUsage implements scheduler.State from the allocs projection's
-// per-node usage table.
+// per-node usage table: through the Source's cache of the whole table when
+// there is a Source, else one lookup.
 func (s *State) NodeUsage(nodeID string) events.Resources {
-	u, err := allocs.NodeUsage(s.v, nodeID)
-	s.fail(err)
-	return u.Resources
+	if s.src == nil {
+		u, err := allocs.NodeUsage(s.v, nodeID)
+		s.fail(err)
+		return u.Resources
+	}
+	s.mu.Lock()
+	all := s.mu.usage
+	s.mu.Unlock()
+	if all == nil {
+		ti, err := s.v.TableIndex(allocs.UsageTable)
+		if err == nil {
+			all, err = s.src.usage.get(ti, func() (map[string]allocs.Usage, error) { return allocs.AllUsage(s.v) })
+		}
+		if err != nil {
+			s.fail(fmt.Errorf("read node usage: %w", err))
+			all = map[string]allocs.Usage{}
+		}
+		s.mu.Lock()
+		s.mu.usage = all
+		s.mu.Unlock()
+	}
+	return all[nodeID].Resources
 }
 
 // LatestDeployment implements scheduler.State.

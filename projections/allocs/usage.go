@@ -69,3 +69,19 @@ func NodeUsage(v projections.View, node string) (Usage, error) {
 	}
 	return u, nil
 }
+
+// AllUsage returns the usage of every node that has live allocations, by
+// node id: one scan, cheaper than a lookup per node when a caller (the
+// scheduler, the plan applier) asks about many nodes.
+func AllUsage(v projections.View) (map[string]Usage, error) {
+	out := map[string]Usage{}
+	err := v.Scan(UsageTable, "", false, func(node string, r projections.Row) error {
+		var u Usage
+		if err := msgpack.Unmarshal(r.Value, &u); err != nil {
+			return fmt.Errorf("decode usage of node %q: %w", node, err)
+		}
+		out[node] = u
+		return nil
+	})
+	return out, err
+}

@@ -299,6 +299,8 @@ func (c *summaries) update(id, to string) error {
 
 func applyPlaced(tx *projections.Tx, p *events.AllocsPlaced) error {
 	c := newSummaries(tx)
+	// A plan places many allocations of one job: read its row once.
+	created := map[string]uint64{}
 	for i := range p.Allocs {
 		a := &p.Allocs[i]
 		ref, err := getRef(tx, a.ID)
@@ -313,9 +315,14 @@ func applyPlaced(tx *projections.Tx, p *events.AllocsPlaced) error {
 			continue
 		}
 		ref = &allocRef{Namespace: a.Namespace, JobID: a.JobID, Group: a.TaskGroup, ClientStatus: a.ClientStatus}
-		if r, err := tx.Get(Table, Key(a.Namespace, a.JobID)); err == nil {
-			ref.JobCreateIndex = r.CreateIndex
-		} else if !errors.Is(err, projections.ErrNotFound) {
+		jk := Key(a.Namespace, a.JobID)
+		if ci, ok := created[jk]; ok {
+			ref.JobCreateIndex = ci
+		} else if r, err := tx.Get(Table, jk); err == nil {
+			ref.JobCreateIndex, created[jk] = r.CreateIndex, r.CreateIndex
+		} else if errors.Is(err, projections.ErrNotFound) {
+			created[jk] = 0
+		} else {
 			return err
 		}
 		if err := c.move(ref, "", a.ClientStatus); err != nil {

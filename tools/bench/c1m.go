@@ -68,6 +68,8 @@ func c1m(nodeCount, jobCount, perJob int) ([]row, error) {
 	placed := counter(a.Registry(), "ordo_allocs_placed_total")
 	busy0 := counter(a.Registry(), "ordo_worker_busy_seconds_total")
 	plans0 := counter(a.Registry(), "ordo_plans_committed_total") + counter(a.Registry(), "ordo_plans_partial_total")
+	applier0, applied0 := histogram(a.Registry(), "ordo_plan_apply_seconds")
+	fsm0, _ := histogram(a.Registry(), "ordo_fsm_batch_apply_seconds")
 	start := time.Now()
 	err = parallel(8, jobCount, func(i int) error {
 		src := fmt.Sprintf(`job "c1m-%03d" {
@@ -107,6 +109,10 @@ func c1m(nodeCount, jobCount, perJob int) ([]row, error) {
 	plans := counter(a.Registry(), "ordo_plans_committed_total") + counter(a.Registry(), "ordo_plans_partial_total") - plans0
 	busy := counter(a.Registry(), "ordo_worker_busy_seconds_total") - busy0
 	workers := float64(a.Config().Scheduler.Workers)
+	applier, applied := histogram(a.Registry(), "ordo_plan_apply_seconds")
+	applier, applied = applier-applier0, applied-applied0
+	fsm, _ := histogram(a.Registry(), "ordo_fsm_batch_apply_seconds")
+	fsm -= fsm0
 	lat, err := evalLatencies(a)
 	if err != nil {
 		return nil, err
@@ -119,6 +125,8 @@ func c1m(nodeCount, jobCount, perJob int) ([]row, error) {
 		{"eval latency p50 (create → complete)", percentileMS(lat, 0.50), "ms"},
 		{"eval latency p99 (create → complete)", percentileMS(lat, 0.99), "ms"},
 		{"scheduler worker utilisation", 100 * busy / (workers * el.Seconds()), "%"},
+		{"plan apply latency mean (verify → committed)", 1000 * applier / max(applied, 1), "ms"},
+		{"FSM busy (apply + Pebble commit)", 100 * fsm / el.Seconds(), "%"},
 	}, nil
 }
 
@@ -189,6 +197,24 @@ func counter(g prometheus.Gatherer, name string) float64 {
 		return sum
 	}
 	return 0
+}
+
+// histogram reads the sum and count of a histogram's observations; zeros
+// when absent.
+func histogram(g prometheus.Gatherer, name string) (sum, count float64) {
+	mfs, err := g.Gather()
+	if err != nil {
+		return 0, 0
+	}
+	for _, mf := range mfs {
+		if mf.GetName() == name {
+			for _, m := range mf.GetMetric() {
+				sum += m.GetHistogram().GetSampleSum()
+				count += float64(m.GetHistogram().GetSampleCount())
+			}
+		}
+	}
+	return sum, count
 }
 
 func metricValue(m *dto.Metric) float64 {
