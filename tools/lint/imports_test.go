@@ -21,6 +21,7 @@ var layers = map[string]int{
 	"projections": 2,
 	"commands":    3,
 	"processors":  4,
+	"history":     4, // history tools sit beside the processors
 	"cmd":         5,
 	"tools":       6,
 	"test":        6,
