@@ -2,8 +2,8 @@ package planner_test
 
 import (
 	"context"
-	"io"
 	"fmt"
+	"io"
 	"sync"
 	"testing"
 	"time"
