@@ -4,9 +4,12 @@
 //
 // # Usage
 //
-// Next computes a periodic job's next launch after a time, from its cron
-// specs (standard five-field expressions, or descriptors such as @hourly
-// and @daily) in its time zone. Build a Launcher with New over the FSM and
+// Next computes a periodic job's next launch after a time: the earliest
+// next time of its cron specs (`cron`, or each of `crons`), in its time
+// zone. Specs are read by jobspec.ParseCron, as registration validated
+// them, which reads them as Nomad does (hashicorp/cronexpr): five fields,
+// six (a year appended), seven (a second prepended too), or @hourly,
+// @daily, @weekly, @monthly, @yearly and @annually. Build a Launcher with New over the FSM and
 // the command pipeline and hand it to the supervisor; it is a
 // supervisor.Processor. Each launch is a job.LaunchPeriodic command: the
 // child "<parent>/periodic-<unix seconds>", a copy of the parent with

@@ -8,6 +8,8 @@ import (
 	"time"
 	_ "time/tzdata" // time zones validate the same on every server
 
+	"github.com/hashicorp/cronexpr"
+
 	"github.com/ordoplane/ordo/commands"
 	"github.com/ordoplane/ordo/commands/namespace"
 	"github.com/ordoplane/ordo/events"
@@ -267,9 +269,6 @@ func validateConstraints(parent string, cs []events.Constraint) error {
 	return nil
 }
 
-// cronField is what may appear in one field of a cron expression.
-var cronField = regexp.MustCompile(`^[0-9A-Za-z*/,?#-]+$`)
-
 func validatePeriodic(p *events.PeriodicConfig) error {
 	if p.SpecType != "cron" {
 		return commands.Invalid("job.periodic", "spec type %q is not cron", p.SpecType)
@@ -286,7 +285,7 @@ func validatePeriodic(p *events.PeriodicConfig) error {
 		return commands.Invalid("job.periodic.crons", "a periodic job needs a cron expression")
 	}
 	for _, s := range specs {
-		if err := checkCron(s); err != nil {
+		if _, err := ParseCron(s); err != nil {
 			return commands.Invalid(field, "%q: %v", s, err)
 		}
 	}
@@ -296,21 +295,77 @@ func validatePeriodic(p *events.PeriodicConfig) error {
 	return nil
 }
 
-// checkCron checks a cron expression's shape: a predefined schedule such as
-// @daily, or 5 to 7 fields of digits, names and * / , - ? L W #. The
-// periodic launcher parses it fully.
-func checkCron(s string) error {
-	switch s {
-	case "@yearly", "@annually", "@monthly", "@weekly", "@daily", "@midnight", "@hourly":
-		return nil
+// ParseCron parses a periodic job's cron expression as Nomad does, with
+// hashicorp/cronexpr (the periodic launcher computes launches with it): a
+// predefined schedule (@yearly, @annually, @monthly, @weekly, @daily,
+// @hourly) or 5 fields (minute, hour, day of month, month, day of week), 6
+// (a year appended) or 7 (a second prepended too), with names, L, W, # and
+// ?. It refuses two things cronexpr takes though they can never run: fields
+// past the seventh, which cronexpr ignores, and a backwards range such as
+// 5-1, which matches nothing and sends cronexpr's search for the next time
+// through every year to 2099, or forever.
+func ParseCron(spec string) (*cronexpr.Expression, error) {
+	spec = strings.TrimSpace(spec)
+	switch spec {
+	case "@yearly", "@annually", "@monthly", "@weekly", "@daily", "@hourly":
+		return cronexpr.Parse(spec)
 	}
-	fields := strings.Fields(s)
+	fields := strings.Fields(spec)
 	if len(fields) < 5 || len(fields) > 7 {
-		return fmt.Errorf("has %d fields, want 5 to 7", len(fields))
+		return nil, fmt.Errorf("has %d fields, want 5 to 7", len(fields))
 	}
-	for _, f := range fields {
-		if !cronField.MatchString(f) {
-			return fmt.Errorf("field %q is not a cron field", f)
+	e, err := cronexpr.Parse(spec)
+	if err != nil {
+		return nil, err
+	}
+	names := []string{"minute", "hour", "day-of-month", "month", "day-of-week", "year"}
+	if len(fields) == 7 {
+		names = append([]string{"second"}, names...)
+	}
+	for i, f := range fields {
+		if err := checkCronRanges(names[i], f); err != nil {
+			return nil, err
+		}
+	}
+	return e, nil
+}
+
+// cronRange is a range in a cron field, with or without a step.
+var cronRange = regexp.MustCompile(`^([0-9a-z]+)-([0-9a-z]+)(?:/[0-9]+)?$`)
+
+// cronNames are the month and weekday names cronexpr reads.
+var cronNames = map[string]int{
+	"jan": 1, "feb": 2, "mar": 3, "apr": 4, "may": 5, "jun": 6, "jul": 7, "aug": 8, "sep": 9, "oct": 10, "nov": 11, "dec": 12,
+	"january": 1, "february": 2, "march": 3, "april": 4, "june": 6, "july": 7, "august": 8, "september": 9,
+	"october": 10, "november": 11, "december": 12,
+	"sun": 0, "mon": 1, "tue": 2, "wed": 3, "thu": 4, "fri": 5, "sat": 6,
+	"sunday": 0, "monday": 1, "tuesday": 2, "wednesday": 3, "thursday": 4, "friday": 5, "saturday": 6,
+}
+
+// checkCronRanges refuses a backwards range in field f (named name) of an
+// expression cronexpr parsed, read as cronexpr reads it: in the day of
+// week, 7 is Sunday (0), and a range ending on Sunday ends on Saturday.
+func checkCronRanges(name, f string) error {
+	value := func(s string) int {
+		if n, err := strconv.Atoi(s); err == nil {
+			return n
+		}
+		return cronNames[s]
+	}
+	for _, entry := range strings.Split(strings.ToLower(f), ",") {
+		m := cronRange.FindStringSubmatch(entry)
+		if m == nil {
+			continue
+		}
+		first, last := value(m[1]), value(m[2])
+		if name == "day-of-week" {
+			first, last = first%7, last%7
+			if last == 0 {
+				last = 6
+			}
+		}
+		if first > last {
+			return fmt.Errorf("range %q in the %s field is backwards: it matches nothing", entry, name)
 		}
 	}
 	return nil
