@@ -22,6 +22,7 @@ var layers = map[string]int{
 	"commands":    3,
 	"processors":  4,
 	"history":     4, // history tools sit beside the processors
+	"client":      4, // the client agent talks to servers over HTTP
 	"cmd":         5,
 	"tools":       6,
 	"test":        6,

@@ -1,0 +1,94 @@
+package driver
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// ErrTaskGone is returned by Recover when the task a handle state names is
+// no longer running.
+var ErrTaskGone = errors.New("driver: task is no longer running")
+
+// Driver runs tasks of one kind.
+type Driver interface {
+	// Name is the name jobs use in a task's driver field.
+	Name() string
+	// Fingerprint reports whether the driver can run tasks on this node,
+	// with attributes to publish (e.g. "driver.exec.version").
+	Fingerprint() Fingerprint
+	// Start starts the task and returns its handle.
+	Start(ctx context.Context, cfg TaskConfig) (Handle, error)
+	// Recover re-attaches to a task started by an earlier client process
+	// from the state its handle reported; ErrTaskGone if it is not running.
+	Recover(ctx context.Context, state HandleState) (Handle, error)
+}
+
+// Fingerprint is what a driver reports about itself.
+type Fingerprint struct {
+	Detected   bool
+	Healthy    bool
+	Attributes map[string]string
+}
+
+// TaskConfig is everything a driver needs to start one task.
+type TaskConfig struct {
+	// AllocID and Task name the task; ID is unique per start of it (the
+	// client adds the restart count), for logs and handle states.
+	AllocID string
+	Task    string
+	ID      string
+	// Config is the task's driver configuration from the jobspec.
+	Config map[string]any
+	// Env is the task's environment (NOMAD_*-style variables included).
+	Env map[string]string
+	// Dir is the task's working directory, created by the client.
+	Dir string
+	// StdoutPath and StderrPath are the files the task's output goes to;
+	// the driver rotates them at LogMaxBytes, keeping LogMaxFiles.
+	StdoutPath, StderrPath string
+	LogMaxBytes            int64
+	LogMaxFiles            int
+	// CPU (MHz) and MemoryMB are the task's resources, enforced where the
+	// operating system allows it without root-only features.
+	CPU, MemoryMB int
+	// KillSignal is the signal Stop sends first ("SIGINT", "SIGTERM"…;
+	// default SIGTERM); KillTimeout how long Stop waits before killing.
+	KillSignal  string
+	KillTimeout time.Duration
+}
+
+// HandleState is what the client persists about a running task so a new
+// client process can re-attach to it. Drivers fill Data as they need.
+type HandleState struct {
+	Driver  string
+	TaskID  string
+	Started time.Time
+	Data    map[string]string
+}
+
+// ExitResult is how a task ended.
+type ExitResult struct {
+	ExitCode int
+	// Signal is the signal that killed it, 0 if none.
+	Signal int
+	// Err is set when the task could not be waited on (e.g. it vanished
+	// while the client was away).
+	Err error
+}
+
+// Successful reports whether the task exited on its own with code 0.
+func (r ExitResult) Successful() bool { return r.ExitCode == 0 && r.Signal == 0 && r.Err == nil }
+
+// Handle is a running task.
+type Handle interface {
+	// Wait blocks until the task exits or ctx ends.
+	Wait(ctx context.Context) (ExitResult, error)
+	// Signal sends sig (e.g. "SIGHUP") to the task.
+	Signal(sig string) error
+	// Stop sends the kill signal, waits up to the kill timeout, then kills
+	// the task; it returns when the task has exited or ctx ends.
+	Stop(ctx context.Context) error
+	// State is what to persist to re-attach with Recover.
+	State() HandleState
+}
