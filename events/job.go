@@ -116,6 +116,40 @@ type TaskGroup struct {
 	Update              *UpdateStrategy   `msgpack:"up,omitempty" json:"Update"`
 	Meta                map[string]string `msgpack:"meta,omitempty" json:"Meta"`
 	Tasks               []Task            `msgpack:"t" json:"Tasks"`
+	// Migrate paces the group's allocations off draining nodes; nil means
+	// the defaults (see MigrateStrategy).
+	Migrate *MigrateStrategy `msgpack:"mig,omitempty" json:"Migrate,omitempty"`
+}
+
+// DefaultMigrateMaxParallel is how many allocations of a group migrate off
+// draining nodes at a time when the group has no migrate block.
+const DefaultMigrateMaxParallel = 1
+
+// MigrateStrategy is how a service group's allocations leave draining
+// nodes (Nomad's migrate block): the node drainer marks at most
+// MaxParallel of the group's allocations to migrate at a time, and marks
+// the next once a replacement is running (and healthy, in a deployment).
+type MigrateStrategy struct {
+	// MaxParallel is how many allocations migrate at a time; default 1, and
+	// 0 migrates none before the drain's deadline.
+	MaxParallel int `msgpack:"mp" json:"MaxParallel"`
+	// HealthCheck is "checks" (default) or "task_states": how a client
+	// decides a replacement is healthy.
+	HealthCheck string `msgpack:"hc,omitempty" json:"HealthCheck"`
+	// MinHealthyTime is how long a replacement must be healthy; default 10s.
+	MinHealthyTime time.Duration `msgpack:"mht,omitempty" json:"MinHealthyTime"`
+	// HealthyDeadline is how long a replacement has to become healthy;
+	// default 5m.
+	HealthyDeadline time.Duration `msgpack:"hd,omitempty" json:"HealthyDeadline"`
+}
+
+// MigrateMaxParallel returns how many of the group's allocations may
+// migrate at a time: its migrate block's max_parallel, or the default.
+func (tg *TaskGroup) MigrateMaxParallel() int {
+	if tg == nil || tg.Migrate == nil {
+		return DefaultMigrateMaxParallel
+	}
+	return tg.Migrate.MaxParallel
 }
 
 // RestartPolicy is how a client restarts a failed task in place.

@@ -6,6 +6,7 @@ import (
 
 	"github.com/ordoplane/ordo/events"
 	"github.com/ordoplane/ordo/processors/broker"
+	"github.com/ordoplane/ordo/processors/drainer"
 	"github.com/ordoplane/ordo/processors/evalfeed"
 	"github.com/ordoplane/ordo/processors/planapply"
 	"github.com/ordoplane/ordo/processors/planner"
@@ -17,10 +18,12 @@ import (
 )
 
 // scheduling holds the leader-only scheduling processors: the eval feed
-// (which enables and fills the broker), the workers and the plan applier.
+// (which enables and fills the broker), the workers, the plan applier and
+// the node drainer.
 type scheduling struct {
 	broker  *broker.Broker
 	applier *planner.Applier
+	drainer *drainer.Drainer
 	procs   []supervisor.Processor
 }
 
@@ -49,7 +52,12 @@ func (a *Agent) newScheduling(workers int) (*scheduling, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &scheduling{broker: b, applier: ap, procs: []supervisor.Processor{feed, ap}}
+	// Node drains: allocations leave draining nodes at their groups' migrate pace.
+	dr, err := drainer.New(drainer.Config{Pipeline: a.pipeline, State: a.fsm, Logger: a.log, Registerer: a.reg})
+	if err != nil {
+		return nil, err
+	}
+	s := &scheduling{broker: b, applier: ap, drainer: dr, procs: []supervisor.Processor{feed, ap, dr}}
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 		a.cfg.Scheduler.Workers = workers
@@ -69,6 +77,7 @@ func (a *Agent) newScheduling(workers int) (*scheduling, error) {
 func (s *scheduling) close() {
 	s.broker.Close()
 	s.applier.Close()
+	s.drainer.Close()
 }
 
 // restoreEvals lists the pending and blocked evals for the broker when this

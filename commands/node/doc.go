@@ -1,6 +1,8 @@
 // Package node owns the node commands: register, update status (what a
 // heartbeat or the heartbeat monitor asks for), update eligibility, update
-// drain and deregister, shaped like Nomad's Node RPCs.
+// drain and deregister, shaped like Nomad's Node RPCs; and the two the
+// leader's node drainer submits: MarkMigrate (mark some allocations of
+// draining nodes to migrate, with their jobs' evals) and CompleteDrain.
 //
 // # Usage
 //
@@ -22,5 +24,8 @@
 //     node's modify index as a precondition, so a change in between (an
 //     alloc update, a missed heartbeat) makes the entry a 409, not a stale
 //     write.
+//   - Starting a drain only records its strategy and makes the node
+//     ineligible; allocations are marked to migrate by MarkMigrate, a few
+//     at a time, and a completed drain leaves the node ineligible.
 //   - A command that would change nothing appends nothing.
 package node

@@ -6,8 +6,6 @@ import (
 	"github.com/ordoplane/ordo/commands"
 	"github.com/ordoplane/ordo/events"
 	"github.com/ordoplane/ordo/projections"
-	"github.com/ordoplane/ordo/projections/allocs"
-	"github.com/ordoplane/ordo/projections/jobs"
 )
 
 // DrainSpec is how a drain should run, as Nomad's api.DrainSpec.
@@ -41,7 +39,12 @@ func (u UpdateDrain) Validate() error {
 
 // Decide implements commands.Command. A drain started now gets now as its
 // start and now+Deadline as its force deadline; changing a running drain
-// keeps its start.
+// keeps its start. Starting a drain only records it and makes the node
+// ineligible: the leader's drainer (processors/drainer) then marks the
+// node's allocations to migrate, a few at a time (MarkMigrate), and ends
+// the drain when nothing is left (CompleteDrain). Stopping a drain with
+// MarkEligible on an ineligible node re-evaluates the jobs that may place
+// on it (system jobs), in the same entry.
 func (u UpdateDrain) Decide(v projections.View, now time.Time, ids commands.IDs) (commands.Decision, error) {
 	n, err := lookup(v, u.ID)
 	if err != nil {
@@ -67,34 +70,8 @@ func (u UpdateDrain) Decide(v projections.View, now time.Time, ids commands.IDs)
 		ev.DrainStrategy = ds
 	}
 	d := commands.Decision{Events: []events.Payload{ev}, Preconditions: unchangedSince(n)}
-	if u.Spec == nil {
-		return d, nil
+	if u.Spec == nil && u.MarkEligible && n.SchedulingEligibility != events.NodeEligible {
+		return withNodeEvals(d, v, u.ID, events.EvalTriggerNodeUpdate, now, ids)
 	}
-	// Starting a drain marks the node's allocations to migrate (all at
-	// once: ordo has no drainer pacing max_parallel yet) and re-evaluates
-	// their jobs, which place replacements elsewhere.
-	onNode, err := allocs.ByNode(v, u.ID)
-	if err != nil {
-		return commands.Decision{}, err
-	}
-	yes := true
-	var migrate []events.AllocDesiredUpdate
-	for _, a := range onNode {
-		if a.Terminal() || a.DesiredTransition.Migrate != nil {
-			continue
-		}
-		if u.Spec.IgnoreSystemJobs && isSystem(v, a.Namespace, a.JobID) {
-			continue
-		}
-		migrate = append(migrate, events.AllocDesiredUpdate{ID: a.ID, DesiredTransition: events.DesiredTransition{Migrate: &yes}})
-	}
-	if len(migrate) > 0 {
-		d.Events = append(d.Events, &events.AllocsDesiredUpdated{Updates: migrate})
-	}
-	return withNodeEvals(d, v, u.ID, events.EvalTriggerNodeDrain, now, ids)
-}
-
-func isSystem(v projections.View, ns, id string) bool {
-	j, err := jobs.Get(v, ns, id)
-	return err == nil && (j.Type == events.JobTypeSystem || j.Type == events.JobTypeSysbatch)
+	return d, nil
 }

@@ -43,6 +43,8 @@ func SampleJob() events.Job {
 				ShutdownDelay: 5 * time.Second, KillTimeout: 10 * time.Second,
 				Meta: map[string]string{"role": "frontend"},
 			}},
+			Migrate: &events.MigrateStrategy{MaxParallel: 2, HealthCheck: "task_states",
+				MinHealthyTime: 5 * time.Second, HealthyDeadline: 2 * time.Minute},
 		}},
 		Version: 3, Stop: true, SubmitTime: 1_700_000_000_000_000_000,
 		ParentID: "web-parent", Dispatched: true, Payload: []byte("input"),

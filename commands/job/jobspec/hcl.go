@@ -190,7 +190,7 @@ var jobSchema = &hcl.BodySchema{
 	Blocks: []hcl.BlockHeaderSchema{
 		{Type: "group", LabelNames: []string{"name"}}, {Type: "constraint"},
 		{Type: "update"}, {Type: "periodic"}, {Type: "parameterized"},
-		{Type: "meta"}, {Type: "reschedule"},
+		{Type: "meta"}, {Type: "reschedule"}, {Type: "migrate"},
 	},
 }
 
@@ -216,6 +216,9 @@ func (d *decoder) job(b *hcl.Block) *spec {
 	}
 	if ub := d.single(c, path, "update"); ub != nil {
 		s.Update = d.update(ub, path+".update")
+	}
+	if mb := d.single(c, path, "migrate"); mb != nil {
+		s.Migrate = d.migrate(mb, path+".migrate")
 	}
 	if pb := d.single(c, path, "periodic"); pb != nil {
 		s.Periodic = d.periodic(pb, path+".periodic")
@@ -251,7 +254,7 @@ var groupSchema = &hcl.BodySchema{
 	Blocks: []hcl.BlockHeaderSchema{
 		{Type: "task", LabelNames: []string{"name"}}, {Type: "constraint"},
 		{Type: "restart"}, {Type: "reschedule"}, {Type: "disconnect"},
-		{Type: "update"}, {Type: "meta"},
+		{Type: "update"}, {Type: "meta"}, {Type: "migrate"},
 	},
 }
 
@@ -279,6 +282,9 @@ func (d *decoder) group(b *hcl.Block, path string) *specGroup {
 	}
 	if ub := d.single(c, path, "update"); ub != nil {
 		g.Update = d.update(ub, path+".update")
+	}
+	if mb := d.single(c, path, "migrate"); mb != nil {
+		g.Migrate = d.migrate(mb, path+".migrate")
 	}
 	if mb := d.single(c, path, "meta"); mb != nil {
 		g.Meta = d.strMap(mb, path+".meta")
@@ -415,6 +421,25 @@ func (d *decoder) update(b *hcl.Block, path string) *specUpdate {
 		AutoRevert:       d.bool(c, path, "auto_revert"),
 		AutoPromote:      d.bool(c, path, "auto_promote"),
 		Canary:           d.int(c, path, "canary"),
+	}
+}
+
+var migrateSchema = &hcl.BodySchema{
+	Attributes: []hcl.AttributeSchema{
+		{Name: "max_parallel"}, {Name: "health_check"}, {Name: "min_healthy_time"}, {Name: "healthy_deadline"},
+	},
+}
+
+func (d *decoder) migrate(b *hcl.Block, path string) *specMigrate {
+	c := d.content(b.Body, path, migrateSchema)
+	if c == nil {
+		return nil
+	}
+	return &specMigrate{
+		MaxParallel:     d.int(c, path, "max_parallel"),
+		HealthCheck:     d.str(c, path, "health_check"),
+		MinHealthyTime:  d.duration(c, path, "min_healthy_time"),
+		HealthyDeadline: d.duration(c, path, "healthy_deadline"),
 	}
 }
 

@@ -554,6 +554,7 @@ func TestValidate(t *testing.T) {
 		j := eventstest.SampleJob()
 		j.Update = nil
 		j.TaskGroups[0].Update = nil
+		j.TaskGroups[0].Migrate = nil
 		j.TaskGroups[0].MaxClientDisconnect = 0
 		j.Periodic.Spec = ""
 		return &j

@@ -22,6 +22,8 @@ type spec struct {
 	Periodic         *specPeriodic     `json:"Periodic"`
 	ParameterizedJob *specParam        `json:"ParameterizedJob"`
 	Update           *specUpdate       `json:"Update"`
+	// Migrate at job level is merged into every group's.
+	Migrate *specMigrate `json:"Migrate"`
 	// Reschedule at job level is merged into every group's.
 	Reschedule *specReschedule `json:"Reschedule"`
 	TaskGroups []*specGroup    `json:"TaskGroups"`
@@ -60,6 +62,13 @@ type specUpdate struct {
 	Canary           *int           `json:"Canary"`
 }
 
+type specMigrate struct {
+	MaxParallel     *int           `json:"MaxParallel"`
+	HealthCheck     *string        `json:"HealthCheck"`
+	MinHealthyTime  *time.Duration `json:"MinHealthyTime"`
+	HealthyDeadline *time.Duration `json:"HealthyDeadline"`
+}
+
 type specGroup struct {
 	Name                *string           `json:"Name"`
 	Count               *int              `json:"Count"`
@@ -71,6 +80,7 @@ type specGroup struct {
 	Update              *specUpdate       `json:"Update"`
 	Meta                map[string]string `json:"Meta"`
 	Tasks               []*specTask       `json:"Tasks"`
+	Migrate             *specMigrate      `json:"Migrate"`
 }
 
 type specRestart struct {
@@ -136,6 +146,16 @@ func defaultUpdate() events.UpdateStrategy {
 		Stagger: 30 * time.Second, MaxParallel: 1, HealthCheck: "checks",
 		MinHealthyTime: 10 * time.Second, HealthyDeadline: 5 * time.Minute,
 		ProgressDeadline: 10 * time.Minute,
+	}
+}
+
+// defaultMigrate is Nomad's migrate block defaults, the base a migrate
+// block's attributes override. A group with no migrate block (at job or
+// group level) keeps a nil Migrate, which the drainer reads as these.
+func defaultMigrate() events.MigrateStrategy {
+	return events.MigrateStrategy{
+		MaxParallel: events.DefaultMigrateMaxParallel, HealthCheck: "checks",
+		MinHealthyTime: 10 * time.Second, HealthyDeadline: 5 * time.Minute,
 	}
 }
 
@@ -297,6 +317,20 @@ func canonicalGroup(job *events.Job, s *spec, g *specGroup) events.TaskGroup {
 			t = &specTask{}
 		}
 		tg.Tasks = append(tg.Tasks, canonicalTask(t))
+	}
+
+	// Migrate: the defaults, then the job's block, then the group's.
+	if s.Migrate != nil || g.Migrate != nil {
+		m := defaultMigrate()
+		for _, o := range []*specMigrate{s.Migrate, g.Migrate} {
+			if o != nil {
+				set(&m.MaxParallel, o.MaxParallel)
+				set(&m.HealthCheck, o.HealthCheck)
+				set(&m.MinHealthyTime, o.MinHealthyTime)
+				set(&m.HealthyDeadline, o.HealthyDeadline)
+			}
+		}
+		tg.Migrate = &m
 	}
 	return tg
 }

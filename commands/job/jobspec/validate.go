@@ -177,6 +177,14 @@ func validateGroup(job *events.Job, tg *events.TaskGroup) error {
 			return err
 		}
 	}
+	if tg.Migrate != nil {
+		if job.Type != events.JobTypeService {
+			return commands.Invalid(path+".migrate", "%s jobs do not take a migrate block", job.Type)
+		}
+		if err := validateMigrate(path+".migrate", tg.Migrate); err != nil {
+			return err
+		}
+	}
 	if len(tg.Tasks) == 0 {
 		return commands.Invalid(path+".task", "group %q needs at least one task", tg.Name)
 	}
@@ -396,6 +404,22 @@ func validateUpdate(path string, u *events.UpdateStrategy) error {
 		return commands.Invalid(path+".healthy_deadline", "%v must be less than progress_deadline %v", u.HealthyDeadline, u.ProgressDeadline)
 	case u.Stagger <= 0:
 		return commands.Invalid(path+".stagger", "%v must be positive", u.Stagger)
+	}
+	return nil
+}
+
+func validateMigrate(path string, m *events.MigrateStrategy) error {
+	switch {
+	case m.HealthCheck != "checks" && m.HealthCheck != "task_states":
+		return commands.Invalid(path+".health_check", "%q is not one of checks, task_states", m.HealthCheck)
+	case m.MaxParallel < 0:
+		return commands.Invalid(path+".max_parallel", "%d is negative", m.MaxParallel)
+	case m.MinHealthyTime < 0:
+		return commands.Invalid(path+".min_healthy_time", "%v is negative", m.MinHealthyTime)
+	case m.HealthyDeadline <= 0:
+		return commands.Invalid(path+".healthy_deadline", "%v must be positive", m.HealthyDeadline)
+	case m.MinHealthyTime >= m.HealthyDeadline:
+		return commands.Invalid(path+".min_healthy_time", "%v must be less than healthy_deadline %v", m.MinHealthyTime, m.HealthyDeadline)
 	}
 	return nil
 }
