@@ -29,8 +29,8 @@ const settleTimeout = 30 * time.Second
 
 // startAgent starts a one-server agent with the scheduler on, data on disk
 // in a temp dir, and heartbeat TTLs long enough that no node goes down
-// unless the test says so.
-func startAgent(t *testing.T) (*agent.Agent, *api.Client) {
+// unless the test says so; tweaks change the config further.
+func startAgent(t *testing.T, tweaks ...func(*agent.Config)) (*agent.Agent, *api.Client) {
 	t.Helper()
 	cfg := agent.DevConfig()
 	cfg.DataDir = t.TempDir()
@@ -40,6 +40,9 @@ func startAgent(t *testing.T) (*agent.Agent, *api.Client) {
 	cfg.HeartbeatMinTTL, cfg.HeartbeatGrace = time.Hour, time.Hour
 	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	cfg.RaftLogOutput = io.Discard
+	for _, tweak := range tweaks {
+		tweak(&cfg)
+	}
 	a, err := agent.Start(cfg)
 	if err != nil {
 		t.Fatal(err)
