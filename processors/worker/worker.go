@@ -198,7 +198,25 @@ func (w *Worker) schedule(ctx context.Context, ev *events.Evaluation) error {
 		if err != nil {
 			return fmt.Errorf("submit plan: %w", err)
 		}
-		if res.FullCommit() || last {
+		if res.FullCommit() {
+			return nil
+		}
+		if last {
+			// Out of attempts with part of the plan refused: the eval fails,
+			// as in Nomad, with a blocked eval that places the rest once
+			// capacity changes; without this the eval would stay pending
+			// in the log while the broker no longer held it.
+			failed := &scheduler.Plan{EvalID: plan.EvalID, Namespace: plan.Namespace, JobID: plan.JobID,
+				SnapshotIndex: plan.SnapshotIndex}
+			res, _, err := w.cfg.Planner.Submit(ctx, failed, FailedEvalUpdates(ev, plan, w.cfg.Clock()))
+			if err != nil {
+				return fmt.Errorf("submit failed eval: %w", err)
+			}
+			if !res.FullCommit() {
+				return fmt.Errorf("failed eval %s not committed", ev.ID)
+			}
+			w.cfg.Logger.Warn("eval failed: plan attempts exhausted", "eval_id", ev.ID, "job_id", ev.JobID,
+				"attempts", attempt)
 			return nil
 		}
 		// Part of the plan did not fit: refresh past what rejected it.
@@ -238,6 +256,20 @@ func EvalUpdates(ev *events.Evaluation, plan *scheduler.Plan, now time.Time) []e
 		up.NextEval = plan.FollowUps[0].ID
 	}
 	return append([]events.Evaluation{up}, out...)
+}
+
+// EvalUpdates' counterpart when the plan attempts ran out with part of
+// the last plan refused: the eval is failed ("maximum attempts reached")
+// and a blocked eval, unblocked by any capacity change, retries the rest.
+func FailedEvalUpdates(ev *events.Evaluation, plan *scheduler.Plan, now time.Time) []events.Evaluation {
+	retry := *plan
+	retry.CreateBlockedEval = true
+	retry.ClassEligibility, retry.EscapedComputedClass = nil, true
+	out := EvalUpdates(ev, &retry, now)
+	out[0].Status = events.EvalStatusFailed
+	out[0].StatusDescription = "maximum attempts reached"
+	out[1].StatusDescription = "created to place allocations refused by the plan applier"
+	return out
 }
 
 // Metrics are the workers' shared metrics.

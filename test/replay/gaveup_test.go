@@ -24,29 +24,19 @@ import (
 	"github.com/ordoplane/ordo/test/testagent"
 )
 
-// TestBUGEvalLeftPendingAfterLastPartialPlan — KNOWN BUG, this test fails
-// until it is fixed (processors/worker and processors/planner, not this
-// package's code).
-//
-// A worker re-plans when the plan applier commits a plan only in part, up
-// to MaxPlanAttempts; after the last attempt it acks the eval
-// (processors/worker/worker.go, schedule: `if res.FullCommit() || last
-// { return nil }`). But the applier commits the eval's own update (status,
-// snapshot index, queued counts, blocked eval) only with a plan that fits
-// whole (processors/planner/applier.go: `if res.FullCommit() { commit.Evals
-// = append(commit.Evals, req.evals...) }`). So an eval whose last attempt
-// is refused in part stays pending in the log forever while the broker no
-// longer holds it: no blocked eval is created, its queued allocations are
-// never retried on capacity changes, and its decision is never recorded
-// (it has no snapshot index, so history/rerun cannot re-run it). Nomad
-// fails such an eval ("maximum attempts reached") and creates a blocked
-// eval for what was not placed.
+// TestEvalFailsAfterLastPartialPlan: a worker re-plans when the plan
+// applier commits a plan only in part, up to MaxPlanAttempts; when the last
+// attempt is refused in part too, the eval is failed ("maximum attempts
+// reached") with a blocked eval that retries the rest on capacity changes,
+// as Nomad does. (It used to be acked and left pending in the log forever:
+// the applier commits the eval's own update only with a whole plan.) A
+// failed eval is not a decision history/rerun can re-run.
 //
 // Here the applier sees the only node as not ready (a state it reads that
 // differs from the worker's: the race in which a node stops being ready
 // between a plan and its verification, made permanent), so it refuses
 // every attempt.
-func TestBUGEvalLeftPendingAfterLastPartialPlan(t *testing.T) {
+func TestEvalFailsAfterLastPartialPlan(t *testing.T) {
 	a, c := startAgent(t, func(cfg *agent.Config) { cfg.Scheduler.Disabled = true })
 	readyNode(t, a, "n0")
 	register(t, c, job("service", "web", 1, 100))
@@ -108,10 +98,19 @@ func TestBUGEvalLeftPendingAfterLastPartialPlan(t *testing.T) {
 	if _, err := rerun.Rerun(snap, ev.ID, t.TempDir()); !errors.Is(err, rerun.ErrNotDecided) {
 		t.Fatalf("re-run: %v, want ErrNotDecided", err)
 	}
-	if got.Status == events.EvalStatusPending {
-		t.Errorf("BUG: after %d refused attempts the worker acked eval %s but it is still %s in the log, with no blocked eval "+
-			"(worker.go acks after the last attempt; applier.go commits the eval's update only with a whole plan)",
-			sub.calls.Load(), ev.ID, got.Status)
+	if got.Status != events.EvalStatusFailed || got.StatusDescription != "maximum attempts reached" {
+		t.Fatalf("after %d refused attempts eval %s is %s (%q), want failed (maximum attempts reached)",
+			sub.calls.Load(), ev.ID, got.Status, got.StatusDescription)
+	}
+	if got.BlockedEval == "" {
+		t.Fatal("the failed eval names no blocked eval")
+	}
+	blocked, err := evals.Get(projections.NewView(snap), got.BlockedEval)
+	if err != nil {
+		t.Fatalf("blocked eval %s: %v", got.BlockedEval, err)
+	}
+	if blocked.Status != events.EvalStatusBlocked || blocked.PreviousEval != ev.ID || !blocked.EscapedComputedClass {
+		t.Fatalf("blocked eval = %+v", blocked.Evaluation)
 	}
 }
 
