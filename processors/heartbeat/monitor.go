@@ -12,7 +12,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/ordoplane/ordo/commands"
-	"github.com/ordoplane/ordo/commands/node"
 	"github.com/ordoplane/ordo/events"
 )
 
@@ -28,12 +27,10 @@ type Config struct {
 	// Pipeline receives the status updates of nodes that missed their TTL; required.
 	Pipeline Submitter
 	// Nodes returns the ids of the nodes to track when Run starts: those
-	// ready or initializing in the nodes projection; required.
+	// ready, initializing or disconnected in the nodes projection (a
+	// disconnected node left out never goes down while this server
+	// leads); required.
 	Nodes func() ([]string, error)
-	// DisconnectTolerant reports whether node id runs allocations that
-	// tolerate disconnects, so a miss makes it disconnected rather than
-	// down; nil means none does.
-	DisconnectTolerant func(id string) bool
 	// Clock; default SystemClock.
 	Clock Clock
 	// MinTTL is the shortest TTL handed out; default 10s.
@@ -76,11 +73,11 @@ func (c Config) Validate() error {
 
 // Monitor tracks node heartbeats while this server leads.
 type Monitor struct {
-	cfg     Config
-	log     *slog.Logger
-	wake    chan struct{}
-	tracked prometheus.Gauge
-	missed  prometheus.Counter
+	cfg         Config
+	log         *slog.Logger
+	wake        chan struct{}
+	tracked     prometheus.Gauge
+	missedTotal prometheus.Counter
 
 	mu struct {
 		sync.Mutex
@@ -118,13 +115,13 @@ func New(cfg Config) (*Monitor, error) {
 	m := &Monitor{cfg: cfg, log: cfg.Logger, wake: make(chan struct{}, 1),
 		tracked: prometheus.NewGauge(prometheus.GaugeOpts{Name: "ordo_heartbeat_tracked_nodes",
 			Help: "Nodes whose heartbeat the leader is tracking."}),
-		missed: prometheus.NewCounter(prometheus.CounterOpts{Name: "ordo_heartbeat_missed_total",
-			Help: "Heartbeats missed: nodes marked down or disconnected."}),
+		missedTotal: prometheus.NewCounter(prometheus.CounterOpts{Name: "ordo_heartbeat_missed_total",
+			Help: "Heartbeats missed: nodes marked down or disconnected, or down at the end of their disconnect window."}),
 	}
 	m.mu.deadlines = map[string]time.Time{}
 	m.mu.rng = rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x9e3779b97f4a7c15))
 	if cfg.Registerer != nil {
-		cfg.Registerer.MustRegister(m.tracked, m.missed)
+		cfg.Registerer.MustRegister(m.tracked, m.missedTotal)
 	}
 	return m, nil
 }
@@ -133,7 +130,7 @@ func New(cfg Config) (*Monitor, error) {
 func (m *Monitor) Close() {
 	if m.cfg.Registerer != nil {
 		m.cfg.Registerer.Unregister(m.tracked)
-		m.cfg.Registerer.Unregister(m.missed)
+		m.cfg.Registerer.Unregister(m.missedTotal)
 	}
 }
 
@@ -269,14 +266,13 @@ func (m *Monitor) due(now time.Time) (expired []string, next time.Time) {
 // its decision went stale.
 const maxAttempts = 3
 
-// expire marks node id down, or disconnected when it tolerates it. It
-// returns an error only when ctx ended.
+// expire acts on node id missing its deadline with a miss command: the
+// node goes down or disconnected, or, disconnected already, down once its
+// disconnect window has passed. A node left disconnected is tracked again
+// until its window ends, unless it heartbeats first. expire returns an
+// error only when ctx ended.
 func (m *Monitor) expire(ctx context.Context, id string) error {
-	status := events.NodeStatusDown
-	if m.cfg.DisconnectTolerant != nil && m.cfg.DisconnectTolerant(id) {
-		status = events.NodeStatusDisconnected
-	}
-	cmd := node.UpdateStatus{ID: id, Status: status, Description: "missed heartbeat", MissedHeartbeat: true}
+	cmd := &miss{id: id}
 	req := commands.Request{Actor: "system:heartbeat"}
 	for attempt := 1; ; attempt++ {
 		_, err := m.cfg.Pipeline.Run(ctx, "node.status", req, cmd)
@@ -286,8 +282,7 @@ func (m *Monitor) expire(ctx context.Context, id string) error {
 		)
 		switch {
 		case err == nil:
-			m.missed.Inc()
-			m.log.Info("node missed its heartbeat", "node", id, "status", status)
+			m.missed(id, cmd)
 			return nil
 		case ctx.Err() != nil:
 			return ctx.Err()
@@ -304,5 +299,26 @@ func (m *Monitor) expire(ctx context.Context, id string) error {
 		}
 		m.mu.Unlock()
 		return nil
+	}
+}
+
+// missed records what the applied miss command c did to node id, and
+// tracks a node it left disconnected until the end of its window.
+func (m *Monitor) missed(id string, c *miss) {
+	if c.changed {
+		m.missedTotal.Inc()
+		m.log.Info("node missed its heartbeat", "node", id, "status", c.status)
+	}
+	if c.status != events.NodeStatusDisconnected {
+		return
+	}
+	if c.forever {
+		m.log.Info("disconnected node stays so until it heartbeats: an allocation on it is never lost", "node", id)
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if _, ok := m.mu.deadlines[id]; !ok { // a heartbeat came meanwhile
+		m.setLocked(id, m.cfg.Clock.Now().Add(c.left))
 	}
 }
