@@ -1,5 +1,13 @@
 package events
 
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"slices"
+	"strings"
+)
+
 // KindNode is the entity kind of a node (a machine registered with the
 // scheduler); its value is the node id.
 const KindNode = "node"
@@ -67,6 +75,67 @@ type Node struct {
 	// node never changes its status (N1): the projection keeps the status
 	// it has, and the command records that status here.
 	Status string `msgpack:"status" json:"Status"`
+}
+
+// ComputedClass returns a node's computed class (Nomad's): a hash of
+// everything a job's constraints may test on a node apart from its
+// identity — datacenter, node class, node pool ("" counts as "default"),
+// attributes, meta and drivers (detected, healthy) — and not its resources,
+// nor the attributes and meta whose key starts with "unique.". Nodes of one
+// computed class are interchangeable for feasibility, so the scheduler
+// records a blocked eval's eligibility per computed class and the eval
+// feed unblocks it only for capacity changes on classes it may fit. The
+// value ("v1:" and 16 hex digits) is a pure function of its inputs.
+func ComputedClass(datacenter, nodeClass, pool string, attributes, meta map[string]string, drivers map[string]DriverInfo) string {
+	h := sha256.New()
+	count := func(n int) {
+		var b [8]byte
+		binary.BigEndian.PutUint64(b[:], uint64(n))
+		h.Write(b[:])
+	}
+	field := func(s string) { // length-prefixed, so fields cannot run into each other
+		count(len(s))
+		h.Write([]byte(s))
+	}
+	if pool == "" {
+		pool = "default"
+	}
+	field(datacenter)
+	field(nodeClass)
+	field(pool)
+	for _, m := range []map[string]string{attributes, meta} {
+		keys := make([]string, 0, len(m))
+		for k := range m {
+			if !strings.HasPrefix(k, "unique.") {
+				keys = append(keys, k)
+			}
+		}
+		slices.Sort(keys)
+		count(len(keys))
+		for _, k := range keys {
+			field(k)
+			field(m[k])
+		}
+	}
+	names := make([]string, 0, len(drivers))
+	for name := range drivers {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	count(len(names))
+	for _, name := range names {
+		d := drivers[name]
+		field(name)
+		state := "-"
+		switch {
+		case d.Detected && d.Healthy:
+			state = "ok"
+		case d.Detected:
+			state = "unhealthy"
+		}
+		field(state)
+	}
+	return "v1:" + hex.EncodeToString(h.Sum(nil)[:8])
 }
 
 // NodeRegistered records a node registering or re-registering.

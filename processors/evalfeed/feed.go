@@ -14,15 +14,24 @@ import (
 	"github.com/ordoplane/ordo/processors/broker"
 	"github.com/ordoplane/ordo/processors/scheduler"
 	"github.com/ordoplane/ordo/projections"
+	"github.com/ordoplane/ordo/projections/allocs"
+	"github.com/ordoplane/ordo/projections/nodes"
 	"github.com/ordoplane/ordo/storage/archive"
 	"github.com/ordoplane/ordo/storage/kv"
 )
+
+// Submitter runs commands; *commands.Pipeline implements it.
+type Submitter interface {
+	Run(ctx context.Context, name string, req commands.Request, c commands.Command) (commands.Outcome, error)
+}
+
+var _ Submitter = (*commands.Pipeline)(nil)
 
 // Config configures a Feed.
 type Config struct {
 	// Broker, Pipeline, Store and Notifier are required.
 	Broker   *broker.Broker
-	Pipeline *commands.Pipeline
+	Pipeline Submitter
 	Store    *kv.Store
 	Notifier *projections.Notifier
 	// Restore lists the pending and blocked evals in a view; required.
@@ -41,10 +50,16 @@ type Config struct {
 type Feed struct {
 	cfg     Config
 	blocked map[string]*events.Evaluation
-	// capacityIndex is the index of the last capacity change seen: a
-	// blocked eval computed on an older snapshot missed it and is unblocked
-	// at once, so no wake-up is lost between a plan and its blocked eval.
-	capacityIndex uint64
+	// changes holds, per computed class, the index of the last capacity
+	// change seen on its nodes since Run started. A blocked eval is
+	// unblocked when a class it may use (unblocks) changed after the
+	// snapshot it was computed on — so an eval committed after the change
+	// that frees its capacity is unblocked at once, and no wake-up is lost
+	// between a plan and its blocked eval.
+	changes map[string]uint64
+	// check says the blocked evals need checking against changes: a
+	// capacity change or a new blocked eval came, or an unblock failed.
+	check bool
 }
 
 // New returns a Feed.
@@ -84,12 +99,11 @@ func (f *Feed) Run(ctx context.Context) error {
 	for {
 		applied, wake := f.cfg.Notifier.Applied()
 		if next <= applied {
-			unblock, err := f.consume(next, applied)
-			if err != nil {
+			if err := f.consume(next, applied); err != nil {
 				return err
 			}
 			next = applied + 1
-			if unblock {
+			if f.check {
 				f.unblock(ctx)
 			}
 			continue
@@ -100,6 +114,9 @@ func (f *Feed) Run(ctx context.Context) error {
 		case <-wake:
 		case <-poll.C:
 			f.failEvals(ctx)
+			if f.check {
+				f.unblock(ctx) // one that failed is tried again
+			}
 		}
 	}
 }
@@ -123,6 +140,7 @@ func (f *Feed) restore() (uint64, error) {
 		f.cfg.Broker.Enqueue(e, now)
 	}
 	f.blocked = map[string]*events.Evaluation{}
+	f.changes, f.check = map[string]uint64{}, false
 	for _, e := range blocked {
 		f.blocked[e.ID] = e
 	}
@@ -130,43 +148,46 @@ func (f *Feed) restore() (uint64, error) {
 	return at + 1, nil
 }
 
-// consume reads the archive from..to, enqueues pending evals, tracks
-// blocked ones and reports whether capacity may have freed up.
-func (f *Feed) consume(from, to uint64) (bool, error) {
+// consume reads the archive from..to: it enqueues pending evals, tracks
+// blocked ones and records the computed classes whose capacity may have
+// freed up.
+func (f *Feed) consume(from, to uint64) error {
 	snap := f.cfg.Store.Snapshot()
 	defer snap.Close()
 	now := f.cfg.Clock()
-	unblock := false
-	err := archive.Scan(snap, from, to, func(index uint64, _ uint32, data []byte) error {
+	cl := &classes{v: projections.NewView(snap), byNode: map[string]string{}}
+	return archive.Scan(snap, from, to, func(index uint64, _ uint32, data []byte) error {
 		ev, err := events.DecodeEvent(data)
 		if err != nil {
 			return err
 		}
 		ev.Index = index
-		free, err := f.apply(ev, now)
-		if free && ev.Type != "EvalsUpserted" {
-			f.capacityIndex = index
+		changed, err := f.apply(ev, now, cl)
+		for _, c := range changed {
+			f.changes[c] = index
+			f.check = true
 		}
-		unblock = unblock || free
 		return err
 	})
-	return unblock, err
 }
 
-func (f *Feed) apply(ev *events.Event, now time.Time) (bool, error) {
+// apply handles one event and returns the computed classes of the nodes
+// it may have freed capacity on: a node registered, ready, eligible again
+// (or with its drain stopped and marked eligible), or an allocation on it
+// stopped or finished.
+func (f *Feed) apply(ev *events.Event, now time.Time, cl *classes) ([]string, error) {
 	switch ev.Type {
 	case "EvalsUpserted", "NodeRegistered", "NodeStatusUpdated", "NodeEligibilityUpdated", "NodeDrainUpdated",
 		"AllocsClientUpdated", "AllocsDesiredUpdated":
 	default:
-		return false, nil
+		return nil, nil
 	}
 	p, err := events.Decode(ev)
 	if err != nil {
-		return false, err
+		return nil, err
 	}
 	switch p := p.(type) {
 	case *events.EvalsUpserted:
-		free := false
 		for i := range p.Evals {
 			e := p.Evals[i]
 			e.ModifyIndex = ev.Index
@@ -176,45 +197,98 @@ func (f *Feed) apply(ev *events.Event, now time.Time) (bool, error) {
 				f.cfg.Broker.Enqueue(&e, now)
 			case events.EvalStatusBlocked:
 				f.blocked[e.ID] = &e
-				if e.SnapshotIndex < f.capacityIndex {
-					free = true
-				}
+				f.check = true
 			default:
 				delete(f.blocked, e.ID)
 			}
 		}
-		return free, nil
+		return nil, nil
+	case *events.NodeRegistered:
+		n := &p.Node
+		return []string{events.ComputedClass(n.Datacenter, n.NodeClass, n.NodePool, n.Attributes, n.Meta, n.Drivers)}, nil
 	case *events.NodeStatusUpdated:
-		return p.Status == events.NodeStatusReady, nil
+		if p.Status != events.NodeStatusReady {
+			return nil, nil
+		}
+		return cl.ofNode(p.ID)
 	case *events.NodeEligibilityUpdated:
-		return p.Eligibility == events.NodeEligible, nil
+		if p.Eligibility != events.NodeEligible {
+			return nil, nil
+		}
+		return cl.ofNode(p.ID)
+	case *events.NodeDrainUpdated:
+		if p.DrainStrategy != nil || !p.MarkEligible {
+			return nil, nil
+		}
+		return cl.ofNode(p.ID)
 	case *events.AllocsClientUpdated:
 		for _, u := range p.Updates {
 			switch u.ClientStatus {
 			case events.AllocClientComplete, events.AllocClientFailed, events.AllocClientLost:
-				return true, nil
+				return cl.ofNode(p.NodeID)
 			}
 		}
-		return false, nil
 	case *events.AllocsDesiredUpdated:
+		var out []string
 		for _, u := range p.Updates {
-			if u.DesiredStatus == events.AllocDesiredStop || u.DesiredStatus == events.AllocDesiredEvict {
-				return true, nil
+			if u.DesiredStatus != events.AllocDesiredStop && u.DesiredStatus != events.AllocDesiredEvict {
+				continue
 			}
+			c, err := cl.ofAlloc(u.ID)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, c...)
 		}
-		return false, nil
+		return out, nil
 	}
-	return true, nil // a node registered or its drain changed
+	return nil, nil
 }
 
-// unblock turns every blocked eval pending again.
-func (f *Feed) unblock(ctx context.Context) {
-	if len(f.blocked) == 0 {
-		return
+// classes resolves nodes' computed classes from one snapshot, caching
+// them per node. A node (or allocation) no longer stored has none: a
+// change on a node that is gone frees nothing.
+type classes struct {
+	v      projections.View
+	byNode map[string]string
+}
+
+func (c *classes) ofNode(id string) ([]string, error) {
+	if cc, ok := c.byNode[id]; ok {
+		return []string{cc}, nil
 	}
+	n, err := nodes.Get(c.v, id)
+	if errors.Is(err, projections.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("evalfeed: node %s: %w", id, err)
+	}
+	cc := events.ComputedClass(n.Datacenter, n.NodeClass, n.NodePool, n.Attributes, n.Meta, n.Drivers)
+	c.byNode[id] = cc
+	return []string{cc}, nil
+}
+
+func (c *classes) ofAlloc(id string) ([]string, error) {
+	a, err := allocs.Get(c.v, id)
+	if errors.Is(err, projections.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("evalfeed: allocation %s: %w", id, err)
+	}
+	return c.ofNode(a.NodeID)
+}
+
+// unblock turns pending again every blocked eval that missed a capacity
+// change it may use (missed); the others stay blocked.
+func (f *Feed) unblock(ctx context.Context) {
 	up := eval.Update{Expect: map[string]uint64{}}
 	now := f.cfg.Clock().UnixNano()
 	for id, e := range f.blocked {
+		if !missed(e, f.changes) {
+			continue
+		}
 		c := *e
 		c.Status = events.EvalStatusPending
 		c.StatusDescription = "unblocked by a capacity change"
@@ -222,12 +296,17 @@ func (f *Feed) unblock(ctx context.Context) {
 		up.Evals = append(up.Evals, c)
 		up.Expect[id] = e.ModifyIndex
 	}
-	sortEvals(up.Evals)
-	if _, err := f.cfg.Pipeline.Run(ctx, "eval.unblock", commands.Request{Actor: "system:eval-feed"}, up); err != nil {
-		f.cfg.Logger.Info("unblocking evals deferred", "err", err, "blocked", len(f.blocked))
+	if len(up.Evals) == 0 {
+		f.check = false
 		return
 	}
-	f.cfg.Logger.Info("blocked evals unblocked", "count", len(up.Evals))
+	sortEvals(up.Evals)
+	if _, err := f.cfg.Pipeline.Run(ctx, "eval.unblock", commands.Request{Actor: "system:eval-feed"}, up); err != nil {
+		f.cfg.Logger.Info("unblocking evals deferred", "err", err, "unblocking", len(up.Evals), "blocked", len(f.blocked))
+		return
+	}
+	f.check = false
+	f.cfg.Logger.Info("blocked evals unblocked", "count", len(up.Evals), "still_blocked", len(f.blocked)-len(up.Evals))
 }
 
 // failEvals marks the evals that exceeded the delivery limit failed and

@@ -66,15 +66,16 @@ func constraintString(c events.Constraint) string {
 	return s
 }
 
-// checker evaluates constraints; it caches compiled regexps and version
-// constraints for one Compute call.
+// checker evaluates constraints; it caches compiled regexps, version
+// constraints and nodes' computed classes (class.go) for one Compute call.
 type checker struct {
 	regexps  map[string]*regexp.Regexp
 	versions map[string][]versionTerm
+	classes  map[string]string
 }
 
 func newChecker() *checker {
-	return &checker{regexps: map[string]*regexp.Regexp{}, versions: map[string][]versionTerm{}}
+	return &checker{regexps: map[string]*regexp.Regexp{}, versions: map[string][]versionTerm{}, classes: map[string]string{}}
 }
 
 // resolve interpolates a constraint target against a node: ${attr.*},
@@ -339,31 +340,6 @@ func (ck *checker) feasible(job *events.Job, tg *events.TaskGroup, n *Node) (boo
 		}
 	}
 	return true, ""
-}
-
-// escapesClass reports whether a job's feasibility depends on more than a
-// node's class, datacenter and pool, so that a blocked eval must be woken by
-// any capacity change rather than by its classes only.
-func escapesClass(job *events.Job) bool {
-	esc := func(cs []events.Constraint) bool {
-		for _, c := range cs {
-			for _, t := range []string{c.LTarget, c.RTarget} {
-				if strings.Contains(t, "${attr.") || strings.Contains(t, "${meta.") || strings.Contains(t, "${node.unique.") {
-					return true
-				}
-			}
-		}
-		return false
-	}
-	if esc(job.Constraints) {
-		return true
-	}
-	for i := range job.TaskGroups {
-		if esc(job.TaskGroups[i].Constraints) {
-			return true
-		}
-	}
-	return false
 }
 
 // distinctHosts reports whether the job (jobLevel) or the group asks for

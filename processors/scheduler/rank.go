@@ -83,12 +83,7 @@ func (s *sched) feasibleFor(tg *events.TaskGroup, n *Node) feasResult {
 	ok, reason := s.ck.feasible(s.job, tg, n)
 	r := feasResult{ok: ok, reason: reason}
 	m[n.ID] = r
-	if n.NodeClass != "" {
-		if s.plan.ClassEligibility == nil {
-			s.plan.ClassEligibility = map[string]bool{}
-		}
-		s.plan.ClassEligibility[n.NodeClass] = s.plan.ClassEligibility[n.NodeClass] || ok
-	}
+	s.recordClass(n, ok)
 	return r
 }
 

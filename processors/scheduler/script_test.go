@@ -552,7 +552,7 @@ func (r *runner) render(plan *scheduler.Plan, res *planapply.Result) string {
 		fmt.Fprintf(&b, "queued %s\n", strings.Join(queued, " "))
 	}
 	if plan.CreateBlockedEval {
-		fmt.Fprintf(&b, "blocked eval (escaped=%v classes=%v)\n", plan.EscapedComputedClass, plan.ClassEligibility)
+		fmt.Fprintf(&b, "blocked eval (escaped=%v classes=%s)\n", plan.EscapedComputedClass, r.classes(plan.ClassEligibility))
 	}
 	if plan.Complete {
 		b.WriteString("job complete\n")
@@ -564,6 +564,26 @@ func (r *runner) render(plan *scheduler.Plan, res *planapply.Result) string {
 		b.WriteString("no-op\n")
 	}
 	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// classes renders class eligibility by the nodes of each computed class
+// ([n1,n2:true n3:false]), since the class names are hashes.
+func (r *runner) classes(elig map[string]bool) string {
+	members := map[string][]string{}
+	for _, n := range r.h.State.Nodes() {
+		c := events.ComputedClass(n.Datacenter, n.NodeClass, n.NodePool, n.Attributes, n.Meta, n.Drivers)
+		members[c] = append(members[c], n.ID)
+	}
+	var parts []string
+	for c, ok := range elig {
+		names := members[c]
+		if len(names) == 0 {
+			names = []string{c}
+		}
+		parts = append(parts, fmt.Sprintf("%s:%v", strings.Join(names, ","), ok))
+	}
+	sort.Strings(parts)
+	return "[" + strings.Join(parts, " ") + "]"
 }
 
 func sortedKeys[V any](m map[string]V) []string {
