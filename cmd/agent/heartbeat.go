@@ -9,7 +9,8 @@ import (
 )
 
 // liveNodes lists the nodes the heartbeat monitor tracks when this server
-// gains leadership: those ready or initializing.
+// gains leadership: those ready or initializing, and those disconnected,
+// whose disconnect window the monitor times out to down.
 func (a *Agent) liveNodes() ([]string, error) {
 	snap := a.store.Snapshot()
 	defer snap.Close()
@@ -19,7 +20,8 @@ func (a *Agent) liveNodes() ([]string, error) {
 	}
 	var ids []string
 	for _, n := range list {
-		if n.Status == events.NodeStatusReady || n.Status == events.NodeStatusInitializing {
+		if n.Status == events.NodeStatusReady || n.Status == events.NodeStatusInitializing ||
+			n.Status == events.NodeStatusDisconnected {
 			ids = append(ids, n.ID)
 		}
 	}
