@@ -161,7 +161,12 @@ func TestNodeDownAndDrainReplaceAllocations(t *testing.T) {
 	for i := range 3 {
 		registerReadyNode(t, a.HTTPAddr(), fmt.Sprintf("node-%d", i), 4000, 8192)
 	}
-	if _, _, err := c.Jobs().Register(serviceJob("web", 6), nil); err != nil {
+	web := serviceJob("web", 6)
+	// Nobody reports the replacements running here, so migrations are not
+	// paced one at a time (drain_test.go covers pacing): all may move at once.
+	six := 6
+	web.TaskGroups[0].Migrate = &api.MigrateStrategy{MaxParallel: &six}
+	if _, _, err := c.Jobs().Register(web, nil); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, "6 allocations", func() bool { return total(runningByNode(t, c, "web")) == 6 })
