@@ -97,3 +97,36 @@ func BenchmarkRebuild(b *testing.B) {
 	}
 	b.ReportMetric(float64(replayed)/b.Elapsed().Seconds(), "events/s")
 }
+
+// BenchmarkFSMApplyPlan measures allocations/s through FSM.Apply of plan
+// commits: one entry per plan placing 1000 allocations of one job, each on
+// its own node of 5000, as the C1M run commits them.
+func BenchmarkFSMApplyPlan(b *testing.B) {
+	const perPlan, nodes = 1000, 5000
+	store := pt.OpenStore(b)
+	f := pt.NewFSM(b, store)
+	var index uint64
+	placed := 0
+	for b.Loop() {
+		b.StopTimer()
+		index++
+		job := fmt.Sprint("job-", index)
+		allocs := make([]events.Allocation, perPlan)
+		for i := range allocs {
+			allocs[i] = events.Allocation{ID: fmt.Sprintf("%s-%04d", job, i), Namespace: "default", JobID: job,
+				TaskGroup: "g", Name: fmt.Sprintf("%s.g[%d]", job, i), NodeID: fmt.Sprintf("node-%05d", (int(index)*perPlan+i)%nodes),
+				EvalID: "eval-" + job, DesiredStatus: events.AllocDesiredRun, ClientStatus: events.AllocClientPending,
+				Resources: events.Resources{CPU: 100, MemoryMB: 64}}
+		}
+		e := pt.Entry(b, "", &events.AllocsPlaced{EvalID: "eval-" + job, Allocs: allocs})
+		logs := []raftlog.Log{pt.Log(b, index, e)}
+		b.StartTimer()
+		for _, r := range f.Apply(logs) {
+			if res := r.(projections.Result); res.Err != nil || res.Duplicate {
+				b.Fatalf("result %+v", res)
+			}
+		}
+		placed += perPlan
+	}
+	b.ReportMetric(float64(placed)/b.Elapsed().Seconds(), "allocs/s")
+}
