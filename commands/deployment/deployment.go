@@ -2,6 +2,7 @@ package deployment
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"sort"
 	"time"
@@ -10,6 +11,7 @@ import (
 	"github.com/ordoplane/ordo/commands/alloc"
 	"github.com/ordoplane/ordo/events"
 	"github.com/ordoplane/ordo/projections"
+	"github.com/ordoplane/ordo/projections/allocs"
 	"github.com/ordoplane/ordo/projections/deployments"
 )
 
@@ -21,16 +23,22 @@ const (
 	DescriptionPromoted = "Deployment is running after promotion"
 )
 
-// Promote promotes a deployment's canaries: every group, or the groups
-// named, which must then be every group with canaries (the event promotes
-// all at once).
+// ErrCanariesUnhealthy is the reason a promotion is refused while a group
+// to promote has fewer healthy canaries than it asks for.
+var ErrCanariesUnhealthy = errors.New("not all canaries are healthy")
+
+// Promote promotes a deployment's canaries: every group that has them
+// (All), or the groups named. Each group promoted must have as many
+// healthy canaries running as it asks for. Promoted groups replace their
+// remaining outdated allocations, max_parallel at a time.
 type Promote struct {
 	ID     string
 	All    bool
 	Groups []string
 }
 
-// Fail marks a deployment failed.
+// Fail marks a deployment failed; with auto_revert on a group, the job's
+// latest stable version is registered again (see Revert).
 type Fail struct {
 	ID string
 }
@@ -87,22 +95,70 @@ func (p Promote) Decide(v projections.View, now time.Time, ids commands.IDs) (co
 	if len(canaries) == 0 {
 		return commands.Decision{}, commands.Invalid("DeploymentID", "deployment %s has no canaries to promote", d.ID)
 	}
+	groups := canaries
 	if !p.All {
+		groups = nil
 		for _, g := range p.Groups {
 			if !slices.Contains(canaries, g) {
 				return commands.Decision{}, commands.Invalid("Groups", "group %q has no canaries in deployment %s", g, d.ID)
 			}
-		}
-		for _, g := range canaries {
-			if !slices.Contains(p.Groups, g) {
-				return commands.Decision{}, commands.Invalid("Groups", "promote every group with canaries (%v) at once, or set All", canaries)
+			if !slices.Contains(groups, g) {
+				groups = append(groups, g)
 			}
 		}
+		sort.Strings(groups)
 	}
 	if d.Status == events.DeploymentStatusPaused {
 		return commands.Decision{}, conflict(d, "a paused deployment cannot be promoted; resume it first")
 	}
-	return decide(v, d, &events.DeploymentStatusUpdated{ID: d.ID, Status: events.DeploymentStatusRunning, StatusDescription: DescriptionPromoted, Promote: true}, now, ids, true), nil
+	groups = slices.DeleteFunc(groups, func(g string) bool { return d.TaskGroups[g].Promoted })
+	if len(groups) == 0 {
+		return commands.Decision{}, nil
+	}
+	pre := []events.Precondition{{Table: deployments.Table, Key: d.ID, Op: events.ModifyIndex, Index: d.ModifyIndex}}
+	for _, g := range groups {
+		healthy, want, seen, err := canaryHealth(v, d.TaskGroups[g])
+		if err != nil {
+			return commands.Decision{}, err
+		}
+		if healthy < want {
+			return commands.Decision{}, &commands.ConflictError{
+				Reason: fmt.Sprintf("%v: group %q has %d of %d canaries healthy", ErrCanariesUnhealthy, g, healthy, want)}
+		}
+		pre = append(pre, seen...)
+	}
+	version := jobVersion(v, d.Namespace, d.JobID, d.JobVersion)
+	nd := clone(&d.Deployment)
+	for _, g := range groups {
+		st := nd.TaskGroups[g]
+		st.Promoted = true
+		// The progress deadline counts from the promotion.
+		if u := updateOf(version, g); u != nil && u.ProgressDeadline > 0 {
+			st.RequireProgressBy = now.Add(u.ProgressDeadline).UnixNano()
+		}
+	}
+	nd.Status, nd.StatusDescription, nd.ModifyTime = events.DeploymentStatusRunning, DescriptionPromoted, now.UnixNano()
+	dec := commands.Decision{Events: []events.Payload{&events.DeploymentUpserted{Deployment: *nd}}, Preconditions: pre}
+	dec.Events = append(dec.Events, evalFor(v, d, now, ids))
+	return dec, nil
+}
+
+// canaryHealth counts the live healthy canaries of a group and returns
+// how many it asks for and the preconditions that they are as read.
+func canaryHealth(v projections.View, g *events.DeploymentState) (healthy, want int, pre []events.Precondition, err error) {
+	for _, id := range g.PlacedCanaries {
+		a, err := allocs.Get(v, id)
+		if errors.Is(err, projections.ErrNotFound) {
+			continue
+		} else if err != nil {
+			return 0, 0, nil, err
+		}
+		pre = append(pre, events.Precondition{Table: allocs.Table, Key: id, Op: events.ModifyIndex, Index: a.ModifyIndex})
+		if !a.Terminal() && a.DeploymentStatus != nil && a.DeploymentStatus.Healthy != nil && *a.DeploymentStatus.Healthy {
+			healthy++
+		}
+	}
+	return healthy, g.DesiredCanaries, pre, nil
 }
 
 // Decide implements commands.Command.
@@ -111,7 +167,18 @@ func (f Fail) Decide(v projections.View, now time.Time, ids commands.IDs) (comma
 	if err != nil {
 		return commands.Decision{}, err
 	}
-	return decide(v, d, &events.DeploymentStatusUpdated{ID: d.ID, Status: events.DeploymentStatusFailed, StatusDescription: DescriptionFailed}, now, ids, true), nil
+	rollback := false
+	for _, g := range d.TaskGroups {
+		rollback = rollback || (g != nil && g.AutoRevert)
+	}
+	desc, reg, err := Revert(v, &d.Deployment, DescriptionFailed, rollback, now, ids)
+	if err != nil {
+		return commands.Decision{}, err
+	}
+	dec := decide(v, d, &events.DeploymentStatusUpdated{ID: d.ID, Status: events.DeploymentStatusFailed, StatusDescription: desc}, now, ids, len(reg.Events) == 0)
+	dec.Events = append(dec.Events, reg.Events...)
+	dec.Preconditions = append(dec.Preconditions, reg.Preconditions...)
+	return dec, nil
 }
 
 // Decide implements commands.Command.
@@ -156,10 +223,29 @@ func decide(v projections.View, d *deployments.Deployment, up *events.Deployment
 		Preconditions: []events.Precondition{{Table: deployments.Table, Key: d.ID, Op: events.ModifyIndex, Index: d.ModifyIndex}},
 	}
 	if eval {
-		prio, typ := alloc.JobEvalDefaults(v, d.Namespace, d.JobID)
-		dec.Events = append(dec.Events, &events.EvalsUpserted{Evals: []events.Evaluation{{ID: ids(), Namespace: d.Namespace,
-			Priority: prio, Type: typ, TriggeredBy: events.EvalTriggerDeploymentWatcher, JobID: d.JobID,
-			DeploymentID: d.ID, Status: events.EvalStatusPending, CreateTime: now.UnixNano(), ModifyTime: now.UnixNano()}}})
+		dec.Events = append(dec.Events, evalFor(v, d, now, ids))
 	}
 	return dec
+}
+
+// evalFor returns a pending eval of d's job, so the scheduler acts on d's change.
+func evalFor(v projections.View, d *deployments.Deployment, now time.Time, ids commands.IDs) *events.EvalsUpserted {
+	prio, typ := alloc.JobEvalDefaults(v, d.Namespace, d.JobID)
+	return &events.EvalsUpserted{Evals: []events.Evaluation{{ID: ids(), Namespace: d.Namespace,
+		Priority: prio, Type: typ, TriggeredBy: events.EvalTriggerDeploymentWatcher, JobID: d.JobID,
+		DeploymentID: d.ID, Status: events.EvalStatusPending, CreateTime: now.UnixNano(), ModifyTime: now.UnixNano()}}}
+}
+
+// clone returns a deep copy of d.
+func clone(d *events.Deployment) *events.Deployment {
+	c := *d
+	c.TaskGroups = make(map[string]*events.DeploymentState, len(d.TaskGroups))
+	for name, g := range d.TaskGroups {
+		if g != nil {
+			cp := *g
+			cp.PlacedCanaries = slices.Clone(g.PlacedCanaries)
+			c.TaskGroups[name] = &cp
+		}
+	}
+	return &c
 }

@@ -379,8 +379,14 @@ func TestDeployments(t *testing.T) {
 	d := startAgent(t)
 	dep := func(id, job string) *events.DeploymentUpserted {
 		return &events.DeploymentUpserted{Deployment: events.Deployment{ID: id, Namespace: "default", JobID: job, Status: events.DeploymentStatusRunning,
-			TaskGroups: map[string]*events.DeploymentState{"web": {DesiredCanaries: 1, DesiredTotal: 2}, "db": {DesiredTotal: 1}}}}
+			TaskGroups: map[string]*events.DeploymentState{"web": {DesiredCanaries: 1, DesiredTotal: 2, PlacedCanaries: []string{id + "-canary"}},
+				"db": {DesiredTotal: 1}}}}
 	}
+	// Promotion needs the canary reported healthy.
+	healthy := true
+	d.seed(t, &events.AllocsPlaced{EvalID: "e", Allocs: []events.Allocation{{ID: "zz-dep-canary", Namespace: "default", EvalID: "e",
+		Name: "web.web[0]", NodeID: "n1", JobID: "web", TaskGroup: "web", DeploymentID: "zz-dep", DesiredStatus: events.AllocDesiredRun,
+		ClientStatus: events.AllocClientRunning, DeploymentStatus: &events.AllocDeploymentStatus{Healthy: &healthy, Canary: true}}}})
 	d.seed(t, dep("zz-dep", "web"))
 	d.seed(t, dep("aa-dep", "api"))
 	for query, want := range map[string][]string{

@@ -9,6 +9,7 @@ import (
 	"github.com/ordoplane/ordo/projections"
 	"github.com/ordoplane/ordo/projections/deployments"
 	"github.com/ordoplane/ordo/projections/evals"
+	"github.com/ordoplane/ordo/projections/jobs"
 )
 
 var deploymentTables = []string{deployments.Table}
@@ -61,7 +62,10 @@ type deploymentUpdateResponse struct {
 	EvalID                string
 	EvalCreateIndex       uint64
 	DeploymentModifyIndex uint64
-	Index                 uint64
+	// RevertedJobVersion is the stable version a failure reverted the job
+	// to (auto_revert), absent when it reverted nothing.
+	RevertedJobVersion *uint64 `json:",omitempty"`
+	Index              uint64
 }
 
 func (s *Server) promoteDeployment(w http.ResponseWriter, r *http.Request) {
@@ -111,9 +115,17 @@ func (s *Server) deploymentWrite(w http.ResponseWriter, r *http.Request, name st
 	snap := s.cfg.FSM.Store().Snapshot()
 	v := projections.NewView(snap)
 	if d, err := deployments.Get(v, id); err == nil {
+		// A revert registers the job in the same entry; its eval is the
+		// registration's.
+		reverted := false
+		if j, err := jobs.Get(v, d.Namespace, d.JobID); err == nil && j.JobModifyIndex == out.Index && j.Version != d.JobVersion {
+			if stable, ok, err := deployment.StableVersion(v, &d.Deployment); err == nil && ok {
+				reverted, resp.RevertedJobVersion = true, &stable.Version
+			}
+		}
 		if list, err := evals.ByJob(v, d.Namespace, d.JobID); err == nil {
 			for _, e := range list {
-				if e.CreateIndex == out.Index && e.DeploymentID == id {
+				if e.CreateIndex == out.Index && (e.DeploymentID == id || reverted) {
 					resp.EvalID, resp.EvalCreateIndex = e.ID, e.CreateIndex
 				}
 			}

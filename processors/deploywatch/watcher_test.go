@@ -153,7 +153,11 @@ type recorder struct {
 func (r *recorder) Run(_ context.Context, _ string, _ commands.Request, c commands.Command) (commands.Outcome, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	id := c.(job.MarkDeploymentPending).ID
+	m, ok := c.(job.MarkDeploymentPending)
+	if !ok {
+		return commands.Outcome{}, nil // the deployments here have no job: nothing else is decided
+	}
+	id := m.ID
 	if r.fails > 0 {
 		r.fails--
 		return commands.Outcome{}, fmt.Errorf("injected failure")
