@@ -3,12 +3,51 @@ package driver
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 	"time"
 )
 
 // ErrTaskGone is returned by Recover when the task a handle state names is
 // no longer running.
 var ErrTaskGone = errors.New("driver: task is no longer running")
+
+// ConfigError is returned by Start when a task's configuration is invalid,
+// so the client can fail the task instead of restarting it. Key names the
+// field as the jobspec spells it: "config.command" for a key of the
+// driver's config block, "kill_signal" for a task field.
+type ConfigError struct {
+	Key    string
+	Reason string
+}
+
+// Error implements error.
+func (e *ConfigError) Error() string {
+	return fmt.Sprintf("driver: invalid %s: %s", e.Key, e.Reason)
+}
+
+// signals are the signal names tasks may use, with their Linux numbers.
+var signals = map[string]int{
+	"SIGHUP": 1, "SIGINT": 2, "SIGQUIT": 3, "SIGKILL": 9,
+	"SIGUSR1": 10, "SIGUSR2": 12, "SIGTERM": 15,
+}
+
+// ParseSignal returns the Linux number of a signal name: SIGHUP, SIGINT,
+// SIGQUIT, SIGKILL, SIGUSR1, SIGUSR2 or SIGTERM, in any case, with or
+// without the SIG prefix; "" is SIGTERM, the default kill signal.
+func ParseSignal(name string) (int, error) {
+	if name == "" {
+		return signals["SIGTERM"], nil
+	}
+	n := strings.ToUpper(strings.TrimSpace(name))
+	if !strings.HasPrefix(n, "SIG") {
+		n = "SIG" + n
+	}
+	if sig, ok := signals[n]; ok {
+		return sig, nil
+	}
+	return 0, fmt.Errorf("driver: unknown signal %q (want SIGHUP, SIGINT, SIGQUIT, SIGKILL, SIGUSR1, SIGUSR2 or SIGTERM)", name)
+}
 
 // Driver runs tasks of one kind.
 type Driver interface {
@@ -69,6 +108,8 @@ type HandleState struct {
 
 // ExitResult is how a task ended.
 type ExitResult struct {
+	// ExitCode is the task's exit status; a task killed by a signal
+	// reports 128 + the signal's number, as a shell does.
 	ExitCode int
 	// Signal is the signal that killed it, 0 if none.
 	Signal int
