@@ -323,6 +323,9 @@ func (s *suite) testRecoverRunning(t *testing.T) {
 	cfg := s.taskConfig(t, KindLong)
 	first := start(t, s.driver(t), cfg)
 	WaitForOutput(t, cfg.StdoutPath, "ready")
+	// A second driver stands for the client after a restart. (The first
+	// handle is stopped when the test ends; a real task it shares with the
+	// recovered one is stopped by then, a simulated one is not.)
 	again, err := s.driver(t).Recover(context.Background(), first.State())
 	if err != nil {
 		t.Fatalf("Recover a running task: %v", err)
@@ -335,8 +338,9 @@ func (s *suite) testRecoverRunning(t *testing.T) {
 		t.Fatal("recovered handle reports a running task exited")
 	}
 	stop(t, again)
-	wait(t, again)
-	wait(t, first)
+	if res := wait(t, again); res.Successful() {
+		t.Fatalf("recovered task stopped by its kill signal exited successfully: %+v", res)
+	}
 }
 
 func (s *suite) testRecoverExited(t *testing.T) {
