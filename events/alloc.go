@@ -37,6 +37,13 @@ type DesiredTransition struct {
 	NoShutdownDelay *bool `msgpack:"nsd,omitempty" json:"NoShutdownDelay"`
 }
 
+// The states of a task, as TaskState.State reports them.
+const (
+	TaskStatePending = "pending"
+	TaskStateRunning = "running"
+	TaskStateDead    = "dead"
+)
+
 // TaskState is what the client reports about one task.
 type TaskState struct {
 	State      string `msgpack:"st" json:"State"`
@@ -44,6 +51,47 @@ type TaskState struct {
 	Restarts   int    `msgpack:"r,omitempty" json:"Restarts"`
 	StartedAt  int64  `msgpack:"sa,omitempty" json:"StartedAt"`
 	FinishedAt int64  `msgpack:"fa,omitempty" json:"FinishedAt"`
+	// Events are the task's latest events, oldest first (the client keeps
+	// a bounded number).
+	Events []TaskEvent `msgpack:"ev,omitempty" json:"Events,omitempty"`
+}
+
+// The types of task events, as Nomad names them.
+const (
+	TaskEventReceived      = "Received"
+	TaskEventSetup         = "Task Setup"
+	TaskEventStarted       = "Started"
+	TaskEventTerminated    = "Terminated"
+	TaskEventRestarting    = "Restarting"
+	TaskEventNotRestarting = "Not Restarting"
+	TaskEventKilling       = "Killing"
+	TaskEventKilled        = "Killed"
+	TaskEventDriverFailure = "Driver Failure"
+	TaskEventSetupFailure  = "Setup Failure"
+	// TaskEventShutdownDelay is the wait of a task's shutdown_delay
+	// before its kill signal.
+	TaskEventShutdownDelay = "Waiting for shutdown delay"
+	// TaskEventSiblingFailed is a task killed because another task of its
+	// allocation failed.
+	TaskEventSiblingFailed = "Sibling Task Failed"
+)
+
+// TaskEvent is one thing that happened to a task (Nomad's TaskEvent).
+type TaskEvent struct {
+	Type string `msgpack:"ty" json:"Type"`
+	// Time is the client's time of the event, Unix ns.
+	Time    int64  `msgpack:"t" json:"Time"`
+	Message string `msgpack:"m,omitempty" json:"Message,omitempty"`
+	// ExitCode and Signal are how a terminated task exited.
+	ExitCode int `msgpack:"ec,omitempty" json:"ExitCode,omitempty"`
+	Signal   int `msgpack:"sig,omitempty" json:"Signal,omitempty"`
+	// FailsTask marks the event that failed the task.
+	FailsTask bool `msgpack:"ft,omitempty" json:"FailsTask,omitempty"`
+	// StartDelay is how long a restarting task waits before it starts again.
+	StartDelay time.Duration `msgpack:"sd,omitempty" json:"StartDelay,omitempty"`
+	// KillTimeout is how long a killed task has between its kill signal
+	// and being killed.
+	KillTimeout time.Duration `msgpack:"kt,omitempty" json:"KillTimeout,omitempty"`
 }
 
 // AllocDeploymentStatus is an allocation's health within its deployment.

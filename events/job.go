@@ -194,6 +194,9 @@ type Task struct {
 	ShutdownDelay time.Duration     `msgpack:"sd,omitempty" json:"ShutdownDelay"`
 	KillTimeout   time.Duration     `msgpack:"kt,omitempty" json:"KillTimeout"`
 	Meta          map[string]string `msgpack:"meta,omitempty" json:"Meta"`
+	// KillSignal is the signal that stops the task ("SIGINT", …); ""
+	// means the driver's default, SIGTERM.
+	KillSignal string `msgpack:"ks,omitempty" json:"KillSignal,omitempty"`
 }
 
 // Resources is what one task asks of a node.

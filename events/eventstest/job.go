@@ -41,7 +41,7 @@ func SampleJob() events.Job {
 				Env:           map[string]string{"PORT": "8080"},
 				Resources:     &events.Resources{CPU: 100, MemoryMB: 64, DiskMB: 10},
 				ShutdownDelay: 5 * time.Second, KillTimeout: 10 * time.Second,
-				Meta: map[string]string{"role": "frontend"},
+				Meta: map[string]string{"role": "frontend"}, KillSignal: "SIGINT",
 			}},
 			Migrate: &events.MigrateStrategy{MaxParallel: 2, HealthCheck: "task_states",
 				MinHealthyTime: 5 * time.Second, HealthyDeadline: 2 * time.Minute},

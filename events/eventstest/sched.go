@@ -47,7 +47,9 @@ func schedSamples() map[string]events.Payload {
 			FollowupEvalID: "eval-5"}}},
 		"AllocsClientUpdated": &events.AllocsClientUpdated{NodeID: "node-1", Updates: []events.AllocClientUpdate{{
 			ID: "alloc-1", ClientStatus: events.AllocClientFailed, ClientDescription: "task failed",
-			TaskStates:       map[string]*events.TaskState{"server": {State: "dead", Failed: true, FinishedAt: 1700000005000000000}},
+			TaskStates: map[string]*events.TaskState{"server": {State: "dead", Failed: true, FinishedAt: 1700000005000000000,
+				Events: []events.TaskEvent{{Type: events.TaskEventTerminated, Time: 1700000004000000000, Message: "exit 1",
+					ExitCode: 1, Signal: 9, FailsTask: true, StartDelay: time.Second, KillTimeout: 5 * time.Second}}}},
 			DeploymentStatus: &events.AllocDeploymentStatus{Healthy: &yes, Timestamp: 1700000005000000000}}}},
 		"AllocsDeleted": &events.AllocsDeleted{IDs: []string{"alloc-1"}},
 		"DeploymentUpserted": &events.DeploymentUpserted{Deployment: events.Deployment{

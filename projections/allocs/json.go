@@ -14,6 +14,20 @@ type TaskState struct {
 	Restarts   uint64
 	StartedAt  time.Time
 	FinishedAt time.Time
+	Events     []*TaskEvent
+}
+
+// TaskEvent is a task event as Nomad's api.TaskEvent shows it.
+type TaskEvent struct {
+	Type           string
+	Time           int64
+	DisplayMessage string
+	Message        string
+	ExitCode       int
+	Signal         int
+	FailsTask      bool
+	StartDelay     int64
+	KillTimeout    time.Duration
 }
 
 // DeploymentStatus is Nomad's api.AllocDeploymentStatus.
@@ -126,7 +140,20 @@ func taskStates(in map[string]*events.TaskState) map[string]*TaskState {
 			continue
 		}
 		out[name] = &TaskState{State: s.State, Failed: s.Failed, Restarts: uint64(max(s.Restarts, 0)),
-			StartedAt: unixTime(s.StartedAt), FinishedAt: unixTime(s.FinishedAt)}
+			StartedAt: unixTime(s.StartedAt), FinishedAt: unixTime(s.FinishedAt), Events: taskEvents(s.Events)}
+	}
+	return out
+}
+
+func taskEvents(in []events.TaskEvent) []*TaskEvent {
+	if len(in) == 0 {
+		return nil
+	}
+	out := make([]*TaskEvent, len(in))
+	for i, e := range in {
+		out[i] = &TaskEvent{Type: e.Type, Time: e.Time, DisplayMessage: e.Message, Message: e.Message,
+			ExitCode: e.ExitCode, Signal: e.Signal, FailsTask: e.FailsTask, StartDelay: int64(e.StartDelay),
+			KillTimeout: e.KillTimeout}
 	}
 	return out
 }

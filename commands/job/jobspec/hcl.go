@@ -304,7 +304,7 @@ func (d *decoder) group(b *hcl.Block, path string) *specGroup {
 }
 
 var taskSchema = &hcl.BodySchema{
-	Attributes: []hcl.AttributeSchema{{Name: "driver"}, {Name: "shutdown_delay"}, {Name: "kill_timeout"}},
+	Attributes: []hcl.AttributeSchema{{Name: "driver"}, {Name: "shutdown_delay"}, {Name: "kill_timeout"}, {Name: "kill_signal"}},
 	Blocks: []hcl.BlockHeaderSchema{
 		{Type: "config"}, {Type: "env"}, {Type: "resources"}, {Type: "meta"},
 	},
@@ -325,6 +325,7 @@ func (d *decoder) task(b *hcl.Block, path string) *specTask {
 	t.Driver = d.str(c, path, "driver")
 	t.ShutdownDelay = d.duration(c, path, "shutdown_delay")
 	t.KillTimeout = d.duration(c, path, "kill_timeout")
+	t.KillSignal = d.str(c, path, "kill_signal")
 	if cb := d.single(c, path, "config"); cb != nil {
 		t.Config = d.config(cb.Body, path+".config")
 	}

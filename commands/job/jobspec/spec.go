@@ -113,6 +113,7 @@ type specTask struct {
 	Resources     *specResources    `json:"Resources"`
 	ShutdownDelay *time.Duration    `json:"ShutdownDelay"`
 	KillTimeout   *time.Duration    `json:"KillTimeout"`
+	KillSignal    *string           `json:"KillSignal"`
 	Meta          map[string]string `json:"Meta"`
 }
 
@@ -343,6 +344,7 @@ func canonicalTask(t *specTask) events.Task {
 		Env:           emptyNil(t.Env),
 		ShutdownDelay: or(t.ShutdownDelay, 0),
 		KillTimeout:   or(t.KillTimeout, DefaultKillTimeout),
+		KillSignal:    or(t.KillSignal, ""),
 		Meta:          emptyNil(t.Meta),
 		Resources:     &events.Resources{CPU: DefaultCPU, MemoryMB: DefaultMemoryMB},
 	}
