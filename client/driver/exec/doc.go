@@ -95,7 +95,8 @@
 // ends when the process exits) and one rotates its logs (it ends when the
 // process exits or Close is called). A recovered task has a poller instead
 // of the waiter, which Close also ends. Close waits for the goroutines it
-// ends. Each handle has one lock, never held across a wait.
+// ends. Each handle has one lock, held only to signal or reap the child
+// (so a reaped pid is never signalled), never across a blocking wait.
 //
 // # Invariants
 //
