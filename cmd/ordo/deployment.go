@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"slices"
 	"strconv"
+	"time"
 
 	"github.com/spf13/cobra"
 )
@@ -24,6 +25,7 @@ type cliDeployment struct {
 		DesiredCanaries, DesiredTotal, PlacedAllocs int
 		HealthyAllocs, UnhealthyAllocs              int
 		PlacedCanaries                              []string
+		RequireProgressBy                           time.Time
 	}
 	CreateIndex uint64
 	ModifyIndex uint64
@@ -34,8 +36,113 @@ func newDeploymentCommand(g *globals) *cobra.Command {
 		Use:   "deployment",
 		Short: "Interact with deployments",
 	}
-	cmd.AddCommand(newDeploymentListCommand(g), newDeploymentStatusCommand(g))
+	cmd.AddCommand(newDeploymentListCommand(g), newDeploymentStatusCommand(g), newDeploymentPromoteCommand(g),
+		newDeploymentFailCommand(g), newDeploymentPauseCommand(g, true), newDeploymentPauseCommand(g, false))
 	return cmd
+}
+
+// deploymentUpdate is the answer to a deployment write: Nomad's
+// api.DeploymentUpdateResponse.
+type deploymentUpdate struct {
+	EvalID             string
+	Index              uint64
+	RevertedJobVersion *uint64
+}
+
+// deploymentWrite resolves the deployment id or prefix, PUTs body to
+// /v1/deployment/<action>/<id> and returns the full id and the answer.
+func deploymentWrite(cmd *cobra.Command, g *globals, action, idOrPrefix string, body map[string]any) (string, deploymentUpdate, error) {
+	var out deploymentUpdate
+	c, err := g.client()
+	if err != nil {
+		return "", out, err
+	}
+	var d cliDeployment
+	if err := c.get(cmd.Context(), pathf("/v1/deployment/%s", idOrPrefix), nil, &d); err != nil {
+		return "", out, fmt.Errorf("read deployment %q: %w", idOrPrefix, err)
+	}
+	body["DeploymentID"] = d.ID
+	if err := c.put(cmd.Context(), pathf("/v1/deployment/"+action+"/%s", d.ID), body, &out); err != nil {
+		return d.ID, out, fmt.Errorf("%s deployment %q: %w", action, d.ID, err)
+	}
+	return d.ID, out, nil
+}
+
+// evalNote says which evaluation a deployment write created.
+func evalNote(out deploymentUpdate) string {
+	if out.EvalID == "" {
+		return fmt.Sprintf(" at index %d", out.Index)
+	}
+	return fmt.Sprintf("; evaluation %q created at index %d", out.EvalID, out.Index)
+}
+
+func newDeploymentPromoteCommand(g *globals) *cobra.Command {
+	var groups []string
+	cmd := &cobra.Command{
+		Use:   "promote [flags] <id>",
+		Short: "Promote a deployment's canaries",
+		Long: `Promote a deployment's canaries: every group with canaries, or the groups
+named with -group (repeatable). Each group's canaries must all be healthy.
+Promoted groups replace their remaining old allocations, max_parallel at a time.`,
+		Args: oneArg("<id>"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			body := map[string]any{"All": len(groups) == 0}
+			if len(groups) > 0 {
+				body["Groups"] = groups
+			}
+			id, out, err := deploymentWrite(cmd, g, "promote", args[0], body)
+			if err != nil {
+				return err
+			}
+			_, err = fmt.Fprintf(cmd.OutOrStdout(), "Deployment %q promoted%s\n", id, evalNote(out))
+			return err
+		},
+	}
+	cmd.Flags().StringArrayVar(&groups, "group", nil, "a task group to promote (repeatable); default every group")
+	return cmd
+}
+
+func newDeploymentFailCommand(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "fail <id>",
+		Short: "Mark a deployment failed",
+		Long: `Mark a deployment failed. A group with auto_revert reverts the job to its
+latest stable version: the latest version whose deployment succeeded.`,
+		Args: oneArg("<id>"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			id, out, err := deploymentWrite(cmd, g, "fail", args[0], map[string]any{})
+			if err != nil {
+				return err
+			}
+			msg := fmt.Sprintf("Deployment %q failed%s\n", id, evalNote(out))
+			if v := out.RevertedJobVersion; v != nil {
+				msg += fmt.Sprintf("Auto-reverted to job version %d\n", *v)
+			}
+			_, err = io.WriteString(cmd.OutOrStdout(), msg)
+			return err
+		},
+	}
+}
+
+// newDeploymentPauseCommand is "pause", or "resume" when pause is false.
+func newDeploymentPauseCommand(g *globals, pause bool) *cobra.Command {
+	use, short, done := "pause <id>", "Pause a deployment: no more allocations are replaced", "paused"
+	if !pause {
+		use, short, done = "resume <id>", "Resume a paused deployment", "resumed"
+	}
+	return &cobra.Command{
+		Use:   use,
+		Short: short,
+		Args:  oneArg("<id>"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			id, out, err := deploymentWrite(cmd, g, "pause", args[0], map[string]any{"Pause": pause})
+			if err != nil {
+				return err
+			}
+			_, err = fmt.Fprintf(cmd.OutOrStdout(), "Deployment %q %s%s\n", id, done, evalNote(out))
+			return err
+		},
+	}
 }
 
 func newDeploymentListCommand(g *globals) *cobra.Command {
@@ -106,8 +213,13 @@ func printDeployment(w io.Writer, d cliDeployment) error {
 		if g == nil {
 			continue
 		}
+		deadline := "-"
+		if !g.RequireProgressBy.IsZero() {
+			deadline = g.RequireProgressBy.UTC().Format(time.RFC3339)
+		}
 		rows = append(rows, []string{name, strconv.FormatBool(g.Promoted), strconv.Itoa(g.DesiredCanaries), strconv.Itoa(g.DesiredTotal),
-			strconv.Itoa(g.PlacedAllocs), strconv.Itoa(g.HealthyAllocs), strconv.Itoa(g.UnhealthyAllocs)})
+			strconv.Itoa(g.PlacedAllocs), strconv.Itoa(g.HealthyAllocs), strconv.Itoa(g.UnhealthyAllocs), deadline})
 	}
-	return printTable(w, []string{"Task Group", "Promoted", "Desired Canaries", "Desired", "Placed", "Healthy", "Unhealthy"}, rows)
+	return printTable(w, []string{"Task Group", "Promoted", "Desired Canaries", "Desired", "Placed", "Healthy", "Unhealthy",
+		"Progress Deadline"}, rows)
 }
