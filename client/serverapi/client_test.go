@@ -1,0 +1,188 @@
+package serverapi_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/ordoplane/ordo/client/serverapi"
+	"github.com/ordoplane/ordo/events"
+)
+
+func quiet() serverapi.Option { return serverapi.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))) }
+
+// deadAddr returns an address nothing listens on.
+func deadAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	return addr
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+// A call moves past servers that are down or answer 503, and the next call
+// starts with the server that answered.
+func TestFailover(t *testing.T) {
+	var hits []string
+	unavailable := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits = append(hits, "503")
+		writeJSON(w, 503, map[string]any{"Error": "no leader", "Status": 503})
+	}))
+	defer unavailable.Close()
+	good := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits = append(hits, "good")
+		if r.Method != "PUT" || r.URL.Path != "/v1/client/register" {
+			t.Errorf("%s %s", r.Method, r.URL.Path)
+		}
+		var n events.Node
+		if err := json.NewDecoder(r.Body).Decode(&n); err != nil || n.ID != "n1" {
+			t.Errorf("body %+v, %v", n, err)
+		}
+		writeJSON(w, 200, map[string]any{"HeartbeatTTL": int64(12 * time.Second), "Index": 7})
+	}))
+	defer good.Close()
+	c, err := serverapi.New([]string{deadAddr(t), unavailable.URL, good.URL}, quiet())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ttl, err := c.Register(context.Background(), events.Node{ID: "n1"})
+	if err != nil || ttl != 12*time.Second {
+		t.Fatalf("register: %v, %v", ttl, err)
+	}
+	if _, err := c.Register(context.Background(), events.Node{ID: "n1"}); err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"503", "good", "good"}; len(hits) != 3 || hits[0] != want[0] || hits[2] != want[2] {
+		t.Errorf("hits %v, want %v", hits, want)
+	}
+}
+
+func TestNoServers(t *testing.T) {
+	c, err := serverapi.New([]string{deadAddr(t), deadAddr(t)}, quiet())
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.Heartbeat(context.Background(), "n1", "ready")
+	if !errors.Is(err, serverapi.ErrNoServers) {
+		t.Fatalf("err %v, want ErrNoServers", err)
+	}
+}
+
+func TestHeartbeatNotFound(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, 404, map[string]any{"Error": `node "n1" not found`, "Status": 404})
+	}))
+	defer srv.Close()
+	c, _ := serverapi.New([]string{srv.URL}, quiet())
+	_, err := c.Heartbeat(context.Background(), "n1", "ready")
+	if !errors.Is(err, serverapi.ErrNodeNotFound) {
+		t.Fatalf("err %v, want ErrNodeNotFound", err)
+	}
+	if errors.Is(err, serverapi.ErrNoServers) {
+		t.Fatal("a 404 is an answer")
+	}
+}
+
+func TestUpdateAllocsRefusedAlloc(t *testing.T) {
+	var got map[string][]events.AllocClientUpdate
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_ = json.NewDecoder(r.Body).Decode(&got)
+		writeJSON(w, 400, map[string]any{"Error": "invalid", "Field": "Allocs[1].ID", "Reason": "does not exist", "Status": 400})
+	}))
+	defer srv.Close()
+	c, _ := serverapi.New([]string{srv.URL}, quiet())
+	_, err := c.UpdateAllocs(context.Background(), "n1", []events.AllocClientUpdate{{ID: "a"}, {ID: "b"}})
+	he, ok := errors.AsType[*serverapi.HTTPError](err)
+	if !ok {
+		t.Fatalf("err %v, want *HTTPError", err)
+	}
+	if i, ok := he.AllocIndex(); !ok || i != 1 {
+		t.Errorf("AllocIndex %d %v, want 1", i, ok)
+	}
+	if len(got["Allocs"]) != 2 {
+		t.Errorf("body %+v", got)
+	}
+	// An empty update still sends a list (the N1 marker alone).
+	if _, err := c.UpdateAllocs(context.Background(), "n1", nil); err == nil {
+		t.Fatal("want the 400 again")
+	}
+	if got["Allocs"] == nil {
+		t.Error("nil updates sent as null")
+	}
+}
+
+func TestAllocationsBlockingQuery(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/v1/client/n1/allocations" || r.URL.Query().Get("index") != "5" || r.URL.Query().Get("wait") != "2s" {
+			t.Errorf("request %s", r.URL)
+		}
+		w.Header().Set("X-Nomad-Index", "9")
+		writeJSON(w, 200, []map[string]any{{
+			"ID": "a1", "Namespace": "default", "JobID": "web", "JobVersion": 2, "TaskGroup": "web",
+			"DesiredStatus": "stop", "DesiredTransition": map[string]any{"NoShutdownDelay": true},
+			"DeploymentID": "d1", "DeploymentStatus": map[string]any{"Canary": true, "Timestamp": "0001-01-01T00:00:00Z"},
+			"TaskStates": map[string]any{"web": map[string]any{"State": "running", "StartedAt": "2026-01-01T00:00:00Z"}},
+			"AllocModifyIndex": 8,
+		}})
+	}))
+	defer srv.Close()
+	c, _ := serverapi.New([]string{srv.URL}, quiet())
+	list, index, err := c.Allocations(context.Background(), "n1", 5, 2*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if index != 9 || len(list) != 1 {
+		t.Fatalf("index %d, %d allocs", index, len(list))
+	}
+	a := list[0]
+	if a.ID != "a1" || a.JobVersion != 2 || !a.ServerTerminal() || a.DesiredTransition.NoShutdownDelay == nil ||
+		!*a.DesiredTransition.NoShutdownDelay || a.AllocModifyIndex != 8 || a.DeploymentStatus == nil ||
+		!a.DeploymentStatus.Canary || a.DeploymentStatus.Timestamp != 0 {
+		t.Errorf("alloc %+v", a)
+	}
+}
+
+func TestJobVersion(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Query().Get("namespace") != "prod" {
+			t.Errorf("namespace %q", r.URL.Query().Get("namespace"))
+		}
+		switch r.URL.EscapedPath() {
+		case "/v1/job/batch%2Fdispatch-1":
+			writeJSON(w, 200, events.Job{ID: "batch/dispatch-1", Version: 3})
+		case "/v1/job/batch%2Fdispatch-1/versions":
+			writeJSON(w, 200, map[string]any{"Versions": []events.Job{{ID: "batch/dispatch-1", Version: 3}, {ID: "batch/dispatch-1", Version: 2, Name: "old"}}})
+		default:
+			t.Errorf("path %s", r.URL.EscapedPath())
+		}
+	}))
+	defer srv.Close()
+	c, _ := serverapi.New([]string{srv.URL}, quiet())
+	ctx := context.Background()
+	if j, err := c.Job(ctx, "prod", "batch/dispatch-1", 3); err != nil || j.Version != 3 {
+		t.Fatalf("current: %+v %v", j, err)
+	}
+	if j, err := c.Job(ctx, "prod", "batch/dispatch-1", 2); err != nil || j.Name != "old" {
+		t.Fatalf("old: %+v %v", j, err)
+	}
+	_, err := c.Job(ctx, "prod", "batch/dispatch-1", 1)
+	if he, ok := errors.AsType[*serverapi.HTTPError](err); !ok || !he.NotFound() {
+		t.Fatalf("missing version: %v", err)
+	}
+}
