@@ -16,7 +16,9 @@ import (
 	"github.com/ordoplane/ordo/events"
 )
 
-func quiet() serverapi.Option { return serverapi.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))) }
+func quiet() serverapi.Option {
+	return serverapi.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))
+}
 
 // deadAddr returns an address nothing listens on.
 func deadAddr(t *testing.T) string {
@@ -137,7 +139,7 @@ func TestAllocationsBlockingQuery(t *testing.T) {
 			"ID": "a1", "Namespace": "default", "JobID": "web", "JobVersion": 2, "TaskGroup": "web",
 			"DesiredStatus": "stop", "DesiredTransition": map[string]any{"NoShutdownDelay": true},
 			"DeploymentID": "d1", "DeploymentStatus": map[string]any{"Canary": true, "Timestamp": "0001-01-01T00:00:00Z"},
-			"TaskStates": map[string]any{"web": map[string]any{"State": "running", "StartedAt": "2026-01-01T00:00:00Z"}},
+			"TaskStates":       map[string]any{"web": map[string]any{"State": "running", "StartedAt": "2026-01-01T00:00:00Z"}},
 			"AllocModifyIndex": 8,
 		}})
 	}))
