@@ -26,7 +26,7 @@ import (
 // c1m runs a C1M-style scheduling load on one server: simulated nodes
 // (registered, never running anything) and jobs × allocations, and
 // measures from the first job registration to the last allocation placed.
-func c1m(nodeCount, jobCount, perJob int) ([]row, error) {
+func c1m(nodeCount, jobCount, perJob, workers int) ([]row, error) {
 	dir, err := os.MkdirTemp("", "ordo-bench-c1m-")
 	if err != nil {
 		return nil, err
@@ -37,6 +37,9 @@ func c1m(nodeCount, jobCount, perJob int) ([]row, error) {
 	cfg.HTTPAddr, cfg.RaftAddr = "127.0.0.1:0", "127.0.0.1:0"
 	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	cfg.RaftLogOutput = io.Discard
+	if workers > 0 {
+		cfg.Scheduler.Workers = workers
+	}
 	a, err := agent.Start(cfg)
 	if err != nil {
 		return nil, err
@@ -68,6 +71,7 @@ func c1m(nodeCount, jobCount, perJob int) ([]row, error) {
 	placed := counter(a.Registry(), "ordo_allocs_placed_total")
 	busy0 := counter(a.Registry(), "ordo_worker_busy_seconds_total")
 	plans0 := counter(a.Registry(), "ordo_plans_committed_total") + counter(a.Registry(), "ordo_plans_partial_total")
+	partial0 := counter(a.Registry(), "ordo_plans_partial_total")
 	applier0, applied0 := histogram(a.Registry(), "ordo_plan_apply_seconds")
 	fsm0, _ := histogram(a.Registry(), "ordo_fsm_batch_apply_seconds")
 	start := time.Now()
@@ -108,7 +112,7 @@ func c1m(nodeCount, jobCount, perJob int) ([]row, error) {
 	el := time.Since(start)
 	plans := counter(a.Registry(), "ordo_plans_committed_total") + counter(a.Registry(), "ordo_plans_partial_total") - plans0
 	busy := counter(a.Registry(), "ordo_worker_busy_seconds_total") - busy0
-	workers := float64(a.Config().Scheduler.Workers)
+	nworkers := float64(a.Config().Scheduler.Workers)
 	applier, applied := histogram(a.Registry(), "ordo_plan_apply_seconds")
 	applier, applied = applier-applier0, applied-applied0
 	fsm, _ := histogram(a.Registry(), "ordo_fsm_batch_apply_seconds")
@@ -122,9 +126,10 @@ func c1m(nodeCount, jobCount, perJob int) ([]row, error) {
 		{"allocations placed, " + label, want / el.Seconds(), "allocs/s"},
 		{"time to place all, " + label, el.Seconds(), "s"},
 		{"plans committed", plans / el.Seconds(), "plans/s"},
+		{"plans committed in part (re-planned)", counter(a.Registry(), "ordo_plans_partial_total") - partial0, "plans"},
 		{"eval latency p50 (create → complete)", percentileMS(lat, 0.50), "ms"},
 		{"eval latency p99 (create → complete)", percentileMS(lat, 0.99), "ms"},
-		{"scheduler worker utilisation", 100 * busy / (workers * el.Seconds()), "%"},
+		{"scheduler worker utilisation", 100 * busy / (nworkers * el.Seconds()), "%"},
 		{"plan apply latency mean (verify → committed)", 1000 * applier / max(applied, 1), "ms"},
 		{"FSM busy (apply + Pebble commit)", 100 * fsm / el.Seconds(), "%"},
 	}, nil

@@ -37,6 +37,7 @@ func main() {
 	nodes := flag.Int("nodes", 5000, "simulated nodes for c1m")
 	jobs := flag.Int("jobs", 100, "jobs for c1m")
 	perJob := flag.Int("per-job", 1000, "allocations per job for c1m")
+	workers := flag.Int("workers", 0, "scheduler workers for c1m (0: the agent's default)")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile here")
 	flag.Parse()
 	if *cpuprofile != "" {
@@ -71,7 +72,7 @@ func main() {
 		run("load3", func() ([]row, error) { return clusterLoad(3, *clients, *duration) })
 		run("apply", func() ([]row, error) { return applyRate(*replay) })
 		run("replay", func() ([]row, error) { return replayRate(*replay) })
-		run("c1m", func() ([]row, error) { return c1m(*nodes, *jobs, *perJob) })
+		run("c1m", func() ([]row, error) { return c1m(*nodes, *jobs, *perJob, *workers) })
 	}
 	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "figure\tvalue\tunit\t")
