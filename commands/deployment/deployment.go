@@ -194,7 +194,17 @@ func (p Pause) Decide(v projections.View, now time.Time, ids commands.IDs) (comm
 	if p.Pause {
 		return decide(v, d, &events.DeploymentStatusUpdated{ID: d.ID, Status: events.DeploymentStatusPaused, StatusDescription: DescriptionPaused}, now, ids, false), nil
 	}
-	return decide(v, d, &events.DeploymentStatusUpdated{ID: d.ID, Status: events.DeploymentStatusRunning, StatusDescription: DescriptionRunning}, now, ids, true), nil
+	// Resumed: the progress deadlines count from now, as no progress could
+	// be made while paused.
+	version := jobVersion(v, d.Namespace, d.JobID, d.JobVersion)
+	nd := clone(&d.Deployment)
+	for g, st := range nd.TaskGroups {
+		if u := updateOf(version, g); st != nil && st.RequireProgressBy != 0 && u != nil && u.ProgressDeadline > 0 {
+			st.RequireProgressBy = now.Add(u.ProgressDeadline).UnixNano()
+		}
+	}
+	nd.Status, nd.StatusDescription, nd.ModifyTime = events.DeploymentStatusRunning, DescriptionRunning, now.UnixNano()
+	return decide(v, d, &events.DeploymentUpserted{Deployment: *nd}, now, ids, true), nil
 }
 
 // active returns the deployment id if it is still in progress.
@@ -217,7 +227,7 @@ func conflict(d *deployments.Deployment, reason string) error {
 
 // decide returns the status update with the deployment's modify index as a
 // precondition and, with eval, a pending eval for its job.
-func decide(v projections.View, d *deployments.Deployment, up *events.DeploymentStatusUpdated, now time.Time, ids commands.IDs, eval bool) commands.Decision {
+func decide(v projections.View, d *deployments.Deployment, up events.Payload, now time.Time, ids commands.IDs, eval bool) commands.Decision {
 	dec := commands.Decision{
 		Events:        []events.Payload{up},
 		Preconditions: []events.Precondition{{Table: deployments.Table, Key: d.ID, Op: events.ModifyIndex, Index: d.ModifyIndex}},

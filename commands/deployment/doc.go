@@ -13,7 +13,8 @@
 // each must have as many healthy canaries running as it asks for, or the
 // promotion is refused with ErrCanariesUnhealthy ("not all canaries are
 // healthy", a 409). A promoted group's progress deadline counts from the
-// promotion. Fail marks the deployment failed and, when a group has
+// promotion, and a resumed deployment's from the resumption (nothing could
+// progress while it was paused). Fail marks the deployment failed and, when a group has
 // auto_revert, registers the job's latest stable version again (Revert).
 //
 // A job version is stable when a deployment of it succeeded (Nomad sets

@@ -86,3 +86,21 @@ func TestProgress(t *testing.T) {
 		}
 	})
 }
+
+// TestResumeRestartsProgressDeadline: no progress can be made while a
+// deployment is paused, so resuming restarts its progress deadlines.
+func TestResumeRestartsProgressDeadline(t *testing.T) {
+	h := newHistory(t)
+	h.apply(&events.DeploymentUpserted{Deployment: events.Deployment{ID: "d1", Namespace: "default", JobID: "web", JobVersion: 1,
+		Status: events.DeploymentStatusPaused, TaskGroups: map[string]*events.DeploymentState{
+			"web": {DesiredTotal: 2, RequireProgressBy: pt.LeaderTime}}}})
+	now := time.Unix(0, pt.LeaderTime).Add(time.Hour)
+	dec, err := deployment.Pause{ID: "d1"}.Decide(h.view(), now, func() string { return "e" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := dec.Events[0].(*events.DeploymentUpserted).Deployment
+	if d.Status != events.DeploymentStatusRunning || d.TaskGroups["web"].RequireProgressBy != now.Add(10*time.Minute).UnixNano() {
+		t.Fatalf("resumed %+v %+v", d, d.TaskGroups["web"])
+	}
+}

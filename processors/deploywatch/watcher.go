@@ -249,6 +249,9 @@ func (r *run) restore() (uint64, error) {
 // seen records a deployment as stored or upserted.
 func (r *run) seen(d *events.Deployment) {
 	if !d.Active() {
+		if r.tracked[d.ID] != nil {
+			r.dirty[d.ID] = true // read once more, to be dropped
+		}
 		return
 	}
 	if r.tracked[d.ID] == nil {
