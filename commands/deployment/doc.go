@@ -14,8 +14,9 @@
 // promotion is refused with ErrCanariesUnhealthy ("not all canaries are
 // healthy", a 409). A promoted group's progress deadline counts from the
 // promotion, and a resumed deployment's from the resumption (nothing could
-// progress while it was paused). Fail marks the deployment failed and, when a group has
-// auto_revert, registers the job's latest stable version again (Revert).
+// progress while it was paused). Fail marks the deployment failed and,
+// when a group has auto_revert, registers the job's latest stable version
+// again (Revert).
 //
 // A job version is stable when a deployment of it succeeded (Nomad sets
 // Stable on the version then; ordo derives it from the deployments, see
