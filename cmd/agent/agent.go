@@ -160,7 +160,7 @@ func Start(cfg Config) (a *Agent, err error) {
 		return nil, err
 	}
 	// N3: deployments created at registration move to pending once persisted.
-	dw, err := deploywatch.New(deploywatch.Config{Pipeline: a.pipeline, State: a.fsm, Logger: a.log})
+	dw, err := deploywatch.New(deploywatch.Config{Pipeline: a.pipeline, State: a.fsm, Logger: a.log, Registerer: a.reg})
 	if err != nil {
 		ln.Close()
 		return nil, err
