@@ -85,7 +85,9 @@ func TestDecideRestartSequence(t *testing.T) {
 }
 
 func TestClientStatus(t *testing.T) {
-	st := func(state string, failed bool) *events.TaskState { return &events.TaskState{State: state, Failed: failed} }
+	st := func(state string, failed bool) *events.TaskState {
+		return &events.TaskState{State: state, Failed: failed}
+	}
 	for _, tc := range []struct {
 		name   string
 		states map[string]*events.TaskState
