@@ -51,6 +51,9 @@ type Job struct {
 	Stop bool `msgpack:"stop,omitempty" json:"Stop"`
 	// SubmitTime is the leader time of the registration, Unix nanoseconds.
 	SubmitTime int64 `msgpack:"sub,omitempty" json:"SubmitTime"`
+	// Stable marks a version whose deployment succeeded; set by the jobs
+	// projection, never taken from a registration.
+	Stable bool `msgpack:"stable,omitempty" json:"Stable"`
 
 	// ParentID is the parameterized (or periodic) job a dispatched (or
 	// launched) child job was made from; set by the server.

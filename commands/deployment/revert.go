@@ -96,7 +96,7 @@ func sameSpec(a, b *events.Job) (bool, error) {
 }
 
 func specBytes(j events.Job) ([]byte, error) {
-	j.Version, j.SubmitTime, j.Stop = 0, 0, false
+	j.Version, j.SubmitTime, j.Stop, j.Stable = 0, 0, false, false
 	b, err := events.Marshal(&j)
 	if err != nil {
 		return nil, fmt.Errorf("encode job %q: %w", j.ID, err)

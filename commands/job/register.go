@@ -81,7 +81,7 @@ func decideRegister(v projections.View, spec *events.Job, enforce bool, enforceI
 	dec.Preconditions = append(pre, cas)
 
 	job := *spec
-	job.Stop = false
+	job.Stop, job.Stable = false, false
 	job.SubmitTime = now.UnixNano()
 	res := Result{JobID: job.ID}
 	if old == nil {
@@ -117,7 +117,7 @@ func decideRegister(v projections.View, spec *events.Job, enforce bool, enforceI
 }
 
 // specChanged reports whether b's spec differs from a's: their canonical
-// encodings without the server's Version and SubmitTime.
+// encodings without the server's Version, SubmitTime and Stable.
 func specChanged(a, b *events.Job) (bool, error) {
 	ea, err := specBytes(*a)
 	if err != nil {
@@ -131,7 +131,7 @@ func specChanged(a, b *events.Job) (bool, error) {
 }
 
 func specBytes(j events.Job) ([]byte, error) {
-	j.Version, j.SubmitTime = 0, 0
+	j.Version, j.SubmitTime, j.Stable = 0, 0, false
 	b, err := events.Marshal(&j)
 	if err != nil {
 		return nil, fmt.Errorf("encode job %q: %w", j.ID, err)

@@ -46,7 +46,7 @@ func SampleJob() events.Job {
 			Migrate: &events.MigrateStrategy{MaxParallel: 2, HealthCheck: "task_states",
 				MinHealthyTime: 5 * time.Second, HealthyDeadline: 2 * time.Minute},
 		}},
-		Version: 3, Stop: true, SubmitTime: 1_700_000_000_000_000_000,
+		Version: 3, Stop: true, SubmitTime: 1_700_000_000_000_000_000, Stable: true,
 		ParentID: "web-parent", Dispatched: true, Payload: []byte("input"),
 	}
 }

@@ -21,6 +21,9 @@ const (
 	SummaryTable = "job_summaries"
 	// AllocsTable holds, per allocation id, what the summary counts it as.
 	AllocsTable = "job_summary_allocs"
+	// DeploymentsTable holds, per deployment id, the job version it rolls
+	// out, so a deployment's success marks that version stable.
+	DeploymentsTable = "job_deployments"
 )
 
 // The statuses of a job, as Nomad reports them.
@@ -98,18 +101,19 @@ var _ projections.Projection = Projection{}
 func (Projection) Name() string { return "jobs" }
 
 // Version implements projections.Projection.
-func (Projection) Version() int { return 1 }
+func (Projection) Version() int { return 2 }
 
 // Tables implements projections.Projection.
 func (Projection) Tables() []string {
-	return []string{Table, VersionsTable, SummaryTable, AllocsTable}
+	return []string{Table, VersionsTable, SummaryTable, AllocsTable, DeploymentsTable}
 }
 
 // Apply implements projections.Projection.
 func (Projection) Apply(tx *projections.Tx, ev *events.Event) error {
 	switch ev.Type {
 	case "JobRegistered", "JobDeregistered", "EvalsUpserted",
-		"AllocsPlaced", "AllocsDesiredUpdated", "AllocsClientUpdated", "AllocsDeleted":
+		"AllocsPlaced", "AllocsDesiredUpdated", "AllocsClientUpdated", "AllocsDeleted",
+		"DeploymentUpserted", "DeploymentStatusUpdated":
 	default:
 		return nil
 	}
@@ -130,6 +134,10 @@ func (Projection) Apply(tx *projections.Tx, ev *events.Event) error {
 		return applyDesired(tx, p)
 	case *events.AllocsClientUpdated:
 		return applyClient(tx, p)
+	case *events.DeploymentUpserted:
+		return applyDeployment(tx, &p.Deployment)
+	case *events.DeploymentStatusUpdated:
+		return applyDeploymentStatus(tx, p)
 	case *events.AllocsDeleted:
 		for _, id := range p.IDs {
 			if _, err := tx.Delete(AllocsTable, id); err != nil {

@@ -222,7 +222,7 @@ func checkRebuild(t *testing.T, store *kv.Store) {
 
 func TestMetadata(t *testing.T) {
 	p := jobs.Projection{}
-	if p.Name() != "jobs" || p.Version() < 1 || len(p.Tables()) != 4 {
+	if p.Name() != "jobs" || p.Version() < 1 || len(p.Tables()) != 5 {
 		t.Fatalf("%s v%d tables %v", p.Name(), p.Version(), p.Tables())
 	}
 	if k := jobs.VersionKey("ns", "id", 7); k != "ns\x00id\x0000000000000000000007" {

@@ -21,6 +21,9 @@ func Get(v projections.View, ns, id string) (*Job, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := withStable(v, j); err != nil {
+		return nil, err
+	}
 	return j, withStatus(v, j)
 }
 
