@@ -32,6 +32,8 @@ func (s *Server) allocRoutes() {
 	s.handle("GET /v1/job/{id}/allocations", s.leader(s.jobAllocs))
 	s.handle("GET /v1/job/{id}/evaluations", s.leader(s.jobEvals))
 	s.handle("GET /v1/node/{id}/allocations", s.leader(s.nodeAllocs))
+	s.handle("GET /v1/job/{id}/deployments", s.leader(s.jobDeployments))
+	s.handle("GET /v1/job/{id}/deployment", s.leader(s.jobLatestDeployment))
 	s.handle("GET /v1/deployments", s.leader(s.listDeployments))
 	s.handle("GET /v1/deployment/{id}", s.leader(s.getDeployment))
 	for _, m := range []string{"POST", "PUT"} {

@@ -29,6 +29,33 @@ func (s *Server) listDeployments(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
+// jobDeployments answers a job's deployments newest first, as Nomad's
+// /v1/job/:id/deployments does.
+func (s *Server) jobDeployments(w http.ResponseWriter, r *http.Request) {
+	id, ns := r.PathValue("id"), queryNamespace(r)
+	s.query(w, r, deploymentTables, func(v projections.View) (any, error) {
+		list, err := deployments.ByJob(v, ns, id)
+		out := make([]*deployments.Deployment, 0, len(list))
+		for i := len(list) - 1; i >= 0; i-- {
+			out = append(out, list[i])
+		}
+		return out, err
+	})
+}
+
+// jobLatestDeployment answers a job's most recent deployment, or null when
+// it has none, as Nomad's /v1/job/:id/deployment does.
+func (s *Server) jobLatestDeployment(w http.ResponseWriter, r *http.Request) {
+	id, ns := r.PathValue("id"), queryNamespace(r)
+	s.query(w, r, deploymentTables, func(v projections.View) (any, error) {
+		d, err := deployments.Latest(v, ns, id)
+		if errors.Is(err, projections.ErrNotFound) {
+			return nil, nil
+		}
+		return d, err
+	})
+}
+
 func (s *Server) getDeployment(w http.ResponseWriter, r *http.Request) {
 	id, err := pathID(r)
 	if err != nil {

@@ -257,6 +257,29 @@ func TestCanaryDeploymentIsPromotedAndRolls(t *testing.T) {
 	if !found {
 		t.Fatalf("the promoted canary was replaced:\n%s", describe(list))
 	}
+	// The job's deployment endpoints and its versions' stability, as the
+	// nomad/api client reads them.
+	latest, _, err := c.Jobs().LatestDeployment("web", nil)
+	if err != nil || latest == nil || latest.ID != d.ID {
+		t.Fatalf("latest deployment = %+v, %v; want %s", latest, err, d.ID)
+	}
+	deps, _, err := c.Jobs().Deployments("web", false, nil)
+	if err != nil || len(deps) != 2 || deps[0].ID != d.ID || deps[1].JobVersion != 0 {
+		t.Fatalf("job deployments = %+v, %v", deps, err)
+	}
+	versions, _, _, err := c.Jobs().Versions("web", false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range versions {
+		if v.Stable == nil || !*v.Stable {
+			t.Fatalf("version %d not stable after its deployment succeeded", *v.Version)
+		}
+	}
+	job, _, err := c.Jobs().Info("web", nil)
+	if err != nil || job.Stable == nil || !*job.Stable || *job.Version != 1 {
+		t.Fatalf("job = version %v stable %v, %v", job.Version, job.Stable, err)
+	}
 }
 
 // waiting returns the live allocations of the newest version not yet
