@@ -24,7 +24,10 @@
 //     rescheduled per the group's reschedule policy, at once or through a
 //     delayed follow-up eval; batch jobs never replace complete allocations;
 //     outdated allocations whose tasks changed are replaced, max_parallel at
-//     a time under a deployment for service jobs.
+//     a time under a deployment for service jobs; with update.canary, the
+//     deployment first places that many canaries of the new version beside
+//     the old allocations and replaces nothing else until it is promoted
+//     (canary.go).
 //   - system and sysbatch (system.go): one allocation per group on every
 //     feasible node; a sysbatch allocation that finished is not placed
 //     again, and the job is complete once every feasible node's allocation
@@ -33,7 +36,8 @@
 // Feasibility (feasible.go): node ready (never initializing, N1), eligible,
 // not draining, datacenter (with wildcards), node pool, drivers detected
 // and healthy, constraints on ${attr.*}, ${meta.*} and ${node.*}, and
-// distinct_hosts. Ranking (rank.go): nodes are shuffled with a generator
+// distinct_hosts; each node's verdict is recorded per computed class for
+// the blocked eval (class.go). Ranking (rank.go): nodes are shuffled with a generator
 // seeded from the eval id; for each placement the scheduler walks them from
 // where the last placement stopped, scores up to max(2, ⌈log2 n⌉) nodes
 // that fit (2 for batch) by bin packing, with a job anti-affinity penalty,
