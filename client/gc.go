@@ -1,0 +1,64 @@
+package client
+
+import (
+	"cmp"
+	"slices"
+
+	"github.com/ordoplane/ordo/client/allocrunner"
+)
+
+// gc removes the directory and record of terminal allocations: at once
+// for those the servers no longer list, and beyond the newest
+// GCMaxAllocs for the rest. An allocation whose final state the servers
+// have not acknowledged is kept.
+func (c *Client) gc() {
+	c.mu.Lock()
+	type cand struct {
+		id      string
+		e       *entry
+		created int64
+	}
+	var keep []cand
+	var remove []*allocrunner.Runner
+	for id, e := range c.mu.runners {
+		if c.mu.dirty[id] || !e.r.Terminal() || !isDone(e.r) {
+			continue
+		}
+		if e.gone {
+			remove = append(remove, e.r)
+			continue
+		}
+		keep = append(keep, cand{id, e, e.r.Alloc().CreateTime})
+	}
+	if extra := len(keep) - c.cfg.GCMaxAllocs; extra > 0 {
+		slices.SortFunc(keep, func(a, b cand) int {
+			return cmp.Or(cmp.Compare(a.created, b.created), cmp.Compare(a.id, b.id))
+		})
+		for _, k := range keep[:extra] {
+			remove = append(remove, k.e.r)
+		}
+	}
+	for _, r := range remove {
+		delete(c.mu.runners, r.ID())
+		c.mu.destroyed[r.ID()] = true
+	}
+	c.mu.Unlock()
+	for _, r := range remove {
+		if err := r.Dir().Remove(); err != nil {
+			c.log.Error("gc alloc dir", "alloc_id", r.ID(), "err", err)
+		}
+		if err := c.store.DeleteAlloc(r.ID()); err != nil {
+			c.log.Error("gc alloc record", "alloc_id", r.ID(), "err", err)
+		}
+		c.log.Info("allocation collected", "alloc_id", r.ID())
+	}
+}
+
+func isDone(r *allocrunner.Runner) bool {
+	select {
+	case <-r.Done():
+		return true
+	default:
+		return false
+	}
+}

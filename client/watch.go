@@ -1,0 +1,149 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/ordoplane/ordo/client/serverapi"
+	"github.com/ordoplane/ordo/events"
+)
+
+// watchLoop watches the node's allocations with the blocking query and
+// reconciles the runners with each answer: new allocations start, changed
+// ones are updated (a stop kills them), and allocations the servers no
+// longer list are killed and removed.
+func (c *Client) watchLoop(ctx, runCtx context.Context) {
+	var index uint64
+	failures := 0
+	for ctx.Err() == nil {
+		list, next, err := c.api.Allocations(ctx, c.id, index, c.cfg.WatchWait)
+		if err == nil {
+			err = c.syncAllocs(ctx, runCtx, list)
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				return
+			}
+			failures++
+			c.met.watchFailures.Inc()
+			wait := c.backoff(failures)
+			c.log.Warn("allocation watch failed", "err", err, "failures", failures, "retry_in", wait)
+			if !c.sleep(ctx, wait) {
+				return
+			}
+			continue // with the same index: the next answer comes at once
+		}
+		failures = 0
+		if next < index {
+			next = 0 // the servers' index went back (state rebuilt): start over
+		}
+		index = next
+	}
+}
+
+// jobKey names a job version.
+type jobKey struct {
+	ns, id  string
+	version uint64
+}
+
+// syncAllocs reconciles the runners with the servers' list of the node's
+// allocations.
+func (c *Client) syncAllocs(ctx, runCtx context.Context, list []serverapi.Alloc) error {
+	jobs := map[jobKey]*events.Job{}
+	job := func(a *events.Allocation) (*events.Job, error) {
+		k := jobKey{a.Namespace, a.JobID, a.JobVersion}
+		if j, ok := jobs[k]; ok {
+			return j, nil
+		}
+		j, err := c.api.Job(ctx, a.Namespace, a.JobID, a.JobVersion)
+		if err != nil {
+			return nil, err
+		}
+		jobs[k] = j
+		return j, nil
+	}
+	listed := make(map[string]bool, len(list))
+	var errs []error
+	for i := range list {
+		a := &list[i]
+		listed[a.ID] = true
+		c.mu.Lock()
+		e := c.mu.runners[a.ID]
+		destroyed := c.mu.destroyed[a.ID]
+		c.mu.Unlock()
+		switch {
+		case e != nil:
+			if e.modifyIndex == a.AllocModifyIndex && a.AllocModifyIndex != 0 {
+				continue
+			}
+			var j *events.Job
+			if a.JobVersion != e.jobVersion {
+				var err error
+				if j, err = job(&a.Allocation); err != nil {
+					errs = append(errs, err)
+					continue
+				}
+			}
+			e.r.Update(a.Allocation, j)
+			c.mu.Lock()
+			e.modifyIndex, e.gone = a.AllocModifyIndex, false
+			if j != nil {
+				e.jobVersion = j.Version
+			}
+			c.mu.Unlock()
+		case destroyed, a.Terminal():
+			// Not ours to run: stopped before it reached this node, done,
+			// or already removed here.
+		default:
+			j, err := job(&a.Allocation)
+			if he, ok := errors.AsType[*serverapi.HTTPError](err); ok && he.NotFound() {
+				c.log.Error("allocation's job version not found; not running it", "alloc_id", a.ID,
+					"job_id", a.JobID, "job_version", a.JobVersion)
+				continue
+			}
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			r, err := c.newRunner(a.Allocation, j, nil)
+			if err != nil {
+				c.log.Error("cannot run allocation", "alloc_id", a.ID, "err", err)
+				continue
+			}
+			c.mu.Lock()
+			c.mu.runners[a.ID] = &entry{r: r, modifyIndex: a.AllocModifyIndex, jobVersion: j.Version}
+			c.mu.dirty[a.ID] = true
+			c.mu.Unlock()
+			c.log.Info("running allocation", "alloc_id", a.ID, "job_id", a.JobID, "group", a.TaskGroup)
+			c.startRunner(runCtx, r)
+			c.wakeUpdates()
+		}
+	}
+	// Allocations the servers no longer list were collected there: kill
+	// and remove them. Forget removed ones the servers forgot too.
+	c.mu.Lock()
+	var gone []*entry
+	for id, e := range c.mu.runners {
+		if !listed[id] && !e.gone {
+			e.gone = true
+			gone = append(gone, e)
+		}
+	}
+	for id := range c.mu.destroyed {
+		if !listed[id] {
+			delete(c.mu.destroyed, id)
+		}
+	}
+	c.mu.Unlock()
+	for _, e := range gone {
+		c.log.Info("allocation no longer on the servers; removing it", "alloc_id", e.r.ID())
+		e.r.Kill(events.TaskEvent{Type: events.TaskEventKilling, Message: "allocation removed by the servers"}, false)
+	}
+	c.gc()
+	if len(errs) > 0 {
+		return fmt.Errorf("sync allocations: %w", errors.Join(errs...))
+	}
+	return nil
+}
