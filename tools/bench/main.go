@@ -2,12 +2,16 @@
 // figures (figure, value, unit) that can be compared between runs:
 // acknowledged writes/s and p50/p99 latency with concurrent HTTP clients on
 // one server and on three servers on loopback, the FSM apply rate and the
-// archive replay rate.
+// archive replay rate, a C1M-style scheduling run, and the simfleet
+// figures: simulated nodes (tools/simfleet) heartbeating against a server
+// in a child process, and the C1M-style run over HTTP with every
+// allocation acked by the fleet.
 //
 // Usage:
 //
 //	go run ./tools/bench [-clients 64] [-duration 10s] [-replay 200000]
 //	go run ./tools/bench -addr 127.0.0.1:4646   # load an existing server only
+//	go run ./tools/bench -only simfleet,c1m-http -nodes 2000 -jobs 10   # a quick fleet run
 package main
 
 import (
@@ -17,6 +21,8 @@ import (
 	"log/slog"
 	"os"
 	"runtime/pprof"
+	"slices"
+	"strings"
 	"text/tabwriter"
 	"time"
 )
@@ -29,15 +35,20 @@ type row struct {
 }
 
 func main() {
+	if spec := os.Getenv(childEnv); spec != "" {
+		os.Exit(serveChild(spec)) // the simfleet figures' server
+	}
 	clients := flag.Int("clients", 64, "concurrent HTTP clients")
 	duration := flag.Duration("duration", 10*time.Second, "how long each load runs")
 	replay := flag.Int("replay", 200000, "events in the archive for the apply and replay figures")
 	addr := flag.String("addr", "", "load this server's HTTP address instead of starting servers")
-	only := flag.String("only", "", "run only: load1, load3, apply, replay, c1m")
-	nodes := flag.Int("nodes", 5000, "simulated nodes for c1m")
-	jobs := flag.Int("jobs", 100, "jobs for c1m")
-	perJob := flag.Int("per-job", 1000, "allocations per job for c1m")
-	workers := flag.Int("workers", 0, "scheduler workers for c1m (0: the agent's default)")
+	only := flag.String("only", "", "run only these, comma-separated: load1, load3, apply, replay, c1m, simfleet, simfleet-fast, c1m-http")
+	nodes := flag.Int("nodes", 0, "simulated nodes (0: 5000 for c1m, 10000 for simfleet, simfleet-fast and c1m-http)")
+	jobs := flag.Int("jobs", 0, "jobs for c1m and c1m-http (0: 100 for c1m, 10 for c1m-http)")
+	perJob := flag.Int("per-job", 1000, "allocations per job for c1m and c1m-http")
+	fleetWindow := flag.Duration("fleet-window", time.Minute, "how long simfleet and simfleet-fast measure heartbeats")
+	fastTTL := flag.Duration("fleet-fast-ttl", time.Second, "the heartbeat TTL of simfleet-fast (the server's rate limit lifted)")
+	workers := flag.Int("workers", 0, "scheduler workers for c1m and c1m-http (0: the agent's default)")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile here")
 	flag.Parse()
 	if *cpuprofile != "" {
@@ -53,7 +64,7 @@ func main() {
 
 	var rows []row
 	run := func(name string, f func() ([]row, error)) {
-		if *only != "" && *only != name {
+		if *only != "" && !slices.Contains(strings.Split(*only, ","), name) {
 			return
 		}
 		fmt.Fprintf(os.Stderr, "bench: %s…\n", name)
@@ -72,7 +83,10 @@ func main() {
 		run("load3", func() ([]row, error) { return clusterLoad(3, *clients, *duration) })
 		run("apply", func() ([]row, error) { return applyRate(*replay) })
 		run("replay", func() ([]row, error) { return replayRate(*replay) })
-		run("c1m", func() ([]row, error) { return c1m(*nodes, *jobs, *perJob, *workers) })
+		run("c1m", func() ([]row, error) { return c1m(or(*nodes, 5000), or(*jobs, 100), *perJob, *workers) })
+		run("simfleet", func() ([]row, error) { return fleetHeartbeats(or(*nodes, 10000), *fleetWindow, 0) })
+		run("simfleet-fast", func() ([]row, error) { return fleetHeartbeats(or(*nodes, 10000), *fleetWindow, *fastTTL) })
+		run("c1m-http", func() ([]row, error) { return c1mHTTP(or(*nodes, 10000), or(*jobs, 10), *perJob, *workers) })
 	}
 	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "figure\tvalue\tunit\t")
@@ -80,4 +94,12 @@ func main() {
 		fmt.Fprintf(tw, "%s\t%.1f\t%s\t\n", r.figure, r.value, r.unit)
 	}
 	tw.Flush()
+}
+
+// or returns v, or def when v is 0.
+func or(v, def int) int {
+	if v == 0 {
+		return def
+	}
+	return v
 }
