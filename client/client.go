@@ -313,6 +313,17 @@ func (c *Client) Runner(id string) (*allocrunner.Runner, bool) {
 	return e.r, true
 }
 
+// logFailure logs a failed call to the servers: the first of a run at
+// debug level (a dev agent's client starts before its server leads),
+// later ones as warnings.
+func (c *Client) logFailure(msg string, failures int, args ...any) {
+	level := slog.LevelWarn
+	if failures == 1 {
+		level = slog.LevelDebug
+	}
+	c.log.Log(context.Background(), level, msg, append(args, "failures", failures)...)
+}
+
 // sleep waits d on the client's clock; false when ctx ended first.
 func (c *Client) sleep(ctx context.Context, d time.Duration) bool {
 	t := c.cfg.Clock.NewTimer(d)

@@ -50,7 +50,7 @@ func (c *Client) heartbeatLoop(ctx context.Context) {
 			failures++
 			c.met.heartbeatFailures.Inc()
 			wait := c.backoff(failures)
-			c.log.Warn("heartbeat failed", "err", err, "failures", failures, "retry_in", wait)
+			c.logFailure("heartbeat failed", failures, "err", err, "retry_in", wait)
 			if !c.waitHeartbeat(ctx, wait, &registered) {
 				return
 			}

@@ -60,7 +60,7 @@ func (c *Client) updateLoop(ctx context.Context) {
 				}
 			}
 			wait := c.backoff(failures)
-			c.log.Warn("alloc update failed", "err", err, "failures", failures, "retry_in", wait)
+			c.logFailure("alloc update failed", failures, "err", err, "retry_in", wait)
 			if !c.sleep(ctx, wait) {
 				return
 			}

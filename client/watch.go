@@ -28,7 +28,7 @@ func (c *Client) watchLoop(ctx, runCtx context.Context) {
 			failures++
 			c.met.watchFailures.Inc()
 			wait := c.backoff(failures)
-			c.log.Warn("allocation watch failed", "err", err, "failures", failures, "retry_in", wait)
+			c.logFailure("allocation watch failed", failures, "err", err, "retry_in", wait)
 			if !c.sleep(ctx, wait) {
 				return
 			}

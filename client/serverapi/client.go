@@ -129,7 +129,7 @@ func (c *Client) do(ctx context.Context, req request, out any) (uint64, error) {
 		c.opts.log.Debug("server did not answer", "server", c.servers[n], "method", req.method, "path", req.path, "err", err)
 		errs = append(errs, err)
 	}
-	return 0, fmt.Errorf("%w: %s %s: %w", ErrNoServers, req.method, req.path, errors.Join(errs...))
+	return 0, fmt.Errorf("%w: %w", ErrNoServers, errors.Join(errs...))
 }
 
 // attempt sends req to one server; retry says whether another server may
@@ -158,7 +158,7 @@ func (c *Client) attempt(ctx context.Context, base string, req request, body []b
 	}
 	resp, err := c.opts.http.Do(hr)
 	if err != nil {
-		return 0, true, fmt.Errorf("serverapi: %s %s%s: %w", req.method, base, req.path, err)
+		return 0, true, fmt.Errorf("%s %s%s: %w", req.method, base, req.path, err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode >= 300 {
@@ -171,7 +171,7 @@ func (c *Client) attempt(ctx context.Context, base string, req request, body []b
 			he.Message = strings.TrimSpace(string(b))
 		}
 		if resp.StatusCode >= 500 {
-			return 0, true, fmt.Errorf("serverapi: %s: %w", base, he)
+			return 0, true, fmt.Errorf("%s: %w", base, he)
 		}
 		return 0, false, he
 	}

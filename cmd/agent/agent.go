@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/segmentio/ksuid"
 
+	"github.com/ordoplane/ordo/client"
 	"github.com/ordoplane/ordo/commands"
 	"github.com/ordoplane/ordo/commands/httpapi"
 	"github.com/ordoplane/ordo/events"
@@ -51,6 +52,7 @@ type Agent struct {
 	http     *http.Server
 	httpAddr string
 	tempDir  string
+	client   *client.Client // the client role, if enabled (client.go)
 
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
@@ -78,6 +80,9 @@ func Start(cfg Config) (a *Agent, err error) {
 	}
 	if cfg.RaftTimeout <= 0 {
 		cfg.RaftTimeout = time.Second
+	}
+	if !cfg.Server {
+		return startClientOnly(cfg) // client.go
 	}
 	a = &Agent{cfg: cfg, reg: prometheus.NewRegistry()}
 	a.mu.known = map[string]httpapi.JoinRequest{}
@@ -198,6 +203,11 @@ func Start(cfg Config) (a *Agent, err error) {
 	a.goroutine(func() { _ = sup.Run(ctx, a.node.LeaderChanges()) })
 	if len(cfg.Join) > 0 {
 		a.goroutine(func() { a.joinLoop(ctx) })
+	}
+	if cfg.Client.Enabled {
+		if err := a.startClient(ctx, []string{a.httpAddr}); err != nil {
+			return nil, err
+		}
 	}
 	a.log.Info("agent started", "http", a.httpAddr, "raft", a.node.Address(), "data_dir", a.cfg.DataDir,
 		"dev", cfg.Dev, "bootstrap_expect", cfg.BootstrapExpect, "join", strings.Join(cfg.Join, ","))

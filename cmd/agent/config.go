@@ -11,8 +11,10 @@ import (
 type Config struct {
 	// Dev runs one server with data in a temporary directory, bootstrapped at once.
 	Dev bool `hcl:"-" json:"Dev"`
-	// Server runs the server role (the only role until the client exists).
+	// Server runs the server role.
 	Server bool `json:"Server"`
+	// Client configures the client role (client.go); off by default.
+	Client ClientConfig `json:"Client"`
 	// Name is the node name shown in the API; default the hostname.
 	Name string `json:"Name"`
 	// DataDir holds the server's state; required unless Dev.
@@ -79,8 +81,13 @@ func DevConfig() Config {
 // Validate reports a Config that cannot work.
 func (c Config) Validate() error {
 	switch {
+	case !c.Server && !c.Client.Enabled:
+		return errors.New("agent: no role to run; pass -server, -client or -dev")
 	case !c.Server:
-		return errors.New("agent: only the server role exists yet; pass -server or -dev")
+		if c.DataDir == "" {
+			return errors.New("agent: -data-dir is required")
+		}
+		return c.Client.validate(false)
 	case c.DataDir == "" && !c.Dev:
 		return errors.New("agent: -data-dir is required outside -dev")
 	case c.HTTPAddr == "":
@@ -90,7 +97,7 @@ func (c Config) Validate() error {
 	case c.BootstrapExpect < 0:
 		return errors.New("agent: -bootstrap-expect must not be negative")
 	}
-	return nil
+	return c.Client.validate(true)
 }
 
 // SchedulerConfig tunes scheduling.

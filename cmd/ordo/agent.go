@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -17,6 +18,9 @@ import (
 type agentFlags struct {
 	dev             bool
 	server          bool
+	client          bool
+	servers         []string
+	nodeName        string
 	dataDir         string
 	httpAddr        string
 	raftAddr        string
@@ -31,12 +35,15 @@ func newAgentCommand() *cobra.Command {
 	var f agentFlags
 	cmd := &cobra.Command{
 		Use:   "agent",
-		Short: "Run an ordo server",
-		Long: `Run an ordo server until SIGINT or SIGTERM.
+		Short: "Run an ordo server, client, or both",
+		Long: `Run an ordo agent until SIGINT or SIGTERM.
 
--dev runs a single server bootstrapped at once, with its data in a temporary
-directory unless -data-dir is given. Otherwise -data-dir is required, from
-the flag or from the -config file (HCL). Flags override the file.`,
+-dev runs a single server bootstrapped at once and a client next to it
+(exec and mock drivers), with their data in a temporary directory unless
+-data-dir is given. -client runs the client role: alone, talking to the
+servers at -servers, unless -server is also given. Otherwise -data-dir is
+required, from the flag or from the -config file (HCL). Flags override the
+file.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runAgent(cmd, f)
@@ -45,6 +52,9 @@ the flag or from the -config file (HCL). Flags override the file.`,
 	fl := cmd.Flags()
 	fl.BoolVar(&f.dev, "dev", false, "run a single throwaway server for development")
 	fl.BoolVar(&f.server, "server", false, "run the server role")
+	fl.BoolVar(&f.client, "client", false, "run the client role (alone unless -server is given)")
+	fl.StringSliceVar(&f.servers, "servers", nil, "HTTP addresses of the servers the client talks to; repeatable or comma-separated")
+	fl.StringVar(&f.nodeName, "node-name", "", "name of the client's node (default the hostname)")
 	fl.StringVar(&f.dataDir, "data-dir", "", "directory for the server's state")
 	fl.StringVar(&f.httpAddr, "http-addr", "", "HTTP API listen address (default 127.0.0.1:4646)")
 	fl.StringVar(&f.raftAddr, "raft-addr", "", "raft listen address (default 127.0.0.1:4647)")
@@ -70,6 +80,7 @@ func mergeAgentConfig(f agentFlags, changed func(flag string) bool, file *agentF
 	s := agentSettings{Config: agent.DefaultConfig(), LogLevel: slog.LevelInfo}
 	if f.dev {
 		s.Config = agent.DevConfig()
+		s.Config.Client = agent.DevClientConfig()
 	}
 	c := &s.Config
 	if file != nil {
@@ -86,6 +97,18 @@ func mergeAgentConfig(f agentFlags, changed func(flag string) bool, file *agentF
 	}
 	if changed("server") {
 		c.Server = f.server
+	}
+	if changed("client") {
+		c.Client.Enabled = f.client
+		if f.client && !changed("server") && !f.dev && (file == nil || file.Server == nil || file.Server.Enabled == nil) {
+			c.Server = false // -client alone runs a client only
+		}
+	}
+	if changed("servers") {
+		c.Client.Servers = append([]string(nil), f.servers...)
+	}
+	if changed("node-name") {
+		c.Client.NodeName = f.nodeName
 	}
 	if changed("data-dir") {
 		c.DataDir = f.dataDir
@@ -157,7 +180,11 @@ func runAgent(cmd *cobra.Command, f agentFlags) error {
 		return fmt.Errorf("start agent: %w", err)
 	}
 	out := cmd.OutOrStdout()
-	printAgentBanner(out, a, s.Config)
+	if s.Config.Server {
+		printAgentBanner(out, a, s.Config)
+	} else {
+		printClientBanner(out, a, s.Config)
+	}
 	<-ctx.Done()
 	stop() // a second signal now kills the process
 	fmt.Fprintln(out, "==> Caught signal, gracefully shutting down agent...")
@@ -180,5 +207,19 @@ func printAgentBanner(w io.Writer, a *agent.Agent, cfg agent.Config) {
 	fmt.Fprintf(w, "%17s: %s\n", "Raft Addr", a.RaftAddr())
 	fmt.Fprintf(w, "%17s: %s\n", "Data Dir", dataDir)
 	fmt.Fprintf(w, "%17s: %d\n", "Bootstrap Expect", cfg.BootstrapExpect)
+	if c := a.Client(); c != nil {
+		fmt.Fprintf(w, "%17s: %s\n", "Client Node ID", c.NodeID())
+	}
 	fmt.Fprintf(w, "%17s: %t\n\n", "Dev Mode", cfg.Dev)
+}
+
+// printClientBanner is printAgentBanner for an agent running the client
+// role alone.
+func printClientBanner(w io.Writer, a *agent.Agent, cfg agent.Config) {
+	fmt.Fprintf(w, "==> ordo client started! Log data will stream in below:\n\n")
+	if c := a.Client(); c != nil {
+		fmt.Fprintf(w, "%17s: %s\n", "Node ID", c.NodeID())
+	}
+	fmt.Fprintf(w, "%17s: %s\n", "Servers", strings.Join(cfg.Client.Servers, ", "))
+	fmt.Fprintf(w, "%17s: %s\n\n", "Data Dir", a.DataDir())
 }

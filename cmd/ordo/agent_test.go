@@ -24,7 +24,11 @@ server {
 }
 
 client {
-  enabled = true
+  enabled   = true
+  servers   = ["10.0.0.1:4646"]
+  node_name = "c1"
+  drivers   = ["exec", "mock"]
+  meta      = { rack = "r1" }
 }
 acl {}
 mirror {
@@ -52,6 +56,7 @@ func TestMergeAgentConfig(t *testing.T) {
 			flags: agentFlags{dev: true},
 			want: func(c *agent.Config) {
 				*c = agent.DevConfig()
+				c.Client = agent.DevClientConfig()
 			},
 			level: slog.LevelInfo,
 		},
@@ -62,8 +67,9 @@ func TestMergeAgentConfig(t *testing.T) {
 				c.DataDir, c.Name, c.HTTPAddr, c.RaftAddr = "/var/lib/ordo", "s1", "0.0.0.0:4646", "10.0.0.1:4647"
 				c.BootstrapExpect = 3
 				c.Join = []string{"10.0.0.2:4646", "10.0.0.3:4646"}
+				c.Client = agent.ClientConfig{Enabled: true, Servers: []string{"10.0.0.1:4646"}, NodeName: "c1",
+					Drivers: []string{"exec", "mock"}, Meta: map[string]string{"rack": "r1"}}
 				c.Extra = map[string]any{
-					"client": "client block present in agent.hcl; not used yet",
 					"acl":    "acl block present in agent.hcl; not used yet",
 					"mirror": "mirror block present in agent.hcl; not used yet",
 				}
@@ -96,12 +102,33 @@ func TestMergeAgentConfig(t *testing.T) {
 			level: slog.LevelInfo,
 		},
 		{
+			name:    "client alone",
+			flags:   agentFlags{client: true, servers: []string{"127.0.0.1:4646", "127.0.0.1:4656"}, dataDir: "d2", nodeName: "n2"},
+			changed: []string{"client", "servers", "data-dir", "node-name"},
+			want: func(c *agent.Config) {
+				c.Server, c.DataDir = false, "d2"
+				c.Client = agent.ClientConfig{Enabled: true, Servers: []string{"127.0.0.1:4646", "127.0.0.1:4656"}, NodeName: "n2"}
+			},
+			level: slog.LevelInfo,
+		},
+		{
+			name:    "client and server",
+			flags:   agentFlags{client: true, server: true, dataDir: "d1"},
+			changed: []string{"client", "server", "data-dir"},
+			want: func(c *agent.Config) {
+				c.DataDir = "d1"
+				c.Client.Enabled = true
+			},
+			level: slog.LevelInfo,
+		},
+		{
 			name:    "dev with file and data dir flag",
 			file:    `raft_addr = "127.0.0.1:9999"`,
 			flags:   agentFlags{dev: true, dataDir: "/d"},
 			changed: []string{"dev", "data-dir"},
 			want: func(c *agent.Config) {
 				*c = agent.DevConfig()
+				c.Client = agent.DevClientConfig()
 				c.RaftAddr, c.DataDir = "127.0.0.1:9999", "/d"
 			},
 			level: slog.LevelInfo,

@@ -27,8 +27,19 @@ import (
 //	  join             = ["10.0.0.2:4646", "10.0.0.3:4646"]
 //	}
 //
-//	client {}   # read by later features; noted in agent.Config.Extra
-//	acl {}
+//	client {
+//	  enabled    = true
+//	  servers    = ["10.0.0.1:4646"]   # default this agent's own, with the server role
+//	  node_name  = "web-1"             # default the hostname
+//	  datacenter = "dc1"
+//	  node_class = "compute"
+//	  node_pool  = "default"
+//	  drivers    = ["exec"]            # exec, mock
+//	  meta       = { rack = "r1" }
+//	  gc_max_allocs = 50
+//	}
+//
+//	acl {}      # read by later features; noted in agent.Config.Extra
 //	mirror {}
 //
 // Attributes left out keep the defaults; unknown attributes and blocks are
@@ -40,7 +51,7 @@ type agentFile struct {
 	RaftAddr *string      `hcl:"raft_addr,optional"`
 	LogLevel *string      `hcl:"log_level,optional"`
 	Server   *serverBlock `hcl:"server,block"`
-	Client   *opaqueBlock `hcl:"client,block"`
+	Client   *clientBlock `hcl:"client,block"`
 	ACL      *opaqueBlock `hcl:"acl,block"`
 	Mirror   *opaqueBlock `hcl:"mirror,block"`
 
@@ -53,6 +64,44 @@ type serverBlock struct {
 	Enabled         *bool    `hcl:"enabled,optional"`
 	BootstrapExpect *int     `hcl:"bootstrap_expect,optional"`
 	Join            []string `hcl:"join,optional"`
+}
+
+// clientBlock is the file's client block.
+type clientBlock struct {
+	Enabled     *bool             `hcl:"enabled,optional"`
+	Servers     []string          `hcl:"servers,optional"`
+	NodeName    *string           `hcl:"node_name,optional"`
+	Datacenter  *string           `hcl:"datacenter,optional"`
+	NodeClass   *string           `hcl:"node_class,optional"`
+	NodePool    *string           `hcl:"node_pool,optional"`
+	Drivers     []string          `hcl:"drivers,optional"`
+	Meta        map[string]string `hcl:"meta,optional"`
+	GCMaxAllocs *int              `hcl:"gc_max_allocs,optional"`
+}
+
+// applyTo sets in c what the block sets.
+func (b *clientBlock) applyTo(c *agent.ClientConfig) {
+	if b.Enabled != nil {
+		c.Enabled = *b.Enabled
+	}
+	if b.Servers != nil {
+		c.Servers = append([]string(nil), b.Servers...)
+	}
+	for dst, v := range map[*string]*string{&c.NodeName: b.NodeName, &c.Datacenter: b.Datacenter,
+		&c.NodeClass: b.NodeClass, &c.NodePool: b.NodePool} {
+		if v != nil {
+			*dst = *v
+		}
+	}
+	if b.Drivers != nil {
+		c.Drivers = append([]string(nil), b.Drivers...)
+	}
+	if b.Meta != nil {
+		c.Meta = b.Meta
+	}
+	if b.GCMaxAllocs != nil {
+		c.GCMaxAllocs = *b.GCMaxAllocs
+	}
 }
 
 // opaqueBlock is a block kept for a later feature to decode.
@@ -127,7 +176,13 @@ func (f *agentFile) applyTo(c *agent.Config) error {
 			c.Join = append([]string(nil), s.Join...)
 		}
 	}
-	for name, b := range map[string]*opaqueBlock{"client": f.Client, "acl": f.ACL, "mirror": f.Mirror} {
+	if f.Client != nil {
+		if f.Client.GCMaxAllocs != nil && *f.Client.GCMaxAllocs < 0 {
+			return fmt.Errorf("client.gc_max_allocs in %s: %d must not be negative", f.path, *f.Client.GCMaxAllocs)
+		}
+		f.Client.applyTo(&c.Client)
+	}
+	for name, b := range map[string]*opaqueBlock{"acl": f.ACL, "mirror": f.Mirror} {
 		if b == nil {
 			continue
 		}

@@ -1,0 +1,141 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/ordoplane/ordo/client"
+	"github.com/ordoplane/ordo/client/driver"
+	"github.com/ordoplane/ordo/client/driver/exec"
+	"github.com/ordoplane/ordo/client/driver/mock"
+)
+
+// ClientConfig configures the client role: the client agent that runs
+// allocations on this machine (package client).
+type ClientConfig struct {
+	// Enabled runs the client role.
+	Enabled bool `json:"Enabled"`
+	// Servers are the servers' HTTP addresses; default this agent's own
+	// when it is also a server. Required for a client-only agent.
+	Servers []string `json:"Servers"`
+	// NodeName is the node's name; default the hostname.
+	NodeName string `json:"NodeName"`
+	// DataDir holds the client's state and allocation directories;
+	// default the agent's data directory.
+	DataDir string `json:"DataDir"`
+	// Datacenter is the node's datacenter; default dc1.
+	Datacenter string `json:"Datacenter"`
+	// NodeClass and NodePool place the node; NodePool defaults to default.
+	NodeClass string `json:"NodeClass"`
+	NodePool  string `json:"NodePool"`
+	// Meta is the node's metadata.
+	Meta map[string]string `json:"Meta"`
+	// Drivers names the task drivers to offer: exec, mock; default exec.
+	Drivers []string `json:"Drivers"`
+	// GCMaxAllocs is how many terminal allocations keep their directory;
+	// default 50.
+	GCMaxAllocs int `json:"GCMaxAllocs"`
+}
+
+// DevClientConfig returns the client role of `ordo agent -dev`: enabled,
+// with the exec and mock drivers, its data in the dev data directory.
+func DevClientConfig() ClientConfig {
+	return ClientConfig{Enabled: true, Drivers: []string{exec.Name, mock.Name}}
+}
+
+// validate reports a client role that cannot work.
+func (c ClientConfig) validate(server bool) error {
+	if !c.Enabled {
+		return nil
+	}
+	if !server && len(c.Servers) == 0 {
+		return errors.New("agent: a client-only agent needs -servers")
+	}
+	for _, d := range c.Drivers {
+		if d != exec.Name && d != mock.Name {
+			return fmt.Errorf("agent: unknown task driver %q (want %s or %s)", d, exec.Name, mock.Name)
+		}
+	}
+	return nil
+}
+
+// startClient starts the client role against servers, under the agent's
+// context; Shutdown joins it.
+func (a *Agent) startClient(ctx context.Context, servers []string) error {
+	cc := a.cfg.Client
+	if len(cc.Servers) > 0 {
+		servers = cc.Servers
+	}
+	dataDir := cc.DataDir
+	if dataDir == "" {
+		dataDir = a.cfg.DataDir
+	}
+	names := cc.Drivers
+	if len(names) == 0 {
+		names = []string{exec.Name}
+	}
+	log := a.cfg.Logger.With("role", "client")
+	var drivers []driver.Driver
+	var closers []func() error
+	closeAll := func() {
+		for _, f := range closers {
+			if err := f(); err != nil {
+				log.Error("close driver", "err", err)
+			}
+		}
+	}
+	for _, name := range names {
+		switch name {
+		case exec.Name:
+			d, err := exec.New(exec.Config{Logger: log})
+			if err != nil {
+				closeAll()
+				return fmt.Errorf("agent: exec driver: %w", err)
+			}
+			drivers, closers = append(drivers, d), append(closers, d.Close)
+		case mock.Name:
+			d, err := mock.New(mock.Config{})
+			if err != nil {
+				closeAll()
+				return fmt.Errorf("agent: mock driver: %w", err)
+			}
+			drivers = append(drivers, d)
+		}
+	}
+	c, err := client.New(client.Config{DataDir: dataDir, Servers: servers, NodeName: cc.NodeName,
+		Datacenter: cc.Datacenter, NodeClass: cc.NodeClass, NodePool: cc.NodePool, Meta: cc.Meta,
+		Drivers: drivers, GCMaxAllocs: cc.GCMaxAllocs, DestroyOnShutdown: a.cfg.Dev,
+		Logger: log, Registerer: a.reg})
+	if err != nil {
+		closeAll()
+		return fmt.Errorf("agent: %w", err)
+	}
+	a.client = c
+	a.goroutine(func() {
+		defer closeAll()
+		if err := c.Run(ctx); err != nil {
+			log.Error("client stopped", "err", err)
+		}
+	})
+	return nil
+}
+
+// Client returns the client role, nil when the agent runs none.
+func (a *Agent) Client() *client.Client { return a.client }
+
+// startClientOnly starts an agent that runs the client role alone.
+func startClientOnly(cfg Config) (*Agent, error) {
+	a := &Agent{cfg: cfg, reg: prometheus.NewRegistry()}
+	a.log = cfg.Logger.With("role", "client")
+	ctx, cancel := context.WithCancel(context.Background())
+	a.cancel = cancel
+	if err := a.startClient(ctx, nil); err != nil {
+		cancel()
+		return nil, err
+	}
+	a.log.Info("client agent started", "servers", cfg.Client.Servers, "data_dir", cfg.DataDir)
+	return a, nil
+}

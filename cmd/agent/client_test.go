@@ -1,0 +1,93 @@
+package agent
+
+import (
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"testing"
+	"time"
+)
+
+// A dev agent with the client role registers its own node; a client-only
+// agent registers another against it; both become ready.
+func TestClientRole(t *testing.T) {
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	cfg := DevConfig()
+	cfg.Client = DevClientConfig()
+	cfg.Client.NodeName = "n1"
+	cfg.DataDir = t.TempDir()
+	cfg.HTTPAddr, cfg.RaftAddr = "127.0.0.1:0", "127.0.0.1:0"
+	cfg.RaftTimeout = 100 * time.Millisecond
+	cfg.NoSync = true
+	cfg.Logger = quiet
+	cfg.RaftLogOutput = io.Discard
+	srv, err := Start(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Shutdown()
+	if srv.Client() == nil {
+		t.Fatal("no client role")
+	}
+
+	ccfg := DefaultConfig()
+	ccfg.Server = false
+	ccfg.DataDir = t.TempDir()
+	ccfg.Client = ClientConfig{Enabled: true, Servers: []string{srv.HTTPAddr()}, NodeName: "n2", Drivers: []string{"mock"}}
+	ccfg.Logger = quiet
+	if err := ccfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	cl, err := Start(ccfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Shutdown()
+
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		var nodes []struct{ Name, Status string }
+		resp, err := http.Get("http://" + srv.HTTPAddr() + "/v1/nodes")
+		if err == nil {
+			json.NewDecoder(resp.Body).Decode(&nodes)
+			resp.Body.Close()
+		}
+		ready := map[string]bool{}
+		for _, n := range nodes {
+			ready[n.Name] = n.Status == "ready"
+		}
+		if ready["n1"] && ready["n2"] {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("nodes %+v, want n1 and n2 ready", nodes)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err := cl.Shutdown(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestClientConfigValidate(t *testing.T) {
+	c := DefaultConfig()
+	c.Server = false
+	if err := c.Validate(); err == nil {
+		t.Error("no role accepted")
+	}
+	c.Client.Enabled = true
+	c.DataDir = "d"
+	if err := c.Validate(); err == nil {
+		t.Error("client without servers accepted")
+	}
+	c.Client.Servers = []string{"127.0.0.1:4646"}
+	c.Client.Drivers = []string{"docker"}
+	if err := c.Validate(); err == nil {
+		t.Error("unknown driver accepted")
+	}
+	c.Client.Drivers = nil
+	if err := c.Validate(); err != nil {
+		t.Error(err)
+	}
+}
