@@ -99,9 +99,23 @@ func (d *countingDriver) Recover(ctx context.Context, s driver.HandleState) (dri
 // leaves them running, as a client restart does.
 func runClient(t *testing.T, addr, dataDir string, destroy bool, drivers ...driver.Driver) (*client.Client, func()) {
 	t.Helper()
-	c, err := client.New(client.Config{DataDir: dataDir, Servers: []string{addr}, NodeName: "test-node",
-		Drivers: drivers, UpdateInterval: 20 * time.Millisecond, RetryMin: 50 * time.Millisecond,
-		RetryMax: 500 * time.Millisecond, WatchWait: 30 * time.Second, Logger: quiet(), DestroyOnShutdown: destroy})
+	return startClient(t, client.Config{DataDir: dataDir, Servers: []string{addr}, Drivers: drivers, DestroyOnShutdown: destroy})
+}
+
+// runClientGC runs a client that keeps gcMax terminal allocations.
+func runClientGC(t *testing.T, addr, dataDir string, gcMax int, drivers ...driver.Driver) (*client.Client, func()) {
+	t.Helper()
+	return startClient(t, client.Config{DataDir: dataDir, Servers: []string{addr}, Drivers: drivers,
+		DestroyOnShutdown: true, GCMaxAllocs: gcMax})
+}
+
+// startClient runs a client of cfg with the tests' short intervals.
+func startClient(t *testing.T, cfg client.Config) (*client.Client, func()) {
+	t.Helper()
+	cfg.NodeName = "test-node"
+	cfg.UpdateInterval, cfg.RetryMin, cfg.RetryMax = 20*time.Millisecond, 50*time.Millisecond, 500*time.Millisecond
+	cfg.WatchWait, cfg.Logger = 30*time.Second, quiet()
+	c, err := client.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
