@@ -350,11 +350,16 @@ func (tr *taskRunner) afterExit(ctx context.Context, end ended) bool {
 	}
 	now := r.cfg.Clock.Now()
 	d := DecideRestart(policy, job.Type, window, exit, now, r.jitter())
-	killed, _, _ := tr.killRequest()
+	// A task that ended while its allocation is being stopped is not
+	// restarted: it is dead (failed, if it was lost).
+	killed, killEv, _ := tr.killRequest()
+	var stopping *events.TaskEvent
 	if killed && d.Action == Restart {
 		d = RestartDecision{Action: Terminate, Reason: "Task was killed", Window: d.Window}
 		if end.lost {
-			d.Action = Fail
+			d.Action, d.Reason = Fail, "Task was lost and its allocation is stopping"
+		} else {
+			stopping = &killEv
 		}
 	}
 
@@ -388,6 +393,11 @@ func (tr *taskRunner) afterExit(ctx context.Context, end ended) bool {
 			appendEvent(&t.State, events.TaskEvent{Type: events.TaskEventRestarting, Time: now.UnixNano(),
 				Message: d.Reason, StartDelay: d.Delay})
 		case Terminate:
+			if stopping != nil {
+				ev := *stopping
+				ev.Time = now.UnixNano()
+				appendEvent(&t.State, ev)
+			}
 			t.Done = true
 			t.State.State, t.State.FinishedAt = events.TaskStateDead, now.UnixNano()
 		case Fail:
