@@ -25,6 +25,8 @@ type Persister interface {
 	PutAlloc(rec *state.Alloc) error
 }
 
+var _ Persister = (*state.Store)(nil)
+
 // Config configures a Runner.
 type Config struct {
 	// Alloc is the allocation as the servers sent it. Required.
