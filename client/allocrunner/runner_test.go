@@ -429,3 +429,32 @@ func TestDeploymentHealth(t *testing.T) {
 		})
 	}
 }
+
+// A NoShutdownDelay that arrives while a task waits its shutdown delay
+// ends the wait (N23).
+func TestNoShutdownDelayDuringTheWait(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t)
+		j := job("service", allocrunner.DefaultRestartPolicy("service"),
+			events.Task{Name: "web", Config: events.TaskConfig{"run_for": "1h"}, ShutdownDelay: time.Minute})
+		a := alloc("w1")
+		r := h.runner(a, j, nil)
+		start(t, r)
+		time.Sleep(time.Second)
+		a.DesiredStatus = events.AllocDesiredStop
+		r.Update(a, nil)
+		time.Sleep(10 * time.Second)
+		synctest.Wait()
+		if len(h.drv.stopTimes()) != 0 {
+			t.Fatal("stopped before the shutdown delay")
+		}
+		yes := true
+		a.DesiredTransition.NoShutdownDelay = &yes
+		skipAt := time.Now()
+		r.Update(a, nil)
+		<-r.Done()
+		if stops := h.drv.stopTimes(); len(stops) != 1 || !stops[0].Equal(skipAt) {
+			t.Fatalf("stops %v, want one at %v", stops, skipAt)
+		}
+	})
+}
