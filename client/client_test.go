@@ -334,18 +334,8 @@ func TestExecShutdownDelay(t *testing.T) {
 			return strings.Contains(string(b), "hello")
 		})
 
-		if noDelay {
-			// ordo alloc stop -no-shutdown-delay. (job stop -no-shutdown-delay
-			// records the flag on JobDeregistered, but the servers do not
-			// carry it to the allocations' desired transition yet.)
-			a, _, err := nc.Allocations().Info(allocID, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if _, err := nc.Allocations().Stop(a, &api.QueryOptions{Params: map[string]string{"no_shutdown_delay": "true"}}); err != nil {
-				t.Fatal(err)
-			}
-		} else if _, _, err := nc.Jobs().Deregister(id, false, nil); err != nil { // ordo job stop
+		// ordo job stop [-no-shutdown-delay]
+		if _, _, err := nc.Jobs().DeregisterOpts(id, &api.DeregisterOptions{NoShutdownDelay: noDelay}, nil); err != nil {
 			t.Fatal(err)
 		}
 		testagent.WaitFor(t, 20*time.Second, id+"'s allocation complete", func() bool {

@@ -9,6 +9,7 @@ import (
 	"github.com/ordoplane/ordo/commands/namespace"
 	"github.com/ordoplane/ordo/events"
 	"github.com/ordoplane/ordo/projections"
+	"github.com/ordoplane/ordo/projections/allocs"
 )
 
 // Deregister stops a job (kept, with Stop set, at a new version) or, with
@@ -71,6 +72,18 @@ func (d *Deregister) Decide(v projections.View, now time.Time, ids commands.IDs)
 		dec.Events = append(dec.Events, &events.JobDeregistered{Namespace: d.Namespace, ID: d.ID, Purge: d.Purge,
 			NoShutdownDelay: d.NoShutdownDelay})
 	}
+	if d.NoShutdownDelay {
+		// N23: the job's live allocations learn, in the same entry, that
+		// their stop skips the shutdown delay: the scheduler stops them
+		// later, and the client reads the transition off each allocation.
+		up, err := noShutdownDelay(v, d.Namespace, d.ID)
+		if err != nil {
+			return commands.Decision{}, err
+		}
+		if up != nil {
+			dec.Events = append(dec.Events, up)
+		}
+	}
 	if needsEval(&old.Job) {
 		res.EvalID = ids()
 		dec.Events = append(dec.Events, &events.EvalsUpserted{Evals: []events.Evaluation{
@@ -78,4 +91,25 @@ func (d *Deregister) Decide(v projections.View, now time.Time, ids commands.IDs)
 	}
 	d.result = res
 	return dec, nil
+}
+
+// noShutdownDelay marks the job's non-terminal allocations'
+// DesiredTransition.NoShutdownDelay; nil when there are none.
+func noShutdownDelay(v projections.View, ns, id string) (*events.AllocsDesiredUpdated, error) {
+	list, err := allocs.ByJob(v, ns, id)
+	if err != nil {
+		return nil, err
+	}
+	yes := true
+	var up []events.AllocDesiredUpdate
+	for _, a := range list {
+		if a.Terminal() || (a.DesiredTransition.NoShutdownDelay != nil && *a.DesiredTransition.NoShutdownDelay) {
+			continue
+		}
+		up = append(up, events.AllocDesiredUpdate{ID: a.ID, DesiredTransition: events.DesiredTransition{NoShutdownDelay: &yes}})
+	}
+	if len(up) == 0 {
+		return nil, nil
+	}
+	return &events.AllocsDesiredUpdated{Updates: up}, nil
 }

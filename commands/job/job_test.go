@@ -15,6 +15,7 @@ import (
 	"github.com/ordoplane/ordo/events"
 	"github.com/ordoplane/ordo/projections"
 	"github.com/ordoplane/ordo/projections/deployments"
+	"github.com/ordoplane/ordo/projections/allocs"
 	"github.com/ordoplane/ordo/projections/jobs"
 	pt "github.com/ordoplane/ordo/projections/projectionstest"
 	"github.com/ordoplane/ordo/storage/kv"
@@ -386,6 +387,39 @@ func TestDeregister(t *testing.T) {
 	}
 	if vs, err := jobs.Versions(c.view(), "default", "web"); !errors.Is(err, projections.ErrNotFound) || len(vs) != 0 {
 		t.Fatalf("versions of a purged job: %v, %v", vs, err)
+	}
+}
+
+// TestDeregisterNoShutdownDelayMarksAllocs (N23): stopping a job with
+// no-shutdown-delay marks its live allocations' DesiredTransition in the
+// same entry, which is what the client reads; terminal ones are left.
+func TestDeregisterNoShutdownDelayMarksAllocs(t *testing.T) {
+	c := newCluster(t)
+	c.run(&job.Register{Job: service(t, 2)})
+	mk := func(id, client string) events.Allocation {
+		return events.Allocation{ID: id, Namespace: "default", JobID: "web", TaskGroup: "web", Name: "web.web[0]",
+			NodeID: "n1", DesiredStatus: events.AllocDesiredRun, ClientStatus: client}
+	}
+	c.apply(commands.Decision{Events: []events.Payload{&events.AllocsPlaced{EvalID: "e", Allocs: []events.Allocation{
+		mk("a-live", events.AllocClientRunning), mk("a-done", events.AllocClientComplete)}}}})
+
+	dec := c.run(&job.Deregister{Namespace: "default", ID: "web", NoShutdownDelay: true})
+	if got := types(dec); !reflect.DeepEqual(got, []string{"JobDeregistered", "AllocsDesiredUpdated", "EvalsUpserted"}) {
+		t.Fatalf("events = %v", got)
+	}
+	up := dec.Events[1].(*events.AllocsDesiredUpdated).Updates
+	if len(up) != 1 || up[0].ID != "a-live" || up[0].DesiredStatus != "" || up[0].DesiredTransition.NoShutdownDelay == nil {
+		t.Fatalf("updates = %+v", up)
+	}
+	a, err := allocs.Get(c.view(), "a-live")
+	if err != nil || a.DesiredTransition.NoShutdownDelay == nil || !*a.DesiredTransition.NoShutdownDelay ||
+		a.DesiredStatus != events.AllocDesiredRun {
+		t.Fatalf("live alloc after stop = %+v, %v", a, err)
+	}
+	// A plain stop marks nothing.
+	c.run(&job.Register{Job: service(t, 3)})
+	if got := types(c.run(&job.Deregister{Namespace: "default", ID: "web"})); !reflect.DeepEqual(got, []string{"JobDeregistered", "EvalsUpserted"}) {
+		t.Fatalf("plain stop events = %v", got)
 	}
 }
 
