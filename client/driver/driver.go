@@ -4,8 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
+
+	"github.com/ordoplane/ordo/events"
 )
 
 // ErrTaskGone is returned by Recover when the task a handle state names is
@@ -26,25 +27,12 @@ func (e *ConfigError) Error() string {
 	return fmt.Sprintf("driver: invalid %s: %s", e.Key, e.Reason)
 }
 
-// signals are the signal names tasks may use, with their Linux numbers.
-var signals = map[string]int{
-	"SIGHUP": 1, "SIGINT": 2, "SIGQUIT": 3, "SIGKILL": 9,
-	"SIGUSR1": 10, "SIGUSR2": 12, "SIGTERM": 15,
-}
-
 // ParseSignal returns the Linux number of a signal name: SIGHUP, SIGINT,
 // SIGQUIT, SIGKILL, SIGUSR1, SIGUSR2 or SIGTERM, in any case, with or
 // without the SIG prefix; "" is SIGTERM, the default kill signal.
 func ParseSignal(name string) (int, error) {
-	if name == "" {
-		return signals["SIGTERM"], nil
-	}
-	n := strings.ToUpper(strings.TrimSpace(name))
-	if !strings.HasPrefix(n, "SIG") {
-		n = "SIG" + n
-	}
-	if sig, ok := signals[n]; ok {
-		return sig, nil
+	if _, n, ok := events.KillSignal(name); ok {
+		return n, nil
 	}
 	return 0, fmt.Errorf("driver: unknown signal %q (want SIGHUP, SIGINT, SIGQUIT, SIGKILL, SIGUSR1, SIGUSR2 or SIGTERM)", name)
 }

@@ -14,8 +14,11 @@
 //
 // # Invariants
 //
-//   - The data directory holds raft/ (log, stable store, snapshots), state/
-//     (archive and projections) and node-id; nothing else is written.
+//   - A server's data directory holds raft/ (log, stable store, snapshots),
+//     state/ (archive and projections) and node-id; a client's (the same
+//     directory in -dev and for both roles) adds its local state and the
+//     allocation directories under alloc/ (docs/client.md); nothing else is
+//     written.
 //   - Servers bootstrap only with the same list of expected servers, and
 //     only when they have no raft state.
 package agent

@@ -1,9 +1,11 @@
 package jobspec_test
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
+	"github.com/ordoplane/ordo/commands"
 	"github.com/ordoplane/ordo/commands/job/jobspec"
 )
 
@@ -40,5 +42,38 @@ func TestKillSignal(t *testing.T) {
 	}
 	if got := j.TaskGroups[0].Tasks[0].KillSignal; got != "SIGHUP" {
 		t.Errorf("json KillSignal %q, want SIGHUP", got)
+	}
+}
+
+// An unknown kill_signal is refused at parse, naming the field, rather than
+// failing the task later on a client.
+func TestKillSignalRefused(t *testing.T) {
+	src := `job "web" {
+  datacenters = ["dc1"]
+  group "web" {
+    task "a" {
+      driver      = "exec"
+      kill_signal = "SIGWINCH"
+    }
+  }
+}`
+	_, err := jobspec.ParseHCL("web.hcl", []byte(src))
+	var ve *commands.ValidationError
+	if !errors.As(err, &ve) || !strings.Contains(ve.Field, "kill_signal") {
+		t.Fatalf("err = %v, want a validation error naming kill_signal", err)
+	}
+	for _, ok := range []string{"", "SIGINT", "sigterm", "HUP", "SIGUSR2"} {
+		src := strings.Replace(`job "web" {
+  datacenters = ["dc1"]
+  group "web" {
+    task "a" {
+      driver      = "exec"
+      kill_signal = "X"
+    }
+  }
+}`, "X", ok, 1)
+		if _, err := jobspec.ParseHCL("web.hcl", []byte(src)); err != nil {
+			t.Errorf("kill_signal %q refused: %v", ok, err)
+		}
 	}
 }

@@ -205,6 +205,8 @@ func validateGroup(job *events.Job, tg *events.TaskGroup) error {
 			return commands.Invalid(tp+".shutdown_delay", "%v is negative", t.ShutdownDelay)
 		case t.KillTimeout < 0:
 			return commands.Invalid(tp+".kill_timeout", "%v is negative", t.KillTimeout)
+		case !validKillSignal(t.KillSignal):
+			return commands.Invalid(tp+".kill_signal", "%q is not SIGHUP, SIGINT, SIGQUIT, SIGKILL, SIGUSR1, SIGUSR2 or SIGTERM", t.KillSignal)
 		case t.Resources == nil:
 			return commands.Invalid(tp+".resources", "missing")
 		case t.Resources.CPU < MinCPU:
@@ -463,4 +465,9 @@ func validateReschedule(path string, rs *events.ReschedulePolicy) error {
 		return commands.Invalid(path+".interval", "%v is shorter than delay %v, so %d attempts cannot happen in it", rs.Interval, rs.Delay, rs.Attempts)
 	}
 	return nil
+}
+
+func validKillSignal(name string) bool {
+	_, _, ok := events.KillSignal(name)
+	return ok
 }
