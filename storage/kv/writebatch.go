@@ -1,0 +1,61 @@
+package kv
+
+import (
+	"fmt"
+
+	"github.com/cockroachdb/pebble"
+)
+
+// WriteBatch is a write-only batch that can also delete key ranges: what a
+// caller needs to replace a whole key range atomically (a projection
+// rebuild's switch deletes the live tables and moves the rebuilt rows in
+// one batch). Operations apply in the order they were added, so a key Set
+// after a DeleteRange covering it survives. It cannot read: use a Batch
+// for writes that read their own writes.
+type WriteBatch struct {
+	b *pebble.Batch
+}
+
+// WriteBatch returns a new write-only batch.
+func (s *Store) WriteBatch() *WriteBatch { return &WriteBatch{b: s.db.NewBatch()} }
+
+// Set writes value at key.
+func (w *WriteBatch) Set(key, value []byte) error { return w.b.Set(key, value, nil) }
+
+// Delete removes key.
+func (w *WriteBatch) Delete(key []byte) error { return w.b.Delete(key, nil) }
+
+// DeleteRange removes every key in [lower, upper) written before it.
+func (w *WriteBatch) DeleteRange(lower, upper []byte) error {
+	return w.b.DeleteRange(lower, upper, nil)
+}
+
+// Len returns the batch's encoded size in bytes.
+func (w *WriteBatch) Len() int { return w.b.Len() }
+
+// Commit applies the batch atomically, durably when sync is set (whatever
+// the store's Config.Sync), and releases it.
+func (w *WriteBatch) Commit(sync bool) error {
+	defer w.b.Close()
+	wo := pebble.NoSync
+	if sync {
+		wo = pebble.Sync
+	}
+	if err := w.b.Commit(wo); err != nil {
+		return fmt.Errorf("commit write batch: %w", err)
+	}
+	return nil
+}
+
+// Close releases an uncommitted batch, discarding its writes.
+func (w *WriteBatch) Close() error { return w.b.Close() }
+
+// DeleteRange removes every key in [lower, upper) in its own batch.
+func (s *Store) DeleteRange(lower, upper []byte, sync bool) error {
+	w := s.WriteBatch()
+	if err := w.DeleteRange(lower, upper); err != nil {
+		w.Close()
+		return err
+	}
+	return w.Commit(sync)
+}
