@@ -11,6 +11,7 @@ import (
 	"github.com/ordoplane/ordo/client/driver"
 	"github.com/ordoplane/ordo/client/driver/exec"
 	"github.com/ordoplane/ordo/client/driver/mock"
+	clienthttp "github.com/ordoplane/ordo/client/httpapi"
 )
 
 // ClientConfig configures the client role: the client agent that runs
@@ -38,7 +39,17 @@ type ClientConfig struct {
 	// GCMaxAllocs is how many terminal allocations keep their directory;
 	// default 50.
 	GCMaxAllocs int `json:"GCMaxAllocs"`
+	// HTTPAddr is where the client's own HTTP API (task logs, which the
+	// servers proxy to) listens, host:port; the node advertises it (an
+	// unspecified host advertises the machine's first non-loopback
+	// address). Default DefaultClientHTTPAddr; set an address the servers
+	// can reach when they run on other machines.
+	HTTPAddr string `json:"HTTPAddr"`
 }
+
+// DefaultClientHTTPAddr is where the client's HTTP API listens by
+// default: loopback, on a free port.
+const DefaultClientHTTPAddr = "127.0.0.1:0"
 
 // DevClientConfig returns the client role of `ordo agent -dev`: enabled,
 // with the exec and mock drivers, its data in the dev data directory.
@@ -105,21 +116,43 @@ func (a *Agent) startClient(ctx context.Context, servers []string) error {
 			drivers = append(drivers, d)
 		}
 	}
+	httpAddr := cc.HTTPAddr
+	if httpAddr == "" {
+		httpAddr = DefaultClientHTTPAddr
+	}
+	ln, advertise, err := clienthttp.Listen(httpAddr)
+	if err != nil {
+		closeAll()
+		return fmt.Errorf("agent: client http: %w", err)
+	}
 	c, err := client.New(client.Config{DataDir: dataDir, Servers: servers, NodeName: cc.NodeName,
 		Datacenter: cc.Datacenter, NodeClass: cc.NodeClass, NodePool: cc.NodePool, Meta: cc.Meta,
-		Drivers: drivers, GCMaxAllocs: cc.GCMaxAllocs, DestroyOnShutdown: a.cfg.Dev,
+		Drivers: drivers, GCMaxAllocs: cc.GCMaxAllocs, DestroyOnShutdown: a.cfg.Dev, HTTPAddr: advertise,
 		Logger: log, Registerer: a.reg})
 	if err != nil {
+		ln.Close()
+		closeAll()
+		return fmt.Errorf("agent: %w", err)
+	}
+	api, err := clienthttp.New(clienthttp.Config{Allocs: clienthttp.Runners(c.Runner), Logger: log})
+	if err != nil {
+		ln.Close()
 		closeAll()
 		return fmt.Errorf("agent: %w", err)
 	}
 	a.client = c
+	a.goroutine(func() {
+		if err := api.Serve(ctx, ln); err != nil {
+			log.Error("client http stopped", "err", err)
+		}
+	})
 	a.goroutine(func() {
 		defer closeAll()
 		if err := c.Run(ctx); err != nil {
 			log.Error("client stopped", "err", err)
 		}
 	})
+	log.Info("client http listening", "addr", ln.Addr().String(), "advertise", advertise)
 	return nil
 }
 

@@ -132,6 +132,7 @@ func (s *Server) routes() {
 	s.handle("PUT /v1/node/{id}/drain", s.leader(s.updateNodeDrain))
 	s.handle("POST /v1/node/{id}/purge", s.leader(s.purgeNode))
 	s.handle("PUT /v1/node/{id}/purge", s.leader(s.purgeNode))
+	s.handle("GET /v1/client/fs/logs/{id}", s.leader(s.clientFSLogs)) // clientfs.go: proxied to the node
 	s.handle("PUT /v1/client/register", s.leader(s.registerNode))
 	s.handle("POST /v1/client/register", s.leader(s.registerNode))
 	s.handle("PUT /v1/client/{id}/heartbeat", s.leader(s.heartbeatNode))
