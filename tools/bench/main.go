@@ -44,7 +44,7 @@ func main() {
 	addr := flag.String("addr", "", "load this server's HTTP address instead of starting servers")
 	only := flag.String("only", "", "run only these, comma-separated: load1, load3, apply, replay, c1m, simfleet, simfleet-fast, c1m-http")
 	nodes := flag.Int("nodes", 0, "simulated nodes (0: 5000 for c1m, 10000 for simfleet, simfleet-fast and c1m-http)")
-	jobs := flag.Int("jobs", 0, "jobs for c1m and c1m-http (0: 100 for c1m, 10 for c1m-http)")
+	jobs := flag.Int("jobs", 0, "jobs for c1m and c1m-http (0: 100 for c1m, 5 for c1m-http)")
 	perJob := flag.Int("per-job", 1000, "allocations per job for c1m and c1m-http")
 	fleetWindow := flag.Duration("fleet-window", time.Minute, "how long simfleet and simfleet-fast measure heartbeats")
 	fastTTL := flag.Duration("fleet-fast-ttl", time.Second, "the heartbeat TTL of simfleet-fast (the server's rate limit lifted)")
@@ -72,6 +72,7 @@ func main() {
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "bench %s: %v\n", name, err)
 			pprof.StopCPUProfile()
+			printTable(rows) // what was measured before
 			os.Exit(1)
 		}
 		rows = append(rows, r...)
@@ -86,7 +87,14 @@ func main() {
 		run("c1m", func() ([]row, error) { return c1m(or(*nodes, 5000), or(*jobs, 100), *perJob, *workers) })
 		run("simfleet", func() ([]row, error) { return fleetHeartbeats(or(*nodes, 10000), *fleetWindow, 0) })
 		run("simfleet-fast", func() ([]row, error) { return fleetHeartbeats(or(*nodes, 10000), *fleetWindow, *fastTTL) })
-		run("c1m-http", func() ([]row, error) { return c1mHTTP(or(*nodes, 10000), or(*jobs, 10), *perJob, *workers) })
+		run("c1m-http", func() ([]row, error) { return c1mHTTP(or(*nodes, 10000), or(*jobs, 5), *perJob, *workers) })
+	}
+	printTable(rows)
+}
+
+func printTable(rows []row) {
+	if len(rows) == 0 {
+		return
 	}
 	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "figure\tvalue\tunit\t")

@@ -104,9 +104,11 @@ func fleetHeartbeats(nodes int, window, ttl time.Duration) ([]row, error) {
 	if err != nil {
 		return nil, err
 	}
+	missed0, _ := scrape(r.child.addr, "ordo_heartbeat_missed_total")
 	s0 := takeSample(r.child, r.f)
 	time.Sleep(window)
 	s1 := takeSample(r.child, r.f)
+	missed1, _ := scrape(r.child.addr, "ordo_heartbeat_missed_total")
 	hb1, err := scrape(r.child.addr, "ordo_http_request_seconds_count", okRoute...)
 	if err != nil {
 		return nil, err
@@ -139,9 +141,25 @@ func fleetHeartbeats(nodes int, window, ttl time.Duration) ([]row, error) {
 		row{"  server open files / long-polls open", float64(openFiles(r.child.pid())), fmt.Sprintf("fds (%.0f polls)", polls)},
 		row{"  server RSS", rssMB(r.child.pid()), "MiB"},
 		row{"  fleet open files", float64(openFiles(0)), "fds"},
-		row{"  nodes not ready at the end", float64(down), "nodes"},
+		row{"  heartbeats missed (server) / nodes not ready at the end", missed1 - missed0, fmt.Sprintf("misses (%d nodes)", down)},
 		row{"  fleet errors", float64(s1.stats.ErrorCount()), "calls"},
 	), nil
+}
+
+// serverRunning sums the c1m jobs' running allocations as the servers'
+// job summaries count them.
+func serverRunning(c *api.Client, jobs int) int {
+	n := 0
+	for i := range jobs {
+		sum, _, err := c.Jobs().Summary(fmt.Sprintf("c1m-%03d", i), nil)
+		if err != nil {
+			return -1
+		}
+		for _, tg := range sum.Summary {
+			n += tg.Running
+		}
+	}
+	return n
 }
 
 // nodesNotReady counts the server's nodes whose status is not ready.
@@ -166,8 +184,8 @@ func nodesNotReady(addr string) (int, error) {
 // c1mHTTP is the C1M-style run over HTTP: jobs × perJob allocations
 // registered through the job API onto a simulated fleet that acks every
 // allocation through the client API; it measures from the first job
-// registration until the fleet has reported every allocation running and
-// the server acknowledged it.
+// registration until the servers' job summaries count every allocation
+// running, as the fleet reported them.
 func c1mHTTP(nodes, jobs, perJob, workers int) ([]row, error) {
 	r, err := startFleet(childSpec{Workers: workers}, nodes)
 	if err != nil {
@@ -190,6 +208,7 @@ func c1mHTTP(nodes, jobs, perJob, workers int) ([]row, error) {
 	updN0, _ := scrape(r.child.addr, "ordo_command_seconds_count", upd...)
 	commit0, _ := scrape(r.child.addr, "ordo_raft_commit_seconds_sum")
 	commitN0, _ := scrape(r.child.addr, "ordo_raft_commit_seconds_count")
+	missed0, _ := scrape(r.child.addr, "ordo_heartbeat_missed_total")
 	s0 := takeSample(r.child, r.f)
 	err = parallel(8, jobs, func(i int) error {
 		job := api.NewServiceJob(fmt.Sprintf("c1m-%03d", i), fmt.Sprintf("c1m-%03d", i), "global", 50)
@@ -206,17 +225,27 @@ func c1mHTTP(nodes, jobs, perJob, workers int) ([]row, error) {
 	if err != nil {
 		return nil, fmt.Errorf("register jobs: %w", err)
 	}
+	// Done when the servers report every allocation running: checked
+	// once the fleet has acked as many (the cheap test), then every 500ms.
 	var placedAt time.Duration
-	deadline := time.Now().Add(20 * time.Minute)
-	lastScrape := time.Time{}
-	for r.f.Stats().AllocsRunning < int64(want) {
+	deadline := time.Now().Add(30 * time.Minute)
+	var lastScrape, lastCheck time.Time
+	for {
 		if time.Now().After(deadline) {
-			return nil, fmt.Errorf("only %d of %d allocations running after 20 minutes", r.f.Stats().AllocsRunning, want)
+			missed, _ := scrape(r.child.addr, "ordo_heartbeat_missed_total")
+			return nil, fmt.Errorf("after 30 minutes the fleet has acked %d of %d allocations running, the servers report %d; %.0f heartbeats missed",
+				r.f.Stats().AllocsRunning, want, serverRunning(c, jobs), missed-missed0)
 		}
 		if placedAt == 0 && time.Since(lastScrape) > 250*time.Millisecond {
 			lastScrape = time.Now()
 			if p, err := scrape(r.child.addr, "ordo_allocs_placed_total"); err == nil && p-placed0 >= float64(want) {
 				placedAt = time.Since(s0.at)
+			}
+		}
+		if r.f.Stats().AllocsRunning >= int64(want) && time.Since(lastCheck) > 500*time.Millisecond {
+			lastCheck = time.Now()
+			if serverRunning(c, jobs) >= want {
+				break
 			}
 		}
 		time.Sleep(20 * time.Millisecond)
@@ -231,6 +260,12 @@ func c1mHTTP(nodes, jobs, perJob, workers int) ([]row, error) {
 	updN, _ := scrape(r.child.addr, "ordo_command_seconds_count", upd...)
 	commit, _ := scrape(r.child.addr, "ordo_raft_commit_seconds_sum")
 	commitN, _ := scrape(r.child.addr, "ordo_raft_commit_seconds_count")
+	missed, _ := scrape(r.child.addr, "ordo_heartbeat_missed_total")
+	placed, _ := scrape(r.child.addr, "ordo_allocs_placed_total")
+	down, err := nodesNotReady(r.child.addr)
+	if err != nil {
+		return nil, err
+	}
 	label := fmt.Sprintf("%d nodes, %d jobs × %d, over HTTP", nodes, jobs, perJob)
 	answers := float64(s1.stats.WatchAnswers - s0.stats.WatchAnswers)
 	acted := float64(s1.stats.WatchChanged - s0.stats.WatchChanged)
@@ -239,6 +274,7 @@ func c1mHTTP(nodes, jobs, perJob, workers int) ([]row, error) {
 		{"allocations running (acked by the fleet), " + label, float64(want) / el.Seconds(), "allocs/s"},
 		{"  time to all running", el.Seconds(), "s"},
 		{"  time to all placed", placedAt.Seconds(), "s"},
+		{"  allocations placed in all (replacements of lost ones included)", placed - placed0, "allocs"},
 		{"  alloc update calls", float64(s1.stats.AllocUpdateCalls-s0.stats.AllocUpdateCalls) / el.Seconds(), "calls/s"},
 		{"  alloc update command latency mean (server side)", 1000 * (updSum - updSum0) / max(updN-updN0, 1), "ms"},
 		{"  raft commit latency mean (append → applied)", 1000 * (commit - commit0) / max(commitN-commitN0, 1), "ms"},
@@ -248,6 +284,7 @@ func c1mHTTP(nodes, jobs, perJob, workers int) ([]row, error) {
 		{"  server CPU (child process)", pct(s1.serverCPU-s0.serverCPU, el), "% of a core"},
 		{"  fleet CPU (bench process)", pct(s1.selfCPU-s0.selfCPU, el), "% of a core"},
 		{"  server RSS", rssMB(r.child.pid()), "MiB"},
+		{"  heartbeats missed (server) / nodes not ready at the end", missed - missed0, fmt.Sprintf("misses (%d nodes)", down)},
 		{"  fleet errors", float64(s1.stats.ErrorCount()), "calls"},
 	}, nil
 }

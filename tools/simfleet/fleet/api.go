@@ -120,22 +120,28 @@ var errDecode = errors.New("simfleet: cannot decode the answer")
 
 // client calls the client API of a set of servers.
 type client struct {
-	servers []string // base URLs
-	calls   *http.Client
-	watches *http.Client
-	timeout time.Duration
+	servers    []string // base URLs
+	calls      *http.Client
+	heartbeats *http.Client
+	watches    *http.Client
+	timeout    time.Duration
 }
 
 func newClient(cfg Config) *client {
 	dialer := &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}
-	calls := &http.Transport{
-		DialContext:         dialer.DialContext,
-		MaxIdleConns:        cfg.CallConns * len(cfg.Servers),
-		MaxIdleConnsPerHost: cfg.CallConns,
-		MaxConnsPerHost:     cfg.CallConns,
-		IdleConnTimeout:     5 * time.Minute,
-		DisableCompression:  true,
+	pool := func() *http.Transport {
+		return &http.Transport{
+			DialContext:         dialer.DialContext,
+			MaxIdleConns:        cfg.CallConns * len(cfg.Servers),
+			MaxIdleConnsPerHost: cfg.CallConns,
+			MaxConnsPerHost:     cfg.CallConns,
+			IdleConnTimeout:     5 * time.Minute,
+			DisableCompression:  true,
+		}
 	}
+	// Heartbeats have a pool of their own: a real client's heartbeat does
+	// not wait behind other nodes' slow updates, and a heartbeat queued
+	// here past the servers' grace would be a miss the fleet caused.
 	// One idle slot per node and server: a long-poll that returns goes
 	// back to the pool, and the next one takes it instead of dialling.
 	watches := &http.Transport{
@@ -145,7 +151,8 @@ func newClient(cfg Config) *client {
 		IdleConnTimeout:     cfg.WatchWait + time.Minute,
 		DisableCompression:  true,
 	}
-	c := &client{calls: &http.Client{Transport: calls}, watches: &http.Client{Transport: watches}, timeout: cfg.RequestTimeout}
+	c := &client{calls: &http.Client{Transport: pool()}, heartbeats: &http.Client{Transport: pool()},
+		watches: &http.Client{Transport: watches}, timeout: cfg.RequestTimeout}
 	for _, s := range cfg.Servers {
 		c.servers = append(c.servers, baseURL(s))
 	}
@@ -154,12 +161,13 @@ func newClient(cfg Config) *client {
 
 func (c *client) close() {
 	c.calls.CloseIdleConnections()
+	c.heartbeats.CloseIdleConnections()
 	c.watches.CloseIdleConnections()
 }
 
 func (c *client) register(ctx context.Context, srv int, body []byte) (nodeAnswer, error) {
 	var out nodeAnswer
-	_, err := c.do(ctx, "register", http.MethodPut, c.servers[srv]+"/v1/client/register", body, &out)
+	_, err := c.do(ctx, c.calls, "register", http.MethodPut, c.servers[srv]+"/v1/client/register", body, &out)
 	return out, err
 }
 
@@ -167,7 +175,7 @@ var readyBody = []byte(`{"Status":"ready"}`)
 
 func (c *client) heartbeat(ctx context.Context, srv int, id string) (nodeAnswer, error) {
 	var out nodeAnswer
-	_, err := c.do(ctx, "heartbeat", http.MethodPut, c.servers[srv]+"/v1/client/"+url.PathEscape(id)+"/heartbeat", readyBody, &out)
+	_, err := c.do(ctx, c.heartbeats, "heartbeat", http.MethodPut, c.servers[srv]+"/v1/client/"+url.PathEscape(id)+"/heartbeat", readyBody, &out)
 	return out, err
 }
 
@@ -177,7 +185,7 @@ func (c *client) updateAllocs(ctx context.Context, srv int, id string, updates [
 		return 0, err
 	}
 	var out struct{ Index uint64 }
-	_, err = c.do(ctx, "update", http.MethodPut, c.servers[srv]+"/v1/client/"+url.PathEscape(id)+"/allocs", body, &out)
+	_, err = c.do(ctx, c.calls, "update", http.MethodPut, c.servers[srv]+"/v1/client/"+url.PathEscape(id)+"/allocs", body, &out)
 	return out.Index, err
 }
 
@@ -217,7 +225,7 @@ func (c *client) allocations(ctx context.Context, srv int, id string, index uint
 }
 
 // do sends a call with the request timeout and decodes a 200 answer into out.
-func (c *client) do(ctx context.Context, call, method, u string, body []byte, out any) (int, error) {
+func (c *client) do(ctx context.Context, hc *http.Client, call, method, u string, body []byte, out any) (int, error) {
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, method, u, bytes.NewReader(body))
@@ -225,7 +233,7 @@ func (c *client) do(ctx context.Context, call, method, u string, body []byte, ou
 		return 0, err
 	}
 	req.Header.Set("Content-Type", "application/json")
-	resp, err := c.calls.Do(req)
+	resp, err := hc.Do(req)
 	if err != nil {
 		return 0, err
 	}

@@ -36,16 +36,21 @@
 // Every node holds one long-poll open, so 10,000 nodes are 10,000
 // connections to the servers. Long polls use their own http.Transport
 // whose idle pool holds one connection per node and server, so a watch
-// that returns reuses its connection instead of dialling again; register,
-// heartbeat and update calls share a second transport capped at
-// Config.CallConns connections per server (a call may wait for one:
-// that wait is part of the latency measured). Run raises the soft
-// RLIMIT_NOFILE towards the hard limit and refuses to start when the hard
-// limit is below what the fleet needs (see FDsNeeded).
+// that returns reuses its connection instead of dialling again. Register
+// and update calls share a second transport, heartbeats a third, each
+// capped at Config.CallConns connections per server: a call may wait for
+// a connection, and that wait is part of the latency measured, but a
+// heartbeat never waits behind other nodes' slow updates (a real client's
+// would not, and a heartbeat queued past the servers' grace would be a
+// miss the simulation caused). The caps are the simulation's: a real
+// fleet of 10,000 opens up to 10,000 more connections in a burst of
+// updates, which one process could not hold beside the long-polls. Run
+// raises the soft RLIMIT_NOFILE towards the hard limit and refuses to
+// start when the hard limit is below what the fleet needs (FDsNeeded).
 //
 // # Concurrency
 //
-// New, Run, Disconnect, Reconnect, Stats, NodeIDs, Ready and
+// New, Run, Disconnect, Reconnect, Stats, NodeIDs, Collectors and
 // TakeHeartbeatLatencies may be called from any goroutine; Run once. Each
 // node has one goroutine (its loop: session start, heartbeats, updates,
 // mock completions) and, while connected, one watcher goroutine whose

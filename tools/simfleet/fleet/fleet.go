@@ -49,9 +49,9 @@ func New(cfg Config) (*Fleet, error) {
 func (f *Fleet) Config() Config { return f.cfg }
 
 // FDsNeeded is how many open files the fleet may hold: a long-poll per
-// node, the call connections per server, and a margin.
+// node, the call and heartbeat connections per server, and a margin.
 func (f *Fleet) FDsNeeded() uint64 {
-	return uint64(f.cfg.Nodes) + uint64(f.cfg.CallConns*len(f.cfg.Servers)) + 64
+	return uint64(f.cfg.Nodes) + uint64(2*f.cfg.CallConns*len(f.cfg.Servers)) + 64
 }
 
 // Run runs every node until ctx ends, then closes the fleet's connections.
