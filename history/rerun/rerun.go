@@ -34,6 +34,12 @@ func Rerun(src kv.Reader, evalID, dir string) (*scheduler.Plan, error) {
 
 // recompute re-runs rec's decision on a scratch store under dir.
 func recompute(src kv.Reader, rec *Record, dir string) (*scheduler.Plan, error) {
+	return recomputeWith(src, rec, dir, nil)
+}
+
+// recomputeWith is recompute calling inspect, when set, with the state at
+// the snapshot index and the plan, before the scratch store is removed.
+func recomputeWith(src kv.Reader, rec *Record, dir string, inspect func(projections.View, *scheduler.Plan) error) (*scheduler.Plan, error) {
 	if !rec.Decided() {
 		return nil, fmt.Errorf("rerun eval %s: %w", rec.EvalID, ErrNotDecided)
 	}
@@ -79,6 +85,11 @@ func recompute(src kv.Reader, rec *Record, dir string) (*scheduler.Plan, error) 
 	}
 	if err != nil {
 		return nil, fmt.Errorf("rerun eval %s: compute: %w", rec.EvalID, err)
+	}
+	if inspect != nil {
+		if err := inspect(v, plan); err != nil {
+			return nil, fmt.Errorf("rerun eval %s: %w", rec.EvalID, err)
+		}
 	}
 	return plan, nil
 }

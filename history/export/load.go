@@ -1,0 +1,207 @@
+package export
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/ordoplane/ordo/projections"
+	"github.com/ordoplane/ordo/storage/archive"
+	"github.com/ordoplane/ordo/storage/kv"
+)
+
+// LoadStats reports what Load read.
+type LoadStats struct {
+	Header    Header
+	StateRows uint64
+	Events    uint64
+	// Checksum is the file's SHA-256, hex.
+	Checksum string
+}
+
+// loadBatchBytes is how much Load writes per batch when it copies rows.
+const loadBatchBytes = 4 << 20
+
+// Load replays the history file at path into dst, an empty store: the
+// base state rows if the file has them, then every event applied to projs
+// (projections.Rebuild, as the FSM applied them), then the events copied
+// into dst's archive, so dst serves reads, the log and entity histories
+// up to the file's last index. It reads the file three times at most and
+// checks it whole each time it reaches the end; on error dst holds a
+// partial replay and should be discarded.
+func Load(path string, dst *kv.Store, projs []projections.Projection) (LoadStats, error) {
+	var st LoadStats
+	empty := true
+	if err := dst.Scan(nil, nil, false, func(_, _ []byte) error { empty = false; return kv.ErrStop }); err != nil {
+		return st, err
+	}
+	if !empty {
+		return st, errors.New("load history file: the destination store is not empty")
+	}
+	src := &fileSource{path: path}
+	h, err := src.header()
+	if err != nil {
+		return st, err
+	}
+	st.Header = h
+	if h.StateRows > 0 {
+		if st.StateRows, err = loadState(path, dst); err != nil {
+			return st, err
+		}
+	}
+	rs, err := projections.Rebuild(src, dst, projs, 0, nil)
+	if err != nil {
+		return st, fmt.Errorf("load %s: %w", path, err)
+	}
+	st.Events = rs.Events
+	sum, err := copyArchive(path, dst)
+	if err != nil {
+		return st, err
+	}
+	st.Checksum = sum
+	return st, nil
+}
+
+// loadState writes the file's base state rows into dst.
+func loadState(path string, dst *kv.Store) (uint64, error) {
+	return readFile(path, func(r *Reader) (uint64, error) {
+		b := dst.Batch()
+		defer func() { b.Close() }()
+		var n, size uint64
+		for {
+			rec, err := r.Next()
+			if err == io.EOF || err == nil && rec.Kind != KindState {
+				break // the first event: the state is whole (or there are no events)
+			}
+			if err != nil {
+				return n, err
+			}
+			if err := b.Set(bytes.Clone(rec.Key), bytes.Clone(rec.Value)); err != nil {
+				return n, err
+			}
+			n++
+			if size += uint64(len(rec.Key) + len(rec.Value)); size > loadBatchBytes {
+				if err := b.Commit(); err != nil {
+					return n, err
+				}
+				b, size = dst.Batch(), 0
+			}
+		}
+		return n, b.Commit()
+	})
+}
+
+// copyArchive writes the file's events into dst's archive with its
+// counters, and returns the file's checksum.
+func copyArchive(path string, dst *kv.Store) (string, error) {
+	var sum string
+	_, err := readFile(path, func(r *Reader) (uint64, error) {
+		b := dst.Batch()
+		defer func() { b.Close() }()
+		var n, last, size uint64
+		for {
+			rec, err := r.Next()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				return n, err
+			}
+			if rec.Kind != KindEvent {
+				continue
+			}
+			if err := archive.Append(b, rec.Index, rec.Seq, bytes.Clone(rec.Data)); err != nil {
+				return n, err
+			}
+			n, last = n+1, rec.Index
+			if size += uint64(len(rec.Data)); size > loadBatchBytes {
+				if err := b.Commit(); err != nil {
+					return n, err
+				}
+				b, size = dst.Batch(), 0
+			}
+		}
+		if err := archive.SetCounters(b, n, last); err != nil {
+			return n, err
+		}
+		sum = r.Checksum()
+		return n, b.Commit()
+	})
+	return sum, err
+}
+
+// readFile opens path and hands its Reader to fn.
+func readFile(path string, fn func(*Reader) (uint64, error)) (uint64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	r, err := NewReader(f)
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", path, err)
+	}
+	n, err := fn(r)
+	if err != nil && err != io.EOF {
+		return n, fmt.Errorf("%s: %w", path, err)
+	}
+	return n, nil
+}
+
+// fileSource is a kv.Reader holding only the archive keys of a history
+// file, read from the file on each Scan, so projections.Rebuild replays a
+// file as it replays a store. Each Scan that reaches the end of the file
+// checks it whole.
+type fileSource struct{ path string }
+
+var _ kv.Reader = (*fileSource)(nil)
+
+func (s *fileSource) header() (Header, error) {
+	f, err := os.Open(s.path)
+	if err != nil {
+		return Header{}, err
+	}
+	defer f.Close()
+	r, err := NewReader(f)
+	if err != nil {
+		return Header{}, fmt.Errorf("%s: %w", s.path, err)
+	}
+	return r.Header(), nil
+}
+
+// Get implements kv.Reader: the file has no point reads.
+func (s *fileSource) Get([]byte) ([]byte, error) { return nil, kv.ErrNotFound }
+
+// Scan implements kv.Reader over the file's events, in order.
+func (s *fileSource) Scan(lower, upper []byte, reverse bool, fn func(k, v []byte) error) error {
+	if reverse {
+		return errors.New("history file: reverse scans are not supported")
+	}
+	_, err := readFile(s.path, func(r *Reader) (uint64, error) {
+		for {
+			rec, err := r.Next()
+			if err != nil {
+				return 0, err
+			}
+			if rec.Kind != KindEvent {
+				continue
+			}
+			k := archive.Key(rec.Index, rec.Seq)
+			if lower != nil && bytes.Compare(k, lower) < 0 {
+				continue
+			}
+			if upper != nil && bytes.Compare(k, upper) >= 0 {
+				return 0, nil
+			}
+			if err := fn(k, rec.Data); err != nil {
+				if errors.Is(err, kv.ErrStop) {
+					return 0, nil
+				}
+				return 0, err
+			}
+		}
+	})
+	return err
+}
