@@ -12,3 +12,7 @@ func PutRow(w kv.Writer, table, key string, r Row) error {
 func SetTableIndex(w kv.Writer, table string, index uint64) error {
 	return w.Set(tableIndexKey(table), kv.Uint64Value(index))
 }
+
+// SetRebuildHook makes r call hook with every progress report, before it
+// records it.
+func SetRebuildHook(r *Rebuilder, hook func(RebuildProgress)) { r.hook = hook }

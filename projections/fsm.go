@@ -2,11 +2,13 @@ package projections
 
 import (
 	"bufio"
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -29,7 +31,25 @@ type FSM struct {
 	metrics fsmMetrics
 	clock   func() time.Time
 	// counters is touched only by Apply and Restore, on raft's FSM goroutine.
-	counters archiveCounters
+	counters   archiveCounters
+	allowStale bool
+
+	// applyMu is held by Apply and Restore, and by a rebuild while it
+	// replays the last entries and switches: nothing applies in between.
+	applyMu sync.Mutex
+	// gen counts restores: a rebuild begun before one is void.
+	gen atomic.Uint64
+	// builds numbers shadow builds, each in its own part of the shadow.
+	builds atomic.Uint64
+	mu     struct {
+		sync.Mutex
+		// stale must be rebuilt before the first Apply.
+		stale []Stale
+		// pending are operators' rebuilds a stop interrupted.
+		pending []string
+		// observer receives the progress of rebuilds (a Rebuilder's).
+		observer func(RebuildProgress)
+	}
 }
 
 var _ raftlog.Applier = (*FSM)(nil)
@@ -46,6 +66,13 @@ type FSMConfig struct {
 	// and nothing else (apply itself uses the leader time in each entry);
 	// nil leaves the metric empty.
 	Clock func() time.Time
+	// AllowStale lets NewFSM open a store whose projections are stale
+	// (written by another version of a projection, or missing; see Stale):
+	// Stale lists them, Apply refuses to run until a Rebuilder has rebuilt
+	// them (RebuildStale), and a raft snapshot restored with stale
+	// projections is rebuilt before Restore returns. Unset, NewFSM and
+	// Restore refuse such a store with ErrRebuildNeeded.
+	AllowStale bool
 }
 
 // NewFSM returns an FSM over store, resuming at the applied index it holds.
@@ -56,7 +83,7 @@ func NewFSM(store *kv.Store, cfg FSMConfig) (*FSM, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	f := &FSM{store: store, projs: cfg.Projections, notify: NewNotifier(), log: cfg.Logger, clock: cfg.Clock}
+	f := &FSM{store: store, projs: cfg.Projections, notify: NewNotifier(), log: cfg.Logger, clock: cfg.Clock, allowStale: cfg.AllowStale}
 	f.metrics = newFSMMetrics(cfg.Registerer, store)
 	if err := f.load(); err != nil {
 		return nil, err
@@ -64,11 +91,42 @@ func NewFSM(store *kv.Store, cfg FSMConfig) (*FSM, error) {
 	return f, nil
 }
 
+// load reads the store's state: it discards a shadow a stop left behind,
+// finds stale projections and interrupted rebuilds, and resumes at the
+// stored applied index.
 func (f *FSM) load() error {
+	if err := discardShadow(f.store); err != nil {
+		return err
+	}
 	b := f.store.Batch()
-	if err := CheckVersions(NewView(b), f.projs); err != nil {
+	stale, err := staleProjections(NewView(b), f.projs)
+	if err != nil {
 		b.Close()
 		return err
+	}
+	if len(stale) > 0 && !f.allowStale {
+		b.Close()
+		return staleError(stale)
+	}
+	pending, err := pendingRebuilds(b)
+	if err != nil {
+		b.Close()
+		return err
+	}
+	known := map[string]bool{}
+	for _, p := range f.projs {
+		known[p.Name()] = true
+	}
+	var keep []string
+	for _, name := range pending {
+		if !known[name] {
+			if err := b.Delete(markerKey(name)); err != nil {
+				b.Close()
+				return err
+			}
+			continue
+		}
+		keep = append(keep, name)
 	}
 	idx, err := NewView(b).AppliedIndex()
 	if err != nil {
@@ -84,10 +142,24 @@ func (f *FSM) load() error {
 	if f.counters.last, err = archive.Last(f.store); err != nil {
 		return err
 	}
+	f.mu.Lock()
+	f.mu.stale, f.mu.pending = stale, keep
+	f.mu.Unlock()
 	f.applied.Store(idx)
 	f.notify.publish(idx, nil, true)
 	return nil
 }
+
+// Stale returns the projections that must be rebuilt before the FSM
+// applies anything (see FSMConfig.AllowStale).
+func (f *FSM) Stale() []Stale {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]Stale(nil), f.mu.stale...)
+}
+
+// Projections returns the projections the FSM maintains, in apply order.
+func (f *FSM) Projections() []Projection { return append([]Projection(nil), f.projs...) }
 
 // Notifier returns the notifier woken after each applied entry.
 func (f *FSM) Notifier() *Notifier { return f.notify }
@@ -107,6 +179,11 @@ func (f *FSM) Close() { f.metrics.unregister() }
 // start of the batch). A storage or projection failure cannot be recorded
 // deterministically, so it stops the server rather than diverge.
 func (f *FSM) Apply(logs []raftlog.Log) []any {
+	f.applyMu.Lock()
+	defer f.applyMu.Unlock()
+	if stale := f.Stale(); len(stale) > 0 && len(logs) > 0 {
+		f.fail(logs[0].Index, staleError(stale))
+	}
 	if f.clock != nil {
 		start := f.clock()
 		defer func() { f.metrics.batchSeconds.Observe(f.clock().Sub(start).Seconds()) }()
@@ -365,7 +442,7 @@ func (s *fsmSnapshot) Persist(w io.Writer) error {
 	var b [8]byte
 	binary.BigEndian.PutUint64(b[:], s.index)
 	bw.Write(b[:])
-	if err := kv.Export(s.snap, bw); err != nil {
+	if err := kv.Export(withoutLocal{s.snap}, bw); err != nil {
 		return fmt.Errorf("persist snapshot at %d: %w", s.index, err)
 	}
 	return bw.Flush()
@@ -375,8 +452,12 @@ func (s *fsmSnapshot) Release() { s.snap.Close() }
 
 // Restore implements raftlog.Applier. A snapshot no newer than the local
 // state is skipped: the state store survives restarts and raft replays
-// only what follows.
+// only what follows. A restore voids a rebuild in progress; projections
+// the snapshot holds at another version are rebuilt before it returns
+// (with FSMConfig.AllowStale).
 func (f *FSM) Restore(r io.Reader) error {
+	f.applyMu.Lock()
+	defer f.applyMu.Unlock()
 	br := bufio.NewReader(r)
 	hdr := make([]byte, len(snapshotMagic)+8)
 	if _, err := io.ReadFull(br, hdr); err != nil || string(hdr[:len(snapshotMagic)]) != snapshotMagic {
@@ -391,9 +472,17 @@ func (f *FSM) Restore(r io.Reader) error {
 	// The applied index lands last: a crash mid-import leaves it absent, so
 	// the next start restores the snapshot again instead of trusting a
 	// half-written store.
+	f.gen.Add(1)
 	if err := f.store.Import(br, appliedKey); err != nil {
 		return fmt.Errorf("restore at %d: %w", index, err)
 	}
 	f.log.Info("restored snapshot", "index", index)
-	return f.load()
+	if err := f.load(); err != nil {
+		return err
+	}
+	if stale := f.Stale(); len(stale) > 0 {
+		f.log.Warn("restored snapshot holds stale projections: rebuilding them from the archive", "stale", fmt.Sprint(stale))
+		return f.rebuildLocked(context.Background(), staleProjs(stale), f.observer())
+	}
+	return nil
 }

@@ -30,90 +30,127 @@ const rebuildChunk = 512
 // progress, when set, is called after each committed batch. One goroutine
 // reads and decodes the archive while the caller's applies, in order.
 func Rebuild(src kv.Reader, dst *kv.Store, projs []Projection, to uint64, progress func(RebuildStats)) (RebuildStats, error) {
-	var st RebuildStats
 	fresh, err := isEmpty(dst)
 	if err != nil {
-		return st, err
+		return RebuildStats{}, err
 	}
 	w := &freshWriter{b: dst.Batch(), rows: map[string][]byte{}, complete: fresh}
 	defer func() { w.b.Close() }()
 	if err := CheckVersions(NewView(w), projs); err != nil {
-		return st, err
+		return RebuildStats{}, err
 	}
+	r := &replayer{projs: projs, store: dst, fw: w, w: w, tables: map[string]uint64{}, progress: progress}
+	r.extra = func(w kv.Writer) error { return w.Set(appliedKey, kv.Uint64Value(r.st.Last)) }
+	err = r.run(src, 1, to)
+	return r.st, err
+}
 
+// replayer applies archived events to projections through a writer, entry
+// by entry, exactly as the FSM did, committing every rebuildBatchEntries
+// entries. It runs once over a range (Rebuild) or range after range, each
+// starting where the last ended (a shadow rebuild catching up).
+type replayer struct {
+	projs []Projection
+	store *kv.Store
+	fw    *freshWriter // the open batch, committed into store
+	w     kv.Writer    // what a Tx writes through: fw, or a shadow over it
+	// tables holds the index of the last entry that changed each table.
+	tables  map[string]uint64
+	tx      *Tx
+	pending uint64 // entries since the last commit
+	st      RebuildStats
+	// extra, when set, adds writes to the open batch before each commit.
+	extra func(kv.Writer) error
+	// progress, when set, is called after each commit.
+	progress func(RebuildStats)
+	// check, when set, is called after each commit; an error ends the run.
+	check func() error
+}
+
+// run replays the archive of src from index from through to (0: to its
+// end) and commits what it applied.
+func (r *replayer) run(src kv.Reader, from, to uint64) error {
 	chunks := make(chan []*events.Event, 4)
 	stop := make(chan struct{})
 	readErr := make(chan error, 1)
 	go func() {
 		defer close(chunks)
-		readErr <- readArchive(src, to, chunks, stop)
+		readErr <- readArchive(src, from, to, chunks, stop)
 	}()
 	defer func() {
 		close(stop)
 		for range chunks {
 		}
 	}()
-
-	tables := map[string]uint64{}
-	var tx *Tx
-	endEntry := func() {
-		for _, t := range tx.changedTables() {
-			tables[t] = tx.index
-		}
-		st.Entries++
-		tx = nil
-	}
-	commit := func() error {
-		for _, t := range sortedKeys(tables) {
-			if err := w.Set(tableIndexKey(t), kv.Uint64Value(tables[t])); err != nil {
-				return err
-			}
-		}
-		if err := w.Set(appliedKey, kv.Uint64Value(st.Last)); err != nil {
-			return err
-		}
-		if err := w.commit(dst); err != nil {
-			return err
-		}
-		if progress != nil {
-			progress(st)
-		}
-		return nil
-	}
 	for chunk := range chunks {
 		for _, ev := range chunk {
-			if tx != nil && tx.index != ev.Index {
-				endEntry()
-				if st.Entries%rebuildBatchEntries == 0 {
-					if err := commit(); err != nil {
-						return st, err
+			if r.tx != nil && r.tx.index != ev.Index {
+				r.endEntry()
+				if r.pending >= rebuildBatchEntries {
+					if err := r.commit(); err != nil {
+						return err
 					}
 				}
 			}
-			if tx == nil {
-				tx = newTx(w, ev.Index, ev.Time)
+			if r.tx == nil {
+				r.tx = newTx(r.w, ev.Index, ev.Time)
 			}
-			for _, p := range projs {
-				if err := p.Apply(tx, ev); err != nil {
-					return st, fmt.Errorf("rebuild %s at %d: %w", p.Name(), ev.Index, err)
+			for _, p := range r.projs {
+				if err := p.Apply(r.tx, ev); err != nil {
+					return fmt.Errorf("rebuild %s at %d: %w", p.Name(), ev.Index, err)
 				}
 			}
-			st.Events++
-			st.Last = ev.Index
+			r.st.Events++
+			r.st.Last = ev.Index
 		}
 	}
 	if err := <-readErr; err != nil {
-		return st, err
+		return err
 	}
-	if tx != nil {
-		endEntry()
+	if r.tx != nil {
+		r.endEntry()
 	}
-	return st, commit()
+	return r.commit()
 }
 
-// readArchive decodes the archive up to index to and sends it in chunks
-// until it ends or stop closes.
-func readArchive(src kv.Reader, to uint64, out chan<- []*events.Event, stop <-chan struct{}) error {
+func (r *replayer) endEntry() {
+	for _, t := range r.tx.changedTables() {
+		r.tables[t] = r.tx.index
+	}
+	r.st.Entries++
+	r.pending++
+	r.tx = nil
+}
+
+// commit writes the table indexes that moved and commits the open batch.
+func (r *replayer) commit() error {
+	for _, t := range sortedKeys(r.tables) {
+		if err := r.w.Set(tableIndexKey(t), kv.Uint64Value(r.tables[t])); err != nil {
+			return err
+		}
+	}
+	clear(r.tables)
+	if r.extra != nil {
+		if err := r.extra(r.fw); err != nil {
+			return err
+		}
+	}
+	if err := r.fw.commit(r.store); err != nil {
+		return err
+	}
+	r.pending = 0
+	if r.progress != nil {
+		r.progress(r.st)
+	}
+	if r.check != nil {
+		return r.check()
+	}
+	return nil
+}
+
+// readArchive decodes the archive from index from up to index to (0: its
+// end) and sends it in chunks until it ends or stop closes.
+func readArchive(src kv.Reader, from, to uint64, out chan<- []*events.Event, stop <-chan struct{}) error {
 	chunk := make([]*events.Event, 0, rebuildChunk)
 	send := func() error {
 		select {
@@ -124,7 +161,7 @@ func readArchive(src kv.Reader, to uint64, out chan<- []*events.Event, stop <-ch
 			return kv.ErrStop
 		}
 	}
-	err := archive.Scan(src, 1, to, func(index uint64, seq uint32, data []byte) error {
+	err := archive.Scan(src, from, to, func(index uint64, seq uint32, data []byte) error {
 		ev, err := events.DecodeEvent(data)
 		if err != nil {
 			return fmt.Errorf("archive %d/%d: %w", index, seq, err)

@@ -1,0 +1,274 @@
+package projections
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/ordoplane/ordo/storage/archive"
+	"github.com/ordoplane/ordo/storage/kv"
+)
+
+// ErrRebuildVoid ends a rebuild that a raft snapshot restore overtook: the
+// state it was building from is gone.
+var ErrRebuildVoid = errors.New("ordo: a raft snapshot was restored during the rebuild; run it again")
+
+// Phases of a rebuild, as RebuildProgress reports them.
+const (
+	// PhaseBuilding: replaying the archive into the shadow, toward the head.
+	PhaseBuilding = "building"
+	// PhaseSwitching: holding the FSM's apply lock, replaying the last
+	// entries and switching the shadow live.
+	PhaseSwitching = "switching"
+	// PhaseDone: the rebuilt projections serve.
+	PhaseDone = "done"
+)
+
+// RebuildProgress is where a rebuild stands; it is reported after every
+// batch the rebuild commits.
+type RebuildProgress struct {
+	Projections []string
+	Phase       string
+	// Events is how many archived events the rebuild has replayed, Target
+	// how many the archive held through Head, the applied index the
+	// rebuild is catching up to; Index is the last index replayed.
+	Events, Target uint64
+	Index, Head    uint64
+}
+
+// LagEvents is how many archived events the rebuild is behind its target.
+func (p RebuildProgress) LagEvents() uint64 {
+	if p.Target > p.Events {
+		return p.Target - p.Events
+	}
+	return 0
+}
+
+// observer returns the function rebuilds report progress to.
+func (f *FSM) observer() func(RebuildProgress) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.mu.observer == nil {
+		return func(RebuildProgress) {}
+	}
+	return f.mu.observer
+}
+
+func (f *FSM) setObserver(obs func(RebuildProgress)) {
+	f.mu.Lock()
+	f.mu.observer = obs
+	f.mu.Unlock()
+}
+
+// rebuildOnline rebuilds projs from the archive into the shadow keyspace
+// while the live projections keep serving and the FSM keeps applying to
+// them: it replays toward the applied index from consistent snapshots
+// until it is within lag entries of it, then takes the apply lock, replays
+// the last entries from the store (nothing applies meanwhile, so nothing
+// is lost or applied twice) and switches in one batch. On failure the
+// shadow is discarded and the live projections are untouched.
+func (f *FSM) rebuildOnline(ctx context.Context, projs []Projection, lag uint64, obs func(RebuildProgress)) error {
+	gen := f.gen.Load()
+	sb, err := newShadowBuild(f.store, f.builds.Add(1), projs)
+	if err != nil {
+		return err
+	}
+	done := false
+	defer func() {
+		sb.close()
+		if !done {
+			if err := sb.discard(); err != nil {
+				f.log.Error("discard shadow", "err", err)
+			}
+		}
+	}()
+	check := func() error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if f.gen.Load() != gen {
+			return ErrRebuildVoid
+		}
+		return nil
+	}
+	prog := RebuildProgress{Projections: names(projs), Phase: PhaseBuilding}
+	sb.r.check = check
+	sb.r.progress = func(st RebuildStats) {
+		prog.Events, prog.Index = st.Events, st.Last
+		obs(prog)
+	}
+	for {
+		head := f.applied.Load()
+		snap := f.store.Snapshot()
+		target, err := archive.Len(snap)
+		if err == nil {
+			prog.Head, prog.Target = head, target
+			obs(prog)
+			err = sb.catchUp(snap, head)
+		}
+		snap.Close()
+		if err != nil {
+			return err
+		}
+		if err := check(); err != nil {
+			return err
+		}
+		if f.applied.Load() <= sb.upTo+lag {
+			break
+		}
+	}
+	f.applyMu.Lock()
+	defer f.applyMu.Unlock()
+	if f.gen.Load() != gen {
+		return ErrRebuildVoid
+	}
+	if err := f.finishLocked(sb, prog, obs); err != nil {
+		return err
+	}
+	done = true
+	return nil
+}
+
+// rebuildLocked rebuilds projs from the archive through the applied index
+// and switches them live; the caller holds the apply lock.
+func (f *FSM) rebuildLocked(ctx context.Context, projs []Projection, obs func(RebuildProgress)) error {
+	sb, err := newShadowBuild(f.store, f.builds.Add(1), projs)
+	if err != nil {
+		return err
+	}
+	done := false
+	defer func() {
+		sb.close()
+		if !done {
+			if err := sb.discard(); err != nil {
+				f.log.Error("discard shadow", "err", err)
+			}
+		}
+	}()
+	prog := RebuildProgress{Projections: names(projs), Phase: PhaseBuilding}
+	sb.r.check = ctx.Err
+	sb.r.progress = func(st RebuildStats) {
+		prog.Events, prog.Index = st.Events, st.Last
+		obs(prog)
+	}
+	if err := f.finishLocked(sb, prog, obs); err != nil {
+		return err
+	}
+	done = true
+	return nil
+}
+
+// finishLocked replays the entries sb still lacks through the applied
+// index and switches it live. The caller holds the apply lock.
+func (f *FSM) finishLocked(sb *shadowBuild, prog RebuildProgress, obs func(RebuildProgress)) error {
+	head := f.applied.Load()
+	target, err := archive.Len(f.store)
+	if err != nil {
+		return err
+	}
+	prog.Head, prog.Target = head, target
+	obs(prog)
+	if err := sb.catchUp(f.store, head); err != nil {
+		return err
+	}
+	prog.Events, prog.Index = sb.r.st.Events, sb.r.st.Last
+	prog.Phase = PhaseSwitching
+	obs(prog)
+	if err := sb.switchLive(); err != nil {
+		return fmt.Errorf("switch %v: %w", prog.Projections, err)
+	}
+	rebuilt := map[string]bool{}
+	for _, p := range sb.projs {
+		rebuilt[p.Name()] = true
+	}
+	f.mu.Lock()
+	var stale []Stale
+	for _, s := range f.mu.stale {
+		if !rebuilt[s.Projection.Name()] {
+			stale = append(stale, s)
+		}
+	}
+	var pending []string
+	for _, name := range f.mu.pending {
+		if !rebuilt[name] {
+			pending = append(pending, name)
+		}
+	}
+	f.mu.stale, f.mu.pending = stale, pending
+	f.mu.Unlock()
+	// Every watcher of a rebuilt table re-reads it.
+	f.notify.publish(head, sb.tables, false)
+	prog.Phase = PhaseDone
+	obs(prog)
+	return nil
+}
+
+// markRebuild records, durably, that an operator asked for projs to be
+// rebuilt, so that a stop before the switch does not lose the request.
+func (f *FSM) markRebuild(projs []Projection) error {
+	wb := f.store.WriteBatch()
+	for _, p := range projs {
+		if err := writeMarker(wb, p.Name(), rebuildMarker{Requested: f.applied.Load()}); err != nil {
+			wb.Close()
+			return err
+		}
+	}
+	return wb.Commit(true)
+}
+
+// unmarkRebuild drops the markers of projs.
+func (f *FSM) unmarkRebuild(projs []Projection) error {
+	wb := f.store.WriteBatch()
+	for _, p := range projs {
+		if err := wb.Delete(markerKey(p.Name())); err != nil {
+			wb.Close()
+			return err
+		}
+	}
+	return wb.Commit(true)
+}
+
+// pendingRebuilds returns the operators' rebuilds a stop interrupted.
+func (f *FSM) pendingRebuilds() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.mu.pending...)
+}
+
+func names(projs []Projection) []string {
+	out := make([]string, len(projs))
+	for i, p := range projs {
+		out[i] = p.Name()
+	}
+	return out
+}
+
+func staleProjs(stale []Stale) []Projection {
+	out := make([]Projection, len(stale))
+	for i, s := range stale {
+		out[i] = s.Projection
+	}
+	return out
+}
+
+func staleError(stale []Stale) error {
+	list := make([]string, len(stale))
+	for i, s := range stale {
+		list[i] = s.String()
+	}
+	return fmt.Errorf("%w: %v", ErrRebuildNeeded, list)
+}
+
+// scratchRebuild rebuilds projs from the archive of src through index to
+// into the empty store dst (Verify's scratch space).
+func scratchRebuild(ctx context.Context, src kv.Reader, dst *kv.Store, projs []Projection, to uint64, obs func(RebuildStats)) (RebuildStats, error) {
+	w := &freshWriter{b: dst.Batch(), rows: map[string][]byte{}, complete: true}
+	defer func() { w.b.Close() }()
+	if err := CheckVersions(NewView(w), projs); err != nil {
+		return RebuildStats{}, err
+	}
+	r := &replayer{projs: projs, store: dst, fw: w, w: w, tables: map[string]uint64{}, progress: obs, check: ctx.Err}
+	r.extra = func(w kv.Writer) error { return w.Set(appliedKey, kv.Uint64Value(r.st.Last)) }
+	err := r.run(src, 1, to)
+	return r.st, err
+}
