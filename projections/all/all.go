@@ -7,6 +7,7 @@ import (
 	"github.com/ordoplane/ordo/projections/allocs"
 	"github.com/ordoplane/ordo/projections/deployments"
 	"github.com/ordoplane/ordo/projections/evals"
+	"github.com/ordoplane/ordo/projections/history"
 	"github.com/ordoplane/ordo/projections/jobs"
 	"github.com/ordoplane/ordo/projections/namespaces"
 	"github.com/ordoplane/ordo/projections/nodes"
@@ -19,5 +20,6 @@ func Projections() []projections.Projection {
 		nodes.Projection{},
 		jobs.Projection{},
 		evals.Projection{}, allocs.Projection{}, deployments.Projection{},
+		history.Projection{},
 	}
 }
