@@ -123,6 +123,7 @@ func (s *Server) routes() {
 	s.handle("PUT /v1/namespace", s.leader(s.applyNamespace))
 	s.jobRoutes()   // jobs.go
 	s.allocRoutes() // allocs.go: evaluations, allocations, deployments, client allocs
+	s.handle("GET /v1/history/{kind}/{id...}", s.leader(s.entityHistory))
 	// Nodes (nodes.go): Nomad's node API and ordo's client API.
 	s.handle("GET /v1/nodes", s.leader(s.listNodes))
 	s.handle("GET /v1/node/{id}", s.leader(s.getNode))
