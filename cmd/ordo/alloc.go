@@ -59,7 +59,7 @@ func newAllocCommand(g *globals) *cobra.Command {
 		Use:   "alloc",
 		Short: "Interact with allocations",
 	}
-	cmd.AddCommand(newAllocStatusCommand(g), newAllocStopCommand(g))
+	cmd.AddCommand(newAllocStatusCommand(g), newAllocStopCommand(g), newAllocLogsCommand(g))
 	return cmd
 }
 
