@@ -74,6 +74,7 @@ func newRootCommand(stdout, stderr io.Writer) *cobra.Command {
 		newEvalCommand(g), newAllocCommand(g), newDeploymentCommand(g),
 		newOperatorCommand(g),
 		newLogCommand(g),
+		newHistoryCommand(g),
 		newVersionCommand(),
 	)
 	return root

@@ -1,0 +1,207 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+)
+
+// historyEvent is one event of GET /v1/history/{kind}/{id}; see
+// projections/history.Event.
+type historyEvent struct {
+	Index         uint64
+	Seq           uint32
+	Time          time.Time
+	Type          string
+	Version       uint16
+	Actor         string
+	CorrelationID string
+	Summary       string
+	Changes       []struct{ Field, Old, New string }
+}
+
+// historyPageSize is how many events the CLI asks for per request; a
+// variable so tests can make pages small.
+var historyPageSize = 1000
+
+// historyKinds maps what the CLI accepts to the API's entity kinds.
+var historyKinds = map[string]string{
+	"alloc": "alloc", "allocation": "alloc", "eval": "eval", "evaluation": "eval",
+	"job": "job", "node": "node", "deployment": "deployment", "namespace": "namespace", "server": "server",
+}
+
+func newHistoryCommand(g *globals) *cobra.Command {
+	var (
+		since, until, namespace string
+		asJSON, payload         bool
+		reverse                 bool
+		last                    int
+	)
+	cmd := &cobra.Command{
+		Use:   "history [flags] <kind> <id>",
+		Short: "Show every event that touched an entity",
+		Long: `Show every event that touched an entity, oldest first: its index, leader
+time, type, actor and what it did, with the fields it changed indented
+below. Kinds: alloc, eval, job, node, deployment, namespace, server.
+
+A job is "<namespace>/<id>", or its id with -namespace (default "default").
+-since and -until take an RFC 3339 time or a duration ago (2h, 90m).
+-n N shows the N most recent events of the window.`,
+		Example: `  ordo history alloc 2LzVh8yqQmR9x0ZP3kJ5dYbN1aT
+  ordo history job web -since 2h
+  ordo history node node-1 -n 20 -reverse`,
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) != 2 {
+				return fmt.Errorf("this command takes two arguments: <kind> <id>")
+			}
+			if _, ok := historyKinds[args[0]]; !ok {
+				return fmt.Errorf("unknown kind %q: want alloc, eval, job, node, deployment, namespace or server", args[0])
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if last < 0 {
+				return fmt.Errorf("-n must not be negative")
+			}
+			kind, id := historyKinds[args[0]], args[1]
+			q := url.Values{}
+			for k, v := range map[string]string{"since": since, "until": until} {
+				if v != "" {
+					q.Set(k, v)
+				}
+			}
+			if namespace != "" {
+				if kind != "job" {
+					return fmt.Errorf("-namespace applies to jobs only")
+				}
+				q.Set("namespace", namespace)
+			}
+			if payload {
+				q.Set("payload", "true")
+			}
+			raw, err := readHistory(cmd, g, pathf("/v1/history/%s/%s", kind, id), q, reverse, last)
+			if err != nil {
+				return fmt.Errorf("history of %s %q: %w", kind, id, err)
+			}
+			if asJSON {
+				b, err := json.Marshal(raw)
+				if err != nil {
+					return err
+				}
+				return printJSON(cmd.OutOrStdout(), b)
+			}
+			evs := make([]historyEvent, len(raw))
+			for i, r := range raw {
+				if err := json.Unmarshal(r, &evs[i]); err != nil {
+					return fmt.Errorf("history of %s %q: decode: %w", kind, id, err)
+				}
+			}
+			return printHistory(cmd.OutOrStdout(), evs, payload, raw)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&since, "since", "", "only events at or after this time (RFC 3339, or a duration ago such as 2h)")
+	f.StringVar(&until, "until", "", "only events at or before this time (RFC 3339, or a duration ago)")
+	f.StringVar(&namespace, "namespace", "", "namespace of a job (default \"default\", or the part before / in the id)")
+	f.BoolVar(&asJSON, "json", false, "print the API's JSON")
+	f.BoolVar(&payload, "payload", false, "show each event's payload (redacted)")
+	f.BoolVar(&reverse, "reverse", false, "newest first")
+	f.IntVarP(&last, "n", "n", 0, "show only the N most recent events (0: all)")
+	return cmd
+}
+
+// readHistory reads every page of a history, or the last n events, and
+// returns them in the order asked (oldest first unless reverse).
+func readHistory(cmd *cobra.Command, g *globals, path string, q url.Values, reverse bool, n int) ([]json.RawMessage, error) {
+	c, err := g.client()
+	if err != nil {
+		return nil, err
+	}
+	// The last n are the first n of the reversed timeline.
+	newestFirst := reverse || n > 0
+	q.Set("reverse", strconv.FormatBool(newestFirst))
+	out := []json.RawMessage{}
+	for {
+		size := historyPageSize
+		if n > 0 {
+			size = min(size, n-len(out))
+		}
+		q.Set("per_page", strconv.Itoa(size))
+		resp, err := c.send(cmd.Context(), "GET", path, q, nil)
+		if err != nil {
+			return nil, err
+		}
+		var page []json.RawMessage
+		err = json.NewDecoder(resp.Body).Decode(&page)
+		next := resp.Header.Get("X-Nomad-NextToken")
+		resp.Body.Close()
+		if err != nil {
+			return nil, fmt.Errorf("decode: %w", err)
+		}
+		out = append(out, page...)
+		if next == "" || (n > 0 && len(out) >= n) {
+			break
+		}
+		q.Set("next_token", next)
+	}
+	if newestFirst && !reverse {
+		slices.Reverse(out)
+	}
+	return out, nil
+}
+
+// printHistory writes the events as a table, each event's changes (and,
+// with payload, its payload) indented under it.
+//
+//	Index  Time                  Type          Actor      Summary
+//	12     2026-11-30T14:02:00Z  AllocsPlaced  scheduler  placed on node n1 by eval e1
+//	         NodeID: n1
+func printHistory(w io.Writer, evs []historyEvent, payload bool, raw []json.RawMessage) error {
+	if len(evs) == 0 {
+		_, err := fmt.Fprintln(w, "No events")
+		return err
+	}
+	rows := make([][]string, 0, len(evs))
+	for _, e := range evs {
+		rows = append(rows, []string{fmt.Sprint(e.Index), e.Time.UTC().Format(time.RFC3339), e.Type, orDash(e.Actor), e.Summary})
+	}
+	var b strings.Builder
+	if err := printTable(&b, []string{"Index", "Time", "Type", "Actor", "Summary"}, rows); err != nil {
+		return err
+	}
+	lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
+	var out strings.Builder
+	out.WriteString(lines[0] + "\n")
+	for i, e := range evs {
+		out.WriteString(strings.TrimRight(lines[i+1], " ") + "\n")
+		for _, c := range e.Changes {
+			fmt.Fprintf(&out, "    %s: %s\n", cell(c.Field), cell(changeText(c.Old, c.New)))
+		}
+		if payload {
+			var p struct{ Payload json.RawMessage }
+			if err := json.Unmarshal(raw[i], &p); err == nil && len(p.Payload) > 0 {
+				fmt.Fprintf(&out, "    payload: %s\n", p.Payload)
+			}
+		}
+	}
+	_, err := io.WriteString(w, out.String())
+	return err
+}
+
+// changeText renders old → new, with (none) for an unset side.
+func changeText(old, new string) string {
+	if old == "" {
+		old = "(none)"
+	}
+	if new == "" {
+		new = "(none)"
+	}
+	return old + " → " + new
+}
