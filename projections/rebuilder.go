@@ -353,6 +353,11 @@ func (r *Rebuilder) verify(ctx context.Context, projs []Projection) ([]VerifyRes
 	if err != nil {
 		return nil, err
 	}
+	if r.cfg.ScratchDir != "" {
+		if err := os.MkdirAll(r.cfg.ScratchDir, 0o755); err != nil {
+			return nil, fmt.Errorf("verify scratch space: %w", err)
+		}
+	}
 	dir, err := os.MkdirTemp(r.cfg.ScratchDir, "ordo-verify-")
 	if err != nil {
 		return nil, fmt.Errorf("verify scratch space: %w", err)

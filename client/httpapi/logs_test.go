@@ -8,6 +8,7 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -440,5 +441,68 @@ func TestLogsErrors(t *testing.T) {
 			e.Field != tc.field || !strings.Contains(e.Error, tc.says) {
 			t.Errorf("%s: %d %s, want %d naming %q saying %q", tc.path, resp.StatusCode, body, tc.status, tc.field, tc.says)
 		}
+	}
+}
+
+// Serve answers until its context ends, then ends the open streams and
+// returns once they have.
+func TestServeEndsStreams(t *testing.T) {
+	dir := t.TempDir()
+	a := &fakeAlloc{dir: dir, tasks: []string{"web"}}
+	if err := os.MkdirAll(filepath.Join(dir, "alloc", "logs"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	write(t, a.LogPath("web", "stdout"), "hi\n")
+	clk := newFakeClock()
+	s, err := httpapi.New(httpapi.Config{Allocs: &fakeAllocs{allocs: map[string]*fakeAlloc{"a1": a}}, Clock: clk,
+		Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, advertised, err := httpapi.Listen("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if advertised != ln.Addr().String() {
+		t.Fatalf("advertised %s for %s", advertised, ln.Addr())
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	served := make(chan error, 1)
+	go func() { served <- s.Serve(ctx, ln) }()
+
+	resp := get(t, "http://"+advertised+"/v1/client/fs/logs/a1?follow=true&plain=true")
+	r := bufio.NewReader(resp.Body)
+	if line, err := r.ReadString('\n'); err != nil || line != "hi\n" {
+		t.Fatalf("read %q, %v", line, err)
+	}
+	clk.waitTimer(t)
+	cancel()
+	select {
+	case err := <-served:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(testTimeout):
+		t.Fatal("Serve still runs after its context ended")
+	}
+	if rest, err := io.ReadAll(r); len(rest) != 0 {
+		t.Fatalf("after Serve returned: %q, %v", rest, err)
+	}
+}
+
+// A listener on an unspecified host advertises an address others can dial.
+func TestListenAdvertises(t *testing.T) {
+	ln, advertised, err := httpapi.Listen("0.0.0.0:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	host, port, err := net.SplitHostPort(advertised)
+	if err != nil || net.ParseIP(host) == nil || net.ParseIP(host).IsUnspecified() || port == "0" {
+		t.Fatalf("advertised %q for %s", advertised, ln.Addr())
+	}
+	if _, _, err := httpapi.Listen("not an address"); err == nil {
+		t.Fatal("listened on a bad address")
 	}
 }

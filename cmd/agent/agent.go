@@ -28,7 +28,6 @@ import (
 	"github.com/ordoplane/ordo/processors/periodic"
 	"github.com/ordoplane/ordo/processors/supervisor"
 	"github.com/ordoplane/ordo/projections"
-	"github.com/ordoplane/ordo/projections/all"
 	"github.com/ordoplane/ordo/storage/kv"
 	"github.com/ordoplane/ordo/storage/raftlog"
 )
@@ -38,21 +37,23 @@ const Version = "0.1.0-dev"
 
 // Agent is a running server.
 type Agent struct {
-	cfg      Config
-	id       string
-	log      *slog.Logger
-	reg      *prometheus.Registry
-	store    *kv.Store
-	fsm      *projections.FSM
-	node     *raftlog.Node
-	pipeline *commands.Pipeline
-	api      *httpapi.Server
-	hb       *heartbeat.Monitor
-	sched    *scheduling
-	http     *http.Server
-	httpAddr string
-	tempDir  string
-	client   *client.Client // the client role, if enabled (client.go)
+	cfg   Config
+	id    string
+	log   *slog.Logger
+	reg   *prometheus.Registry
+	store *kv.Store
+	fsm   *projections.FSM
+	// rebuilder runs projection rebuilds and verifies (rebuild.go).
+	rebuilder *projections.Rebuilder
+	node      *raftlog.Node
+	pipeline  *commands.Pipeline
+	api       *httpapi.Server
+	hb        *heartbeat.Monitor
+	sched     *scheduling
+	http      *http.Server
+	httpAddr  string
+	tempDir   string
+	client    *client.Client // the client role, if enabled (client.go)
 
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
@@ -109,8 +110,10 @@ func Start(cfg Config) (a *Agent, err error) {
 	if a.store, err = kv.Open(filepath.Join(a.cfg.DataDir, "state"), kv.DefaultConfig()); err != nil {
 		return nil, err
 	}
+	// Projections another version wrote are rebuilt before raft starts
+	// (rebuildStale, below).
 	if a.fsm, err = projections.NewFSM(a.store, projections.FSMConfig{
-		Projections: all.Projections(), Logger: a.log, Registerer: a.reg, Clock: time.Now}); err != nil {
+		Projections: a.projectionSet(), Logger: a.log, Registerer: a.reg, Clock: time.Now, AllowStale: true}); err != nil {
 		return nil, err
 	}
 
@@ -120,6 +123,12 @@ func Start(cfg Config) (a *Agent, err error) {
 		return nil, fmt.Errorf("http listen %s: %w", cfg.HTTPAddr, err)
 	}
 	a.httpAddr = ln.Addr().String()
+	a.rebuilder = projections.NewRebuilder(a.fsm, projections.RebuilderConfig{Logger: a.log, Registerer: a.reg,
+		Clock: time.Now, ScratchDir: filepath.Join(a.cfg.DataDir, "scratch")})
+	if err := a.rebuildStale(ln); err != nil { // rebuild.go
+		ln.Close()
+		return nil, err
+	}
 
 	rc := raftlog.DefaultConfig()
 	rc.ID = a.id
@@ -158,6 +167,7 @@ func Start(cfg Config) (a *Agent, err error) {
 	if a.api, err = httpapi.New(httpapi.Config{
 		Node: a.node, FSM: a.fsm, Pipeline: a.pipeline, Join: a.handleJoin, Heartbeats: a.hb,
 		Gatherer: a.reg, Registerer: a.reg, Logger: a.log, EnableDebug: cfg.Dev, JobPlanner: planJob,
+		Rebuilds: a.rebuilder,
 		Self: httpapi.Self{ID: a.id, Name: a.cfg.Name, HTTPAddr: a.httpAddr, RaftAddr: a.node.Address(),
 			Dev: cfg.Dev, Version: Version, Config: a.cfg},
 	}); err != nil {
@@ -201,6 +211,7 @@ func Start(cfg Config) (a *Agent, err error) {
 		}
 	})
 	a.goroutine(func() { _ = sup.Run(ctx, a.node.LeaderChanges()) })
+	a.goroutine(func() { _ = a.rebuilder.Run(ctx) }) // operators' projection rebuilds
 	if len(cfg.Join) > 0 {
 		a.goroutine(func() { a.joinLoop(ctx) })
 	}
@@ -240,6 +251,9 @@ func (a *Agent) Node() *raftlog.Node { return a.node }
 // FSM returns the FSM.
 func (a *Agent) FSM() *projections.FSM { return a.fsm }
 
+// Rebuilder returns the projection rebuilder.
+func (a *Agent) Rebuilder() *projections.Rebuilder { return a.rebuilder }
+
 // Store returns the state store.
 func (a *Agent) Store() *kv.Store { return a.store }
 
@@ -277,6 +291,9 @@ func (a *Agent) Shutdown() error {
 	}
 	if a.pipeline != nil {
 		a.pipeline.Close()
+	}
+	if a.rebuilder != nil {
+		a.rebuilder.Close()
 	}
 	if a.fsm != nil {
 		a.fsm.Close()

@@ -5,6 +5,8 @@ import (
 	"io"
 	"log/slog"
 	"time"
+
+	"github.com/ordoplane/ordo/projections"
 )
 
 // Config configures an agent.
@@ -45,6 +47,9 @@ type Config struct {
 	FailoverHeartbeatTTL time.Duration `json:"FailoverHeartbeatTTL"`
 	// NoSync skips fsync of the raft log; for tests and benchmarks only.
 	NoSync bool `json:"NoSync"`
+	// Projections are the projections the server maintains; default
+	// all.Projections(). Tests pass a set with a changed version.
+	Projections []projections.Projection `hcl:"-" json:"-"`
 	// Scheduler tunes the eval broker, workers and plan applier.
 	Scheduler SchedulerConfig `json:"Scheduler"`
 	// DisablePeriodic runs no periodic launcher on this server: periodic

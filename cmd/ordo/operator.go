@@ -35,6 +35,7 @@ func newOperatorCommand(g *globals) *cobra.Command {
 	}
 	raft.AddCommand(newRaftListPeersCommand(g))
 	cmd.AddCommand(raft)
+	cmd.AddCommand(newProjectionsCommand(g)) // projections.go
 	return cmd
 }
 

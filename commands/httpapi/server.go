@@ -70,6 +70,10 @@ type Config struct {
 	// on the state v reflects, without writing anything (processors/jobplan,
 	// wired by the agent). Nil answers 501.
 	JobPlanner func(v projections.View, job *events.Job, diff bool) (any, error)
+	// Rebuilds runs this server's projection rebuilds and verifies and
+	// reports them (/v1/operator/projections, /v1/agent/health); nil
+	// answers 501 there.
+	Rebuilds *projections.Rebuilder
 }
 
 // Server is the HTTP API.
@@ -143,6 +147,7 @@ func (s *Server) routes() {
 	// Local: every server holds the archive and knows its own state.
 	s.handle("GET /v1/event/stream", s.eventStream)
 	s.handle("GET /v1/operator/log", s.operatorLog)
+	s.projectionRoutes() // projections.go: rebuild, verify, list (local to this server)
 	s.handle("GET /v1/operator/raft/configuration", s.leader(s.raftConfiguration))
 	s.handle("GET /v1/status/leader", s.statusLeader)
 	s.handle("GET /v1/status/peers", s.statusPeers)

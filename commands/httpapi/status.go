@@ -78,11 +78,17 @@ func (s *Server) agentSelf(w http.ResponseWriter, _ *http.Request) {
 	})
 }
 
-// agentHealth answers 200 when this server knows a leader, 503 otherwise.
+// agentHealth answers 200 when this server knows a leader, 503 otherwise,
+// with the state of each projection (rebuilding ones with their progress).
 func (s *Server) agentHealth(w http.ResponseWriter, _ *http.Request) {
 	id, _ := s.cfg.Node.Leader()
 	ok := id != ""
 	body := map[string]any{"server": map[string]any{"ok": ok, "message": "ok"}}
+	if s.cfg.Rebuilds != nil {
+		if ph, _, err := projectionHealth(s.cfg.Rebuilds); err == nil {
+			body["projections"] = ph // projections.go: rebuilds in progress
+		}
+	}
 	if !ok {
 		body["server"] = map[string]any{"ok": false, "message": commands.ErrNoLeader.Error()}
 		writeJSON(w, http.StatusServiceUnavailable, body)

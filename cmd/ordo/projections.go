@@ -1,0 +1,383 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+	"github.com/spf13/cobra"
+
+	"github.com/ordoplane/ordo/commands/httpapi"
+	"github.com/ordoplane/ordo/projections"
+	"github.com/ordoplane/ordo/projections/all"
+	"github.com/ordoplane/ordo/storage/kv"
+)
+
+// pollEvery is how often the CLI polls a running projection job.
+const pollEvery = 200 * time.Millisecond
+
+func newProjectionsCommand(g *globals) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "projections",
+		Short: "List, rebuild and verify this server's projections",
+		Long: `Projections are the read models each server derives from the event archive.
+They are local to a server: these commands act on the server -address names
+(or, with -offline, on a stopped server's data directory).`,
+	}
+	cmd.AddCommand(newProjectionsListCommand(g), newProjectionsRebuildCommand(g), newProjectionsVerifyCommand(g))
+	return cmd
+}
+
+// offlineFlags are the flags of a command that can work on a stopped
+// server's data directory.
+type offlineFlags struct {
+	offline bool
+	dataDir string
+}
+
+func (o *offlineFlags) add(cmd *cobra.Command) {
+	cmd.Flags().BoolVar(&o.offline, "offline", false, "work on a stopped server's data directory instead of a running server")
+	cmd.Flags().StringVar(&o.dataDir, "data-dir", "", "the stopped server's data directory (with -offline)")
+}
+
+func (o *offlineFlags) check() error {
+	if o.offline && o.dataDir == "" {
+		return errors.New("-offline needs -data-dir")
+	}
+	if !o.offline && o.dataDir != "" {
+		return errors.New("-data-dir works with -offline only")
+	}
+	return nil
+}
+
+// open opens the stopped server's state store, its FSM (discarding a
+// shadow a crash left) and a Rebuilder.
+func (o *offlineFlags) open() (*projections.Rebuilder, func(), error) {
+	dir := filepath.Join(o.dataDir, "state")
+	if _, err := os.Stat(dir); err != nil {
+		return nil, nil, fmt.Errorf("no state store in %s: %w", o.dataDir, err)
+	}
+	store, err := kv.Open(dir, kv.DefaultConfig())
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w (is the server still running? stop it first)", err)
+	}
+	f, err := projections.NewFSM(store, projections.FSMConfig{Projections: all.Projections(), AllowStale: true})
+	if err != nil {
+		store.Close()
+		return nil, nil, err
+	}
+	rb := projections.NewRebuilder(f, projections.RebuilderConfig{Clock: time.Now, ScratchDir: filepath.Join(o.dataDir, "scratch")})
+	return rb, func() {
+		rb.Close()
+		f.Close()
+		store.Close()
+	}, nil
+}
+
+func newProjectionsListCommand(g *globals) *cobra.Command {
+	var asJSON, checksums bool
+	var off offlineFlags
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "List the projections: version (stored/code), applied index, state, checksum",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := off.check(); err != nil {
+				return err
+			}
+			var list httpapi.ProjectionList
+			if off.offline {
+				rb, closeAll, err := off.open()
+				if err != nil {
+					return err
+				}
+				defer closeAll()
+				if list.Projections, err = rb.Status(checksums); err != nil {
+					return err
+				}
+			} else {
+				c, err := g.client()
+				if err != nil {
+					return err
+				}
+				q := url.Values{}
+				q.Set("checksum", strconv.FormatBool(checksums))
+				if err := c.get(cmd.Context(), "/v1/operator/projections", q, &list); err != nil {
+					return fmt.Errorf("list projections: %w", err)
+				}
+			}
+			if asJSON {
+				return writeIndented(cmd.OutOrStdout(), list)
+			}
+			return printProjections(cmd.OutOrStdout(), list.Projections)
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the server's JSON answer")
+	cmd.Flags().BoolVar(&checksums, "checksum", true, "compute each projection's checksum (reads every row)")
+	off.add(cmd)
+	return cmd
+}
+
+// printProjections writes the table of `ordo operator projections list`.
+func printProjections(w io.Writer, list []projections.ProjectionStatus) error {
+	rows := make([][]string, len(list))
+	for i, p := range list {
+		version := strconv.Itoa(p.Version)
+		if p.StoredVersion != p.Version {
+			version = fmt.Sprintf("%d (stored %d)", p.Version, p.StoredVersion)
+		}
+		state := p.State
+		if p.State == projections.StateRebuilding {
+			state = fmt.Sprintf("rebuilding %.0f%%", 100*p.Progress)
+		}
+		sum := p.Checksum
+		if len(sum) > 16 {
+			sum = sum[:16]
+		}
+		rows[i] = []string{p.Name, version, strconv.FormatUint(p.Applied, 10), strconv.FormatUint(p.ModifyIndex, 10), state, sum}
+	}
+	return printTable(w, []string{"Name", "Version", "Applied", "Modify Index", "State", "Checksum"}, rows)
+}
+
+func newProjectionsRebuildCommand(g *globals) *cobra.Command {
+	var detach, quiet bool
+	var off offlineFlags
+	cmd := &cobra.Command{
+		Use:   "rebuild [names...]",
+		Short: "Rebuild projections from the archive (all when none is named)",
+		Long: `Rebuild rebuilds the named projections (all when none is named) from the
+event archive. Online, the server builds them into a shadow keyspace while
+the old ones keep serving, catches up with new writes, then switches in one
+atomic batch; a progress bar shows events/s and the ETA. With -offline
+-data-dir, it rebuilds a stopped server's projections (and any that a
+version change made stale) in place of the server.`,
+		RunE: func(cmd *cobra.Command, names []string) error {
+			if err := off.check(); err != nil {
+				return err
+			}
+			if off.offline {
+				return offlineJob(cmd, &off, projections.JobRebuild, names, quiet)
+			}
+			return onlineJob(cmd, g, projections.JobRebuild, names, detach, quiet)
+		},
+	}
+	cmd.Flags().BoolVar(&detach, "detach", false, "return once the server has started the rebuild")
+	cmd.Flags().BoolVar(&quiet, "quiet", false, "draw no progress bar")
+	off.add(cmd)
+	return cmd
+}
+
+func newProjectionsVerifyCommand(g *globals) *cobra.Command {
+	var quiet bool
+	var off offlineFlags
+	cmd := &cobra.Command{
+		Use:   "verify [names...]",
+		Short: "Rebuild projections into scratch space and compare their checksums with the live ones",
+		RunE: func(cmd *cobra.Command, names []string) error {
+			if err := off.check(); err != nil {
+				return err
+			}
+			if off.offline {
+				return offlineJob(cmd, &off, projections.JobVerify, names, quiet)
+			}
+			return onlineJob(cmd, g, projections.JobVerify, names, false, quiet)
+		},
+	}
+	cmd.Flags().BoolVar(&quiet, "quiet", false, "draw no progress bar")
+	off.add(cmd)
+	return cmd
+}
+
+// onlineJob starts a job on the server, then polls it, drawing its
+// progress, until it ends.
+func onlineJob(cmd *cobra.Command, g *globals, kind string, names []string, detach, quiet bool) error {
+	c, err := g.client()
+	if err != nil {
+		return err
+	}
+	var j projections.Job
+	if err := c.do(cmd.Context(), "POST", "/v1/operator/projections/"+kind, nil, httpapi.ProjectionJobRequest{Projections: names}, &j); err != nil {
+		return fmt.Errorf("start %s: %w", kind, err)
+	}
+	out := cmd.OutOrStdout()
+	if detach {
+		fmt.Fprintf(out, "%s of %s started (job %d); follow it with `ordo operator projections list`\n", kind, strings.Join(j.Projections, ", "), j.ID)
+		return nil
+	}
+	poll := func(ctx context.Context) (projections.Job, error) {
+		var cur projections.Job
+		err := c.get(ctx, "/v1/operator/projections/job", nil, &cur)
+		if err == nil && cur.ID != j.ID {
+			err = fmt.Errorf("the server runs job %d, not %d (did it restart?)", cur.ID, j.ID)
+		}
+		return cur, err
+	}
+	j, err = follow(cmd.Context(), cmd.ErrOrStderr(), j, poll, quiet)
+	if err != nil {
+		return err
+	}
+	return report(out, j)
+}
+
+// offlineJob runs a job on a stopped server's store, drawing its progress.
+func offlineJob(cmd *cobra.Command, off *offlineFlags, kind string, names []string, quiet bool) error {
+	rb, closeAll, err := off.open()
+	if err != nil {
+		return err
+	}
+	defer closeAll()
+	if kind == projections.JobRebuild && len(names) > 0 {
+		// Stale projections cannot serve: rebuild them too.
+		for _, s := range staleNames(rb) {
+			if !contains(names, s) {
+				names = append(names, s)
+			}
+		}
+	}
+	done := make(chan error, 1)
+	go func() { // joined below
+		_, err := rb.Do(cmd.Context(), kind, names)
+		done <- err
+	}()
+	poll := func(context.Context) (projections.Job, error) {
+		j, _ := rb.Job()
+		return j, nil
+	}
+	j, _ := rb.Job()
+	j, ferr := follow(cmd.Context(), cmd.ErrOrStderr(), j, poll, quiet)
+	if err := <-done; err != nil && ferr == nil && j.State != projections.JobFailed {
+		ferr = err
+	}
+	if ferr != nil {
+		return ferr
+	}
+	return report(cmd.OutOrStdout(), j)
+}
+
+func staleNames(rb *projections.Rebuilder) []string {
+	st, err := rb.Status(false)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, p := range st {
+		if p.State == projections.StateStale {
+			out = append(out, p.Name)
+		}
+	}
+	return out
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// follow polls a job until it ends, drawing a progress bar of the events
+// replayed with their rate and the ETA on w unless quiet.
+func follow(ctx context.Context, w io.Writer, j projections.Job, poll func(context.Context) (projections.Job, error), quiet bool) (projections.Job, error) {
+	var bar *progressbar.ProgressBar
+	if !quiet {
+		bar = progressbar.NewOptions64(-1,
+			progressbar.OptionSetWriter(w),
+			progressbar.OptionSetDescription(fmt.Sprintf("%s %s", j.Kind, strings.Join(j.Projections, ","))),
+			progressbar.OptionShowCount(),
+			progressbar.OptionShowIts(),
+			progressbar.OptionSetItsString("events"),
+			progressbar.OptionSetPredictTime(true),
+			progressbar.OptionSetWidth(30),
+			progressbar.OptionThrottle(pollEvery/2),
+			progressbar.OptionSetRenderBlankState(true),
+		)
+	}
+	tick := time.NewTicker(pollEvery)
+	defer tick.Stop()
+	for {
+		if bar != nil && j.Target > 0 {
+			if int64(j.Target) != bar.GetMax64() {
+				bar.ChangeMax64(int64(j.Target))
+			}
+			phase := j.Phase
+			if phase == "" {
+				phase = j.State
+			}
+			bar.Describe(fmt.Sprintf("%s %s [%s]", j.Kind, strings.Join(j.Projections, ","), phase))
+			_ = bar.Set64(int64(min(j.Events, j.Target)))
+		}
+		if j.State == projections.JobDone || j.State == projections.JobFailed {
+			if bar != nil {
+				if j.State == projections.JobDone && j.Target > 0 {
+					_ = bar.Finish()
+				}
+				fmt.Fprintln(w)
+			}
+			return j, nil
+		}
+		select {
+		case <-ctx.Done():
+			return j, ctx.Err()
+		case <-tick.C:
+		}
+		next, err := poll(ctx)
+		if err != nil {
+			return j, err
+		}
+		j = next
+	}
+}
+
+// report prints a finished job: an error for a failed one, the checksums
+// of a verify (an error when one differs), a summary of a rebuild.
+func report(w io.Writer, j projections.Job) error {
+	if j.State == projections.JobFailed {
+		return fmt.Errorf("%s of %s failed: %s", j.Kind, strings.Join(j.Projections, ", "), j.Error)
+	}
+	took := j.Finished.Sub(j.Started)
+	switch j.Kind {
+	case projections.JobVerify:
+		rows := make([][]string, len(j.Results))
+		var bad []string
+		for i, r := range j.Results {
+			state := "ok"
+			if !r.Match {
+				state, bad = "DIFFERS", append(bad, r.Projection)
+			}
+			rows[i] = []string{r.Projection, r.Live[:16], r.Rebuilt[:16], state}
+		}
+		if err := printTable(w, []string{"Projection", "Live", "Rebuilt", "Result"}, rows); err != nil {
+			return err
+		}
+		if len(bad) > 0 {
+			return fmt.Errorf("projections differ from their rebuild: %s (repair with `ordo operator projections rebuild %s`)",
+				strings.Join(bad, ", "), strings.Join(bad, " "))
+		}
+		fmt.Fprintf(w, "%d projections equal their rebuild from the archive through index %d (%s)\n", len(j.Results), j.Head, took.Round(time.Millisecond))
+	default:
+		rate := 0.0
+		if s := took.Seconds(); s > 0 {
+			rate = float64(j.Events) / s
+		}
+		fmt.Fprintf(w, "rebuilt %s: %d events through index %d in %s (%.0f events/s)\n",
+			strings.Join(j.Projections, ", "), j.Events, j.Index, took.Round(time.Millisecond), rate)
+	}
+	return nil
+}
+
+func writeIndented(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "    ")
+	return enc.Encode(v)
+}

@@ -1,0 +1,186 @@
+package httpapi
+
+import (
+	"errors"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/ordoplane/ordo/commands"
+	"github.com/ordoplane/ordo/projections"
+)
+
+// Projection rebuilds are local to a server: each holds its own
+// projections, so these endpoints act on the server addressed and are
+// never forwarded to the leader.
+//
+//	GET  /v1/operator/projections[?checksum=true]   every projection: versions, applied index, state, checksum
+//	POST /v1/operator/projections/rebuild  {"Projections": [...]}   start an online rebuild (none: all); 202 with the job
+//	POST /v1/operator/projections/verify   {"Projections": [...]}   rebuild into scratch space and compare checksums; 202
+//	GET  /v1/operator/projections/job      the running job, else the last one: progress, events/s, ETA, results
+func (s *Server) projectionRoutes() {
+	s.handle("GET /v1/operator/projections", s.listProjections)
+	s.handle("POST /v1/operator/projections/rebuild", s.submitProjectionJob(projections.JobRebuild))
+	s.handle("PUT /v1/operator/projections/rebuild", s.submitProjectionJob(projections.JobRebuild))
+	s.handle("POST /v1/operator/projections/verify", s.submitProjectionJob(projections.JobVerify))
+	s.handle("PUT /v1/operator/projections/verify", s.submitProjectionJob(projections.JobVerify))
+	s.handle("GET /v1/operator/projections/job", s.projectionJob)
+}
+
+// ProjectionList is the answer of GET /v1/operator/projections.
+type ProjectionList struct {
+	Projections []projections.ProjectionStatus
+	// Job is the running projection job, else the last one; nil if none.
+	Job *projections.Job
+}
+
+// ProjectionJobRequest is the body of the rebuild and verify endpoints.
+type ProjectionJobRequest struct {
+	// Projections names the projections; empty means all.
+	Projections []string
+}
+
+type noRebuilder struct{}
+
+func (noRebuilder) Error() string { return "this server runs no projection rebuilder" }
+
+func (s *Server) listProjections(w http.ResponseWriter, r *http.Request) {
+	listProjections(w, r, s.cfg.Rebuilds)
+}
+
+func listProjections(w http.ResponseWriter, r *http.Request, rb *projections.Rebuilder) {
+	if rb == nil {
+		writeJSON(w, http.StatusNotImplemented, errorBody{Error: noRebuilder{}.Error(), Status: http.StatusNotImplemented})
+		return
+	}
+	sums, _ := strconv.ParseBool(r.URL.Query().Get("checksum"))
+	st, err := rb.Status(sums)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	out := ProjectionList{Projections: st}
+	if j, ok := rb.Job(); ok {
+		out.Job = &j
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (s *Server) submitProjectionJob(kind string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		rb := s.cfg.Rebuilds
+		if rb == nil {
+			writeJSON(w, http.StatusNotImplemented, errorBody{Error: noRebuilder{}.Error(), Status: http.StatusNotImplemented})
+			return
+		}
+		var body ProjectionJobRequest
+		if r.ContentLength != 0 {
+			if err := commands.DecodeJSON(r.Body, s.cfg.BodyLimit, &body); err != nil {
+				writeError(w, err)
+				return
+			}
+		}
+		j, err := rb.Submit(kind, body.Projections)
+		var unknown *projections.UnknownProjectionError
+		switch {
+		case errors.As(err, &unknown):
+			writeError(w, commands.Invalid("Projections", "%v", err))
+			return
+		case errors.Is(err, projections.ErrRebuildBusy):
+			writeError(w, &commands.ConflictError{Reason: err.Error()})
+			return
+		case err != nil:
+			writeError(w, err)
+			return
+		}
+		writeJSON(w, http.StatusAccepted, j)
+	}
+}
+
+func (s *Server) projectionJob(w http.ResponseWriter, _ *http.Request) {
+	projectionJob(w, s.cfg.Rebuilds)
+}
+
+func projectionJob(w http.ResponseWriter, rb *projections.Rebuilder) {
+	if rb == nil {
+		writeJSON(w, http.StatusNotImplemented, errorBody{Error: noRebuilder{}.Error(), Status: http.StatusNotImplemented})
+		return
+	}
+	j, ok := rb.Job()
+	if !ok {
+		writeError(w, &commands.NotFoundError{Kind: "projection job", ID: "any"})
+		return
+	}
+	writeJSON(w, http.StatusOK, j)
+}
+
+// ProjectionHealth is one projection in /v1/agent/health.
+type ProjectionHealth struct {
+	State string `json:"state"`
+	// Progress is the fraction of the archive a rebuild replayed (0..1).
+	Progress  float64 `json:"progress,omitempty"`
+	LagEvents uint64  `json:"lag_events,omitempty"`
+	Version   int     `json:"version"`
+}
+
+// projectionHealth renders the projections' states for /v1/agent/health
+// and reports whether every one is ready to serve (an online rebuild
+// leaves its projection serving: only stale ones are not).
+func projectionHealth(rb *projections.Rebuilder) (map[string]ProjectionHealth, bool, error) {
+	st, err := rb.Status(false)
+	if err != nil {
+		return nil, false, err
+	}
+	out := make(map[string]ProjectionHealth, len(st))
+	ok := true
+	for _, p := range st {
+		out[p.Name] = ProjectionHealth{State: p.State, Progress: p.Progress, LagEvents: p.LagEvents, Version: p.Version}
+		if p.State == projections.StateStale || p.StoredVersion != p.Version {
+			ok = false
+		}
+	}
+	return out, ok, nil
+}
+
+// StartingConfig configures the handler a server answers with while it
+// rebuilds stale projections before serving.
+type StartingConfig struct {
+	Rebuilds *projections.Rebuilder
+	// Gatherer serves /v1/metrics; nil serves none.
+	Gatherer prometheus.Gatherer
+}
+
+// Starting returns the handler of a server that is rebuilding projections
+// a version change made stale, before it joins raft and serves: health,
+// metrics and the projection status answer; every other request gets 503
+// saying why. Stale projections never serve as if current.
+func Starting(cfg StartingConfig) http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /v1/agent/health", func(w http.ResponseWriter, _ *http.Request) {
+		body := map[string]any{"server": map[string]any{"ok": false, "message": errStarting.Error()}}
+		if ph, _, err := projectionHealth(cfg.Rebuilds); err == nil {
+			body["projections"] = ph
+		}
+		writeJSON(w, http.StatusServiceUnavailable, body)
+	})
+	mux.HandleFunc("GET /v1/operator/projections", func(w http.ResponseWriter, r *http.Request) {
+		listProjections(w, r, cfg.Rebuilds)
+	})
+	mux.HandleFunc("GET /v1/operator/projections/job", func(w http.ResponseWriter, _ *http.Request) {
+		projectionJob(w, cfg.Rebuilds)
+	})
+	if cfg.Gatherer != nil {
+		mux.Handle("GET /v1/metrics", promhttp.HandlerFor(cfg.Gatherer, promhttp.HandlerOpts{Timeout: 10 * time.Second}))
+	}
+	mux.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Retry-After", "5")
+		writeJSON(w, http.StatusServiceUnavailable, errorBody{Error: errStarting.Error(), Status: http.StatusServiceUnavailable})
+	})
+	return mux
+}
+
+var errStarting = errors.New("ordo: server starting: projections written by another version are being rebuilt from the archive " +
+	"(see /v1/agent/health); reads and writes are served once they have caught up")
