@@ -84,6 +84,7 @@ func main() {
 		run("load3", func() ([]row, error) { return clusterLoad(3, *clients, *duration) })
 		run("apply", func() ([]row, error) { return applyRate(*replay) })
 		run("replay", func() ([]row, error) { return replayRate(*replay) })
+		run("history", func() ([]row, error) { return historyLatency(101000, 1000) })
 		run("c1m", func() ([]row, error) { return c1m(or(*nodes, 5000), or(*jobs, 100), *perJob, *workers) })
 		run("simfleet", func() ([]row, error) { return fleetHeartbeats(or(*nodes, 10000), *fleetWindow, 0) })
 		run("simfleet-fast", func() ([]row, error) { return fleetHeartbeats(or(*nodes, 10000), *fleetWindow, *fastTTL) })
