@@ -130,6 +130,10 @@ type logReader struct {
 	after os.FileInfo
 	// off is the offset in the file being read.
 	off int64
+	// held is set when the reader was held at heldOff, the end of the
+	// newest rotated file, waiting for a copy to end.
+	held    bool
+	heldOff int64
 }
 
 // newLogReader returns a reader of the stream of path positioned at
@@ -184,10 +188,11 @@ const maxSteps = 64
 // file as each ends. A chunk without data means the reader has read
 // everything there is for now.
 //
-// wait holds the reader at the end of the newest rotated file while the
-// current file is not smaller than it: the driver may still be copying
-// it (a rotation is not done until the current file is truncated). Pass
-// it while the task may still rotate its logs, when following.
+// wait holds the reader, for one read, at the end of the newest rotated
+// file while the current file is not smaller than it: the driver may
+// still be copying it (a rotation is not done until the current file is
+// truncated). Pass it while the task may still rotate its logs, when
+// following.
 func (r *logReader) read(p []byte, wait bool) (chunk, error) {
 	for range maxSteps {
 		files, err := listLogs(r.path)
@@ -231,6 +236,7 @@ func (r *logReader) readRotated(files []logFile, p []byte, wait bool) (chunk, bo
 	}
 	if n > 0 {
 		r.off += int64(n)
+		r.held = false
 		return chunk{data: p[:n], file: f.path, end: r.off}, false, nil
 	}
 	// The end of this file: on to the next newer one.
@@ -250,7 +256,11 @@ func (r *logReader) readRotated(files []logFile, p []byte, wait bool) (chunk, bo
 		if err != nil {
 			return chunk{}, false, err
 		}
-		if cur != nil && cur.Size() > 0 && cur.Size() >= r.off {
+		if cur != nil && cur.Size() > 0 && cur.Size() >= r.off && !(r.held && r.heldOff == r.off) {
+			// Not truncated yet. Hold for one read at most: a copy grows
+			// the file between two reads; one that did not grow is done
+			// (and the current file only outgrew it).
+			r.held, r.heldOff = true, r.off
 			return chunk{}, false, nil
 		}
 		n, err := readFileAt(f.path, r.rotated, p, r.off)
@@ -272,7 +282,7 @@ func (r *logReader) readRotated(files []logFile, p []byte, wait bool) (chunk, bo
 	if info == nil || !os.SameFile(info, r.rotated) {
 		return chunk{}, true, nil // rotated meanwhile: find it again
 	}
-	r.after, r.rotated, r.off = info, nil, 0
+	r.after, r.rotated, r.off, r.held = info, nil, 0, false
 	return chunk{}, true, nil
 }
 

@@ -175,6 +175,28 @@ func TestLogReaderWaitsForACopy(t *testing.T) {
 	}
 }
 
+// A reader held at the end of the newest rotated file goes on at the
+// next read when the file did not grow: no copy is running, the current
+// file only outgrew it.
+func TestLogReaderHoldsOnce(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "web.stdout")
+	writeFile(t, exec.RotatedPath(path, 1), "rotated\n")
+	writeFile(t, path, "a current file longer than the rotated one\n")
+	r, _, err := newLogReader(path, 0, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got bytes.Buffer
+	drain(t, r, &got, true)
+	if got.String() != "rotated\n" {
+		t.Fatalf("first read %q", got.String())
+	}
+	drain(t, r, &got, true)
+	if got.String() != "rotated\na current file longer than the rotated one\n" {
+		t.Fatalf("second read %q", got.String())
+	}
+}
+
 // Offsets count over every file of the stream, from its start or its end.
 func TestNewLogReaderOffsets(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "web.stdout")
