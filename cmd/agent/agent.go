@@ -21,6 +21,7 @@ import (
 	"github.com/ordoplane/ordo/commands"
 	"github.com/ordoplane/ordo/commands/httpapi"
 	"github.com/ordoplane/ordo/events"
+	"github.com/ordoplane/ordo/history/timetravel"
 	"github.com/ordoplane/ordo/processors/bootstrap"
 	"github.com/ordoplane/ordo/processors/deploywatch"
 	"github.com/ordoplane/ordo/processors/heartbeat"
@@ -190,6 +191,19 @@ func Start(cfg Config) (a *Agent, err error) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	a.cancel = cancel
+	// Time travel (issue 5): checkpoints of the state store taken on every
+	// server (reading only) and reads at_index/at_time from them.
+	tt, err := timetravel.New(timetravel.Config{Options: a.cfg.TimeTravel, DataDir: a.cfg.DataDir, FSM: a.fsm,
+		Projections: all.Projections(), Logger: a.log, Registerer: a.reg})
+	if err != nil {
+		ln.Close()
+		return nil, err
+	}
+	a.http.Handler = a.api.WithHistory(tt)
+	a.goroutine(func() {
+		_ = tt.Run(ctx)
+		tt.Close() // before Shutdown closes the store: joins materialisations
+	})
 	a.cfg.Scheduler.defaults()
 	if a.sched, err = a.newScheduling(a.cfg.Scheduler.Workers); err != nil {
 		ln.Close()

@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/ordoplane/ordo/history/timetravel"
+
 	"github.com/ordoplane/ordo/projections"
 )
 
@@ -55,6 +57,9 @@ type Config struct {
 	// DisablePeriodic runs no periodic launcher on this server: periodic
 	// jobs launch only by POST /v1/job/:id/periodic/force.
 	DisablePeriodic bool `json:"DisablePeriodic"`
+	// TimeTravel tunes the state checkpoints behind reads at_index and
+	// at_time (history/timetravel); the zero value takes its defaults.
+	TimeTravel timetravel.Options `json:"TimeTravel"`
 	// Logger; default slog.Default().
 	Logger *slog.Logger `json:"-"`
 	// RaftLogOutput receives raft's own warnings; default stderr.

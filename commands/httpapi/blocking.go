@@ -54,20 +54,38 @@ func parseWait(v string) (time.Duration, error) {
 
 // query runs read against a snapshot once the index of any of tables
 // exceeds the request's index, or when its wait runs out, and writes the
-// result with X-Nomad-Index set to that table index.
+// result with X-Nomad-Index set to that table index. A request for a past
+// state (at_index, at_time: attime.go) is answered from that state instead.
 func (s *Server) query(w http.ResponseWriter, r *http.Request, tables []string, read func(v projections.View) (any, error)) {
-	bp, err := s.parseBlocking(r)
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	res, index, err := s.block(r.Context(), bp, tables, read)
+	res, index, err := s.answer(w, r, tables, read)
 	if err != nil {
 		writeError(w, err)
 		return
 	}
 	setIndex(w, index)
 	writeJSON(w, http.StatusOK, res)
+}
+
+// answer is the read behind query and queryPage: from the past state the
+// request names, with X-Ordo-At-Index set, or a blocking read of the
+// latest state.
+func (s *Server) answer(w http.ResponseWriter, r *http.Request, tables []string, read func(v projections.View) (any, error)) (any, uint64, error) {
+	at, err := historical(r)
+	if err != nil {
+		return nil, 0, err
+	}
+	if at != nil {
+		res, index, err := s.readAt(r.Context(), at, read)
+		if err == nil {
+			w.Header().Set(atIndexHeader, strconv.FormatUint(index, 10))
+		}
+		return res, index, err
+	}
+	bp, err := s.parseBlocking(r)
+	if err != nil {
+		return nil, 0, err
+	}
+	return s.block(r.Context(), bp, tables, read)
 }
 
 func (s *Server) block(ctx context.Context, bp blockingParams, tables []string, read func(v projections.View) (any, error)) (any, uint64, error) {

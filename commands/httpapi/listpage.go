@@ -174,14 +174,10 @@ func matches(f *bexpr.Evaluator, shape any) (bool, error) {
 }
 
 // queryPage is query for paged lists: read returns a page (via
-// pager.result), whose next token is sent as X-Nomad-NextToken.
+// pager.result), whose next token is sent as X-Nomad-NextToken. A page of
+// a past state (at_index, at_time) resumes with the same parameter.
 func (s *Server) queryPage(w http.ResponseWriter, r *http.Request, tables []string, read func(v projections.View) (any, error)) {
-	bp, err := s.parseBlocking(r)
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	res, index, err := s.block(r.Context(), bp, tables, read)
+	res, index, err := s.answer(w, r, tables, read)
 	if err != nil {
 		writeError(w, err)
 		return

@@ -1,0 +1,60 @@
+package timetravel
+
+import "github.com/prometheus/client_golang/prometheus"
+
+type metrics struct {
+	reg              prometheus.Registerer
+	taken            prometheus.Counter
+	pruned           prometheus.Counter
+	failures         prometheus.Counter
+	lastIndex        prometheus.Gauge
+	bytes            prometheus.GaugeFunc
+	seconds          prometheus.Histogram
+	materialisations prometheus.Counter
+	readSeconds      prometheus.Histogram
+}
+
+func newMetrics(reg prometheus.Registerer, t *TimeTravel) *metrics {
+	m := &metrics{
+		reg: reg,
+		taken: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "ordo_checkpoints_taken_total", Help: "Checkpoints of the state store taken since start."}),
+		pruned: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "ordo_checkpoints_pruned_total", Help: "Checkpoints removed since start, past the number kept."}),
+		failures: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "ordo_checkpoint_failures_total", Help: "Checkpoints that failed since start."}),
+		lastIndex: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "ordo_checkpoint_last_index", Help: "Applied index of the newest checkpoint."}),
+		bytes: prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "ordo_checkpoint_bytes",
+			Help: "Disk space of the kept checkpoints, each file once (tables shared with the live store included)."},
+			func() float64 { return float64(t.cps.bytes()) }),
+		seconds: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "ordo_checkpoint_seconds", Help: "Time to take, flush and publish one checkpoint.",
+			Buckets: prometheus.ExponentialBuckets(0.001, 4, 9)}),
+		materialisations: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "ordo_timetravel_materialisations_total", Help: "States materialised at a past index (cache misses)."}),
+		readSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "ordo_timetravel_open_seconds", Help: "Time to open the state at a past index, cache hits included.",
+			Buckets: prometheus.ExponentialBuckets(0.0001, 4, 10)}),
+	}
+	if reg != nil {
+		for _, c := range m.collectors() {
+			reg.MustRegister(c)
+		}
+	}
+	return m
+}
+
+func (m *metrics) collectors() []prometheus.Collector {
+	return []prometheus.Collector{m.taken, m.pruned, m.failures, m.lastIndex, m.bytes, m.seconds, m.materialisations, m.readSeconds}
+}
+
+func (m *metrics) unregister() {
+	if m.reg == nil {
+		return
+	}
+	for _, c := range m.collectors() {
+		m.reg.Unregister(c)
+	}
+}

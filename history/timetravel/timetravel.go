@@ -1,0 +1,200 @@
+package timetravel
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/ordoplane/ordo/projections"
+	"github.com/ordoplane/ordo/storage/kv"
+)
+
+// ErrBeyondApplied is returned for an index this server has not applied.
+var ErrBeyondApplied = errors.New("ordo: index is beyond the applied index")
+
+// scratchCacheBytes is the block cache of each materialised store.
+const scratchCacheBytes = 8 << 20
+
+// TimeTravel takes checkpoints of a live state store and materialises the
+// projections at any applied index from the nearest one.
+type TimeTravel struct {
+	cfg     Config
+	log     *slog.Logger
+	cps     *checkpoints
+	cache   *cache
+	scratch string
+	metrics *metrics
+	seq     atomic.Uint64 // names scratch and temporary directories
+	// takeMu serialises checkpoints.
+	takeMu sync.Mutex
+	// ctx cancels materialisations in flight at Close.
+	ctx    context.Context
+	cancel context.CancelFunc
+	once   sync.Once
+}
+
+// New opens the checkpoint directory (removing any half-written
+// checkpoint) and empties the scratch directory, which a crash may have
+// left full.
+func New(cfg Config) (*TimeTravel, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg.Options.defaults()
+	if cfg.Clock == nil {
+		cfg.Clock = time.Now
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	t := &TimeTravel{cfg: cfg, log: cfg.Logger, scratch: filepath.Join(cfg.DataDir, "timetravel")}
+	var err error
+	if t.cps, err = openCheckpoints(filepath.Join(cfg.DataDir, "checkpoints")); err != nil {
+		return nil, err
+	}
+	if err := os.RemoveAll(t.scratch); err != nil {
+		return nil, fmt.Errorf("timetravel: clean scratch dir: %w", err)
+	}
+	if err := os.MkdirAll(t.scratch, 0o755); err != nil {
+		return nil, fmt.Errorf("timetravel: scratch dir: %w", err)
+	}
+	t.cache = newCache(cfg.CacheSize)
+	t.ctx, t.cancel = context.WithCancel(context.Background())
+	t.metrics = newMetrics(cfg.Registerer, t)
+	t.metrics.lastIndex.Set(float64(t.cps.newest()))
+	return t, nil
+}
+
+// Name implements the processor interface.
+func (t *TimeTravel) Name() string { return "timetravel" }
+
+// Close stops materialisations in flight, waits for them, and closes every
+// cached state no reader holds; held ones close when released. Reads
+// after Close fail with ErrClosed. Close the TimeTravel before the live
+// store.
+func (t *TimeTravel) Close() {
+	t.once.Do(func() {
+		t.cancel()
+		t.cache.close()
+		t.cache.building.Wait()
+		t.metrics.unregister()
+	})
+}
+
+// Checkpoints returns the applied indexes of the kept checkpoints, ascending.
+func (t *TimeTravel) Checkpoints() []uint64 { return t.cps.list() }
+
+// Cached returns the indexes of the cached states, most recently used first.
+func (t *TimeTravel) Cached() []uint64 { return t.cache.indexes() }
+
+// State is the projections at one index, open for reading until Release.
+type State struct {
+	// Index is the applied index the state is at.
+	Index   uint64
+	store   *kv.Store
+	release func()
+}
+
+// View returns a view of the projections at Index. It, and rows read
+// through it, are valid until Release.
+func (s *State) View() projections.View { return projections.NewView(s.store) }
+
+// Release lets the state go; it may be closed at once if it was evicted.
+// Release is idempotent.
+func (s *State) Release() { s.release() }
+
+// At returns the projections as they stood once index was applied:
+// the newest checkpoint at or below index, copied into a scratch store
+// and brought forward through the archive's events up to index (or the
+// cached result of an earlier read). index must be between 1 and the
+// applied index. The returned state reports AppliedIndex = index and is
+// never written again; nothing is appended anywhere.
+func (t *TimeTravel) At(ctx context.Context, index uint64) (*State, error) {
+	if applied := t.cfg.FSM.Applied(); index == 0 || index > applied {
+		return nil, fmt.Errorf("%w: %d is not in [1, %d]", ErrBeyondApplied, index, applied)
+	}
+	start := t.cfg.Clock()
+	m, release, err := t.cache.get(ctx, index, t.materialise)
+	if err != nil {
+		return nil, err
+	}
+	t.metrics.readSeconds.Observe(t.cfg.Clock().Sub(start).Seconds())
+	return &State{Index: index, store: m.store, release: release}, nil
+}
+
+// View is At for the HTTP API: the view and the function releasing it.
+func (t *TimeTravel) View(ctx context.Context, index uint64) (projections.View, func(), error) {
+	s, err := t.At(ctx, index)
+	if err != nil {
+		return projections.View{}, nil, err
+	}
+	return s.View(), s.Release, nil
+}
+
+// materialise builds the state at index in a new scratch directory, which
+// it removes on failure.
+func (t *TimeTravel) materialise(index uint64) (*kv.Store, string, error) {
+	if t.ctx.Err() != nil {
+		return nil, "", ErrClosed
+	}
+	t.metrics.materialisations.Inc()
+	dir := filepath.Join(t.scratch, strconv.FormatUint(index, 10)+"-"+strconv.FormatUint(t.seq.Add(1), 10))
+	from, err := t.copyBase(index, dir)
+	if err != nil {
+		return nil, "", fmt.Errorf("materialise index %d: %w", index, err)
+	}
+	store, err := t.replay(dir, index)
+	if errors.Is(err, projections.ErrRebuildNeeded) && from > 0 {
+		// A checkpoint written by other versions of the projections:
+		// replay from the start instead.
+		t.log.Warn("checkpoint holds other projection versions; replaying from the start", "checkpoint", from, "err", err)
+		if err = os.RemoveAll(dir); err == nil {
+			store, err = t.replay(dir, index)
+		}
+	}
+	if err != nil {
+		_ = os.RemoveAll(dir)
+		if t.ctx.Err() != nil {
+			err = ErrClosed
+		}
+		return nil, "", fmt.Errorf("materialise index %d: %w", index, err)
+	}
+	return store, dir, nil
+}
+
+// replay opens the store in dir (a copied checkpoint, or nothing yet) and
+// brings it forward to index from the live archive.
+func (t *TimeTravel) replay(dir string, index uint64) (*kv.Store, error) {
+	store, err := kv.Open(dir, kv.Config{CacheBytes: scratchCacheBytes})
+	if err != nil {
+		return nil, err
+	}
+	if _, err := projections.Replay(t.ctx, t.cfg.FSM.Store(), store, t.cfg.Projections, index, nil); err != nil {
+		store.Close()
+		return nil, err
+	}
+	return store, nil
+}
+
+// copyBase copies the newest checkpoint at or below index into dir and
+// returns its index; with none, it leaves dir to be created empty and
+// returns 0.
+func (t *TimeTravel) copyBase(index uint64, dir string) (uint64, error) {
+	at, path, release, ok := t.cps.acquire(index)
+	if !ok {
+		return 0, nil
+	}
+	defer release()
+	if err := kv.CopyCheckpoint(path, dir); err != nil {
+		_ = os.RemoveAll(dir)
+		return 0, err
+	}
+	return at, nil
+}

@@ -1,0 +1,163 @@
+package projections
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/ordoplane/ordo/events"
+	"github.com/ordoplane/ordo/storage/archive"
+	"github.com/ordoplane/ordo/storage/kv"
+)
+
+// ErrReplayBehind is returned by Replay when the store has already applied
+// past the index it was asked to reach: projections cannot go back.
+var ErrReplayBehind = errors.New("ordo: store is past the replay target")
+
+// Replay brings the projections in dst from the index they have applied
+// (0 for an empty store) forward to index to, applying the archive's events
+// from src in (applied, to] exactly as the FSM did, and records to as
+// dst's applied index. dst may be empty or hold projections at an earlier
+// index (a checkpoint of a live store, or an earlier Replay); only
+// projection rows, table indexes, projection metadata and the applied index
+// are written: the archive itself is not copied. progress, when set, is
+// called after each committed batch. One goroutine reads and decodes the
+// archive while the caller's applies, in order. Cancelling ctx stops the
+// replay between chunks of events, leaving dst at the last whole batch.
+//
+// src must hold every event in (applied, to]: it is read, never written,
+// so a live store's archive serves (it is append-only).
+func Replay(ctx context.Context, src kv.Reader, dst *kv.Store, projs []Projection, to uint64, progress func(RebuildStats)) (RebuildStats, error) {
+	var st RebuildStats
+	first := dst.Batch()
+	from, err := NewView(first).AppliedIndex()
+	if err != nil {
+		first.Close()
+		return st, err
+	}
+	if from > to {
+		first.Close()
+		return st, fmt.Errorf("%w: applied %d, asked for %d", ErrReplayBehind, from, to)
+	}
+	if err := CheckVersions(NewView(first), projs); err != nil {
+		first.Close()
+		return st, err
+	}
+	if err := first.Commit(); err != nil {
+		return st, err
+	}
+	st.Last = from
+	if from == to {
+		return st, nil
+	}
+
+	chunks := make(chan []*events.Event, 4)
+	stop := make(chan struct{})
+	readErr := make(chan error, 1)
+	go func() {
+		defer close(chunks)
+		readErr <- readArchiveRange(src, from+1, to, chunks, stop)
+	}()
+	defer func() {
+		close(stop)
+		for range chunks {
+		}
+	}()
+
+	b := dst.Batch()
+	defer func() { b.Close() }()
+	tables := map[string]uint64{}
+	var tx *Tx
+	endEntry := func() {
+		for _, t := range tx.changedTables() {
+			tables[t] = tx.index
+		}
+		st.Entries++
+		tx = nil
+	}
+	commit := func(applied uint64) error {
+		for _, t := range sortedKeys(tables) {
+			if err := b.Set(tableIndexKey(t), kv.Uint64Value(tables[t])); err != nil {
+				return err
+			}
+		}
+		clear(tables)
+		if err := b.Set(appliedKey, kv.Uint64Value(applied)); err != nil {
+			return err
+		}
+		if err := b.Commit(); err != nil {
+			return err
+		}
+		b = dst.Batch()
+		if progress != nil {
+			progress(st)
+		}
+		return nil
+	}
+	for chunk := range chunks {
+		if err := ctx.Err(); err != nil {
+			return st, err
+		}
+		for _, ev := range chunk {
+			if tx != nil && tx.index != ev.Index {
+				last := tx.index
+				endEntry()
+				if st.Entries%rebuildBatchEntries == 0 {
+					if err := commit(last); err != nil {
+						return st, err
+					}
+				}
+			}
+			if tx == nil {
+				tx = newTx(b, ev.Index, ev.Time)
+			}
+			for _, p := range projs {
+				if err := p.Apply(tx, ev); err != nil {
+					return st, fmt.Errorf("replay %s at %d: %w", p.Name(), ev.Index, err)
+				}
+			}
+			st.Events++
+		}
+	}
+	if err := <-readErr; err != nil {
+		return st, err
+	}
+	if tx != nil {
+		endEntry()
+	}
+	st.Last = to
+	return st, commit(to)
+}
+
+// readArchiveRange decodes the archive's events in [from, to] and sends
+// them in chunks until the range ends or stop closes.
+func readArchiveRange(src kv.Reader, from, to uint64, out chan<- []*events.Event, stop <-chan struct{}) error {
+	chunk := make([]*events.Event, 0, rebuildChunk)
+	send := func() error {
+		select {
+		case out <- chunk:
+			chunk = make([]*events.Event, 0, rebuildChunk)
+			return nil
+		case <-stop:
+			return kv.ErrStop
+		}
+	}
+	err := archive.Scan(src, from, to, func(index uint64, seq uint32, data []byte) error {
+		ev, err := events.DecodeEvent(data)
+		if err != nil {
+			return fmt.Errorf("archive %d/%d: %w", index, seq, err)
+		}
+		chunk = append(chunk, ev)
+		if len(chunk) == rebuildChunk {
+			return send()
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if len(chunk) > 0 {
+		return send()
+	}
+	return nil
+}
