@@ -194,7 +194,7 @@ func Start(cfg Config) (a *Agent, err error) {
 	// Time travel (issue 5): checkpoints of the state store taken on every
 	// server (reading only) and reads at_index/at_time from them.
 	tt, err := timetravel.New(timetravel.Config{Options: a.cfg.TimeTravel, DataDir: a.cfg.DataDir, FSM: a.fsm,
-		Projections: all.Projections(), Logger: a.log, Registerer: a.reg})
+		Projections: a.projectionSet(), Logger: a.log, Registerer: a.reg})
 	if err != nil {
 		ln.Close()
 		return nil, err

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/ordoplane/ordo/history/timetravel"
-
 	"github.com/ordoplane/ordo/projections"
 )
 
