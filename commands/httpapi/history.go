@@ -37,6 +37,9 @@ func (s *Server) entityHistory(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
+	// Events are read from the live store's archive: a past state's view
+	// (at_index) may hold the rows without the archive behind them.
+	q.Archive = s.cfg.FSM.Store()
 	s.queryPage(w, r, historyTables, func(v projections.View) (any, error) {
 		pg, err := history.Timeline(v, q)
 		if err != nil {

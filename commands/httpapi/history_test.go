@@ -173,6 +173,18 @@ func TestAllocHistoryEndToEnd(t *testing.T) {
 		t.Errorf("until=1h: %v", types(evs))
 	}
 
+	// A past state's timeline ends where that state did (time travel,
+	// whose scratch stores hold projections but not the whole archive).
+	past := d.do(t, "GET", fmt.Sprintf("/v1/history/alloc/%s?at_index=%d", alloc.ID, life[1].Index), nil)
+	var then []history.Event
+	if past.status != http.StatusOK {
+		t.Fatalf("at_index: %d %s", past.status, past.body)
+	}
+	past.decode(t, &then)
+	if fmt.Sprint(then) != fmt.Sprint(life[:2]) {
+		t.Errorf("at_index %d: %+v, want %+v", life[1].Index, then, life[:2])
+	}
+
 	// The job's, eval's and node's timelines tell the same story their way.
 	jobLife, _ := d.historyPage(t, "/v1/history/job/default/web")
 	if jobLife[0].Type != "JobRegistered" || !strings.HasPrefix(jobLife[0].Summary, "registered version 0") {

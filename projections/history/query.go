@@ -60,6 +60,12 @@ type Query struct {
 	Next Pos
 	// Payload adds each event's redacted payload.
 	Payload bool
+	// Archive is where the events are read from; nil reads them through
+	// the view. A view of a past state (a time-travel scratch store) holds
+	// projections without the whole archive behind them: pass the live
+	// store, whose archive is append-only and so holds every event a past
+	// view's rows name.
+	Archive kv.Reader
 }
 
 // Event is one event of a timeline as the API shows it.
@@ -110,6 +116,10 @@ func Timeline(v projections.View, q Query) (Page, error) {
 	if len(positions) == 0 {
 		return Page{}, fmt.Errorf("%s %q: %w", q.Kind, q.ID, ErrNoHistory)
 	}
+	src := q.Archive
+	if src == nil {
+		src = v.Reader()
+	}
 	tr := summary.NewTracker(q.Kind, q.ID)
 	sel := newSelection(q)
 	for _, p := range positions {
@@ -119,7 +129,7 @@ func Timeline(v projections.View, q Query) (Page, error) {
 		if q.Reverse && q.Next != (Pos{}) && q.Next.Less(p) {
 			break // past the page's start, which is the newest event shown
 		}
-		ev, err := readEvent(v.Reader(), p)
+		ev, err := readEvent(src, p)
 		if err != nil {
 			return Page{}, err
 		}
