@@ -21,6 +21,9 @@ const maxErrorBody = 64 << 10
 type client struct {
 	base string // scheme://host[:port][/prefix], no trailing slash
 	http *http.Client
+	// at is added to every request's query: at_index or at_time, from the
+	// -at-index and -at-time flags (attime.go), so reads see a past state.
+	at url.Values
 }
 
 // newClient returns a client for address, a URL or a bare host:port.
@@ -113,6 +116,7 @@ func (c *client) do(ctx context.Context, method, path string, query url.Values, 
 // otherwise it closes the body and returns an *apiError.
 func (c *client) send(ctx context.Context, method, path string, query url.Values, in any) (*http.Response, error) {
 	target := c.base + path
+	query = withParams(query, c.at)
 	if len(query) > 0 {
 		target += "?" + query.Encode()
 	}

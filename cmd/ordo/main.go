@@ -10,6 +10,7 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -43,10 +44,26 @@ func run(args []string, stdout, stderr io.Writer) int {
 // globals holds the flags every client command shares.
 type globals struct {
 	address string
+	// atIndex and atTime make every read answer from a past state
+	// (attime.go); 0 and "" read the current one.
+	atIndex uint64
+	atTime  string
 }
 
-// client returns an API client for the -address flag.
-func (g *globals) client() (*client, error) { return newClient(g.address) }
+// client returns an API client for the -address flag, reading at the
+// -at-index or -at-time flag's past state when one is set.
+func (g *globals) client() (*client, error) {
+	at, err := g.atParams(time.Now())
+	if err != nil {
+		return nil, err
+	}
+	c, err := newClient(g.address)
+	if err != nil {
+		return nil, err
+	}
+	c.at = at
+	return c, nil
+}
 
 func newRootCommand(stdout, stderr io.Writer) *cobra.Command {
 	g := &globals{}
@@ -66,6 +83,10 @@ func newRootCommand(stdout, stderr io.Writer) *cobra.Command {
 	})
 	root.PersistentFlags().StringVar(&g.address, "address", defaultAddress(os.Getenv),
 		"address of an ordo server's HTTP API ($ORDO_ADDR)")
+	root.PersistentFlags().Uint64Var(&g.atIndex, "at-index", 0,
+		"read the state as it stood once this raft index was applied")
+	root.PersistentFlags().StringVar(&g.atTime, "at-time", "",
+		"read the state as it stood at this time: RFC 3339, or a duration ago (2h)")
 	root.AddCommand(
 		newAgentCommand(),
 		newNamespaceCommand(g),

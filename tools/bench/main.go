@@ -7,6 +7,9 @@
 // in a child process, and the C1M-style run over HTTP with every
 // allocation acked by the fleet.
 //
+// The rebuild figures rebuild every projection from a generated history of
+// 1,000,000 scheduling events (tools/bench/rebuild.go).
+//
 // Usage:
 //
 //	go run ./tools/bench [-clients 64] [-duration 10s] [-replay 200000]
@@ -85,6 +88,7 @@ func main() {
 		run("apply", func() ([]row, error) { return applyRate(*replay) })
 		run("replay", func() ([]row, error) { return replayRate(*replay) })
 		run("history", func() ([]row, error) { return historyLatency(101000, 1000) })
+		run("rebuild", func() ([]row, error) { return rebuildRows(rebuildEvents) }) // rebuild.go
 		run("c1m", func() ([]row, error) { return c1m(or(*nodes, 5000), or(*jobs, 100), *perJob, *workers) })
 		run("simfleet", func() ([]row, error) { return fleetHeartbeats(or(*nodes, 10000), *fleetWindow, 0) })
 		run("simfleet-fast", func() ([]row, error) { return fleetHeartbeats(or(*nodes, 10000), *fleetWindow, *fastTTL) })

@@ -1,0 +1,19 @@
+package main
+
+import "testing"
+
+// TestRebuildRows runs the rebuild figures on a small history.
+func TestRebuildRows(t *testing.T) {
+	rows, err := rebuildRows(4000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 7 || rows[0].value < 4000 {
+		t.Fatalf("rows: %+v", rows)
+	}
+	for _, r := range rows {
+		if r.value <= 0 {
+			t.Errorf("%s: %v %s", r.figure, r.value, r.unit)
+		}
+	}
+}
