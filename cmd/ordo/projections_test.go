@@ -1,0 +1,87 @@
+package main
+
+import (
+	"io"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ordoplane/ordo/cmd/agent"
+)
+
+// TestProjectionsCommands runs list, rebuild (with its progress bar) and
+// verify against a dev server, then offline against its stopped data
+// directory.
+func TestProjectionsCommands(t *testing.T) {
+	dir := t.TempDir()
+	cfg := agent.DevConfig()
+	cfg.DataDir, cfg.HTTPAddr, cfg.RaftAddr = dir, "127.0.0.1:0", "127.0.0.1:0"
+	cfg.RaftTimeout, cfg.NoSync = 100*time.Millisecond, true
+	cfg.Logger, cfg.RaftLogOutput = slog.New(slog.NewTextHandler(io.Discard, nil)), io.Discard
+	a, err := agent.Start(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stopped := false
+	defer func() {
+		if !stopped {
+			a.Shutdown()
+		}
+	}()
+	addr := "http://" + a.HTTPAddr()
+	for i := range 20 {
+		deadline := time.Now().Add(15 * time.Second)
+		for {
+			code, _, stderr := runCLI("namespace", "apply", "-address", addr, "team-"+string(rune('a'+i)))
+			if code == 0 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("namespace apply: %s", stderr)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+
+	code, stdout, stderr := runCLI("operator", "projections", "list", "-address", addr)
+	if code != 0 || !strings.Contains(stdout, "namespaces") || !strings.Contains(stdout, "ready") || !strings.Contains(stdout, "Checksum") {
+		t.Fatalf("list: %d\n%s%s", code, stdout, stderr)
+	}
+	code, stdout, stderr = runCLI("operator", "projections", "rebuild", "-address", addr, "namespaces", "servers")
+	if code != 0 || !strings.Contains(stdout, "rebuilt namespaces, servers") {
+		t.Fatalf("rebuild: %d\n%s%s", code, stdout, stderr)
+	}
+	if !strings.Contains(stderr, "events") {
+		t.Errorf("rebuild drew no progress bar: %q", stderr)
+	}
+	code, stdout, stderr = runCLI("operator", "projections", "verify", "-address", addr, "-quiet")
+	if code != 0 || !strings.Contains(stdout, "equal their rebuild") || strings.Contains(stdout, "DIFFERS") {
+		t.Fatalf("verify: %d\n%s%s", code, stdout, stderr)
+	}
+	code, _, stderr = runCLI("operator", "projections", "rebuild", "-address", addr, "nope")
+	if code == 0 || !strings.Contains(stderr, `no projection named "nope"`) {
+		t.Errorf("rebuild of an unknown projection: %d %s", code, stderr)
+	}
+	code, _, stderr = runCLI("operator", "projections", "rebuild", "-offline", "-data-dir", dir)
+	if code == 0 || !strings.Contains(stderr, "still running") {
+		t.Errorf("offline rebuild of a running server's data: %d %s", code, stderr)
+	}
+
+	stopped = true
+	if err := a.Shutdown(); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr = runCLI("operator", "projections", "rebuild", "-offline", "-data-dir", dir, "-quiet")
+	if code != 0 || !strings.Contains(stdout, "rebuilt ") {
+		t.Fatalf("offline rebuild: %d\n%s%s", code, stdout, stderr)
+	}
+	code, stdout, stderr = runCLI("operator", "projections", "verify", "-offline", "-data-dir", dir, "-quiet")
+	if code != 0 || !strings.Contains(stdout, "equal their rebuild") {
+		t.Fatalf("offline verify: %d\n%s%s", code, stdout, stderr)
+	}
+	code, stdout, stderr = runCLI("operator", "projections", "list", "-offline", "-data-dir", dir)
+	if code != 0 || !strings.Contains(stdout, "namespaces") {
+		t.Fatalf("offline list: %d\n%s%s", code, stdout, stderr)
+	}
+}
