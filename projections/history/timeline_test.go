@@ -146,6 +146,7 @@ func TestTimelinePaging(t *testing.T) {
 		{Kind: events.KindNamespace, ID: "ns0"}, {Kind: events.KindNode, ID: "n1"}, {Kind: events.KindAlloc, ID: "a3"},
 		{Kind: events.KindJob, ID: history.JobID("ns1", "job2")}, {Kind: events.KindEval, ID: "e4"},
 	}
+	total := 0
 	for i := range 60 {
 		q := entities[i%len(entities)]
 		q.Reverse = rng.Intn(2) == 0
@@ -175,6 +176,7 @@ func TestTimelinePaging(t *testing.T) {
 			}
 			q.Next = pg.Next
 		}
+		total += len(all)
 		if len(joined) != len(all) || (len(all) > 0 && !reflect.DeepEqual(joined, all)) {
 			t.Fatalf("%+v: pages joined give %d events, unpaged %d", q, len(joined), len(all))
 		}
@@ -191,5 +193,8 @@ func TestTimelinePaging(t *testing.T) {
 		if !sorted {
 			t.Fatalf("%+v: events out of order", q)
 		}
+	}
+	if total < 300 {
+		t.Fatalf("the queries selected only %d events in all; the test pages too little", total)
 	}
 }
