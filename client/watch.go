@@ -92,7 +92,18 @@ func (c *Client) syncAllocs(ctx, runCtx context.Context, list []serverapi.Alloc)
 			if j != nil {
 				e.jobVersion = j.Version
 			}
+			// The servers marked it unknown: they took this node for cut
+			// off, even if none of our calls failed, and keep it
+			// initializing until it reports its allocations again (N1).
+			// Re-send this one's state, as Nomad's client does.
+			resend := a.ClientStatus == events.AllocClientUnknown && a.DesiredStatus == events.AllocDesiredRun
+			if resend {
+				c.mu.dirty[a.ID], c.mu.force = true, true
+			}
 			c.mu.Unlock()
+			if resend {
+				c.wakeUpdates()
+			}
 		case destroyed, a.Terminal():
 			// Not ours to run: stopped before it reached this node, done,
 			// or already removed here.

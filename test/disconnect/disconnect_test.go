@@ -1,7 +1,6 @@
 package disconnect
 
 import (
-	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -264,20 +263,15 @@ func TestDisconnectOutlastsLostAfter(t *testing.T) {
 // does when the watch shows its allocations unknown. Then it is as any
 // other reconnect: A ready, its originals kept, the replacements stopped.
 func TestLateHeartbeatReconnects(t *testing.T) {
-	if os.Getenv("ORDO_KNOWN_BUGS") == "" {
-		t.Skip("known client bug (set ORDO_KNOWN_BUGS=1 to run): a node the servers mark disconnected while none of its " +
-			"client's calls failed stays initializing for good, its allocations unknown and their replacements running too: " +
-			"client/watch.go syncAllocs hands an allocation the servers now call unknown to its runner (Runner.Update) " +
-			"without queuing its state, and forceSync runs only after a failed heartbeat (client/heartbeat.go), so no " +
-			"alloc update follows the missed heartbeat; Nomad's client re-sends an unknown allocation's state (alloc runner Reconnect)")
-	}
 	cl, a, b, c, origA, origB := setup(t, replaceAfterHour)
 	a.gate.hold()
 	a.gate.release(callRegister)
 	a.gate.release(callAllocs)
 	var replacements []string
-	cl.waitState("A disconnected, its allocations unknown and replaced on C", func(v projections.View) bool {
-		replacements = disconnected(t, v, a, c, origA)
+	// A's watch still works: it sees its allocations unknown and re-sends
+	// their state at once, so they may already read running again.
+	cl.waitState("A disconnected, its allocations replaced on C", func(v projections.View) bool {
+		replacements = disconnected(t, v, a, c, origA, true)
 		return replacements != nil
 	})
 	wantsA(t, cl, a, "pinned")
@@ -394,7 +388,7 @@ func cutOff(t *testing.T, cl *cluster, a, c *node, origA []string) []string {
 	a.gate.cut()
 	var replacements []string
 	cl.waitState("A disconnected, its allocations unknown and replaced on C", func(v projections.View) bool {
-		replacements = disconnected(t, v, a, c, origA)
+		replacements = disconnected(t, v, a, c, origA, false)
 		return replacements != nil
 	})
 	return replacements
@@ -403,7 +397,7 @@ func cutOff(t *testing.T, cl *cluster, a, c *node, origA []string) []string {
 // disconnected returns the replacements of A's originals when A is
 // disconnected, its originals unknown (or lost) and each replaced by an
 // allocation running on C; nil until then.
-func disconnected(t *testing.T, v projections.View, a, c *node, origA []string) []string {
+func disconnected(t *testing.T, v projections.View, a, c *node, origA []string, resent bool) []string {
 	if statusOf(t, v, a.id()) != events.NodeStatusDisconnected {
 		return nil
 	}
@@ -411,7 +405,8 @@ func disconnected(t *testing.T, v projections.View, a, c *node, origA []string) 
 	for _, al := range jobAllocs(t, v, jobID) {
 		switch {
 		case slices.Contains(origA, al.ID):
-			if al.ClientStatus != events.AllocClientUnknown && al.ClientStatus != events.AllocClientLost {
+			if al.ClientStatus != events.AllocClientUnknown && al.ClientStatus != events.AllocClientLost &&
+				(!resent || al.ClientStatus != events.AllocClientRunning) {
 				return nil
 			}
 		case al.PreviousAllocation != "":
