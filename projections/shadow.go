@@ -128,7 +128,7 @@ func newShadowBuild(store *kv.Store, n uint64, projs []Projection) (*shadowBuild
 	}
 	// The shadow is empty and only this build writes it, so the writer
 	// answers point reads from memory.
-	fw := &freshWriter{b: store.Batch(), rows: map[string][]byte{}, complete: true}
+	fw := newFreshWriter(store, true)
 	r := &replayer{projs: projs, store: store, fw: fw, w: &shadowWriter{w: fw, prefix: prefix, owned: owned}, tables: map[string]uint64{}}
 	return &shadowBuild{store: store, prefix: prefix, projs: projs, tables: tables, r: r}, nil
 }
@@ -148,7 +148,7 @@ func (s *shadowBuild) catchUp(src kv.Reader, to uint64) error {
 
 // close releases the open batch; the shadow stays until discarded or
 // switched.
-func (s *shadowBuild) close() { s.r.fw.b.Close() }
+func (s *shadowBuild) close() { s.r.fw.close() }
 
 // discard deletes the build's part of the shadow keyspace.
 func (s *shadowBuild) discard() error {

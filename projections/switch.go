@@ -262,8 +262,8 @@ func staleError(stale []Stale) error {
 // scratchRebuild rebuilds projs from the archive of src through index to
 // into the empty store dst (Verify's scratch space).
 func scratchRebuild(ctx context.Context, src kv.Reader, dst *kv.Store, projs []Projection, to uint64, obs func(RebuildStats)) (RebuildStats, error) {
-	w := &freshWriter{b: dst.Batch(), rows: map[string][]byte{}, complete: true}
-	defer func() { w.b.Close() }()
+	w := newFreshWriter(dst, true)
+	defer w.close()
 	if err := CheckVersions(NewView(w), projs); err != nil {
 		return RebuildStats{}, err
 	}
