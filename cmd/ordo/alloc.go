@@ -51,6 +51,11 @@ type cliAlloc struct {
 		Restarts   uint64
 		StartedAt  time.Time
 		FinishedAt time.Time
+		Events     []struct {
+			Type           string
+			Time           int64
+			DisplayMessage string
+		}
 	}
 }
 
@@ -181,5 +186,24 @@ func printAlloc(w io.Writer, a cliAlloc) error {
 		}
 		rows = append(rows, []string{name, s.State, strconv.FormatBool(s.Failed), strconv.FormatUint(s.Restarts, 10), started})
 	}
-	return printTable(w, []string{"Task", "State", "Failed", "Restarts", "Started"}, rows)
+	if err := printTable(w, []string{"Task", "State", "Failed", "Restarts", "Started"}, rows); err != nil {
+		return err
+	}
+	// Each task's recent events, newest first, as Nomad shows them.
+	for _, name := range slices.Sorted(maps.Keys(a.TaskStates)) {
+		s := a.TaskStates[name]
+		if s == nil || len(s.Events) == 0 {
+			continue
+		}
+		fmt.Fprintf(w, "\nRecent Events (%s):\n", name)
+		var ev [][]string
+		for i := len(s.Events) - 1; i >= 0; i-- {
+			e := s.Events[i]
+			ev = append(ev, []string{time.Unix(0, e.Time).UTC().Format(time.RFC3339), e.Type, e.DisplayMessage})
+		}
+		if err := printTable(w, []string{"Time", "Type", "Description"}, ev); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -100,6 +100,12 @@ func TestAllocLogsHello(t *testing.T) {
 		return true
 	})
 	prefix := alloc.ID[:8]
+	// alloc status shows the task and its recent events.
+	if code, out, stderr := runCLI("alloc", "status", "-address", addr, prefix); code != 0 ||
+		!strings.Contains(out, "Recent Events (hello):") || !strings.Contains(out, "Started") ||
+		!strings.Contains(out, "Received") {
+		t.Errorf("alloc status: %d %s %s", code, out, stderr)
+	}
 	var stdout string
 	testagent.WaitFor(t, timeout, "the greeting in the logs", func() bool {
 		var code int
