@@ -247,13 +247,14 @@ func (r *Rebuilder) Submit(kind string, list []string) (Job, error) {
 	return *j, nil
 }
 
-// Run runs the queued jobs until ctx ends. It first runs again the
+// Run runs the queued jobs until ctx ends. It first queues again the
 // operators' rebuilds a stop interrupted.
 func (r *Rebuilder) Run(ctx context.Context) error {
 	if pending := r.fsm.pendingRebuilds(); len(pending) > 0 {
-		r.log.Warn("resuming projection rebuilds a stop interrupted", "projections", fmt.Sprint(pending))
-		if _, err := r.Do(ctx, JobRebuild, pending); err != nil && ctx.Err() == nil {
-			r.log.Error("resumed projection rebuild failed", "projections", fmt.Sprint(pending), "err", err)
+		if _, err := r.Submit(JobRebuild, pending); err != nil {
+			r.log.Warn("an interrupted projection rebuild waits for the next start", "projections", fmt.Sprint(pending), "err", err)
+		} else {
+			r.log.Warn("resuming projection rebuilds a stop interrupted", "projections", fmt.Sprint(pending))
 		}
 	}
 	for {
@@ -275,14 +276,18 @@ func (r *Rebuilder) Run(ctx context.Context) error {
 }
 
 // Do runs a job (JobStartup, JobRebuild or JobVerify) of the named
-// projections (none: all) now and returns it when it ends: the offline
-// CLI's way, and Run's.
+// projections (none: all) now and returns it when it ends, the offline
+// CLI's way; ErrRebuildBusy while another is queued or running.
 func (r *Rebuilder) Do(ctx context.Context, kind string, list []string) (Job, error) {
 	projs, err := r.resolve(list)
 	if err != nil {
 		return Job{}, err
 	}
 	r.mu.Lock()
+	if r.mu.current != nil {
+		r.mu.Unlock()
+		return Job{}, ErrRebuildBusy
+	}
 	r.mu.nextID++
 	j := &Job{ID: r.mu.nextID, Kind: kind, Projections: names(projs), State: JobQueued}
 	r.mu.current = j

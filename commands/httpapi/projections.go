@@ -126,23 +126,19 @@ type ProjectionHealth struct {
 	Version   int     `json:"version"`
 }
 
-// projectionHealth renders the projections' states for /v1/agent/health
-// and reports whether every one is ready to serve (an online rebuild
-// leaves its projection serving: only stale ones are not).
-func projectionHealth(rb *projections.Rebuilder) (map[string]ProjectionHealth, bool, error) {
+// projectionHealth renders the projections' states for /v1/agent/health.
+// An online rebuild leaves its projection serving: the health of a server
+// that serves stays ok while one runs.
+func projectionHealth(rb *projections.Rebuilder) (map[string]ProjectionHealth, error) {
 	st, err := rb.Status(false)
 	if err != nil {
-		return nil, false, err
+		return nil, err
 	}
 	out := make(map[string]ProjectionHealth, len(st))
-	ok := true
 	for _, p := range st {
 		out[p.Name] = ProjectionHealth{State: p.State, Progress: p.Progress, LagEvents: p.LagEvents, Version: p.Version}
-		if p.State == projections.StateStale || p.StoredVersion != p.Version {
-			ok = false
-		}
 	}
-	return out, ok, nil
+	return out, nil
 }
 
 // StartingConfig configures the handler a server answers with while it
@@ -161,7 +157,7 @@ func Starting(cfg StartingConfig) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /v1/agent/health", func(w http.ResponseWriter, _ *http.Request) {
 		body := map[string]any{"server": map[string]any{"ok": false, "message": errStarting.Error()}}
-		if ph, _, err := projectionHealth(cfg.Rebuilds); err == nil {
+		if ph, err := projectionHealth(cfg.Rebuilds); err == nil {
 			body["projections"] = ph
 		}
 		writeJSON(w, http.StatusServiceUnavailable, body)

@@ -85,7 +85,7 @@ func (s *Server) agentHealth(w http.ResponseWriter, _ *http.Request) {
 	ok := id != ""
 	body := map[string]any{"server": map[string]any{"ok": ok, "message": "ok"}}
 	if s.cfg.Rebuilds != nil {
-		if ph, _, err := projectionHealth(s.cfg.Rebuilds); err == nil {
+		if ph, err := projectionHealth(s.cfg.Rebuilds); err == nil {
 			body["projections"] = ph // projections.go: rebuilds in progress
 		}
 	}
