@@ -2,6 +2,7 @@
 // that maintains them: for each committed entry it checks the preconditions,
 // appends the events to the archive, applies them to every projection and
 // records the applied index, all in one Pebble batch, then wakes watchers.
+// It also rebuilds projections from the archive (Rebuilder).
 //
 // # Usage
 //
@@ -11,10 +12,22 @@
 // projection's query functions. Blocking readers wait on the Notifier.
 // Rebuild replays an archive into fresh projections; Checksum compares them.
 //
+// A server opens its FSM with FSMConfig.AllowStale and a Rebuilder over it:
+// RebuildStale rebuilds, before raft starts, the projections another
+// version wrote (FSM.Stale); Run executes the rebuilds and verifies
+// operators Submit, and resumes those a stop interrupted; Status and Job
+// report them. A rebuild builds into a shadow keyspace of the same store
+// (shadow.go) while the live projections serve, catches up with the FSM,
+// then switches in one batch under the FSM's apply lock (switch.go).
+//
 // # Concurrency
 //
 // FSM.Apply is called from raft's single FSM goroutine. Views, the Notifier
-// and FSM.Applied are safe from any goroutine.
+// and FSM.Applied are safe from any goroutine. A Rebuilder is safe from any
+// goroutine; it runs one job at a time. Locks, in the order they are taken:
+// Rebuilder.runMu (one job at a time), FSM.applyMu (Apply, Restore, a
+// rebuild's last catch-up and switch), Rebuilder.mu, FSM.mu (stale and
+// pending lists, the progress observer), Notifier.mu.
 //
 // # Invariants
 //
@@ -24,4 +37,11 @@
 //     a table's index moves only when a row of it actually changed (N15).
 //   - Deleting the projections and replaying the archive yields identical
 //     projections (Checksum equal).
+//   - Nothing applies to a stale projection: Apply refuses to run until it
+//     has been rebuilt.
+//   - A rebuild writes only its own shadow keyspace, its markers and, at the
+//     switch, the tables and metadata of the projections it rebuilt: it
+//     appends nothing and moves no applied index. Readers see the old
+//     projection or the rebuilt one, never a mix; a shadow a crash left is
+//     discarded on open and never serves.
 package projections
