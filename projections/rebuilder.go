@@ -407,7 +407,7 @@ func (r *Rebuilder) observe(p RebuildProgress) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, n := range p.Projections {
-		if p.Phase == PhaseDone {
+		if p.Phase == PhaseDone || p.Phase == PhaseFailed {
 			delete(r.mu.building, n)
 		} else {
 			r.mu.building[n] = p
@@ -423,7 +423,9 @@ func (r *Rebuilder) observe(p RebuildProgress) {
 		}
 		r.mu.eventsSeen = p.Events
 	}
-	r.observeJobLocked(p)
+	if p.Phase != PhaseFailed {
+		r.observeJobLocked(p)
+	}
 	r.updateStateMetricsLocked()
 }
 

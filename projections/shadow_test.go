@@ -15,6 +15,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/ordoplane/ordo/events"
 	"github.com/ordoplane/ordo/projections"
 	"github.com/ordoplane/ordo/projections/namespaces"
 	pt "github.com/ordoplane/ordo/projections/projectionstest"
@@ -359,4 +360,49 @@ func TestSubmitAndRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkAgainstScratch(t, store, allProjs())
+}
+
+// failing is namespaces whose Apply fails once armed.
+type failing struct {
+	namespaces.Projection
+	armed *bool
+}
+
+func (f failing) Apply(tx *projections.Tx, ev *events.Event) error {
+	if *f.armed {
+		return errors.New("boom")
+	}
+	return f.Projection.Apply(tx, ev)
+}
+
+// TestFailedRebuildLeavesLiveAlone: a rebuild that fails discards its
+// shadow and its marker; the live projections serve as they were.
+func TestFailedRebuildLeavesLiveAlone(t *testing.T) {
+	rng := rand.New(rand.NewSource(9))
+	store := pt.OpenStore(t)
+	armed := false
+	set := []projections.Projection{failing{armed: &armed}, servers.Projection{}}
+	f, rb := openFSM(t, store, nil, set...)
+	applyInBatches(t, rng, f, randomLogs(t, rng, 300))
+	before := pt.Checksums(t, store, set)
+	armed = true
+	job, err := rb.Do(t.Context(), projections.JobRebuild, nil)
+	if err == nil || job.State != projections.JobFailed || !strings.Contains(job.Error, "boom") {
+		t.Fatalf("job %+v, err %v", job, err)
+	}
+	if keys := localKeys(t, store); len(keys) != 0 {
+		t.Errorf("shadow or markers left: %v", keys)
+	}
+	if got := pt.Checksums(t, store, set); !reflect.DeepEqual(got, before) {
+		t.Error("a failed rebuild changed the live projections")
+	}
+	st, err := rb.Status(false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range st {
+		if s.State != projections.StateReady {
+			t.Errorf("%s is %s after a failed rebuild", s.Name, s.State)
+		}
+	}
 }

@@ -22,6 +22,9 @@ const (
 	PhaseSwitching = "switching"
 	// PhaseDone: the rebuilt projections serve.
 	PhaseDone = "done"
+	// PhaseFailed: the rebuild stopped; its shadow is discarded and the
+	// live projections are as they were.
+	PhaseFailed = "failed"
 )
 
 // RebuildProgress is where a rebuild stands; it is reported after every
@@ -80,6 +83,7 @@ func (f *FSM) rebuildOnline(ctx context.Context, projs []Projection, lag uint64,
 			if err := sb.discard(); err != nil {
 				f.log.Error("discard shadow", "err", err)
 			}
+			obs(RebuildProgress{Projections: names(projs), Phase: PhaseFailed})
 		}
 	}()
 	check := func() error {
@@ -143,6 +147,7 @@ func (f *FSM) rebuildLocked(ctx context.Context, projs []Projection, obs func(Re
 			if err := sb.discard(); err != nil {
 				f.log.Error("discard shadow", "err", err)
 			}
+			obs(RebuildProgress{Projections: names(projs), Phase: PhaseFailed})
 		}
 	}()
 	prog := RebuildProgress{Projections: names(projs), Phase: PhaseBuilding}
