@@ -63,10 +63,16 @@ func (f *FSM) setObserver(obs func(RebuildProgress)) {
 	f.mu.Unlock()
 }
 
+// maxCatchUpRounds bounds how many times an online rebuild chases the
+// applied index from a snapshot before it finishes under the apply lock
+// whatever the gap.
+const maxCatchUpRounds = 16
+
 // rebuildOnline rebuilds projs from the archive into the shadow keyspace
 // while the live projections keep serving and the FSM keeps applying to
 // them: it replays toward the applied index from consistent snapshots
-// until it is within lag entries of it, then takes the apply lock, replays
+// until it is within lag entries of it (or has tried maxCatchUpRounds
+// times), then takes the apply lock, replays
 // the last entries from the store (nothing applies meanwhile, so nothing
 // is lost or applied twice) and switches in one batch. On failure the
 // shadow is discarded and the live projections are untouched.
@@ -101,6 +107,7 @@ func (f *FSM) rebuildOnline(ctx context.Context, projs []Projection, lag uint64,
 		prog.Events, prog.Index = st.Events, st.Last
 		obs(prog)
 	}
+	rounds := 0
 	for {
 		head := f.applied.Load()
 		snap := f.store.Snapshot()
@@ -117,8 +124,9 @@ func (f *FSM) rebuildOnline(ctx context.Context, projs []Projection, lag uint64,
 		if err := check(); err != nil {
 			return err
 		}
-		if f.applied.Load() <= sb.upTo+lag {
-			break
+		rounds++
+		if f.applied.Load() <= sb.upTo+lag || rounds == maxCatchUpRounds {
+			break // (a write load faster than the rebuild waits for the rest)
 		}
 	}
 	f.applyMu.Lock()
