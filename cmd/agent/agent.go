@@ -21,6 +21,8 @@ import (
 	"github.com/ordoplane/ordo/commands"
 	"github.com/ordoplane/ordo/commands/httpapi"
 	"github.com/ordoplane/ordo/events"
+	"github.com/ordoplane/ordo/history/export"
+	"github.com/ordoplane/ordo/history/rerun"
 	"github.com/ordoplane/ordo/history/timetravel"
 	"github.com/ordoplane/ordo/processors/bootstrap"
 	"github.com/ordoplane/ordo/processors/deploywatch"
@@ -165,9 +167,12 @@ func Start(cfg Config) (a *Agent, err error) {
 		ln.Close()
 		return nil, err
 	}
+	scratch := filepath.Join(a.cfg.DataDir, "scratch") // history tools rebuild throwaway state here
 	if a.api, err = httpapi.New(httpapi.Config{
 		Node: a.node, FSM: a.fsm, Pipeline: a.pipeline, Join: a.handleJoin, Heartbeats: a.hb,
 		Gatherer: a.reg, Registerer: a.reg, Logger: a.log, EnableDebug: cfg.Dev, JobPlanner: planJob,
+		// History tools: decision re-runs and history file exports.
+		Rescheduler: rerun.ForAPI(scratch, 2), Exporter: export.ForAPI(a.id, Version, scratch, time.Now),
 		Rebuilds: a.rebuilder,
 		Self: httpapi.Self{ID: a.id, Name: a.cfg.Name, HTTPAddr: a.httpAddr, RaftAddr: a.node.Address(),
 			Dev: cfg.Dev, Version: Version, Config: a.cfg},

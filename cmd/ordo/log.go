@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,6 +13,8 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+
+	"github.com/ordoplane/ordo/history/export"
 )
 
 // logPage is the answer of GET /v1/operator/log.
@@ -34,7 +37,7 @@ func newLogCommand(g *globals) *cobra.Command {
 		Use:   "log",
 		Short: "Read the cluster's event log",
 	}
-	cmd.AddCommand(newLogShowCommand(g), newLogTailCommand(g))
+	cmd.AddCommand(newLogShowCommand(g), newLogTailCommand(g), newLogExportCommand(g))
 	return cmd
 }
 
@@ -156,4 +159,90 @@ func tailFrames(r io.Reader, w io.Writer, asJSON bool) error {
 			}
 		}
 	}
+}
+
+func newLogExportCommand(g *globals) *cobra.Command {
+	var (
+		from, to uint64
+		state    bool
+	)
+	cmd := &cobra.Command{
+		Use:   "export [flags] FILE",
+		Short: "Write a slice of the log to a portable history file",
+		Long: `Write the archived events with raft indexes in [-from, -to] to FILE, a
+portable history file: a header (cluster id, first and last index, event
+count, format version, time), the events exactly as archived, and a SHA-256
+trailer. 'ordo replay FILE -- <read command>' answers reads from it with no
+cluster. The server exports from one snapshot of its own archive; the file is
+written to FILE.partial, checked whole, then renamed. FILE "-" writes to
+standard output unchecked.
+
+A slice that starts after index 1 carries, by default, every projection as
+it stood at -from minus 1 (the server rebuilds it from the archive), so a
+replay shows the whole cluster; -state=false leaves it out, and a replay of
+the slice then shows only what its own events build.`,
+		Args: oneArg("FILE"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := g.client()
+			if err != nil {
+				return err
+			}
+			q := url.Values{}
+			q.Set("from", strconv.FormatUint(from, 10))
+			q.Set("to", strconv.FormatUint(to, 10))
+			q.Set("state", strconv.FormatBool(state))
+			body, err := c.stream(cmd.Context(), "/v1/operator/log/export", q)
+			if err != nil {
+				return fmt.Errorf("export log: %w", err)
+			}
+			defer body.Close()
+			if args[0] == "-" {
+				_, err := io.Copy(cmd.OutOrStdout(), body)
+				return err
+			}
+			return saveExport(cmd.OutOrStdout(), body, args[0])
+		},
+	}
+	cmd.Flags().Uint64Var(&from, "from", 1, "first raft index to export")
+	cmd.Flags().Uint64Var(&to, "to", 0, "last raft index to export (default the end of the log)")
+	cmd.Flags().BoolVar(&state, "state", true, "with -from after 1, start the file with the state at -from minus 1")
+	return cmd
+}
+
+// saveExport writes an export to path through path.partial, checks it
+// and renames it into place.
+func saveExport(out io.Writer, body io.Reader, path string) error {
+	tmp := path + ".partial"
+	f, err := os.Create(tmp)
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp) // a no-op once renamed
+	if _, err := io.Copy(f, body); err != nil {
+		f.Close()
+		return fmt.Errorf("export log: download: %w", err)
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		f.Close()
+		return err
+	}
+	sum, err := export.Verify(bufio.NewReader(f))
+	f.Close()
+	if err != nil {
+		return fmt.Errorf("export log: the file received does not check out: %w", err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return err
+	}
+	h := sum.Header
+	fmt.Fprintf(out, "Exported %d events (indexes %d to %d) of cluster %s to %s\n", sum.Events, h.FirstIndex, h.LastIndex, h.ClusterID, path)
+	if h.StateIndex > 0 {
+		fmt.Fprintf(out, "With the state at index %d (%d rows)\n", h.StateIndex, sum.StateRows)
+	}
+	fmt.Fprintf(out, "%d bytes, SHA-256 %s\n", sum.Bytes, sum.Checksum)
+	return nil
 }

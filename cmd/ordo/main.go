@@ -95,6 +95,8 @@ func newRootCommand(stdout, stderr io.Writer) *cobra.Command {
 		newEvalCommand(g), newAllocCommand(g), newDeploymentCommand(g),
 		newOperatorCommand(g),
 		newLogCommand(g),
+		newDebugCommand(g), // debug.go
+		newReplayCommand(), // replay.go
 		newHistoryCommand(g),
 		newVersionCommand(),
 	)

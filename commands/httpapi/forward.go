@@ -87,7 +87,7 @@ func (s *Server) leader(h http.HandlerFunc) http.HandlerFunc {
 			h(w, r)
 			return
 		}
-		if !s.cfg.Node.IsLeader() {
+		if !s.node.IsLeader() {
 			s.fwd.forward(w, r)
 			return
 		}
@@ -103,11 +103,11 @@ func isStale(r *http.Request) bool {
 
 // setLeaderHeaders sets X-Nomad-KnownLeader and X-Nomad-LastContact.
 func (s *Server) setLeaderHeaders(w http.ResponseWriter) {
-	id, _ := s.cfg.Node.Leader()
+	id, _ := s.node.Leader()
 	w.Header().Set("X-Nomad-KnownLeader", strconv.FormatBool(id != ""))
 	last := time.Duration(0)
-	if !s.cfg.Node.IsLeader() {
-		last = time.Since(s.cfg.Node.LastContact())
+	if !s.node.IsLeader() {
+		last = time.Since(s.node.LastContact())
 	}
 	w.Header().Set("X-Nomad-LastContact", strconv.FormatInt(last.Milliseconds(), 10))
 }

@@ -12,7 +12,7 @@ import (
 func (s *Server) join(w http.ResponseWriter, r *http.Request) {
 	// A follower that knows the leader hands the join to it, so the leader
 	// admits the server; before there is a leader, joins are answered here.
-	if !s.cfg.Node.IsLeader() && r.Header.Get(forwardedHeader) == "" {
+	if !s.node.IsLeader() && r.Header.Get(forwardedHeader) == "" {
 		if _, err := s.fwd.leaderHTTP(); err == nil {
 			s.fwd.forward(w, r)
 			return

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/http/pprof"
@@ -15,6 +16,7 @@ import (
 	"github.com/ordoplane/ordo/commands"
 	"github.com/ordoplane/ordo/events"
 	"github.com/ordoplane/ordo/projections"
+	"github.com/ordoplane/ordo/storage/kv"
 	"github.com/ordoplane/ordo/storage/raftlog"
 )
 
@@ -70,6 +72,22 @@ type Config struct {
 	// on the state v reflects, without writing anything (processors/jobplan,
 	// wired by the agent). Nil answers 501.
 	JobPlanner func(v projections.View, job *events.Job, diff bool) (any, error)
+	// Rescheduler answers /v1/debug/reschedule/{eval_id}: it re-runs the
+	// recorded scheduling decision of eval evalID on the state the archive
+	// in src held at its snapshot index, appending nothing
+	// (history/rerun.ForAPI, wired by the agent); its errors map to
+	// statuses as commands.Status maps them. Nil answers 501.
+	Rescheduler func(src kv.Reader, evalID string) (any, error)
+	// Exporter writes the archive's events in [from, to] (to 0: to the
+	// end) held by src to w as a portable history file, with the
+	// projections at from-1 first when state is set (history/export.ForAPI,
+	// wired by the agent). Nil answers 501.
+	Exporter func(w io.Writer, src kv.Reader, from, to uint64, state bool) error
+	// ReadOnly, when not empty, makes a server over a store no raft node
+	// owns (ordo replay): it says why the server is read-only, Node may be
+	// nil (the server then leads itself alone), and every request that
+	// would change state answers 409 with it (readonly.go).
+	ReadOnly string
 	// Rebuilds runs this server's projection rebuilds and verifies and
 	// reports them (/v1/operator/projections, /v1/agent/health); nil
 	// answers 501 there.
@@ -79,6 +97,7 @@ type Config struct {
 // Server is the HTTP API.
 type Server struct {
 	cfg     Config
+	node    raftNode // cfg.Node, or a stand-in on a read-only server
 	mux     *http.ServeMux
 	fwd     *forwarder
 	metrics *apiMetrics
@@ -86,7 +105,7 @@ type Server struct {
 
 // New returns a Server.
 func New(cfg Config) (*Server, error) {
-	if cfg.Node == nil || cfg.FSM == nil || cfg.Pipeline == nil {
+	if cfg.Node == nil && cfg.ReadOnly == "" || cfg.FSM == nil || cfg.Pipeline == nil {
 		return nil, errors.New("httpapi: Node, FSM and Pipeline are required")
 	}
 	if cfg.Logger == nil {
@@ -105,6 +124,10 @@ func New(cfg Config) (*Server, error) {
 		cfg.StreamHeartbeat = 10 * time.Second
 	}
 	s := &Server{cfg: cfg, mux: http.NewServeMux(), metrics: newAPIMetrics(cfg.Registerer)}
+	s.node = readOnlyNode{self: cfg.Self, reason: cfg.ReadOnly}
+	if cfg.Node != nil {
+		s.node = cfg.Node
+	}
 	s.fwd = newForwarder(cfg.Node, cfg.FSM, cfg.Self.ID)
 	s.routes()
 	return s, nil
@@ -147,6 +170,9 @@ func (s *Server) routes() {
 	// Local: every server holds the archive and knows its own state.
 	s.handle("GET /v1/event/stream", s.eventStream)
 	s.handle("GET /v1/operator/log", s.operatorLog)
+	// History files and decision re-runs (export.go, debug.go), from this server's archive.
+	s.handle("GET /v1/operator/log/export", s.exportLog)
+	s.handle("GET /v1/debug/reschedule/{eval_id}", s.debugReschedule)
 	s.projectionRoutes() // projections.go: rebuild, verify, list (local to this server)
 	s.handle("GET /v1/operator/raft/configuration", s.leader(s.raftConfiguration))
 	s.handle("GET /v1/status/leader", s.statusLeader)
@@ -174,7 +200,12 @@ func (s *Server) handle(pattern string, h http.HandlerFunc) {
 }
 
 // ServeHTTP implements http.Handler.
-func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if s.refuseWrite(w, r) { // readonly.go
+		return
+	}
+	s.mux.ServeHTTP(w, r)
+}
 
 // errorBody is the JSON shape of every error response.
 type errorBody struct {

@@ -11,12 +11,12 @@ import (
 )
 
 func (s *Server) statusLeader(w http.ResponseWriter, _ *http.Request) {
-	_, addr := s.cfg.Node.Leader()
+	_, addr := s.node.Leader()
 	writeJSON(w, http.StatusOK, addr)
 }
 
 func (s *Server) statusPeers(w http.ResponseWriter, _ *http.Request) {
-	servers, err := s.cfg.Node.Servers()
+	servers, err := s.node.Servers()
 	if err != nil {
 		writeError(w, err)
 		return
@@ -41,12 +41,12 @@ type raftServer struct {
 }
 
 func (s *Server) raftConfiguration(w http.ResponseWriter, _ *http.Request) {
-	servers, err := s.cfg.Node.Servers()
+	servers, err := s.node.Servers()
 	if err != nil {
 		writeError(w, err)
 		return
 	}
-	leaderID, _ := s.cfg.Node.Leader()
+	leaderID, _ := s.node.Leader()
 	out := struct {
 		Servers []raftServer
 		Index   uint64
@@ -59,7 +59,7 @@ func (s *Server) raftConfiguration(w http.ResponseWriter, _ *http.Request) {
 }
 
 func (s *Server) agentSelf(w http.ResponseWriter, _ *http.Request) {
-	leaderID, leaderAddr := s.cfg.Node.Leader()
+	leaderID, leaderAddr := s.node.Leader()
 	writeJSON(w, http.StatusOK, map[string]any{
 		"config": s.cfg.Self.Config,
 		"member": map[string]any{
@@ -68,9 +68,9 @@ func (s *Server) agentSelf(w http.ResponseWriter, _ *http.Request) {
 		},
 		// Nomad's stats are maps of strings, which its client insists on.
 		"stats": map[string]map[string]string{
-			"raft": s.cfg.Node.Stats(),
+			"raft": s.node.Stats(),
 			"ordo": {
-				"leader": strconv.FormatBool(s.cfg.Node.IsLeader()), "leader_id": leaderID, "leader_addr": leaderAddr,
+				"leader": strconv.FormatBool(s.node.IsLeader()), "leader_id": leaderID, "leader_addr": leaderAddr,
 				"applied_index": strconv.FormatUint(s.cfg.FSM.Applied(), 10), "version": s.cfg.Self.Version,
 				"dev": strconv.FormatBool(s.cfg.Self.Dev),
 			},
@@ -81,7 +81,7 @@ func (s *Server) agentSelf(w http.ResponseWriter, _ *http.Request) {
 // agentHealth answers 200 when this server knows a leader, 503 otherwise,
 // with the state of each projection (rebuilding ones with their progress).
 func (s *Server) agentHealth(w http.ResponseWriter, _ *http.Request) {
-	id, _ := s.cfg.Node.Leader()
+	id, _ := s.node.Leader()
 	ok := id != ""
 	body := map[string]any{"server": map[string]any{"ok": ok, "message": "ok"}}
 	if s.cfg.Rebuilds != nil {

@@ -1,6 +1,7 @@
 package export
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -28,9 +29,10 @@ const loadBatchBytes = 4 << 20
 // base state rows if the file has them, then every event applied to projs
 // (projections.Rebuild, as the FSM applied them), then the events copied
 // into dst's archive, so dst serves reads, the log and entity histories
-// up to the file's last index. It reads the file three times at most and
-// checks it whole each time it reaches the end; on error dst holds a
-// partial replay and should be discarded.
+// up to the file's last index. It checks the file whole (Verify) before
+// it writes anything, then reads it twice or three times more, checking it
+// again each time it reaches the end; on error dst may hold a partial
+// replay and should be discarded.
 func Load(path string, dst *kv.Store, projs []projections.Projection) (LoadStats, error) {
 	var st LoadStats
 	empty := true
@@ -40,27 +42,37 @@ func Load(path string, dst *kv.Store, projs []projections.Projection) (LoadStats
 	if !empty {
 		return st, errors.New("load history file: the destination store is not empty")
 	}
-	src := &fileSource{path: path}
-	h, err := src.header()
+	// Check the whole file first, so damage is reported as such (a
+	// checksum mismatch, a truncation) and not as whatever an event
+	// damaged in the middle fails to decode as.
+	f, err := os.Open(path)
 	if err != nil {
 		return st, err
 	}
+	sum, err := Verify(bufio.NewReaderSize(f, 1<<20))
+	f.Close()
+	if err != nil {
+		return st, fmt.Errorf("%s: %w", path, err)
+	}
+	h := sum.Header
 	st.Header = h
+	src := &fileSource{path: path}
 	if h.StateRows > 0 {
 		if st.StateRows, err = loadState(path, dst); err != nil {
 			return st, err
 		}
 	}
 	rs, err := projections.Rebuild(src, dst, projs, 0, nil)
+	if err != nil && h.StateRows > 0 && errors.Is(err, projections.ErrRebuildNeeded) {
+		return st, fmt.Errorf("load %s: its base state was written by other projection versions than this ordo's (export from index 1, or with the state left out): %w", path, err)
+	}
 	if err != nil {
 		return st, fmt.Errorf("load %s: %w", path, err)
 	}
 	st.Events = rs.Events
-	sum, err := copyArchive(path, dst)
-	if err != nil {
+	if st.Checksum, err = copyArchive(path, dst); err != nil {
 		return st, err
 	}
-	st.Checksum = sum
 	return st, nil
 }
 
@@ -157,19 +169,6 @@ func readFile(path string, fn func(*Reader) (uint64, error)) (uint64, error) {
 type fileSource struct{ path string }
 
 var _ kv.Reader = (*fileSource)(nil)
-
-func (s *fileSource) header() (Header, error) {
-	f, err := os.Open(s.path)
-	if err != nil {
-		return Header{}, err
-	}
-	defer f.Close()
-	r, err := NewReader(f)
-	if err != nil {
-		return Header{}, fmt.Errorf("%s: %w", s.path, err)
-	}
-	return r.Header(), nil
-}
 
 // Get implements kv.Reader: the file has no point reads.
 func (s *fileSource) Get([]byte) ([]byte, error) { return nil, kv.ErrNotFound }

@@ -45,7 +45,7 @@ func main() {
 	duration := flag.Duration("duration", 10*time.Second, "how long each load runs")
 	replay := flag.Int("replay", 200000, "events in the archive for the apply and replay figures")
 	addr := flag.String("addr", "", "load this server's HTTP address instead of starting servers")
-	only := flag.String("only", "", "run only these, comma-separated: load1, load3, apply, replay, c1m, simfleet, simfleet-fast, c1m-http")
+	only := flag.String("only", "", "run only these, comma-separated: load1, load3, apply, replay, export, c1m, simfleet, simfleet-fast, c1m-http")
 	nodes := flag.Int("nodes", 0, "simulated nodes (0: 5000 for c1m, 10000 for simfleet, simfleet-fast and c1m-http)")
 	jobs := flag.Int("jobs", 0, "jobs for c1m and c1m-http (0: 100 for c1m, 5 for c1m-http)")
 	perJob := flag.Int("per-job", 1000, "allocations per job for c1m and c1m-http")
@@ -87,6 +87,7 @@ func main() {
 		run("load3", func() ([]row, error) { return clusterLoad(3, *clients, *duration) })
 		run("apply", func() ([]row, error) { return applyRate(*replay) })
 		run("replay", func() ([]row, error) { return replayRate(*replay) })
+		run("export", func() ([]row, error) { return exportReplayRates(*exportEvents) }) // export.go
 		run("history", func() ([]row, error) { return historyLatency(101000, 1000) })
 		run("rebuild", func() ([]row, error) { return rebuildRows(rebuildEvents) }) // rebuild.go
 		run("c1m", func() ([]row, error) { return c1m(or(*nodes, 5000), or(*jobs, 100), *perJob, *workers) })

@@ -1,0 +1,266 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ordoplane/ordo/cmd/agent"
+	"github.com/ordoplane/ordo/commands"
+	"github.com/ordoplane/ordo/commands/httpapi"
+	"github.com/ordoplane/ordo/events"
+	"github.com/ordoplane/ordo/history/export"
+	"github.com/ordoplane/ordo/history/rerun"
+	"github.com/ordoplane/ordo/processors/jobplan"
+	"github.com/ordoplane/ordo/projections"
+	"github.com/ordoplane/ordo/projections/all"
+	"github.com/ordoplane/ordo/storage/kv"
+)
+
+// errReplayReadOnly is what every command a replay would append answers.
+var errReplayReadOnly = errors.New("ordo: a replay is read-only: nothing is appended")
+
+// readOnlyLog refuses every entry: the Proposer of a replay's pipeline.
+type readOnlyLog struct{}
+
+func (readOnlyLog) Append(context.Context, []byte) (any, uint64, error) {
+	return nil, 0, &commands.ConflictError{Reason: errReplayReadOnly.Error()}
+}
+
+var _ commands.Proposer = readOnlyLog{}
+
+func newReplayCommand() *cobra.Command {
+	var (
+		serve   string
+		tempDir string
+	)
+	cmd := &cobra.Command{
+		Use:   "replay [flags] FILE [-- <read command> [flags]]",
+		Short: "Serve reads from an exported history file, with no cluster",
+		Long: `Replay a history file written by 'ordo log export': rebuild every
+projection from its events into a scratch store, serve the HTTP API over it
+read-only on 127.0.0.1, and run the given ordo command against it:
+
+  ordo replay incident.olog -- job status web
+  ordo replay incident.olog -- node status
+  ordo replay incident.olog -- alloc status 2LzVh
+  ordo replay incident.olog -- log show -from 48000
+  ordo replay incident.olog -- debug reschedule -eval 2LzW
+
+Any read works; writes answer an error, nothing is appended and no processor
+runs. The command's -address is set by the replay. The file is checked
+whole (checksum, counts) before anything is answered.
+
+A file exported from index 1, or with its base state (the default of
+'ordo log export -from N'), shows the whole cluster as it stood at the
+file's last index. A file exported with -state=false from an index after 1
+holds no earlier state: reads show only what the slice's own events build.
+
+With no command, the replay prints the file's header; with -serve ADDR it
+serves the API on ADDR until interrupted.`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if dash := cmd.ArgsLenAtDash(); dash >= 0 && dash != 1 || len(args) == 0 {
+				return fmt.Errorf("usage: ordo replay FILE [-- <read command>]")
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			file, inner := args[0], args[1:]
+			if err := checkReplayCommand(inner); err != nil {
+				return err
+			}
+			stderr := cmd.ErrOrStderr()
+			dir, err := os.MkdirTemp(tempDir, "ordo-replay-")
+			if err != nil {
+				return err
+			}
+			defer os.RemoveAll(dir)
+			r, err := openReplay(file, dir)
+			if err != nil {
+				return err
+			}
+			defer r.close()
+			h := r.stats.Header
+			fmt.Fprintf(stderr, "==> Replaying %s: cluster %s, %d events at indexes %d–%d", file, h.ClusterID, r.stats.Events, h.FirstIndex, h.LastIndex)
+			switch {
+			case h.StateIndex > 0:
+				fmt.Fprintf(stderr, " on the state at %d", h.StateIndex)
+			case h.From > 1:
+				fmt.Fprintf(stderr, " (no state before %d: reads show only what these events build)", h.From)
+			}
+			fmt.Fprintln(stderr, "; read-only")
+			if len(inner) == 0 && serve == "" {
+				return printReplayHeader(cmd.OutOrStdout(), file, r.stats)
+			}
+			addr, stop, err := r.serve(serve)
+			if err != nil {
+				return err
+			}
+			defer stop()
+			if len(inner) == 0 {
+				fmt.Fprintf(stderr, "==> Serving the replay read-only on http://%s until interrupted\n", addr)
+				ctx, cancel := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+				defer cancel()
+				<-ctx.Done()
+				return nil
+			}
+			root := newRootCommand(cmd.OutOrStdout(), stderr)
+			root.SetArgs(append([]string{"--address=http://" + addr}, normalizeArgs(inner)...))
+			return root.ExecuteContext(cmd.Context())
+		},
+	}
+	cmd.Flags().StringVar(&serve, "serve", "", "serve the replay's API on this address (host:port)")
+	cmd.Flags().StringVar(&tempDir, "temp-dir", "", "where the scratch store goes (default the system temp dir)")
+	return cmd
+}
+
+// checkReplayCommand refuses commands a replay cannot run.
+func checkReplayCommand(inner []string) error {
+	if len(inner) == 0 {
+		return nil
+	}
+	switch inner[0] {
+	case "agent", "replay":
+		return fmt.Errorf("ordo replay runs read commands; %q is not one", inner[0])
+	}
+	for _, a := range inner {
+		if a == "--" {
+			break
+		}
+		if a == "-address" || a == "--address" || strings.HasPrefix(a, "-address=") || strings.HasPrefix(a, "--address=") {
+			return fmt.Errorf("ordo replay sets -address itself: leave it out of the command")
+		}
+	}
+	return nil
+}
+
+// replay is a history file loaded into a scratch store, ready to serve.
+type replay struct {
+	file  string
+	dir   string
+	store *kv.Store
+	fsm   *projections.FSM
+	stats export.LoadStats
+}
+
+// openReplay loads file into a store under dir.
+func openReplay(file, dir string) (*replay, error) {
+	store, err := kv.Open(filepath.Join(dir, "state"), kv.DefaultConfig())
+	if err != nil {
+		return nil, err
+	}
+	r := &replay{file: file, dir: dir, store: store}
+	if r.stats, err = export.Load(file, store, all.Projections()); err != nil {
+		store.Close()
+		return nil, fmt.Errorf("replay: %w", err)
+	}
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	if r.fsm, err = projections.NewFSM(store, projections.FSMConfig{Projections: all.Projections(), Logger: quiet}); err != nil {
+		store.Close()
+		return nil, err
+	}
+	return r, nil
+}
+
+func (r *replay) close() {
+	r.fsm.Close()
+	r.store.Close()
+}
+
+// serve starts the read-only API on addr (127.0.0.1:0 when empty) and
+// returns its address and a function that stops it.
+func (r *replay) serve(addr string) (string, func(), error) {
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	pipeline, err := commands.NewPipeline(commands.PipelineConfig{Log: readOnlyLog{}, Store: r.store, Applied: r.fsm.Applied, Logger: quiet})
+	if err != nil {
+		return "", nil, err
+	}
+	if addr == "" {
+		addr = "127.0.0.1:0"
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return "", nil, err
+	}
+	h := r.stats.Header
+	scratch := filepath.Join(r.dir, "scratch")
+	api, err := httpapi.New(httpapi.Config{
+		FSM: r.fsm, Pipeline: pipeline, Logger: quiet,
+		ReadOnly: "a replay of " + filepath.Base(r.file),
+		Self: httpapi.Self{ID: "replay", Name: "replay of " + filepath.Base(r.file), HTTPAddr: ln.Addr().String(),
+			Version: agent.Version, Config: map[string]any{"ReplayOf": r.file, "Header": h}},
+		JobPlanner: func(v projections.View, job *events.Job, diff bool) (any, error) {
+			return jobplan.Plan(v, job, jobplan.Options{Diff: diff, Now: time.Now()})
+		},
+		Rescheduler: rerun.ForAPI(scratch, 1),
+		Exporter: func(w io.Writer, src kv.Reader, from, to uint64, state bool) error {
+			// The base state is rebuilt from the file's own archive, so a
+			// re-export of a slice carries the state only when the file
+			// started at 1.
+			_, err := export.Export(w, src, export.Options{From: from, To: to, ClusterID: h.ClusterID,
+				ClusterIDSource: h.ClusterIDSource, Server: "replay", OrdoVersion: agent.Version, Created: time.Now(),
+				State: state && h.From <= 1, ScratchDir: r.dir})
+			if errors.Is(err, export.ErrNoEvents) {
+				return commands.Invalid("from", "%v", err)
+			}
+			return err
+		},
+	})
+	if err != nil {
+		ln.Close()
+		return "", nil, err
+	}
+	srv := &http.Server{Handler: api, ReadHeaderTimeout: 10 * time.Second}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = srv.Serve(ln)
+	}()
+	stop := func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(ctx)
+		<-done
+		api.Close()
+	}
+	return ln.Addr().String(), stop, nil
+}
+
+// printReplayHeader describes a loaded history file.
+func printReplayHeader(w io.Writer, file string, st export.LoadStats) error {
+	h := st.Header
+	state := "none (a replay shows the whole cluster only if the file starts at index 1)"
+	if h.StateIndex > 0 {
+		state = fmt.Sprintf("the projections at index %d (%d rows)", h.StateIndex, st.StateRows)
+	} else if h.From <= 1 {
+		state = "none needed (the file starts at index 1)"
+	}
+	to := "end"
+	if h.To > 0 {
+		to = fmt.Sprint(h.To)
+	}
+	return printPairs(w, []pair{
+		{"File", file},
+		{"Format Version", fmt.Sprint(h.FormatVersion)},
+		{"Cluster ID", fmt.Sprintf("%s (%s)", h.ClusterID, h.ClusterIDSource)},
+		{"Exported By", orDash(h.Server)},
+		{"Created", h.Created.UTC().Format(time.RFC3339)},
+		{"Range Asked", fmt.Sprintf("%d to %s", h.From, to)},
+		{"Indexes", fmt.Sprintf("%d to %d", h.FirstIndex, h.LastIndex)},
+		{"Events", fmt.Sprint(st.Events)},
+		{"Base State", state},
+		{"SHA-256", st.Checksum},
+	})
+}
