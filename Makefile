@@ -27,8 +27,9 @@ unit:
 	$(GO) test -race -count=1 -timeout 9m ./...
 
 # Prints one table: figure, value, unit. Long runs live here, not in test.
+# BENCHFLAGS picks figures and sizes, e.g. BENCHFLAGS="-only simfleet -nodes 2000".
 bench:
-	$(GO) run ./tools/bench
+	$(GO) run ./tools/bench $(BENCHFLAGS)
 	$(GO) test -run '^$$' -bench . -benchtime 2s ./storage/raftstore/ ./projections/
 
 # A short pass of every fuzz target.
