@@ -7,6 +7,9 @@
 //
 //   - rerun: re-runs a recorded scheduling decision against the snapshot
 //     it was made on and diffs the recomputed plan with what was committed.
+//   - export: the portable history file (.olog): a slice of the archive,
+//     optionally with the projections it starts from, written, checked and
+//     replayed into a scratch store (ordo log export, ordo replay).
 //
 // # Usage
 //

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -23,6 +24,7 @@ import (
 	"github.com/ordoplane/ordo/events"
 	"github.com/ordoplane/ordo/history/export"
 	"github.com/ordoplane/ordo/history/rerun"
+	"github.com/ordoplane/ordo/history/timetravel"
 	"github.com/ordoplane/ordo/processors/jobplan"
 	"github.com/ordoplane/ordo/projections"
 	"github.com/ordoplane/ordo/projections/all"
@@ -59,8 +61,9 @@ read-only on 127.0.0.1, and run the given ordo command against it:
   ordo replay incident.olog -- log show -from 48000
   ordo replay incident.olog -- debug reschedule -eval 2LzW
 
-Any read works; writes answer an error, nothing is appended and no processor
-runs. The command's -address is set by the replay. The file is checked
+Any read works, at the file's last index or, with -at-index or -at-time,
+at any earlier one the file holds a state for; writes answer an error,
+nothing is appended and no processor runs. The command's -address is set by the replay. The file is checked
 whole (checksum, counts) before anything is answered.
 
 A file exported from index 1, or with its base state (the default of
@@ -222,7 +225,13 @@ func (r *replay) serve(addr string) (string, func(), error) {
 		ln.Close()
 		return "", nil, err
 	}
-	srv := &http.Server{Handler: api, ReadHeaderTimeout: 10 * time.Second}
+	hist, err := r.history()
+	if err != nil {
+		ln.Close()
+		api.Close()
+		return "", nil, err
+	}
+	srv := &http.Server{Handler: api.WithHistory(hist), ReadHeaderTimeout: 10 * time.Second}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -233,9 +242,57 @@ func (r *replay) serve(addr string) (string, func(), error) {
 		defer cancel()
 		_ = srv.Shutdown(ctx)
 		<-done
+		hist.Close()
 		api.Close()
 	}
 	return ln.Addr().String(), stop, nil
+}
+
+// history serves the replay's reads at_index and at_time
+// (history/timetravel over the replay's store, which takes no checkpoints:
+// nothing is applied). A file with a base state gets it as the one
+// checkpoint, at its index, so past states build on it; reads of an index
+// the file holds no state for are refused.
+func (r *replay) history() (*replayHistory, error) {
+	h := r.stats.Header
+	first := max(h.From, 1)
+	if h.StateIndex > 0 {
+		first = h.StateIndex
+		base, err := kv.Open(filepath.Join(r.dir, "checkpoints", strconv.FormatUint(h.StateIndex, 10)), kv.DefaultConfig())
+		if err != nil {
+			return nil, err
+		}
+		_, err = export.LoadState(r.file, base)
+		if cerr := base.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return nil, fmt.Errorf("replay: base state checkpoint: %w", err)
+		}
+	}
+	tt, err := timetravel.New(timetravel.Config{Options: timetravel.Options{DisableCheckpoints: true}, DataDir: r.dir,
+		FSM: r.fsm, Projections: all.Projections(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		return nil, err
+	}
+	return &replayHistory{TimeTravel: tt, first: first}, nil
+}
+
+// replayHistory is time travel over a replay, refusing indexes before the
+// first one the file holds a state for.
+type replayHistory struct {
+	*timetravel.TimeTravel
+	first uint64
+}
+
+var _ httpapi.History = (*replayHistory)(nil)
+
+func (h *replayHistory) View(ctx context.Context, index uint64) (projections.View, func(), error) {
+	if index < h.first {
+		return projections.View{}, nil, commands.Invalid("at_index",
+			"%d is before the replayed file's first state, at index %d: the file holds nothing earlier", index, h.first)
+	}
+	return h.TimeTravel.View(ctx, index)
 }
 
 // printReplayHeader describes a loaded history file.

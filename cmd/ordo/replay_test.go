@@ -226,6 +226,10 @@ func TestExportReplayRoundTrip(t *testing.T) {
 		{"eval", "list"},
 		{"eval", "status", evalIDs[0]},
 		{"namespace", "list"},
+		// Time travel works in a replay too.
+		{"job", "status", "-json", "-at-index", fmt.Sprint(w.mid), "web"},
+		{"node", "status", "-at-index", fmt.Sprint(w.mid)},
+		{"eval", "list", "-at-index", fmt.Sprint(w.mid)},
 	}
 	applied := w.a.FSM().Applied()
 	live := map[string]string{}
@@ -304,6 +308,11 @@ func TestExportReplayRoundTrip(t *testing.T) {
 		if want := live[strings.Join(r, " ")]; code != 0 || stdout != want {
 			t.Errorf("replay of the slice %q: %d %s\n%s\nwant\n%s", r, code, stderr, stdout, want)
 		}
+	}
+	// The slice's first state is its base, at mid: nothing before it.
+	if code, _, stderr := runCLI("replay", slice, "--", "job", "status", "-at-index", fmt.Sprint(w.mid-1)); code != 1 ||
+		!strings.Contains(stderr, fmt.Sprintf("before the replayed file's first state, at index %d", w.mid)) {
+		t.Errorf("a read before the slice's base state: %d %q", code, stderr)
 	}
 	bare := filepath.Join(dir, "bare.olog")
 	if code, stdout, stderr := runCLI("log", "export", "-address", w.addr, "-from", from, "-state=false", bare); code != 0 || strings.Contains(stdout, "With the state") {

@@ -58,7 +58,7 @@ func Load(path string, dst *kv.Store, projs []projections.Projection) (LoadStats
 	st.Header = h
 	src := &fileSource{path: path}
 	if h.StateRows > 0 {
-		if st.StateRows, err = loadState(path, dst); err != nil {
+		if st.StateRows, err = LoadState(path, dst); err != nil {
 			return st, err
 		}
 	}
@@ -76,8 +76,11 @@ func Load(path string, dst *kv.Store, projs []projections.Projection) (LoadStats
 	return st, nil
 }
 
-// loadState writes the file's base state rows into dst.
-func loadState(path string, dst *kv.Store) (uint64, error) {
+// LoadState writes only the base state rows of the history file at path
+// into dst (the projections as they stood at Header.StateIndex; nothing
+// for a file without them) and returns how many it wrote. It does not
+// check the file beyond them: Load does.
+func LoadState(path string, dst *kv.Store) (uint64, error) {
 	return readFile(path, func(r *Reader) (uint64, error) {
 		b := dst.Batch()
 		defer func() { b.Close() }()
