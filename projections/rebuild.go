@@ -82,6 +82,14 @@ func (r *replayer) run(src kv.Reader, from, to uint64) error {
 		for range chunks {
 		}
 	}()
+	if err := r.consume(chunks); err != nil {
+		return err
+	}
+	return <-readErr
+}
+
+// consume applies the events of chunks until it closes, then commits.
+func (r *replayer) consume(chunks <-chan []*events.Event) error {
 	for chunk := range chunks {
 		for _, ev := range chunk {
 			if r.tx != nil && r.tx.index != ev.Index {
@@ -103,9 +111,6 @@ func (r *replayer) run(src kv.Reader, from, to uint64) error {
 			r.st.Events++
 			r.st.Last = ev.Index
 		}
-	}
-	if err := <-readErr; err != nil {
-		return err
 	}
 	if r.tx != nil {
 		r.endEntry()

@@ -103,7 +103,7 @@ type shadowBuild struct {
 	prefix []byte
 	projs  []Projection
 	tables []string
-	r      *replayer
+	l      *lanes
 	// upTo is the index through which the archive has been replayed.
 	upTo uint64
 }
@@ -126,11 +126,9 @@ func newShadowBuild(store *kv.Store, n uint64, projs []Projection) (*shadowBuild
 			tables = append(tables, t)
 		}
 	}
-	// The shadow is empty and only this build writes it, so the writer
-	// answers point reads from memory.
-	fw := newFreshWriter(store, true)
-	r := &replayer{projs: projs, store: store, fw: fw, w: &shadowWriter{w: fw, prefix: prefix, owned: owned}, tables: map[string]uint64{}}
-	return &shadowBuild{store: store, prefix: prefix, projs: projs, tables: tables, r: r}, nil
+	// The shadow is empty and only this build writes it, so each lane's
+	// writer answers point reads from memory.
+	return &shadowBuild{store: store, prefix: prefix, projs: projs, tables: tables, l: newLanes(store, prefix, projs, nil)}, nil
 }
 
 // catchUp replays the archive of src after the last index replayed through
@@ -139,7 +137,7 @@ func (s *shadowBuild) catchUp(src kv.Reader, to uint64) error {
 	if to <= s.upTo {
 		return nil
 	}
-	if err := s.r.run(src, s.upTo+1, to); err != nil {
+	if err := s.l.run(src, s.upTo+1, to); err != nil {
 		return err
 	}
 	s.upTo = to
@@ -148,7 +146,7 @@ func (s *shadowBuild) catchUp(src kv.Reader, to uint64) error {
 
 // close releases the open batch; the shadow stays until discarded or
 // switched.
-func (s *shadowBuild) close() { s.r.fw.close() }
+func (s *shadowBuild) close() { s.l.close() }
 
 // discard deletes the build's part of the shadow keyspace.
 func (s *shadowBuild) discard() error {

@@ -102,8 +102,8 @@ func (f *FSM) rebuildOnline(ctx context.Context, projs []Projection, lag uint64,
 		return nil
 	}
 	prog := RebuildProgress{Projections: names(projs), Phase: PhaseBuilding}
-	sb.r.check = check
-	sb.r.progress = func(st RebuildStats) {
+	sb.l.setCheck(check)
+	sb.l.progress = func(st RebuildStats) {
 		prog.Events, prog.Index = st.Events, st.Last
 		obs(prog)
 	}
@@ -159,8 +159,8 @@ func (f *FSM) rebuildLocked(ctx context.Context, projs []Projection, obs func(Re
 		}
 	}()
 	prog := RebuildProgress{Projections: names(projs), Phase: PhaseBuilding}
-	sb.r.check = ctx.Err
-	sb.r.progress = func(st RebuildStats) {
+	sb.l.setCheck(ctx.Err)
+	sb.l.progress = func(st RebuildStats) {
 		prog.Events, prog.Index = st.Events, st.Last
 		obs(prog)
 	}
@@ -184,7 +184,8 @@ func (f *FSM) finishLocked(sb *shadowBuild, prog RebuildProgress, obs func(Rebui
 	if err := sb.catchUp(f.store, head); err != nil {
 		return err
 	}
-	prog.Events, prog.Index = sb.r.st.Events, sb.r.st.Last
+	st := sb.l.stats()
+	prog.Events, prog.Index = st.Events, st.Last
 	prog.Phase = PhaseSwitching
 	obs(prog)
 	if err := sb.switchLive(); err != nil {
@@ -273,15 +274,27 @@ func staleError(stale []Stale) error {
 }
 
 // scratchRebuild rebuilds projs from the archive of src through index to
-// into the empty store dst (Verify's scratch space).
+// into the empty store dst (Verify's scratch space), a lane per projection.
 func scratchRebuild(ctx context.Context, src kv.Reader, dst *kv.Store, projs []Projection, to uint64, obs func(RebuildStats)) (RebuildStats, error) {
-	w := newFreshWriter(dst, true)
-	defer w.close()
-	if err := CheckVersions(NewView(w), projs); err != nil {
+	b := dst.Batch()
+	if err := CheckVersions(NewView(b), projs); err != nil {
+		b.Close()
 		return RebuildStats{}, err
 	}
-	r := &replayer{projs: projs, store: dst, fw: w, w: w, tables: map[string]uint64{}, progress: obs, check: ctx.Err}
-	r.extra = func(w kv.Writer) error { return w.Set(appliedKey, kv.Uint64Value(r.st.Last)) }
-	err := r.run(src, 1, to)
-	return r.st, err
+	if err := b.Commit(); err != nil {
+		return RebuildStats{}, err
+	}
+	l := newLanes(dst, nil, projs, ctx.Err)
+	defer l.close()
+	l.progress = obs
+	if err := l.run(src, 1, to); err != nil {
+		return l.stats(), err
+	}
+	st := l.stats()
+	wb := dst.WriteBatch()
+	if err := wb.Set(appliedKey, kv.Uint64Value(st.Last)); err != nil {
+		wb.Close()
+		return st, err
+	}
+	return st, wb.Commit(false)
 }

@@ -1,0 +1,134 @@
+package projections
+
+import (
+	"sync"
+	"sync/atomic"
+
+	"github.com/ordoplane/ordo/events"
+	"github.com/ordoplane/ordo/storage/kv"
+)
+
+// lanes replays the archive into several projections at once: one
+// goroutine reads and decodes the archive, and each lane (one projection,
+// with its own writer and batches) applies it on its own goroutine, so a
+// rebuild of several projections uses every core. It relies on each
+// projection reading only its own tables, which each lane's shadowWriter
+// enforces; the events are shared and only read.
+type lanes struct {
+	rs   []*replayer
+	done []laneMark
+	// progress, when set, is called after a lane commits, with the stats
+	// of the lane furthest behind.
+	progress func(RebuildStats)
+	mu       sync.Mutex // serialises progress calls
+}
+
+// laneMark is what a lane has replayed, readable from other goroutines.
+type laneMark struct {
+	events, entries, last atomic.Uint64
+}
+
+// newLanes returns a lane per projection of projs, writing into store
+// under prefix (nil: the live keys). check, when set, is called after
+// each commit of each lane; an error ends the run.
+func newLanes(store *kv.Store, prefix []byte, projs []Projection, check func() error) *lanes {
+	l := &lanes{done: make([]laneMark, len(projs))}
+	for i, p := range projs {
+		owned := map[string]bool{}
+		for _, t := range p.Tables() {
+			owned[t] = true
+		}
+		fw := newFreshWriter(store, true)
+		r := &replayer{projs: []Projection{p}, store: store, fw: fw, w: &shadowWriter{w: fw, prefix: prefix, owned: owned},
+			tables: map[string]uint64{}, check: check}
+		mark := &l.done[i]
+		r.progress = func(st RebuildStats) {
+			mark.events.Store(st.Events)
+			mark.entries.Store(st.Entries)
+			mark.last.Store(st.Last)
+			l.report()
+		}
+		l.rs = append(l.rs, r)
+	}
+	return l
+}
+
+// stats returns the stats of the lane furthest behind.
+func (l *lanes) stats() RebuildStats {
+	var st RebuildStats
+	for i := range l.done {
+		m := &l.done[i]
+		if i == 0 || m.events.Load() < st.Events {
+			st = RebuildStats{Events: m.events.Load(), Entries: m.entries.Load(), Last: m.last.Load()}
+		}
+	}
+	return st
+}
+
+func (l *lanes) report() {
+	if l.progress == nil {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.progress(l.stats())
+}
+
+// run replays the archive of src from index from through to (0: to its
+// end) through every lane, each of which commits what it applied.
+func (l *lanes) run(src kv.Reader, from, to uint64) error {
+	chunks := make(chan []*events.Event, 4)
+	stop := make(chan struct{})
+	var stopOnce sync.Once
+	halt := func() { stopOnce.Do(func() { close(stop) }) }
+	readErr := make(chan error, 1)
+	go func() {
+		defer close(chunks)
+		readErr <- readArchive(src, from, to, chunks, stop)
+	}()
+	ins := make([]chan []*events.Event, len(l.rs))
+	errs := make([]error, len(l.rs))
+	var wg sync.WaitGroup
+	for i, r := range l.rs {
+		ins[i] = make(chan []*events.Event, 4)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if errs[i] = r.consume(ins[i]); errs[i] != nil {
+				halt()
+				for range ins[i] { // let the others go on to the end of the chunks
+				}
+			}
+		}()
+	}
+	for chunk := range chunks {
+		for _, in := range ins {
+			in <- chunk
+		}
+	}
+	for _, in := range ins {
+		close(in)
+	}
+	wg.Wait()
+	halt()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return <-readErr
+}
+
+// setCheck makes every lane call check after each commit.
+func (l *lanes) setCheck(check func() error) {
+	for _, r := range l.rs {
+		r.check = check
+	}
+}
+
+// close releases the lanes' open batches.
+func (l *lanes) close() {
+	for _, r := range l.rs {
+		r.fw.close()
+	}
+}
