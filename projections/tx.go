@@ -16,6 +16,9 @@ type Tx struct {
 	index   uint64
 	time    int64
 	changed map[string]struct{}
+	// keys are the changed keys of key-watched tables (WatchKeys), as
+	// KeyTopic names.
+	keys map[string]struct{}
 }
 
 func newTx(w kv.Writer, index uint64, time int64) *Tx {
@@ -42,6 +45,7 @@ func (tx *Tx) Put(table, key string, value []byte) error {
 		return fmt.Errorf("put %s/%s: %w", table, key, err)
 	}
 	tx.changed[table] = struct{}{}
+	tx.touch(table, key)
 	return nil
 }
 
@@ -68,6 +72,7 @@ func (tx *Tx) Delete(table, key string) (bool, error) {
 		return false, fmt.Errorf("delete %s/%s: %w", table, key, err)
 	}
 	tx.changed[table] = struct{}{}
+	tx.touch(table, key)
 	return true, nil
 }
 
@@ -81,13 +86,29 @@ func (tx *Tx) changedTables() []string {
 	return out
 }
 
-// bumpTables records the entry's index as the index of every changed table.
+// touch records a changed key of a key-watched table.
+func (tx *Tx) touch(table, key string) {
+	if !keyWatched[table] {
+		return
+	}
+	if tx.keys == nil {
+		tx.keys = map[string]struct{}{}
+	}
+	tx.keys[KeyTopic(table, key)] = struct{}{}
+}
+
+// bumpTables records the entry's index as the index of every changed
+// table. It returns the changed tables and, for key-watched tables, the
+// changed keys as KeyTopic names: the topics the Notifier wakes.
 func (tx *Tx) bumpTables() ([]string, error) {
 	tables := tx.changedTables()
 	for _, t := range tables {
 		if err := tx.w.Set(tableIndexKey(t), kv.Uint64Value(tx.index)); err != nil {
 			return nil, err
 		}
+	}
+	for k := range tx.keys {
+		tables = append(tables, k)
 	}
 	return tables, nil
 }

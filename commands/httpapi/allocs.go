@@ -228,5 +228,6 @@ func (s *Server) clientAllocs(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	s.query(w, r, allocTables, func(v projections.View) (any, error) { return full(allocs.ByNode(v, id)) })
+	// Blocks on the node's own allocations only (see blockOnKey).
+	s.queryKey(w, r, allocs.NodeChangesTable, id, func(v projections.View) (any, error) { return full(allocs.ByNode(v, id)) })
 }

@@ -453,3 +453,41 @@ type deploymentAnswer struct {
 	DeploymentModifyIndex uint64
 	Index                 uint64
 }
+
+// TestClientAllocationsBlockOnTheirNode: a node's long-poll for its own
+// allocations answers the index of its own last allocation change, so
+// changes on other nodes neither wake it nor move its index (with 10,000
+// clients long-polling, one placement must not wake them all); a change on
+// its node does.
+func TestClientAllocationsBlockOnTheirNode(t *testing.T) {
+	t.Parallel()
+	d := startAgent(t)
+	d.register(t, "node-a")
+	d.register(t, "node-b")
+	d.seed(t, &events.AllocsPlaced{EvalID: "e1", Allocs: []events.Allocation{testAlloc("alloc-a1", "node-a", "web", "e1")}})
+	var list []*api.Allocation
+	indexA := d.getJSON(t, "/v1/client/node-a/allocations", &list).index(t)
+	if len(list) != 1 {
+		t.Fatalf("node-a allocations = %+v", list)
+	}
+	// Another node's allocations change, twice.
+	d.seed(t, &events.AllocsPlaced{EvalID: "e2", Allocs: []events.Allocation{testAlloc("alloc-b1", "node-b", "web", "e2")}})
+	d.seed(t, &events.AllocsClientUpdated{NodeID: "node-b", Updates: []events.AllocClientUpdate{{ID: "alloc-b1", ClientStatus: events.AllocClientRunning}}})
+	got := receive(t, d.blockingGet(fmt.Sprintf("/v1/client/node-a/allocations?index=%d&wait=200ms", indexA)))
+	if got.index(t) != indexA {
+		t.Fatalf("node-a's long-poll answered index %d after node-b's changes, want its own %d", got.index(t), indexA)
+	}
+	// Its own allocation changes: it wakes past it.
+	woke := d.blockingGet(fmt.Sprintf("/v1/client/node-a/allocations?index=%d&wait=10s", indexA))
+	d.seed(t, &events.AllocsDesiredUpdated{Updates: []events.AllocDesiredUpdate{{ID: "alloc-a1", DesiredStatus: events.AllocDesiredStop}}})
+	got = receive(t, woke)
+	got.decode(t, &list)
+	if got.index(t) <= indexA || len(list) != 1 || list[0].DesiredStatus != events.AllocDesiredStop {
+		t.Fatalf("after its own change: index %d (was %d), %+v", got.index(t), indexA, list)
+	}
+	// A node that never had an allocation answers index 1 and waits.
+	var none []*api.Allocation
+	if r := d.getJSON(t, "/v1/client/node-c/allocations", &none); r.index(t) != 1 || len(none) != 0 {
+		t.Fatalf("empty node: index %d, %+v", r.index(t), none)
+	}
+}

@@ -23,7 +23,14 @@ const (
 	ByEvalTable = "allocs_by_eval"
 	// ByCreateTable indexes allocs by order.Key(create index, id).
 	ByCreateTable = "allocs_by_create"
+	// NodeChangesTable holds one empty row per node whose modify index is
+	// the last index at which any of the node's allocations changed. It is
+	// key-watched: a client's long-poll for its allocations waits on its
+	// own node's key, not on every allocation change in the cluster.
+	NodeChangesTable = "alloc_node_changes"
 )
+
+func init() { projections.WatchKeys(NodeChangesTable) }
 
 // Alloc is an allocation as readers see it.
 type Alloc struct {
@@ -41,11 +48,11 @@ var _ projections.Projection = Projection{}
 func (Projection) Name() string { return "allocs" }
 
 // Version implements projections.Projection.
-func (Projection) Version() int { return 3 }
+func (Projection) Version() int { return 4 }
 
 // Tables implements projections.Projection.
 func (Projection) Tables() []string {
-	return []string{Table, ByNodeTable, ByJobTable, ByEvalTable, ByCreateTable, UsageTable}
+	return []string{Table, ByNodeTable, ByJobTable, ByEvalTable, ByCreateTable, UsageTable, NodeChangesTable}
 }
 
 // Apply implements projections.Projection.
@@ -59,18 +66,25 @@ func (Projection) Apply(tx *projections.Tx, ev *events.Event) error {
 	if err != nil {
 		return err
 	}
+	var nodes []string // whose allocations this event changes
 	switch p := p.(type) {
 	case *events.AllocsPlaced:
 		for i := range p.Allocs {
 			if err := place(tx, &p.Allocs[i]); err != nil {
 				return err
 			}
+			nodes = append(nodes, p.Allocs[i].NodeID)
 		}
 	case *events.AllocsDesiredUpdated:
 		for i := range p.Updates {
 			u := &p.Updates[i]
 			if err := patch(tx, u.ID, "", func(a *events.Allocation) { desired(a, u) }); err != nil {
 				return err
+			}
+			if a, err := lookup(tx, u.ID); err != nil {
+				return err
+			} else if a != nil {
+				nodes = append(nodes, a.NodeID)
 			}
 		}
 	case *events.AllocsClientUpdated:
@@ -80,14 +94,46 @@ func (Projection) Apply(tx *projections.Tx, ev *events.Event) error {
 				return err
 			}
 		}
+		nodes = append(nodes, p.NodeID)
 	case *events.AllocsDeleted:
 		for _, id := range p.IDs {
+			if a, err := lookup(tx, id); err != nil {
+				return err
+			} else if a != nil {
+				nodes = append(nodes, a.NodeID)
+			}
 			if err := remove(tx, id); err != nil {
 				return err
 			}
 		}
 	}
+	return touchNodes(tx, nodes)
+}
+
+// touchNodes moves the NodeChangesTable row of each node to this index,
+// once per node.
+func touchNodes(tx *projections.Tx, nodes []string) error {
+	seen := make(map[string]bool, len(nodes))
+	for _, n := range nodes {
+		if n == "" || seen[n] {
+			continue
+		}
+		seen[n] = true
+		if err := tx.Put(NodeChangesTable, n, nil); err != nil {
+			return err
+		}
+	}
 	return nil
+}
+
+// NodeChangeIndex returns the last index at which an allocation on node
+// changed, 0 if none ever did.
+func NodeChangeIndex(v projections.View, node string) (uint64, error) {
+	r, err := v.Get(NodeChangesTable, node)
+	if errors.Is(err, projections.ErrNotFound) {
+		return 0, nil
+	}
+	return r.ModifyIndex, err
 }
 
 // NodeKey returns the ByNodeTable prefix of a node's allocs.
