@@ -82,9 +82,13 @@ func Load(path string, dst *kv.Store, projs []projections.Projection) (LoadStats
 // check the file beyond them: Load does.
 func LoadState(path string, dst *kv.Store) (uint64, error) {
 	return readFile(path, func(r *Reader) (uint64, error) {
-		b := dst.Batch()
-		defer func() { b.Close() }()
-		var n, size uint64
+		b := dst.WriteBatch() // Set copies the key and value into the batch
+		defer func() {
+			if b != nil {
+				b.Close()
+			}
+		}()
+		var n uint64
 		for {
 			rec, err := r.Next()
 			if err == io.EOF || err == nil && rec.Kind != KindState {
@@ -93,18 +97,21 @@ func LoadState(path string, dst *kv.Store) (uint64, error) {
 			if err != nil {
 				return n, err
 			}
-			if err := b.Set(bytes.Clone(rec.Key), bytes.Clone(rec.Value)); err != nil {
+			if err := b.Set(rec.Key, rec.Value); err != nil {
 				return n, err
 			}
 			n++
-			if size += uint64(len(rec.Key) + len(rec.Value)); size > loadBatchBytes {
-				if err := b.Commit(); err != nil {
+			if b.Len() > loadBatchBytes {
+				err := b.Commit(false) // releases b
+				if b = nil; err != nil {
 					return n, err
 				}
-				b, size = dst.Batch(), 0
+				b = dst.WriteBatch()
 			}
 		}
-		return n, b.Commit()
+		err := b.Commit(false)
+		b = nil
+		return n, err
 	})
 }
 
@@ -113,9 +120,13 @@ func LoadState(path string, dst *kv.Store) (uint64, error) {
 func copyArchive(path string, dst *kv.Store) (string, error) {
 	var sum string
 	_, err := readFile(path, func(r *Reader) (uint64, error) {
-		b := dst.Batch()
-		defer func() { b.Close() }()
-		var n, last, size uint64
+		b := dst.WriteBatch() // Set copies the key and value into the batch
+		defer func() {
+			if b != nil {
+				b.Close()
+			}
+		}()
+		var n, last uint64
 		for {
 			rec, err := r.Next()
 			if err == io.EOF {
@@ -127,22 +138,29 @@ func copyArchive(path string, dst *kv.Store) (string, error) {
 			if rec.Kind != KindEvent {
 				continue
 			}
-			if err := archive.Append(b, rec.Index, rec.Seq, bytes.Clone(rec.Data)); err != nil {
+			if err := b.Set(archive.Key(rec.Index, rec.Seq), rec.Data); err != nil {
 				return n, err
 			}
 			n, last = n+1, rec.Index
-			if size += uint64(len(rec.Data)); size > loadBatchBytes {
-				if err := b.Commit(); err != nil {
+			if b.Len() > loadBatchBytes {
+				err := b.Commit(false) // releases b
+				if b = nil; err != nil {
 					return n, err
 				}
-				b, size = dst.Batch(), 0
+				b = dst.WriteBatch()
 			}
 		}
-		if err := archive.SetCounters(b, n, last); err != nil {
+		err := b.Commit(false)
+		if b = nil; err != nil {
+			return n, err
+		}
+		counters := dst.Batch()
+		if err := archive.SetCounters(counters, n, last); err != nil {
+			counters.Close()
 			return n, err
 		}
 		sum = r.Checksum()
-		return n, b.Commit()
+		return n, counters.Commit() // releases counters
 	})
 	return sum, err
 }
