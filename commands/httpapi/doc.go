@@ -9,6 +9,11 @@
 // Writes and consistent reads on a follower are forwarded to the leader;
 // reads with ?stale are answered locally.
 //
+// A Config with ReadOnly set and no raft node serves a store nothing is
+// ever appended to (ordo replay serves a history file's): the server
+// leads itself alone, answers every read locally and refuses every
+// request that would change state with 409 (readonly.go).
+//
 // # Concurrency
 //
 // A Server is safe for concurrent use by net/http.
