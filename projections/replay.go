@@ -10,6 +10,12 @@ import (
 	"github.com/ordoplane/ordo/storage/kv"
 )
 
+// replayBatchEntries is how many entries Replay commits per batch: the
+// batch remembers the rows it read, so a larger one asks Pebble less often
+// for the rows a run of entries keeps touching (a job, its summary, its
+// nodes).
+const replayBatchEntries = 8192
+
 // ErrReplayBehind is returned by Replay when the store has already applied
 // past the index it was asked to reach: projections cannot go back.
 var ErrReplayBehind = errors.New("ordo: store is past the replay target")
@@ -102,7 +108,7 @@ func Replay(ctx context.Context, src kv.Reader, dst *kv.Store, projs []Projectio
 			if tx != nil && tx.index != ev.Index {
 				last := tx.index
 				endEntry()
-				if st.Entries%rebuildBatchEntries == 0 {
+				if st.Entries%replayBatchEntries == 0 {
 					if err := commit(last); err != nil {
 						return st, err
 					}

@@ -62,8 +62,9 @@ func (t *TimeTravel) Run(ctx context.Context) error {
 }
 
 // Checkpoint takes a checkpoint of the live store now, keeps it under the
-// applied index it holds, prunes all but the CheckpointsKept newest and
-// returns that index. Taking one at an index already kept changes nothing.
+// applied index it holds, prunes (the CheckpointsKept newest stay, and
+// SparseCheckpointsKept older ones spaced CheckpointEvery×CheckpointsKept
+// apart) and returns that index. Taking one at an index already kept changes nothing.
 func (t *TimeTravel) Checkpoint() (uint64, error) {
 	t.takeMu.Lock()
 	defer t.takeMu.Unlock()
@@ -82,7 +83,7 @@ func (t *TimeTravel) Checkpoint() (uint64, error) {
 		_ = os.RemoveAll(tmp)
 		return 0, err
 	}
-	pruned, err := t.cps.prune(t.cfg.CheckpointsKept)
+	pruned, err := t.cps.prune(t.cfg.CheckpointsKept, t.cfg.SparseCheckpointsKept, t.cfg.sparseGap())
 	t.metrics.taken.Inc()
 	t.metrics.pruned.Add(float64(pruned))
 	t.metrics.lastIndex.Set(float64(index))
@@ -96,9 +97,16 @@ func (t *TimeTravel) Checkpoint() (uint64, error) {
 
 // take checkpoints the live store into tmp, then opens the copy once to
 // read the applied index it holds and flush the log it carries into a
-// table, so the copies readers make open without replaying a log.
+// table, so the copies readers make open without replaying a log. The
+// live store's memtable is flushed first, so the checkpoint links tables
+// instead of copying (and replaying) a log of up to a memtable's size;
+// the FSM writes on into a fresh memtable meanwhile.
 func (t *TimeTravel) take(tmp string) (uint64, error) {
-	if err := t.cfg.FSM.Store().Checkpoint(tmp); err != nil {
+	live := t.cfg.FSM.Store()
+	if err := live.FlushMemtable(); err != nil {
+		return 0, err
+	}
+	if err := live.Checkpoint(tmp); err != nil {
 		return 0, err
 	}
 	s, err := kv.Open(tmp, kv.Config{CacheBytes: 1 << 20})

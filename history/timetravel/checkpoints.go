@@ -132,22 +132,34 @@ func (c *checkpoints) unpin(at uint64) {
 	}
 }
 
-// prune removes all but the keep newest checkpoints; a pinned one goes
-// when its last reader lets go. It returns how many it removed.
-func (c *checkpoints) prune(keep int) (int, error) {
+// prune keeps the dense newest checkpoints and, below them, up to sparse
+// older ones at least gap entries apart (walking from the newest down);
+// it removes the rest. A pinned one goes when its last reader lets go. It
+// returns how many it removed.
+func (c *checkpoints) prune(dense, sparse int, gap uint64) (int, error) {
 	c.mu.Lock()
-	var gone []uint64
-	if n := len(c.mu.indexes); n > keep {
-		old := c.mu.indexes[:n-keep]
-		c.mu.indexes = slices.Clone(c.mu.indexes[n-keep:])
-		for _, idx := range old {
+	var kept, gone []uint64
+	n := len(c.mu.indexes)
+	last := uint64(0) // the oldest kept so far; 0: none yet
+	for i := n - 1; i >= 0; i-- {
+		idx := c.mu.indexes[i]
+		switch {
+		case n-i <= dense:
+		case sparse > 0 && (last == 0 || last-idx >= gap):
+			sparse--
+		default:
 			if c.mu.pins[idx] > 0 {
 				c.mu.doomed[idx] = true
-				continue
+			} else {
+				gone = append(gone, idx)
 			}
-			gone = append(gone, idx)
+			continue
 		}
+		kept = append(kept, idx)
+		last = idx
 	}
+	slices.Reverse(kept)
+	c.mu.indexes = kept
 	c.mu.Unlock()
 	var errs []error
 	for _, idx := range gone {

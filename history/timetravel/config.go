@@ -13,21 +13,34 @@ import (
 
 // Options are the tunables an operator sets. The zero value of a field
 // takes its default.
+//
+// A read at index i replays the archive from the newest checkpoint at or
+// below i, through every projection: about 100 µs of CPU per event of a
+// scheduling history on the 2-core development VM (docs/history.md has the
+// figures). So the spacing of the checkpoints is what bounds a read's
+// time. Taking one costs a memtable flush and hard links (about 0.1 s);
+// keeping one costs the disk space of the tables it alone still links.
+// Two tiers keep recent history dense and older history reachable: the
+// CheckpointsKept newest (CheckpointEvery apart), then up to
+// SparseCheckpointsKept older ones, CheckpointEvery×CheckpointsKept apart.
 type Options struct {
 	// CheckpointEvery is how many applied entries (raft indexes) separate
-	// two checkpoints; default 100,000. A read at index i replays at most
-	// this many entries past the newest checkpoint at or below i.
+	// two checkpoints; default 10,000.
 	CheckpointEvery uint64 `json:"CheckpointEvery"`
 	// CheckpointMinInterval is the least time between two checkpoints, so
-	// a burst of writes does not take one every few seconds; default 1m.
+	// a burst of writes does not take one every moment; default 10s.
 	CheckpointMinInterval time.Duration `json:"CheckpointMinInterval"`
-	// CheckpointsKept is how many of the newest checkpoints are kept; older
-	// ones are removed. Default 5. Reads older than the oldest kept
-	// checkpoint replay the archive from its start.
+	// CheckpointsKept is how many of the newest checkpoints are kept;
+	// default 10.
 	CheckpointsKept int `json:"CheckpointsKept"`
+	// SparseCheckpointsKept is how many older checkpoints are kept below
+	// the newest, at least CheckpointEvery×CheckpointsKept entries apart;
+	// default 10. Negative keeps none. Reads older than the oldest kept
+	// checkpoint replay the archive from its start.
+	SparseCheckpointsKept int `json:"SparseCheckpointsKept"`
 	// CacheSize is how many materialised states stay open for later reads,
 	// least recently used evicted first; default 4. Each is a Pebble store
-	// in the scratch directory with an 8 MiB block cache.
+	// in the scratch directory with a 32 MiB block cache.
 	CacheSize int `json:"CacheSize"`
 	// DisableCheckpoints takes no checkpoints: reads replay from the newest
 	// checkpoint already on disk, or from the archive's start.
@@ -36,7 +49,8 @@ type Options struct {
 
 // DefaultOptions returns the default Options.
 func DefaultOptions() Options {
-	return Options{CheckpointEvery: 100_000, CheckpointMinInterval: time.Minute, CheckpointsKept: 5, CacheSize: 4}
+	return Options{CheckpointEvery: 10_000, CheckpointMinInterval: 10 * time.Second, CheckpointsKept: 10,
+		SparseCheckpointsKept: 10, CacheSize: 4}
 }
 
 func (o *Options) defaults() {
@@ -50,10 +64,19 @@ func (o *Options) defaults() {
 	if o.CheckpointsKept == 0 {
 		o.CheckpointsKept = d.CheckpointsKept
 	}
+	switch {
+	case o.SparseCheckpointsKept == 0:
+		o.SparseCheckpointsKept = d.SparseCheckpointsKept
+	case o.SparseCheckpointsKept < 0:
+		o.SparseCheckpointsKept = 0
+	}
 	if o.CacheSize == 0 {
 		o.CacheSize = d.CacheSize
 	}
 }
+
+// sparseGap is the least spacing of the sparse checkpoints.
+func (o Options) sparseGap() uint64 { return o.CheckpointEvery * uint64(o.CheckpointsKept) }
 
 // Validate reports Options that cannot work.
 func (o Options) Validate() error {

@@ -18,11 +18,14 @@
 //
 // # How a state is built
 //
-// Run takes a Pebble checkpoint of the live state store (hard links to its
-// tables, a copy of its manifest and log) into DataDir/checkpoints/.tmp-N,
-// opens that copy once to read the applied index it holds and flush its log
-// into a table, and renames it DataDir/checkpoints/<index>. Published
-// checkpoints are never written again. At(i) copies the newest checkpoint
+// Every CheckpointEvery applied entries (at most once per
+// CheckpointMinInterval) Run flushes the live store's memtable and takes a
+// Pebble checkpoint of it (hard links to its tables, a copy of its
+// manifest) into DataDir/checkpoints/.tmp-N, opens that copy once to read
+// the applied index it holds, and renames it DataDir/checkpoints/<index>.
+// Published checkpoints are never written again. Pruning keeps the
+// CheckpointsKept newest and, below them, SparseCheckpointsKept older ones
+// CheckpointEvery×CheckpointsKept entries apart. At(i) copies the newest checkpoint
 // at or below i into DataDir/timetravel/<i>-<n> (tables hard-linked, the
 // rest copied: kv.CopyCheckpoint), or starts from an empty store when none
 // is, and replays the live archive's events in (checkpoint, i] into it

@@ -20,7 +20,7 @@ import (
 var ErrBeyondApplied = errors.New("ordo: index is beyond the applied index")
 
 // scratchCacheBytes is the block cache of each materialised store.
-const scratchCacheBytes = 8 << 20
+const scratchCacheBytes = 32 << 20
 
 // TimeTravel takes checkpoints of a live state store and materialises the
 // projections at any applied index from the nearest one.

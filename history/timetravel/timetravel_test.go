@@ -509,3 +509,44 @@ func TestRunRespectsMinInterval(t *testing.T) {
 		t.Fatalf("checkpoints %v within one interval", got)
 	}
 }
+
+// TestPruneTiers keeps the newest checkpoints dense and older ones sparse.
+func TestPruneTiers(t *testing.T) {
+	for _, tc := range []struct {
+		have          []uint64
+		dense, sparse int
+		gap           uint64
+		want          []uint64
+	}{
+		{[]uint64{10, 20, 30, 40, 50}, 2, 0, 100, []uint64{40, 50}},
+		{[]uint64{10, 20, 30, 40, 50}, 2, 5, 20, []uint64{20, 40, 50}},
+		{[]uint64{10, 20, 30, 40, 50}, 2, 5, 10, []uint64{10, 20, 30, 40, 50}},
+		{[]uint64{10, 20, 30, 40, 50}, 2, 1, 20, []uint64{20, 40, 50}},
+		{[]uint64{10, 20, 30, 40, 50}, 2, 1, 10, []uint64{30, 40, 50}},
+		{[]uint64{5, 12, 19, 26, 33, 40, 47, 54, 61}, 3, 2, 20, []uint64{5, 26, 47, 54, 61}},
+		{[]uint64{5, 12, 19, 26, 33, 40, 47, 54, 61}, 3, 1, 20, []uint64{26, 47, 54, 61}},
+		{[]uint64{10, 20}, 3, 3, 5, []uint64{10, 20}},
+		{nil, 3, 3, 5, nil},
+	} {
+		dir := t.TempDir()
+		for _, i := range tc.have {
+			if err := os.Mkdir(filepath.Join(dir, fmt.Sprint(i)), 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+		c, err := openCheckpoints(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, err := c.prune(tc.dense, tc.sparse, tc.gap)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := c.list(); !reflect.DeepEqual(got, tc.want) || n != len(tc.have)-len(tc.want) {
+			t.Errorf("prune(%v, %d, %d, %d) kept %v (removed %d), want %v", tc.have, tc.dense, tc.sparse, tc.gap, got, n, tc.want)
+		}
+		if got := listDir(t, dir); len(got) != len(tc.want) {
+			t.Errorf("prune(%v): dirs %v", tc.have, got)
+		}
+	}
+}

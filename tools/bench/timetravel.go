@@ -1,0 +1,265 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/ordoplane/ordo/events"
+	"github.com/ordoplane/ordo/history/timetravel"
+	"github.com/ordoplane/ordo/projections"
+	"github.com/ordoplane/ordo/projections/all"
+	"github.com/ordoplane/ordo/projections/allocs"
+	"github.com/ordoplane/ordo/projections/jobs"
+	"github.com/ordoplane/ordo/storage/kv"
+	"github.com/ordoplane/ordo/storage/raftlog"
+)
+
+// timeTravelEvery is the checkpoint spacing of the time-travel figures, in
+// entries, as a server's default; they also measure a ten times denser one.
+const timeTravelEvery = 100_000
+
+// timeTravelRows measures reads at a past index on a generated scheduling
+// history of about n events, applied entry by entry through a live FSM
+// while a checkpoint is taken every every/10 entries, as a server's
+// TimeTravel would. Then it reads at reads random indexes twice: with the
+// checkpoints every every entries only, and with all of them. Each read is
+// a cache miss: the newest checkpoint at or below the index copied to a
+// scratch store and brought forward through the archive, then a job and
+// its allocations read from it and encoded.
+func timeTravelRows(n int, every uint64, reads int) ([]row, error) {
+	dir, err := os.MkdirTemp("", "ordo-bench-timetravel-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	store, err := kv.Open(filepath.Join(dir, "state"), kv.DefaultConfig())
+	if err != nil {
+		return nil, err
+	}
+	defer store.Close()
+	fsm, err := projections.NewFSM(store, projections.FSMConfig{Projections: all.Projections()})
+	if err != nil {
+		return nil, err
+	}
+	defer fsm.Close()
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	open := func(dataDir string) (*timetravel.TimeTravel, error) {
+		return timetravel.New(timetravel.Config{DataDir: dataDir, FSM: fsm, Projections: all.Projections(), Logger: quiet,
+			Options: timetravel.Options{CheckpointsKept: 100_000, CacheSize: 1, DisableCheckpoints: true}})
+	}
+	dense, err := open(filepath.Join(dir, "dense"))
+	if err != nil {
+		return nil, err
+	}
+	defer dense.Close()
+	fine := max(1, every/10)
+	var takes []time.Duration
+	t0 := time.Now()
+	evs, err := schedulingHistory(n, fine, func(logs []raftlog.Log) error {
+		fsm.Apply(logs)
+		if fsm.Applied()%fine != 0 {
+			return nil
+		}
+		t := time.Now()
+		_, err := dense.Checkpoint()
+		takes = append(takes, time.Since(t))
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	applied := fsm.Applied()
+	fmt.Fprintf(os.Stderr, "bench: time travel history of %d events in %d entries generated in %s, %d checkpoints\n",
+		evs, applied, time.Since(t0).Round(time.Second), len(dense.Checkpoints()))
+
+	// The sparse set: the dense set's checkpoints at multiples of every,
+	// copied (tables hard-linked) into another data directory.
+	sparseDir := filepath.Join(dir, "sparse")
+	if err := os.MkdirAll(filepath.Join(sparseDir, "checkpoints"), 0o755); err != nil {
+		return nil, err
+	}
+	for _, c := range dense.Checkpoints() {
+		if c%every == 0 {
+			name := strconv.FormatUint(c, 10)
+			err := kv.CopyCheckpoint(filepath.Join(dir, "dense", "checkpoints", name), filepath.Join(sparseDir, "checkpoints", name))
+			if err != nil {
+				return nil, err
+			}
+		}
+	}
+	sparse, err := open(sparseDir)
+	if err != nil {
+		return nil, err
+	}
+	defer sparse.Close()
+
+	rng := rand.New(rand.NewSource(1))
+	at := make([]uint64, reads)
+	for i := range at {
+		at[i] = 1 + uint64(rng.Int63n(int64(applied)))
+	}
+	measure := func(tt *timetravel.TimeTravel) ([]time.Duration, error) {
+		var lat []time.Duration
+		for _, i := range at {
+			t := time.Now()
+			if err := readAt(tt, i); err != nil {
+				return nil, err
+			}
+			lat = append(lat, time.Since(t))
+		}
+		slices.Sort(lat)
+		return lat, nil
+	}
+	sparseLat, err := measure(sparse)
+	if err != nil {
+		return nil, err
+	}
+	denseLat, err := measure(dense)
+	if err != nil {
+		return nil, err
+	}
+	t := time.Now()
+	if err := readAt(dense, at[len(at)-1]); err != nil { // cached
+		return nil, err
+	}
+	hit := time.Since(t)
+	slices.Sort(takes)
+	return []row{
+		{"time travel: history", float64(evs), "events"},
+		{"time travel: history", float64(applied), "entries"},
+		{fmt.Sprintf("time travel: read at_index, random point, checkpoints every %d, p50", every), millis(percentile(sparseLat, 0.50)), "ms"},
+		{fmt.Sprintf("time travel: read at_index, random point, checkpoints every %d, p99", every), millis(percentile(sparseLat, 0.99)), "ms"},
+		{fmt.Sprintf("time travel: read at_index, random point, checkpoints every %d, p50", fine), millis(percentile(denseLat, 0.50)), "ms"},
+		{fmt.Sprintf("time travel: read at_index, random point, checkpoints every %d, p99", fine), millis(percentile(denseLat, 0.99)), "ms"},
+		{"time travel: read at_index, cached", millis(hit), "ms"},
+		{"time travel: take a checkpoint, p50", millis(percentile(takes, 0.50)), "ms"},
+		{"time travel: take a checkpoint, p99", millis(percentile(takes, 0.99)), "ms"},
+	}, nil
+}
+
+// readAt answers a read as the API would: the state at index, a job and
+// its allocations read from it and encoded as JSON.
+func readAt(tt *timetravel.TimeTravel, index uint64) error {
+	st, err := tt.At(context.Background(), index)
+	if err != nil {
+		return err
+	}
+	defer st.Release()
+	v := st.View()
+	list, err := jobs.List(v, "team-7", "")
+	if err != nil || len(list) == 0 {
+		return json.NewEncoder(io.Discard).Encode(list) // early in the history: no job yet
+	}
+	j, err := jobs.Get(v, "team-7", list[len(list)-1].ID)
+	if err != nil {
+		return err
+	}
+	as, err := allocs.ByJob(v, "team-7", j.ID)
+	if err != nil {
+		return err
+	}
+	return json.NewEncoder(io.Discard).Encode([]any{j, as})
+}
+
+// schedulingHistory generates about n events of the rebuild figures' mix
+// (rebuildHistory): nodes registering and changing status, namespaces,
+// and jobs each registered with an eval, four allocations placed, their
+// client updates and the eval completed. It hands them to apply as raft
+// batches of up to 256 entries, ending a batch at every multiple of cut,
+// and returns how many events it made.
+func schedulingHistory(n int, cut uint64, apply func([]raftlog.Log) error) (uint64, error) {
+	const nodes, batch = 500, 256
+	var (
+		index, evs uint64
+		logs       []raftlog.Log
+		seq        int
+	)
+	entry := func(ps ...events.Payload) error {
+		index++
+		e := &events.Entry{Time: int64(index) * 1e6, CommandID: fmt.Sprint("c", index), Actor: "bench"}
+		for _, p := range ps {
+			seq++
+			ev, err := events.New(fmt.Sprint("e", seq), p)
+			if err != nil {
+				return err
+			}
+			e.Events = append(e.Events, ev)
+		}
+		data, err := events.EncodeEntry(e)
+		if err != nil {
+			return err
+		}
+		evs += uint64(len(ps))
+		logs = append(logs, raftlog.Log{Index: index, Term: 1, Data: data})
+		if len(logs) == batch || index%cut == 0 {
+			err = apply(logs)
+			logs = logs[:0]
+		}
+		return err
+	}
+	nodeID := func(i int) string { return fmt.Sprintf("node-%04d", i%nodes) }
+	for i := range nodes {
+		err := entry(&events.NodeRegistered{Node: events.Node{ID: nodeID(i), Name: nodeID(i), Datacenter: "dc1", NodePool: "default",
+			Attributes: map[string]string{"kernel.name": "linux"}, Resources: events.NodeResources{CPU: 64000, MemoryMB: 256 << 10},
+			Drivers: map[string]events.DriverInfo{"exec": {Detected: true, Healthy: true}}, Status: events.NodeStatusReady}})
+		if err != nil {
+			return 0, err
+		}
+	}
+	for j := 0; evs < uint64(n); j++ {
+		ns := fmt.Sprintf("team-%d", j%50)
+		if j < 50 {
+			if err := entry(&events.NamespaceUpserted{Namespace: events.Namespace{Name: ns, Description: "bench"}}); err != nil {
+				return 0, err
+			}
+		}
+		job := events.Job{ID: fmt.Sprintf("job-%d", j%20000), Name: "web", Namespace: ns, Type: events.JobTypeService,
+			Priority: 50, Datacenters: []string{"dc1"}, NodePool: "default", Version: uint64(j / 20000),
+			TaskGroups: []events.TaskGroup{{Name: "web", Count: 4, Tasks: []events.Task{{Name: "server", Driver: "exec",
+				Resources: &events.Resources{CPU: 100, MemoryMB: 64}}}}}}
+		evalID := fmt.Sprintf("eval-%d", j)
+		eval := events.Evaluation{ID: evalID, Namespace: ns, Priority: 50, Type: events.JobTypeService,
+			TriggeredBy: events.EvalTriggerJobRegister, JobID: job.ID, Status: events.EvalStatusPending, CreateTime: int64(j)}
+		if err := entry(&events.JobRegistered{Job: job}, &events.EvalsUpserted{Evals: []events.Evaluation{eval}}); err != nil {
+			return 0, err
+		}
+		placed := make([]events.Allocation, 4)
+		for k := range placed {
+			placed[k] = events.Allocation{ID: fmt.Sprintf("alloc-%d-%d", j, k), Namespace: ns, EvalID: evalID,
+				Name: fmt.Sprintf("web.web[%d]", k), NodeID: nodeID(j*4 + k), JobID: job.ID, JobVersion: job.Version,
+				TaskGroup: "web", Resources: events.Resources{CPU: 100, MemoryMB: 64},
+				DesiredStatus: events.AllocDesiredRun, ClientStatus: events.AllocClientPending, CreateTime: int64(j)}
+		}
+		eval.Status = events.EvalStatusComplete
+		if err := entry(&events.AllocsPlaced{EvalID: evalID, Allocs: placed}, &events.EvalsUpserted{Evals: []events.Evaluation{eval}}); err != nil {
+			return 0, err
+		}
+		for _, a := range placed {
+			err := entry(&events.AllocsClientUpdated{NodeID: a.NodeID, Updates: []events.AllocClientUpdate{{ID: a.ID,
+				ClientStatus: events.AllocClientRunning, TaskStates: map[string]*events.TaskState{"server": {State: "running"}}}}})
+			if err != nil {
+				return 0, err
+			}
+		}
+		if j%100 == 0 {
+			if err := entry(&events.NodeStatusUpdated{ID: nodeID(j), Status: events.NodeStatusReady, UpdatedAt: int64(j)}); err != nil {
+				return 0, err
+			}
+		}
+	}
+	if len(logs) > 0 {
+		return evs, apply(logs)
+	}
+	return evs, nil
+}
+
+func millis(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

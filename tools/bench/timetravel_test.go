@@ -1,0 +1,19 @@
+package main
+
+import "testing"
+
+// TestTimeTravelRows runs the time-travel figures on a small history.
+func TestTimeTravelRows(t *testing.T) {
+	rows, err := timeTravelRows(20000, 10000, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 9 || rows[0].value < 20000 {
+		t.Fatalf("rows: %+v", rows)
+	}
+	for _, r := range rows {
+		if r.value <= 0 {
+			t.Errorf("%s: %v %s", r.figure, r.value, r.unit)
+		}
+	}
+}
