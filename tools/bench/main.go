@@ -90,7 +90,7 @@ func main() {
 		run("export", func() ([]row, error) { return exportReplayRates(*exportEvents) }) // export.go
 		run("history", func() ([]row, error) { return historyLatency(101000, 1000) })
 		run("rebuild", func() ([]row, error) { return rebuildRows(rebuildEvents) }) // rebuild.go
-		run("timetravel", func() ([]row, error) { return timeTravelRows(rebuildEvents, timeTravelEvery, 20) }) // timetravel.go
+		run("timetravel", func() ([]row, error) { return timeTravelRows(rebuildEvents, timeTravelEvery, 20) })
 		run("c1m", func() ([]row, error) { return c1m(or(*nodes, 5000), or(*jobs, 100), *perJob, *workers) })
 		run("simfleet", func() ([]row, error) { return fleetHeartbeats(or(*nodes, 10000), *fleetWindow, 0) })
 		run("simfleet-fast", func() ([]row, error) { return fleetHeartbeats(or(*nodes, 10000), *fleetWindow, *fastTTL) })
