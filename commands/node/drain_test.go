@@ -183,7 +183,7 @@ func TestCompleteDrain(t *testing.T) {
 	c := newCluster(t, registered("n", events.NodeStatusReady),
 		&events.NodeDrainUpdated{ID: "n", DrainStrategy: &events.DrainStrategy{StartedAt: 1}})
 	seen := c.node("n").ModifyIndex
-	c.apply(commands.Decision{Events: []events.Payload{&events.NodeAllocsUpdated{ID: "n"}}})
+	c.apply(commands.Decision{Events: []events.Payload{&events.NodeStatusUpdated{ID: "n", Status: events.NodeStatusReady}}})
 	dec, err := node.CompleteDrain{ID: "n", ModifyIndex: seen}.Decide(c.view(), now, noIDs)
 	if err != nil {
 		t.Fatal(err)

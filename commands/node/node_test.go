@@ -229,7 +229,8 @@ func TestUpdateStatusDecide(t *testing.T) {
 		&events.NodeStatusUpdated{ID: "d", Status: events.NodeStatusDisconnected, MissedHeartbeat: true})
 	r, d := c.node("r"), c.node("d")
 	pre := func(n *nodes.Node) []events.Precondition {
-		return []events.Precondition{{Table: nodes.Table, Key: n.ID, Op: events.ModifyIndex, Index: n.ModifyIndex}}
+		return []events.Precondition{{Table: nodes.Table, Key: n.ID, Op: events.ModifyIndex, Index: n.ModifyIndex},
+			{Table: nodes.AllocUpdatesTable, Key: n.ID, Op: events.ModifyIndex, Index: n.LastAllocUpdateIndex}}
 	}
 	for _, tc := range []struct {
 		name string

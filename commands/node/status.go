@@ -66,7 +66,10 @@ func (u UpdateStatus) Decide(v projections.View, now time.Time, ids commands.IDs
 	d := commands.Decision{
 		Events: []events.Payload{&events.NodeStatusUpdated{ID: u.ID, Status: status, Description: desc,
 			MissedHeartbeat: u.MissedHeartbeat, UpdatedAt: now.UnixNano()}},
-		Preconditions: unchangedSince(n),
+		// The status was decided on the node and on its last alloc report
+		// (N1): either moving refuses it at apply.
+		Preconditions: append(unchangedSince(n), events.Precondition{Table: nodes.AllocUpdatesTable, Key: n.ID,
+			Op: events.ModifyIndex, Index: n.LastAllocUpdateIndex}),
 	}
 	// Lost or unknown allocations need replacing, a ready node may take
 	// work: the node's jobs are re-evaluated in the same entry.

@@ -16,6 +16,13 @@ import (
 // Table holds one row per node, keyed by id.
 const Table = "nodes"
 
+// AllocUpdatesTable holds one empty row per node whose modify index is the
+// index of the entry that last recorded the node reporting its allocations
+// (N1). It is kept out of the node's row: clients report often, and a node
+// row that moved with every report would void the scheduler's node-list
+// cache and fail every in-flight plan's node precondition.
+const AllocUpdatesTable = "node_alloc_updates"
+
 // Node is a node as readers see it.
 type Node struct {
 	ID         string                       `msgpack:"id"`
@@ -45,8 +52,9 @@ type Node struct {
 	// the node down or disconnected; 0 once it is ready again (N1).
 	LastMissedHeartbeatIndex uint64 `msgpack:"lmhi,omitempty"`
 	// LastAllocUpdateIndex is the index of the entry that last recorded the
-	// node reporting updates to its allocations (N1).
-	LastAllocUpdateIndex uint64 `msgpack:"laui,omitempty"`
+	// node reporting updates to its allocations (N1). Stored in
+	// AllocUpdatesTable, filled in by Get and Resolve (not by List).
+	LastAllocUpdateIndex uint64 `msgpack:"-"`
 
 	CreateIndex uint64 `msgpack:"-"`
 	ModifyIndex uint64 `msgpack:"-"`
@@ -139,18 +147,30 @@ var _ projections.Projection = Projection{}
 func (Projection) Name() string { return "nodes" }
 
 // Version implements projections.Projection.
-func (Projection) Version() int { return 1 }
+func (Projection) Version() int { return 2 }
 
 // Tables implements projections.Projection.
-func (Projection) Tables() []string { return []string{Table} }
+func (Projection) Tables() []string { return []string{Table, AllocUpdatesTable} }
 
 // Apply implements projections.Projection. Events about a node that does
 // not exist (deregistered since the decision) change nothing.
 func (Projection) Apply(tx *projections.Tx, ev *events.Event) error {
 	switch ev.Type {
-	case "NodeRegistered", "NodeStatusUpdated", "NodeEligibilityUpdated", "NodeDrainUpdated", "NodeAllocsUpdated":
+	case "NodeRegistered", "NodeStatusUpdated", "NodeEligibilityUpdated", "NodeDrainUpdated":
+	case "NodeAllocsUpdated":
+		id := ev.Key(events.KindNode)
+		if _, err := tx.Get(Table, id); errors.Is(err, projections.ErrNotFound) {
+			return nil
+		} else if err != nil {
+			return err
+		}
+		return tx.Put(AllocUpdatesTable, id, nil)
 	case "NodeDeregistered":
-		_, err := tx.Delete(Table, ev.Key(events.KindNode))
+		id := ev.Key(events.KindNode)
+		if _, err := tx.Delete(AllocUpdatesTable, id); err != nil {
+			return err
+		}
+		_, err := tx.Delete(Table, id)
 		return err
 	default:
 		return nil
@@ -220,8 +240,6 @@ func update(tx *projections.Tx, n *Node, p events.Payload) {
 				n.SchedulingEligibility = events.NodeEligible
 			}
 		}
-	case *events.NodeAllocsUpdated:
-		n.LastAllocUpdateIndex = tx.Index()
 	}
 }
 

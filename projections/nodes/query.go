@@ -1,6 +1,8 @@
 package nodes
 
 import (
+	"errors"
+
 	"github.com/ordoplane/ordo/projections"
 )
 
@@ -10,7 +12,23 @@ func Get(v projections.View, id string) (*Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	return fromRow(r)
+	n, err := fromRow(r)
+	if err != nil {
+		return nil, err
+	}
+	return n, withAllocUpdate(v, n)
+}
+
+// withAllocUpdate fills n.LastAllocUpdateIndex from AllocUpdatesTable.
+func withAllocUpdate(v projections.View, n *Node) error {
+	r, err := v.Get(AllocUpdatesTable, n.ID)
+	switch {
+	case err == nil:
+		n.LastAllocUpdateIndex = r.ModifyIndex
+	case !errors.Is(err, projections.ErrNotFound):
+		return err
+	}
+	return nil
 }
 
 // Resolve returns the node whose id is idOrPrefix or, failing that, the one
@@ -21,7 +39,11 @@ func Resolve(v projections.View, idOrPrefix string) (*Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	return fromRow(r)
+	n, err := fromRow(r)
+	if err != nil {
+		return nil, err
+	}
+	return n, withAllocUpdate(v, n)
 }
 
 // List returns the nodes whose id starts with prefix, by id.
