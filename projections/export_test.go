@@ -16,3 +16,11 @@ func SetTableIndex(w kv.Writer, table string, index uint64) error {
 // SetRebuildHook makes r call hook with every progress report, before it
 // records it.
 func SetRebuildHook(r *Rebuilder, hook func(RebuildProgress)) { r.hook = hook }
+
+// SetFreshRowsLimit sets how many bytes of rows a rebuild keeps in memory
+// and returns a function restoring the default.
+func SetFreshRowsLimit(n int) func() {
+	old := freshRowsLimit
+	freshRowsLimit = n
+	return func() { freshRowsLimit = old }
+}

@@ -206,46 +206,57 @@ func isEmpty(s *kv.Store) (bool, error) {
 	return empty, err
 }
 
-// freshRowsLimit bounds the bytes freshWriter keeps in memory.
-const freshRowsLimit = 256 << 20
+// freshRowsLimit bounds the bytes a rebuild's freshWriters keep in memory.
+var freshRowsLimit = 256 << 20
 
 // freshWriter writes a rebuild's batches: write-only Pebble batches, which
 // cost a fraction of an indexed one. A rebuild into an empty store (or
 // keyspace) knows every key it holds, since it wrote them all: point reads
-// are answered from memory, and a key it never wrote is absent without
-// asking Pebble. Past freshRowsLimit it forgets, and a point read, like
-// every scan, first commits what the batch holds and reads the store.
+// are answered from memory, a key it never wrote is absent without asking
+// Pebble, and a scan commits the batch first and reads the store. Past
+// freshRowsLimit it forgets and writes through an indexed batch that
+// reads its own writes, as it does from the start into a store that is
+// not empty.
 type freshWriter struct {
 	store    *kv.Store
-	b        *kv.WriteBatch
-	dirty    bool
-	rows     map[string][]byte // nil value: deleted
-	size     int
 	complete bool
+	// b is the write-only batch while complete, ib the indexed one after.
+	b     *kv.WriteBatch
+	ib    *kv.Batch
+	dirty bool
+	rows  map[string][]byte // nil value: deleted
+	size  int
+	limit int // default freshRowsLimit
 }
 
 var _ kv.Writer = (*freshWriter)(nil)
 
 func newFreshWriter(store *kv.Store, complete bool) *freshWriter {
-	return &freshWriter{store: store, b: store.WriteBatch(), rows: map[string][]byte{}, complete: complete}
+	w := &freshWriter{store: store, complete: complete, limit: freshRowsLimit}
+	if complete {
+		w.b, w.rows = store.WriteBatch(), map[string][]byte{}
+	} else {
+		w.ib = store.Batch()
+	}
+	return w
 }
 
 func (w *freshWriter) Get(key []byte) ([]byte, error) {
-	if w.complete {
-		v, ok := w.rows[string(key)]
-		if !ok || v == nil {
-			return nil, kv.ErrNotFound
-		}
-		return v, nil
+	if !w.complete {
+		return w.ib.Get(key)
 	}
-	if err := w.flush(); err != nil {
-		return nil, err
+	v, ok := w.rows[string(key)]
+	if !ok || v == nil {
+		return nil, kv.ErrNotFound
 	}
-	return w.store.Get(key)
+	return v, nil
 }
 
 func (w *freshWriter) Scan(lower, upper []byte, reverse bool, fn func(k, v []byte) error) error {
-	if err := w.flush(); err != nil {
+	if !w.complete {
+		return w.ib.Scan(lower, upper, reverse, fn)
+	}
+	if err := w.commit(); err != nil {
 		return err
 	}
 	return w.store.Scan(lower, upper, reverse, fn)
@@ -253,7 +264,12 @@ func (w *freshWriter) Scan(lower, upper []byte, reverse bool, fn func(k, v []byt
 
 func (w *freshWriter) Set(key, value []byte) error {
 	if w.complete {
-		w.remember(key, append([]byte{}, value...))
+		if err := w.remember(key, append([]byte{}, value...)); err != nil {
+			return err
+		}
+	}
+	if !w.complete {
+		return w.ib.Set(key, value)
 	}
 	w.dirty = true
 	return w.b.Set(key, value)
@@ -261,23 +277,42 @@ func (w *freshWriter) Set(key, value []byte) error {
 
 func (w *freshWriter) Delete(key []byte) error {
 	if w.complete {
-		w.remember(key, nil)
+		if err := w.remember(key, nil); err != nil {
+			return err
+		}
+	}
+	if !w.complete {
+		return w.ib.Delete(key)
 	}
 	w.dirty = true
 	return w.b.Delete(key)
 }
 
-func (w *freshWriter) remember(key, value []byte) {
+// remember keeps key's value; past its limit it forgets every key and
+// moves to an indexed batch.
+func (w *freshWriter) remember(key, value []byte) error {
 	w.size += len(key) + len(value)
-	if w.size > freshRowsLimit {
-		w.complete, w.rows = false, nil
-		return
+	if w.size <= w.limit {
+		w.rows[string(key)] = value
+		return nil
 	}
-	w.rows[string(key)] = value
+	if err := w.commit(); err != nil {
+		return err
+	}
+	w.b.Close()
+	w.complete, w.rows, w.b, w.ib = false, nil, nil, w.store.Batch()
+	return nil
 }
 
-// flush commits what the batch holds, so the store can answer reads.
-func (w *freshWriter) flush() error {
+// commit commits what the batch holds and starts the next one.
+func (w *freshWriter) commit() error {
+	if !w.complete {
+		if err := w.ib.Commit(); err != nil {
+			return err
+		}
+		w.ib = w.store.Batch()
+		return nil
+	}
 	if !w.dirty {
 		return nil
 	}
@@ -288,11 +323,15 @@ func (w *freshWriter) flush() error {
 	return nil
 }
 
-// commit commits the batch and starts the next one.
-func (w *freshWriter) commit() error { return w.flush() }
-
 // close releases the open batch.
-func (w *freshWriter) close() { w.b.Close() }
+func (w *freshWriter) close() {
+	if w.b != nil {
+		w.b.Close()
+	}
+	if w.ib != nil {
+		w.ib.Close()
+	}
+}
 
 // Checksum hashes every table of p: its index and its rows in key order.
 // Two stores with equal checksums hold identical projections.

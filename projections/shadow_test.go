@@ -406,3 +406,30 @@ func TestFailedRebuildLeavesLiveAlone(t *testing.T) {
 		}
 	}
 }
+
+// TestRebuildPastMemoryLimit: rebuilds whose rows outgrow what they keep
+// in memory go on through indexed batches and end the same.
+func TestRebuildPastMemoryLimit(t *testing.T) {
+	defer projections.SetFreshRowsLimit(4 << 10)()
+	rng := rand.New(rand.NewSource(13))
+	store := pt.OpenStore(t)
+	f, rb := openFSM(t, store, nil)
+	applyInBatches(t, rng, f, randomLogs(t, rng, 3000))
+	want := pt.Checksums(t, store, allProjs())
+	checkAgainstScratch(t, store, allProjs()) // Rebuild, past the limit
+	if _, err := rb.Do(t.Context(), projections.JobRebuild, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := pt.Checksums(t, store, allProjs()); !reflect.DeepEqual(got, want) {
+		t.Error("an online rebuild past the memory limit changed the projections")
+	}
+	job, err := rb.Do(t.Context(), projections.JobVerify, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range job.Results {
+		if !r.Match {
+			t.Errorf("verify past the memory limit: %s differs", r.Projection)
+		}
+	}
+}
