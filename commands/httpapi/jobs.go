@@ -43,7 +43,7 @@ func (s *Server) jobRoutes() {
 
 // A job's status derives from its summary, so reads of a job wake on both.
 var (
-	jobTables        = []string{jobs.Table, jobs.SummaryTable}
+	jobTables        = []string{jobs.Table, jobs.SummaryTable, jobs.VersionsTable} // versions: Stable
 	jobSummaryTables = []string{jobs.SummaryTable}
 )
 

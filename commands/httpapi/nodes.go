@@ -28,7 +28,9 @@ const DefaultHeartbeatTTL = 10 * time.Second
 // decision went stale (an alloc update landed in between).
 const maxStatusRetries = 3
 
-var nodeTables = []string{nodes.Table}
+// A node read shows its last alloc report (the N1 marker), kept in a table
+// of its own.
+var nodeTables = []string{nodes.Table, nodes.AllocUpdatesTable}
 
 func (s *Server) heartbeat(id string) time.Duration {
 	if s.cfg.Heartbeats == nil {

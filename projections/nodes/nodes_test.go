@@ -172,7 +172,7 @@ func TestDrainStrategyJSON(t *testing.T) {
 
 func TestMetadata(t *testing.T) {
 	p := nodes.Projection{}
-	if p.Name() != "nodes" || p.Version() < 1 || !reflect.DeepEqual(p.Tables(), []string{nodes.Table}) {
+	if p.Name() != "nodes" || p.Version() < 1 || !reflect.DeepEqual(p.Tables(), []string{nodes.Table, nodes.AllocUpdatesTable}) {
 		t.Fatalf("%s v%d tables %v", p.Name(), p.Version(), p.Tables())
 	}
 }
