@@ -7,8 +7,10 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/ordoplane/ordo/events"
 	"github.com/ordoplane/ordo/projections"
 	"github.com/ordoplane/ordo/projections/all"
+	"github.com/ordoplane/ordo/projections/namespaces"
 	pt "github.com/ordoplane/ordo/projections/projectionstest"
 )
 
@@ -49,5 +51,55 @@ func TestReplayInStepsEqualsRebuild(t *testing.T) {
 	cancel()
 	if _, err := projections.Replay(ctx, src, pt.OpenStore(t), projs, 1500, nil); !errors.Is(err, context.Canceled) {
 		t.Fatalf("Replay with a cancelled context = %v", err)
+	}
+}
+
+// peeker is a projection that reads the namespaces table when it applies.
+type peeker struct{}
+
+func (peeker) Name() string     { return "peeker" }
+func (peeker) Version() int     { return 1 }
+func (peeker) Tables() []string { return []string{"peeks"} }
+func (peeker) Apply(tx *projections.Tx, ev *events.Event) error {
+	if _, err := tx.Get(namespaces.Table, "default"); err != nil && !errors.Is(err, projections.ErrNotFound) {
+		return err
+	}
+	return tx.Put("peeks", ev.ID, []byte("x"))
+}
+
+// TestReplaySomeProjections replays one projection alone: its tables end
+// as a replay of all leaves them, and a projection reading a table no
+// replayed projection owns fails with ErrForeignTable.
+func TestReplaySomeProjections(t *testing.T) {
+	rng := rand.New(rand.NewSource(5))
+	src := pt.OpenStore(t)
+	applyInBatches(t, rng, pt.NewFSM(t, src), randomLogs(t, rng, 300))
+	ns := namespaces.Projection{}
+	dst := pt.OpenStore(t)
+	if _, err := projections.Replay(context.Background(), src, dst, []projections.Projection{ns}, 300, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := pt.Checksums(t, dst, []projections.Projection{ns}), pt.Checksums(t, src, []projections.Projection{ns}); !reflect.DeepEqual(got, want) {
+		t.Fatal("namespaces replayed alone differ from the live projection")
+	}
+	_, err := projections.Replay(context.Background(), src, pt.OpenStore(t), []projections.Projection{peeker{}}, 300, nil)
+	if !errors.Is(err, projections.ErrForeignTable) {
+		t.Fatalf("a projection reading another's table replayed alone: %v", err)
+	}
+	if _, err := projections.Replay(context.Background(), src, pt.OpenStore(t), []projections.Projection{ns, peeker{}}, 300, nil); err != nil {
+		t.Fatalf("with the table's owner replayed too: %v", err)
+	}
+}
+
+func TestKeyTable(t *testing.T) {
+	for key, want := range map[string]string{"t/jobs\x00default\x00web": "jobs", "t/jobs\x00": "jobs", "ti/allocs": "allocs", "t/x": "x"} {
+		if got, ok := projections.KeyTable([]byte(key)); !ok || got != want {
+			t.Errorf("KeyTable(%q) = %q, %v; want %q", key, got, ok, want)
+		}
+	}
+	for _, key := range []string{"meta/applied", "log/\x00\x00", "pm/jobs", "cmd/x", ""} {
+		if got, ok := projections.KeyTable([]byte(key)); ok {
+			t.Errorf("KeyTable(%q) = %q, want none", key, got)
+		}
 	}
 }

@@ -17,7 +17,10 @@ const atIndexHeader = "X-Ordo-At-Index"
 // History serves reads of past states; history/timetravel implements it.
 type History interface {
 	// View returns the projections as they stood once index was applied,
-	// and the function that releases them. index is in [1, applied].
+	// and the function that releases them. index is in [1, applied]. When
+	// ctx carries a projections.ReadSet, View may hold only the
+	// projections owning its tables, and must call its Stray (by release)
+	// if the read touched another table.
 	View(ctx context.Context, index uint64) (projections.View, func(), error)
 	// ResolveTime returns the last applied index whose entry's leader time
 	// is at or before t; ok is false when the first entry is after t.
@@ -117,9 +120,9 @@ func historical(r *http.Request) (*atRequest, error) {
 	return nil, commands.Invalid(at.field, "this server does not serve past states")
 }
 
-// readAt runs read against the state the request names and returns its
-// result and index.
-func (s *Server) readAt(ctx context.Context, at *atRequest, read func(v projections.View) (any, error)) (any, uint64, error) {
+// readAt runs read, which declares tables, against the state the request
+// names and returns its result and index.
+func (s *Server) readAt(ctx context.Context, at *atRequest, tables []string, read func(v projections.View) (any, error)) (any, uint64, error) {
 	applied := s.cfg.FSM.Applied()
 	index := at.index
 	if at.field == "at_time" {
@@ -134,13 +137,24 @@ func (s *Server) readAt(ctx context.Context, at *atRequest, read func(v projecti
 	} else if index > applied {
 		return nil, 0, commands.Invalid("at_index", "%d is beyond the applied index %d", index, applied)
 	}
-	v, release, err := at.history.View(ctx, index)
+	// Ask for the projections owning tables only; if the read strays
+	// outside them, its answer is incomplete: read again from them all.
+	rs := &projections.ReadSet{Tables: tables}
+	res, err := readPast(projections.WithReadSet(ctx, rs), at.history, index, read)
+	if err == nil && rs.Strayed() {
+		res, err = readPast(ctx, at.history, index, read)
+	}
+	return res, index, err
+}
+
+// readPast runs read against the state at index.
+func readPast(ctx context.Context, h History, index uint64, read func(v projections.View) (any, error)) (any, error) {
+	v, release, err := h.View(ctx, index)
 	if err != nil {
-		return nil, 0, err
+		return nil, err
 	}
 	defer release()
-	res, err := read(v)
-	return res, index, err
+	return read(v)
 }
 
 // historicalWriter guards the answer to a historical request: an endpoint

@@ -23,13 +23,28 @@ type liveHistory struct {
 	d     *devAgent
 	views atomic.Int64
 	at    atomic.Uint64
+	// stray makes every read with a ReadSet stray; sets records the
+	// tables of each call's ReadSet ("-" for none).
+	stray bool
+	sets  []string
 }
 
-func (h *liveHistory) View(_ context.Context, index uint64) (projections.View, func(), error) {
+func (h *liveHistory) View(ctx context.Context, index uint64) (projections.View, func(), error) {
 	h.views.Add(1)
 	h.at.Store(index)
+	rs := projections.ReadSetFrom(ctx)
+	set := "-"
+	if rs != nil {
+		set = strings.Join(rs.Tables, ",")
+	}
+	h.sets = append(h.sets, set)
 	snap := h.d.Store().Snapshot()
-	return projections.NewView(snap), func() { snap.Close() }, nil
+	return projections.NewView(snap), func() {
+		if h.stray && rs != nil {
+			rs.Stray()
+		}
+		snap.Close()
+	}, nil
 }
 
 func (h *liveHistory) ResolveTime(t time.Time) (uint64, bool, error) { return 3, true, nil }
@@ -81,6 +96,19 @@ func TestHistoryPlumbing(t *testing.T) {
 	if resp.StatusCode != http.StatusOK || resp.Header.Get("X-Ordo-At-Index") != "" || h.views.Load() != 4 {
 		t.Fatalf("live read through WithHistory: %d %v, %d views", resp.StatusCode, resp.Header, h.views.Load())
 	}
+	// The read declares its tables; one that strays is read again from
+	// every projection.
+	h.sets, h.stray = nil, true
+	resp, body = get(hist.URL, "/v1/nodes?at_index=2")
+	if resp.StatusCode != http.StatusOK || strings.Join(h.sets, " ") != "nodes,node_alloc_updates -" {
+		t.Fatalf("a straying read: %d %s, views with tables %q", resp.StatusCode, body, h.sets)
+	}
+	h.sets, h.stray = nil, false
+	get(hist.URL, "/v1/nodes?at_index=2")
+	if strings.Join(h.sets, " ") != "nodes,node_alloc_updates" {
+		t.Fatalf("a read within its tables: views with tables %q", h.sets)
+	}
+	h.views.Store(4)
 	// An endpoint that reads no projections is refused, History untouched.
 	resp, body = get(hist.URL, "/v1/status/peers?at_index=2")
 	var e struct{ Field string }

@@ -75,7 +75,7 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, tables []string,
 		return nil, 0, err
 	}
 	if at != nil {
-		res, index, err := s.readAt(r.Context(), at, read)
+		res, index, err := s.readAt(r.Context(), at, tables, read)
 		if err == nil {
 			w.Header().Set(atIndexHeader, strconv.FormatUint(index, 10))
 		}

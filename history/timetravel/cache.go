@@ -13,9 +13,16 @@ import (
 // ErrClosed is returned by reads after Close.
 var ErrClosed = errors.New("ordo: time travel is closed")
 
+// stateKey names a materialised state: the index, and the projections
+// materialised ("" for every one).
+type stateKey struct {
+	index uint64
+	set   string
+}
+
 // materialised is one state, materialised in its own scratch store.
 type materialised struct {
-	index uint64
+	key   stateKey
 	ready chan struct{} // closed once store or err is set
 	store *kv.Store
 	dir   string
@@ -37,24 +44,24 @@ type cache struct {
 	building sync.WaitGroup
 	mu       struct {
 		sync.Mutex
-		byIndex map[uint64]*materialised
-		lru     *list.List // front: most recently used
-		closed  bool
+		byKey  map[stateKey]*materialised
+		lru    *list.List // front: most recently used
+		closed bool
 	}
 }
 
 func newCache(size int) *cache {
 	c := &cache{size: size}
-	c.mu.byIndex = map[uint64]*materialised{}
+	c.mu.byKey = map[stateKey]*materialised{}
 	c.mu.lru = list.New()
 	return c
 }
 
-// get returns the state at index, materialising it with build when no
+// get returns the state named key, materialising it with build when no
 // cached or in-flight one exists. The caller must call release once. A
 // caller whose ctx ends while another builds the state stops waiting;
 // the build goes on for the next reader.
-func (c *cache) get(ctx context.Context, index uint64, build func(index uint64) (*kv.Store, string, error)) (*materialised, func(), error) {
+func (c *cache) get(ctx context.Context, key stateKey, build func() (*kv.Store, string, error)) (*materialised, func(), error) {
 	if err := ctx.Err(); err != nil {
 		return nil, nil, err
 	}
@@ -63,20 +70,20 @@ func (c *cache) get(ctx context.Context, index uint64, build func(index uint64) 
 		c.mu.Unlock()
 		return nil, nil, ErrClosed
 	}
-	m, ok := c.mu.byIndex[index]
+	m, ok := c.mu.byKey[key]
 	if ok {
 		m.refs++
 		c.mu.lru.MoveToFront(m.elem)
 		c.mu.Unlock()
 	} else {
-		m = &materialised{index: index, ready: make(chan struct{}), refs: 1, cached: true}
+		m = &materialised{key: key, ready: make(chan struct{}), refs: 1, cached: true}
 		m.elem = c.mu.lru.PushFront(m)
-		c.mu.byIndex[index] = m
+		c.mu.byKey[key] = m
 		victims := c.evictLocked()
 		c.building.Add(1)
 		c.mu.Unlock()
 		destroy(victims)
-		m.store, m.dir, m.err = build(index)
+		m.store, m.dir, m.err = build()
 		c.building.Done()
 		if m.err != nil {
 			c.mu.Lock()
@@ -136,7 +143,7 @@ func (c *cache) uncacheLocked(m *materialised) {
 	m.cached = false
 	c.mu.lru.Remove(m.elem)
 	m.elem = nil
-	delete(c.mu.byIndex, m.index)
+	delete(c.mu.byKey, m.key)
 }
 
 // indexes returns the cached indexes, most recently used first.
@@ -145,9 +152,17 @@ func (c *cache) indexes() []uint64 {
 	defer c.mu.Unlock()
 	var out []uint64
 	for e := c.mu.lru.Front(); e != nil; e = e.Next() {
-		out = append(out, e.Value.(*materialised).index)
+		out = append(out, e.Value.(*materialised).key.index)
 	}
 	return out
+}
+
+// has reports whether the state named key is cached or being built.
+func (c *cache) has(key stateKey) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	_, ok := c.mu.byKey[key]
+	return ok
 }
 
 // close refuses later gets and destroys every cached entry no reader

@@ -11,6 +11,7 @@ type metrics struct {
 	bytes            prometheus.GaugeFunc
 	seconds          prometheus.Histogram
 	materialisations prometheus.Counter
+	strays           prometheus.Counter
 	readSeconds      prometheus.Histogram
 }
 
@@ -34,6 +35,9 @@ func newMetrics(reg prometheus.Registerer, t *TimeTravel) *metrics {
 			Buckets: prometheus.ExponentialBuckets(0.001, 4, 9)}),
 		materialisations: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "ordo_timetravel_materialisations_total", Help: "States materialised at a past index (cache misses)."}),
+		strays: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "ordo_timetravel_strays_total",
+			Help: "Reads of a past state that touched a table their endpoint does not declare, and were read again from every projection."}),
 		readSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name: "ordo_timetravel_open_seconds", Help: "Time to open the state at a past index, cache hits included.",
 			Buckets: prometheus.ExponentialBuckets(0.0001, 4, 10)}),
@@ -47,7 +51,7 @@ func newMetrics(reg prometheus.Registerer, t *TimeTravel) *metrics {
 }
 
 func (m *metrics) collectors() []prometheus.Collector {
-	return []prometheus.Collector{m.taken, m.pruned, m.failures, m.lastIndex, m.bytes, m.seconds, m.materialisations, m.readSeconds}
+	return []prometheus.Collector{m.taken, m.pruned, m.failures, m.lastIndex, m.bytes, m.seconds, m.materialisations, m.strays, m.readSeconds}
 }
 
 func (m *metrics) unregister() {

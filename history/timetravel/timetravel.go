@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -98,13 +99,19 @@ func (t *TimeTravel) Cached() []uint64 { return t.cache.indexes() }
 type State struct {
 	// Index is the applied index the state is at.
 	Index   uint64
-	store   *kv.Store
+	reader  *guard
 	release func()
 }
 
 // View returns a view of the projections at Index. It, and rows read
 // through it, are valid until Release.
-func (s *State) View() projections.View { return projections.NewView(s.store) }
+func (s *State) View() projections.View { return projections.NewView(s.reader) }
+
+// Strayed reports whether a read through View asked for a table of a
+// projection the state does not hold (see At): that read found nothing,
+// and whatever was computed from it must be read again from a state of
+// every projection.
+func (s *State) Strayed() bool { return s.reader.strayed.Load() }
 
 // Release lets the state go; it may be closed at once if it was evicted.
 // Release is idempotent.
@@ -116,31 +123,131 @@ func (s *State) Release() { s.release() }
 // cached result of an earlier read). index must be between 1 and the
 // applied index. The returned state reports AppliedIndex = index and is
 // never written again; nothing is appended anywhere.
-func (t *TimeTravel) At(ctx context.Context, index uint64) (*State, error) {
+//
+// With tables, only the projections that own them are brought forward,
+// which costs a fraction of every projection's replay (a node list needs
+// the nodes projection only); a state of every projection at index, if
+// cached, serves as well. Reading a table of another projection through
+// the state finds nothing and marks it Strayed. A table no projection
+// owns brings every projection forward.
+func (t *TimeTravel) At(ctx context.Context, index uint64, tables ...string) (*State, error) {
 	if applied := t.cfg.FSM.Applied(); index == 0 || index > applied {
 		return nil, fmt.Errorf("%w: %d is not in [1, %d]", ErrBeyondApplied, index, applied)
 	}
+	projs, set := t.owners(tables)
+	key := stateKey{index: index, set: set}
+	if set != "" && t.cache.has(stateKey{index: index}) {
+		projs, key = t.cfg.Projections, stateKey{index: index}
+	}
 	start := t.cfg.Clock()
-	m, release, err := t.cache.get(ctx, index, t.materialise)
+	m, release, err := t.cache.get(ctx, key, func() (*kv.Store, string, error) { return t.materialise(index, projs) })
 	if err != nil {
 		return nil, err
 	}
 	t.metrics.readSeconds.Observe(t.cfg.Clock().Sub(start).Seconds())
-	return &State{Index: index, store: m.store, release: release}, nil
+	g := &guard{r: m.store}
+	if key.set != "" {
+		g.tables = map[string]bool{}
+		for _, p := range projs {
+			for _, tb := range p.Tables() {
+				g.tables[tb] = true
+			}
+		}
+	}
+	return &State{Index: index, reader: g, release: release}, nil
 }
 
-// View is At for the HTTP API: the view and the function releasing it.
+// owners returns the projections owning tables and the name of that set,
+// or every projection and "" when tables is empty, names a table no
+// projection owns, or is owned by every projection.
+func (t *TimeTravel) owners(tables []string) ([]projections.Projection, string) {
+	if len(tables) == 0 {
+		return t.cfg.Projections, ""
+	}
+	want := map[string]bool{}
+	for _, tb := range tables {
+		want[tb] = true
+	}
+	var projs []projections.Projection
+	var names []string
+	for _, p := range t.cfg.Projections {
+		for _, tb := range p.Tables() {
+			if want[tb] {
+				delete(want, tb)
+				if len(names) == 0 || names[len(names)-1] != p.Name() {
+					projs, names = append(projs, p), append(names, p.Name())
+				}
+			}
+		}
+	}
+	if len(want) > 0 || len(projs) == len(t.cfg.Projections) {
+		return t.cfg.Projections, ""
+	}
+	return projs, strings.Join(names, ",")
+}
+
+// View is At for the HTTP API (httpapi.History): the view of the state at
+// index and the function releasing it. When ctx carries a
+// projections.ReadSet, only the projections owning its tables are brought
+// forward, and a read that strays outside them calls its Stray on
+// release.
 func (t *TimeTravel) View(ctx context.Context, index uint64) (projections.View, func(), error) {
-	s, err := t.At(ctx, index)
+	rs := projections.ReadSetFrom(ctx)
+	var tables []string
+	if rs != nil {
+		tables = rs.Tables
+	}
+	s, err := t.At(ctx, index, tables...)
 	if err != nil {
 		return projections.View{}, nil, err
 	}
-	return s.View(), s.Release, nil
+	return s.View(), func() {
+		if rs != nil && s.Strayed() {
+			t.metrics.strays.Inc()
+			rs.Stray()
+		}
+		s.Release()
+	}, nil
 }
 
-// materialise builds the state at index in a new scratch directory, which
-// it removes on failure.
-func (t *TimeTravel) materialise(index uint64) (*kv.Store, string, error) {
+// guard reads a materialised state, refusing (and remembering) reads of
+// tables it does not hold: with tables nil, it holds every one.
+type guard struct {
+	r       kv.Reader
+	tables  map[string]bool
+	strayed atomic.Bool
+}
+
+var _ kv.Reader = (*guard)(nil)
+
+func (g *guard) holds(key []byte) bool {
+	if g.tables == nil {
+		return true
+	}
+	if tb, ok := projections.KeyTable(key); ok && !g.tables[tb] {
+		g.strayed.Store(true)
+		return false
+	}
+	return true
+}
+
+func (g *guard) Get(key []byte) ([]byte, error) {
+	if !g.holds(key) {
+		return nil, kv.ErrNotFound
+	}
+	return g.r.Get(key)
+}
+
+func (g *guard) Scan(lower, upper []byte, reverse bool, fn func(k, v []byte) error) error {
+	if !g.holds(lower) {
+		return nil
+	}
+	return g.r.Scan(lower, upper, reverse, fn)
+}
+
+// materialise builds the state of projs at index in a new scratch
+// directory, which it removes on failure.
+func (t *TimeTravel) materialise(index uint64, projs []projections.Projection) (*kv.Store, string, error) {
 	if t.ctx.Err() != nil {
 		return nil, "", ErrClosed
 	}
@@ -150,13 +257,13 @@ func (t *TimeTravel) materialise(index uint64) (*kv.Store, string, error) {
 	if err != nil {
 		return nil, "", fmt.Errorf("materialise index %d: %w", index, err)
 	}
-	store, err := t.replay(dir, index)
+	store, err := t.replay(dir, index, projs)
 	if errors.Is(err, projections.ErrRebuildNeeded) && from > 0 {
 		// A checkpoint written by other versions of the projections:
 		// replay from the start instead.
 		t.log.Warn("checkpoint holds other projection versions; replaying from the start", "checkpoint", from, "err", err)
 		if err = os.RemoveAll(dir); err == nil {
-			store, err = t.replay(dir, index)
+			store, err = t.replay(dir, index, projs)
 		}
 	}
 	if err != nil {
@@ -170,13 +277,13 @@ func (t *TimeTravel) materialise(index uint64) (*kv.Store, string, error) {
 }
 
 // replay opens the store in dir (a copied checkpoint, or nothing yet) and
-// brings it forward to index from the live archive.
-func (t *TimeTravel) replay(dir string, index uint64) (*kv.Store, error) {
+// brings projs forward to index from the live archive.
+func (t *TimeTravel) replay(dir string, index uint64, projs []projections.Projection) (*kv.Store, error) {
 	store, err := kv.Open(dir, kv.Config{CacheBytes: scratchCacheBytes})
 	if err != nil {
 		return nil, err
 	}
-	if _, err := projections.Replay(t.ctx, t.cfg.FSM.Store(), store, t.cfg.Projections, index, nil); err != nil {
+	if _, err := projections.Replay(t.ctx, t.cfg.FSM.Store(), store, projs, index, nil); err != nil {
 		store.Close()
 		return nil, err
 	}

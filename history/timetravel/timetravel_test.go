@@ -21,6 +21,7 @@ import (
 	"github.com/ordoplane/ordo/projections/all"
 	"github.com/ordoplane/ordo/projections/namespaces"
 	pt "github.com/ordoplane/ordo/projections/projectionstest"
+	"github.com/ordoplane/ordo/projections/servers"
 	"github.com/ordoplane/ordo/storage/kv"
 )
 
@@ -110,10 +111,10 @@ func checksumsAt(t *testing.T, tt *TimeTravel, i uint64) map[string][32]byte {
 		t.Fatalf("At(%d): %v", i, err)
 	}
 	defer st.Release()
-	if got := pt.AppliedIndex(t, st.store); got != i {
+	if got := pt.AppliedIndex(t, st.reader.r); got != i {
 		t.Fatalf("At(%d) reports applied index %d", i, got)
 	}
-	return pt.Checksums(t, st.store, all.Projections())
+	return pt.Checksums(t, st.reader.r, all.Projections())
 }
 
 // fromEmpty replays the live archive into a new store up to i.
@@ -171,8 +172,8 @@ func TestAtEqualsLiveState(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if pt.AppliedIndex(t, st.store) != i {
-				t.Errorf("At(%d) reports %d", i, pt.AppliedIndex(t, st.store))
+			if pt.AppliedIndex(t, st.reader.r) != i {
+				t.Errorf("At(%d) reports %d", i, pt.AppliedIndex(t, st.reader.r))
 			}
 			st.Release()
 			break
@@ -548,5 +549,59 @@ func TestPruneTiers(t *testing.T) {
 		if got := listDir(t, dir); len(got) != len(tc.want) {
 			t.Errorf("prune(%v): dirs %v", tc.have, got)
 		}
+	}
+}
+
+// TestAtSomeTables materialises only the projections a read needs: their
+// tables equal the live ones at that index, a read of another table is
+// marked Strayed, and a cached state of every projection serves too.
+func TestAtSomeTables(t *testing.T) {
+	h := newHistory(t)
+	tt := newTT(t, h, Options{CacheSize: 4})
+	h.apply(t, 200)
+	if _, err := tt.Checkpoint(); err != nil {
+		t.Fatal(err)
+	}
+	h.apply(t, 150)
+	i := h.record(t)
+	h.apply(t, 50)
+
+	st, err := tt.At(context.Background(), i, namespaces.Table)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns := []projections.Projection{namespaces.Projection{}}
+	if got, want := pt.Checksums(t, st.reader.r, ns), h.sums[i]; got["namespaces"] != want["namespaces"] {
+		t.Fatal("namespaces at i differ from the live ones at i")
+	}
+	if _, err := namespaces.List(st.View(), ""); err != nil || st.Strayed() {
+		t.Fatalf("reading its own table: %v, strayed %v", err, st.Strayed())
+	}
+	if _, err := servers.Get(st.View(), "s1"); !errors.Is(err, projections.ErrNotFound) || !st.Strayed() {
+		t.Fatalf("reading another projection's table: %v, strayed %v", err, st.Strayed())
+	}
+	st.Release()
+
+	// Every projection, then the namespaces alone again: the full state serves.
+	full, err := tt.At(context.Background(), i)
+	if err != nil {
+		t.Fatal(err)
+	}
+	full.Release()
+	before := len(listDir(t, filepath.Join(h.dir, "timetravel")))
+	again, err := tt.At(context.Background(), i, namespaces.Table)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := servers.List(again.View()); err != nil || again.Strayed() {
+		t.Fatalf("a full state read for one table: %v, strayed %v", err, again.Strayed())
+	}
+	again.Release()
+	if after := len(listDir(t, filepath.Join(h.dir, "timetravel"))); after != before {
+		t.Fatalf("scratch states %d → %d: the full state was not reused", before, after)
+	}
+	// A table no projection owns brings every projection forward.
+	if projs, set := tt.owners([]string{"no-such-table"}); set != "" || len(projs) != len(all.Projections()) {
+		t.Fatalf("owners of an unknown table: %q", set)
 	}
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/ordoplane/ordo/projections/all"
 	"github.com/ordoplane/ordo/projections/allocs"
 	"github.com/ordoplane/ordo/projections/jobs"
+	"github.com/ordoplane/ordo/projections/nodes"
 	"github.com/ordoplane/ordo/storage/kv"
 	"github.com/ordoplane/ordo/storage/raftlog"
 )
@@ -30,11 +31,10 @@ const timeTravelEvery = 100_000
 // timeTravelRows measures reads at a past index on a generated scheduling
 // history of about n events, applied entry by entry through a live FSM
 // while a checkpoint is taken every every/10 entries, as a server's
-// TimeTravel would. Then it reads at reads random indexes twice: with the
-// checkpoints every every entries only, and with all of them. Each read is
-// a cache miss: the newest checkpoint at or below the index copied to a
-// scratch store and brought forward through the archive, then a job and
-// its allocations read from it and encoded.
+// TimeTravel would. Then it reads at reads random indexes (pastReads) with
+// the checkpoints every every entries only, and with all of them. Each
+// read is a cache miss: the newest checkpoint at or below the index copied
+// to a scratch store and brought forward through the archive.
 func timeTravelRows(n int, every uint64, reads int) ([]row, error) {
 	dir, err := os.MkdirTemp("", "ordo-bench-timetravel-")
 	if err != nil {
@@ -107,67 +107,89 @@ func timeTravelRows(n int, every uint64, reads int) ([]row, error) {
 	for i := range at {
 		at[i] = 1 + uint64(rng.Int63n(int64(applied)))
 	}
-	measure := func(tt *timetravel.TimeTravel) ([]time.Duration, error) {
-		var lat []time.Duration
-		for _, i := range at {
-			t := time.Now()
-			if err := readAt(tt, i); err != nil {
-				return nil, err
+	rows := []row{
+		{"time travel: history", float64(evs), "events"},
+		{"time travel: history", float64(applied), "entries"},
+	}
+	for _, set := range []struct {
+		tt    *timetravel.TimeTravel
+		every uint64
+	}{{sparse, every}, {dense, fine}} {
+		for _, kind := range pastReads {
+			var lat []time.Duration
+			for _, i := range at {
+				t := time.Now()
+				if err := kind.read(set.tt, i); err != nil {
+					return nil, err
+				}
+				lat = append(lat, time.Since(t))
 			}
-			lat = append(lat, time.Since(t))
+			slices.Sort(lat)
+			name := fmt.Sprintf("time travel: %s at a random index, checkpoints every %d", kind.name, set.every)
+			rows = append(rows, row{name + ", p50", millis(percentile(lat, 0.50)), "ms"},
+				row{name + ", p99", millis(percentile(lat, 0.99)), "ms"})
 		}
-		slices.Sort(lat)
-		return lat, nil
-	}
-	sparseLat, err := measure(sparse)
-	if err != nil {
-		return nil, err
-	}
-	denseLat, err := measure(dense)
-	if err != nil {
-		return nil, err
 	}
 	t := time.Now()
-	if err := readAt(dense, at[len(at)-1]); err != nil { // cached
+	if err := pastReads[0].read(dense, at[len(at)-1]); err != nil { // cached
 		return nil, err
 	}
 	hit := time.Since(t)
 	slices.Sort(takes)
-	return []row{
-		{"time travel: history", float64(evs), "events"},
-		{"time travel: history", float64(applied), "entries"},
-		{fmt.Sprintf("time travel: read at_index, random point, checkpoints every %d, p50", every), millis(percentile(sparseLat, 0.50)), "ms"},
-		{fmt.Sprintf("time travel: read at_index, random point, checkpoints every %d, p99", every), millis(percentile(sparseLat, 0.99)), "ms"},
-		{fmt.Sprintf("time travel: read at_index, random point, checkpoints every %d, p50", fine), millis(percentile(denseLat, 0.50)), "ms"},
-		{fmt.Sprintf("time travel: read at_index, random point, checkpoints every %d, p99", fine), millis(percentile(denseLat, 0.99)), "ms"},
-		{"time travel: read at_index, cached", millis(hit), "ms"},
-		{"time travel: take a checkpoint, p50", millis(percentile(takes, 0.50)), "ms"},
-		{"time travel: take a checkpoint, p99", millis(percentile(takes, 0.99)), "ms"},
-	}, nil
+	return append(rows,
+		row{"time travel: a read of a cached state", millis(hit), "ms"},
+		row{"time travel: take a checkpoint, p50", millis(percentile(takes, 0.50)), "ms"},
+		row{"time travel: take a checkpoint, p99", millis(percentile(takes, 0.99)), "ms"},
+	), nil
 }
 
-// readAt answers a read as the API would: the state at index, a job and
-// its allocations read from it and encoded as JSON.
-func readAt(tt *timetravel.TimeTravel, index uint64) error {
-	st, err := tt.At(context.Background(), index)
+// pastReads are the reads the figures time, each a cache miss: the
+// projections its endpoint declares (as the API asks for them) brought
+// forward to the index, the rows read and encoded as JSON.
+var pastReads = []struct {
+	name string
+	read func(tt *timetravel.TimeTravel, index uint64) error
+}{
+	{"job and its allocations (GET /v1/job/:id, /allocations)", func(tt *timetravel.TimeTravel, index uint64) error {
+		return readPast(tt, index, []string{jobs.Table, jobs.SummaryTable, jobs.VersionsTable, allocs.Table}, func(v projections.View) (any, error) {
+			list, err := jobs.List(v, "team-7", "")
+			if err != nil || len(list) == 0 {
+				return list, err // early in the history: no job yet
+			}
+			j, err := jobs.Get(v, "team-7", list[len(list)-1].ID)
+			if err != nil {
+				return nil, err
+			}
+			as, err := allocs.ByJob(v, "team-7", j.ID)
+			return []any{j, as}, err
+		})
+	}},
+	{"node list (GET /v1/nodes)", func(tt *timetravel.TimeTravel, index uint64) error {
+		return readPast(tt, index, []string{nodes.Table, nodes.AllocUpdatesTable}, func(v projections.View) (any, error) {
+			return nodes.List(v, "")
+		})
+	}},
+	{"every projection", func(tt *timetravel.TimeTravel, index uint64) error {
+		return readPast(tt, index, nil, func(v projections.View) (any, error) { return jobs.List(v, "team-7", "") })
+	}},
+}
+
+// readPast reads the state at index, holding the projections owning
+// tables (every one for nil), and encodes what read returns as JSON.
+func readPast(tt *timetravel.TimeTravel, index uint64, tables []string, read func(projections.View) (any, error)) error {
+	st, err := tt.At(context.Background(), index, tables...)
 	if err != nil {
 		return err
 	}
 	defer st.Release()
-	v := st.View()
-	list, err := jobs.List(v, "team-7", "")
-	if err != nil || len(list) == 0 {
-		return json.NewEncoder(io.Discard).Encode(list) // early in the history: no job yet
-	}
-	j, err := jobs.Get(v, "team-7", list[len(list)-1].ID)
+	res, err := read(st.View())
 	if err != nil {
 		return err
 	}
-	as, err := allocs.ByJob(v, "team-7", j.ID)
-	if err != nil {
-		return err
+	if st.Strayed() {
+		return fmt.Errorf("read at %d strayed outside %v", index, tables)
 	}
-	return json.NewEncoder(io.Discard).Encode([]any{j, as})
+	return json.NewEncoder(io.Discard).Encode(res)
 }
 
 // schedulingHistory generates about n events of the rebuild figures' mix
