@@ -210,8 +210,9 @@ func (f *FSM) finishLocked(sb *shadowBuild, prog RebuildProgress, obs func(Rebui
 	}
 	f.mu.stale, f.mu.pending = stale, pending
 	f.mu.Unlock()
-	// Every watcher of a rebuilt table re-reads it.
-	f.notify.publish(head, sb.tables, false)
+	// Every watcher re-reads (a switch is rare; per-key watchers of the
+	// rebuilt tables must wake too).
+	f.notify.publish(head, nil, true)
 	prog.Phase = PhaseDone
 	obs(prog)
 	return nil
