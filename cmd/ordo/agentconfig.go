@@ -39,6 +39,10 @@ import (
 //	  gc_max_allocs = 50
 //	}
 //
+//	time_travel {                     # reads at_index/at_time (agentconfig_timetravel.go)
+//	  checkpoint_every = 10000
+//	}
+//
 //	acl {}      # read by later features; noted in agent.Config.Extra
 //	mirror {}
 //
@@ -52,8 +56,10 @@ type agentFile struct {
 	LogLevel *string      `hcl:"log_level,optional"`
 	Server   *serverBlock `hcl:"server,block"`
 	Client   *clientBlock `hcl:"client,block"`
-	ACL      *opaqueBlock `hcl:"acl,block"`
-	Mirror   *opaqueBlock `hcl:"mirror,block"`
+	// TimeTravel is the time_travel block (agentconfig_timetravel.go).
+	TimeTravel *timeTravelBlock `hcl:"time_travel,block"`
+	ACL        *opaqueBlock     `hcl:"acl,block"`
+	Mirror     *opaqueBlock     `hcl:"mirror,block"`
 
 	// path is the file's name, for error messages.
 	path string
@@ -181,6 +187,11 @@ func (f *agentFile) applyTo(c *agent.Config) error {
 			return fmt.Errorf("client.gc_max_allocs in %s: %d must not be negative", f.path, *f.Client.GCMaxAllocs)
 		}
 		f.Client.applyTo(&c.Client)
+	}
+	if f.TimeTravel != nil {
+		if err := f.TimeTravel.applyTo(&c.TimeTravel, f.path); err != nil {
+			return err
+		}
 	}
 	for name, b := range map[string]*opaqueBlock{"acl": f.ACL, "mirror": f.Mirror} {
 		if b == nil {
