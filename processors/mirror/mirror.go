@@ -1,0 +1,467 @@
+package mirror
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/ordoplane/ordo/events"
+	"github.com/ordoplane/ordo/storage/archive"
+	"github.com/ordoplane/ordo/storage/kv"
+)
+
+// Archive is the store holding the event archive (a *kv.Store).
+type Archive interface {
+	kv.Reader
+	Snapshot() *kv.Snapshot
+}
+
+var _ Archive = (*kv.Store)(nil)
+
+// Config configures a Mirror.
+type Config struct {
+	// Settings are the agent file's mirror block.
+	Settings
+	// Store holds the archive; required.
+	Store Archive
+	// Applied returns the applied index and a channel closed when it
+	// changes (projections.Notifier.Applied); required.
+	Applied func() (uint64, <-chan struct{})
+	// Clock; default the system clock.
+	Clock Clock
+	// Logger; default slog.Default().
+	Logger *slog.Logger
+	// Registerer receives the mirror's metrics; nil registers none.
+	Registerer prometheus.Registerer
+	// ChunkEvents bounds the events of one Kafka transaction; default 16384.
+	ChunkEvents int
+	// MinBackoff and MaxBackoff bound the wait before a failed session is
+	// retried (doubling from Min); default 100ms and 30s.
+	MinBackoff, MaxBackoff time.Duration
+	// Timeout bounds each step that waits on Kafka (connecting, fencing,
+	// reading the tail, a transaction's delivery and commit); default 30s.
+	Timeout time.Duration
+}
+
+// Mirror is the leader-only processor that copies the archive to Kafka.
+type Mirror struct {
+	cfg     Config
+	opts    []kgo.Opt
+	log     *slog.Logger
+	metrics *metrics
+
+	mu struct {
+		sync.Mutex
+		running    bool
+		partitions int32
+		resume     Position
+		mirrored   Position
+		total      uint64 // events committed by this server
+		lastErr    string
+		lastErrAt  time.Time
+		reachable  bool
+		// oldest is the leader time of the oldest event not yet committed
+		// that the running session has read (0: none read).
+		oldest int64
+		// baseLen, basePending and sinceBase count the lag in events: the
+		// archive held baseLen events, basePending of them after the
+		// resume point, when the session started; sinceBase were
+		// committed since.
+		baseLen, basePending, sinceBase uint64
+	}
+}
+
+// New returns a Mirror; it validates cfg and registers the metrics.
+func New(cfg Config) (*Mirror, error) {
+	if err := cfg.Settings.Validate(); err != nil {
+		return nil, err
+	}
+	if cfg.Store == nil || cfg.Applied == nil {
+		return nil, errors.New("mirror: Store and Applied are required")
+	}
+	cfg.Settings = cfg.Settings.withDefaults()
+	if cfg.Clock == nil {
+		cfg.Clock = realClock{}
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.ChunkEvents <= 0 {
+		cfg.ChunkEvents = 16384
+	}
+	if cfg.MinBackoff <= 0 {
+		cfg.MinBackoff = 100 * time.Millisecond
+	}
+	if cfg.MaxBackoff < cfg.MinBackoff {
+		cfg.MaxBackoff = max(30*time.Second, cfg.MinBackoff)
+	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = 30 * time.Second
+	}
+	opts, err := cfg.Settings.clientOpts()
+	if err != nil {
+		return nil, err
+	}
+	m := &Mirror{cfg: cfg, opts: opts,
+		log: cfg.Logger.With("processor", "mirror", "topic", cfg.Topic)}
+	m.metrics = newMetrics(m)
+	if cfg.Registerer != nil {
+		for _, c := range m.metrics.collectors() {
+			if err := cfg.Registerer.Register(c); err != nil {
+				return nil, fmt.Errorf("mirror metrics: %w", err)
+			}
+		}
+	}
+	return m, nil
+}
+
+// Close unregisters the metrics.
+func (m *Mirror) Close() {
+	if r := m.cfg.Registerer; r != nil {
+		for _, c := range m.metrics.collectors() {
+			r.Unregister(c)
+		}
+	}
+}
+
+// Name implements supervisor.Processor.
+func (m *Mirror) Name() string { return "mirror" }
+
+// Settings returns the settings in force, defaults filled in.
+func (m *Mirror) Settings() Settings { return m.cfg.Settings }
+
+// Mirrored returns the position of the last event committed to the topic
+// by this server. Everything up to it is in Kafka: an archive retention
+// policy must not drop events after it.
+func (m *Mirror) Mirrored() Position {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.mu.mirrored
+}
+
+// Run mirrors until ctx ends: each session connects, fences any earlier
+// producer, finds the resume point in the topic and commits the archive
+// from there, one transaction per chunk; a failed session is retried
+// after a backoff. Run never blocks the log: it only reads snapshots.
+func (m *Mirror) Run(ctx context.Context) error {
+	m.setRunning(true)
+	defer m.setRunning(false)
+	for failures := 0; ; {
+		err := m.session(ctx)
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if err == nil {
+			failures = 0
+			continue
+		}
+		m.metrics.errors.Inc()
+		wait := backoff(failures, m.cfg.MinBackoff, m.cfg.MaxBackoff)
+		failures++
+		m.setError(err)
+		m.log.Warn("mirror session failed; retrying", "err", err, "backoff", wait, "failures", failures)
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-m.cfg.Clock.After(wait):
+		}
+	}
+}
+
+// session runs one producer from connecting until ctx ends or an error.
+func (m *Mirror) session(ctx context.Context) error {
+	s := m.cfg.Settings
+	cl, err := kgo.NewClient(append(m.opts[:len(m.opts):len(m.opts)],
+		kgo.TransactionalID(s.TransactionalID),
+		kgo.TransactionTimeout(max(m.cfg.Timeout, 10*time.Second)),
+		kgo.RecordPartitioner(kgo.ManualPartitioner()),
+		kgo.DefaultProduceTopic(s.Topic),
+		kgo.MaxBufferedRecords(2*m.cfg.ChunkEvents),
+		kgo.ProducerBatchMaxBytes(4<<20),
+		kgo.ProducerLinger(0),
+		kgo.RecordDeliveryTimeout(m.cfg.Timeout),
+	)...)
+	if err != nil {
+		return fmt.Errorf("mirror client: %w", err)
+	}
+	defer cl.Close()
+	adm := kadm.NewClient(cl)
+
+	step, cancel := context.WithTimeout(ctx, m.cfg.Timeout)
+	defer cancel()
+	// Initialising the transactional producer bumps its epoch: a deposed
+	// leader's producer is fenced and its open transaction aborted before
+	// the tail is read.
+	if _, _, err := cl.ProducerID(step); err != nil {
+		return fmt.Errorf("init transactional producer %s: %w", s.TransactionalID, err)
+	}
+	m.setReachable(true)
+	partitions, err := ensureTopic(step, adm, s)
+	if err != nil {
+		return err
+	}
+	tail, err := readTail(step, m.opts, adm, s.Topic)
+	if err != nil {
+		return fmt.Errorf("read the topic's tail: %w", err)
+	}
+	cancel()
+	resume := resumePoint(tail)
+	if err := m.startSession(resume, partitions); err != nil {
+		return err
+	}
+	m.log.Info("mirror session started", "resume_index", resume.Index, "resume_seq", resume.Seq,
+		"partitions", partitions, "transactional_id", s.TransactionalID)
+
+	opts := recordOptions{Topic: s.Topic, Source: s.Source, Format: s.Format, Partitions: partitions}
+	c := &chunk{}
+	cursor := resume
+	for {
+		_, wake := m.cfg.Applied()
+		if err := m.fill(c, cursor, opts); err != nil {
+			return err
+		}
+		if len(c.recs) == 0 {
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-wake:
+			}
+			continue
+		}
+		if err := m.commit(ctx, cl, c); err != nil {
+			return err
+		}
+		cursor = c.last
+	}
+}
+
+// chunk is one transaction's records and the buffers they live in.
+type chunk struct {
+	b     builder
+	recs  []kgo.Record
+	last  Position
+	first int64 // leader time of the first event
+}
+
+// fill reads up to ChunkEvents events after cursor from a snapshot of the
+// archive and builds their records into c.
+func (m *Mirror) fill(c *chunk, cursor Position, o recordOptions) error {
+	c.b.reset()
+	c.recs = c.recs[:0]
+	snap := m.cfg.Store.Snapshot()
+	defer snap.Close()
+	limit := m.cfg.ChunkEvents
+	err := archive.Scan(snap, cursor.Index, 0, func(index uint64, seq uint32, data []byte) error {
+		if p := (Position{index, seq}); !cursor.Less(p) {
+			return nil
+		}
+		if len(c.recs) >= limit {
+			return kv.ErrStop
+		}
+		ev, err := events.DecodeEvent(data)
+		if err != nil {
+			return fmt.Errorf("mirror: archived event %d/%d: %w", index, seq, err)
+		}
+		if len(c.recs) == 0 {
+			c.first = ev.Time
+		}
+		c.recs = append(c.recs, kgo.Record{})
+		if err := c.b.build(ev, o, &c.recs[len(c.recs)-1]); err != nil {
+			return err
+		}
+		c.last = Position{index, seq}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if len(c.recs) > 0 {
+		m.mu.Lock()
+		if m.mu.oldest == 0 {
+			m.mu.oldest = c.first
+		}
+		m.mu.Unlock()
+	}
+	return nil
+}
+
+// commit produces c's records in one transaction and commits it.
+func (m *Mirror) commit(ctx context.Context, cl *kgo.Client, c *chunk) error {
+	if err := cl.BeginTransaction(); err != nil {
+		return fmt.Errorf("begin transaction: %w", err)
+	}
+	var (
+		mu      sync.Mutex
+		failure error
+	)
+	promise := func(r *kgo.Record, err error) {
+		if err != nil {
+			mu.Lock()
+			if failure == nil {
+				failure = fmt.Errorf("produce %s/%d: %w", header(r, HeaderSequence), r.Partition, err)
+			}
+			mu.Unlock()
+		}
+	}
+	step, cancel := context.WithTimeout(ctx, m.cfg.Timeout)
+	defer cancel()
+	for i := range c.recs {
+		cl.Produce(step, &c.recs[i], promise)
+	}
+	err := cl.Flush(step)
+	mu.Lock()
+	if err == nil {
+		err = failure
+	}
+	mu.Unlock()
+	if err != nil {
+		// The transaction is aborted by the next session's fencing if
+		// this abort cannot reach the coordinator.
+		abort, cancelAbort := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
+		_ = cl.EndTransaction(abort, kgo.TryAbort)
+		cancelAbort()
+		return fmt.Errorf("deliver events %s..%s: %w", firstPos(c), c.last, err)
+	}
+	if err := cl.EndTransaction(step, kgo.TryCommit); err != nil {
+		return fmt.Errorf("commit events %s..%s: %w", firstPos(c), c.last, err)
+	}
+	now := m.cfg.Clock.Now()
+	m.metrics.mirrored.Add(float64(len(c.recs)))
+	m.metrics.lastIndex.Set(float64(c.last.Index))
+	m.metrics.commitLag.Observe(max(0, now.Sub(time.Unix(0, c.first)).Seconds()))
+	m.mu.Lock()
+	m.mu.mirrored = c.last
+	m.mu.total += uint64(len(c.recs))
+	m.mu.sinceBase += uint64(len(c.recs))
+	m.mu.oldest = 0
+	m.mu.reachable = true
+	m.mu.Unlock()
+	m.log.Debug("mirror committed", "from", firstPos(c).String(), "to", c.last.String(), "events", len(c.recs))
+	return nil
+}
+
+func firstPos(c *chunk) Position {
+	if len(c.recs) == 0 {
+		return c.last
+	}
+	p, _ := recordPosition(&c.recs[0])
+	return p
+}
+
+// startSession records the session's resume point and the archive's
+// counts the lag is measured from.
+func (m *Mirror) startSession(resume Position, partitions int32) error {
+	snap := m.cfg.Store.Snapshot()
+	defer snap.Close()
+	length, err := archive.Len(snap)
+	if err != nil {
+		return err
+	}
+	var pending uint64
+	err = archive.Scan(snap, resume.Index, 0, func(index uint64, seq uint32, _ []byte) error {
+		if resume.Less(Position{index, seq}) {
+			pending++
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("count events after the resume point: %w", err)
+	}
+	m.metrics.resumeIndex.Set(float64(resume.Index))
+	m.metrics.lastIndex.Set(float64(resume.Index))
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.mu.resume, m.mu.mirrored, m.mu.partitions = resume, resume, partitions
+	m.mu.baseLen, m.mu.basePending, m.mu.sinceBase = length, pending, 0
+	m.mu.oldest = 0
+	return nil
+}
+
+func (m *Mirror) setRunning(v bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.mu.running = v
+	m.mu.oldest = 0
+}
+
+func (m *Mirror) setReachable(v bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.mu.reachable = v
+}
+
+func (m *Mirror) setError(err error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.mu.lastErr = err.Error()
+	m.mu.lastErrAt = m.cfg.Clock.Now()
+	m.mu.reachable = false
+	m.mu.oldest = 0
+}
+
+// lagEvents counts the archived events not yet committed to the topic;
+// 0 when this server is not mirroring.
+func (m *Mirror) lagEvents() uint64 {
+	m.mu.Lock()
+	running, base, pending, since := m.mu.running, m.mu.baseLen, m.mu.basePending, m.mu.sinceBase
+	m.mu.Unlock()
+	if !running {
+		return 0
+	}
+	n, err := archive.Len(m.cfg.Store)
+	if err != nil || n < base {
+		return 0
+	}
+	if lag := n - base + pending; lag > since {
+		return lag - since
+	}
+	return 0
+}
+
+// lagSeconds is the age of the oldest event not yet committed; 0 when
+// caught up or not mirroring.
+func (m *Mirror) lagSeconds() float64 {
+	m.mu.Lock()
+	running, oldest := m.mu.running, m.mu.oldest
+	m.mu.Unlock()
+	if !running {
+		return 0
+	}
+	if oldest == 0 {
+		if m.lagEvents() == 0 {
+			return 0
+		}
+		// Behind, but nothing read yet (a session is starting or
+		// retrying): the oldest waiting event is the one after the
+		// last mirrored.
+		oldest = m.nextEventTime()
+		if oldest == 0 {
+			return 0
+		}
+	}
+	return max(0, m.cfg.Clock.Now().Sub(time.Unix(0, oldest)).Seconds())
+}
+
+// nextEventTime returns the leader time of the first archived event after
+// the mirrored position, 0 if none.
+func (m *Mirror) nextEventTime() int64 {
+	pos := m.Mirrored()
+	var t int64
+	_ = archive.Scan(m.cfg.Store, pos.Index, 0, func(index uint64, seq uint32, data []byte) error {
+		if !pos.Less(Position{index, seq}) {
+			return nil
+		}
+		if ev, err := events.DecodeEvent(data); err == nil {
+			t = ev.Time
+		}
+		return kv.ErrStop
+	})
+	return t
+}

@@ -1,0 +1,186 @@
+package mirror
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/sasl"
+	"github.com/twmb/franz-go/pkg/sasl/plain"
+	"github.com/twmb/franz-go/pkg/sasl/scram"
+)
+
+// Settings is what the agent file's mirror block configures:
+//
+//	mirror {
+//	  brokers   = ["kafka-1:9092", "kafka-2:9092"]
+//	  topic     = "ordo.events"
+//	  format    = "json"            # or "msgpack"
+//	  client_id = "ordo-mirror"
+//	  tls  { ca_file = "/etc/ordo/kafka-ca.pem" }
+//	  sasl { mechanism = "SCRAM-SHA-512"  username = "ordo"  password = "…" }
+//	}
+type Settings struct {
+	// Brokers are the seed brokers, host:port; required.
+	Brokers []string `json:"Brokers"`
+	// Topic receives the records; default "ordo.events".
+	Topic string `json:"Topic"`
+	// Format is the value encoding, FormatJSON (default) or FormatMsgpack.
+	Format string `json:"Format"`
+	// ClientID is the Kafka client id; default "ordo-mirror".
+	ClientID string `json:"ClientID"`
+	// TransactionalID is the producer's transactional id; default
+	// "ordo-mirror-" + Topic. Every server of a cluster must use the same
+	// one: it is what fences a deposed leader's producer.
+	TransactionalID string `json:"TransactionalID"`
+	// Source is the ce_source header; default "/ordo".
+	Source string `json:"Source"`
+	// Partitions is how many partitions the mirror gives the topic when it
+	// creates it (only when the topic does not exist); default 6.
+	Partitions int32 `json:"Partitions"`
+	// ReplicationFactor is the new topic's replication factor; default -1,
+	// the brokers' default.
+	ReplicationFactor int16 `json:"ReplicationFactor"`
+	// TLS, when set, connects over TLS.
+	TLS *TLS `json:"TLS,omitempty"`
+	// SASL, when set, authenticates.
+	SASL *SASL `json:"SASL,omitempty"`
+}
+
+// TLS configures the connection's TLS.
+type TLS struct {
+	// CAFile holds the PEM CAs that sign the brokers' certificates; default the system's.
+	CAFile string `json:"CAFile,omitempty"`
+	// CertFile and KeyFile hold a PEM client certificate and key, for mutual TLS.
+	CertFile string `json:"CertFile,omitempty"`
+	KeyFile  string `json:"KeyFile,omitempty"`
+	// ServerName overrides the name checked in the brokers' certificates.
+	ServerName string `json:"ServerName,omitempty"`
+	// InsecureSkipVerify accepts any certificate; for tests only.
+	InsecureSkipVerify bool `json:"InsecureSkipVerify,omitempty"`
+}
+
+// SASL configures authentication.
+type SASL struct {
+	// Mechanism is PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512.
+	Mechanism string `json:"Mechanism"`
+	Username  string `json:"Username"`
+	// Password never leaves the agent (not even in /v1/agent/self).
+	Password string `json:"-"`
+}
+
+// withDefaults returns s with defaults filled in.
+func (s Settings) withDefaults() Settings {
+	if s.Topic == "" {
+		s.Topic = "ordo.events"
+	}
+	if s.Format == "" {
+		s.Format = FormatJSON
+	}
+	if s.ClientID == "" {
+		s.ClientID = "ordo-mirror"
+	}
+	if s.TransactionalID == "" {
+		s.TransactionalID = "ordo-mirror-" + s.Topic
+	}
+	if s.Source == "" {
+		s.Source = "/ordo"
+	}
+	if s.Partitions == 0 {
+		s.Partitions = 6
+	}
+	if s.ReplicationFactor == 0 {
+		s.ReplicationFactor = -1
+	}
+	return s
+}
+
+// Validate reports the first wrong setting as a *SettingsError naming it.
+func (s Settings) Validate() error {
+	bad := func(field, format string, args ...any) error {
+		return &SettingsError{Field: "mirror." + field, Reason: fmt.Sprintf(format, args...)}
+	}
+	if len(s.Brokers) == 0 {
+		return bad("brokers", "at least one broker (host:port) is required")
+	}
+	for i, b := range s.Brokers {
+		if host, port, ok := strings.Cut(b, ":"); !ok || host == "" || port == "" {
+			return bad(fmt.Sprintf("brokers[%d]", i), "%q is not host:port", b)
+		}
+	}
+	switch s.Format {
+	case "", FormatJSON, FormatMsgpack:
+	default:
+		return bad("format", "%q is not json or msgpack", s.Format)
+	}
+	if s.Topic != "" {
+		if len(s.Topic) > 249 || strings.Trim(s.Topic, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") != "" || s.Topic == "." || s.Topic == ".." {
+			return bad("topic", "%q is not a Kafka topic name (letters, digits, '.', '_', '-'; at most 249)", s.Topic)
+		}
+	}
+	if s.Partitions < 0 {
+		return bad("partitions", "%d must be positive", s.Partitions)
+	}
+	if s.ReplicationFactor < -1 {
+		return bad("replication_factor", "%d must be positive, or -1 for the brokers' default", s.ReplicationFactor)
+	}
+	if t := s.TLS; t != nil {
+		if (t.CertFile == "") != (t.KeyFile == "") {
+			return bad("tls.cert_file", "cert_file and key_file go together")
+		}
+	}
+	if a := s.SASL; a != nil {
+		switch strings.ToUpper(a.Mechanism) {
+		case "PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512":
+		default:
+			return bad("sasl.mechanism", "%q is not PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512", a.Mechanism)
+		}
+		if a.Username == "" {
+			return bad("sasl.username", "required with sasl")
+		}
+	}
+	return nil
+}
+
+// clientOpts returns the franz-go options every client of the mirror
+// shares: brokers, client id, TLS and SASL.
+func (s Settings) clientOpts() ([]kgo.Opt, error) {
+	opts := []kgo.Opt{kgo.SeedBrokers(s.Brokers...), kgo.ClientID(s.ClientID)}
+	if t := s.TLS; t != nil {
+		cfg := &tls.Config{ServerName: t.ServerName, InsecureSkipVerify: t.InsecureSkipVerify, MinVersion: tls.VersionTLS12}
+		if t.CAFile != "" {
+			pem, err := os.ReadFile(t.CAFile)
+			if err != nil {
+				return nil, &SettingsError{Field: "mirror.tls.ca_file", Reason: err.Error()}
+			}
+			cfg.RootCAs = x509.NewCertPool()
+			if !cfg.RootCAs.AppendCertsFromPEM(pem) {
+				return nil, &SettingsError{Field: "mirror.tls.ca_file", Reason: "no PEM certificate in " + t.CAFile}
+			}
+		}
+		if t.CertFile != "" {
+			cert, err := tls.LoadX509KeyPair(t.CertFile, t.KeyFile)
+			if err != nil {
+				return nil, &SettingsError{Field: "mirror.tls.cert_file", Reason: err.Error()}
+			}
+			cfg.Certificates = []tls.Certificate{cert}
+		}
+		opts = append(opts, kgo.DialTLSConfig(cfg))
+	}
+	if a := s.SASL; a != nil {
+		var m sasl.Mechanism
+		switch strings.ToUpper(a.Mechanism) {
+		case "PLAIN":
+			m = plain.Auth{User: a.Username, Pass: a.Password}.AsMechanism()
+		case "SCRAM-SHA-256":
+			m = scram.Auth{User: a.Username, Pass: a.Password}.AsSha256Mechanism()
+		case "SCRAM-SHA-512":
+			m = scram.Auth{User: a.Username, Pass: a.Password}.AsSha512Mechanism()
+		}
+		opts = append(opts, kgo.SASL(m))
+	}
+	return opts, nil
+}
