@@ -60,6 +60,12 @@ type Query struct {
 	Next Pos
 	// Payload adds each event's redacted payload.
 	Payload bool
+	// Related, for a job only, adds the events of its evaluations,
+	// allocations and deployments (Members) to its own, each line naming
+	// the entity it is about (Event.EntityKind, EntityID). PerPage then
+	// counts events: an event that touched several of them shows a line
+	// for each, on the same page.
+	Related bool
 	// Archive is where the events are read from; nil reads them through
 	// the view. A view of a past state (a time-travel scratch store) holds
 	// projections without the whole archive behind them: pass the live
@@ -77,6 +83,11 @@ type Event struct {
 	Version       uint16
 	Actor         string `json:",omitempty"`
 	CorrelationID string `json:",omitempty"`
+	// EntityKind and EntityID name the entity the line is about, on a
+	// related timeline (Query.Related): the job itself, or one of its
+	// evals, allocations or deployments.
+	EntityKind string `json:",omitempty"`
+	EntityID   string `json:",omitempty"`
 	// Summary says in one line what the event did to the entity.
 	Summary string
 	// Changes lists the entity's fields the event changed, old and new.
@@ -105,6 +116,12 @@ var ErrNoHistory = fmt.Errorf("no event touched it: %w", projections.ErrNotFound
 func Timeline(v projections.View, q Query) (Page, error) {
 	if q.PerPage < 0 {
 		return Page{}, fmt.Errorf("history: negative page size %d", q.PerPage)
+	}
+	if q.Related {
+		if q.Kind != events.KindJob {
+			return Page{}, fmt.Errorf("history: related events are a job's, not a %s's", q.Kind)
+		}
+		return relatedTimeline(v, q)
 	}
 	var positions []Pos
 	if err := Scan(v, q.Kind, q.ID, false, func(p Pos) error {
@@ -184,6 +201,8 @@ type item struct {
 	pos  Pos
 	ev   *events.Event
 	line summary.Line
+	// lines, on a related timeline, replace line: one per entity shown.
+	lines []entityLine
 }
 
 // selection keeps the events of the page being built: in commit order up
@@ -208,7 +227,16 @@ func newSelection(q Query) *selection {
 // add offers a selected event in commit order and reports whether the page
 // is complete (nothing later can change it).
 func (s *selection) add(p Pos, ev *events.Event, line summary.Line) bool {
-	it := item{pos: p, ev: ev, line: line}
+	return s.addItem(item{pos: p, ev: ev, line: line})
+}
+
+// addLines is add for an event of a related timeline, with its lines.
+func (s *selection) addLines(p Pos, ev *events.Event, lines []entityLine) bool {
+	return s.addItem(item{pos: p, ev: ev, lines: lines})
+}
+
+func (s *selection) addItem(it item) bool {
+	p := it.pos
 	if !s.reverse {
 		if s.next != (Pos{}) && p.Less(s.next) {
 			return false
@@ -243,7 +271,15 @@ func (s *selection) page(q Query) Page {
 	}
 	pg.Events = make([]Event, 0, len(ordered))
 	for _, it := range ordered {
-		pg.Events = append(pg.Events, render(it, q.Payload))
+		if it.lines == nil {
+			pg.Events = append(pg.Events, render(it, q.Payload))
+			continue
+		}
+		for _, l := range it.lines {
+			e := render(item{pos: it.pos, ev: it.ev, line: l.line}, q.Payload)
+			e.EntityKind, e.EntityID = l.entity.Kind, l.entity.ID
+			pg.Events = append(pg.Events, e)
+		}
 	}
 	return pg
 }
