@@ -98,6 +98,7 @@ func newRootCommand(stdout, stderr io.Writer) *cobra.Command {
 		newDebugCommand(g), // debug.go
 		newReplayCommand(), // replay.go
 		newHistoryCommand(g),
+		newEventsCommand(), // events.go
 		newVersionCommand(),
 	)
 	return root
