@@ -170,6 +170,7 @@ func (s *Server) routes() {
 	// Local: every server holds the archive and knows its own state.
 	s.handle("GET /v1/event/stream", s.eventStream)
 	s.handle("GET /v1/operator/log", s.operatorLog)
+	s.eventSchemaRoutes() // eventschema.go: the JSON Schemas of event types
 	// History files and decision re-runs (export.go, debug.go), from this server's archive.
 	s.handle("GET /v1/operator/log/export", s.exportLog)
 	s.handle("GET /v1/debug/reschedule/{eval_id}", s.debugReschedule)
