@@ -23,8 +23,12 @@ type historyEvent struct {
 	Version       uint16
 	Actor         string
 	CorrelationID string
-	Summary       string
-	Changes       []struct{ Field, Old, New string }
+	// EntityKind and EntityID name what a line of a job's related
+	// timeline is about.
+	EntityKind string
+	EntityID   string
+	Summary    string
+	Changes    []struct{ Field, Old, New string }
 }
 
 // historyPageSize is how many events the CLI asks for per request; a
@@ -41,7 +45,7 @@ func newHistoryCommand(g *globals) *cobra.Command {
 	var (
 		since, until, namespace string
 		asJSON, payload         bool
-		reverse                 bool
+		reverse, related        bool
 		last                    int
 	)
 	cmd := &cobra.Command{
@@ -52,6 +56,9 @@ time, type, actor and what it did, with the fields it changed indented
 below. Kinds: alloc, eval, job, node, deployment, namespace, server.
 
 A job is "<namespace>/<id>", or its id with -namespace (default "default").
+A job's history includes what happened to its evaluations, allocations and
+deployments, each line naming the entity it is about (Entity column);
+-related=false shows only the events keyed to the job itself.
 -since and -until take an RFC 3339 time or a duration ago (2h, 90m).
 -n N shows the N most recent events of the window.`,
 		Example: `  ordo history alloc 2LzVh8yqQmR9x0ZP3kJ5dYbN1aT
@@ -86,6 +93,13 @@ A job is "<namespace>/<id>", or its id with -namespace (default "default").
 			if payload {
 				q.Set("payload", "true")
 			}
+			if cmd.Flags().Changed("related") && kind != "job" {
+				return fmt.Errorf("-related applies to jobs only")
+			}
+			related := related && kind == "job"
+			if related {
+				q.Set("related", "true")
+			}
 			raw, err := readHistory(cmd, g, pathf("/v1/history/%s/%s", kind, id), q, reverse, last)
 			if err != nil {
 				return fmt.Errorf("history of %s %q: %w", kind, id, err)
@@ -103,7 +117,7 @@ A job is "<namespace>/<id>", or its id with -namespace (default "default").
 					return fmt.Errorf("history of %s %q: decode: %w", kind, id, err)
 				}
 			}
-			return printHistory(cmd.OutOrStdout(), evs, payload, raw)
+			return printHistory(cmd.OutOrStdout(), evs, payload, related, raw)
 		},
 	}
 	f := cmd.Flags()
@@ -113,6 +127,7 @@ A job is "<namespace>/<id>", or its id with -namespace (default "default").
 	f.BoolVar(&asJSON, "json", false, "print the API's JSON")
 	f.BoolVar(&payload, "payload", false, "show each event's payload (redacted)")
 	f.BoolVar(&reverse, "reverse", false, "newest first")
+	f.BoolVar(&related, "related", true, "for a job: its evals', allocations' and deployments' events too")
 	f.IntVarP(&last, "n", "n", 0, "show only the N most recent events (0: all)")
 	return cmd
 }
@@ -131,7 +146,7 @@ func readHistory(cmd *cobra.Command, g *globals, path string, q url.Values, reve
 	for {
 		size := historyPageSize
 		if n > 0 {
-			size = min(size, n-len(out))
+			size = min(size, n-countEvents(out))
 		}
 		q.Set("per_page", strconv.Itoa(size))
 		resp, err := c.send(cmd.Context(), "GET", path, q, nil)
@@ -146,15 +161,51 @@ func readHistory(cmd *cobra.Command, g *globals, path string, q url.Values, reve
 			return nil, fmt.Errorf("decode: %w", err)
 		}
 		out = append(out, page...)
-		if next == "" || (n > 0 && len(out) >= n) {
+		if next == "" || (n > 0 && countEvents(out) >= n) {
 			break
 		}
 		q.Set("next_token", next)
 	}
 	if newestFirst && !reverse {
-		slices.Reverse(out)
+		out = reverseEvents(out)
 	}
 	return out, nil
+}
+
+// linePos reads the position (index, seq) of a timeline line.
+func linePos(line json.RawMessage) [2]uint64 {
+	var p struct {
+		Index uint64
+		Seq   uint32
+	}
+	_ = json.Unmarshal(line, &p)
+	return [2]uint64{p.Index, uint64(p.Seq)}
+}
+
+// reverseEvents reverses the order of the events of a timeline, keeping
+// the lines of one event (a job's related timeline has one per entity) in
+// their order.
+func reverseEvents(lines []json.RawMessage) []json.RawMessage {
+	out := make([]json.RawMessage, 0, len(lines))
+	for end := len(lines); end > 0; {
+		start := end - 1
+		for start > 0 && linePos(lines[start-1]) == linePos(lines[end-1]) {
+			start--
+		}
+		out = append(out, lines[start:end]...)
+		end = start
+	}
+	return out
+}
+
+// countEvents counts the distinct events (index, seq) of a timeline's
+// lines: a job's related timeline shows an event once per entity.
+func countEvents(lines []json.RawMessage) int {
+	seen := map[[2]uint64]bool{}
+	for _, l := range lines {
+		seen[linePos(l)] = true
+	}
+	return len(seen)
 }
 
 // printHistory writes the events as a table, each event's changes (and,
@@ -163,17 +214,32 @@ func readHistory(cmd *cobra.Command, g *globals, path string, q url.Values, reve
 //	Index  Time                  Type          Actor      Summary
 //	12     2026-11-30T14:02:00Z  AllocsPlaced  scheduler  placed on node n1 by eval e1
 //	         NodeID: n1
-func printHistory(w io.Writer, evs []historyEvent, payload bool, raw []json.RawMessage) error {
+//
+// A job's related timeline adds an Entity column after Time: "job", or
+// the kind and short id of the eval, allocation or deployment.
+func printHistory(w io.Writer, evs []historyEvent, payload, related bool, raw []json.RawMessage) error {
 	if len(evs) == 0 {
 		_, err := fmt.Fprintln(w, "No events")
 		return err
 	}
+	header := []string{"Index", "Time", "Type", "Actor", "Summary"}
+	if related {
+		header = slices.Insert(header, 2, "Entity")
+	}
 	rows := make([][]string, 0, len(evs))
 	for _, e := range evs {
-		rows = append(rows, []string{fmt.Sprint(e.Index), e.Time.UTC().Format(time.RFC3339), e.Type, orDash(e.Actor), e.Summary})
+		row := []string{fmt.Sprint(e.Index), e.Time.UTC().Format(time.RFC3339), e.Type, orDash(e.Actor), e.Summary}
+		if related {
+			entity := e.EntityKind
+			if e.EntityKind != "job" {
+				entity += " " + shortID(e.EntityID)
+			}
+			row = slices.Insert(row, 2, entity)
+		}
+		rows = append(rows, row)
 	}
 	var b strings.Builder
-	if err := printTable(&b, []string{"Index", "Time", "Type", "Actor", "Summary"}, rows); err != nil {
+	if err := printTable(&b, header, rows); err != nil {
 		return err
 	}
 	lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")

@@ -30,7 +30,9 @@ var historyTables = []string{history.Table}
 // a summary and the fields it changed; paged with per_page and
 // next_token (X-Nomad-NextToken), bounded with from_index/to_index and
 // since/until, payloads (redacted) with payload=true, and blocking on the
-// history table like every read.
+// history table like every read. related=true, for a job, adds the events
+// of its evals, allocations and deployments, each line naming its entity
+// (history.Query.Related); per_page then counts events, not lines.
 func (s *Server) entityHistory(w http.ResponseWriter, r *http.Request) {
 	q, err := parseHistoryQuery(r, time.Now())
 	if err != nil {
@@ -85,12 +87,15 @@ func parseHistoryQuery(r *http.Request, now time.Time) (history.Query, error) {
 	for _, b := range []struct {
 		name string
 		to   *bool
-	}{{"reverse", &q.Reverse}, {"payload", &q.Payload}} {
+	}{{"reverse", &q.Reverse}, {"payload", &q.Payload}, {"related", &q.Related}} {
 		if v := qv.Get(b.name); v != "" {
 			if *b.to, err = strconv.ParseBool(v); err != nil {
 				return q, commands.Invalid(b.name, "%q is not true or false", v)
 			}
 		}
+	}
+	if q.Related && q.Kind != events.KindJob {
+		return q, commands.Invalid("related", "applies to job timelines only (a job's evals, allocations and deployments)")
 	}
 	q.PerPage = defaultHistoryPage
 	if v := qv.Get("per_page"); v != "" {

@@ -119,6 +119,26 @@ func TestAllocHistoryEndToEnd(t *testing.T) {
 		t.Errorf("changes of the last event: %+v", c)
 	}
 
+	// The job's related timeline holds every event of the allocation's,
+	// each once, told as the allocation's own timeline tells it unless
+	// the event is keyed to the job; its own timeline holds only one.
+	related, _ := d.historyPage(t, "/v1/history/job/web?related=true")
+	for _, e := range life {
+		i := slices.IndexFunc(related, func(r history.Event) bool { return r.Index == e.Index && r.Seq == e.Seq })
+		switch {
+		case i < 0:
+			t.Errorf("the job's related timeline lacks the alloc's %s at %d", e.Type, e.Index)
+		case related[i].EntityKind == events.KindAlloc && (related[i].EntityID != alloc.ID || related[i].Summary != e.Summary):
+			t.Errorf("related line %+v, the alloc's %+v", related[i], e)
+		case related[i].EntityKind != events.KindAlloc && related[i].EntityKind != events.KindJob:
+			t.Errorf("related line %+v about a %s", related[i], related[i].EntityKind)
+		}
+	}
+	own, _ := d.historyPage(t, "/v1/history/job/web")
+	if n := len(own); n >= len(related) || slices.ContainsFunc(own, func(e history.Event) bool { return e.Type == "AllocsClientUpdated" }) {
+		t.Errorf("the job's own timeline: %v; related: %v", types(own), types(related))
+	}
+
 	// Paging, both ways, through X-Nomad-NextToken.
 	for _, reverse := range []bool{false, true} {
 		var paged []history.Event
@@ -238,6 +258,8 @@ func TestHistoryBadParameters(t *testing.T) {
 		{"/v1/history/namespace/payments?next_token=0.0", "next_token"},
 		{"/v1/history/namespace/payments?reverse=maybe", "reverse"},
 		{"/v1/history/namespace/payments?payload=yes%20please", "payload"},
+		{"/v1/history/namespace/payments?related=maybe", "related"},
+		{"/v1/history/namespace/payments?related=true", "related"},
 		{"/v1/history/namespace/payments?index=x", "index"},
 		{"/v1/history/job/bad_ns!/web", "namespace"},
 		{"/v1/history/job/web?namespace=bad_ns!", "namespace"},
