@@ -1,0 +1,43 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/ordoplane/ordo/projections"
+)
+
+// TestFollowDrawsRateAndETA: the progress bar of a rebuild shows the
+// events replayed of the target, their rate (events/s) and the time
+// elapsed and left, and ends at the target.
+func TestFollowDrawsRateAndETA(t *testing.T) {
+	jobs := []projections.Job{
+		{Kind: projections.JobRebuild, Projections: []string{"jobs"}, State: projections.JobRunning, Phase: "replay", Events: 250, Target: 1000},
+		{Kind: projections.JobRebuild, Projections: []string{"jobs"}, State: projections.JobRunning, Phase: "replay", Events: 600, Target: 1000},
+		{Kind: projections.JobRebuild, Projections: []string{"jobs"}, State: projections.JobDone, Events: 1000, Target: 1000},
+	}
+	var out bytes.Buffer
+	first := projections.Job{Kind: projections.JobRebuild, Projections: []string{"jobs"}, State: projections.JobQueued}
+	n := 0
+	j, err := follow(context.Background(), &out, first, func(context.Context) (projections.Job, error) {
+		j := jobs[min(n, len(jobs)-1)]
+		n++
+		return j, nil
+	}, false)
+	if err != nil || j.State != projections.JobDone {
+		t.Fatalf("follow: %+v %v", j, err)
+	}
+	s := out.String()
+	for _, re := range []string{`rebuild jobs \[replay\]`, `\d+/1000`, `1000/1000`, `[\d.]+ events/s`, `\[\d+s:\d+s\]`} {
+		if !regexp.MustCompile(re).MatchString(s) {
+			t.Errorf("the progress bar lacks %s:\n%q", re, s)
+		}
+	}
+	out.Reset()
+	if _, err := follow(context.Background(), &out, jobs[2], nil, true); err != nil || strings.TrimSpace(out.String()) != "" {
+		t.Errorf("quiet: %v %q", err, out.String())
+	}
+}
