@@ -22,7 +22,7 @@
 //
 //	s, err := schema.Lookup("NamespaceUpserted", 0) // 0: the current version
 //	b, err := s.MarshalIndent()
-//	entries := schema.List()                        // every type, for listings
+//	entries, err := schema.List()                   // every type, for listings
 //	env := schema.Envelope()                        // the record around the payload
 //
 // `ordo events schema [type] [-version N]` prints them, GET /v1/events/schema
