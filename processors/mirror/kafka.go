@@ -44,6 +44,9 @@ func ensureTopic(ctx context.Context, adm *kadm.Client, s Settings) (int32, erro
 		if resp.Err != nil && !errors.Is(resp.Err, kerr.TopicAlreadyExists) {
 			return 0, fmt.Errorf("create topic %s: %w", s.Topic, resp.Err)
 		}
+		if err == nil && resp.Err == nil && resp.NumPartitions > 0 {
+			return resp.NumPartitions, nil
+		}
 	}
 }
 

@@ -186,7 +186,9 @@ func (m *Mirror) session(ctx context.Context) error {
 		kgo.MaxBufferedRecords(2*m.cfg.ChunkEvents),
 		kgo.ProducerBatchMaxBytes(4<<20),
 		kgo.ProducerLinger(0),
-		kgo.RecordDeliveryTimeout(m.cfg.Timeout),
+		// No record delivery timeout: records carry their leader time as
+		// timestamp, which franz-go would count the timeout from. Each
+		// transaction's delivery is bounded by Timeout instead.
 	)...)
 	if err != nil {
 		return fmt.Errorf("mirror client: %w", err)

@@ -1,0 +1,137 @@
+package mirror
+
+import (
+	"errors"
+	"math/rand/v2"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+func TestMirrorsEveryEventOnce(t *testing.T) {
+	l := newLog(t)
+	l.namespaces(200, 5, 37)
+	k := startKafka(t)
+	m := newMirror(t, l, k.ListenAddrs(), func(c *Config) { c.ChunkEvents = 128 })
+	r := run(m)
+	waitFor(t, 30*time.Second, "the backlog mirrored", func() bool { return m.Mirrored() == l.last() })
+	l.namespaces(50, 3, 37)
+	waitFor(t, 30*time.Second, "new events mirrored", func() bool { return m.Mirrored() == l.last() })
+	r.stop(t)
+	rep := verify(t, m, l)
+	if rep.Records != 1150 || rep.Checked != 1150 || rep.Pending != 0 {
+		t.Fatalf("report %+v, want 1150 records", rep)
+	}
+}
+
+// TestKilledAndRestartedAtRandom kills the mirror (its context cancelled
+// mid-transaction, as a crash or a lost leadership would) at random points
+// while events keep arriving, and runs two mirrors at once for a while, as
+// a deposed leader that has not noticed yet would: the topic still holds
+// every event exactly once, each partition in log order.
+func TestKilledAndRestartedAtRandom(t *testing.T) {
+	rng := rand.New(rand.NewPCG(6, 6))
+	l := newLog(t)
+	k := startKafka(t)
+	small := func(c *Config) { c.ChunkEvents = 1 + rng.IntN(200) }
+	m := newMirror(t, l, k.ListenAddrs(), small)
+	defer m.Close()
+	r := run(m)
+	for round := range 12 {
+		l.namespaces(20+rng.IntN(80), 1+rng.IntN(7), 50)
+		time.Sleep(time.Duration(rng.IntN(30)) * time.Millisecond) // a random point, not a timing assertion
+		r.stop(t)
+		if round%4 == 3 {
+			// A zombie: the old mirror keeps running beside the new one.
+			z := newMirror(t, l, k.ListenAddrs(), small)
+			zr := run(z)
+			l.namespaces(30, 3, 50)
+			time.Sleep(time.Duration(rng.IntN(30)) * time.Millisecond)
+			zr.stop(t)
+		}
+		r = run(m)
+	}
+	waitFor(t, 60*time.Second, "everything mirrored", func() bool { return m.Mirrored() == l.last() })
+	r.stop(t)
+	rep := verify(t, m, l)
+	if rep.Pending != 0 || uint64(rep.Checked) != l.length {
+		t.Fatalf("report %+v, want all %d events", rep, l.length)
+	}
+}
+
+// TestKafkaDownThenCatchesUp fails every produce for a while: appends go on
+// untouched, the mirror backs off and, once Kafka answers, catches up.
+func TestKafkaDownThenCatchesUp(t *testing.T) {
+	l := newLog(t)
+	k := startKafka(t)
+	m := newMirror(t, l, k.ListenAddrs(), func(c *Config) { c.Timeout = time.Second })
+	defer m.Close()
+	r := run(m)
+	defer r.stop(t)
+	l.namespaces(10, 2, 5)
+	waitFor(t, 30*time.Second, "first events mirrored", func() bool { return m.Mirrored() == l.last() })
+
+	var down atomic.Bool
+	down.Store(true)
+	k.ControlKey(int16(kmsg.Produce), func(req kmsg.Request) (kmsg.Response, error, bool) {
+		k.KeepControl()
+		if !down.Load() {
+			return nil, nil, false
+		}
+		return nil, errors.New("kafka is down"), true
+	})
+	start := time.Now()
+	l.namespaces(500, 4, 50) // the log does not wait for the mirror
+	t.Logf("2000 events appended in %v while Kafka was down", time.Since(start))
+	if m.Mirrored() == l.last() {
+		t.Fatal("mirrored while every produce fails")
+	}
+	waitFor(t, 30*time.Second, "a failed session", func() bool { return m.Status(t.Context()).LastError != "" })
+	if st := m.Status(t.Context()); st.LagEvents == 0 || st.LagSeconds <= 0 {
+		t.Fatalf("status while down: %+v, want lag", st)
+	}
+	down.Store(false)
+	waitFor(t, 60*time.Second, "catch up", func() bool { return m.Mirrored() == l.last() })
+	if st := m.Status(t.Context()); st.LagEvents != 0 || !st.BrokersReachable {
+		t.Fatalf("status after catching up: %+v", st)
+	}
+	verify(t, m, l)
+}
+
+// TestSensitiveFieldNeverReachesTopic mirrors events of a type with a
+// sensitive field and reads every record back.
+func TestSensitiveFieldNeverReachesTopic(t *testing.T) {
+	for _, format := range []string{FormatJSON, FormatMsgpack} {
+		t.Run(format, func(t *testing.T) {
+			l := newLog(t)
+			l.append(&secretIssued{Name: "ci", Secret: secretValue}, &secretIssued{Name: "deploy", Secret: secretValue})
+			l.namespaces(3, 2, 2)
+			l.append(&secretIssued{Name: "ci", Secret: secretValue})
+			k := startKafka(t)
+			m := newMirror(t, l, k.ListenAddrs(), func(c *Config) { c.Format = format })
+			defer m.Close()
+			r := run(m)
+			waitFor(t, 30*time.Second, "mirrored", func() bool { return m.Mirrored() == l.last() })
+			r.stop(t)
+			n := 0
+			_, err := ReadTopic(t.Context(), m.Settings(), func(tr TopicRecord) error {
+				n++
+				assertNoSecret(t, &kgo.Record{Key: []byte(tr.Key), Value: tr.Value})
+				for k, v := range tr.Headers {
+					if strings.Contains(v, secretValue) {
+						t.Fatalf("secret in header %s", k)
+					}
+				}
+				return nil
+			})
+			if err != nil || n != 9 {
+				t.Fatalf("read %d records, %v; want 9", n, err)
+			}
+			verify(t, m, l)
+		})
+	}
+}
