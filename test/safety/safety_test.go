@@ -331,15 +331,33 @@ func evalsOf(t *testing.T, a *agent.Agent, job string) []string {
 	return out
 }
 
-// checkBrokerEmpty fails t unless the eval broker holds no eval in any
-// state (ordo_broker_evals).
+// checkBrokerEmpty waits for the eval broker to hold no eval in any state
+// (ordo_broker_evals) — a worker acks its eval just after its plan is
+// applied — and fails t if it does not within a few seconds.
 func checkBrokerEmpty(t *testing.T, a *agent.Agent, when string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		held := brokerHolds(t, a)
+		if held == "" {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Errorf("%s: the broker holds %s", when, held)
+			return
+		}
+		time.Sleep(5 * time.Millisecond) // the ack has no notification to wait on
+	}
+}
+
+// brokerHolds describes the evals the broker holds, "" when none.
+func brokerHolds(t *testing.T, a *agent.Agent) string {
 	t.Helper()
 	mfs, err := a.Registry().Gather()
 	if err != nil {
 		t.Fatal(err)
 	}
-	seen := false
+	seen, held := false, ""
 	for _, mf := range mfs {
 		if mf.GetName() != "ordo_broker_evals" {
 			continue
@@ -347,13 +365,14 @@ func checkBrokerEmpty(t *testing.T, a *agent.Agent, when string) {
 		seen = true
 		for _, m := range mf.GetMetric() {
 			if v := m.GetGauge().GetValue(); v != 0 {
-				t.Errorf("%s: the broker holds %v evals %s", when, v, m.GetLabel()[0].GetValue())
+				held += fmt.Sprintf("%v %s ", v, m.GetLabel()[0].GetValue())
 			}
 		}
 	}
 	if !seen {
-		t.Fatalf("%s: no ordo_broker_evals metric", when)
+		t.Fatal("no ordo_broker_evals metric")
 	}
+	return held
 }
 
 // counter returns the value of an unlabelled counter in a's registry.
