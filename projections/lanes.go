@@ -38,8 +38,7 @@ func newLanes(store *kv.Store, prefix []byte, projs []Projection, check func() e
 		for _, t := range p.Tables() {
 			owned[t] = true
 		}
-		fw := newFreshWriter(store, true)
-		fw.limit = freshRowsLimit / len(projs) // the lanes share the bound
+		fw := newFreshWriter(store, true, freshRowsLimit/len(projs)) // the lanes share the bound
 		r := &replayer{projs: []Projection{p}, store: store, fw: fw, w: &shadowWriter{w: fw, prefix: prefix, owned: owned},
 			tables: map[string]uint64{}, check: check}
 		mark := &l.done[i]

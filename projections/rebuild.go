@@ -1,6 +1,7 @@
 package projections
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/binary"
 	"fmt"
@@ -28,13 +29,18 @@ const rebuildChunk = 512
 // Rebuild replays the archive in src into the empty store dst, applying
 // every event to projs exactly as the FSM did, up to index to (0: all).
 // progress, when set, is called after each committed batch. One goroutine
-// reads and decodes the archive while the caller's applies, in order.
+// reads and decodes the archive; into an empty store, each projection then
+// applies it on its own goroutine (a lane), else the caller's applies it,
+// in order.
 func Rebuild(src kv.Reader, dst *kv.Store, projs []Projection, to uint64, progress func(RebuildStats)) (RebuildStats, error) {
 	fresh, err := isEmpty(dst)
 	if err != nil {
 		return RebuildStats{}, err
 	}
-	w := newFreshWriter(dst, fresh)
+	if fresh && len(projs) > 1 {
+		return scratchRebuild(context.Background(), src, dst, projs, to, progress)
+	}
+	w := newFreshWriter(dst, fresh, freshRowsLimit)
 	defer w.close()
 	if err := CheckVersions(NewView(w), projs); err != nil {
 		return RebuildStats{}, err
@@ -204,133 +210,6 @@ func isEmpty(s *kv.Store) (bool, error) {
 		return kv.ErrStop
 	})
 	return empty, err
-}
-
-// freshRowsLimit bounds the bytes a rebuild's freshWriters keep in memory.
-var freshRowsLimit = 256 << 20
-
-// freshWriter writes a rebuild's batches: write-only Pebble batches, which
-// cost a fraction of an indexed one. A rebuild into an empty store (or
-// keyspace) knows every key it holds, since it wrote them all: point reads
-// are answered from memory, a key it never wrote is absent without asking
-// Pebble, and a scan commits the batch first and reads the store. Past
-// freshRowsLimit it forgets and writes through an indexed batch that
-// reads its own writes, as it does from the start into a store that is
-// not empty.
-type freshWriter struct {
-	store    *kv.Store
-	complete bool
-	// b is the write-only batch while complete, ib the indexed one after.
-	b     *kv.WriteBatch
-	ib    *kv.Batch
-	dirty bool
-	rows  map[string][]byte // nil value: deleted
-	size  int
-	limit int // default freshRowsLimit
-}
-
-var _ kv.Writer = (*freshWriter)(nil)
-
-func newFreshWriter(store *kv.Store, complete bool) *freshWriter {
-	w := &freshWriter{store: store, complete: complete, limit: freshRowsLimit}
-	if complete {
-		w.b, w.rows = store.WriteBatch(), map[string][]byte{}
-	} else {
-		w.ib = store.Batch()
-	}
-	return w
-}
-
-func (w *freshWriter) Get(key []byte) ([]byte, error) {
-	if !w.complete {
-		return w.ib.Get(key)
-	}
-	v, ok := w.rows[string(key)]
-	if !ok || v == nil {
-		return nil, kv.ErrNotFound
-	}
-	return v, nil
-}
-
-func (w *freshWriter) Scan(lower, upper []byte, reverse bool, fn func(k, v []byte) error) error {
-	if !w.complete {
-		return w.ib.Scan(lower, upper, reverse, fn)
-	}
-	if err := w.commit(); err != nil {
-		return err
-	}
-	return w.store.Scan(lower, upper, reverse, fn)
-}
-
-func (w *freshWriter) Set(key, value []byte) error {
-	if w.complete {
-		if err := w.remember(key, append([]byte{}, value...)); err != nil {
-			return err
-		}
-	}
-	if !w.complete {
-		return w.ib.Set(key, value)
-	}
-	w.dirty = true
-	return w.b.Set(key, value)
-}
-
-func (w *freshWriter) Delete(key []byte) error {
-	if w.complete {
-		if err := w.remember(key, nil); err != nil {
-			return err
-		}
-	}
-	if !w.complete {
-		return w.ib.Delete(key)
-	}
-	w.dirty = true
-	return w.b.Delete(key)
-}
-
-// remember keeps key's value; past its limit it forgets every key and
-// moves to an indexed batch.
-func (w *freshWriter) remember(key, value []byte) error {
-	w.size += len(key) + len(value)
-	if w.size <= w.limit {
-		w.rows[string(key)] = value
-		return nil
-	}
-	if err := w.commit(); err != nil {
-		return err
-	}
-	w.b.Close()
-	w.complete, w.rows, w.b, w.ib = false, nil, nil, w.store.Batch()
-	return nil
-}
-
-// commit commits what the batch holds and starts the next one.
-func (w *freshWriter) commit() error {
-	if !w.complete {
-		if err := w.ib.Commit(); err != nil {
-			return err
-		}
-		w.ib = w.store.Batch()
-		return nil
-	}
-	if !w.dirty {
-		return nil
-	}
-	if err := w.b.Commit(false); err != nil {
-		return err
-	}
-	w.b, w.dirty = w.store.WriteBatch(), false
-	return nil
-}
-
-// close releases the open batch.
-func (w *freshWriter) close() {
-	if w.b != nil {
-		w.b.Close()
-	}
-	if w.ib != nil {
-		w.ib.Close()
-	}
 }
 
 // Checksum hashes every table of p: its index and its rows in key order.

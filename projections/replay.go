@@ -11,10 +11,7 @@ import (
 	"github.com/ordoplane/ordo/storage/kv"
 )
 
-// replayBatchEntries is how many entries Replay commits per batch: the
-// batch remembers the rows it read, so a larger one asks Pebble less often
-// for the rows a run of entries keeps touching (a job, its summary, its
-// nodes).
+// replayBatchEntries is how many entries Replay commits per batch.
 const replayBatchEntries = 8192
 
 // ErrReplayBehind is returned by Replay when the store has already applied
@@ -83,8 +80,14 @@ func Replay(ctx context.Context, src kv.Reader, dst *kv.Store, projs []Projectio
 		}
 	}()
 
-	b := dst.Batch()
-	defer func() { b.Close() }()
+	empty := false
+	if from == 0 {
+		if empty, err = isEmpty(dst); err != nil {
+			return st, err
+		}
+	}
+	b := newFreshWriter(dst, empty, freshRowsLimit)
+	defer b.close()
 	owned := ownedWriter{tables: map[string]bool{}}
 	for _, p := range projs {
 		for _, t := range p.Tables() {
@@ -110,10 +113,9 @@ func Replay(ctx context.Context, src kv.Reader, dst *kv.Store, projs []Projectio
 		if err := b.Set(appliedKey, kv.Uint64Value(applied)); err != nil {
 			return err
 		}
-		if err := b.Commit(); err != nil {
+		if err := b.commit(); err != nil {
 			return err
 		}
-		b = dst.Batch()
 		if progress != nil {
 			progress(st)
 		}

@@ -1,0 +1,161 @@
+package projections
+
+import (
+	"hash/maphash"
+
+	"github.com/ordoplane/ordo/storage/kv"
+)
+
+// freshRowsLimit bounds the bytes of rows a replay's freshWriters keep in
+// memory per generation (two generations are kept).
+var freshRowsLimit = 64 << 20
+
+// freshKeysLimit bounds how many key hashes a freshWriter keeps to answer
+// that a key is absent; past it, misses ask Pebble.
+const freshKeysLimit = 32 << 20
+
+// freshWriter writes a replay's batches: write-only Pebble batches, which
+// cost a fraction of an indexed one, with the rows it wrote and read kept
+// in memory so that the rows a run of entries keeps touching (a job, its
+// summary, its allocations) are not read back from Pebble.
+//
+// Every write not yet committed is in the current generation of the
+// cache, so a Get that misses the cache reads the committed store. When a
+// commit leaves the current generation over the limit, it becomes the
+// previous one (the previous is dropped); a hit in the previous moves the
+// row forward. A scan commits the batch first and reads the store.
+//
+// A writer into an empty store (or keyspace) is complete: it wrote every
+// key the store holds, so it keeps the hash of every key it wrote and
+// answers a key it never wrote as absent without asking Pebble (a rebuild
+// mostly writes new rows, and asks for each first).
+type freshWriter struct {
+	store *kv.Store
+	b     *kv.WriteBatch
+	dirty bool
+	// cur and prev are the cache's generations; a nil value is a row
+	// known to be absent.
+	cur, prev map[string][]byte
+	size      int
+	limit     int
+	// complete: keys holds the hash of every key the store holds.
+	complete bool
+	keys     map[uint64]struct{}
+	seed     maphash.Seed
+}
+
+var _ kv.Writer = (*freshWriter)(nil)
+
+// newFreshWriter returns a writer into store keeping up to limit bytes of
+// rows per generation; complete says the store (or the keyspace written)
+// is empty.
+func newFreshWriter(store *kv.Store, complete bool, limit int) *freshWriter {
+	w := &freshWriter{store: store, b: store.WriteBatch(), cur: map[string][]byte{}, limit: limit,
+		complete: complete, seed: maphash.MakeSeed()}
+	if complete {
+		w.keys = map[uint64]struct{}{}
+	}
+	return w
+}
+
+func (w *freshWriter) Get(key []byte) ([]byte, error) {
+	if v, ok := w.cur[string(key)]; ok {
+		return present(v)
+	}
+	if v, ok := w.prev[string(key)]; ok {
+		w.keep(string(key), v)
+		return present(v)
+	}
+	if w.complete {
+		if _, ok := w.keys[maphash.Bytes(w.seed, key)]; !ok {
+			return nil, kv.ErrNotFound
+		}
+	}
+	v, err := w.store.Get(key)
+	switch {
+	case err == nil:
+		w.keep(string(key), v)
+	case err == kv.ErrNotFound:
+		w.keep(string(key), nil)
+	}
+	return v, err
+}
+
+// present returns v, or kv.ErrNotFound for a row known absent.
+func present(v []byte) ([]byte, error) {
+	if v == nil {
+		return nil, kv.ErrNotFound
+	}
+	return v, nil
+}
+
+func (w *freshWriter) Scan(lower, upper []byte, reverse bool, fn func(k, v []byte) error) error {
+	if err := w.flush(); err != nil {
+		return err
+	}
+	return w.store.Scan(lower, upper, reverse, fn)
+}
+
+func (w *freshWriter) Set(key, value []byte) error {
+	v := make([]byte, len(value))
+	copy(v, value)
+	w.keep(string(key), v)
+	w.written(key)
+	w.dirty = true
+	return w.b.Set(key, value)
+}
+
+func (w *freshWriter) Delete(key []byte) error {
+	w.keep(string(key), nil)
+	w.dirty = true
+	return w.b.Delete(key)
+}
+
+// keep caches key's value (nil: absent) in the current generation.
+func (w *freshWriter) keep(key string, v []byte) {
+	if old, ok := w.cur[key]; ok {
+		w.size -= len(key) + len(old)
+	}
+	w.cur[key] = v
+	w.size += len(key) + len(v)
+}
+
+// written records that the store holds key; past freshKeysLimit the
+// writer stops answering absence itself.
+func (w *freshWriter) written(key []byte) {
+	if !w.complete {
+		return
+	}
+	if len(w.keys) >= freshKeysLimit {
+		w.complete, w.keys = false, nil
+		return
+	}
+	w.keys[maphash.Bytes(w.seed, key)] = struct{}{}
+}
+
+// flush commits what the batch holds and starts the next one.
+func (w *freshWriter) flush() error {
+	if !w.dirty {
+		return nil
+	}
+	if err := w.b.Commit(false); err != nil {
+		return err
+	}
+	w.b, w.dirty = w.store.WriteBatch(), false
+	return nil
+}
+
+// commit commits the batch and, when the current generation has
+// outgrown the limit, ages it: everything in it is now in the store.
+func (w *freshWriter) commit() error {
+	if err := w.flush(); err != nil {
+		return err
+	}
+	if w.size > w.limit {
+		w.prev, w.cur, w.size = w.cur, make(map[string][]byte, len(w.cur)), 0
+	}
+	return nil
+}
+
+// close releases the open batch.
+func (w *freshWriter) close() { w.b.Close() }
