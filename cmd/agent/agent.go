@@ -28,6 +28,7 @@ import (
 	"github.com/ordoplane/ordo/processors/deploywatch"
 	"github.com/ordoplane/ordo/processors/heartbeat"
 	"github.com/ordoplane/ordo/processors/jobplan"
+	"github.com/ordoplane/ordo/processors/mirror"
 	"github.com/ordoplane/ordo/processors/periodic"
 	"github.com/ordoplane/ordo/processors/supervisor"
 	"github.com/ordoplane/ordo/projections"
@@ -57,6 +58,7 @@ type Agent struct {
 	httpAddr  string
 	tempDir   string
 	client    *client.Client // the client role, if enabled (client.go)
+	mirror    *mirror.Mirror // the Kafka mirror, if configured (mirror.go)
 
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
@@ -167,13 +169,21 @@ func Start(cfg Config) (a *Agent, err error) {
 		ln.Close()
 		return nil, err
 	}
+	if a.mirror, err = a.newMirror(); err != nil { // mirror.go
+		ln.Close()
+		return nil, err
+	}
+	var mirrorAPIs httpapi.Mirror
+	if a.mirror != nil {
+		mirrorAPIs = mirrorAPI{a.mirror}
+	}
 	scratch := filepath.Join(a.cfg.DataDir, "scratch") // history tools rebuild throwaway state here
 	if a.api, err = httpapi.New(httpapi.Config{
 		Node: a.node, FSM: a.fsm, Pipeline: a.pipeline, Join: a.handleJoin, Heartbeats: a.hb,
 		Gatherer: a.reg, Registerer: a.reg, Logger: a.log, EnableDebug: cfg.Dev, JobPlanner: planJob,
 		// History tools: decision re-runs and history file exports.
 		Rescheduler: rerun.ForAPI(scratch, 2), Exporter: export.ForAPI(a.id, Version, scratch, time.Now),
-		Rebuilds: a.rebuilder,
+		Rebuilds: a.rebuilder, Mirror: mirrorAPIs,
 		Self: httpapi.Self{ID: a.id, Name: a.cfg.Name, HTTPAddr: a.httpAddr, RaftAddr: a.node.Address(),
 			Dev: cfg.Dev, Version: Version, Config: a.cfg},
 	}); err != nil {
@@ -222,6 +232,9 @@ func Start(cfg Config) (a *Agent, err error) {
 	}
 	if !a.cfg.DisablePeriodic {
 		procs = append(procs, pl)
+	}
+	if a.mirror != nil {
+		procs = append(procs, a.mirror)
 	}
 	sup := supervisor.New(supervisor.Config{Logger: a.log, Registerer: a.reg}, procs...)
 	a.goroutine(func() {
@@ -307,6 +320,9 @@ func (a *Agent) Shutdown() error {
 	}
 	if a.hb != nil {
 		a.hb.Close()
+	}
+	if a.mirror != nil {
+		a.mirror.Close()
 	}
 	if a.pipeline != nil {
 		a.pipeline.Close()

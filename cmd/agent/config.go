@@ -2,11 +2,13 @@ package agent
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"time"
 
 	"github.com/ordoplane/ordo/history/timetravel"
+	"github.com/ordoplane/ordo/processors/mirror"
 	"github.com/ordoplane/ordo/projections"
 )
 
@@ -59,11 +61,14 @@ type Config struct {
 	// TimeTravel tunes the state checkpoints behind reads at_index and
 	// at_time (history/timetravel); the zero value takes its defaults.
 	TimeTravel timetravel.Options `json:"TimeTravel"`
+	// Mirror, when set, mirrors the log to Kafka from the leader
+	// (processors/mirror; the agent file's mirror block).
+	Mirror *mirror.Settings `json:"Mirror,omitempty"`
 	// Logger; default slog.Default().
 	Logger *slog.Logger `json:"-"`
 	// RaftLogOutput receives raft's own warnings; default stderr.
 	RaftLogOutput io.Writer `json:"-"`
-	// Extra holds the agent file's blocks later features read (client, acl, mirror).
+	// Extra holds the agent file's blocks later features read (acl).
 	Extra map[string]any `json:"Extra,omitempty"`
 }
 
@@ -105,6 +110,11 @@ func (c Config) Validate() error {
 		return errors.New("agent: -raft-addr is required")
 	case c.BootstrapExpect < 0:
 		return errors.New("agent: -bootstrap-expect must not be negative")
+	}
+	if c.Mirror != nil {
+		if err := c.Mirror.Validate(); err != nil {
+			return fmt.Errorf("agent: %w", err)
+		}
 	}
 	return c.Client.validate(true)
 }

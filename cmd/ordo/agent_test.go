@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ordoplane/ordo/cmd/agent"
+	"github.com/ordoplane/ordo/processors/mirror"
 )
 
 const fullFile = `
@@ -32,7 +33,15 @@ client {
 }
 acl {}
 mirror {
-  kafka { brokers = ["k:9092"] }
+  brokers = ["k:9092"]
+  topic   = "ordo.events"
+  format  = "msgpack"
+  tls { ca_file = "/etc/ca.pem" }
+  sasl {
+    mechanism = "SCRAM-SHA-512"
+    username  = "ordo"
+    password  = "pw"
+  }
 }
 `
 
@@ -69,10 +78,9 @@ func TestMergeAgentConfig(t *testing.T) {
 				c.Join = []string{"10.0.0.2:4646", "10.0.0.3:4646"}
 				c.Client = agent.ClientConfig{Enabled: true, Servers: []string{"10.0.0.1:4646"}, NodeName: "c1",
 					Drivers: []string{"exec", "mock"}, Meta: map[string]string{"rack": "r1"}}
-				c.Extra = map[string]any{
-					"acl":    "acl block present in agent.hcl; not used yet",
-					"mirror": "mirror block present in agent.hcl; not used yet",
-				}
+				c.Extra = map[string]any{"acl": "acl block present in agent.hcl; not used yet"}
+				c.Mirror = &mirror.Settings{Brokers: []string{"k:9092"}, Topic: "ordo.events", Format: "msgpack",
+					TLS: &mirror.TLS{CAFile: "/etc/ca.pem"}, SASL: &mirror.SASL{Mechanism: "SCRAM-SHA-512", Username: "ordo", Password: "pw"}}
 			},
 			level: slog.LevelDebug,
 		},
@@ -190,6 +198,15 @@ func TestAgentFileErrors(t *testing.T) {
 		{"duplicate block", "server {}\nserver {}", "Duplicate server block"},
 		{"bad log level", `log_level = "loud"`, `log_level in agent.hcl: unknown log level "loud"`},
 		{"negative bootstrap", `server { bootstrap_expect = -1 }`, "server.bootstrap_expect in agent.hcl: -1 must not be negative"},
+		{"mirror without brokers", `mirror { topic = "t" }`, `The argument "brokers" is required`},
+		{"mirror empty brokers", `mirror { brokers = [] }`, "mirror.brokers: at least one broker (host:port) is required (in agent.hcl)"},
+		{"mirror bad broker", `mirror { brokers = ["k:1", "k"] }`, `mirror.brokers[1]: "k" is not host:port (in agent.hcl)`},
+		{"mirror bad format", "mirror {\n brokers = [\"k:1\"]\n format = \"avro\"\n}", `mirror.format: "avro" is not json or msgpack (in agent.hcl)`},
+		{"mirror bad topic", "mirror {\n brokers = [\"k:1\"]\n topic = \"a b\"\n}", `mirror.topic: "a b" is not a Kafka topic name`},
+		{"mirror bad partitions", "mirror {\n brokers = [\"k:1\"]\n partitions = 0\n}", "mirror.partitions in agent.hcl: 0 must be between 1 and 1048576"},
+		{"mirror unknown attribute", "mirror {\n brokers = [\"k:1\"]\n acks = 1\n}", `An argument named "acks" is not expected here`},
+		{"mirror bad sasl", "mirror {\n brokers = [\"k:1\"]\n sasl {\n mechanism = \"GSSAPI\"\n username = \"u\"\n }\n}", `mirror.sasl.mechanism: "GSSAPI" is not PLAIN`},
+		{"mirror tls cert without key", "mirror {\n brokers = [\"k:1\"]\n tls { cert_file = \"c.pem\" }\n}", "mirror.tls.cert_file: cert_file and key_file go together"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

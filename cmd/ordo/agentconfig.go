@@ -11,6 +11,7 @@ import (
 	"github.com/hashicorp/hcl/v2/hclparse"
 
 	"github.com/ordoplane/ordo/cmd/agent"
+	"github.com/ordoplane/ordo/processors/mirror"
 )
 
 // agentFile is an agent configuration file:
@@ -43,8 +44,16 @@ import (
 //	  checkpoint_every = 10000
 //	}
 //
-//	acl {}      # read by later features; noted in agent.Config.Extra
-//	mirror {}
+//	mirror {                           # the Kafka mirror (docs/mirror.md)
+//	  brokers   = ["kafka-1:9092"]
+//	  topic     = "ordo.events"
+//	  format    = "json"               # or "msgpack"
+//	  client_id = "ordo-mirror"
+//	  tls  { ca_file = "/etc/ordo/kafka-ca.pem" }
+//	  sasl { mechanism = "SCRAM-SHA-512"  username = "ordo"  password = "…" }
+//	}
+//
+//	acl {}      # read by a later feature; noted in agent.Config.Extra
 //
 // Attributes left out keep the defaults; unknown attributes and blocks are
 // errors, so typos do not pass silently.
@@ -59,7 +68,7 @@ type agentFile struct {
 	// TimeTravel is the time_travel block (agentconfig_timetravel.go).
 	TimeTravel *timeTravelBlock `hcl:"time_travel,block"`
 	ACL        *opaqueBlock     `hcl:"acl,block"`
-	Mirror     *opaqueBlock     `hcl:"mirror,block"`
+	Mirror     *mirrorBlock     `hcl:"mirror,block"`
 
 	// path is the file's name, for error messages.
 	path string
@@ -108,6 +117,79 @@ func (b *clientBlock) applyTo(c *agent.ClientConfig) {
 	if b.GCMaxAllocs != nil {
 		c.GCMaxAllocs = *b.GCMaxAllocs
 	}
+}
+
+// mirrorBlock is the file's mirror block (processors/mirror.Settings).
+type mirrorBlock struct {
+	Brokers           []string   `hcl:"brokers"`
+	Topic             *string    `hcl:"topic,optional"`
+	Format            *string    `hcl:"format,optional"`
+	ClientID          *string    `hcl:"client_id,optional"`
+	TransactionalID   *string    `hcl:"transactional_id,optional"`
+	Source            *string    `hcl:"source,optional"`
+	Partitions        *int       `hcl:"partitions,optional"`
+	ReplicationFactor *int       `hcl:"replication_factor,optional"`
+	TLS               *tlsBlock  `hcl:"tls,block"`
+	SASL              *saslBlock `hcl:"sasl,block"`
+}
+
+// tlsBlock is the mirror block's tls block.
+type tlsBlock struct {
+	CAFile             *string `hcl:"ca_file,optional"`
+	CertFile           *string `hcl:"cert_file,optional"`
+	KeyFile            *string `hcl:"key_file,optional"`
+	ServerName         *string `hcl:"server_name,optional"`
+	InsecureSkipVerify *bool   `hcl:"insecure_skip_verify,optional"`
+}
+
+// saslBlock is the mirror block's sasl block.
+type saslBlock struct {
+	Mechanism string `hcl:"mechanism"`
+	Username  string `hcl:"username"`
+	Password  string `hcl:"password,optional"`
+}
+
+// settings returns the mirror settings the block sets, validated; errors
+// name the field and the file.
+func (b *mirrorBlock) settings(path string) (*mirror.Settings, error) {
+	s := &mirror.Settings{Brokers: append([]string(nil), b.Brokers...)}
+	for dst, v := range map[*string]*string{&s.Topic: b.Topic, &s.Format: b.Format, &s.ClientID: b.ClientID,
+		&s.TransactionalID: b.TransactionalID, &s.Source: b.Source} {
+		if v != nil {
+			*dst = *v
+		}
+	}
+	if b.Partitions != nil {
+		if *b.Partitions <= 0 || *b.Partitions > 1<<20 {
+			return nil, fmt.Errorf("mirror.partitions in %s: %d must be between 1 and 1048576", path, *b.Partitions)
+		}
+		s.Partitions = int32(*b.Partitions)
+	}
+	if b.ReplicationFactor != nil {
+		if *b.ReplicationFactor < -1 || *b.ReplicationFactor == 0 || *b.ReplicationFactor > 1<<14 {
+			return nil, fmt.Errorf("mirror.replication_factor in %s: %d must be positive, or -1 for the brokers' default", path, *b.ReplicationFactor)
+		}
+		s.ReplicationFactor = int16(*b.ReplicationFactor)
+	}
+	if t := b.TLS; t != nil {
+		s.TLS = &mirror.TLS{}
+		for dst, v := range map[*string]*string{&s.TLS.CAFile: t.CAFile, &s.TLS.CertFile: t.CertFile,
+			&s.TLS.KeyFile: t.KeyFile, &s.TLS.ServerName: t.ServerName} {
+			if v != nil {
+				*dst = *v
+			}
+		}
+		if t.InsecureSkipVerify != nil {
+			s.TLS.InsecureSkipVerify = *t.InsecureSkipVerify
+		}
+	}
+	if a := b.SASL; a != nil {
+		s.SASL = &mirror.SASL{Mechanism: a.Mechanism, Username: a.Username, Password: a.Password}
+	}
+	if err := s.Validate(); err != nil {
+		return nil, fmt.Errorf("%w (in %s)", err, path)
+	}
+	return s, nil
 }
 
 // opaqueBlock is a block kept for a later feature to decode.
@@ -193,14 +275,18 @@ func (f *agentFile) applyTo(c *agent.Config) error {
 			return err
 		}
 	}
-	for name, b := range map[string]*opaqueBlock{"acl": f.ACL, "mirror": f.Mirror} {
-		if b == nil {
-			continue
+	if f.Mirror != nil {
+		s, err := f.Mirror.settings(f.path)
+		if err != nil {
+			return err
 		}
+		c.Mirror = s
+	}
+	if f.ACL != nil {
 		if c.Extra == nil {
 			c.Extra = map[string]any{}
 		}
-		c.Extra[name] = fmt.Sprintf("%s block present in %s; not used yet", name, f.path)
+		c.Extra["acl"] = fmt.Sprintf("acl block present in %s; not used yet", f.path)
 	}
 	return nil
 }

@@ -36,6 +36,7 @@ func newOperatorCommand(g *globals) *cobra.Command {
 	raft.AddCommand(newRaftListPeersCommand(g))
 	cmd.AddCommand(raft)
 	cmd.AddCommand(newProjectionsCommand(g)) // projections.go
+	cmd.AddCommand(newMirrorCommand(g))      // mirror.go
 	return cmd
 }
 

@@ -92,6 +92,8 @@ type Config struct {
 	// reports them (/v1/operator/projections, /v1/agent/health); nil
 	// answers 501 there.
 	Rebuilds *projections.Rebuilder
+	// Mirror is the Kafka mirror (mirror.go); nil reports it disabled.
+	Mirror Mirror
 }
 
 // Server is the HTTP API.
@@ -175,6 +177,7 @@ func (s *Server) routes() {
 	s.handle("GET /v1/operator/log/export", s.exportLog)
 	s.handle("GET /v1/debug/reschedule/{eval_id}", s.debugReschedule)
 	s.projectionRoutes() // projections.go: rebuild, verify, list (local to this server)
+	s.mirrorRoutes()     // mirror.go: the Kafka mirror's status and verify (on the leader)
 	s.handle("GET /v1/operator/raft/configuration", s.leader(s.raftConfiguration))
 	s.handle("GET /v1/status/leader", s.statusLeader)
 	s.handle("GET /v1/status/peers", s.statusPeers)

@@ -142,9 +142,9 @@ func quiet() *slog.Logger {
 // newMirror builds a mirror of l into the cluster at addrs.
 func newMirror(t testing.TB, l *log, addrs []string, change func(*Config)) *Mirror {
 	t.Helper()
-	cfg := Config{Settings: Settings{Brokers: addrs, Topic: "ordo.events", Partitions: 4},
+	cfg := Config{Settings: Settings{Brokers: addrs, Topic: "ordo.events", Partitions: 4, Timeout: 5 * time.Second},
 		Store: l.store, Applied: l.notify.Applied, Logger: quiet(),
-		MinBackoff: 10 * time.Millisecond, MaxBackoff: 200 * time.Millisecond, Timeout: 5 * time.Second}
+		MinBackoff: 10 * time.Millisecond, MaxBackoff: 200 * time.Millisecond}
 	if change != nil {
 		change(&cfg)
 	}

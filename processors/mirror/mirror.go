@@ -45,9 +45,6 @@ type Config struct {
 	// MinBackoff and MaxBackoff bound the wait before a failed session is
 	// retried (doubling from Min); default 100ms and 30s.
 	MinBackoff, MaxBackoff time.Duration
-	// Timeout bounds each step that waits on Kafka (connecting, fencing,
-	// reading the tail, a transaction's delivery and commit); default 30s.
-	Timeout time.Duration
 }
 
 // Mirror is the leader-only processor that copies the archive to Kafka.
@@ -101,9 +98,6 @@ func New(cfg Config) (*Mirror, error) {
 	}
 	if cfg.MaxBackoff < cfg.MinBackoff {
 		cfg.MaxBackoff = max(30*time.Second, cfg.MinBackoff)
-	}
-	if cfg.Timeout <= 0 {
-		cfg.Timeout = 30 * time.Second
 	}
 	opts, err := cfg.Settings.clientOpts()
 	if err != nil {
@@ -180,7 +174,7 @@ func (m *Mirror) session(ctx context.Context) error {
 	s := m.cfg.Settings
 	cl, err := kgo.NewClient(append(m.opts[:len(m.opts):len(m.opts)],
 		kgo.TransactionalID(s.TransactionalID),
-		kgo.TransactionTimeout(max(m.cfg.Timeout, 10*time.Second)),
+		kgo.TransactionTimeout(max(m.cfg.Settings.Timeout, 10*time.Second)),
 		kgo.RecordPartitioner(kgo.ManualPartitioner()),
 		kgo.DefaultProduceTopic(s.Topic),
 		kgo.MaxBufferedRecords(2*m.cfg.ChunkEvents),
@@ -196,7 +190,7 @@ func (m *Mirror) session(ctx context.Context) error {
 	defer cl.Close()
 	adm := kadm.NewClient(cl)
 
-	step, cancel := context.WithTimeout(ctx, m.cfg.Timeout)
+	step, cancel := context.WithTimeout(ctx, m.cfg.Settings.Timeout)
 	defer cancel()
 	// Initialising the transactional producer bumps its epoch: a deposed
 	// leader's producer is fenced and its open transaction aborted before
@@ -312,7 +306,7 @@ func (m *Mirror) commit(ctx context.Context, cl *kgo.Client, c *chunk) error {
 			mu.Unlock()
 		}
 	}
-	step, cancel := context.WithTimeout(ctx, m.cfg.Timeout)
+	step, cancel := context.WithTimeout(ctx, m.cfg.Settings.Timeout)
 	defer cancel()
 	for i := range c.recs {
 		cl.Produce(step, &c.recs[i], promise)

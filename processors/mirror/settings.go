@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/sasl"
@@ -48,6 +49,10 @@ type Settings struct {
 	TLS *TLS `json:"TLS,omitempty"`
 	// SASL, when set, authenticates.
 	SASL *SASL `json:"SASL,omitempty"`
+	// Timeout bounds each step that waits on Kafka (connecting, fencing,
+	// reading the tail, a transaction's delivery and commit); after it the
+	// session is retried. Default 30s.
+	Timeout time.Duration `json:"Timeout,omitempty"`
 }
 
 // TLS configures the connection's TLS.
@@ -94,6 +99,9 @@ func (s Settings) withDefaults() Settings {
 	}
 	if s.ReplicationFactor == 0 {
 		s.ReplicationFactor = -1
+	}
+	if s.Timeout <= 0 {
+		s.Timeout = 30 * time.Second
 	}
 	return s
 }
