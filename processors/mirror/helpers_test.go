@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/ordoplane/ordo/events"
 	"github.com/ordoplane/ordo/storage/archive"
@@ -203,4 +204,21 @@ func verify(t testing.TB, m *Mirror, l *log) Report {
 		t.Fatalf("verify: %+v", rep)
 	}
 	return rep
+}
+
+type recordHolder struct{ r kgo.Record }
+
+// decodeAll returns every archived event of l.
+func decodeAll(t testing.TB, l *log) []*events.Event {
+	t.Helper()
+	var out []*events.Event
+	err := archive.Scan(l.store, 0, 0, func(_ uint64, _ uint32, data []byte) error {
+		ev, err := events.DecodeEvent(data)
+		out = append(out, ev)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }

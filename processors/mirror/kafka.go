@@ -101,7 +101,10 @@ func readCommitted(ctx context.Context, opts []kgo.Opt, topic string, ranges map
 	cl, err := kgo.NewClient(append(opts[:len(opts):len(opts)],
 		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: parts}),
 		kgo.FetchIsolationLevel(kgo.ReadCommitted()), kgo.KeepControlRecords(),
-		kgo.FetchMaxWait(200*time.Millisecond))...)
+		kgo.FetchMaxWait(200*time.Millisecond),
+		// A one-off reader needs no fetch session (and closing a client
+		// with one mid-fetch races inside franz-go v1.22.3).
+		kgo.DisableFetchSessions())...)
 	if err != nil {
 		return fmt.Errorf("consumer: %w", err)
 	}

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime"
+	"slices"
 	"sync"
 	"time"
 
@@ -42,6 +44,10 @@ type Config struct {
 	Registerer prometheus.Registerer
 	// ChunkEvents bounds the events of one Kafka transaction; default 16384.
 	ChunkEvents int
+	// Linger is how long the mirror waits, once caught up and woken by a
+	// new entry, before reading the archive, so that one transaction
+	// carries what arrives meanwhile; default 5ms.
+	Linger time.Duration
 	// MinBackoff and MaxBackoff bound the wait before a failed session is
 	// retried (doubling from Min); default 100ms and 30s.
 	MinBackoff, MaxBackoff time.Duration
@@ -64,9 +70,9 @@ type Mirror struct {
 		lastErr    string
 		lastErrAt  time.Time
 		reachable  bool
-		// oldest is the leader time of the oldest event not yet committed
-		// that the running session has read (0: none read).
-		oldest int64
+		// inflight holds the leader time of the first event of each chunk
+		// filled but not committed, oldest first.
+		inflight []int64
 		// baseLen, basePending and sinceBase count the lag in events: the
 		// archive held baseLen events, basePending of them after the
 		// resume point, when the session started; sinceBase were
@@ -92,6 +98,9 @@ func New(cfg Config) (*Mirror, error) {
 	}
 	if cfg.ChunkEvents <= 0 {
 		cfg.ChunkEvents = 16384
+	}
+	if cfg.Linger == 0 {
+		cfg.Linger = 5 * time.Millisecond
 	}
 	if cfg.MinBackoff <= 0 {
 		cfg.MinBackoff = 100 * time.Millisecond
@@ -216,75 +225,171 @@ func (m *Mirror) session(ctx context.Context) error {
 		"partitions", partitions, "transactional_id", s.TransactionalID)
 
 	opts := recordOptions{Topic: s.Topic, Source: s.Source, Format: s.Format, Partitions: partitions}
-	c := &chunk{}
+	return m.pipeline(ctx, cl, resume, opts)
+}
+
+// pipeline fills chunks from the archive on one goroutine and commits them
+// on another, in order, so building the next transaction overlaps
+// delivering this one. Two chunks circulate: free → filled → committed →
+// free.
+func (m *Mirror) pipeline(ctx context.Context, cl *kgo.Client, resume Position, opts recordOptions) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	free := make(chan *chunk, 2)
+	free <- &chunk{}
+	free <- &chunk{}
+	ready := make(chan *chunk, 1)
+	fillErr := make(chan error, 1)
+	go func() {
+		fillErr <- m.filler(ctx, resume, opts, free, ready)
+	}()
+	var err error
+	for err == nil {
+		select {
+		case <-ctx.Done():
+			err = ctx.Err()
+		case err = <-fillErr:
+			fillErr <- err
+			if err == nil {
+				err = ctx.Err()
+			}
+		case c := <-ready:
+			if err = m.commit(ctx, cl, c); err == nil {
+				free <- c
+			}
+		}
+	}
+	cancel()
+	ferr := <-fillErr
+	if errors.Is(err, context.Canceled) {
+		err = ferr
+	}
+	if errors.Is(err, context.Canceled) {
+		return nil
+	}
+	return err
+}
+
+// filler builds chunks of the events after resume, in log order, and hands
+// them to ready; when caught up it waits for the log to grow, then lingers
+// so that one transaction carries what arrives meanwhile.
+func (m *Mirror) filler(ctx context.Context, resume Position, opts recordOptions, free <-chan *chunk, ready chan<- *chunk) error {
 	cursor := resume
 	for {
-		_, wake := m.cfg.Applied()
-		if err := m.fill(c, cursor, opts); err != nil {
-			return err
+		var c *chunk
+		select {
+		case <-ctx.Done():
+			return nil
+		case c = <-free:
 		}
-		if len(c.recs) == 0 {
+		for {
+			_, wake := m.cfg.Applied()
+			if err := m.fill(c, cursor, opts); err != nil {
+				return err
+			}
+			if len(c.recs) > 0 {
+				break
+			}
 			select {
 			case <-ctx.Done():
 				return nil
 			case <-wake:
 			}
-			continue
-		}
-		if err := m.commit(ctx, cl, c); err != nil {
-			return err
+			if m.cfg.Linger > 0 {
+				select {
+				case <-ctx.Done():
+					return nil
+				case <-m.cfg.Clock.After(m.cfg.Linger):
+				}
+			}
 		}
 		cursor = c.last
+		select {
+		case <-ctx.Done():
+			return nil
+		case ready <- c:
+		}
 	}
 }
 
 // chunk is one transaction's records and the buffers they live in.
 type chunk struct {
-	b     builder
+	b     [buildLanes]builder
 	recs  []kgo.Record
-	last  Position
-	first int64 // leader time of the first event
+	raw   []byte   // the archived events' bytes, back to back
+	ends  []int    // raw[ends[i-1]:ends[i]] is event i
+	last  Position // the last event's position
+	first int64    // leader time of the first event
 }
 
+// buildLanes is how many goroutines build a large chunk's records.
+const buildLanes = 2
+
 // fill reads up to ChunkEvents events after cursor from a snapshot of the
-// archive and builds their records into c.
+// archive and builds their records into c, on buildLanes goroutines when
+// the chunk is large.
 func (m *Mirror) fill(c *chunk, cursor Position, o recordOptions) error {
-	c.b.reset()
-	c.recs = c.recs[:0]
+	c.recs, c.raw, c.ends = c.recs[:0], c.raw[:0], c.ends[:0]
 	snap := m.cfg.Store.Snapshot()
-	defer snap.Close()
 	limit := m.cfg.ChunkEvents
 	err := archive.Scan(snap, cursor.Index, 0, func(index uint64, seq uint32, data []byte) error {
 		if p := (Position{index, seq}); !cursor.Less(p) {
 			return nil
 		}
-		if len(c.recs) >= limit {
+		if len(c.ends) >= limit {
 			return kv.ErrStop
 		}
-		ev, err := events.DecodeEvent(data)
-		if err != nil {
-			return fmt.Errorf("mirror: archived event %d/%d: %w", index, seq, err)
-		}
-		if len(c.recs) == 0 {
-			c.first = ev.Time
-		}
-		c.recs = append(c.recs, kgo.Record{})
-		if err := c.b.build(ev, o, &c.recs[len(c.recs)-1]); err != nil {
-			return err
-		}
+		c.raw = append(c.raw, data...)
+		c.ends = append(c.ends, len(c.raw))
 		c.last = Position{index, seq}
 		return nil
 	})
-	if err != nil {
+	snap.Close()
+	if err != nil || len(c.ends) == 0 {
 		return err
 	}
-	if len(c.recs) > 0 {
-		m.mu.Lock()
-		if m.mu.oldest == 0 {
-			m.mu.oldest = c.first
-		}
-		m.mu.Unlock()
+	n := len(c.ends)
+	c.recs = slices.Grow(c.recs, n)[:n]
+	lanes := 1
+	if n >= 1024 && runtime.GOMAXPROCS(0) > 1 {
+		lanes = buildLanes
 	}
+	errs := make([]error, lanes)
+	var wg sync.WaitGroup
+	for l := range lanes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			b := &c.b[l]
+			b.reset()
+			for i := l * n / lanes; i < (l+1)*n/lanes; i++ {
+				start := 0
+				if i > 0 {
+					start = c.ends[i-1]
+				}
+				ev, err := events.DecodeEvent(c.raw[start:c.ends[i]])
+				if err != nil {
+					errs[l] = fmt.Errorf("mirror: archived event %d of chunk ending %s: %w", i, c.last, err)
+					return
+				}
+				if i == 0 {
+					c.first = ev.Time
+				}
+				c.recs[i] = kgo.Record{}
+				if err := b.build(ev, o, &c.recs[i]); err != nil {
+					errs[l] = err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	m.mu.Lock()
+	m.mu.inflight = append(m.mu.inflight, c.first)
+	m.mu.Unlock()
 	return nil
 }
 
@@ -336,7 +441,9 @@ func (m *Mirror) commit(ctx context.Context, cl *kgo.Client, c *chunk) error {
 	m.mu.mirrored = c.last
 	m.mu.total += uint64(len(c.recs))
 	m.mu.sinceBase += uint64(len(c.recs))
-	m.mu.oldest = 0
+	if len(m.mu.inflight) > 0 {
+		m.mu.inflight = m.mu.inflight[1:]
+	}
 	m.mu.reachable = true
 	m.mu.Unlock()
 	m.log.Debug("mirror committed", "from", firstPos(c).String(), "to", c.last.String(), "events", len(c.recs))
@@ -376,7 +483,7 @@ func (m *Mirror) startSession(resume Position, partitions int32) error {
 	defer m.mu.Unlock()
 	m.mu.resume, m.mu.mirrored, m.mu.partitions = resume, resume, partitions
 	m.mu.baseLen, m.mu.basePending, m.mu.sinceBase = length, pending, 0
-	m.mu.oldest = 0
+	m.mu.inflight = nil
 	return nil
 }
 
@@ -384,7 +491,7 @@ func (m *Mirror) setRunning(v bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.mu.running = v
-	m.mu.oldest = 0
+	m.mu.inflight = nil
 }
 
 func (m *Mirror) setReachable(v bool) {
@@ -399,7 +506,7 @@ func (m *Mirror) setError(err error) {
 	m.mu.lastErr = err.Error()
 	m.mu.lastErrAt = m.cfg.Clock.Now()
 	m.mu.reachable = false
-	m.mu.oldest = 0
+	m.mu.inflight = nil
 }
 
 // lagEvents counts the archived events not yet committed to the topic;
@@ -425,7 +532,11 @@ func (m *Mirror) lagEvents() uint64 {
 // caught up or not mirroring.
 func (m *Mirror) lagSeconds() float64 {
 	m.mu.Lock()
-	running, oldest := m.mu.running, m.mu.oldest
+	running := m.mu.running
+	var oldest int64
+	if len(m.mu.inflight) > 0 {
+		oldest = m.mu.inflight[0]
+	}
 	m.mu.Unlock()
 	if !running {
 		return 0

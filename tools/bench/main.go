@@ -8,7 +8,10 @@
 // allocation acked by the fleet.
 //
 // The rebuild figures rebuild every projection from a generated history of
-// 1,000,000 scheduling events (tools/bench/rebuild.go).
+// 1,000,000 scheduling events (tools/bench/rebuild.go). The mirror
+// figures mirror 1,000,000 archived events to kfake from cold, and measure
+// the lag under 5,000 writes/s and writes with and without the mirror
+// (tools/bench/mirror.go).
 //
 // Usage:
 //
@@ -45,7 +48,7 @@ func main() {
 	duration := flag.Duration("duration", 10*time.Second, "how long each load runs")
 	replay := flag.Int("replay", 200000, "events in the archive for the apply and replay figures")
 	addr := flag.String("addr", "", "load this server's HTTP address instead of starting servers")
-	only := flag.String("only", "", "run only these, comma-separated: load1, load3, apply, replay, export, c1m, simfleet, simfleet-fast, c1m-http")
+	only := flag.String("only", "", "run only these, comma-separated: load1, load3, apply, replay, export, c1m, simfleet, simfleet-fast, c1m-http, mirror")
 	nodes := flag.Int("nodes", 0, "simulated nodes (0: 5000 for c1m, 10000 for simfleet, simfleet-fast and c1m-http)")
 	jobs := flag.Int("jobs", 0, "jobs for c1m and c1m-http (0: 100 for c1m, 5 for c1m-http)")
 	perJob := flag.Int("per-job", 1000, "allocations per job for c1m and c1m-http")
@@ -95,6 +98,7 @@ func main() {
 		run("simfleet", func() ([]row, error) { return fleetHeartbeats(or(*nodes, 10000), *fleetWindow, 0) })
 		run("simfleet-fast", func() ([]row, error) { return fleetHeartbeats(or(*nodes, 10000), *fleetWindow, *fastTTL) })
 		run("c1m-http", func() ([]row, error) { return c1mHTTP(or(*nodes, 10000), or(*jobs, 5), *perJob, *workers) })
+		run("mirror", func() ([]row, error) { return mirrorRows(mirrorEvents, 5000, *clients, *duration) }) // mirror.go
 	}
 	printTable(rows)
 }

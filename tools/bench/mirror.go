@@ -1,0 +1,303 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/ordoplane/ordo/cmd/agent"
+	"github.com/ordoplane/ordo/commands"
+	"github.com/ordoplane/ordo/commands/namespace"
+	"github.com/ordoplane/ordo/events"
+	"github.com/ordoplane/ordo/processors/mirror"
+	"github.com/ordoplane/ordo/storage/archive"
+	"github.com/ordoplane/ordo/storage/kv"
+)
+
+// mirrorEvents is the archive the catch-up figure mirrors from cold.
+const mirrorEvents = 1_000_000
+
+// mirrorRows measures the Kafka mirror against kfake (in-process, over
+// loopback TCP): the catch-up rate from a cold start over an archive of
+// events archived events; the end-to-end lag (leader time to a
+// read-committed consumer) under a steady rate writes/s on one server;
+// and that server's write throughput with and without the mirror.
+func mirrorRows(events, rate, clients int, d time.Duration) ([]row, error) {
+	catchUp, err := mirrorCatchUp(events)
+	if err != nil {
+		return nil, err
+	}
+	rows := []row{{fmt.Sprintf("mirror catch-up from cold, %d archived events", events), catchUp, "events/s"}}
+	without, err := mirrorWrites(false, clients, d)
+	if err != nil {
+		return nil, err
+	}
+	with, err := mirrorWrites(true, clients, d)
+	if err != nil {
+		return nil, err
+	}
+	rows = append(rows,
+		row{fmt.Sprintf("acked commands without HTTP, 1 server, %d clients, no mirror", clients), without, "commands/s"},
+		row{fmt.Sprintf("acked commands without HTTP, 1 server, %d clients, mirror on", clients), with, "commands/s"})
+	lag, err := mirrorLag(rate, d)
+	if err != nil {
+		return nil, err
+	}
+	return append(rows, lag...), nil
+}
+
+// notifier is a fixed applied index: the catch-up archive does not grow.
+func notifier(index uint64) func() (uint64, <-chan struct{}) {
+	never := make(chan struct{})
+	return func() (uint64, <-chan struct{}) { return index, never }
+}
+
+// mirrorCatchUp archives n namespace events (one per entry, over 10,000
+// names) and mirrors them from a cold start; events/s over the whole run,
+// connecting and reading the empty topic included.
+func mirrorCatchUp(n int) (float64, error) {
+	dir, err := os.MkdirTemp("", "ordo-bench-mirror-")
+	if err != nil {
+		return 0, err
+	}
+	defer os.RemoveAll(dir)
+	store, err := kv.Open(dir, kv.DefaultConfig())
+	if err != nil {
+		return 0, err
+	}
+	defer store.Close()
+	w := store.Batch()
+	now := time.Now().UnixNano()
+	for i := uint64(1); i <= uint64(n); i++ {
+		e := events.Entry{Time: now, CommandID: fmt.Sprint("cmd-", i), Actor: "bench"}
+		ev, err := events.New(fmt.Sprint("ev-", i), &events.NamespaceUpserted{Namespace: events.Namespace{
+			Name: fmt.Sprint("ns-", i%10_000), Description: "benchmark", Meta: map[string]string{"i": fmt.Sprint(i)}}})
+		if err != nil {
+			return 0, err
+		}
+		e.Events = []events.Event{ev}
+		e.Stamp(i)
+		data, err := events.EncodeEvent(&e.Events[0])
+		if err != nil {
+			return 0, err
+		}
+		if err := archive.Append(w, i, 0, data); err != nil {
+			return 0, err
+		}
+		if i%10_000 == 0 || i == uint64(n) {
+			if err := archive.SetCounters(w, i, i); err != nil {
+				return 0, err
+			}
+			if err := w.Commit(); err != nil {
+				return 0, err
+			}
+			w = store.Batch()
+		}
+	}
+	w.Close()
+	k, err := kfake.NewCluster(kfake.NumBrokers(1))
+	if err != nil {
+		return 0, err
+	}
+	defer k.Close()
+	m, err := mirror.New(mirror.Config{Settings: mirror.Settings{Brokers: k.ListenAddrs(), Topic: "bench", Partitions: 6},
+		Store: store, Applied: notifier(uint64(n)), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		return 0, err
+	}
+	defer m.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	start := time.Now()
+	go func() { done <- m.Run(ctx) }()
+	deadline := time.Now().Add(5 * time.Minute)
+	for m.Mirrored().Index < uint64(n) {
+		if time.Now().After(deadline) {
+			cancel()
+			return 0, fmt.Errorf("mirror catch-up: %d of %d after 5m", m.Mirrored().Index, n)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	el := time.Since(start)
+	cancel()
+	<-done
+	return float64(n) / el.Seconds(), nil
+}
+
+// mirrorAgent starts one server in a temp dir, mirroring to k when k is set.
+func mirrorAgent(dir string, k *kfake.Cluster) (*agent.Agent, error) {
+	cfg := agent.DefaultConfig()
+	cfg.DataDir = dir
+	cfg.HTTPAddr, cfg.RaftAddr = "127.0.0.1:0", "127.0.0.1:0"
+	cfg.BootstrapExpect = 1
+	cfg.RaftTimeout = 500 * time.Millisecond
+	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	cfg.RaftLogOutput = io.Discard
+	cfg.NoSync = os.Getenv("ORDO_BENCH_NOSYNC") != ""
+	if k != nil {
+		cfg.Mirror = &mirror.Settings{Brokers: k.ListenAddrs(), Topic: "bench", Partitions: 6}
+	}
+	a, err := agent.Start(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := waitLeader([]*agent.Agent{a}); err != nil {
+		a.Shutdown()
+		return nil, err
+	}
+	return a, nil
+}
+
+// mirrorWrites is the acked command rate of clients writers on one server
+// for d, with or without a mirror.
+func mirrorWrites(withMirror bool, clients int, d time.Duration) (float64, error) {
+	dir, err := os.MkdirTemp("", "ordo-bench-mirror-")
+	if err != nil {
+		return 0, err
+	}
+	defer os.RemoveAll(dir)
+	var k *kfake.Cluster
+	if withMirror {
+		if k, err = kfake.NewCluster(kfake.NumBrokers(1)); err != nil {
+			return 0, err
+		}
+		defer k.Close()
+	}
+	a, err := mirrorAgent(dir, k)
+	if err != nil {
+		return 0, err
+	}
+	defer a.Shutdown()
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	var acked atomic.Int64
+	var wg sync.WaitGroup
+	start := time.Now()
+	for c := range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for n := 0; ctx.Err() == nil; n++ {
+				cmd := namespace.Apply{Name: fmt.Sprintf("mw-%d-%d", c, n)}
+				if _, err := a.Pipeline().Run(context.Background(), "namespace.apply", commands.Request{}, cmd); err == nil {
+					acked.Add(1)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return float64(acked.Load()) / time.Since(start).Seconds(), nil
+}
+
+// mirrorLag writes rate commands/s for d on one server with a mirror and
+// measures, for every event, the time from its leader time to a
+// read-committed consumer receiving it.
+func mirrorLag(rate int, d time.Duration) ([]row, error) {
+	dir, err := os.MkdirTemp("", "ordo-bench-mirror-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	k, err := kfake.NewCluster(kfake.NumBrokers(1))
+	if err != nil {
+		return nil, err
+	}
+	defer k.Close()
+	a, err := mirrorAgent(dir, k)
+	if err != nil {
+		return nil, err
+	}
+	defer a.Shutdown()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(k.ListenAddrs()...), kgo.ConsumeTopics("bench"),
+		kgo.FetchIsolationLevel(kgo.ReadCommitted()), kgo.FetchMaxWait(100*time.Millisecond),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	if err != nil {
+		return nil, err
+	}
+	defer cl.Close()
+
+	var (
+		mu   sync.Mutex
+		lags []time.Duration
+	)
+	consumeCtx, stopConsumer := context.WithCancel(context.Background())
+	consumed := make(chan struct{})
+	go func() {
+		defer close(consumed)
+		for consumeCtx.Err() == nil {
+			fs := cl.PollFetches(consumeCtx)
+			now := time.Now()
+			fs.EachRecord(func(r *kgo.Record) {
+				for _, h := range r.Headers {
+					if h.Key == mirror.HeaderTime {
+						if t, err := time.Parse(time.RFC3339Nano, string(h.Value)); err == nil {
+							mu.Lock()
+							lags = append(lags, now.Sub(t))
+							mu.Unlock()
+						}
+					}
+				}
+			})
+		}
+	}()
+
+	// Writers paced to rate in total: each of 64 sends every 64/rate s.
+	const writers = 64
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	var acked atomic.Int64
+	var wg sync.WaitGroup
+	interval := time.Duration(float64(time.Second) * writers / float64(rate))
+	start := time.Now()
+	for c := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			next := start.Add(time.Duration(c) * interval / writers)
+			for n := 0; ; n++ {
+				select {
+				case <-ctx.Done():
+					return
+				case <-time.After(time.Until(next)):
+				}
+				next = next.Add(interval)
+				cmd := namespace.Apply{Name: fmt.Sprintf("ml-%d-%d", c, n)}
+				if _, err := a.Pipeline().Run(context.Background(), "namespace.apply", commands.Request{}, cmd); err == nil {
+					acked.Add(1)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	achieved := float64(acked.Load()) / time.Since(start).Seconds()
+	// Let the last events arrive, then stop the consumer.
+	deadline := time.Now().Add(30 * time.Second)
+	for a.Mirror().Status(context.Background()).LagEvents > 0 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	time.Sleep(300 * time.Millisecond)
+	stopConsumer()
+	<-consumed
+	mu.Lock()
+	defer mu.Unlock()
+	if len(lags) == 0 {
+		return nil, fmt.Errorf("mirror lag: the consumer received nothing")
+	}
+	slices.Sort(lags)
+	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+	return []row{
+		{fmt.Sprintf("mirror steady writes, target %d/s, 1 server", rate), achieved, "commands/s"},
+		{"mirror lag p50 (leader time to read-committed consumer)", ms(percentile(lags, 0.50)), "ms"},
+		{"mirror lag p99 (leader time to read-committed consumer)", ms(percentile(lags, 0.99)), "ms"},
+		{"mirror lag max", ms(lags[len(lags)-1]), "ms"},
+	}, nil
+}
