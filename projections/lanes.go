@@ -29,16 +29,17 @@ type laneMark struct {
 }
 
 // newLanes returns a lane per projection of projs, writing into store
-// under prefix (nil: the live keys). check, when set, is called after
-// each commit of each lane; an error ends the run.
-func newLanes(store *kv.Store, prefix []byte, projs []Projection, check func() error) *lanes {
+// under prefix (nil: the live keys); empty says nothing is stored under
+// prefix yet. check, when set, is called after each commit of each lane;
+// an error ends the run.
+func newLanes(store *kv.Store, prefix []byte, empty bool, projs []Projection, check func() error) *lanes {
 	l := &lanes{done: make([]laneMark, len(projs))}
 	for i, p := range projs {
 		owned := map[string]bool{}
 		for _, t := range p.Tables() {
 			owned[t] = true
 		}
-		fw := newFreshWriter(store, true, freshRowsLimit/len(projs)) // the lanes share the bound
+		fw := newFreshWriter(store, empty, freshRowsLimit/len(projs)) // the lanes share the bound
 		r := &replayer{projs: []Projection{p}, store: store, fw: fw, w: &shadowWriter{w: fw, prefix: prefix, owned: owned},
 			tables: map[string]uint64{}, check: check}
 		mark := &l.done[i]

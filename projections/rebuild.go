@@ -110,8 +110,12 @@ func (r *replayer) consume(chunks <-chan []*events.Event) error {
 				r.tx = newTx(r.w, ev.Index, ev.Time)
 			}
 			for _, p := range r.projs {
-				if err := p.Apply(r.tx, ev); err != nil {
-					return fmt.Errorf("rebuild %s at %d: %w", p.Name(), ev.Index, err)
+				err := p.Apply(r.tx, ev)
+				if sw, ok := r.w.(*shadowWriter); ok && err == nil {
+					err = sw.err
+				}
+				if err != nil {
+					return fmt.Errorf("replay %s at %d: %w", p.Name(), ev.Index, err)
 				}
 			}
 			r.st.Events++

@@ -25,20 +25,6 @@ func prefixed(prefix, k []byte) []byte {
 	return append(append(out, prefix...), k...)
 }
 
-// tableOf returns the table a row or table-index key belongs to, or "".
-func tableOf(k []byte) string {
-	switch {
-	case bytes.HasPrefix(k, []byte("t/")):
-		if i := bytes.IndexByte(k[2:], 0); i >= 0 {
-			return string(k[2 : 2+i])
-		}
-		return string(k[2:])
-	case bytes.HasPrefix(k, []byte("ti/")):
-		return string(k[3:])
-	}
-	return ""
-}
-
 // shadowWriter is what the projections being rebuilt write through: it
 // maps their keys into the shadow keyspace, and refuses any key outside
 // their tables, so a rebuild writes nothing else (no archive, no applied
@@ -48,13 +34,19 @@ type shadowWriter struct {
 	w      kv.Writer
 	prefix []byte
 	owned  map[string]bool
+	// err is the first refusal, in case a projection drops the error.
+	err error
 }
 
 var _ kv.Writer = (*shadowWriter)(nil)
 
 func (s *shadowWriter) key(k []byte) ([]byte, error) {
-	if !s.owned[tableOf(k)] {
-		return nil, fmt.Errorf("projections: a rebuild touched %q, outside the tables of the projections it rebuilds", k)
+	if t, _ := KeyTable(k); !s.owned[t] {
+		err := fmt.Errorf("%w: %q, outside the tables of the projections replayed", ErrForeignTable, k)
+		if s.err == nil {
+			s.err = err
+		}
+		return nil, err
 	}
 	return prefixed(s.prefix, k), nil
 }
@@ -128,7 +120,7 @@ func newShadowBuild(store *kv.Store, n uint64, projs []Projection) (*shadowBuild
 	}
 	// The shadow is empty and only this build writes it, so each lane's
 	// writer answers point reads from memory.
-	return &shadowBuild{store: store, prefix: prefix, projs: projs, tables: tables, l: newLanes(store, prefix, projs, nil)}, nil
+	return &shadowBuild{store: store, prefix: prefix, projs: projs, tables: tables, l: newLanes(store, prefix, true, projs, nil)}, nil
 }
 
 // catchUp replays the archive of src after the last index replayed through

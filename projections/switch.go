@@ -285,7 +285,7 @@ func scratchRebuild(ctx context.Context, src kv.Reader, dst *kv.Store, projs []P
 	if err := b.Commit(); err != nil {
 		return RebuildStats{}, err
 	}
-	l := newLanes(dst, nil, projs, ctx.Err)
+	l := newLanes(dst, nil, true, projs, ctx.Err)
 	defer l.close()
 	l.progress = obs
 	if err := l.run(src, 1, to); err != nil {
