@@ -8,7 +8,8 @@ import (
 
 // Event is an event as the API shows it: Nomad's event stream fields first
 // (Topic, Type, Key, Namespace, FilterKeys, Index, Payload), then ordo's
-// envelope. Payload is redacted.
+// envelope. Payload is redacted and upcast to its type's current version,
+// which Version gives (as the Kafka mirror's records do).
 type Event struct {
 	Topic         string
 	Type          string
@@ -44,7 +45,7 @@ func eventJSON(ev *events.Event) (Event, error) {
 	t, _ := events.Lookup(ev.Type)
 	out := Event{
 		Topic: t.Topic, Type: ev.Type, Namespace: ev.Key(events.KindNamespace), Index: ev.Index,
-		Payload: payload, Seq: ev.Seq, Version: ev.Version, ID: ev.ID, Time: time.Unix(0, ev.Time).UTC(),
+		Payload: payload, Seq: ev.Seq, Version: t.Version, ID: ev.ID, Time: time.Unix(0, ev.Time).UTC(),
 		Actor: ev.Actor, CorrelationID: ev.CorrelationID, Keys: ev.Keys,
 	}
 	if len(ev.Keys) > 0 {
