@@ -25,6 +25,7 @@ func Samples() map[string]events.Payload {
 	}
 	maps.Copy(out, nodeSamples())
 	maps.Copy(out, schedSamples())
+	maps.Copy(out, aclSamples())
 	return out
 }
 
