@@ -144,6 +144,11 @@ type Allocation struct {
 
 	// Metrics explains the placement.
 	Metrics *AllocMetric `msgpack:"met,omitempty" json:"Metrics"`
+	// SigningKeyID is the root key that signs the allocation's workload
+	// identity (N5): the active key when the plan committed; empty before
+	// the cluster had a key.
+	SigningKeyID string `msgpack:"skid,omitempty" json:"SigningKeyID,omitempty"`
+
 	// CreateTime and ModifyTime are leader times, Unix ns.
 	CreateTime int64 `msgpack:"ct,omitempty" json:"CreateTime"`
 	ModifyTime int64 `msgpack:"mt,omitempty" json:"ModifyTime"`

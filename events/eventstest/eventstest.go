@@ -26,6 +26,7 @@ func Samples() map[string]events.Payload {
 	maps.Copy(out, nodeSamples())
 	maps.Copy(out, schedSamples())
 	maps.Copy(out, aclSamples())
+	maps.Copy(out, keyringSamples())
 	return out
 }
 
