@@ -4,11 +4,13 @@ package all
 
 import (
 	"github.com/ordoplane/ordo/projections"
+	"github.com/ordoplane/ordo/projections/acl"
 	"github.com/ordoplane/ordo/projections/allocs"
 	"github.com/ordoplane/ordo/projections/deployments"
 	"github.com/ordoplane/ordo/projections/evals"
 	"github.com/ordoplane/ordo/projections/history"
 	"github.com/ordoplane/ordo/projections/jobs"
+	"github.com/ordoplane/ordo/projections/keyring"
 	"github.com/ordoplane/ordo/projections/namespaces"
 	"github.com/ordoplane/ordo/projections/nodes"
 	"github.com/ordoplane/ordo/projections/servers"
@@ -21,5 +23,7 @@ func Projections() []projections.Projection {
 		jobs.Projection{},
 		evals.Projection{}, allocs.Projection{}, deployments.Projection{},
 		history.Projection{},
+		keyring.Projection{},
+		acl.Projection{},
 	}
 }
