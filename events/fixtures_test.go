@@ -47,6 +47,14 @@ var oldFixtures = []fixture{
 		Keys:    []events.Key{{Kind: events.KindNamespace, Value: "legacy"}},
 		Want:    &events.NamespaceUpserted{Namespace: events.Namespace{Name: "legacy", Description: "written before Meta"}},
 	},
+	{
+		Type: "NamespaceUpserted", Version: 2,
+		Payload: &events.NamespaceUpsertedV2{Namespace: events.NamespaceV2{
+			Name: "payments", Description: "Payment services", Meta: map[string]string{"owner": "team-pay", "tier": "1"}}},
+		Keys: []events.Key{{Kind: events.KindNamespace, Value: "payments"}},
+		Want: &events.NamespaceUpserted{Namespace: events.Namespace{
+			Name: "payments", Description: "Payment services", Meta: map[string]string{"owner": "team-pay", "tier": "1"}}},
+	},
 }
 
 // allFixtures returns oldFixtures and one fixture of every registered type's

@@ -13,9 +13,10 @@ import (
 func Samples() map[string]events.Payload {
 	out := map[string]events.Payload{
 		"NamespaceUpserted": &events.NamespaceUpserted{Namespace: events.Namespace{
-			Name:        "payments",
-			Description: "Payment services",
-			Meta:        map[string]string{"owner": "team-pay", "tier": "1"},
+			Name:           "payments",
+			Description:    "Payment services",
+			Meta:           map[string]string{"owner": "team-pay", "tier": "1"},
+			VariablesQuota: 1 << 20,
 		}},
 		"NamespaceDeleted": &events.NamespaceDeleted{Name: "payments"},
 		"ServerRegistered": &events.ServerRegistered{ID: "server-1", RaftAddr: "10.0.0.1:4647", HTTPAddr: "10.0.0.1:4646"},
@@ -27,6 +28,7 @@ func Samples() map[string]events.Payload {
 	maps.Copy(out, schedSamples())
 	maps.Copy(out, aclSamples())
 	maps.Copy(out, keyringSamples())
+	maps.Copy(out, variableSamples())
 	return out
 }
 

@@ -187,16 +187,16 @@ func TestSchemasRejectDrift(t *testing.T) {
 		t.Fatal(err)
 	}
 	sch := compile(t, s)
-	good := `{"Namespace":{"Name":"a","Description":"","Meta":null}}`
+	good := `{"Namespace":{"Name":"a","Description":"","Meta":null,"VariablesQuota":0}}`
 	if err := validate(t, sch, []byte(good)); err != nil {
 		t.Fatalf("good payload: %v", err)
 	}
 	for _, bad := range []string{
-		`{"Namespace":{"Name":"a","Description":"","Meta":null},"Extra":1}`,
-		`{"Namespace":{"Name":"a","Description":"","Meta":null,"Extra":1}}`,
-		`{"Namespace":{"Name":5,"Description":"","Meta":null}}`,
-		`{"Namespace":{"Description":"","Meta":null}}`,
-		`{"Namespace":{"Name":"a","Description":"","Meta":{"k":1}}}`,
+		`{"Namespace":{"Name":"a","Description":"","Meta":null,"VariablesQuota":0},"Extra":1}`,
+		`{"Namespace":{"Name":"a","Description":"","Meta":null,"VariablesQuota":0,"Extra":1}}`,
+		`{"Namespace":{"Name":5,"Description":"","Meta":null,"VariablesQuota":0}}`,
+		`{"Namespace":{"Description":"","Meta":null,"VariablesQuota":0}}`,
+		`{"Namespace":{"Name":"a","Description":"","Meta":{"k":1},"VariablesQuota":0}}`,
 		`{"Namespace":null}`,
 		`{}`,
 	} {
@@ -322,14 +322,14 @@ func TestUnknownTypeAndVersion(t *testing.T) {
 }
 
 // TestOldVersionSchema: NamespaceUpserted v1 was flat; its schema describes
-// the v2 shape it is upcast to, and says so.
+// the current (v3) shape it is upcast to, and says so.
 func TestOldVersionSchema(t *testing.T) {
 	s, err := schema.Lookup("NamespaceUpserted", 1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.Title != "NamespaceUpserted v1" || s.Version != 1 || s.PayloadVersion != 2 ||
-		!strings.Contains(s.Description, "upcast to version 2") || s.Properties.Get("Namespace") == nil {
+	if s.Title != "NamespaceUpserted v1" || s.Version != 1 || s.PayloadVersion != 3 ||
+		!strings.Contains(s.Description, "upcast to version 3") || s.Properties.Get("Namespace") == nil {
 		t.Errorf("v1 schema: %q %q v%d payload v%d", s.Title, s.Description, s.Version, s.PayloadVersion)
 	}
 }

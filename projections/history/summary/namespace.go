@@ -1,6 +1,8 @@
 package summary
 
 import (
+	"strconv"
+
 	"github.com/ordoplane/ordo/events"
 )
 
@@ -40,10 +42,15 @@ func namespaceUpserted(s *step, p *events.NamespaceUpserted) string {
 	s.set("Name", ns.Name)
 	desc := s.set("Description", ns.Description)
 	meta := s.setFamily("Meta[", "]", ns.Meta)
+	var q string // 0, no limit, is shown as (none)
+	if ns.VariablesQuota != 0 {
+		q = strconv.FormatInt(ns.VariablesQuota, 10) + " bytes"
+	}
+	quota := s.set("VariablesQuota", q)
 	if created {
 		return "created" + paren(ns.Description)
 	}
-	parts := []string{trans("description", desc)}
+	parts := []string{trans("description", desc), trans("variables quota", quota)}
 	for _, c := range meta {
 		parts = append(parts, trans("meta "+c.Field[len("Meta["):len(c.Field)-1], c))
 	}
