@@ -394,6 +394,9 @@ func CommandResult(v View, id, hash string) (Result, bool, error) {
 
 // check returns why p does not hold, or "" when it does.
 func check(v View, p events.Precondition) string {
+	if c, ok := registeredCheck(p.Op); ok {
+		return c(v, p)
+	}
 	row, err := v.Get(p.Table, p.Key)
 	exists := err == nil
 	if err != nil && !errors.Is(err, ErrNotFound) {
