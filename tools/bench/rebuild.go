@@ -3,11 +3,11 @@ package main
 import (
 	"context"
 	"fmt"
+	"math"
 	"os"
 	"syscall"
 	"time"
 
-	"github.com/ordoplane/ordo/events"
 	"github.com/ordoplane/ordo/projections"
 	"github.com/ordoplane/ordo/projections/all"
 	"github.com/ordoplane/ordo/storage/kv"
@@ -15,10 +15,7 @@ import (
 )
 
 // rebuildHistory applies a generated scheduling history of about n events
-// through the FSM into a fresh store in dir: nodes registering and changing
-// status, namespaces, and jobs each registered with an eval, four
-// allocations placed, their client updates and the eval completed (eight
-// events in six entries per job).
+// (schedulingHistory) through the FSM into a fresh store in dir.
 func rebuildHistory(dir string, n int) (*kv.Store, uint64, error) {
 	store, err := kv.Open(dir, kv.DefaultConfig())
 	if err != nil {
@@ -30,87 +27,12 @@ func rebuildHistory(dir string, n int) (*kv.Store, uint64, error) {
 		return nil, 0, err
 	}
 	defer fsm.Close()
-	const nodes, batch = 500, 256
-	var (
-		index, evs uint64
-		logs       []raftlog.Log
-		seq        int
-	)
-	entry := func(ps ...events.Payload) error {
-		index++
-		e := &events.Entry{Time: int64(index) * 1e6, CommandID: fmt.Sprint("c", index), Actor: "bench"}
-		for _, p := range ps {
-			seq++
-			ev, err := events.New(fmt.Sprint("e", seq), p)
-			if err != nil {
-				return err
-			}
-			e.Events = append(e.Events, ev)
-		}
-		data, err := events.EncodeEntry(e)
-		if err != nil {
-			return err
-		}
-		evs += uint64(len(ps))
-		logs = append(logs, raftlog.Log{Index: index, Term: 1, Data: data})
-		if len(logs) == batch {
-			fsm.Apply(logs)
-			logs = logs[:0]
-		}
-		return nil
-	}
-	nodeID := func(i int) string { return fmt.Sprintf("node-%04d", i%nodes) }
-	for i := range nodes {
-		err := entry(&events.NodeRegistered{Node: events.Node{ID: nodeID(i), Name: nodeID(i), Datacenter: "dc1", NodePool: "default",
-			Attributes: map[string]string{"kernel.name": "linux"}, Resources: events.NodeResources{CPU: 64000, MemoryMB: 256 << 10},
-			Drivers: map[string]events.DriverInfo{"exec": {Detected: true, Healthy: true}}, Status: events.NodeStatusReady}})
-		if err != nil {
-			return nil, 0, err
-		}
-	}
-	for j := 0; evs < uint64(n); j++ {
-		ns := fmt.Sprintf("team-%d", j%50)
-		if j < 50 {
-			if err := entry(&events.NamespaceUpserted{Namespace: events.Namespace{Name: ns, Description: "bench"}}); err != nil {
-				return nil, 0, err
-			}
-		}
-		job := events.Job{ID: fmt.Sprintf("job-%d", j%20000), Name: "web", Namespace: ns, Type: events.JobTypeService,
-			Priority: 50, Datacenters: []string{"dc1"}, NodePool: "default", Version: uint64(j / 20000),
-			TaskGroups: []events.TaskGroup{{Name: "web", Count: 4, Tasks: []events.Task{{Name: "server", Driver: "exec",
-				Resources: &events.Resources{CPU: 100, MemoryMB: 64}}}}}}
-		evalID := fmt.Sprintf("eval-%d", j)
-		eval := events.Evaluation{ID: evalID, Namespace: ns, Priority: 50, Type: events.JobTypeService,
-			TriggeredBy: events.EvalTriggerJobRegister, JobID: job.ID, Status: events.EvalStatusPending, CreateTime: int64(j)}
-		if err := entry(&events.JobRegistered{Job: job}, &events.EvalsUpserted{Evals: []events.Evaluation{eval}}); err != nil {
-			return nil, 0, err
-		}
-		allocs := make([]events.Allocation, 4)
-		for k := range allocs {
-			allocs[k] = events.Allocation{ID: fmt.Sprintf("alloc-%d-%d", j, k), Namespace: ns, EvalID: evalID,
-				Name: fmt.Sprintf("web.web[%d]", k), NodeID: nodeID(j*4 + k), JobID: job.ID, JobVersion: job.Version,
-				TaskGroup: "web", Resources: events.Resources{CPU: 100, MemoryMB: 64},
-				DesiredStatus: events.AllocDesiredRun, ClientStatus: events.AllocClientPending, CreateTime: int64(j)}
-		}
-		eval.Status = events.EvalStatusComplete
-		if err := entry(&events.AllocsPlaced{EvalID: evalID, Allocs: allocs}, &events.EvalsUpserted{Evals: []events.Evaluation{eval}}); err != nil {
-			return nil, 0, err
-		}
-		for _, a := range allocs {
-			err := entry(&events.AllocsClientUpdated{NodeID: a.NodeID, Updates: []events.AllocClientUpdate{{ID: a.ID,
-				ClientStatus: events.AllocClientRunning, TaskStates: map[string]*events.TaskState{"server": {State: "running"}}}}})
-			if err != nil {
-				return nil, 0, err
-			}
-		}
-		if j%100 == 0 {
-			if err := entry(&events.NodeStatusUpdated{ID: nodeID(j), Status: events.NodeStatusReady, UpdatedAt: int64(j)}); err != nil {
-				return nil, 0, err
-			}
-		}
-	}
-	if len(logs) > 0 {
+	evs, err := schedulingHistory(n, math.MaxUint64, func(logs []raftlog.Log) error {
 		fsm.Apply(logs)
+		return nil
+	})
+	if err != nil {
+		return nil, 0, err
 	}
 	return store, evs, nil
 }
