@@ -48,11 +48,12 @@ var _ projections.Projection = Projection{}
 func (Projection) Name() string { return "allocs" }
 
 // Version implements projections.Projection.
-func (Projection) Version() int { return 4 }
+func (Projection) Version() int { return 5 }
 
 // Tables implements projections.Projection.
 func (Projection) Tables() []string {
-	return []string{Table, ByNodeTable, ByJobTable, ByEvalTable, ByCreateTable, UsageTable, NodeChangesTable}
+	return []string{Table, ByNodeTable, ByJobTable, ByEvalTable, ByCreateTable, UsageTable, NodeChangesTable,
+		BySigningKeyTable, SigningKeyLiveTable}
 }
 
 // Apply implements projections.Projection.

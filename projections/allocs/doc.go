@@ -26,5 +26,8 @@
 //   - AllocsDesiredUpdated and AllocsClientUpdated patch existing rows and
 //     ignore unknown ids; a client update applies only to allocs on the
 //     reporting node. Patches set ModifyTime to the entry's leader time.
+//   - BySigningKeyTable indexes live allocs by the root key that signed
+//     their identity and SigningKeyLiveTable counts them per key (N5,
+//     signing.go); a terminal or deleted alloc leaves both.
 //   - Apply reads only the event and the Tx.
 package allocs

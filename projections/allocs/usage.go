@@ -23,6 +23,9 @@ type Usage struct {
 // adjustUsage moves the usage of old (before) to a (after): either may be
 // nil; terminal allocations count for nothing.
 func adjustUsage(tx *projections.Tx, old, a *events.Allocation) error {
+	if err := adjustSigning(tx, old, a); err != nil { // signing.go (N5)
+		return err
+	}
 	if old != nil && !old.Terminal() {
 		if err := addUsage(tx, old.NodeID, old.Resources, -1); err != nil {
 			return err
