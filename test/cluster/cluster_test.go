@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ordoplane/ordo/cmd/agent"
 	"github.com/ordoplane/ordo/projections"
 	"github.com/ordoplane/ordo/projections/servers"
 	"github.com/ordoplane/ordo/storage/archive"
@@ -22,84 +21,17 @@ import (
 // timeout bounds every wait: generous, for a loaded two-core machine under -race.
 const timeout = 20 * time.Second
 
-// server is one agent of the test cluster and what it takes to restart it.
-type server struct {
-	name string
-	cfg  agent.Config
-	a    *agent.Agent // nil while stopped
-	// http and raft are the addresses it first got; a restart reuses them.
-	http, raft string
-}
+// server is one agent of the test cluster.
+type server = testagent.Server
 
+// startServer starts one server of a three-server test cluster.
 func startServer(t *testing.T, name string, join []string) *server {
 	t.Helper()
 	cfg := testagent.ServerConfig(t.TempDir())
 	cfg.Name = name
 	cfg.BootstrapExpect = 3
 	cfg.Join = join
-	a, err := agent.Start(cfg)
-	if err != nil {
-		t.Fatalf("start %s: %v", name, err)
-	}
-	s := &server{name: name, cfg: cfg, a: a, http: a.HTTPAddr(), raft: a.RaftAddr()}
-	t.Cleanup(func() { s.stop(t) })
-	return s
-}
-
-func (s *server) stop(t *testing.T) {
-	t.Helper()
-	if s.a == nil {
-		return
-	}
-	if err := s.a.Shutdown(); err != nil {
-		t.Errorf("shutdown %s: %v", s.name, err)
-	}
-	s.a = nil
-}
-
-// restart starts the stopped server again on its data directory and its
-// previous addresses, so its raft identity and address are unchanged.
-func (s *server) restart(t *testing.T) {
-	t.Helper()
-	cfg := s.cfg
-	cfg.HTTPAddr, cfg.RaftAddr = s.http, s.raft
-	var lastErr error
-	// The ports were just released; retry in case the kernel holds them briefly.
-	ok := testagent.Poll(timeout, func() bool {
-		s.a, lastErr = agent.Start(cfg)
-		return lastErr == nil
-	})
-	if !ok {
-		t.Fatalf("restart %s on %s/%s: %v", s.name, s.http, s.raft, lastErr)
-	}
-	if s.a.RaftAddr() != s.raft || s.a.HTTPAddr() != s.http {
-		t.Fatalf("restarted %s at raft %s http %s, want %s %s", s.name, s.a.RaftAddr(), s.a.HTTPAddr(), s.raft, s.http)
-	}
-}
-
-// leaderOf returns the one running server that leads, or nil.
-func leaderOf(list []*server) *server {
-	var found *server
-	for _, s := range list {
-		if s.a != nil && s.a.Node().IsLeader() {
-			if found != nil {
-				return nil
-			}
-			found = s
-		}
-	}
-	return found
-}
-
-// waitForLeader waits until exactly one running server of list leads and returns it.
-func waitForLeader(t *testing.T, list []*server) *server {
-	t.Helper()
-	var l *server
-	testagent.WaitFor(t, timeout, "a leader", func() bool {
-		l = leaderOf(list)
-		return l != nil
-	})
-	return l
+	return testagent.StartServer(t, cfg)
 }
 
 // writeStats counts what writes were answered, for the failure log.
@@ -216,7 +148,7 @@ func waitForCluster(t *testing.T, c *testagent.Client, list []*server) {
 	t.Helper()
 	ids := map[string]string{}
 	for _, s := range list {
-		ids[s.a.ID()] = s.raft
+		ids[s.A.ID()] = s.Raft
 	}
 	var why string // what the last check found missing, for the failure
 	formed := testagent.Poll(timeout, func() bool {
@@ -230,38 +162,38 @@ func waitForCluster(t *testing.T, c *testagent.Client, list []*server) {
 
 // clusterMissing returns what keeps list from being a formed cluster, or "".
 func clusterMissing(c *testagent.Client, list []*server, ids map[string]string) string {
-	if leaderOf(list) == nil {
+	if testagent.LeaderOf(list) == nil {
 		return "no single leader"
 	}
 	for _, s := range list {
-		cfg, err := c.RaftConfiguration(s.http)
+		cfg, err := c.RaftConfiguration(s.HTTP)
 		if err != nil {
-			return fmt.Sprintf("%s: raft configuration: %v", s.name, err)
+			return fmt.Sprintf("%s: raft configuration: %v", s.Name, err)
 		}
 		if len(cfg) != 3 {
-			return fmt.Sprintf("%s: raft configuration has %d servers: %+v", s.name, len(cfg), cfg)
+			return fmt.Sprintf("%s: raft configuration has %d servers: %+v", s.Name, len(cfg), cfg)
 		}
 		for _, rs := range cfg {
 			if !rs.Voter || ids[rs.ID] != rs.Address {
-				return fmt.Sprintf("%s: raft configuration holds %+v", s.name, rs)
+				return fmt.Sprintf("%s: raft configuration holds %+v", s.Name, rs)
 			}
 		}
-		snap := s.a.Store().Snapshot()
+		snap := s.A.Store().Snapshot()
 		regs, err := servers.List(projections.NewView(snap))
 		snap.Close()
 		if err != nil {
-			return fmt.Sprintf("%s: servers projection: %v", s.name, err)
+			return fmt.Sprintf("%s: servers projection: %v", s.Name, err)
 		}
 		if len(regs) != 3 {
-			return fmt.Sprintf("%s: servers projection holds %d servers (applied index %d)", s.name, len(regs), s.a.FSM().Applied())
+			return fmt.Sprintf("%s: servers projection holds %d servers (applied index %d)", s.Name, len(regs), s.A.FSM().Applied())
 		}
 		for _, r := range regs {
 			if ids[r.ID] != r.RaftAddr {
-				return fmt.Sprintf("%s: servers projection holds %+v", s.name, *r)
+				return fmt.Sprintf("%s: servers projection holds %+v", s.Name, *r)
 			}
 		}
-		if listed, err := c.NamespaceNames(s.http, true); err != nil || !listed["default"] {
-			return fmt.Sprintf("%s: no default namespace (err %v)", s.name, err)
+		if listed, err := c.NamespaceNames(s.HTTP, true); err != nil || !listed["default"] {
+			return fmt.Sprintf("%s: no default namespace (err %v)", s.Name, err)
 		}
 	}
 	return ""
@@ -273,12 +205,12 @@ func waitForConvergence(t *testing.T, list []*server, min uint64) uint64 {
 	t.Helper()
 	var applied uint64
 	testagent.WaitFor(t, timeout, fmt.Sprintf("every server to apply the same index ≥ %d", min), func() bool {
-		applied = list[0].a.FSM().Applied()
+		applied = list[0].A.FSM().Applied()
 		if applied < min {
 			return false
 		}
 		for _, s := range list[1:] {
-			if s.a.FSM().Applied() != applied {
+			if s.A.FSM().Applied() != applied {
 				return false
 			}
 		}
@@ -296,8 +228,8 @@ func TestFailover(t *testing.T) {
 	defer c.Close()
 
 	a := startServer(t, "a", nil)
-	b := startServer(t, "b", []string{a.http})
-	cs := startServer(t, "c", []string{a.http})
+	b := startServer(t, "b", []string{a.HTTP})
+	cs := startServer(t, "c", []string{a.HTTP})
 	all := []*server{a, b, cs}
 	waitForCluster(t, c, all)
 
@@ -306,7 +238,7 @@ func TestFailover(t *testing.T) {
 	defer cancel()
 
 	// Wave 1: through one follower, which forwards to the leader.
-	leader := waitForLeader(t, all)
+	leader := testagent.WaitForLeader(t, all)
 	var follower *server
 	for _, s := range all {
 		if s != leader {
@@ -316,9 +248,9 @@ func TestFailover(t *testing.T) {
 	}
 	st1 := newWriteStats()
 	start := time.Now()
-	wave(ctx, t, c, func() []string { return []string{follower.http} }, names("w1", 200), acks, st1).Wait()
+	wave(ctx, t, c, func() []string { return []string{follower.HTTP} }, names("w1", 200), acks, st1).Wait()
 	t.Logf("wave 1: %d of 200 acknowledged through follower %s in %v; answers: %s",
-		acks.Len(), follower.name, time.Since(start).Round(time.Millisecond), st1)
+		acks.Len(), follower.Name, time.Since(start).Round(time.Millisecond), st1)
 	if acks.Len() != 200 {
 		t.Fatalf("wave 1: %d of 200 writes acknowledged", acks.Len())
 	}
@@ -326,13 +258,13 @@ func TestFailover(t *testing.T) {
 	t.Run("IdempotentRetry", func(t *testing.T) { testIdempotentRetry(t, c, all) })
 
 	// Wave 2: against the two followers while the leader is killed.
-	victim := waitForLeader(t, all)
+	victim := testagent.WaitForLeader(t, all)
 	var survivors []*server
 	var targets []string
 	for _, s := range all {
 		if s != victim {
 			survivors = append(survivors, s)
-			targets = append(targets, s.http)
+			targets = append(targets, s.HTTP)
 		}
 	}
 	before := acks.Len()
@@ -341,8 +273,8 @@ func TestFailover(t *testing.T) {
 	w2 := wave(ctx, t, c, func() []string { return targets }, names("w2", wave2), acks, st2)
 	testagent.WaitFor(t, timeout, "60 writes of wave 2", func() bool { return acks.Len() >= before+60 })
 	// Kill whichever server leads now (leadership may have moved under load).
-	if l := waitForLeader(t, all); l != victim {
-		t.Logf("leadership moved from %s to %s during wave 2; killing %s", victim.name, l.name, l.name)
+	if l := testagent.WaitForLeader(t, all); l != victim {
+		t.Logf("leadership moved from %s to %s during wave 2; killing %s", victim.Name, l.Name, l.Name)
 		victim = l
 		survivors = survivors[:0]
 		for _, s := range all {
@@ -353,16 +285,16 @@ func TestFailover(t *testing.T) {
 	}
 	atKill := acks.Len()
 	killStart := time.Now()
-	victim.stop(t)
-	t.Logf("killed leader %s after %d wave-2 acks (shutdown took %v)", victim.name, atKill-before, time.Since(killStart).Round(time.Millisecond))
+	victim.Stop(t)
+	t.Logf("killed leader %s after %d wave-2 acks (shutdown took %v)", victim.Name, atKill-before, time.Since(killStart).Round(time.Millisecond))
 
-	newLeader := waitForLeader(t, survivors)
-	t.Logf("new leader %s after %v", newLeader.name, time.Since(killStart).Round(time.Millisecond))
+	newLeader := testagent.WaitForLeader(t, survivors)
+	t.Logf("new leader %s after %v", newLeader.Name, time.Since(killStart).Round(time.Millisecond))
 	testagent.WaitFor(t, timeout, "writes to resume after the failover", func() bool {
 		return acks.Len() >= atKill+30 || acks.Len() == before+wave2
 	})
 
-	victim.restart(t)
+	victim.Restart(t)
 	w2.Wait()
 	t.Logf("wave 2: %d of %d acknowledged (%d after the kill); answers: %s",
 		acks.Len()-before, wave2, acks.Len()-atKill, st2)
@@ -382,62 +314,62 @@ func checkServers(t *testing.T, c *testagent.Client, list []*server, acked map[s
 	t.Helper()
 	ids := map[string]*server{}
 	for _, s := range list {
-		ids[s.a.ID()] = s
+		ids[s.A.ID()] = s
 	}
 	sums := map[string]map[string][32]byte{}
 	indexes := map[string]uint64{}
 	for _, s := range list {
-		snap := s.a.Store().Snapshot()
+		snap := s.A.Store().Snapshot()
 		counts, err := testagent.Upserts(snap)
 		if err != nil {
-			t.Fatalf("%s: %v", s.name, err)
+			t.Fatalf("%s: %v", s.Name, err)
 		}
-		testagent.CheckAcked(t, s.name+" archive", acked, counts)
+		testagent.CheckAcked(t, s.Name+" archive", acked, counts)
 		listed, err := testagent.StoreNamespaces(snap)
 		if err != nil {
-			t.Fatalf("%s: %v", s.name, err)
+			t.Fatalf("%s: %v", s.Name, err)
 		}
-		testagent.CheckListed(t, s.name+" namespaces projection", acked, listed)
+		testagent.CheckListed(t, s.Name+" namespaces projection", acked, listed)
 		regs, err := servers.List(projections.NewView(snap))
 		if err != nil {
-			t.Fatalf("%s: %v", s.name, err)
+			t.Fatalf("%s: %v", s.Name, err)
 		}
 		for _, r := range regs {
-			if o := ids[r.ID]; o == nil || o.raft != r.RaftAddr || o.http != r.HTTPAddr {
-				t.Errorf("%s: servers projection holds %+v, not one of the cluster's servers", s.name, *r)
+			if o := ids[r.ID]; o == nil || o.Raft != r.RaftAddr || o.HTTP != r.HTTPAddr {
+				t.Errorf("%s: servers projection holds %+v, not one of the cluster's servers", s.Name, *r)
 			}
 		}
 		if len(regs) != len(list) {
-			t.Errorf("%s: servers projection holds %d servers, want %d", s.name, len(regs), len(list))
+			t.Errorf("%s: servers projection holds %d servers, want %d", s.Name, len(regs), len(list))
 		}
-		sums[s.name] = testagent.CheckProjections(t, snap, t.TempDir())
-		indexes[s.name], err = projections.NewView(snap).AppliedIndex()
+		sums[s.Name] = testagent.CheckProjections(t, snap, t.TempDir())
+		indexes[s.Name], err = projections.NewView(snap).AppliedIndex()
 		if err != nil {
 			t.Fatal(err)
 		}
 		snap.Close()
 
 		// The same through the API, read locally on each server.
-		httpCounts, err := c.LogUpserts(s.http)
+		httpCounts, err := c.LogUpserts(s.HTTP)
 		if err != nil {
-			t.Fatalf("%s: %v", s.name, err)
+			t.Fatalf("%s: %v", s.Name, err)
 		}
-		testagent.CheckAcked(t, s.name+" /v1/operator/log", acked, httpCounts)
-		httpListed, err := c.NamespaceNames(s.http, true)
+		testagent.CheckAcked(t, s.Name+" /v1/operator/log", acked, httpCounts)
+		httpListed, err := c.NamespaceNames(s.HTTP, true)
 		if err != nil {
-			t.Fatalf("%s: %v", s.name, err)
+			t.Fatalf("%s: %v", s.Name, err)
 		}
-		testagent.CheckListed(t, s.name+" /v1/namespaces?stale", acked, httpListed)
+		testagent.CheckListed(t, s.Name+" /v1/namespaces?stale", acked, httpListed)
 	}
 	// Servers at the same index hold the same projections.
 	for _, s := range list[1:] {
-		if indexes[s.name] != indexes[list[0].name] {
-			t.Logf("%s at %d, %s at %d: not comparing their checksums", s.name, indexes[s.name], list[0].name, indexes[list[0].name])
+		if indexes[s.Name] != indexes[list[0].Name] {
+			t.Logf("%s at %d, %s at %d: not comparing their checksums", s.Name, indexes[s.Name], list[0].Name, indexes[list[0].Name])
 			continue
 		}
-		for p, sum := range sums[list[0].name] {
-			if sums[s.name][p] != sum {
-				t.Errorf("projection %s differs between %s and %s at index %d", p, list[0].name, s.name, indexes[s.name])
+		for p, sum := range sums[list[0].Name] {
+			if sums[s.Name][p] != sum {
+				t.Errorf("projection %s differs between %s and %s at index %d", p, list[0].Name, s.Name, indexes[s.Name])
 			}
 		}
 	}
@@ -450,7 +382,7 @@ func testIdempotentRetry(t *testing.T, c *testagent.Client, list []*server) {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	st := newWriteStats()
-	leader := waitForLeader(t, list)
+	leader := testagent.WaitForLeader(t, list)
 	var follower *server
 	for _, s := range list {
 		if s != leader {
@@ -458,7 +390,7 @@ func testIdempotentRetry(t *testing.T, c *testagent.Client, list []*server) {
 			break
 		}
 	}
-	viaFollower := func() []string { return []string{follower.http} }
+	viaFollower := func() []string { return []string{follower.HTTP} }
 
 	first, ok := write(ctx, t, c, viaFollower, "idem-once", "idem-once-key", st)
 	if !ok {
@@ -471,18 +403,18 @@ func testIdempotentRetry(t *testing.T, c *testagent.Client, list []*server) {
 		lenBefore[s] = archiveLen(t, s)
 	}
 	for _, via := range []*server{follower, leader} {
-		res, ok := write(ctx, t, c, func() []string { return []string{via.http} }, "idem-once", "idem-once-key", st)
+		res, ok := write(ctx, t, c, func() []string { return []string{via.HTTP} }, "idem-once", "idem-once-key", st)
 		if !ok {
-			t.Fatalf("retry through %s not acknowledged: %s", via.name, st)
+			t.Fatalf("retry through %s not acknowledged: %s", via.Name, st)
 		}
 		if res.Index != first.Index || !res.Duplicate {
-			t.Errorf("retry through %s: index %d duplicate %v, want index %d duplicate true", via.name, res.Index, res.Duplicate, first.Index)
+			t.Errorf("retry through %s: index %d duplicate %v, want index %d duplicate true", via.Name, res.Index, res.Duplicate, first.Index)
 		}
 	}
 	waitForConvergence(t, list, first.Index)
 	for _, s := range list {
 		if after := archiveLen(t, s); after != lenBefore[s] {
-			t.Errorf("retries grew the archive of %s from %d to %d events", s.name, lenBefore[s], after)
+			t.Errorf("retries grew the archive of %s from %d to %d events", s.Name, lenBefore[s], after)
 		}
 	}
 
@@ -495,7 +427,7 @@ func testIdempotentRetry(t *testing.T, c *testagent.Client, list []*server) {
 	for i := range copies {
 		wg.Go(func() {
 			via := list[i%len(list)]
-			res, ok := write(ctx, t, c, func() []string { return []string{via.http} }, "idem-race", "idem-race-key", st)
+			res, ok := write(ctx, t, c, func() []string { return []string{via.HTTP} }, "idem-race", "idem-race-key", st)
 			if !ok {
 				failed.Add(1)
 			}
@@ -524,7 +456,7 @@ func testIdempotentRetry(t *testing.T, c *testagent.Client, list []*server) {
 	idx := max(first.Index, results[0].Index)
 	waitForConvergence(t, list, idx)
 	for _, s := range list {
-		snap := s.a.Store().Snapshot()
+		snap := s.A.Store().Snapshot()
 		counts, err := testagent.Upserts(snap)
 		snap.Close()
 		if err != nil {
@@ -532,7 +464,7 @@ func testIdempotentRetry(t *testing.T, c *testagent.Client, list []*server) {
 		}
 		for _, n := range []string{"idem-once", "idem-race"} {
 			if counts[n] != 1 {
-				t.Errorf("%s: %s upserted %d times, want 1", s.name, n, counts[n])
+				t.Errorf("%s: %s upserted %d times, want 1", s.Name, n, counts[n])
 			}
 		}
 	}
@@ -543,7 +475,7 @@ func testIdempotentRetry(t *testing.T, c *testagent.Client, list []*server) {
 
 func archiveLen(t *testing.T, s *server) uint64 {
 	t.Helper()
-	n, err := archive.Len(s.a.Store())
+	n, err := archive.Len(s.A.Store())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -195,11 +195,11 @@ func TestClusterMirrorFailover(t *testing.T) {
 	for i := range servers {
 		var join []string
 		if i > 0 {
-			join = []string{servers[0].http}
+			join = []string{servers[0].HTTP}
 		}
 		servers[i] = startServer(t, fmt.Sprint("s", i+1), join, settings)
 	}
-	leader := waitForLeader(t, servers)
+	leader := testagent.WaitForLeader(t, servers)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
@@ -207,11 +207,11 @@ func TestClusterMirrorFailover(t *testing.T) {
 	submit := func(upTo int) {
 		t.Helper()
 		for submitted < upTo {
-			l := leaderOf(servers)
+			l := testagent.LeaderOf(servers)
 			if l == nil {
-				l = waitForLeader(t, servers)
+				l = testagent.WaitForLeader(t, servers)
 			}
-			_, err := l.a.Pipeline().Run(ctx, "mirror-test", commands.Request{},
+			_, err := l.A.Pipeline().Run(ctx, "mirror-test", commands.Request{},
 				upserts{first: submitted, n: perEntry, names: 997})
 			if err != nil {
 				if ctx.Err() != nil {
@@ -224,12 +224,12 @@ func TestClusterMirrorFailover(t *testing.T) {
 	}
 	failover := func() {
 		t.Helper()
-		old := waitForLeader(t, servers)
-		old.stop(t)
-		leader = waitForLeader(t, servers)
-		t.Logf("failed over from %s to %s after %d events", old.name, leader.name, submitted)
+		old := testagent.WaitForLeader(t, servers)
+		old.Stop(t)
+		leader = testagent.WaitForLeader(t, servers)
+		t.Logf("failed over from %s to %s after %d events", old.Name, leader.Name, submitted)
 		submit(submitted + total/10)
-		old.restart(t)
+		old.Restart(t)
 	}
 	submit(total / 3)
 	failover()
@@ -237,13 +237,13 @@ func TestClusterMirrorFailover(t *testing.T) {
 	failover()
 	submit(total)
 
-	leader = waitForLeader(t, servers)
+	leader = testagent.WaitForLeader(t, servers)
 	testagent.WaitFor(t, 3*timeout, "every event mirrored", func() bool {
-		return leader.a.Mirror().Mirrored() == lastPosition(t, leader.a)
+		return leader.A.Mirror().Mirrored() == lastPosition(t, leader.A)
 	})
 	mu.Lock()
 	t.Logf("%d injected mirror deaths", kills)
 	mu.Unlock()
-	rep := verify(t, leader.a)
+	rep := verify(t, leader.A)
 	t.Logf("topic: %d records in %d partitions, verified in %v", rep.Records, rep.Partitions, rep.Elapsed)
 }
