@@ -31,6 +31,10 @@ type RootKeyMeta struct {
 	// PublishTime is the leader time from which the key signs, Unix ns;
 	// 0 publishes it at once.
 	PublishTime int64 `msgpack:"pt,omitempty" json:"PublishTime"`
+	// PublicKey is the Ed25519 public key that verifies the workload
+	// identities the key signs (derived from the material; public, in the
+	// JWKS). A server that fetched the material checks it against this.
+	PublicKey []byte `msgpack:"pub,omitempty" json:"PublicKey"`
 }
 
 // RootKeyUpserted records a root key's metadata created or changed.
