@@ -47,6 +47,12 @@ func (e *ConflictError) Error() string {
 	return fmt.Sprintf("conflict: %s/%s %s: %s", e.Precondition.Table, e.Precondition.Key, e.Precondition.Op, e.Reason)
 }
 
+// ForbiddenError refuses a caller whose token does not allow the request
+// (403, as Nomad answers "Permission denied" and "ACL token not found").
+type ForbiddenError struct{ Reason string }
+
+func (e *ForbiddenError) Error() string { return e.Reason }
+
 // TooLargeError is a request body over the limit; 413.
 type TooLargeError struct{ Limit int64 }
 
@@ -68,6 +74,8 @@ func Status(err error) int {
 		return http.StatusNotFound
 	case errors.As(err, &ce), errors.As(err, &re):
 		return http.StatusConflict
+	case errors.As(err, new(*ForbiddenError)):
+		return http.StatusForbidden
 	case errors.As(err, &tl):
 		return http.StatusRequestEntityTooLarge
 	case errors.Is(err, ErrNoLeader):

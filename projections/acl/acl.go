@@ -100,6 +100,19 @@ func (Projection) Apply(tx *projections.Tx, ev *events.Event) error {
 		return putMsgpack(tx, TableTokens, p.AccessorID, p)
 	case *events.ACLTokensDeleted:
 		for _, id := range p.AccessorIDs {
+			if p.Expired {
+				// N10: the cutoff is the entry's leader time, the same on
+				// every server; a token extended since the decision stays.
+				t, err := GetToken(tx.View, id)
+				if errors.Is(err, projections.ErrNotFound) {
+					continue
+				} else if err != nil {
+					return err
+				}
+				if t.ExpirationTime == 0 || t.ExpirationTime > tx.Time() {
+					continue
+				}
+			}
 			if err := dropTokenIndexes(tx, id); err != nil {
 				return err
 			}
