@@ -13,7 +13,9 @@ import (
 	"github.com/ordoplane/ordo/projections/keyring"
 	"github.com/ordoplane/ordo/projections/namespaces"
 	"github.com/ordoplane/ordo/projections/nodes"
+	_ "github.com/ordoplane/ordo/projections/nsguard" // the namespace delete guard's check (N9)
 	"github.com/ordoplane/ordo/projections/servers"
+	"github.com/ordoplane/ordo/projections/variables"
 )
 
 // Projections returns the projections in apply order.
@@ -25,5 +27,6 @@ func Projections() []projections.Projection {
 		history.Projection{},
 		keyring.Projection{},
 		acl.Projection{},
+		variables.Projection{},
 	}
 }

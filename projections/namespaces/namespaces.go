@@ -20,8 +20,11 @@ type Namespace struct {
 	Name        string
 	Description string
 	Meta        map[string]string
-	CreateIndex uint64
-	ModifyIndex uint64
+	// VariablesQuota bounds the bytes of encrypted variable data the
+	// namespace may hold; 0 is no limit (N13, ordo's own field).
+	VariablesQuota int64
+	CreateIndex    uint64
+	ModifyIndex    uint64
 }
 
 // Projection maintains the namespaces table.
@@ -62,7 +65,7 @@ func fromRow(r projections.Row) (*Namespace, error) {
 		return nil, fmt.Errorf("decode namespace row: %w", err)
 	}
 	ns := p.Namespace
-	return &Namespace{Name: ns.Name, Description: ns.Description, Meta: ns.Meta,
+	return &Namespace{Name: ns.Name, Description: ns.Description, Meta: ns.Meta, VariablesQuota: ns.VariablesQuota,
 		CreateIndex: r.CreateIndex, ModifyIndex: r.ModifyIndex}, nil
 }
 
