@@ -302,6 +302,11 @@ func applyEntry(w kv.Writer, l raftlog.Log, projs []Projection, ctr *archiveCoun
 			return reject(w, l.Index, entry, p, reason)
 		}
 	}
+	if reason, err := expand(tx.View, entry); err != nil {
+		return res, nil, err
+	} else if reason != "" {
+		return reject(w, l.Index, entry, events.Precondition{}, reason)
+	}
 	entry.Stamp(l.Index)
 	for i := range entry.Events {
 		ev := &entry.Events[i]

@@ -1,0 +1,60 @@
+package events
+
+// EvalsPageDeleted deletes one page of the evaluations a filter selects
+// (N4). The command carries Filter, From and PageSize; the FSM completes
+// the event at apply (projections.RegisterExpander) from the state it
+// applies to: it walks the evals in creation order from From, keeps those
+// Filter selects and that are safe to delete (their job stopped, dead or
+// gone, or none of their allocations running or unknown; N6), stops after
+// PageSize of them, and records them in IDs, with Next, the creation key
+// the next page starts at. The archive therefore holds what was deleted,
+// and replaying it needs no other table.
+type EvalsPageDeleted struct {
+	// Filter is the go-bexpr expression evaluated on each eval (fields as
+	// in the API: ID, Namespace, JobID, Status, Type, ...); "" keeps all.
+	Filter string `msgpack:"f,omitempty" json:"Filter"`
+	// From is the creation key (projections/order.Key) to start at; "" for
+	// the oldest eval.
+	From string `msgpack:"from,omitempty" json:"From"`
+	// PageSize is the most evals the page deletes.
+	PageSize int `msgpack:"ps" json:"PageSize"`
+	// IDs are the evals deleted, filled at apply.
+	IDs []string `msgpack:"ids,omitempty" json:"IDs"`
+	// Skipped counts evals the filter selected that were not safe to
+	// delete, filled at apply.
+	Skipped int `msgpack:"sk,omitempty" json:"Skipped"`
+	// Next is the creation key after the last eval the page looked at, ""
+	// when the walk reached the end; filled at apply.
+	Next string `msgpack:"next,omitempty" json:"Next"`
+}
+
+// EntityKeys implements Payload: every deleted eval (none before apply).
+func (p *EvalsPageDeleted) EntityKeys() []Key {
+	keys := make([]Key, 0, len(p.IDs))
+	for _, id := range p.IDs {
+		keys = append(keys, Key{Kind: KindEval, Value: id})
+	}
+	return keys
+}
+
+// DeploymentsDeleted records terminal deployments removed by garbage
+// collection.
+type DeploymentsDeleted struct {
+	IDs []string `msgpack:"ids" json:"IDs"`
+}
+
+// EntityKeys implements Payload.
+func (p *DeploymentsDeleted) EntityKeys() []Key {
+	keys := make([]Key, 0, len(p.IDs))
+	for _, id := range p.IDs {
+		keys = append(keys, Key{Kind: KindDeployment, Value: id})
+	}
+	return keys
+}
+
+func init() {
+	Register(Type{Name: "EvalsPageDeleted", Version: 1, Topic: "Evaluation",
+		New: func() Payload { return new(EvalsPageDeleted) }})
+	Register(Type{Name: "DeploymentsDeleted", Version: 1, Topic: "Deployment",
+		New: func() Payload { return new(DeploymentsDeleted) }})
+}
