@@ -1,12 +1,14 @@
 package plan
 
 import (
+	"errors"
 	"sort"
 	"time"
 
 	"github.com/ordoplane/ordo/commands"
 	"github.com/ordoplane/ordo/events"
 	"github.com/ordoplane/ordo/projections"
+	"github.com/ordoplane/ordo/projections/keyring"
 	"github.com/ordoplane/ordo/projections/nodes"
 )
 
@@ -47,8 +49,12 @@ func (c Commit) Validate() error {
 }
 
 // Decide implements commands.Command.
-func (c Commit) Decide(_ projections.View, _ time.Time, _ commands.IDs) (commands.Decision, error) {
+func (c Commit) Decide(v projections.View, _ time.Time, _ commands.IDs) (commands.Decision, error) {
 	var d commands.Decision
+	placements, err := signWith(v, c.Placements)
+	if err != nil {
+		return d, err
+	}
 	nodeIDs := make([]string, 0, len(c.NodeIndexes))
 	for id := range c.NodeIndexes {
 		nodeIDs = append(nodeIDs, id)
@@ -58,8 +64,12 @@ func (c Commit) Decide(_ projections.View, _ time.Time, _ commands.IDs) (command
 		d.Preconditions = append(d.Preconditions, events.Precondition{
 			Table: nodes.Table, Key: id, Op: events.ModifyIndex, Index: c.NodeIndexes[id]})
 	}
-	if len(c.Placements) > 0 {
-		d.Events = append(d.Events, &events.AllocsPlaced{EvalID: c.EvalID, Allocs: c.Placements})
+	if len(placements) > 0 {
+		d.Events = append(d.Events, &events.AllocsPlaced{EvalID: c.EvalID, Allocs: placements})
+		if key := placements[0].SigningKeyID; key != "" {
+			// The key cannot be collected before the placements apply (N5).
+			d.Preconditions = append(d.Preconditions, events.Precondition{Table: keyring.Table, Key: key, Op: events.Exists})
+		}
 	}
 	if len(c.Updates) > 0 {
 		d.Events = append(d.Events, &events.AllocsDesiredUpdated{EvalID: c.EvalID, Updates: c.Updates})
@@ -71,4 +81,25 @@ func (c Commit) Decide(_ projections.View, _ time.Time, _ commands.IDs) (command
 		d.Events = append(d.Events, &events.EvalsUpserted{Evals: c.Evals})
 	}
 	return d, nil
+}
+
+// signWith returns the placements recording the active root key as the
+// key that signs their workload identity (N5); unchanged before the
+// cluster has a key.
+func signWith(v projections.View, placements []events.Allocation) ([]events.Allocation, error) {
+	if len(placements) == 0 || v.Reader() == nil { // no state: nothing to sign with
+		return placements, nil
+	}
+	act, err := keyring.Active(v)
+	if errors.Is(err, keyring.ErrNoActiveKey) {
+		return placements, nil
+	} else if err != nil {
+		return nil, err
+	}
+	out := make([]events.Allocation, len(placements))
+	for i, a := range placements {
+		a.SigningKeyID = act.KeyID
+		out[i] = a
+	}
+	return out, nil
 }

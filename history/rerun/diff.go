@@ -318,6 +318,8 @@ func ignored(t reflect.Type, field string) bool {
 	switch field {
 	case "CreateIndex", "ModifyIndex":
 		return true
+	case "SigningKeyID": // stamped by the commit, not the scheduler (N5)
+		return t == reflect.TypeFor[events.Allocation]()
 	case "CreateTime", "ModifyTime":
 		return t == reflect.TypeFor[events.Evaluation]()
 	}
