@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ordoplane/ordo/processors/follow/followtest"
+
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/ordoplane/ordo/commands"
@@ -22,66 +24,7 @@ import (
 	"github.com/ordoplane/ordo/projections/jobs"
 	pt "github.com/ordoplane/ordo/projections/projectionstest"
 	"github.com/ordoplane/ordo/storage/kv"
-	"github.com/ordoplane/ordo/storage/raftlog"
 )
-
-// fakeClock is a Clock that moves only when told to.
-type fakeClock struct {
-	mu      sync.Mutex
-	now     time.Time
-	waiters []waiter
-}
-
-type waiter struct {
-	at time.Time
-	ch chan time.Time
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) After(d time.Duration) <-chan time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	ch := make(chan time.Time, 1)
-	if d <= 0 {
-		ch <- c.now
-		return ch
-	}
-	c.waiters = append(c.waiters, waiter{c.now.Add(d), ch})
-	return ch
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-	kept := c.waiters[:0]
-	for _, w := range c.waiters {
-		if w.at.After(c.now) {
-			kept = append(kept, w)
-			continue
-		}
-		w.ch <- c.now
-	}
-	c.waiters = kept
-}
-
-// fsmLog applies each entry straight to the FSM, as a one-server raft.
-type fsmLog struct {
-	mu  sync.Mutex
-	fsm *projections.FSM
-}
-
-func (l *fsmLog) Append(_ context.Context, data []byte) (any, uint64, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	index := l.fsm.Applied() + 1
-	return l.fsm.Apply([]raftlog.Log{{Index: index, Term: 1, Data: data}})[0], index, nil
-}
 
 // seed appends payloads as they are, standing in for the scheduler, the
 // plan applier and the client.
@@ -118,10 +61,10 @@ const revertingHCL = `job "web" {
 func TestWatcherFollowsDeployments(t *testing.T) {
 	store := pt.OpenStore(t)
 	f := pt.NewFSM(t, store)
-	clock := &fakeClock{now: time.Unix(1_700_000_000, 0)}
+	clock := followtest.NewClock(time.Unix(1_700_000_000, 0))
 	n := 0
 	var idMu sync.Mutex
-	pipe, err := commands.NewPipeline(commands.PipelineConfig{Log: &fsmLog{fsm: f}, Store: store, Applied: f.Applied,
+	pipe, err := commands.NewPipeline(commands.PipelineConfig{Log: &pt.FSMLog{FSM: f}, Store: store, Applied: f.Applied,
 		Clock: clock.Now, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		IDs: func() string { idMu.Lock(); defer idMu.Unlock(); n++; return fmt.Sprintf("id-%03d", n) }})
 	if err != nil {

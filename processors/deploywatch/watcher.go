@@ -8,6 +8,8 @@ import (
 	"sort"
 	"time"
 
+	"github.com/ordoplane/ordo/processors/follow"
+
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/ordoplane/ordo/commands"
@@ -19,35 +21,14 @@ import (
 	"github.com/ordoplane/ordo/projections/deployments"
 	"github.com/ordoplane/ordo/projections/jobs"
 	"github.com/ordoplane/ordo/storage/archive"
-	"github.com/ordoplane/ordo/storage/kv"
 )
 
-// Submitter runs commands; *commands.Pipeline implements it.
-type Submitter interface {
-	Run(ctx context.Context, name string, req commands.Request, c commands.Command) (commands.Outcome, error)
-}
-
-var _ Submitter = (*commands.Pipeline)(nil)
-
-// State is where the watcher reads deployments, jobs, allocations and the
-// archive; *projections.FSM implements it.
-type State interface {
-	Store() *kv.Store
-	Notifier() *projections.Notifier
-}
-
-var _ State = (*projections.FSM)(nil)
-
-// Clock is the watcher's time: progress deadlines and retries.
-type Clock interface {
-	Now() time.Time
-	After(d time.Duration) <-chan time.Time
-}
-
-type systemClock struct{}
-
-func (systemClock) Now() time.Time                         { return time.Now() }
-func (systemClock) After(d time.Duration) <-chan time.Time { return time.After(d) }
+// Submitter, State and Clock are what the watcher is given (package follow).
+type (
+	Submitter = follow.Submitter
+	State     = follow.State
+	Clock     = follow.Clock
+)
 
 // Config configures a Watcher.
 type Config struct {
@@ -93,7 +74,7 @@ func New(cfg Config) (*Watcher, error) {
 		cfg.RetryInterval = time.Second
 	}
 	if cfg.Clock == nil {
-		cfg.Clock = systemClock{}
+		cfg.Clock = follow.SystemClock{}
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()

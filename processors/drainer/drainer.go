@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/ordoplane/ordo/processors/follow"
+
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/ordoplane/ordo/commands"
@@ -16,41 +18,14 @@ import (
 	"github.com/ordoplane/ordo/projections/allocs"
 	"github.com/ordoplane/ordo/projections/jobs"
 	"github.com/ordoplane/ordo/projections/nodes"
-	"github.com/ordoplane/ordo/storage/kv"
 )
 
-// Submitter runs commands; *commands.Pipeline implements it.
-type Submitter interface {
-	Run(ctx context.Context, name string, req commands.Request, c commands.Command) (commands.Outcome, error)
-}
-
-var _ Submitter = (*commands.Pipeline)(nil)
-
-// State is where the drainer reads nodes, allocations and jobs;
-// *projections.FSM implements it.
-type State interface {
-	Store() *kv.Store
-	Notifier() *projections.Notifier
-}
-
-var _ State = (*projections.FSM)(nil)
-
-// Clock tells the time and waits; the drainer's only source of time.
-type Clock interface {
-	Now() time.Time
-	After(d time.Duration) <-chan time.Time
-}
-
-// SystemClock is the real clock.
-type SystemClock struct{}
-
-var _ Clock = SystemClock{}
-
-// Now implements Clock.
-func (SystemClock) Now() time.Time { return time.Now() }
-
-// After implements Clock.
-func (SystemClock) After(d time.Duration) <-chan time.Time { return time.After(d) }
+// Submitter, State and Clock are what the drainer is given (package follow).
+type (
+	Submitter = follow.Submitter
+	State     = follow.State
+	Clock     = follow.Clock
+)
 
 // Config configures a Drainer.
 type Config struct {
@@ -58,7 +33,7 @@ type Config struct {
 	Pipeline Submitter
 	// State is read for draining nodes; required.
 	State State
-	// Clock decides when drain deadlines pass; default SystemClock.
+	// Clock decides when drain deadlines pass; default the system clock.
 	Clock Clock
 	// RetryInterval is the wait before a failed command is tried again;
 	// default 1s.
@@ -97,7 +72,7 @@ type Drainer struct {
 // New returns a Drainer; zero fields of cfg take their defaults.
 func New(cfg Config) (*Drainer, error) {
 	if cfg.Clock == nil {
-		cfg.Clock = SystemClock{}
+		cfg.Clock = follow.SystemClock{}
 	}
 	if cfg.RetryInterval == 0 {
 		cfg.RetryInterval = time.Second

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ordoplane/ordo/processors/follow/followtest"
+
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/ordoplane/ordo/commands"
@@ -22,83 +24,22 @@ import (
 	"github.com/ordoplane/ordo/projections/allocs"
 	"github.com/ordoplane/ordo/projections/nodes"
 	pt "github.com/ordoplane/ordo/projections/projectionstest"
-	"github.com/ordoplane/ordo/storage/raftlog"
 )
-
-// fakeClock is a drainer.Clock that moves only when Advance is called.
-type fakeClock struct {
-	mu      sync.Mutex
-	now     time.Time
-	waiters []waiter
-}
-
-type waiter struct {
-	at time.Time
-	c  chan time.Time
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) After(d time.Duration) <-chan time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	w := waiter{at: c.now.Add(d), c: make(chan time.Time, 1)}
-	if d <= 0 {
-		w.c <- c.now
-		return w.c
-	}
-	c.waiters = append(c.waiters, w)
-	return w.c
-}
-
-// Advance moves the clock by d and fires the waiters that are due.
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-	kept := c.waiters[:0]
-	for _, w := range c.waiters {
-		if w.at.After(c.now) {
-			kept = append(kept, w)
-			continue
-		}
-		w.c <- c.now
-	}
-	c.waiters = kept
-}
-
-// fsmLog is a Proposer that applies each entry straight to the FSM, as a
-// single-server raft would.
-type fsmLog struct {
-	mu  sync.Mutex
-	fsm *projections.FSM
-}
-
-func (l *fsmLog) Append(_ context.Context, data []byte) (any, uint64, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	index := l.fsm.Applied() + 1
-	return l.fsm.Apply([]raftlog.Log{{Index: index, Term: 1, Data: data}})[0], index, nil
-}
 
 type fixture struct {
 	t     *testing.T
 	fsm   *projections.FSM
-	log   *fsmLog
+	log   *pt.FSMLog
 	p     *commands.Pipeline
-	clock *fakeClock
+	clock *followtest.Clock
 }
 
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
 	store := pt.OpenStore(t)
 	fsm := pt.NewFSM(t, store)
-	clock := &fakeClock{now: time.Unix(1_700_000_000, 0)}
-	l := &fsmLog{fsm: fsm}
+	clock := followtest.NewClock(time.Unix(1_700_000_000, 0))
+	l := &pt.FSMLog{FSM: fsm}
 	var mu sync.Mutex
 	n := 0
 	p, err := commands.NewPipeline(commands.PipelineConfig{Log: l, Store: store, Applied: fsm.Applied, Clock: clock.Now,

@@ -22,7 +22,6 @@ import (
 	"github.com/ordoplane/ordo/projections"
 	"github.com/ordoplane/ordo/projections/nodes"
 	pt "github.com/ordoplane/ordo/projections/projectionstest"
-	"github.com/ordoplane/ordo/storage/raftlog"
 )
 
 // fakeClock is a Clock that moves only when Advance is called.
@@ -88,20 +87,6 @@ func (c *fakeClock) Advance(d time.Duration) {
 	c.timers = kept
 }
 
-// fsmLog is a Proposer that applies each entry straight to the FSM, as a
-// single-server raft would.
-type fsmLog struct {
-	mu  sync.Mutex
-	fsm *projections.FSM
-}
-
-func (l *fsmLog) Append(_ context.Context, data []byte) (any, uint64, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	index := l.fsm.Applied() + 1
-	return l.fsm.Apply([]raftlog.Log{{Index: index, Term: 1, Data: data}})[0], index, nil
-}
-
 // recordingPipeline runs the monitor's commands through a real pipeline
 // over an FSM, records the node each was about, and answers with errs in
 // turn (without running the command) while it has any.
@@ -156,7 +141,7 @@ func (r *recordingPipeline) marked() []string {
 type state struct {
 	t     *testing.T
 	fsm   *projections.FSM
-	log   *fsmLog
+	log   *pt.FSMLog
 	clock *fakeClock
 	pipe  *recordingPipeline
 	n     int
@@ -166,7 +151,7 @@ func newState(t *testing.T) *state {
 	t.Helper()
 	store := pt.OpenStore(t)
 	st := &state{t: t, fsm: pt.NewFSM(t, store), clock: newFakeClock()}
-	st.log = &fsmLog{fsm: st.fsm}
+	st.log = &pt.FSMLog{FSM: st.fsm}
 	var mu sync.Mutex
 	ids := 0
 	p, err := commands.NewPipeline(commands.PipelineConfig{Log: st.log, Store: store, Applied: st.fsm.Applied,

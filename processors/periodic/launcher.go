@@ -10,39 +10,21 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ordoplane/ordo/processors/follow"
+
 	"github.com/ordoplane/ordo/commands"
 	"github.com/ordoplane/ordo/commands/job"
 	"github.com/ordoplane/ordo/events"
 	"github.com/ordoplane/ordo/projections"
 	"github.com/ordoplane/ordo/projections/jobs"
-	"github.com/ordoplane/ordo/storage/kv"
 )
 
-// Submitter runs commands; *commands.Pipeline implements it.
-type Submitter interface {
-	Run(ctx context.Context, name string, req commands.Request, c commands.Command) (commands.Outcome, error)
-}
-
-var _ Submitter = (*commands.Pipeline)(nil)
-
-// State is where the launcher reads jobs; *projections.FSM implements it.
-type State interface {
-	Store() *kv.Store
-	Notifier() *projections.Notifier
-}
-
-var _ State = (*projections.FSM)(nil)
-
-// Clock tells the time and waits; the launcher's only source of time.
-type Clock interface {
-	Now() time.Time
-	After(d time.Duration) <-chan time.Time
-}
-
-type realClock struct{}
-
-func (realClock) Now() time.Time                         { return time.Now() }
-func (realClock) After(d time.Duration) <-chan time.Time { return time.After(d) }
+// Submitter, State and Clock are what the launcher is given (package follow).
+type (
+	Submitter = follow.Submitter
+	State     = follow.State
+	Clock     = follow.Clock
+)
 
 // Config configures a Launcher.
 type Config struct {
@@ -81,7 +63,7 @@ type Launcher struct {
 // New returns a Launcher.
 func New(cfg Config) (*Launcher, error) {
 	if cfg.Clock == nil {
-		cfg.Clock = realClock{}
+		cfg.Clock = follow.SystemClock{}
 	}
 	if cfg.RetryInterval == 0 {
 		cfg.RetryInterval = 5 * time.Second

@@ -1,9 +1,11 @@
 package projectionstest
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"log/slog"
+	"sync"
 	"testing"
 
 	"github.com/ordoplane/ordo/events"
@@ -164,4 +166,19 @@ func AppliedIndex(tb testing.TB, r kv.Reader) uint64 {
 		tb.Fatal(err)
 	}
 	return idx
+}
+
+// FSMLog is a commands.Proposer that applies each entry straight to an
+// FSM, as a single-server raft would.
+type FSMLog struct {
+	mu  sync.Mutex
+	FSM *projections.FSM
+}
+
+// Append applies data as the entry after the FSM's applied index.
+func (l *FSMLog) Append(_ context.Context, data []byte) (any, uint64, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	index := l.FSM.Applied() + 1
+	return l.FSM.Apply([]raftlog.Log{{Index: index, Term: 1, Data: data}})[0], index, nil
 }
