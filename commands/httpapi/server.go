@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/ordoplane/ordo/commands"
+	"github.com/ordoplane/ordo/commands/variables"
 	"github.com/ordoplane/ordo/events"
 	"github.com/ordoplane/ordo/projections"
 	"github.com/ordoplane/ordo/storage/kv"
@@ -94,15 +95,25 @@ type Config struct {
 	Rebuilds *projections.Rebuilder
 	// Mirror is the Kafka mirror (mirror.go); nil reports it disabled.
 	Mirror Mirror
+	// Keyring serves the root keyring, JWKS and workload identities
+	// (keyring.go); nil serves none of them.
+	Keyring *KeyringOptions
+	// ACL turns on ACL enforcement (acl.go, authz.go); nil: ACLs disabled.
+	ACL *ACLOptions
+	// Encrypter seals and opens variable items (variables.go) with the
+	// keyring's active root key; nil answers 503 on the variable endpoints.
+	Encrypter variables.Encrypter
 }
 
 // Server is the HTTP API.
 type Server struct {
-	cfg     Config
-	node    raftNode // cfg.Node, or a stand-in on a read-only server
-	mux     *http.ServeMux
-	fwd     *forwarder
-	metrics *apiMetrics
+	cfg  Config
+	node raftNode // cfg.Node, or a stand-in on a read-only server
+	mux  *http.ServeMux
+	fwd  *forwarder
+	// patterns are the registered routes, checked against routeAccess.
+	patterns []string
+	metrics  *apiMetrics
 }
 
 // New returns a Server.
@@ -150,8 +161,9 @@ func (s *Server) routes() {
 	s.handle("DELETE /v1/namespace/{name}", s.leader(s.deleteNamespace))
 	s.handle("POST /v1/namespace", s.leader(s.applyNamespace))
 	s.handle("PUT /v1/namespace", s.leader(s.applyNamespace))
-	s.jobRoutes()   // jobs.go
-	s.allocRoutes() // allocs.go: evaluations, allocations, deployments, client allocs
+	s.jobRoutes()      // jobs.go
+	s.variableRoutes() // variables.go
+	s.allocRoutes()    // allocs.go: evaluations, allocations, deployments, client allocs
 	s.handle("GET /v1/history/{kind}/{id...}", s.leader(s.entityHistory))
 	// Nodes (nodes.go): Nomad's node API and ordo's client API.
 	s.handle("GET /v1/nodes", s.leader(s.listNodes))
@@ -178,6 +190,8 @@ func (s *Server) routes() {
 	s.handle("GET /v1/debug/reschedule/{eval_id}", s.debugReschedule)
 	s.projectionRoutes() // projections.go: rebuild, verify, list (local to this server)
 	s.mirrorRoutes()     // mirror.go: the Kafka mirror's status and verify (on the leader)
+	s.keyringRoutes()    // keyring.go: root keys, key material for peers, JWKS, identities
+	s.aclRoutes()        // acl.go: bootstrap, policies, tokens, roles
 	s.handle("GET /v1/operator/raft/configuration", s.leader(s.raftConfiguration))
 	s.handle("GET /v1/status/leader", s.statusLeader)
 	s.handle("GET /v1/status/peers", s.statusPeers)
@@ -200,7 +214,8 @@ type notFoundPath struct{ path string }
 func (e *notFoundPath) Error() string { return "no such endpoint: " + e.path }
 
 func (s *Server) handle(pattern string, h http.HandlerFunc) {
-	s.mux.Handle(pattern, s.metrics.instrument(pattern, h))
+	s.patterns = append(s.patterns, pattern)
+	s.mux.Handle(pattern, s.metrics.instrument(pattern, s.authorize(pattern, h))) // authz.go
 }
 
 // ServeHTTP implements http.Handler.
@@ -259,5 +274,5 @@ func request(r *http.Request) commands.Request {
 	if id == "" {
 		id = r.Header.Get("X-Ordo-Command-Id")
 	}
-	return commands.Request{CommandID: id, Actor: "anonymous"}
+	return commands.Request{CommandID: id, Actor: actorOf(r)} // authz.go
 }

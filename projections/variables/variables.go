@@ -26,12 +26,14 @@ const (
 // AllNamespaces is the namespace argument that selects every namespace.
 const AllNamespaces = "*"
 
-// Key returns the row key of the variable at path in namespace ns.
-func Key(ns, path string) string { return ns + "\x00" + path }
+// Key returns the row key of the variable at path in namespace ns,
+// "<namespace>/<path>": namespace names have no slash, so the first one
+// ends the namespace, and the key reads well in precondition errors.
+func Key(ns, path string) string { return ns + "/" + path }
 
 // SplitKey returns the namespace and path of a row key.
 func SplitKey(k string) (ns, path string) {
-	ns, path, _ = strings.Cut(k, "\x00")
+	ns, path, _ = strings.Cut(k, "/")
 	return ns, path
 }
 
