@@ -1,0 +1,176 @@
+package httpapi
+
+import (
+	"crypto/subtle"
+	"errors"
+	"net/http"
+
+	"github.com/ordoplane/ordo/commands"
+	"github.com/ordoplane/ordo/commands/keyring"
+	"github.com/ordoplane/ordo/projections"
+	kp "github.com/ordoplane/ordo/projections/keyring"
+	"github.com/ordoplane/ordo/projections/servers"
+	"github.com/ordoplane/ordo/storage/keystore"
+)
+
+// The headers a server sends when it fetches key material from a peer.
+const (
+	// ServerIDHeader names the requesting server; it must be a server the
+	// log has registered.
+	ServerIDHeader = "X-Ordo-Server-ID"
+	// ServerTokenHeader carries the cluster's server token when one is
+	// configured (KeyringOptions.ServerToken).
+	ServerTokenHeader = "X-Ordo-Server-Token"
+)
+
+// KeyringOptions wires the root keyring into the API (keyring.go).
+type KeyringOptions struct {
+	// Keyring rotates, removes, serves material to peers, signs
+	// identities; required.
+	Keyring *keyring.Keyring
+	// ServerToken, when set, is the secret every server presents to fetch
+	// key material from a peer; unset, the material endpoint trusts any
+	// registered server id (protect the servers' network instead).
+	ServerToken string
+}
+
+var keyringTables = []string{kp.Table}
+
+func (s *Server) keyringRoutes() {
+	if s.cfg.Keyring == nil || s.cfg.Keyring.Keyring == nil {
+		return
+	}
+	s.handle("GET /v1/operator/keyring/keys", s.leader(s.listRootKeys))
+	s.handle("PUT /v1/operator/keyring/rotate", s.leader(s.rotateRootKey))
+	s.handle("POST /v1/operator/keyring/rotate", s.leader(s.rotateRootKey))
+	s.handle("DELETE /v1/operator/keyring/key/{id}", s.leader(s.removeRootKey))
+	// Local: a server hands the key material it has to another server (N5).
+	s.handle("GET /v1/operator/keyring/key/{id}", s.rootKeyMaterial)
+	s.handle("GET /.well-known/jwks.json", s.jwks)
+	s.handle("GET /v1/allocation/{id}/identity", s.leader(s.allocIdentity))
+}
+
+func (s *Server) listRootKeys(w http.ResponseWriter, r *http.Request) {
+	s.query(w, r, keyringTables, func(v projections.View) (any, error) {
+		list, err := kp.List(v)
+		if list == nil {
+			list = []*kp.Key{}
+		}
+		return list, err
+	})
+}
+
+// rotateRootKey serves PUT /v1/operator/keyring/rotate[?full=true]: the
+// leader writes a new key to its keystore, then proposes it as active.
+func (s *Server) rotateRootKey(w http.ResponseWriter, r *http.Request) {
+	full, err := queryBool(r, "full")
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	if alg := r.URL.Query().Get("algorithm"); alg != "" && alg != keystore.Algorithm {
+		writeError(w, commands.Invalid("algorithm", "%q: root keys are always %s", alg, keystore.Algorithm))
+		return
+	}
+	out, id, err := s.cfg.Keyring.Keyring.Rotate(r.Context(), request(r), full)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	snap := s.cfg.FSM.Store().Snapshot()
+	defer snap.Close()
+	key, err := kp.Get(projections.NewView(snap), id)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	setIndex(w, out.Index)
+	writeJSON(w, http.StatusOK, map[string]any{"Key": key, "Index": out.Index})
+}
+
+func (s *Server) removeRootKey(w http.ResponseWriter, r *http.Request) {
+	out, err := s.cfg.Keyring.Keyring.Remove(r.Context(), request(r), r.PathValue("id"))
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeResult(w, out)
+}
+
+// rootKeyMaterial serves GET /v1/operator/keyring/key/{id} to other
+// servers only: the key's material from this server's keystore.
+func (s *Server) rootKeyMaterial(w http.ResponseWriter, r *http.Request) {
+	if err := s.authenticateServer(r); err != nil {
+		writeError(w, err)
+		return
+	}
+	id := r.PathValue("id")
+	if !keystore.ValidID(id) {
+		writeError(w, commands.Invalid("id", "%q is not a valid key id", id))
+		return
+	}
+	key, err := s.cfg.Keyring.Keyring.Material(id)
+	if errors.Is(err, keyring.ErrKeyMissing) {
+		writeError(w, &commands.NotFoundError{Kind: "root key material", ID: id})
+		return
+	} else if err != nil {
+		writeError(w, err)
+		return
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	writeJSON(w, http.StatusOK, keystore.File{KeyID: key.ID, Algorithm: key.Algorithm, CreateTime: key.CreateTime, Material: key.Material()})
+}
+
+// errNotServer refuses a material request from anything but a server.
+type errNotServer struct{ reason string }
+
+func (e *errNotServer) Error() string {
+	return "root key material is served to servers only: " + e.reason
+}
+
+// authenticateServer checks a peer's server id (and token, when set).
+func (s *Server) authenticateServer(r *http.Request) error {
+	if tok := s.cfg.Keyring.ServerToken; tok != "" {
+		got := r.Header.Get(ServerTokenHeader)
+		if subtle.ConstantTimeCompare([]byte(got), []byte(tok)) != 1 {
+			return &commands.ForbiddenError{Reason: (&errNotServer{"wrong or missing " + ServerTokenHeader}).Error()}
+		}
+	}
+	id := r.Header.Get(ServerIDHeader)
+	snap := s.cfg.FSM.Store().Snapshot()
+	defer snap.Close()
+	if id == "" || id == s.cfg.Self.ID {
+		return &commands.ForbiddenError{Reason: (&errNotServer{"no other server's " + ServerIDHeader}).Error()}
+	}
+	if _, err := servers.Get(projections.NewView(snap), id); err != nil {
+		return &commands.ForbiddenError{Reason: (&errNotServer{"server " + id + " is not registered"}).Error()}
+	}
+	return nil
+}
+
+// jwks serves the public keys of every root key not deleted.
+func (s *Server) jwks(w http.ResponseWriter, _ *http.Request) {
+	set, err := s.cfg.Keyring.Keyring.JWKS()
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	w.Header().Set("Cache-Control", "max-age=60")
+	writeJSON(w, http.StatusOK, set)
+}
+
+// allocIdentity serves GET /v1/allocation/{id}/identity?task=: the
+// allocation's workload identity, signed with the key it records. The
+// token is a bearer secret: never logged.
+func (s *Server) allocIdentity(w http.ResponseWriter, r *http.Request) {
+	tok, kid, err := s.cfg.Keyring.Keyring.SignIdentity(r.PathValue("id"), r.URL.Query().Get("task"))
+	if errors.Is(err, keyring.ErrNoSigningKey) || errors.Is(err, keyring.ErrKeyMissing) {
+		writeError(w, &commands.ConflictError{Reason: err.Error()})
+		return
+	} else if err != nil {
+		writeError(w, err)
+		return
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	writeJSON(w, http.StatusOK, map[string]string{"JWT": tok, "KeyID": kid})
+}
