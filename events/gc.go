@@ -16,8 +16,12 @@ type EvalsPageDeleted struct {
 	// From is the creation key (projections/order.Key) to start at; "" for
 	// the oldest eval.
 	From string `msgpack:"from,omitempty" json:"From"`
-	// PageSize is the most evals the page deletes.
+	// PageSize is the most evals the page selects: the walk stops after
+	// PageSize evals the filter selected (deleted or skipped) ...
 	PageSize int `msgpack:"ps" json:"PageSize"`
+	// ScanLimit ... or after ScanLimit evals looked at, so a sparse filter
+	// cannot make one apply walk the whole table; 0 is no limit.
+	ScanLimit int `msgpack:"sl,omitempty" json:"ScanLimit"`
 	// IDs are the evals deleted, filled at apply.
 	IDs []string `msgpack:"ids,omitempty" json:"IDs"`
 	// Skipped counts evals the filter selected that were not safe to

@@ -7,6 +7,7 @@ import (
 	"github.com/ordoplane/ordo/projections/acl"
 	"github.com/ordoplane/ordo/projections/allocs"
 	"github.com/ordoplane/ordo/projections/deployments"
+	_ "github.com/ordoplane/ordo/projections/evaldelete" // eval delete safety (N6) and pages by filter (N4), at apply
 	"github.com/ordoplane/ordo/projections/evals"
 	"github.com/ordoplane/ordo/projections/history"
 	"github.com/ordoplane/ordo/projections/jobs"

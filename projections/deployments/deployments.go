@@ -45,7 +45,7 @@ func (Projection) Tables() []string { return []string{Table, ByJobTable, ByCreat
 // Apply implements projections.Projection.
 func (Projection) Apply(tx *projections.Tx, ev *events.Event) error {
 	switch ev.Type {
-	case "DeploymentUpserted", "DeploymentStatusUpdated":
+	case "DeploymentUpserted", "DeploymentStatusUpdated", "DeploymentsDeleted":
 	default:
 		return nil
 	}
@@ -58,6 +58,31 @@ func (Projection) Apply(tx *projections.Tx, ev *events.Event) error {
 		return upsert(tx, &p.Deployment)
 	case *events.DeploymentStatusUpdated:
 		return updateStatus(tx, p)
+	case *events.DeploymentsDeleted:
+		for _, id := range p.IDs {
+			if err := remove(tx, id); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// remove deletes a deployment and its index rows; a missing one changes
+// nothing (so no table index moves, N15).
+func remove(tx *projections.Tx, id string) error {
+	d, err := lookup(tx, id)
+	if err != nil || d == nil {
+		return err
+	}
+	for _, k := range []struct{ table, key string }{
+		{Table, id},
+		{ByJobTable, JobKey(d.Namespace, d.JobID) + id},
+		{ByCreateTable, order.Key(d.CreateIndex, id)},
+	} {
+		if _, err := tx.Delete(k.table, k.key); err != nil {
+			return err
+		}
 	}
 	return nil
 }

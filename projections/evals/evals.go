@@ -46,7 +46,7 @@ func (Projection) Tables() []string { return []string{Table, ByJobTable, ByCreat
 // Apply implements projections.Projection.
 func (Projection) Apply(tx *projections.Tx, ev *events.Event) error {
 	switch ev.Type {
-	case "EvalsUpserted", "EvalsDeleted":
+	case "EvalsUpserted", "EvalsDeleted", "EvalsPageDeleted":
 	default:
 		return nil
 	}
@@ -62,6 +62,14 @@ func (Projection) Apply(tx *projections.Tx, ev *events.Event) error {
 			}
 		}
 	case *events.EvalsDeleted:
+		for _, id := range p.IDs {
+			if err := remove(tx, id); err != nil {
+				return err
+			}
+		}
+	case *events.EvalsPageDeleted:
+		// IDs were chosen at apply (N4, N6; see projections/evaldelete):
+		// replaying them needs no other table.
 		for _, id := range p.IDs {
 			if err := remove(tx, id); err != nil {
 				return err
