@@ -177,13 +177,18 @@ func Start(cfg Config) (a *Agent, err error) {
 	if a.mirror != nil {
 		mirrorAPIs = mirrorAPI{a.mirror}
 	}
+	aclOpts, tokenExpiry, err := a.newACL() // acl.go
+	if err != nil {
+		ln.Close()
+		return nil, err
+	}
 	scratch := filepath.Join(a.cfg.DataDir, "scratch") // history tools rebuild throwaway state here
 	if a.api, err = httpapi.New(httpapi.Config{
 		Node: a.node, FSM: a.fsm, Pipeline: a.pipeline, Join: a.handleJoin, Heartbeats: a.hb,
 		Gatherer: a.reg, Registerer: a.reg, Logger: a.log, EnableDebug: cfg.Dev, JobPlanner: planJob,
 		// History tools: decision re-runs and history file exports.
 		Rescheduler: rerun.ForAPI(scratch, 2), Exporter: export.ForAPI(a.id, Version, scratch, time.Now),
-		Rebuilds: a.rebuilder, Mirror: mirrorAPIs,
+		Rebuilds: a.rebuilder, Mirror: mirrorAPIs, ACL: aclOpts,
 		Self: httpapi.Self{ID: a.id, Name: a.cfg.Name, HTTPAddr: a.httpAddr, RaftAddr: a.node.Address(),
 			Dev: cfg.Dev, Version: Version, Config: a.cfg},
 	}); err != nil {
@@ -235,6 +240,9 @@ func Start(cfg Config) (a *Agent, err error) {
 	}
 	if a.mirror != nil {
 		procs = append(procs, a.mirror)
+	}
+	if tokenExpiry != nil {
+		procs = append(procs, tokenExpiry)
 	}
 	sup := supervisor.New(supervisor.Config{Logger: a.log, Registerer: a.reg}, procs...)
 	a.goroutine(func() {

@@ -64,6 +64,8 @@ type Config struct {
 	// Mirror, when set, mirrors the log to Kafka from the leader
 	// (processors/mirror; the agent file's mirror block).
 	Mirror *mirror.Settings `json:"Mirror,omitempty"`
+	// ACL is the acl block (acl.go); off by default and in -dev.
+	ACL ACLConfig `json:"ACL"`
 	// Logger; default slog.Default().
 	Logger *slog.Logger `json:"-"`
 	// RaftLogOutput receives raft's own warnings; default stderr.
@@ -115,6 +117,9 @@ func (c Config) Validate() error {
 		if err := c.Mirror.Validate(); err != nil {
 			return fmt.Errorf("agent: %w", err)
 		}
+	}
+	if err := c.ACL.Validate(); err != nil {
+		return fmt.Errorf("agent: %w", err)
 	}
 	return c.Client.validate(true)
 }

@@ -53,7 +53,7 @@ import (
 //	  sasl { mechanism = "SCRAM-SHA-512"  username = "ordo"  password = "…" }
 //	}
 //
-//	acl {}      # read by a later feature; noted in agent.Config.Extra
+//	acl { enabled = true }             # ACLs (agentconfig_acl.go, docs/acl.md)
 //
 // Attributes left out keep the defaults; unknown attributes and blocks are
 // errors, so typos do not pass silently.
@@ -67,7 +67,7 @@ type agentFile struct {
 	Client   *clientBlock `hcl:"client,block"`
 	// TimeTravel is the time_travel block (agentconfig_timetravel.go).
 	TimeTravel *timeTravelBlock `hcl:"time_travel,block"`
-	ACL        *opaqueBlock     `hcl:"acl,block"`
+	ACL        *aclBlock        `hcl:"acl,block"` // agentconfig_acl.go
 	Mirror     *mirrorBlock     `hcl:"mirror,block"`
 
 	// path is the file's name, for error messages.
@@ -283,10 +283,9 @@ func (f *agentFile) applyTo(c *agent.Config) error {
 		c.Mirror = s
 	}
 	if f.ACL != nil {
-		if c.Extra == nil {
-			c.Extra = map[string]any{}
+		if err := f.ACL.applyTo(&c.ACL, f.path); err != nil {
+			return err
 		}
-		c.Extra["acl"] = fmt.Sprintf("acl block present in %s; not used yet", f.path)
 	}
 	return nil
 }

@@ -202,22 +202,39 @@ func (d DeleteTokens) Decide(v projections.View, _ time.Time, _ commands.IDs) (c
 // (default 1000). The projection deletes only the listed tokens still
 // expired at the entry's time, so the cutoff is the entry's leader time,
 // never an applying server's clock (N10).
-type ExpireTokens struct{ Limit int }
+type ExpireTokens struct {
+	Limit int
 
-var _ commands.Command = ExpireTokens{}
+	// n is how many tokens the decision listed; read it with Result.
+	n *int
+}
+
+var _ commands.Command = (*ExpireTokens)(nil)
 
 // Validate implements commands.Command.
-func (ExpireTokens) Validate() error { return nil }
+func (*ExpireTokens) Validate() error { return nil }
 
 // Decide implements commands.Command.
-func (e ExpireTokens) Decide(v projections.View, now time.Time, _ commands.IDs) (commands.Decision, error) {
+func (e *ExpireTokens) Decide(v projections.View, now time.Time, _ commands.IDs) (commands.Decision, error) {
 	limit := e.Limit
 	if limit <= 0 {
 		limit = 1000
 	}
 	ids, err := acls.ExpiredTokens(v, now.UnixNano(), limit)
+	if e.n == nil {
+		e.n = new(int)
+	}
+	*e.n = len(ids)
 	if err != nil || len(ids) == 0 {
 		return commands.Decision{}, err
 	}
 	return commands.Decision{Events: []events.Payload{&events.ACLTokensDeleted{AccessorIDs: ids, Expired: true}}}, nil
+}
+
+// Result returns how many expired tokens the decision listed.
+func (e *ExpireTokens) Result() int {
+	if e.n == nil {
+		return 0
+	}
+	return *e.n
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/ordoplane/ordo/commands"
+	"github.com/ordoplane/ordo/commands/acl/policy"
 	"github.com/ordoplane/ordo/commands/job"
 	"github.com/ordoplane/ordo/commands/job/jobspec"
 	"github.com/ordoplane/ordo/commands/namespace"
@@ -248,6 +249,10 @@ func (s *Server) registerJob(w http.ResponseWriter, r *http.Request) {
 	}
 	spec, err := decodeJobBody(r, body.Job, s.cfg.BodyLimit)
 	if err != nil {
+		writeError(w, err)
+		return
+	}
+	if err := s.authorizeNamespace(r, spec.Namespace, policy.CapSubmitJob); err != nil { // authz.go
 		writeError(w, err)
 		return
 	}

@@ -1,0 +1,524 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/ordoplane/ordo/commands"
+	"github.com/ordoplane/ordo/commands/acl"
+	"github.com/ordoplane/ordo/events"
+	"github.com/ordoplane/ordo/projections"
+	acls "github.com/ordoplane/ordo/projections/acl"
+)
+
+// ACLOptions turns on ACL enforcement (Config.ACL).
+type ACLOptions struct {
+	// Resolver resolves request tokens; required.
+	Resolver *acl.Resolver
+	// ResetIndex reads the bootstrap reset index the operator wrote on
+	// this server (the data dir's acl-bootstrap-reset file); 0 when none.
+	// Nil: bootstrap cannot be reset.
+	ResetIndex func() (uint64, error)
+	// MinTokenTTL and MaxTokenTTL bound token expiry TTLs (Nomad's
+	// token_min_expiration_ttl and token_max_expiration_ttl); 0: no bound.
+	MinTokenTTL, MaxTokenTTL time.Duration
+}
+
+var (
+	aclPolicyTables = []string{acls.TablePolicies}
+	aclTokenTables  = []string{acls.TableTokens, acls.TableRoles}
+	aclRoleTables   = []string{acls.TableRoles}
+)
+
+func (s *Server) aclRoutes() {
+	for _, m := range []string{"PUT", "POST"} {
+		s.handle(m+" /v1/acl/bootstrap", s.leader(s.aclBootstrap))
+		s.handle(m+" /v1/acl/policy/{name}", s.leader(s.aclApplyPolicy))
+		s.handle(m+" /v1/acl/token", s.leader(s.aclCreateToken))
+		s.handle(m+" /v1/acl/token/{accessor}", s.leader(s.aclUpdateToken))
+		s.handle(m+" /v1/acl/role", s.leader(s.aclUpsertRole))
+		s.handle(m+" /v1/acl/role/{id}", s.leader(s.aclUpsertRole))
+	}
+	s.handle("GET /v1/acl/policies", s.leader(s.aclListPolicies))
+	s.handle("GET /v1/acl/policy/{name}", s.leader(s.aclGetPolicy))
+	s.handle("DELETE /v1/acl/policy/{name}", s.leader(s.aclDeletePolicy))
+	s.handle("GET /v1/acl/tokens", s.leader(s.aclListTokens))
+	s.handle("GET /v1/acl/token/self", s.aclTokenSelf)
+	s.handle("GET /v1/acl/token/{accessor}", s.leader(s.aclGetToken))
+	s.handle("DELETE /v1/acl/token/{accessor}", s.leader(s.aclDeleteToken))
+	s.handle("GET /v1/acl/roles", s.leader(s.aclListRoles))
+	s.handle("GET /v1/acl/role/{id}", s.leader(s.aclGetRole))
+	s.handle("GET /v1/acl/role/name/{name}", s.leader(s.aclGetRoleByName))
+	s.handle("DELETE /v1/acl/role/{id}", s.leader(s.aclDeleteRole))
+}
+
+// errACLDisabled answers the ACL endpoints of an agent without ACLs.
+var errACLDisabled = commands.Invalid("acl", "ACL support disabled")
+
+func (s *Server) aclEnabled(w http.ResponseWriter) bool {
+	if s.cfg.ACL == nil {
+		writeError(w, errACLDisabled)
+		return false
+	}
+	return true
+}
+
+// aclTokenJSON is Nomad's api.ACLToken on the wire.
+type aclTokenJSON struct {
+	AccessorID     string
+	SecretID       string
+	Name           string
+	Type           string
+	Policies       []string
+	Roles          []aclRoleLinkJSON
+	Global         bool
+	CreateTime     time.Time
+	ExpirationTime *time.Time `json:",omitempty"`
+	ExpirationTTL  string     `json:",omitempty"`
+	CreateIndex    uint64
+	ModifyIndex    uint64
+}
+
+type aclRoleLinkJSON struct {
+	ID   string
+	Name string
+}
+
+// tokenJSON renders t; secret is set only in the answer of a creation.
+func tokenJSON(v projections.View, t *acls.Token, secret string) aclTokenJSON {
+	out := aclTokenJSON{AccessorID: t.AccessorID, SecretID: secret, Name: t.Name, Type: t.Type,
+		Policies: t.Policies, Roles: []aclRoleLinkJSON{}, Global: t.Global,
+		CreateTime: time.Unix(0, t.CreateTime).UTC(), CreateIndex: t.CreateIndex, ModifyIndex: t.ModifyIndex}
+	if out.Policies == nil {
+		out.Policies = []string{}
+	}
+	for _, id := range t.Roles {
+		link := aclRoleLinkJSON{ID: id}
+		if r, err := acls.GetRole(v, id); err == nil {
+			link.Name = r.Name
+		}
+		out.Roles = append(out.Roles, link)
+	}
+	if t.ExpirationTime != 0 {
+		e := time.Unix(0, t.ExpirationTime).UTC()
+		out.ExpirationTime = &e
+		out.ExpirationTTL = e.Sub(out.CreateTime).String()
+	}
+	return out
+}
+
+// readToken reads the token just written, for a write's answer.
+func (s *Server) readToken(accessor, secret string) (aclTokenJSON, error) {
+	snap := s.cfg.FSM.Store().Snapshot()
+	defer snap.Close()
+	v := projections.NewView(snap)
+	t, err := acls.GetToken(v, accessor)
+	if err != nil {
+		return aclTokenJSON{}, err
+	}
+	return tokenJSON(v, t, secret), nil
+}
+
+func (s *Server) aclBootstrap(w http.ResponseWriter, r *http.Request) {
+	if !s.aclEnabled(w) {
+		return
+	}
+	var body struct{ BootstrapSecret string }
+	if r.ContentLength != 0 {
+		if err := commands.DecodeJSON(r.Body, s.cfg.BodyLimit, &body); err != nil {
+			writeError(w, err)
+			return
+		}
+	}
+	secret := body.BootstrapSecret
+	if secret != "" && (len(secret) < 16 || len(secret) > 128) {
+		writeError(w, commands.Invalid("BootstrapSecret", "must be 16 to 128 characters"))
+		return
+	}
+	accessor, err := acl.NewSecret()
+	if err == nil && secret == "" {
+		secret, err = acl.NewSecret()
+	}
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	var reset uint64
+	if s.cfg.ACL.ResetIndex != nil {
+		if reset, err = s.cfg.ACL.ResetIndex(); err != nil {
+			writeError(w, err)
+			return
+		}
+	}
+	out, err := s.cfg.Pipeline.Run(r.Context(), "acl.bootstrap", request(r),
+		acl.Bootstrap{AccessorID: accessor, SecretHash: acl.HashSecret(secret), ResetIndex: reset})
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	s.cfg.Logger.Info("ACL bootstrapped", "accessor_id", accessor, "index", out.Index)
+	s.answerToken(w, out, accessor, secret)
+}
+
+func (s *Server) answerToken(w http.ResponseWriter, out commands.Outcome, accessor, secret string) {
+	t, err := s.readToken(accessor, secret)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	setIndex(w, out.Index)
+	writeJSON(w, http.StatusOK, t)
+}
+
+type aclPolicyJSON struct {
+	Name        string
+	Description string
+	Rules       string `json:",omitempty"`
+	JobACL      *events.ACLWorkload
+	CreateIndex uint64
+	ModifyIndex uint64
+}
+
+func (s *Server) aclListPolicies(w http.ResponseWriter, r *http.Request) {
+	prefix := r.URL.Query().Get("prefix")
+	s.query(w, r, aclPolicyTables, func(v projections.View) (any, error) {
+		list, err := acls.ListPolicies(v, prefix)
+		out := make([]aclPolicyJSON, 0, len(list))
+		for _, p := range list {
+			out = append(out, aclPolicyJSON{Name: p.Name, Description: p.Description, JobACL: p.JobACL,
+				CreateIndex: p.CreateIndex, ModifyIndex: p.ModifyIndex})
+		}
+		return out, err
+	})
+}
+
+func (s *Server) aclGetPolicy(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("name")
+	s.query(w, r, aclPolicyTables, func(v projections.View) (any, error) {
+		p, err := acls.GetPolicy(v, name)
+		if errors.Is(err, projections.ErrNotFound) {
+			return nil, &commands.NotFoundError{Kind: "ACL policy", ID: name}
+		} else if err != nil {
+			return nil, err
+		}
+		return aclPolicyJSON{Name: p.Name, Description: p.Description, Rules: p.Rules, JobACL: p.JobACL,
+			CreateIndex: p.CreateIndex, ModifyIndex: p.ModifyIndex}, nil
+	})
+}
+
+func (s *Server) aclApplyPolicy(w http.ResponseWriter, r *http.Request) {
+	if !s.aclEnabled(w) {
+		return
+	}
+	var body struct {
+		Name, Description, Rules string
+		JobACL                   *events.ACLWorkload
+	}
+	if err := commands.DecodeJSON(r.Body, s.cfg.BodyLimit, &body); err != nil {
+		writeError(w, err)
+		return
+	}
+	name := r.PathValue("name")
+	if body.Name == "" {
+		body.Name = name
+	}
+	if body.Name != name {
+		writeError(w, commands.Invalid("Name", "%q does not match the name in the path, %q", body.Name, name))
+		return
+	}
+	if body.JobACL != nil && body.JobACL.Namespace == "" {
+		body.JobACL.Namespace = "default"
+	}
+	out, err := s.cfg.Pipeline.Run(r.Context(), "acl.policy.apply", request(r),
+		acl.ApplyPolicy{Name: body.Name, Description: body.Description, Rules: body.Rules, JobACL: body.JobACL})
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeResult(w, out)
+}
+
+func (s *Server) aclDeletePolicy(w http.ResponseWriter, r *http.Request) {
+	out, err := s.cfg.Pipeline.Run(r.Context(), "acl.policy.delete", request(r), acl.DeletePolicy{Name: r.PathValue("name")})
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeResult(w, out)
+}
+
+func (s *Server) aclListTokens(w http.ResponseWriter, r *http.Request) {
+	prefix := r.URL.Query().Get("prefix")
+	s.query(w, r, aclTokenTables, func(v projections.View) (any, error) {
+		list, err := acls.ListTokens(v, prefix)
+		out := make([]aclTokenJSON, 0, len(list))
+		for _, t := range list {
+			out = append(out, tokenJSON(v, t, ""))
+		}
+		return out, err
+	})
+}
+
+func (s *Server) aclGetToken(w http.ResponseWriter, r *http.Request) {
+	accessor := r.PathValue("accessor")
+	s.query(w, r, aclTokenTables, func(v projections.View) (any, error) {
+		t, err := acls.GetToken(v, accessor)
+		if errors.Is(err, projections.ErrNotFound) {
+			return nil, &commands.NotFoundError{Kind: "ACL token", ID: accessor}
+		} else if err != nil {
+			return nil, err
+		}
+		return tokenJSON(v, t, ""), nil
+	})
+}
+
+// aclTokenSelf answers the caller's own token (without its secret).
+func (s *Server) aclTokenSelf(w http.ResponseWriter, r *http.Request) {
+	if !s.aclEnabled(w) {
+		return
+	}
+	id := identityOf(r)
+	if id == nil || id.Token == nil {
+		writeError(w, acl.ErrTokenNotFound)
+		return
+	}
+	s.query(w, r, aclTokenTables, func(v projections.View) (any, error) {
+		t, err := acls.GetToken(v, id.Token.AccessorID)
+		if errors.Is(err, projections.ErrNotFound) {
+			return nil, acl.ErrTokenNotFound
+		} else if err != nil {
+			return nil, err
+		}
+		return tokenJSON(v, t, ""), nil
+	})
+}
+
+// tokenRequest is the body of a token create or update: api.ACLToken.
+type tokenRequest struct {
+	AccessorID     string
+	Name           string
+	Type           string
+	Policies       []string
+	Roles          []aclRoleLinkJSON
+	Global         bool
+	ExpirationTime *time.Time
+	ExpirationTTL  json.RawMessage
+}
+
+func (b *tokenRequest) command(create bool, o *ACLOptions) (*acl.UpsertToken, error) {
+	cmd := &acl.UpsertToken{Create: create, AccessorID: b.AccessorID, Name: b.Name, Type: b.Type,
+		Policies: b.Policies, Global: b.Global, MinTTL: o.MinTokenTTL, MaxTTL: o.MaxTokenTTL}
+	if cmd.Type == "" {
+		cmd.Type = events.ACLTokenClient
+	}
+	for _, l := range b.Roles {
+		cmd.Roles = append(cmd.Roles, acl.RoleLink{ID: l.ID, Name: l.Name})
+	}
+	if b.ExpirationTime != nil && !b.ExpirationTime.IsZero() {
+		cmd.ExpirationTime = *b.ExpirationTime
+	}
+	if len(b.ExpirationTTL) > 0 && string(b.ExpirationTTL) != "null" {
+		var s string
+		var n int64
+		switch {
+		case json.Unmarshal(b.ExpirationTTL, &s) == nil:
+			if s != "" {
+				d, err := time.ParseDuration(s)
+				if err != nil {
+					return nil, commands.Invalid("ExpirationTTL", "%q is not a duration", s)
+				}
+				cmd.ExpirationTTL = d
+			}
+		case json.Unmarshal(b.ExpirationTTL, &n) == nil:
+			cmd.ExpirationTTL = time.Duration(n)
+		default:
+			return nil, commands.Invalid("ExpirationTTL", "%s is not a duration", b.ExpirationTTL)
+		}
+	}
+	return cmd, nil
+}
+
+func (s *Server) aclCreateToken(w http.ResponseWriter, r *http.Request) {
+	if !s.aclEnabled(w) {
+		return
+	}
+	var body tokenRequest
+	if err := commands.DecodeJSON(r.Body, s.cfg.BodyLimit, &body); err != nil {
+		writeError(w, err)
+		return
+	}
+	if body.AccessorID != "" {
+		writeError(w, commands.Invalid("AccessorID", "is minted by the server"))
+		return
+	}
+	accessor, err := acl.NewSecret()
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	secret, err := acl.NewSecret()
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	body.AccessorID = accessor
+	cmd, err := body.command(true, s.cfg.ACL)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	cmd.SecretHash = acl.HashSecret(secret)
+	out, err := s.cfg.Pipeline.Run(r.Context(), "acl.token.create", request(r), cmd)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	s.answerToken(w, out, accessor, secret)
+}
+
+func (s *Server) aclUpdateToken(w http.ResponseWriter, r *http.Request) {
+	if !s.aclEnabled(w) {
+		return
+	}
+	var body tokenRequest
+	if err := commands.DecodeJSON(r.Body, s.cfg.BodyLimit, &body); err != nil {
+		writeError(w, err)
+		return
+	}
+	accessor := r.PathValue("accessor")
+	if body.AccessorID == "" {
+		body.AccessorID = accessor
+	}
+	if body.AccessorID != accessor {
+		writeError(w, commands.Invalid("AccessorID", "%q does not match the accessor in the path, %q", body.AccessorID, accessor))
+		return
+	}
+	cmd, err := body.command(false, s.cfg.ACL)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	out, err := s.cfg.Pipeline.Run(r.Context(), "acl.token.update", request(r), cmd)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	s.answerToken(w, out, accessor, "")
+}
+
+func (s *Server) aclDeleteToken(w http.ResponseWriter, r *http.Request) {
+	out, err := s.cfg.Pipeline.Run(r.Context(), "acl.token.delete", request(r),
+		acl.DeleteTokens{AccessorIDs: []string{r.PathValue("accessor")}})
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeResult(w, out)
+}
+
+// aclRoleJSON is Nomad's api.ACLRole on the wire.
+type aclRoleJSON struct {
+	ID          string
+	Name        string
+	Description string
+	Policies    []aclRolePolicyJSON
+	CreateIndex uint64
+	ModifyIndex uint64
+}
+
+type aclRolePolicyJSON struct{ Name string }
+
+func roleJSON(r *acls.Role) aclRoleJSON {
+	out := aclRoleJSON{ID: r.ID, Name: r.Name, Description: r.Description, Policies: []aclRolePolicyJSON{},
+		CreateIndex: r.CreateIndex, ModifyIndex: r.ModifyIndex}
+	for _, p := range r.Policies {
+		out.Policies = append(out.Policies, aclRolePolicyJSON{Name: p})
+	}
+	return out
+}
+
+func (s *Server) aclListRoles(w http.ResponseWriter, r *http.Request) {
+	prefix := r.URL.Query().Get("prefix")
+	s.query(w, r, aclRoleTables, func(v projections.View) (any, error) {
+		list, err := acls.ListRoles(v, prefix)
+		out := make([]aclRoleJSON, 0, len(list))
+		for _, ro := range list {
+			out = append(out, roleJSON(ro))
+		}
+		return out, err
+	})
+}
+
+func (s *Server) aclGetRole(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	s.query(w, r, aclRoleTables, func(v projections.View) (any, error) {
+		ro, err := acls.GetRole(v, id)
+		if errors.Is(err, projections.ErrNotFound) {
+			return nil, &commands.NotFoundError{Kind: "ACL role", ID: id}
+		} else if err != nil {
+			return nil, err
+		}
+		return roleJSON(ro), nil
+	})
+}
+
+func (s *Server) aclGetRoleByName(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("name")
+	s.query(w, r, aclRoleTables, func(v projections.View) (any, error) {
+		ro, err := acls.RoleByName(v, name)
+		if errors.Is(err, projections.ErrNotFound) {
+			return nil, &commands.NotFoundError{Kind: "ACL role", ID: name}
+		} else if err != nil {
+			return nil, err
+		}
+		return roleJSON(ro), nil
+	})
+}
+
+func (s *Server) aclUpsertRole(w http.ResponseWriter, r *http.Request) {
+	if !s.aclEnabled(w) {
+		return
+	}
+	var body aclRoleJSON
+	if err := commands.DecodeJSON(r.Body, s.cfg.BodyLimit, &body); err != nil {
+		writeError(w, err)
+		return
+	}
+	id := r.PathValue("id")
+	if body.ID == "" {
+		body.ID = id
+	}
+	if body.ID != id {
+		writeError(w, commands.Invalid("ID", "%q does not match the id in the path, %q", body.ID, id))
+		return
+	}
+	cmd := &acl.UpsertRole{ID: body.ID, Name: body.Name, Description: body.Description}
+	for _, p := range body.Policies {
+		cmd.Policies = append(cmd.Policies, p.Name)
+	}
+	out, err := s.cfg.Pipeline.Run(r.Context(), "acl.role.upsert", request(r), cmd)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	snap := s.cfg.FSM.Store().Snapshot()
+	defer snap.Close()
+	ro, err := acls.GetRole(projections.NewView(snap), cmd.Result())
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	setIndex(w, out.Index)
+	writeJSON(w, http.StatusOK, roleJSON(ro))
+}
+
+func (s *Server) aclDeleteRole(w http.ResponseWriter, r *http.Request) {
+	out, err := s.cfg.Pipeline.Run(r.Context(), "acl.role.delete", request(r), acl.DeleteRole{ID: r.PathValue("id")})
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeResult(w, out)
+}

@@ -1,0 +1,298 @@
+package httpapi
+
+import (
+	"context"
+	"net/http"
+	"strings"
+
+	"github.com/ordoplane/ordo/commands"
+	"github.com/ordoplane/ordo/commands/acl"
+	"github.com/ordoplane/ordo/commands/acl/policy"
+)
+
+// access is what a route requires of the caller when ACLs are enabled.
+// Exactly one requirement is set.
+type access struct {
+	public     bool   // nothing: no token is read
+	anyone     bool   // any resolved caller, anonymous included
+	token      bool   // a real token (not anonymous)
+	management bool   // a management token
+	ns         string // a namespace capability in ?namespace (default "default")
+	nsPath     string // any access to the namespace named by this path value
+	node       level  // the node rule
+	agent      level  // the agent rule
+	operator   level  // the operator rule
+	vars       string // a variables capability on the path value "path" in ?namespace
+	// inHandler is a namespace capability the handler checks itself with
+	// authorizeNamespace, in the namespace it reads from the body.
+	inHandler string
+}
+
+type level uint8
+
+const (
+	none level = iota
+	read
+	write
+)
+
+func ns(c string) access      { return access{ns: c} }
+func nodeRule(l level) access { return access{node: l} }
+func opRule(l level) access   { return access{operator: l} }
+
+var (
+	public      = access{public: true}
+	clientAgent = public
+	anyone      = access{anyone: true}
+	management  = access{management: true}
+)
+
+// routeAccess lists every route's requirement: the one place that says who
+// may call what. TestEveryRouteHasAccess fails for a route missing here;
+// such a route answers only management tokens.
+var routeAccess = map[string]access{
+	// Namespaces: reads by anyone with access to the namespace, writes by management (as Nomad).
+	"GET /v1/namespaces":          anyone,
+	"GET /v1/namespace/{name}":    {nsPath: "name"},
+	"POST /v1/namespace/{name}":   management,
+	"PUT /v1/namespace/{name}":    management,
+	"DELETE /v1/namespace/{name}": management,
+	"POST /v1/namespace":          management,
+	"PUT /v1/namespace":           management,
+	// Jobs.
+	"GET /v1/jobs":                     ns(policy.CapListJobs),
+	"PUT /v1/jobs":                     {inHandler: policy.CapSubmitJob}, // registerJob: the job's Namespace
+	"POST /v1/jobs":                    {inHandler: policy.CapSubmitJob}, // registerJob: the job's Namespace
+	"PUT /v1/jobs/parse":               ns(policy.CapParseJob),
+	"POST /v1/jobs/parse":              ns(policy.CapParseJob),
+	"GET /v1/job/{id}":                 ns(policy.CapReadJob),
+	"PUT /v1/job/{id}":                 {inHandler: policy.CapSubmitJob}, // registerJob: the job's Namespace
+	"POST /v1/job/{id}":                {inHandler: policy.CapSubmitJob}, // registerJob: the job's Namespace
+	"DELETE /v1/job/{id}":              ns(policy.CapSubmitJob),
+	"GET /v1/job/{id}/summary":         ns(policy.CapReadJob),
+	"GET /v1/job/{id}/versions":        ns(policy.CapReadJob),
+	"PUT /v1/job/{id}/dispatch":        ns(policy.CapDispatchJob),
+	"POST /v1/job/{id}/dispatch":       ns(policy.CapDispatchJob),
+	"PUT /v1/job/{id}/plan":            ns(policy.CapSubmitJob),
+	"POST /v1/job/{id}/plan":           ns(policy.CapSubmitJob),
+	"PUT /v1/job/{id}/periodic/force":  ns(policy.CapSubmitJob),
+	"POST /v1/job/{id}/periodic/force": ns(policy.CapSubmitJob),
+	"GET /v1/job/{id}/allocations":     ns(policy.CapReadJob),
+	"GET /v1/job/{id}/evaluations":     ns(policy.CapReadJob),
+	"GET /v1/job/{id}/deployments":     ns(policy.CapReadJob),
+	"GET /v1/job/{id}/deployment":      ns(policy.CapReadJob),
+	"GET /v1/history/{kind}/{id...}":   ns(policy.CapReadJob),
+	// Evaluations, allocations, deployments.
+	"GET /v1/evaluations":                 ns(policy.CapReadJob),
+	"GET /v1/evaluation/{id}":             ns(policy.CapReadJob),
+	"GET /v1/evaluation/{id}/allocations": ns(policy.CapReadJob),
+	"GET /v1/allocations":                 ns(policy.CapReadJob),
+	"GET /v1/allocation/{id}":             ns(policy.CapReadJob),
+	"POST /v1/allocation/{id}/stop":       ns(policy.CapAllocLifecycle),
+	"PUT /v1/allocation/{id}/stop":        ns(policy.CapAllocLifecycle),
+	"GET /v1/deployments":                 ns(policy.CapReadJob),
+	"GET /v1/deployment/{id}":             ns(policy.CapReadJob),
+	"PUT /v1/deployment/promote/{id}":     ns(policy.CapSubmitJob),
+	"POST /v1/deployment/promote/{id}":    ns(policy.CapSubmitJob),
+	"PUT /v1/deployment/fail/{id}":        ns(policy.CapSubmitJob),
+	"POST /v1/deployment/fail/{id}":       ns(policy.CapSubmitJob),
+	"PUT /v1/deployment/pause/{id}":       ns(policy.CapSubmitJob),
+	"POST /v1/deployment/pause/{id}":      ns(policy.CapSubmitJob),
+	"GET /v1/client/fs/logs/{id}":         ns(policy.CapReadLogs),
+	// Nodes. The client agents' own API (register, heartbeat, allocation
+	// updates) is clientAgent: Nomad authenticates those calls by the
+	// node's secret, not by ACL tokens, and ordo has no node secrets yet.
+	"GET /v1/nodes":                   nodeRule(read),
+	"GET /v1/node/{id}":               nodeRule(read),
+	"GET /v1/node/{id}/allocations":   nodeRule(read),
+	"POST /v1/node/{id}/eligibility":  nodeRule(write),
+	"PUT /v1/node/{id}/eligibility":   nodeRule(write),
+	"POST /v1/node/{id}/drain":        nodeRule(write),
+	"PUT /v1/node/{id}/drain":         nodeRule(write),
+	"POST /v1/node/{id}/purge":        nodeRule(write),
+	"PUT /v1/node/{id}/purge":         nodeRule(write),
+	"PUT /v1/client/register":         clientAgent,
+	"POST /v1/client/register":        clientAgent,
+	"PUT /v1/client/{id}/heartbeat":   clientAgent,
+	"POST /v1/client/{id}/heartbeat":  clientAgent,
+	"PUT /v1/client/{id}/allocs":      clientAgent,
+	"POST /v1/client/{id}/allocs":     clientAgent,
+	"GET /v1/client/{id}/allocations": clientAgent,
+	// Servers joining each other authenticate below ACLs (as Nomad's RPC does).
+	"PUT /v1/operator/raft/join":  public,
+	"POST /v1/operator/raft/join": public,
+	// The log, its history tools and the projections: operators.
+	"GET /v1/event/stream":                  opRule(read),
+	"GET /v1/operator/log":                  opRule(read),
+	"GET /v1/operator/log/export":           management,
+	"GET /v1/debug/reschedule/{eval_id}":    opRule(read),
+	"GET /v1/events/schema":                 anyone,
+	"GET /v1/events/schema/{type}":          anyone,
+	"GET /v1/operator/projections":          opRule(read),
+	"POST /v1/operator/projections/rebuild": opRule(write),
+	"PUT /v1/operator/projections/rebuild":  opRule(write),
+	"POST /v1/operator/projections/verify":  opRule(write),
+	"PUT /v1/operator/projections/verify":   opRule(write),
+	"GET /v1/operator/projections/job":      opRule(read),
+	"GET /v1/operator/mirror":               opRule(read),
+	"POST /v1/operator/mirror/verify":       opRule(write),
+	"PUT /v1/operator/mirror/verify":        opRule(write),
+	"GET /v1/operator/raft/configuration":   opRule(read),
+	"GET /v1/status/leader":                 public,
+	"GET /v1/status/peers":                  public,
+	"GET /v1/agent/self":                    {agent: read},
+	"GET /v1/agent/health":                  public,
+	"GET /v1/metrics":                       public,
+	// Variables (variables.go): capabilities on the variable's path. A
+	// list needs some access to the namespace; ACLAllowsVariable filters it.
+	"GET /v1/vars":             VariablesAccess(policy.VarList),
+	"GET /v1/var/{path...}":    VariablesAccess(policy.VarRead),
+	"PUT /v1/var/{path...}":    VariablesAccess(policy.VarWrite),
+	"POST /v1/var/{path...}":   VariablesAccess(policy.VarWrite),
+	"DELETE /v1/var/{path...}": VariablesAccess(policy.VarDestroy),
+	// ACLs (acl.go): bootstrap needs no token; the rest is management's,
+	// except a token reading itself.
+	"PUT /v1/acl/bootstrap":           public,
+	"POST /v1/acl/bootstrap":          public,
+	"GET /v1/acl/policies":            management,
+	"GET /v1/acl/policy/{name}":       management,
+	"PUT /v1/acl/policy/{name}":       management,
+	"POST /v1/acl/policy/{name}":      management,
+	"DELETE /v1/acl/policy/{name}":    management,
+	"GET /v1/acl/tokens":              management,
+	"PUT /v1/acl/token":               management,
+	"POST /v1/acl/token":              management,
+	"GET /v1/acl/token/self":          {token: true},
+	"GET /v1/acl/token/{accessor}":    management,
+	"PUT /v1/acl/token/{accessor}":    management,
+	"POST /v1/acl/token/{accessor}":   management,
+	"DELETE /v1/acl/token/{accessor}": management,
+	"GET /v1/acl/roles":               management,
+	"PUT /v1/acl/role":                management,
+	"POST /v1/acl/role":               management,
+	"GET /v1/acl/role/{id}":           management,
+	"PUT /v1/acl/role/{id}":           management,
+	"POST /v1/acl/role/{id}":          management,
+	"DELETE /v1/acl/role/{id}":        management,
+	"GET /v1/acl/role/name/{name}":    management,
+}
+
+// VariablesAccess is the requirement of a variables route: op (read,
+// write, list, destroy) on the variables path in the request's path value
+// "path" (empty for a list: the ?prefix), in ?namespace. The variables
+// endpoints enter their routes in routeAccess with it.
+func VariablesAccess(op string) access { return access{vars: op} }
+
+type identityKey struct{}
+
+// identityOf returns the caller resolved by the ACL check; nil when ACLs
+// are disabled.
+func identityOf(r *http.Request) *acl.Identity {
+	id, _ := r.Context().Value(identityKey{}).(*acl.Identity)
+	return id
+}
+
+// actorOf is the actor a command of r records: the caller's AccessorID.
+func actorOf(r *http.Request) string {
+	return identityOf(r).Actor()
+}
+
+// tokenOf returns the request's token: X-Nomad-Token, else a bearer
+// Authorization header.
+func tokenOf(r *http.Request) string {
+	if t := r.Header.Get("X-Nomad-Token"); t != "" {
+		return t
+	}
+	if a := r.Header.Get("Authorization"); len(a) > 7 && strings.EqualFold(a[:7], "bearer ") {
+		return strings.TrimSpace(a[7:])
+	}
+	return ""
+}
+
+// errPermissionDenied is Nomad's answer to a caller without the capability.
+var errPermissionDenied = &commands.ForbiddenError{Reason: "Permission denied"}
+
+// authorize wraps h with the ACL check of the route's pattern.
+func (s *Server) authorize(pattern string, h http.HandlerFunc) http.HandlerFunc {
+	need, listed := routeAccess[pattern]
+	return func(w http.ResponseWriter, r *http.Request) {
+		if s.cfg.ACL == nil || listed && need.public {
+			h(w, r)
+			return
+		}
+		id, err := s.cfg.ACL.Resolver.Resolve(tokenOf(r))
+		if err != nil {
+			writeError(w, err)
+			return
+		}
+		if !listed {
+			need = management
+		}
+		if !allowed(need, id, r) {
+			writeError(w, errPermissionDenied)
+			return
+		}
+		h(w, r.WithContext(context.WithValue(r.Context(), identityKey{}, id)))
+	}
+}
+
+// requestNamespace is the ?namespace of r, "default" when absent.
+func requestNamespace(r *http.Request) string {
+	if ns := r.URL.Query().Get("namespace"); ns != "" {
+		return ns
+	}
+	return "default"
+}
+
+func allowed(need access, id *acl.Identity, r *http.Request) bool {
+	a := id.ACL
+	switch {
+	case need.anyone, need.inHandler != "":
+		return true
+	case need.token:
+		return id.Token != nil
+	case need.management:
+		return a.IsManagement()
+	case need.ns != "":
+		return a.AllowNamespace(requestNamespace(r), need.ns)
+	case need.nsPath != "":
+		return a.AllowAnyNamespace(r.PathValue(need.nsPath))
+	case need.node != none:
+		return a.AllowNode(need.node == write)
+	case need.agent != none:
+		return a.AllowAgent(need.agent == write)
+	case need.operator != none:
+		return a.AllowOperator(need.operator == write)
+	case need.vars != "":
+		path := r.PathValue("path")
+		if path == "" { // a list: filtered item by item with ACLAllowsVariable
+			return a.AllowAnyNamespace(requestNamespace(r))
+		}
+		return a.AllowVariable(requestNamespace(r), path, need.vars)
+	}
+	return false
+}
+
+// authorizeNamespace checks capability c in namespace ns for a handler
+// whose namespace comes from the body (a job's Namespace), not the query.
+func (s *Server) authorizeNamespace(r *http.Request, ns, c string) error {
+	if s.cfg.ACL == nil {
+		return nil
+	}
+	id := identityOf(r)
+	if id == nil || !id.ACL.AllowNamespace(ns, c) {
+		return errPermissionDenied
+	}
+	return nil
+}
+
+// ACLAllowsVariable reports whether the caller of r may do op (read,
+// write, list, destroy) on the variable at path in namespace ns; always
+// true when ACLs are disabled. Variable lists filter their items with it.
+func (s *Server) ACLAllowsVariable(r *http.Request, ns, path, op string) bool {
+	if s.cfg.ACL == nil {
+		return true
+	}
+	id := identityOf(r)
+	return id != nil && id.ACL.AllowVariable(ns, path, op)
+}
