@@ -1,0 +1,149 @@
+package keyringgc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/ordoplane/ordo/commands"
+	"github.com/ordoplane/ordo/commands/keyring"
+	"github.com/ordoplane/ordo/events"
+	"github.com/ordoplane/ordo/projections"
+	"github.com/ordoplane/ordo/projections/allocs"
+	kp "github.com/ordoplane/ordo/projections/keyring"
+	"github.com/ordoplane/ordo/storage/kv"
+)
+
+// Config configures a GC.
+type Config struct {
+	// Pipeline runs the deletes; Store is read; both required.
+	Pipeline *commands.Pipeline
+	Store    *kv.Store
+	// Interval is the time between passes; default 10m.
+	Interval time.Duration
+	// Threshold is how old (since its creation, leader clock) an inactive
+	// key must be to be collected; default 1h. Zero takes the default; a
+	// negative value collects at any age.
+	Threshold time.Duration
+	// Clock; default time.Now.
+	Clock func() time.Time
+	// Logger; default slog.Default().
+	Logger *slog.Logger
+	// Registerer receives ordo_keyring_gc_keys_removed_total; nil registers none.
+	Registerer prometheus.Registerer
+}
+
+// GC collects unused root keys.
+type GC struct {
+	cfg     Config
+	removed prometheus.Counter
+}
+
+// New returns a GC.
+func New(cfg Config) (*GC, error) {
+	if cfg.Pipeline == nil || cfg.Store == nil {
+		return nil, errors.New("keyringgc: Pipeline and Store are required")
+	}
+	if cfg.Interval <= 0 {
+		cfg.Interval = 10 * time.Minute
+	}
+	if cfg.Threshold == 0 {
+		cfg.Threshold = time.Hour
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = time.Now
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	g := &GC{cfg: cfg, removed: prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "ordo_keyring_gc_keys_removed_total", Help: "Root keys the keyring GC removed."})}
+	if cfg.Registerer != nil {
+		if err := cfg.Registerer.Register(g.removed); err != nil {
+			return nil, fmt.Errorf("keyringgc metrics: %w", err)
+		}
+	}
+	return g, nil
+}
+
+// Name implements supervisor.Processor.
+func (g *GC) Name() string { return "keyring-gc" }
+
+// Run implements supervisor.Processor: a pass every Interval.
+func (g *GC) Run(ctx context.Context) error {
+	t := time.NewTicker(g.cfg.Interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-t.C:
+		}
+		if _, err := g.Collect(ctx); err != nil && ctx.Err() == nil {
+			g.cfg.Logger.Warn("keyring gc pass failed", "err", err)
+		}
+	}
+}
+
+// Collect runs one pass now and returns the ids of the keys it removed.
+func (g *GC) Collect(ctx context.Context) ([]string, error) {
+	snap := g.cfg.Store.Snapshot()
+	v := projections.NewView(snap)
+	cands, err := candidates(v, g.cfg.Clock(), g.cfg.Threshold)
+	snap.Close()
+	if err != nil {
+		return nil, err
+	}
+	var removed []string
+	var errs []error
+	for _, id := range cands {
+		out, err := g.cfg.Pipeline.Run(ctx, "keyring.gc", commands.Request{Actor: "system:keyring-gc"},
+			keyring.Remove{KeyID: id, CollectOnly: true})
+		if err != nil {
+			if commands.Status(err) == 409 || commands.Status(err) == 404 {
+				continue // an allocation was signed with it meanwhile, or it went
+			}
+			errs = append(errs, fmt.Errorf("collect %s: %w", id, err))
+			continue
+		}
+		snap := g.cfg.Store.Snapshot()
+		_, gone := kp.Get(projections.NewView(snap), id)
+		snap.Close()
+		if errors.Is(gone, projections.ErrNotFound) {
+			g.removed.Inc()
+			removed = append(removed, id)
+			g.cfg.Logger.Info("keyring gc: root key removed", "key_id", id, "index", out.Index)
+		}
+	}
+	return removed, errors.Join(errs...)
+}
+
+// candidates returns the keys a pass may collect: inactive, older than
+// threshold, signing no live allocation.
+func candidates(v projections.View, now time.Time, threshold time.Duration) ([]string, error) {
+	keys, err := kp.List(v)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, k := range keys {
+		if k.State != events.RootKeyInactive {
+			continue
+		}
+		if threshold > 0 && now.Sub(time.Unix(0, k.CreateTime)) < threshold {
+			continue
+		}
+		n, _, err := allocs.LiveSignedBy(v, k.KeyID)
+		if err != nil {
+			return nil, err
+		}
+		if n == 0 {
+			out = append(out, k.KeyID)
+		}
+	}
+	return out, nil
+}
