@@ -31,7 +31,10 @@ client {
   drivers   = ["exec", "mock"]
   meta      = { rack = "r1" }
 }
-acl {}
+acl {
+  enabled   = true
+  token_ttl = "45s"
+}
 mirror {
   brokers = ["k:9092"]
   topic   = "ordo.events"
@@ -78,7 +81,7 @@ func TestMergeAgentConfig(t *testing.T) {
 				c.Join = []string{"10.0.0.2:4646", "10.0.0.3:4646"}
 				c.Client = agent.ClientConfig{Enabled: true, Servers: []string{"10.0.0.1:4646"}, NodeName: "c1",
 					Drivers: []string{"exec", "mock"}, Meta: map[string]string{"rack": "r1"}}
-				c.Extra = map[string]any{"acl": "acl block present in agent.hcl; not used yet"}
+				c.ACL = agent.ACLConfig{Enabled: true, TokenTTL: 45 * time.Second}
 				c.Mirror = &mirror.Settings{Brokers: []string{"k:9092"}, Topic: "ordo.events", Format: "msgpack",
 					TLS: &mirror.TLS{CAFile: "/etc/ca.pem"}, SASL: &mirror.SASL{Mechanism: "SCRAM-SHA-512", Username: "ordo", Password: "pw"}}
 			},
