@@ -44,6 +44,9 @@ type namespaceRequest struct {
 	Name        string
 	Description string
 	Meta        map[string]string
+	// VariablesQuota is ordo's own: the bytes of encrypted variables the
+	// namespace may hold, 0 for no limit.
+	VariablesQuota int64
 }
 
 // decodeNamespaceRequest reads a namespace apply body; the name in the path
@@ -60,7 +63,7 @@ func decodeNamespaceRequest(r *http.Request, pathName string, limit int64) (name
 	if pathName != "" && body.Name != pathName {
 		return namespace.Apply{}, commands.Invalid("Name", "%q does not match the name in the path, %q", body.Name, pathName)
 	}
-	return namespace.Apply{Name: body.Name, Description: body.Description, Meta: body.Meta}, nil
+	return namespace.Apply{Name: body.Name, Description: body.Description, Meta: body.Meta, VariablesQuota: body.VariablesQuota}, nil
 }
 
 func (s *Server) applyNamespace(w http.ResponseWriter, r *http.Request) {

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/ordoplane/ordo/commands"
+	"github.com/ordoplane/ordo/commands/acl/policy"
 	"github.com/ordoplane/ordo/commands/namespace"
 	"github.com/ordoplane/ordo/commands/variables"
 	"github.com/ordoplane/ordo/projections"
@@ -19,8 +20,10 @@ import (
 // ciphertext reaches the log. With no Encrypter configured every variable
 // endpoint answers 503.
 //
-// For ACL enforcement, variableTarget returns the namespace and path a
-// request is about (the path as Nomad's path rules see it).
+// ACLs: authz.go's table checks the path value "path" in ?namespace (which
+// is also the namespace a put writes to: a body naming another is
+// refused); lists are filtered item by item and a cas conflict shows items
+// only to a caller who may read them.
 
 var variableTables = []string{pv.Table}
 
@@ -100,7 +103,12 @@ func (s *Server) listVariables(w http.ResponseWriter, r *http.Request) {
 	s.queryPage(w, r, variableTables, func(v projections.View) (any, error) {
 		p := newPager(pq)
 		err := pv.Scan(v, pv.Query{Namespace: pq.namespace, Prefix: pq.prefix, From: pq.from, Reverse: pq.reverse},
-			func(vr *pv.Variable) error { return p.addToken(varToken(vr.Namespace, vr.Path), metadataJSON(vr)) })
+			func(vr *pv.Variable) error {
+				if !s.ACLAllowsVariable(r, vr.Namespace, vr.Path, policy.VarList) {
+					return nil
+				}
+				return p.addToken(varToken(vr.Namespace, vr.Path), metadataJSON(vr))
+			})
 		return p.result(err)
 	})
 }
@@ -183,7 +191,7 @@ func (s *Server) putVariable(w http.ResponseWriter, r *http.Request) {
 	}
 	out, err := s.cfg.Pipeline.Run(r.Context(), "variable.put", request(r), cmd)
 	if err != nil {
-		s.variableError(w, cmd.Namespace, cmd.Path, err)
+		s.variableError(w, r, cmd.Namespace, cmd.Path, err)
 		return
 	}
 	snap := s.cfg.FSM.Store().Snapshot()
@@ -221,14 +229,11 @@ func (s *Server) decodeVariablePut(r *http.Request) (variables.Put, variables.It
 	if body.Path != "" && strings.Trim(body.Path, "/") != path {
 		return variables.Put{}, nil, commands.Invalid("Path", "%q does not match the path in the URL, %q", body.Path, path)
 	}
-	ns := r.URL.Query().Get("namespace")
-	switch {
-	case ns == "" && body.Namespace != "":
-		ns = body.Namespace
-	case ns == "":
-		ns = namespaces.Default
-	case body.Namespace != "" && body.Namespace != ns:
-		return variables.Put{}, nil, commands.Invalid("Namespace", "%q does not match the namespace parameter, %q", body.Namespace, ns)
+	// The namespace is the parameter's (default "default"), the one ACLs
+	// check; a body naming another is refused rather than followed.
+	ns := requestNamespace(r)
+	if body.Namespace != "" && body.Namespace != ns {
+		return variables.Put{}, nil, commands.Invalid("Namespace", "%q does not match the namespace parameter, %q (set ?namespace=)", body.Namespace, ns)
 	}
 	if err := namespace.ValidName("namespace", ns); err != nil {
 		return variables.Put{}, nil, err
@@ -264,7 +269,7 @@ func (s *Server) deleteVariable(w http.ResponseWriter, r *http.Request) {
 	}
 	out, err := s.cfg.Pipeline.Run(r.Context(), "variable.delete", request(r), variables.Delete{Namespace: ns, Path: path, CAS: cas})
 	if err != nil {
-		s.variableError(w, ns, path, err)
+		s.variableError(w, r, ns, path, err)
 		return
 	}
 	writeResult(w, out)
@@ -272,8 +277,9 @@ func (s *Server) deleteVariable(w http.ResponseWriter, r *http.Request) {
 
 // variableError answers a failed write; a cas mismatch with 409 and the
 // current variable (or an empty one when there is none), which the
-// nomad/api client returns as ErrCASConflict.
-func (s *Server) variableError(w http.ResponseWriter, ns, path string, err error) {
+// nomad/api client returns as ErrCASConflict. Its items are shown only to
+// a caller who may read the variable.
+func (s *Server) variableError(w http.ResponseWriter, r *http.Request, ns, path string, err error) {
 	if !variables.IsCASConflict(err) {
 		writeError(w, err)
 		return
@@ -284,6 +290,8 @@ func (s *Server) variableError(w http.ResponseWriter, ns, path string, err error
 	cur := &variableJSON{Namespace: ns, Path: path}
 	vr, gerr := pv.Get(v, ns, path)
 	switch {
+	case gerr == nil && !s.ACLAllowsVariable(r, ns, path, policy.VarRead):
+		cur = metadataJSON(vr)
 	case gerr == nil:
 		if cur, gerr = s.openVariable(vr); gerr != nil {
 			writeError(w, gerr)

@@ -13,6 +13,9 @@ type Apply struct {
 	Name        string
 	Description string
 	Meta        map[string]string
+	// VariablesQuota bounds the namespace's encrypted variable bytes; 0 is
+	// no limit (N13).
+	VariablesQuota int64
 	// IfAbsent makes the command a no-op when the namespace exists, and
 	// carries an "absent" precondition (used to create default once).
 	IfAbsent bool
@@ -28,6 +31,9 @@ func (a Apply) Validate() error {
 	if len(a.Description) > MaxDescription {
 		return commands.Invalid("Description", "%d bytes exceeds %d", len(a.Description), MaxDescription)
 	}
+	if a.VariablesQuota < 0 {
+		return commands.Invalid("VariablesQuota", "%d is negative; 0 means no limit", a.VariablesQuota)
+	}
 	for k := range a.Meta {
 		if k == "" {
 			return commands.Invalid("Meta", "keys must not be empty")
@@ -38,7 +44,8 @@ func (a Apply) Validate() error {
 
 // Decide implements commands.Command.
 func (a Apply) Decide(v projections.View, _ time.Time, _ commands.IDs) (commands.Decision, error) {
-	ev := &events.NamespaceUpserted{Namespace: events.Namespace{Name: a.Name, Description: a.Description, Meta: a.Meta}}
+	ev := &events.NamespaceUpserted{Namespace: events.Namespace{Name: a.Name, Description: a.Description, Meta: a.Meta,
+		VariablesQuota: a.VariablesQuota}}
 	if !a.IfAbsent {
 		return commands.Decision{Events: []events.Payload{ev}}, nil
 	}

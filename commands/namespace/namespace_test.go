@@ -16,6 +16,7 @@ import (
 	"github.com/ordoplane/ordo/projections"
 	"github.com/ordoplane/ordo/projections/all"
 	"github.com/ordoplane/ordo/projections/namespaces"
+	"github.com/ordoplane/ordo/projections/nsguard"
 	"github.com/ordoplane/ordo/storage/kv"
 	"github.com/ordoplane/ordo/storage/raftlog"
 )
@@ -107,6 +108,8 @@ func TestApplyValidate(t *testing.T) {
 		// 86 three-byte runes: 86 characters but 258 bytes.
 		{"description counts bytes", namespace.Apply{Name: "a", Description: strings.Repeat("€", 86)}, "Description"},
 		{"empty meta key", namespace.Apply{Name: "a", Meta: map[string]string{"": "v"}}, "Meta"},
+		{"variables quota", namespace.Apply{Name: "a", VariablesQuota: 1 << 20}, ""},
+		{"negative variables quota", namespace.Apply{Name: "a", VariablesQuota: -1}, "VariablesQuota"},
 		{"name checked first", namespace.Apply{Name: "", Description: strings.Repeat("d", 257)}, "Name"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -214,7 +217,8 @@ func TestDeleteDecide(t *testing.T) {
 		}
 		want := commands.Decision{
 			Events:        []events.Payload{&events.NamespaceDeleted{Name: "payments"}},
-			Preconditions: []events.Precondition{{Table: namespaces.Table, Key: "payments", Op: events.Exists}},
+			Preconditions: []events.Precondition{{Table: namespaces.Table, Key: "payments", Op: events.Exists},
+				nsguard.EmptyPrecondition("payments")},
 		}
 		if !reflect.DeepEqual(got, want) {
 			t.Fatalf("Decide =\n %#v\nwant\n %#v", got, want)
