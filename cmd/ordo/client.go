@@ -24,6 +24,8 @@ type client struct {
 	// at is added to every request's query: at_index or at_time, from the
 	// -at-index and -at-time flags (attime.go), so reads see a past state.
 	at url.Values
+	// token is sent as X-Nomad-Token when set.
+	token string
 }
 
 // newClient returns a client for address, a URL or a bare host:port.
@@ -134,6 +136,9 @@ func (c *client) send(ctx context.Context, method, path string, query url.Values
 	}
 	req.Header.Set("User-Agent", "ordo-cli/"+agent.Version)
 	req.Header.Set("Accept", "application/json")
+	if c.token != "" {
+		req.Header.Set("X-Nomad-Token", c.token)
+	}
 	if in != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}

@@ -48,6 +48,9 @@ type globals struct {
 	// (attime.go); 0 and "" read the current one.
 	atIndex uint64
 	atTime  string
+	// token is the ACL token sent with every request (-token,
+	// $ORDO_TOKEN or $NOMAD_TOKEN; acl.go).
+	token string
 }
 
 // client returns an API client for the -address flag, reading at the
@@ -62,6 +65,7 @@ func (g *globals) client() (*client, error) {
 		return nil, err
 	}
 	c.at = at
+	c.token = g.token
 	return c, nil
 }
 
@@ -87,9 +91,13 @@ func newRootCommand(stdout, stderr io.Writer) *cobra.Command {
 		"read the state as it stood once this raft index was applied")
 	root.PersistentFlags().StringVar(&g.atTime, "at-time", "",
 		"read the state as it stood at this time: RFC 3339, or a duration ago (2h)")
+	root.PersistentFlags().StringVar(&g.token, "token", defaultToken(os.Getenv),
+		"ACL token's secret sent with every request ($ORDO_TOKEN, $NOMAD_TOKEN)")
 	root.AddCommand(
 		newAgentCommand(),
+		newACLCommand(g), // acl.go
 		newNamespaceCommand(g),
+		newVarCommand(g), // var.go
 		newNodeCommand(g),
 		newJobCommand(g),
 		newEvalCommand(g), newAllocCommand(g), newDeploymentCommand(g),
