@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -14,18 +15,20 @@ import (
 
 // namespace is a namespace as GET /v1/namespace/<name> answers it.
 type namespace struct {
-	Name        string
-	Description string
-	Meta        map[string]string
-	CreateIndex uint64
-	ModifyIndex uint64
+	Name           string
+	Description    string
+	Meta           map[string]string
+	VariablesQuota int64
+	CreateIndex    uint64
+	ModifyIndex    uint64
 }
 
 // namespaceRequest is the body of PUT /v1/namespace/<name>.
 type namespaceRequest struct {
-	Name        string
-	Description string
-	Meta        map[string]string
+	Name           string
+	Description    string
+	Meta           map[string]string
+	VariablesQuota int64
 }
 
 func newNamespaceCommand(g *globals) *cobra.Command {
@@ -93,6 +96,7 @@ func printNamespace(w io.Writer, ns namespace) error {
 	err := printPairs(w, []pair{
 		{"Name", ns.Name},
 		{"Description", orNone(ns.Description)},
+		{"Variables Quota", quotaString(ns.VariablesQuota)},
 		{"Create Index", strconv.FormatUint(ns.CreateIndex, 10)},
 		{"Modify Index", strconv.FormatUint(ns.ModifyIndex, 10)},
 	})
@@ -109,6 +113,14 @@ func printNamespace(w io.Writer, ns namespace) error {
 	return printPairs(w, meta)
 }
 
+// quotaString shows a variables quota in bytes, "<none>" for no limit.
+func quotaString(n int64) string {
+	if n == 0 {
+		return "<none>"
+	}
+	return strconv.FormatInt(n, 10) + " bytes"
+}
+
 func orNone(s string) string {
 	if s == "" {
 		return "<none>"
@@ -120,6 +132,7 @@ func newNamespaceApplyCommand(g *globals) *cobra.Command {
 	var (
 		description string
 		metaFlags   []string
+		quota       string
 	)
 	cmd := &cobra.Command{
 		Use:   "apply [flags] <name>",
@@ -128,7 +141,9 @@ func newNamespaceApplyCommand(g *globals) *cobra.Command {
 
 Flags that are given replace that field of an existing namespace; fields
 whose flags are not given keep their values. -meta replaces the whole
-metadata map with the pairs given.`,
+metadata map with the pairs given. -variables-quota bounds the bytes of
+encrypted variables the namespace may hold (a size such as 64KiB or 10MB;
+0 removes the limit).`,
 		Args: oneArg("<name>"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			name := args[0]
@@ -145,7 +160,12 @@ metadata map with the pairs given.`,
 			if err != nil && !isNotFound(err) {
 				return fmt.Errorf("read namespace %q: %w", name, err)
 			}
-			req := namespaceRequest{Name: name, Description: ns.Description, Meta: ns.Meta}
+			req := namespaceRequest{Name: name, Description: ns.Description, Meta: ns.Meta, VariablesQuota: ns.VariablesQuota}
+			if cmd.Flags().Changed("variables-quota") {
+				if req.VariablesQuota, err = parseBytes(quota); err != nil {
+					return fmt.Errorf("invalid -variables-quota %q: %w", quota, err)
+				}
+			}
 			if cmd.Flags().Changed("description") {
 				req.Description = description
 			}
@@ -161,7 +181,30 @@ metadata map with the pairs given.`,
 	}
 	cmd.Flags().StringVar(&description, "description", "", "a human-readable description of the namespace")
 	cmd.Flags().StringArrayVar(&metaFlags, "meta", nil, "a key=value pair of metadata; repeatable")
+	cmd.Flags().StringVar(&quota, "variables-quota", "", "bytes of encrypted variables the namespace may hold (64KiB, 10MB; 0: no limit)")
 	return cmd
+}
+
+// parseBytes reads a size: a number of bytes with an optional unit (B,
+// KB, MB, GB in powers of 1000; KiB, MiB, GiB in powers of 1024).
+func parseBytes(s string) (int64, error) {
+	units := []struct {
+		suffix string
+		mult   int64
+	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"B", 1}}
+	s = strings.TrimSpace(s)
+	mult := int64(1)
+	for _, u := range units {
+		if strings.HasSuffix(s, u.suffix) {
+			s, mult = strings.TrimSpace(strings.TrimSuffix(s, u.suffix)), u.mult
+			break
+		}
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n < 0 || n > (1<<62)/mult {
+		return 0, errors.New("want a non-negative size such as 65536, 64KiB or 10MB")
+	}
+	return n * mult, nil
 }
 
 // parseMeta reads -meta key=value flags into a map; a later key wins.
