@@ -59,6 +59,7 @@ type Agent struct {
 	tempDir   string
 	client    *client.Client // the client role, if enabled (client.go)
 	mirror    *mirror.Mirror // the Kafka mirror, if configured (mirror.go)
+	kr        *agentKeyring  // the root keyring (keyring.go)
 
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
@@ -177,6 +178,13 @@ func Start(cfg Config) (a *Agent, err error) {
 	if a.mirror != nil {
 		mirrorAPIs = mirrorAPI{a.mirror}
 	}
+	if a.kr, err = a.newKeyring(); err != nil { // keyring.go
+		ln.Close()
+		return nil, err
+	}
+	if a.cfg.ACL.WorkloadIdentity == nil {
+		a.cfg.ACL.WorkloadIdentity = a.kr.keyring
+	}
 	aclOpts, tokenExpiry, err := a.newACL() // acl.go
 	if err != nil {
 		ln.Close()
@@ -189,6 +197,7 @@ func Start(cfg Config) (a *Agent, err error) {
 		// History tools: decision re-runs and history file exports.
 		Rescheduler: rerun.ForAPI(scratch, 2), Exporter: export.ForAPI(a.id, Version, scratch, time.Now),
 		Rebuilds: a.rebuilder, Mirror: mirrorAPIs, ACL: aclOpts,
+		Keyring: a.kr.api(a.cfg.Keyring.ServerToken), Encrypter: a.kr.keyring,
 		Self: httpapi.Self{ID: a.id, Name: a.cfg.Name, HTTPAddr: a.httpAddr, RaftAddr: a.node.Address(),
 			Dev: cfg.Dev, Version: Version, Config: a.cfg},
 	}); err != nil {
@@ -244,6 +253,7 @@ func Start(cfg Config) (a *Agent, err error) {
 	if tokenExpiry != nil {
 		procs = append(procs, tokenExpiry)
 	}
+	procs = append(procs, a.kr.procs...) // first key, full-rotation rekey, keyring GC
 	sup := supervisor.New(supervisor.Config{Logger: a.log, Registerer: a.reg}, procs...)
 	a.goroutine(func() {
 		if err := a.http.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
@@ -251,7 +261,8 @@ func Start(cfg Config) (a *Agent, err error) {
 		}
 	})
 	a.goroutine(func() { _ = sup.Run(ctx, a.node.LeaderChanges()) })
-	a.goroutine(func() { _ = a.rebuilder.Run(ctx) }) // operators' projection rebuilds
+	a.goroutine(func() { _ = a.rebuilder.Run(ctx) })     // operators' projection rebuilds
+	a.goroutine(func() { _ = a.kr.replicator.Run(ctx) }) // every server: fetch missing keys, drop deleted ones
 	if len(cfg.Join) > 0 {
 		a.goroutine(func() { a.joinLoop(ctx) })
 	}

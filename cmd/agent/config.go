@@ -66,6 +66,8 @@ type Config struct {
 	Mirror *mirror.Settings `json:"Mirror,omitempty"`
 	// ACL is the acl block (acl.go); off by default and in -dev.
 	ACL ACLConfig `json:"ACL"`
+	// Keyring tunes the root keyring (keyring.go).
+	Keyring KeyringConfig `json:"Keyring"`
 	// Logger; default slog.Default().
 	Logger *slog.Logger `json:"-"`
 	// RaftLogOutput receives raft's own warnings; default stderr.

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"crypto/subtle"
 	"errors"
 	"net/http"
@@ -32,6 +33,10 @@ type KeyringOptions struct {
 	// key material from a peer; unset, the material endpoint trusts any
 	// registered server id (protect the servers' network instead).
 	ServerToken string
+	// CollectGarbage runs a keyring GC pass now (PUT
+	// /v1/operator/keyring/gc) and returns the removed keys' ids; nil
+	// answers 501.
+	CollectGarbage func(ctx context.Context) ([]string, error)
 }
 
 var keyringTables = []string{kp.Table}
@@ -44,10 +49,20 @@ func (s *Server) keyringRoutes() {
 	s.handle("PUT /v1/operator/keyring/rotate", s.leader(s.rotateRootKey))
 	s.handle("POST /v1/operator/keyring/rotate", s.leader(s.rotateRootKey))
 	s.handle("DELETE /v1/operator/keyring/key/{id}", s.leader(s.removeRootKey))
-	// Local: a server hands the key material it has to another server (N5).
-	s.handle("GET /v1/operator/keyring/key/{id}", s.rootKeyMaterial)
-	s.handle("GET /.well-known/jwks.json", s.jwks)
+	s.handle("PUT /v1/operator/keyring/gc", s.leader(s.collectRootKeys))
+	// These two authenticate on their own, outside the ACL check: the
+	// material is served to registered servers only (with the server token
+	// when set) and the JWKS is public, as workload identities' verifiers
+	// need it. Local: a server hands the key material it has to another (N5).
+	s.handleSelfAuthenticated("GET /v1/operator/keyring/key/{id}", s.rootKeyMaterial)
+	s.handleSelfAuthenticated("GET /.well-known/jwks.json", s.jwks)
 	s.handle("GET /v1/allocation/{id}/identity", s.leader(s.allocIdentity))
+}
+
+// handleSelfAuthenticated registers a route that does its own
+// authentication, without the ACL check of handle.
+func (s *Server) handleSelfAuthenticated(pattern string, h http.HandlerFunc) {
+	s.mux.Handle(pattern, s.metrics.instrument(pattern, h))
 }
 
 func (s *Server) listRootKeys(w http.ResponseWriter, r *http.Request) {
@@ -95,6 +110,24 @@ func (s *Server) removeRootKey(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeResult(w, out)
+}
+
+// collectRootKeys runs a keyring GC pass on demand (on the leader).
+func (s *Server) collectRootKeys(w http.ResponseWriter, r *http.Request) {
+	gc := s.cfg.Keyring.CollectGarbage
+	if gc == nil {
+		writeJSON(w, http.StatusNotImplemented, errorBody{Error: "the keyring GC is not available on this server", Status: http.StatusNotImplemented})
+		return
+	}
+	removed, err := gc(r.Context())
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	if removed == nil {
+		removed = []string{}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"Removed": removed})
 }
 
 // rootKeyMaterial serves GET /v1/operator/keyring/key/{id} to other

@@ -160,3 +160,26 @@ func (k *Keyring) JWKS() (*jose.JSONWebKeySet, error) {
 	}
 	return set, nil
 }
+
+// ErrIdentityInvalid is returned by Verify for a workload identity that
+// does not verify (bad signature, unknown or deleted key, expired, or its
+// allocation no longer live).
+var ErrIdentityInvalid = errors.New("keyring: workload identity does not verify")
+
+// Verify implements the ACL resolver's WorkloadIdentityVerifier: ok is
+// false (and err nil) for a token that is not a JWT at all, so the
+// resolver treats it as an ACL secret; err is ErrIdentityInvalid for a JWT
+// that does not verify.
+func (k *Keyring) Verify(token string) (namespace, job, group, task string, ok bool, err error) {
+	if _, perr := jwt.ParseSigned(token, []jose.SignatureAlgorithm{jose.EdDSA}); perr != nil {
+		return "", "", "", "", false, nil
+	}
+	namespace, job, group, task, ok, err = k.VerifyIdentity(token)
+	if err != nil {
+		return "", "", "", "", true, err
+	}
+	if !ok {
+		return "", "", "", "", true, ErrIdentityInvalid
+	}
+	return namespace, job, group, task, true, nil
+}
