@@ -64,6 +64,8 @@ type Collect struct {
 	Force      bool
 	// Limit is the most objects removed; 0 is DefaultLimit.
 	Limit int
+	// Report, when set, receives what Decide removes, by kind.
+	Report *Counts `json:"-"`
 }
 
 var _ commands.Command = Collect{}
@@ -86,7 +88,10 @@ func (c Counts) Total() int { return c.Evals + c.Allocs + c.Jobs + c.Nodes + c.D
 
 // Decide implements commands.Command.
 func (c Collect) Decide(v projections.View, now time.Time, _ commands.IDs) (commands.Decision, error) {
-	d, _, err := c.Plan(v, now)
+	d, counts, err := c.Plan(v, now)
+	if c.Report != nil {
+		*c.Report = counts
+	}
 	return d, err
 }
 

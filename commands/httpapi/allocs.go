@@ -43,6 +43,7 @@ func (s *Server) allocRoutes() {
 		s.handle(m+" /v1/client/{id}/allocs", s.leader(s.updateClientAllocs))
 	}
 	s.handle("GET /v1/client/{id}/allocations", s.leader(s.clientAllocs))
+	s.gcRoutes() // evaldelete.go: eval delete and count, system gc
 }
 
 // pathID returns the id in the path, checked as an alloc, eval or

@@ -123,6 +123,9 @@ type Page struct {
 	Skipped int
 	// Scanned counts the evals looked at.
 	Scanned int
+	// First is the creation key of the first selected eval, "" when none
+	// was: where a page that starts at a selected eval starts.
+	First string
 	// Next is the creation key of the first eval past the page, "" at the
 	// end of the table.
 	Next string
@@ -163,6 +166,9 @@ func Walk(v projections.View, f *bexpr.Evaluator, from string, pageSize, scanLim
 			return err
 		}
 		p.Selected++
+		if p.First == "" {
+			p.First = key
+		}
 		if check {
 			safe, err := safety.Safe(&e.Evaluation)
 			if err != nil {

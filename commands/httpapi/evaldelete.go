@@ -1,0 +1,258 @@
+package httpapi
+
+import (
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/ordoplane/ordo/commands"
+	"github.com/ordoplane/ordo/commands/eval"
+	"github.com/ordoplane/ordo/commands/gc"
+	"github.com/ordoplane/ordo/projections"
+	"github.com/ordoplane/ordo/projections/evaldelete"
+	"github.com/ordoplane/ordo/projections/evals"
+	"github.com/ordoplane/ordo/projections/order"
+)
+
+// gcRoutes serves eval delete (by id and by filter, N4), the eval count
+// and the on-demand garbage collection.
+func (s *Server) gcRoutes() {
+	m := newGCMetrics(s.cfg.Registerer)
+	s.handle("DELETE /v1/evaluations", s.leader(func(w http.ResponseWriter, r *http.Request) { s.deleteEvals(w, r, m) }))
+	s.handle("GET /v1/evaluations/count", s.leader(s.countEvals))
+	s.handle("PUT /v1/system/gc", s.leader(s.systemGC))
+	s.handle("POST /v1/system/gc", s.leader(s.systemGC))
+}
+
+// gcMetrics count what the API deleted.
+type gcMetrics struct {
+	evalsDeleted prometheus.Counter
+	pages        prometheus.Counter
+}
+
+func newGCMetrics(reg prometheus.Registerer) *gcMetrics {
+	m := &gcMetrics{
+		evalsDeleted: prometheus.NewCounter(prometheus.CounterOpts{Name: "ordo_eval_delete_evals_total",
+			Help: "Evaluations deleted through DELETE /v1/evaluations (by id or filter): the progress of a bulk delete."}),
+		pages: prometheus.NewCounter(prometheus.CounterOpts{Name: "ordo_eval_delete_pages_total",
+			Help: "Pages (entries) of eval deletes by filter appended."}),
+	}
+	if reg != nil {
+		m.evalsDeleted = registerOrReuse(reg, m.evalsDeleted)
+		m.pages = registerOrReuse(reg, m.pages)
+	}
+	return m
+}
+
+// registerOrReuse registers c, or returns the collector already
+// registered under its name (several servers in one test process).
+func registerOrReuse(reg prometheus.Registerer, c prometheus.Counter) prometheus.Counter {
+	if err := reg.Register(c); err != nil {
+		var are prometheus.AlreadyRegisteredError
+		if errors.As(err, &are) {
+			if old, ok := are.ExistingCollector.(prometheus.Counter); ok {
+				return old
+			}
+		}
+	}
+	return c
+}
+
+// EvalDeleteRequest is the body of DELETE /v1/evaluations, Nomad's
+// EvalDeleteRequest with ordo's paging fields: EvalIDs or Filter, not
+// both. With Filter, PerPage is the page size of each entry (default
+// evaldelete.DefaultPageSize), NextToken resumes where a previous answer
+// stopped, and MaxPages (0: no limit) ends the request after that many
+// pages, so a client can show progress (ordo eval delete -filter).
+type EvalDeleteRequest struct {
+	EvalIDs   []string
+	Filter    string
+	PerPage   int
+	NextToken string
+	MaxPages  int
+}
+
+// EvalDeleteResponse answers DELETE /v1/evaluations: how many evals were
+// deleted, how many the filter selected but were not safe to delete, and
+// where to resume ("" when the walk reached the end).
+type EvalDeleteResponse struct {
+	Count     int
+	Skipped   int
+	NextToken string
+	Index     uint64
+}
+
+// decodeEvalDelete reads and checks a delete body; every error names its
+// field.
+func decodeEvalDelete(r *http.Request, limit int64) (EvalDeleteRequest, error) {
+	var req EvalDeleteRequest
+	if err := commands.DecodeJSON(r.Body, limit, &req); err != nil {
+		return req, err
+	}
+	return req, checkEvalDelete(&req)
+}
+
+func checkEvalDelete(req *EvalDeleteRequest) error {
+	switch {
+	case len(req.EvalIDs) > 0 && req.Filter != "":
+		return commands.Invalid("EvalIDs", "evals cannot be deleted by both id and filter")
+	case len(req.EvalIDs) == 0 && req.Filter == "":
+		return commands.Invalid("Filter", "give EvalIDs or a Filter")
+	case req.Filter != "":
+		if _, err := evaldelete.Compile(req.Filter); err != nil {
+			return commands.Invalid("Filter", "%v", err)
+		}
+	}
+	if req.PerPage == 0 {
+		req.PerPage = evaldelete.DefaultPageSize
+	}
+	if req.PerPage < 0 || req.PerPage > evaldelete.MaxPageSize {
+		return commands.Invalid("PerPage", "must be between 1 and %d, is %d", evaldelete.MaxPageSize, req.PerPage)
+	}
+	if req.MaxPages < 0 {
+		return commands.Invalid("MaxPages", "must not be negative")
+	}
+	if req.NextToken != "" {
+		if _, err := order.ParseToken(req.NextToken); err != nil {
+			return commands.Invalid("NextToken", "%q is not a token this server handed out", req.NextToken)
+		}
+	}
+	return nil
+}
+
+// deleteEvals deletes evals by id (N6 decided at apply) or by filter, one
+// page per entry (N4): on a snapshot it finds where the next page starts
+// and ends, logs (filter, start, page size), and the FSM re-creates the
+// page at apply; then it moves on to where that page ended. Each entry
+// stays short, so heartbeats, plans and leadership are never starved.
+// Evals that start matching behind the cursor are not deleted.
+func (s *Server) deleteEvals(w http.ResponseWriter, r *http.Request, m *gcMetrics) {
+	req, err := decodeEvalDelete(r, s.cfg.BodyLimit)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	if len(req.EvalIDs) > 0 {
+		out, err := s.cfg.Pipeline.Run(r.Context(), "eval.delete", request(r), eval.Delete{IDs: req.EvalIDs})
+		if err != nil {
+			writeError(w, err)
+			return
+		}
+		m.evalsDeleted.Add(float64(len(req.EvalIDs)))
+		setIndex(w, out.Index)
+		writeJSON(w, http.StatusOK, EvalDeleteResponse{Count: len(req.EvalIDs), Index: out.Index})
+		return
+	}
+	resp, err := s.deletePages(r, req, m)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	setIndex(w, resp.Index)
+	writeJSON(w, http.StatusOK, resp)
+}
+
+func (s *Server) deletePages(r *http.Request, req EvalDeleteRequest, m *gcMetrics) (EvalDeleteResponse, error) {
+	var resp EvalDeleteResponse
+	f, _ := evaldelete.Compile(req.Filter) // checked by decodeEvalDelete
+	cursor := ""
+	if req.NextToken != "" {
+		cursor, _ = order.ParseToken(req.NextToken)
+	}
+	start := time.Now()
+	log := s.cfg.Logger.With("filter", req.Filter, "page_size", req.PerPage)
+	for pages := 0; req.MaxPages == 0 || pages < req.MaxPages; pages++ {
+		// Find the page token: the first selected eval at or after the
+		// cursor, on a snapshot (cheap: no safety check here).
+		snap := s.cfg.FSM.Store().Snapshot()
+		first, err := evaldelete.Walk(projections.NewView(snap), f, cursor, 1, req.PerPage*evaldelete.ScanFactor, false)
+		snap.Close()
+		if err != nil {
+			return resp, err
+		}
+		if first.First == "" {
+			cursor = first.Next // nothing selected within the scan limit: skip ahead
+			if cursor == "" {
+				break
+			}
+			continue
+		}
+		cmd := eval.DeletePage{Filter: req.Filter, From: first.First, PageSize: req.PerPage}
+		rq := request(r)
+		rq.CommandID = "" // each page is its own command
+		out, err := s.cfg.Pipeline.Run(r.Context(), "eval.delete_page", rq, cmd)
+		if err != nil {
+			return resp, err
+		}
+		page, err := eval.AppliedPage(s.cfg.FSM.Store(), out.Index)
+		if err != nil {
+			return resp, err
+		}
+		resp.Count += len(page.IDs)
+		resp.Skipped += page.Skipped
+		resp.Index = out.Index
+		m.evalsDeleted.Add(float64(len(page.IDs)))
+		m.pages.Inc()
+		log.Debug("eval delete page applied", "index", out.Index, "deleted", len(page.IDs), "skipped", page.Skipped)
+		cursor = page.Next
+		if cursor == "" {
+			break
+		}
+	}
+	if cursor != "" {
+		idx, id, err := order.Split(cursor)
+		if err != nil {
+			return resp, err
+		}
+		resp.NextToken = order.Token(idx, id)
+	}
+	log.Info("evals deleted by filter", "deleted", resp.Count, "skipped", resp.Skipped, "next_token", resp.NextToken,
+		"index", resp.Index, "took", time.Since(start))
+	return resp, nil
+}
+
+// countEvals answers GET /v1/evaluations/count: {"Count": n}, the evals
+// of ?namespace (default "default", "*" for all) that ?filter selects, as
+// Nomad's endpoint; a blocking query wakes on the evals table.
+func (s *Server) countEvals(w http.ResponseWriter, r *http.Request) {
+	pq, err := parsePageQuery(r)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	f, err := evaldelete.Compile(r.URL.Query().Get("filter"))
+	if err != nil {
+		writeError(w, commands.Invalid("filter", "%v", err))
+		return
+	}
+	s.query(w, r, evalTables, func(v projections.View) (any, error) {
+		n := 0
+		err := evals.Scan(v, evals.Query{Namespace: pq.namespace, Prefix: pq.prefix}, func(e *evals.Eval) error {
+			ok, err := evaldelete.Match(f, &e.Evaluation)
+			if err != nil {
+				return commands.Invalid("filter", "%v", err)
+			}
+			if ok {
+				n++
+			}
+			return nil
+		})
+		return map[string]int{"Count": n}, err
+	})
+}
+
+// systemGC answers PUT /v1/system/gc: a forced collection (thresholds
+// ignored, as Nomad's), run to completion one bounded entry at a time.
+func (s *Server) systemGC(w http.ResponseWriter, r *http.Request) {
+	total, index, err := gc.Run(r.Context(), s.cfg.Pipeline, request(r).Actor, gc.Collect{Force: true})
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	s.cfg.Logger.Info("forced garbage collection", "collected", total.Total(), "evals", total.Evals,
+		"allocs", total.Allocs, "jobs", total.Jobs, "nodes", total.Nodes, "deployments", total.Deployments, "index", index)
+	setIndex(w, index)
+	writeJSON(w, http.StatusOK, map[string]any{"Index": index, "Collected": total})
+}
