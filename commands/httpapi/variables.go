@@ -70,8 +70,19 @@ func (s *Server) noEncrypter(w http.ResponseWriter) bool {
 	if s.cfg.Encrypter != nil {
 		return false
 	}
-	writeJSON(w, http.StatusServiceUnavailable, errorBody{Error: variables.ErrNoEncrypter.Error(), Status: http.StatusServiceUnavailable})
+	writeVariableError(w, variables.ErrNoEncrypter)
 	return true
+}
+
+// writeVariableError is writeError, with the keyring's failures (no
+// encrypter, no active key, material not here yet) as 503: the request
+// was fine and may succeed once the keyring is ready.
+func writeVariableError(w http.ResponseWriter, err error) {
+	if errors.Is(err, variables.ErrNoEncrypter) || errors.Is(err, variables.ErrKeyring) {
+		writeJSON(w, http.StatusServiceUnavailable, errorBody{Error: err.Error(), Status: http.StatusServiceUnavailable})
+		return
+	}
+	writeVariableError(w, err)
 }
 
 // varToken is a variable's page token, "<namespace>.<path>"; namespaces
@@ -91,12 +102,12 @@ func varTokenKey(token string) (string, bool) {
 func (s *Server) listVariables(w http.ResponseWriter, r *http.Request) {
 	pq, err := parsePage(r, varTokenKey)
 	if err != nil {
-		writeError(w, err)
+		writeVariableError(w, err)
 		return
 	}
 	if pq.namespace != pv.AllNamespaces {
 		if err := namespace.ValidName("namespace", pq.namespace); err != nil {
-			writeError(w, err)
+			writeVariableError(w, err)
 			return
 		}
 	}
@@ -121,10 +132,10 @@ func (s *Server) getVariable(w http.ResponseWriter, r *http.Request) {
 	}
 	ns, path, err := variableTarget(r)
 	if err != nil {
-		writeError(w, err)
+		writeVariableError(w, err)
 		return
 	}
-	s.query(w, r, variableTables, func(v projections.View) (any, error) {
+	res, index, err := s.answer(w, r, variableTables, func(v projections.View) (any, error) {
 		vr, err := pv.Get(v, ns, path)
 		if errors.Is(err, projections.ErrNotFound) {
 			return nil, &commands.NotFoundError{Kind: "variable", ID: path}
@@ -133,6 +144,12 @@ func (s *Server) getVariable(w http.ResponseWriter, r *http.Request) {
 		}
 		return s.openVariable(vr)
 	})
+	if err != nil {
+		writeVariableError(w, err)
+		return
+	}
+	setIndex(w, index)
+	writeJSON(w, http.StatusOK, res)
 }
 
 // openVariable returns vr with its items decrypted.
@@ -186,7 +203,7 @@ func (s *Server) putVariable(w http.ResponseWriter, r *http.Request) {
 	}
 	cmd, items, err := s.decodeVariablePut(r)
 	if err != nil {
-		writeError(w, err)
+		writeVariableError(w, err)
 		return
 	}
 	out, err := s.cfg.Pipeline.Run(r.Context(), "variable.put", request(r), cmd)
@@ -198,7 +215,7 @@ func (s *Server) putVariable(w http.ResponseWriter, r *http.Request) {
 	vr, err := pv.Get(projections.NewView(snap), cmd.Namespace, cmd.Path)
 	snap.Close()
 	if err != nil {
-		writeError(w, err)
+		writeVariableError(w, err)
 		return
 	}
 	s.cfg.Logger.Debug("variable written", "namespace", cmd.Namespace, "path", cmd.Path, "key_id", cmd.KeyID, "index", out.Index)
@@ -254,17 +271,17 @@ func (s *Server) deleteVariable(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err := refuseLocks(r); err != nil {
-		writeError(w, err)
+		writeVariableError(w, err)
 		return
 	}
 	ns, path, err := variableTarget(r)
 	if err != nil {
-		writeError(w, err)
+		writeVariableError(w, err)
 		return
 	}
 	cas, err := parseCAS(r)
 	if err != nil {
-		writeError(w, err)
+		writeVariableError(w, err)
 		return
 	}
 	out, err := s.cfg.Pipeline.Run(r.Context(), "variable.delete", request(r), variables.Delete{Namespace: ns, Path: path, CAS: cas})
@@ -281,7 +298,7 @@ func (s *Server) deleteVariable(w http.ResponseWriter, r *http.Request) {
 // a caller who may read the variable.
 func (s *Server) variableError(w http.ResponseWriter, r *http.Request, ns, path string, err error) {
 	if !variables.IsCASConflict(err) {
-		writeError(w, err)
+		writeVariableError(w, err)
 		return
 	}
 	snap := s.cfg.FSM.Store().Snapshot()
@@ -294,11 +311,11 @@ func (s *Server) variableError(w http.ResponseWriter, r *http.Request, ns, path 
 		cur = metadataJSON(vr)
 	case gerr == nil:
 		if cur, gerr = s.openVariable(vr); gerr != nil {
-			writeError(w, gerr)
+			writeVariableError(w, gerr)
 			return
 		}
 	case !errors.Is(gerr, projections.ErrNotFound):
-		writeError(w, gerr)
+		writeVariableError(w, gerr)
 		return
 	}
 	idx, _ := v.AppliedIndex()

@@ -216,7 +216,7 @@ func TestDeleteDecide(t *testing.T) {
 			t.Fatal(err)
 		}
 		want := commands.Decision{
-			Events:        []events.Payload{&events.NamespaceDeleted{Name: "payments"}},
+			Events: []events.Payload{&events.NamespaceDeleted{Name: "payments"}},
 			Preconditions: []events.Precondition{{Table: namespaces.Table, Key: "payments", Op: events.Exists},
 				nsguard.EmptyPrecondition("payments")},
 		}

@@ -16,6 +16,11 @@ type Encrypter interface {
 // no keyring to encrypt them with.
 var ErrNoEncrypter = errors.New("ordo: variables are unavailable: this server has no keyring to encrypt them with")
 
+// ErrKeyring wraps the keyring's failure to encrypt or decrypt (no
+// active key yet, key material not replicated here, a ciphertext that does
+// not open); the API answers 503.
+var ErrKeyring = errors.New("ordo: the keyring could not seal or open the variable")
+
 // Items are a variable's key/value pairs, Nomad's VariableItems.
 type Items map[string]string
 
@@ -38,7 +43,7 @@ func Seal(enc Encrypter, ns, path string, items Items) (keyID string, data []byt
 	keyID, data, err = enc.Encrypt(plain, AAD(ns, path))
 	clear(plain)
 	if err != nil {
-		return "", nil, fmt.Errorf("encrypt variable %q: %w", path, err)
+		return "", nil, fmt.Errorf("%w: encrypt variable %q: %w", ErrKeyring, path, err)
 	}
 	return keyID, data, nil
 }
@@ -50,7 +55,7 @@ func Open(enc Encrypter, ns, path, keyID string, data []byte) (Items, error) {
 	}
 	plain, err := enc.Decrypt(keyID, data, AAD(ns, path))
 	if err != nil {
-		return nil, fmt.Errorf("decrypt variable %q with key %s: %w", path, keyID, err)
+		return nil, fmt.Errorf("%w: decrypt variable %q with key %s: %w", ErrKeyring, path, keyID, err)
 	}
 	var items Items
 	err = json.Unmarshal(plain, &items)
