@@ -37,6 +37,7 @@ func newOperatorCommand(g *globals) *cobra.Command {
 	cmd.AddCommand(raft)
 	cmd.AddCommand(newProjectionsCommand(g)) // projections.go
 	cmd.AddCommand(newMirrorCommand(g))      // mirror.go
+	cmd.AddCommand(newRootKeyCommand(g))     // keyring.go: root keyring list|rotate|remove
 	return cmd
 }
 
