@@ -84,6 +84,10 @@ var routeAccess = map[string]access{
 	"GET /v1/history/{kind}/{id...}":   ns(policy.CapReadJob),
 	// Evaluations, allocations, deployments.
 	"GET /v1/evaluations":                 ns(policy.CapReadJob),
+	"GET /v1/evaluations/count":           ns(policy.CapReadJob),
+	"DELETE /v1/evaluations":              management, // as Nomad: deleting evals is an operator's last resort
+	"PUT /v1/system/gc":                   management,
+	"POST /v1/system/gc":                  management,
 	"GET /v1/evaluation/{id}":             ns(policy.CapReadJob),
 	"GET /v1/evaluation/{id}/allocations": ns(policy.CapReadJob),
 	"GET /v1/allocations":                 ns(policy.CapReadJob),
@@ -150,6 +154,18 @@ var routeAccess = map[string]access{
 	"PUT /v1/var/{path...}":    VariablesAccess(policy.VarWrite),
 	"POST /v1/var/{path...}":   VariablesAccess(policy.VarWrite),
 	"DELETE /v1/var/{path...}": VariablesAccess(policy.VarDestroy),
+	// The keyring (keyring.go): reading keys' metadata is an operator's,
+	// changing them management's; the JWKS and the servers' key fetch
+	// authenticate themselves.
+	"GET /v1/operator/keyring/keys":        opRule(read),
+	"PUT /v1/operator/keyring/rotate":      management,
+	"POST /v1/operator/keyring/rotate":     management,
+	"DELETE /v1/operator/keyring/key/{id}": management,
+	"PUT /v1/operator/keyring/gc":          management,
+	"POST /v1/operator/keyring/gc":         management,
+	"GET /v1/operator/keyring/key/{id}":    public,
+	"GET /.well-known/jwks.json":           public,
+	"GET /v1/allocation/{id}/identity":     management,
 	// ACLs (acl.go): bootstrap needs no token; the rest is management's,
 	// except a token reading itself.
 	"PUT /v1/acl/bootstrap":           public,
