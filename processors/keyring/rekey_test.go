@@ -1,0 +1,112 @@
+package keyring_test
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+
+	"github.com/ordoplane/ordo/commands"
+	"github.com/ordoplane/ordo/commands/keyring"
+	"github.com/ordoplane/ordo/commands/variables"
+	"github.com/ordoplane/ordo/events"
+	pk "github.com/ordoplane/ordo/processors/keyring"
+	"github.com/ordoplane/ordo/projections"
+	"github.com/ordoplane/ordo/projections/all"
+	kp "github.com/ordoplane/ordo/projections/keyring"
+	pv "github.com/ordoplane/ordo/projections/variables"
+	"github.com/ordoplane/ordo/storage/keystore"
+	"github.com/ordoplane/ordo/storage/kv"
+	"github.com/ordoplane/ordo/storage/raftlog"
+)
+
+type fsmLog struct {
+	fsm   *projections.FSM
+	index atomic.Uint64
+}
+
+func (l *fsmLog) Append(_ context.Context, data []byte) (any, uint64, error) {
+	i := l.index.Add(1)
+	return l.fsm.Apply([]raftlog.Log{{Index: i, Term: 1, Data: data}})[0], i, nil
+}
+
+// TestFullRotation is N12: after a full rotation, the rekey job leaves
+// every variable readable and encrypted under the new key, in pages, and
+// marks the old key inactive.
+func TestFullRotation(t *testing.T) {
+	dir := t.TempDir()
+	store, err := kv.Open(filepath.Join(dir, "state"), kv.DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	fsm, err := projections.NewFSM(store, projections.FSMConfig{Projections: all.Projections(), Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fsm.Close()
+	p, _ := commands.NewPipeline(commands.PipelineConfig{Log: &fsmLog{fsm: fsm}, Store: store, Applied: fsm.Applied})
+	defer p.Close()
+	ks, _ := keystore.Open(filepath.Join(dir, "keystore"))
+	kr, _ := keyring.New(keyring.Config{Keystore: ks, Store: store, Pipeline: p})
+	ctx := context.Background()
+	old, err := kr.Initialize(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 25
+	for i := range n {
+		path := fmt.Sprintf("app/v%02d", i)
+		id, data, err := variables.Seal(kr, "default", path, variables.Items{"password": fmt.Sprint("secret-", i)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := p.Run(ctx, "var.put", commands.Request{}, variables.Put{Namespace: "default", Path: path, KeyID: id, Data: data}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, newKey, err := kr.Rotate(ctx, commands.Request{}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rk, err := pk.NewRekeyer(pk.RekeyerConfig{Keyring: kr, Pipeline: p, Store: store, Notifier: fsm.Notifier(), PageSize: 10, Parallel: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	steps := 0
+	for {
+		busy, err := rk.Step(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !busy {
+			break
+		}
+		if steps++; steps > 10 {
+			t.Fatal("rekey does not finish")
+		}
+	}
+	if steps != 4 { // three pages of 10, then the state change
+		t.Fatalf("%d steps, want 4", steps)
+	}
+	v := projections.NewView(store)
+	if k, _ := kp.Get(v, old); k.State != events.RootKeyInactive {
+		t.Fatalf("old key %s", k.State)
+	}
+	for i := range n {
+		path := fmt.Sprintf("app/v%02d", i)
+		x, err := pv.Get(v, "default", path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if x.KeyID != newKey {
+			t.Fatalf("%s encrypted with %s, want %s", path, x.KeyID, newKey)
+		}
+		items, err := variables.Open(kr, "default", path, x.KeyID, x.Data)
+		if err != nil || items["password"] != fmt.Sprint("secret-", i) {
+			t.Fatalf("%s: %v %v", path, items, err)
+		}
+	}
+}
