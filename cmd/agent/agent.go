@@ -254,6 +254,12 @@ func Start(cfg Config) (a *Agent, err error) {
 		procs = append(procs, tokenExpiry)
 	}
 	procs = append(procs, a.kr.procs...) // first key, full-rotation rekey, keyring GC
+	if g, err := a.newGC(); err != nil {
+		ln.Close()
+		return nil, err
+	} else if g != nil {
+		procs = append(procs, g) // gc.go: periodic garbage collection
+	}
 	sup := supervisor.New(supervisor.Config{Logger: a.log, Registerer: a.reg}, procs...)
 	a.goroutine(func() {
 		if err := a.http.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {

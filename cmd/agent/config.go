@@ -55,6 +55,8 @@ type Config struct {
 	Projections []projections.Projection `hcl:"-" json:"-"`
 	// Scheduler tunes the eval broker, workers and plan applier.
 	Scheduler SchedulerConfig `json:"Scheduler"`
+	// GC tunes garbage collection (gc.go, docs/gc.md).
+	GC GCConfig `json:"GC"`
 	// DisablePeriodic runs no periodic launcher on this server: periodic
 	// jobs launch only by POST /v1/job/:id/periodic/force.
 	DisablePeriodic bool `json:"DisablePeriodic"`

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/gohcl"
@@ -26,6 +27,7 @@ import (
 //	  enabled          = true
 //	  bootstrap_expect = 3
 //	  join             = ["10.0.0.2:4646", "10.0.0.3:4646"]
+//	  eval_gc_threshold = "1h"         # and batch_eval_, job_, node_, deployment_gc_threshold, job_gc_interval (docs/gc.md)
 //	}
 //
 //	client {
@@ -79,6 +81,39 @@ type serverBlock struct {
 	Enabled         *bool    `hcl:"enabled,optional"`
 	BootstrapExpect *int     `hcl:"bootstrap_expect,optional"`
 	Join            []string `hcl:"join,optional"`
+	// Garbage collection, as Nomad names it (docs/gc.md): durations.
+	EvalGCThreshold       *string `hcl:"eval_gc_threshold,optional"`
+	BatchEvalGCThreshold  *string `hcl:"batch_eval_gc_threshold,optional"`
+	JobGCThreshold        *string `hcl:"job_gc_threshold,optional"`
+	NodeGCThreshold       *string `hcl:"node_gc_threshold,optional"`
+	DeploymentGCThreshold *string `hcl:"deployment_gc_threshold,optional"`
+	JobGCInterval         *string `hcl:"job_gc_interval,optional"`
+}
+
+// applyGC sets the GC settings of the server block; errors name the field.
+func (b *serverBlock) applyGC(c *agent.GCConfig, path string) error {
+	for _, f := range []struct {
+		name string
+		v    *string
+		dst  *time.Duration
+	}{
+		{"eval_gc_threshold", b.EvalGCThreshold, &c.Thresholds.Eval},
+		{"batch_eval_gc_threshold", b.BatchEvalGCThreshold, &c.Thresholds.BatchEval},
+		{"job_gc_threshold", b.JobGCThreshold, &c.Thresholds.Job},
+		{"node_gc_threshold", b.NodeGCThreshold, &c.Thresholds.Node},
+		{"deployment_gc_threshold", b.DeploymentGCThreshold, &c.Thresholds.Deployment},
+		{"job_gc_interval", b.JobGCInterval, &c.Interval},
+	} {
+		if f.v == nil {
+			continue
+		}
+		d, err := time.ParseDuration(*f.v)
+		if err != nil || d <= 0 {
+			return fmt.Errorf("server.%s in %s: %q is not a positive duration", f.name, path, *f.v)
+		}
+		*f.dst = d
+	}
+	return nil
 }
 
 // clientBlock is the file's client block.
@@ -262,6 +297,9 @@ func (f *agentFile) applyTo(c *agent.Config) error {
 		}
 		if s.Join != nil {
 			c.Join = append([]string(nil), s.Join...)
+		}
+		if err := s.applyGC(&c.GC, f.path); err != nil {
+			return err
 		}
 	}
 	if f.Client != nil {
