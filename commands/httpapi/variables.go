@@ -82,7 +82,7 @@ func writeVariableError(w http.ResponseWriter, err error) {
 		writeJSON(w, http.StatusServiceUnavailable, errorBody{Error: err.Error(), Status: http.StatusServiceUnavailable})
 		return
 	}
-	writeVariableError(w, err)
+	writeError(w, err)
 }
 
 // varToken is a variable's page token, "<namespace>.<path>"; namespaces
