@@ -1,6 +1,9 @@
 package projections
 
 import (
+	"sync/atomic"
+	"time"
+
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/ordoplane/ordo/storage/archive"
@@ -14,11 +17,23 @@ type fsmMetrics struct {
 	archiveLen prometheus.GaugeFunc
 	// batchSeconds is the time to apply one raft batch, commit included.
 	batchSeconds prometheus.Histogram
+	// maxNanos is the longest batch since FSM.MaxApply last read it.
+	maxNanos *atomic.Int64
+}
+
+// observeMax keeps the longest batch apply.
+func (m fsmMetrics) observeMax(d time.Duration) {
+	for {
+		old := m.maxNanos.Load()
+		if int64(d) <= old || m.maxNanos.CompareAndSwap(old, int64(d)) {
+			return
+		}
+	}
 }
 
 func newFSMMetrics(reg prometheus.Registerer, store *kv.Store) fsmMetrics {
 	m := fsmMetrics{
-		reg: reg,
+		reg: reg, maxNanos: new(atomic.Int64),
 		entries: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "ordo_fsm_entries_applied_total", Help: "Entries applied by the FSM since start."}),
 		rejections: prometheus.NewCounter(prometheus.CounterOpts{

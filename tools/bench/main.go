@@ -48,13 +48,14 @@ func main() {
 	duration := flag.Duration("duration", 10*time.Second, "how long each load runs")
 	replay := flag.Int("replay", 200000, "events in the archive for the apply and replay figures")
 	addr := flag.String("addr", "", "load this server's HTTP address instead of starting servers")
-	only := flag.String("only", "", "run only these, comma-separated: load1, load3, apply, replay, export, c1m, simfleet, simfleet-fast, c1m-http, mirror")
+	only := flag.String("only", "", "run only these, comma-separated: load1, load3, apply, replay, export, c1m, simfleet, simfleet-fast, c1m-http, mirror, evaldelete")
 	nodes := flag.Int("nodes", 0, "simulated nodes (0: 5000 for c1m, 10000 for simfleet, simfleet-fast and c1m-http)")
 	jobs := flag.Int("jobs", 0, "jobs for c1m and c1m-http (0: 100 for c1m, 5 for c1m-http)")
 	perJob := flag.Int("per-job", 1000, "allocations per job for c1m and c1m-http")
 	fleetWindow := flag.Duration("fleet-window", time.Minute, "how long simfleet and simfleet-fast measure heartbeats")
 	fastTTL := flag.Duration("fleet-fast-ttl", time.Second, "the heartbeat TTL of simfleet-fast (the server's rate limit lifted)")
 	workers := flag.Int("workers", 0, "scheduler workers for c1m and c1m-http (0: the agent's default)")
+	evalDeleteN := flag.Int("evaldelete-evals", 1000000, "pending evals the evaldelete figures seed and delete by filter")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile here")
 	flag.Parse()
 	if *cpuprofile != "" {
@@ -99,6 +100,7 @@ func main() {
 		run("simfleet-fast", func() ([]row, error) { return fleetHeartbeats(or(*nodes, 10000), *fleetWindow, *fastTTL) })
 		run("c1m-http", func() ([]row, error) { return c1mHTTP(or(*nodes, 10000), or(*jobs, 5), *perJob, *workers) })
 		run("mirror", func() ([]row, error) { return mirrorRows(mirrorEvents, 5000, *clients, *duration) }) // mirror.go
+		run("evaldelete", func() ([]row, error) { return evalDeleteRows(*evalDeleteN, 8) })                 // evaldelete.go
 	}
 	printTable(rows)
 }

@@ -1,0 +1,252 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/ordoplane/ordo/cmd/agent"
+	"github.com/ordoplane/ordo/commands"
+	"github.com/ordoplane/ordo/events"
+	"github.com/ordoplane/ordo/projections"
+)
+
+// seedEvals is the bench's command that appends a batch of evals as given.
+type seedEvals struct{ evals []events.Evaluation }
+
+func (seedEvals) Validate() error { return nil }
+
+func (c seedEvals) Decide(projections.View, time.Time, commands.IDs) (commands.Decision, error) {
+	return commands.Decision{Events: []events.Payload{&events.EvalsUpserted{Evals: c.evals}}}, nil
+}
+
+// evalDeleteRows: a 3-server loopback cluster (scheduler off, so the
+// pending evals stay pending) is seeded with n pending evals of jobs that
+// do not exist, through the leader's pipeline in entries of 5,000 (the
+// same path as any write: raft, every server's FSM); then DELETE
+// /v1/evaluations with a filter removes them, page by page, while
+// `clients` writers keep writing namespaces. Figures: seed and delete
+// time, the longest single FSM batch apply on the leader during the
+// delete, and the writers' p50/p99 latency during the delete.
+func evalDeleteRows(n, clients int) ([]row, error) {
+	dir, err := os.MkdirTemp("", "ordo-bench-evaldelete-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	var agents []*agent.Agent
+	for i := range 3 {
+		cfg := agent.DefaultConfig()
+		cfg.DataDir = fmt.Sprintf("%s/s%d", dir, i)
+		cfg.HTTPAddr, cfg.RaftAddr = "127.0.0.1:0", "127.0.0.1:0"
+		cfg.BootstrapExpect = 3
+		cfg.JoinInterval = 100 * time.Millisecond
+		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+		cfg.RaftLogOutput = io.Discard
+		cfg.NoSync = os.Getenv("ORDO_BENCH_NOSYNC") != ""
+		cfg.Scheduler.Disabled = true
+		cfg.GC.Disabled = true
+		if i > 0 {
+			cfg.Join = []string{agents[0].HTTPAddr()}
+		}
+		a, err := agent.Start(cfg)
+		if err != nil {
+			for _, a := range agents {
+				a.Shutdown()
+			}
+			return nil, err
+		}
+		agents = append(agents, a)
+	}
+	defer func() {
+		for _, a := range agents {
+			a.Shutdown()
+		}
+	}()
+	leader, err := waitLeader(agents)
+	if err != nil {
+		return nil, err
+	}
+	// Seed: entries of 1,000 evals, 4 in flight (bigger entries starve
+	// raft's heartbeats on 2 cores, which is the point of paging deletes).
+	start := time.Now()
+	const batch = 1000
+	now := time.Now().UnixNano()
+	next := make(chan int)
+	errs := make(chan error, 4)
+	var seedWG sync.WaitGroup
+	for range 4 {
+		seedWG.Add(1)
+		go func() {
+			defer seedWG.Done()
+			for i := range next {
+				evs := make([]events.Evaluation, 0, batch)
+				for j := i; j < i+batch && j < n; j++ {
+					evs = append(evs, events.Evaluation{ID: fmt.Sprintf("bench-eval-%08d", j), Namespace: "default", Priority: 50,
+						Type: events.JobTypeService, TriggeredBy: events.EvalTriggerNodeUpdate, JobID: fmt.Sprintf("gone-%d", j%1000),
+						Status: events.EvalStatusPending, CreateTime: now, ModifyTime: now})
+				}
+				var err error
+				for try, l := 0, leader; try < 10; try++ {
+					if _, err = l.Pipeline().Run(context.Background(), "bench.seed", commands.Request{}, seedEvals{evs}); err == nil {
+						break
+					}
+					if nl, werr := waitLeader(agents); werr == nil {
+						l = nl
+					}
+				}
+				if err != nil {
+					errs <- fmt.Errorf("seed at %d: %w", i, err)
+					return
+				}
+			}
+		}()
+	}
+	func() {
+		defer close(next)
+		for i := 0; i < n; i += batch {
+			select {
+			case next <- i:
+			case err := <-errs:
+				errs <- err
+				return
+			}
+		}
+	}()
+	seedWG.Wait()
+	select {
+	case err := <-errs:
+		return nil, err
+	default:
+	}
+	seeded := time.Since(start)
+	var seedMax time.Duration
+	for _, a := range agents {
+		seedMax = max(seedMax, a.FSM().MaxApply())
+	}
+	fmt.Fprintf(os.Stderr, "bench: seeded %d evals in %s, longest apply %s\n", n, seeded, seedMax)
+	if leader, err = waitLeader(agents); err != nil {
+		return nil, err
+	}
+	waitApplied(agents, leader.FSM().Applied())
+
+	// Delete under load.
+	for _, a := range agents {
+		a.FSM().MaxApply()
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	var mu sync.Mutex
+	var lat []time.Duration
+	failed := 0
+	var wg sync.WaitGroup
+	client := &http.Client{Timeout: 30 * time.Second}
+	for c := range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for k := 0; ctx.Err() == nil; k++ {
+				body := fmt.Sprintf(`{"Name":"w%d-%d","Description":"bench"}`, c, k%50)
+				t0 := time.Now()
+				resp, err := client.Post("http://"+leader.HTTPAddr()+"/v1/namespace", "application/json", bytes.NewReader([]byte(body)))
+				d := time.Since(t0)
+				ok := err == nil && resp.StatusCode == http.StatusOK
+				if resp != nil {
+					io.Copy(io.Discard, resp.Body)
+					resp.Body.Close()
+				}
+				mu.Lock()
+				if ok {
+					lat = append(lat, d)
+				} else {
+					failed++
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	start = time.Now()
+	deleted, pages, retries, err := deleteByFilter(agents, `Status == "pending"`)
+	took := time.Since(start)
+	stop()
+	wg.Wait()
+	if err != nil {
+		return nil, err
+	}
+	if deleted != n {
+		return nil, fmt.Errorf("deleted %d evals, want %d", deleted, n)
+	}
+	var maxApply time.Duration
+	for _, a := range agents {
+		maxApply = max(maxApply, a.FSM().MaxApply())
+	}
+	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+	label := fmt.Sprintf("%d pending evals, 3 servers", n)
+	return []row{
+		{"eval delete: seed " + label, seeded.Seconds(), "s"},
+		{"eval delete: delete by filter, " + label, took.Seconds(), "s"},
+		{"eval delete: evals deleted per second", float64(n) / took.Seconds(), "evals/s"},
+		{"eval delete: longest FSM batch apply during the delete (any server)", ms(maxApply), "ms"},
+		{fmt.Sprintf("eval delete: concurrent writes during the delete, %d clients", clients), float64(len(lat)) / took.Seconds(), "writes/s"},
+		{"eval delete: concurrent write p50", ms(percentile(lat, 0.50)), "ms"},
+		{"eval delete: concurrent write p99", ms(percentile(lat, 0.99)), "ms"},
+		{"eval delete: concurrent writes failed", float64(failed), "count"},
+		{"eval delete: requests (50 pages each)", float64(pages), "count"},
+		{"eval delete: requests retried (no leader)", float64(retries), "count"},
+	}, nil
+}
+
+// waitApplied waits until every agent applied index (or 2 minutes).
+func waitApplied(agents []*agent.Agent, index uint64) {
+	deadline := time.Now().Add(2 * time.Minute)
+	for _, a := range agents {
+		for a.FSM().Applied() < index && time.Now().Before(deadline) {
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+}
+
+// deleteByFilter deletes what filter selects through DELETE
+// /v1/evaluations, 50 pages a request as ordo eval delete does, resuming
+// at NextToken; a request that meets no leader is retried on the new one.
+func deleteByFilter(agents []*agent.Agent, filter string) (deleted, requests, retries int, err error) {
+	token := ""
+	for {
+		leader, err := waitLeader(agents)
+		if err != nil {
+			return deleted, requests, retries, err
+		}
+		body, _ := json.Marshal(map[string]any{"Filter": filter, "MaxPages": 50, "NextToken": token})
+		req, _ := http.NewRequest("DELETE", "http://"+leader.HTTPAddr()+"/v1/evaluations", bytes.NewReader(body))
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return deleted, requests, retries, err
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		requests++
+		if resp.StatusCode == http.StatusServiceUnavailable && retries < 20 {
+			retries++
+			continue
+		}
+		var out struct {
+			Count     int
+			NextToken string
+		}
+		if resp.StatusCode != http.StatusOK || json.Unmarshal(b, &out) != nil {
+			return deleted, requests, retries, fmt.Errorf("delete: %d %s", resp.StatusCode, b)
+		}
+		deleted += out.Count
+		if token = out.NextToken; token == "" {
+			return deleted, requests, retries, nil
+		}
+	}
+}
