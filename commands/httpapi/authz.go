@@ -162,7 +162,6 @@ var routeAccess = map[string]access{
 	"POST /v1/operator/keyring/rotate":     management,
 	"DELETE /v1/operator/keyring/key/{id}": management,
 	"PUT /v1/operator/keyring/gc":          management,
-	"POST /v1/operator/keyring/gc":         management,
 	"GET /v1/operator/keyring/key/{id}":    public,
 	"GET /.well-known/jwks.json":           public,
 	"GET /v1/allocation/{id}/identity":     management,
