@@ -1,0 +1,50 @@
+package tokenexpiry_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/ordoplane/ordo/commands"
+	"github.com/ordoplane/ordo/commands/acl"
+	"github.com/ordoplane/ordo/processors/tokenexpiry"
+)
+
+// submitter records the commands the processor submits.
+type submitter struct {
+	calls       int
+	actors      []string
+}
+
+func (s *submitter) Run(_ context.Context, _ string, req commands.Request, c commands.Command) (commands.Outcome, error) {
+	s.calls++
+	s.actors = append(s.actors, req.Actor)
+	if _, ok := c.(*acl.ExpireTokens); !ok {
+		panic("unexpected command")
+	}
+	return commands.Outcome{Index: uint64(s.calls)}, nil
+}
+
+// TestRunPacedByClock: the processor submits ExpireTokens as
+// its own actor, paced by its injected clock (no sleeps), and returns
+// when its context ends.
+func TestRunPacedByClock(t *testing.T) {
+	s := &submitter{}
+	ticks := make(chan time.Time)
+	p, err := tokenexpiry.New(tokenexpiry.Config{Pipeline: s, After: func(time.Duration) <-chan time.Time { return ticks }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- p.Run(ctx) }()
+	ticks <- time.Time{}
+	ticks <- time.Time{} // the second tick is taken only after the first sweep
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if s.calls < 1 || s.actors[0] != tokenexpiry.Actor {
+		t.Fatalf("calls = %d actors = %v", s.calls, s.actors)
+	}
+}
