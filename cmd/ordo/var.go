@@ -127,11 +127,7 @@ before anything is logged.`,
 			}
 			var out variable
 			if err := c.do(cmd.Context(), "PUT", varPath(path), q, spec, &out); err != nil {
-				var ae *apiError
-				if errors.As(err, &ae) && ae.Status == 409 && q.Has("cas") {
-					return fmt.Errorf("put variable %q: check-and-set failed (cas %d): %w", path, cas, err)
-				}
-				return fmt.Errorf("put variable %q: %w", path, err)
+				return fmt.Errorf("put variable %q: %w", path, err) // a cas mismatch names both indexes
 			}
 			if asJSON {
 				return json.NewEncoder(cmd.OutOrStdout()).Encode(out)

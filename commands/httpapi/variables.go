@@ -320,5 +320,11 @@ func (s *Server) variableError(w http.ResponseWriter, r *http.Request, ns, path 
 	}
 	idx, _ := v.AppliedIndex()
 	setIndex(w, idx)
-	writeJSON(w, http.StatusConflict, cur)
+	// The current variable, as Nomad answers, with ordo's Error and Status
+	// beside it (clients decoding a Variable ignore them).
+	writeJSON(w, http.StatusConflict, struct {
+		*variableJSON
+		Error  string
+		Status int
+	}{cur, err.Error(), http.StatusConflict})
 }
