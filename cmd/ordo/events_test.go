@@ -31,7 +31,7 @@ func TestEventsSchemaList(t *testing.T) {
 			t.Errorf("line %q for %s v%d", lines[i+1], typ.Name, typ.Version)
 		}
 	}
-	if !strings.Contains(strings.Join(strings.Fields(out), " "), "NamespaceUpserted 2 1,2 Namespace namespace no") {
+	if !strings.Contains(strings.Join(strings.Fields(out), " "), "NamespaceUpserted 3 1,2,3 Namespace namespace no") {
 		t.Errorf("NamespaceUpserted's versions not listed:\n%s", out)
 	}
 
@@ -53,7 +53,7 @@ func TestEventsSchemaOne(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &s); err != nil {
 		t.Fatalf("%v:\n%s", err, out)
 	}
-	if s["$schema"] != schema.Draft || s["title"] != "NamespaceUpserted v2" || s["x-ordo-version"] != 2.0 {
+	if s["$schema"] != schema.Draft || s["title"] != "NamespaceUpserted v3" || s["x-ordo-version"] != 3.0 {
 		t.Errorf("schema: %v %v %v", s["$schema"], s["title"], s["x-ordo-version"])
 	}
 	want, _ := schema.Lookup("NamespaceUpserted", 0)
@@ -63,7 +63,7 @@ func TestEventsSchemaOne(t *testing.T) {
 	}
 
 	code, out, errOut = runCLI("events", "schema", "-version", "1", "NamespaceUpserted")
-	if code != 0 || !strings.Contains(out, `"title": "NamespaceUpserted v1"`) || !strings.Contains(out, `"x-ordo-payload-version": 2`) {
+	if code != 0 || !strings.Contains(out, `"title": "NamespaceUpserted v1"`) || !strings.Contains(out, `"x-ordo-payload-version": 3`) {
 		t.Errorf("-version 1: exit %d\n%s%s", code, out, errOut)
 	}
 
@@ -81,7 +81,7 @@ func TestEventsSchemaErrors(t *testing.T) {
 		want string
 	}{
 		{[]string{"events", "schema", "NoSuchEvent"}, `unknown event type "NoSuchEvent"`},
-		{[]string{"events", "schema", "-version", "3", "NamespaceUpserted"}, "NamespaceUpserted v3 (versions 1 to 2)"},
+		{[]string{"events", "schema", "-version", "4", "NamespaceUpserted"}, "NamespaceUpserted v4 (versions 1 to 3)"},
 		{[]string{"events", "schema", "-version", "2"}, "-version needs an event type"},
 		{[]string{"events", "schema", "A", "B"}, "accepts at most 1 arg"},
 	} {

@@ -93,13 +93,13 @@ func newNamespaceStatusCommand(g *globals) *cobra.Command {
 // printNamespace writes the "Key = value" view of `ordo namespace status`,
 // followed by a Metadata section when the namespace has any.
 func printNamespace(w io.Writer, ns namespace) error {
-	err := printPairs(w, []pair{
-		{"Name", ns.Name},
-		{"Description", orNone(ns.Description)},
-		{"Variables Quota", quotaString(ns.VariablesQuota)},
-		{"Create Index", strconv.FormatUint(ns.CreateIndex, 10)},
-		{"Modify Index", strconv.FormatUint(ns.ModifyIndex, 10)},
-	})
+	pairs := []pair{{"Name", ns.Name}, {"Description", orNone(ns.Description)}}
+	if ns.VariablesQuota != 0 {
+		pairs = append(pairs, pair{"Variables Quota", quotaString(ns.VariablesQuota)})
+	}
+	err := printPairs(w, append(pairs,
+		pair{"Create Index", strconv.FormatUint(ns.CreateIndex, 10)},
+		pair{"Modify Index", strconv.FormatUint(ns.ModifyIndex, 10)}))
 	if err != nil || len(ns.Meta) == 0 {
 		return err
 	}
@@ -113,13 +113,8 @@ func printNamespace(w io.Writer, ns namespace) error {
 	return printPairs(w, meta)
 }
 
-// quotaString shows a variables quota in bytes, "<none>" for no limit.
-func quotaString(n int64) string {
-	if n == 0 {
-		return "<none>"
-	}
-	return strconv.FormatInt(n, 10) + " bytes"
-}
+// quotaString shows a variables quota in bytes.
+func quotaString(n int64) string { return strconv.FormatInt(n, 10) + " bytes" }
 
 func orNone(s string) string {
 	if s == "" {
