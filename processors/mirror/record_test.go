@@ -71,7 +71,7 @@ func TestRecordJSON(t *testing.T) {
 	if p := v["Payload"].(map[string]any)["Namespace"].(map[string]any); p["Name"] != `pay"ments` || p["Description"] != "<team>" {
 		t.Fatalf("payload %v", p)
 	}
-	want := map[string]string{HeaderIndex: "42", HeaderSeq: "0", HeaderType: "NamespaceUpserted", HeaderVersion: "2",
+	want := map[string]string{HeaderIndex: "42", HeaderSeq: "0", HeaderType: "NamespaceUpserted", HeaderVersion: "3",
 		HeaderContentType: "application/json", HeaderSpecVersion: "1.0", HeaderID: "id-0", HeaderSource: "/ordo",
 		HeaderCEType: "ordo.NamespaceUpserted", HeaderTime: "2026-05-03T03:09:37.123456789Z",
 		HeaderSequence: "00000000000000000042-0000000000", HeaderSubject: `namespace/pay"ments`}
