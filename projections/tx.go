@@ -76,6 +76,18 @@ func (tx *Tx) Delete(table, key string) (bool, error) {
 	return true, nil
 }
 
+// DeleteKnown removes key from table without reading it first: for rows
+// the caller knows exist (the index rows of a row it just read), where
+// Delete's read would be wasted. The table counts as changed.
+func (tx *Tx) DeleteKnown(table, key string) error {
+	if err := tx.w.Delete(rowKey(table, key)); err != nil {
+		return fmt.Errorf("delete %s/%s: %w", table, key, err)
+	}
+	tx.changed[table] = struct{}{}
+	tx.touch(table, key)
+	return nil
+}
+
 // changedTables returns the changed tables in sorted order.
 func (tx *Tx) changedTables() []string {
 	out := make([]string, 0, len(tx.changed))

@@ -124,7 +124,8 @@ func remove(tx *projections.Tx, id string) error {
 		{ByJobTable, JobKey(old.Namespace, old.JobID) + id},
 		{ByCreateTable, order.Key(old.CreateIndex, id)},
 	} {
-		if _, err := tx.Delete(d.table, d.key); err != nil {
+		// The row exists (just read) and so do its index rows.
+		if err := tx.DeleteKnown(d.table, d.key); err != nil {
 			return err
 		}
 	}

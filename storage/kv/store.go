@@ -36,7 +36,8 @@ type Config struct {
 	// Sync makes every committed batch durable before Commit returns.
 	// Default false: the state store is rebuilt from the synced raft log.
 	Sync bool
-	// CacheBytes is the block cache size in bytes. Default 64 MiB.
+	// CacheBytes is the block cache size in bytes, besides the memory of
+	// the memtables. Default 64 MiB.
 	CacheBytes int64
 }
 
@@ -78,7 +79,12 @@ func Open(dir string, cfg Config) (*Store, error) {
 	opts.MaxConcurrentCompactions = func() int { return 2 }
 	opts.EnsureDefaults()
 	if cfg.CacheBytes > 0 {
-		c := pebble.NewCache(cfg.CacheBytes)
+		// Pebble charges its memtables to the block cache (Cache.Reserve):
+		// a cache no bigger than the memtables holds no block at all, and
+		// every read of a table re-reads its filter and index blocks from
+		// disk, a cost that grows with the table. The memtables get their
+		// own share on top of CacheBytes.
+		c := pebble.NewCache(cfg.CacheBytes + int64(opts.MemTableStopWritesThreshold)*int64(opts.MemTableSize))
 		defer c.Unref()
 		opts.Cache = c
 	}
