@@ -100,16 +100,18 @@ func upsert(tx *projections.Tx, e *events.Evaluation) error {
 	if err := tx.Put(Table, e.ID, b); err != nil {
 		return err
 	}
+	// Index rows are new keys here (a new eval, or one moved to another
+	// job): PutIndex writes the same row Put would, without reading.
 	if old == nil {
-		if err := tx.Put(ByCreateTable, order.Key(tx.Index(), e.ID), nil); err != nil {
+		if err := tx.PutIndex(ByCreateTable, order.Key(tx.Index(), e.ID)); err != nil {
 			return err
 		}
 	} else if old.Namespace == e.Namespace && old.JobID == e.JobID {
 		return nil
-	} else if _, err := tx.Delete(ByJobTable, JobKey(old.Namespace, old.JobID)+e.ID); err != nil {
+	} else if err := tx.DeleteKnown(ByJobTable, JobKey(old.Namespace, old.JobID)+e.ID); err != nil {
 		return err
 	}
-	return tx.Put(ByJobTable, JobKey(e.Namespace, e.JobID)+e.ID, nil)
+	return tx.PutIndex(ByJobTable, JobKey(e.Namespace, e.JobID)+e.ID)
 }
 
 func remove(tx *projections.Tx, id string) error {

@@ -36,7 +36,7 @@ func (c seedEvals) Decide(projections.View, time.Time, commands.IDs) (commands.D
 // `clients` writers keep writing namespaces. Figures: seed and delete
 // time, the longest single FSM batch apply on the leader during the
 // delete, and the writers' p50/p99 latency during the delete.
-func evalDeleteRows(n, clients int) ([]row, error) {
+func evalDeleteRows(n, pageSize, clients int) ([]row, error) {
 	dir, err := os.MkdirTemp("", "ordo-bench-evaldelete-")
 	if err != nil {
 		return nil, err
@@ -173,7 +173,7 @@ func evalDeleteRows(n, clients int) ([]row, error) {
 		}()
 	}
 	start = time.Now()
-	deleted, pages, retries, err := deleteByFilter(agents, `Status == "pending"`)
+	deleted, pages, retries, err := deleteByFilter(agents, `Status == "pending"`, pageSize)
 	took := time.Since(start)
 	stop()
 	wg.Wait()
@@ -217,14 +217,14 @@ func waitApplied(agents []*agent.Agent, index uint64) {
 // deleteByFilter deletes what filter selects through DELETE
 // /v1/evaluations, 50 pages a request as ordo eval delete does, resuming
 // at NextToken; a request that meets no leader is retried on the new one.
-func deleteByFilter(agents []*agent.Agent, filter string) (deleted, requests, retries int, err error) {
+func deleteByFilter(agents []*agent.Agent, filter string, pageSize int) (deleted, requests, retries int, err error) {
 	token := ""
 	for {
 		leader, err := waitLeader(agents)
 		if err != nil {
 			return deleted, requests, retries, err
 		}
-		body, _ := json.Marshal(map[string]any{"Filter": filter, "MaxPages": 50, "NextToken": token})
+		body, _ := json.Marshal(map[string]any{"Filter": filter, "MaxPages": 50, "PerPage": pageSize, "NextToken": token})
 		req, _ := http.NewRequest("DELETE", "http://"+leader.HTTPAddr()+"/v1/evaluations", bytes.NewReader(body))
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {

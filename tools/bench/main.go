@@ -56,6 +56,7 @@ func main() {
 	fastTTL := flag.Duration("fleet-fast-ttl", time.Second, "the heartbeat TTL of simfleet-fast (the server's rate limit lifted)")
 	workers := flag.Int("workers", 0, "scheduler workers for c1m and c1m-http (0: the agent's default)")
 	evalDeleteN := flag.Int("evaldelete-evals", 1000000, "pending evals the evaldelete figures seed and delete by filter")
+	evalDeletePage := flag.Int("evaldelete-page", 0, "page size of the evaldelete figures (0: the server's default)")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile here")
 	flag.Parse()
 	if *cpuprofile != "" {
@@ -99,8 +100,8 @@ func main() {
 		run("simfleet", func() ([]row, error) { return fleetHeartbeats(or(*nodes, 10000), *fleetWindow, 0) })
 		run("simfleet-fast", func() ([]row, error) { return fleetHeartbeats(or(*nodes, 10000), *fleetWindow, *fastTTL) })
 		run("c1m-http", func() ([]row, error) { return c1mHTTP(or(*nodes, 10000), or(*jobs, 5), *perJob, *workers) })
-		run("mirror", func() ([]row, error) { return mirrorRows(mirrorEvents, 5000, *clients, *duration) }) // mirror.go
-		run("evaldelete", func() ([]row, error) { return evalDeleteRows(*evalDeleteN, 8) })                 // evaldelete.go
+		run("mirror", func() ([]row, error) { return mirrorRows(mirrorEvents, 5000, *clients, *duration) })  // mirror.go
+		run("evaldelete", func() ([]row, error) { return evalDeleteRows(*evalDeleteN, *evalDeletePage, 8) }) // evaldelete.go
 	}
 	printTable(rows)
 }

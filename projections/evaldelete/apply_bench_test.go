@@ -1,0 +1,82 @@
+package evaldelete_test
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/ordoplane/ordo/events"
+	"github.com/ordoplane/ordo/projections/all"
+	"github.com/ordoplane/ordo/projections/evaldelete"
+	pt "github.com/ordoplane/ordo/projections/projectionstest"
+	"github.com/ordoplane/ordo/storage/archive"
+	"github.com/ordoplane/ordo/storage/kv"
+)
+
+const pageSize = evaldelete.DefaultPageSize
+
+// archivedPage returns the EvalsPageDeleted the entry at index archived.
+func archivedPage(tb testing.TB, r kv.Reader, index uint64) *events.EvalsPageDeleted {
+	tb.Helper()
+	b, err := r.Get(archive.Key(index, 0))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	ev, err := events.DecodeEvent(b)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	p, err := events.Decode(ev)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return p.(*events.EvalsPageDeleted)
+}
+
+// BenchmarkDeleteAll seeds n pending evals through the FSM and deletes them
+// all by filter, one page entry at a time as the handler does, resuming at
+// each page's Next: it reports the time per eval and the longest page
+// apply, which must not grow with the table (run with -benchtime=1x).
+func BenchmarkDeleteAll(b *testing.B) {
+	for _, n := range []int{20000, 100000} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			for range b.N {
+				b.StopTimer()
+				store := pt.OpenStore(b)
+				f := pt.NewFSM(b, store, all.Projections()...)
+				idx := uint64(1)
+				for i := 0; i < n; i += 1000 {
+					batch := make([]events.Evaluation, 0, 1000)
+					for j := i; j < i+1000; j++ {
+						batch = append(batch, eval(fmt.Sprintf("e%08d", j), fmt.Sprint("job", j%50), events.EvalStatusPending))
+					}
+					pt.ApplyOne(b, f, idx, pt.Entry(b, "", &events.EvalsUpserted{Evals: batch}))
+					idx++
+				}
+				b.StartTimer()
+				from, deleted := "", 0
+				var longest time.Duration
+				for {
+					t0 := time.Now()
+					res := pt.ApplyOne(b, f, idx, pt.Entry(b, "", &events.EvalsPageDeleted{Filter: `Status == "pending"`, From: from,
+						PageSize: pageSize, ScanLimit: pageSize * 4}))
+					longest = max(longest, time.Since(t0))
+					if res.Err != nil {
+						b.Fatal(res.Err)
+					}
+					p := archivedPage(b, store, idx)
+					idx++
+					deleted += len(p.IDs)
+					if from = p.Next; from == "" {
+						break
+					}
+				}
+				if deleted != n {
+					b.Fatalf("deleted %d of %d", deleted, n)
+				}
+				b.ReportMetric(float64(longest.Microseconds())/1000, "ms-longest-apply")
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/eval")
+		})
+	}
+}
