@@ -239,7 +239,7 @@ func Start(cfg Config) (a *Agent, err error) {
 		return nil, err
 	}
 	procs := []supervisor.Processor{
-		&bootstrap.Processor{Pipeline: a.pipeline, Peers: a.peersInConfiguration, Logger: a.log}, a.hb, dw,
+		&bootstrap.Processor{Pipeline: a.pipeline, Peers: a.peersInConfiguration, Keyring: a.kr.keyring, Logger: a.log}, a.hb, dw,
 	}
 	if !a.cfg.Scheduler.Disabled {
 		procs = append(procs, a.sched.procs...)

@@ -61,7 +61,7 @@ func (a *Agent) newKeyring() (*agentKeyring, error) {
 		return nil, fmt.Errorf("keyring gc: %w", err)
 	}
 	return &agentKeyring{keyring: kr, replicator: rep, gc: gc,
-		procs: []supervisor.Processor{&pk.Initializer{Keyring: kr, Logger: a.log}, rk, gc}}, nil
+		procs: []supervisor.Processor{rk, gc}}, nil
 }
 
 // api returns the keyring's API options.

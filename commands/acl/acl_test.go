@@ -135,7 +135,6 @@ func TestBootstrapOnceAndReset(t *testing.T) {
 	}
 }
 
-
 // TestExpiryFromLeaderTime (N10): the expiry is the leader's time plus the
 // TTL, and ExpireTokens deletes what expired at the leader's time, whatever
 // the resolving server's clock says.

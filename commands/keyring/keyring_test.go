@@ -239,4 +239,3 @@ func (decided) Validate() error { return nil }
 func (d decided) Decide(projections.View, time.Time, commands.IDs) (commands.Decision, error) {
 	return d.d, nil
 }
-

@@ -24,10 +24,21 @@ type Processor struct {
 	// Peers returns the known servers that are in the raft configuration,
 	// this one included; required.
 	Peers func() ([]Peer, error)
+	// Keyring, when set, makes the cluster's first root key before the
+	// default namespace is written, so a cluster that has its default
+	// namespace has an active key (variables and workload identities
+	// need one).
+	Keyring Initializer
 	// Logger; default slog.Default().
 	Logger *slog.Logger
 	// Retry is the wait between failed attempts; default 500ms.
 	Retry time.Duration
+}
+
+// Initializer makes the first root key unless there is an active one;
+// *keyring.Keyring (commands/keyring) implements it.
+type Initializer interface {
+	Initialize(ctx context.Context) (keyID string, err error)
 }
 
 // Name implements supervisor.Processor.
@@ -68,6 +79,11 @@ func (p *Processor) once(ctx context.Context) error {
 	for _, s := range peers {
 		if _, err := p.Pipeline.Run(ctx, "server.register", req, server.Register{ID: s.ID, RaftAddr: s.RaftAddr, HTTPAddr: s.HTTPAddr}); err != nil {
 			return err
+		}
+	}
+	if p.Keyring != nil {
+		if _, err := p.Keyring.Initialize(ctx); err != nil {
+			return fmt.Errorf("first root key: %w", err)
 		}
 	}
 	def := namespace.Apply{Name: namespaces.Default, Description: "Default shared namespace", IfAbsent: true}

@@ -1,16 +1,16 @@
 // Package keyring holds the root keyring's background work: the
 // Replicator, which runs on every server and makes its keystore match the
 // log (fetching the material of keys it lacks from peers, key by key, and
-// removing the files of deleted keys — outside apply); the Initializer, a
-// leader-only processor that creates the first root key; and the Rekeyer,
+// removing the files of deleted keys — outside apply); and the Rekeyer,
 // the leader-only job of a full rotation (N12) that re-encrypts every
 // variable of a rekeying key with the active key and then marks the old
 // key inactive.
 //
 // # Usage
 //
-// Run the Replicator under the agent on every server; add the Initializer
-// and Rekeyer to the supervisor.
+// Run the Replicator under the agent on every server; add the Rekeyer to
+// the supervisor. The first root key is made by the leader's bootstrap
+// (processors/bootstrap), before the default namespace.
 //
 // # Concurrency
 //

@@ -109,7 +109,10 @@ func TestOneFailingKeyDoesNotBlockOthers(t *testing.T) {
 	asked = nil
 	// Both now answer correctly.
 	rep2, _ := pk.NewReplicator(pk.ReplicatorConfig{Self: "me", Keystore: ks, Store: store, Notifier: fsm.Notifier(),
-		Fetch: func(_ context.Context, _, id string) (*keystore.Key, error) { asked = append(asked, id); return peer[id], nil },
+		Fetch: func(_ context.Context, _, id string) (*keystore.Key, error) {
+			asked = append(asked, id)
+			return peer[id], nil
+		},
 		Logger: slog.New(slog.DiscardHandler)})
 	if missing := rep2.Reconcile(context.Background()); missing != 0 || strings.Join(asked, ",") != "k2,k4" {
 		t.Fatalf("second round: missing %d, asked %v", missing, asked)

@@ -12,8 +12,8 @@ import (
 
 // submitter records the commands the processor submits.
 type submitter struct {
-	calls       int
-	actors      []string
+	calls  int
+	actors []string
 }
 
 func (s *submitter) Run(_ context.Context, _ string, req commands.Request, c commands.Command) (commands.Outcome, error) {
