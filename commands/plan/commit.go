@@ -8,6 +8,7 @@ import (
 	"github.com/ordoplane/ordo/commands"
 	"github.com/ordoplane/ordo/events"
 	"github.com/ordoplane/ordo/projections"
+	"github.com/ordoplane/ordo/projections/evals"
 	"github.com/ordoplane/ordo/projections/keyring"
 	"github.com/ordoplane/ordo/projections/nodes"
 )
@@ -55,6 +56,10 @@ func (c Commit) Decide(v projections.View, _ time.Time, _ commands.IDs) (command
 	if err != nil {
 		return d, err
 	}
+	// The eval must still exist: one deleted while a worker planned it (eval
+	// delete or GC, which do not pause the broker) refuses the plan, which
+	// then places nothing and does not write the eval back.
+	d.Preconditions = append(d.Preconditions, events.Precondition{Table: evals.Table, Key: c.EvalID, Op: events.Exists})
 	nodeIDs := make([]string, 0, len(c.NodeIndexes))
 	for id := range c.NodeIndexes {
 		nodeIDs = append(nodeIDs, id)

@@ -9,6 +9,7 @@ import (
 	"github.com/ordoplane/ordo/commands"
 	"github.com/ordoplane/ordo/events"
 	"github.com/ordoplane/ordo/projections"
+	"github.com/ordoplane/ordo/projections/evals"
 )
 
 func TestCommitValidate(t *testing.T) {
@@ -48,13 +49,15 @@ func TestCommitDecideOrderAndPreconditions(t *testing.T) {
 	if want := []string{"AllocsPlaced", "AllocsDesiredUpdated", "DeploymentUpserted", "EvalsUpserted"}; !reflect.DeepEqual(types, want) {
 		t.Fatalf("events %v, want %v", types, want)
 	}
-	if len(d.Preconditions) != 2 || d.Preconditions[0].Key != "n1" || d.Preconditions[0].Index != 5 ||
-		d.Preconditions[1].Key != "n2" || d.Preconditions[0].Op != events.ModifyIndex {
+	// The eval must exist (a deleted eval's plan is refused), then the nodes.
+	if len(d.Preconditions) != 3 || d.Preconditions[0] != (events.Precondition{Table: evals.Table, Key: "e", Op: events.Exists}) ||
+		d.Preconditions[1].Key != "n1" || d.Preconditions[1].Index != 5 ||
+		d.Preconditions[2].Key != "n2" || d.Preconditions[1].Op != events.ModifyIndex {
 		t.Fatalf("preconditions %+v", d.Preconditions)
 	}
-	// An eval update alone (nothing placed) still commits.
+	// An eval update alone (nothing placed) still commits, if the eval exists.
 	d, _ = Commit{EvalID: "e", Evals: []events.Evaluation{{ID: "e"}}}.Decide(projections.View{}, time.Time{}, nil)
-	if len(d.Events) != 1 || len(d.Preconditions) != 0 {
+	if len(d.Events) != 1 || len(d.Preconditions) != 1 || d.Preconditions[0].Table != evals.Table {
 		t.Fatalf("eval-only commit %+v", d)
 	}
 }

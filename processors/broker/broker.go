@@ -380,6 +380,71 @@ func (b *Broker) readyAgainLocked(ev *events.Evaluation) {
 	b.updateGaugesLocked()
 }
 
+// Remove drops the evals ids names from the broker (they were deleted
+// from the state): from the ready, waiting and delayed queues, letting the
+// next eval of a job whose turn it was become ready. An eval a worker
+// holds (unacked) stays with it: its plan is refused at apply (the plan
+// commit requires the eval to exist) and the worker acks it. Remove
+// returns how many evals it dropped.
+func (b *Broker) Remove(ids []string) int {
+	if len(ids) == 0 {
+		return 0
+	}
+	set := make(map[string]struct{}, len(ids))
+	for _, id := range ids {
+		set[id] = struct{}{}
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var dropped []*events.Evaluation
+	for id := range set {
+		if t, ok := b.mu.delayed[id]; ok {
+			t.Stop()
+			delete(b.mu.delayed, id)
+			delete(b.mu.deliveries, id)
+			dropped = append(dropped, &events.Evaluation{ID: id})
+		}
+	}
+	filter := func(h *evalHeap) {
+		kept := (*h)[:0]
+		for _, it := range *h {
+			if _, gone := set[it.eval.ID]; gone {
+				delete(b.mu.deliveries, it.eval.ID)
+				dropped = append(dropped, it.eval)
+				continue
+			}
+			kept = append(kept, it)
+		}
+		clear((*h)[len(kept):])
+		*h = kept
+		heap.Init(h)
+	}
+	for k, h := range b.mu.waiting {
+		filter(h)
+		if h.Len() == 0 {
+			delete(b.mu.waiting, k)
+		}
+	}
+	for _, h := range b.mu.ready {
+		filter(h)
+	}
+	// A job whose turn was a dropped eval passes to its next waiting eval.
+	for k, id := range b.mu.inflight {
+		if _, gone := set[id]; !gone {
+			continue
+		}
+		if _, held := b.mu.unack[id]; held {
+			continue
+		}
+		b.releaseJobLocked(&events.Evaluation{ID: id, Namespace: k.ns, JobID: k.id})
+	}
+	if len(dropped) > 0 {
+		b.metrics.removed.Add(float64(len(dropped)))
+		b.updateGaugesLocked()
+	}
+	return len(dropped)
+}
+
 // DequeueFailed returns the evals that exceeded the delivery limit since
 // the last call.
 func (b *Broker) DequeueFailed() []*events.Evaluation {

@@ -217,3 +217,43 @@ func TestNackWaitWakesEarly(t *testing.T) {
 		}
 	})
 }
+
+// Deleted evals leave the broker: ready, waiting (behind their job's eval)
+// and delayed ones are dropped, the next eval of a job whose turn was a
+// dropped one becomes ready, and an eval a worker holds stays with it
+// until it acks.
+func TestRemoveDropsDeletedEvals(t *testing.T) {
+	b := newBroker(t)
+	held := eval("held", "h", 50)
+	b.Enqueue(held, time.Now())
+	got, tok := try(t, b)
+	if got == nil || got.ID != "held" {
+		t.Fatalf("dequeued %v, want held", got)
+	}
+	b.Enqueue(eval("first", "j", 50), time.Now())  // ready: j's turn
+	b.Enqueue(eval("second", "j", 50), time.Now()) // waits behind first
+	b.Enqueue(eval("third", "j", 50), time.Now())  // waits behind first
+	b.Enqueue(eval("other", "k", 40), time.Now())
+	later := eval("later", "l", 50)
+	later.WaitUntil = time.Now().Add(time.Hour).UnixNano()
+	b.Enqueue(later, time.Now())
+	if s := b.Stats(); s.Ready != 2 || s.Waiting != 2 || s.Delayed != 1 || s.Unacked != 1 {
+		t.Fatalf("stats before = %+v", s)
+	}
+	if n := b.Remove([]string{"first", "third", "later", "held", "missing"}); n != 3 {
+		t.Fatalf("Remove dropped %d, want 3 (first, third, later)", n)
+	}
+	if s := b.Stats(); s.Ready != 2 || s.Waiting != 0 || s.Delayed != 0 || s.Unacked != 1 {
+		t.Fatalf("stats after = %+v, want second and other ready, held unacked", s)
+	}
+	var ids []string
+	for ev, _ := try(t, b); ev != nil; ev, _ = try(t, b) {
+		ids = append(ids, ev.ID)
+	}
+	if len(ids) != 2 || ids[0] != "second" || ids[1] != "other" {
+		t.Fatalf("dequeued %v, want [second other]", ids)
+	}
+	if err := b.Ack("held", tok); err != nil {
+		t.Fatalf("ack of the held eval: %v", err)
+	}
+}

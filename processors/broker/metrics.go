@@ -6,6 +6,8 @@ type metrics struct {
 	reg    prometheus.Registerer
 	gauge  *prometheus.GaugeVec
 	failed prometheus.Counter
+	// removed counts evals dropped because they were deleted (Remove).
+	removed prometheus.Counter
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
@@ -15,9 +17,11 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Name: "ordo_broker_evals", Help: "Evals held by the eval broker, by state."}, []string{"state"}),
 		failed: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "ordo_broker_failed_evals_total", Help: "Evals that exceeded the delivery limit."}),
+		removed: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "ordo_broker_removed_evals_total", Help: "Evals dropped from the broker because they were deleted."}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.gauge, m.failed)
+		reg.MustRegister(m.gauge, m.failed, m.removed)
 	}
 	return m
 }
@@ -34,5 +38,6 @@ func (m *metrics) unregister() {
 	if m.reg != nil {
 		m.reg.Unregister(m.gauge)
 		m.reg.Unregister(m.failed)
+		m.reg.Unregister(m.removed)
 	}
 }

@@ -177,8 +177,8 @@ func (f *Feed) consume(from, to uint64) error {
 // stopped or finished.
 func (f *Feed) apply(ev *events.Event, now time.Time, cl *classes) ([]string, error) {
 	switch ev.Type {
-	case "EvalsUpserted", "NodeRegistered", "NodeStatusUpdated", "NodeEligibilityUpdated", "NodeDrainUpdated",
-		"AllocsClientUpdated", "AllocsDesiredUpdated":
+	case "EvalsUpserted", "EvalsDeleted", "EvalsPageDeleted", "NodeRegistered", "NodeStatusUpdated",
+		"NodeEligibilityUpdated", "NodeDrainUpdated", "AllocsClientUpdated", "AllocsDesiredUpdated":
 	default:
 		return nil, nil
 	}
@@ -202,6 +202,12 @@ func (f *Feed) apply(ev *events.Event, now time.Time, cl *classes) ([]string, er
 				delete(f.blocked, e.ID)
 			}
 		}
+		return nil, nil
+	case *events.EvalsDeleted:
+		f.forget(p.IDs)
+		return nil, nil
+	case *events.EvalsPageDeleted:
+		f.forget(p.IDs)
 		return nil, nil
 	case *events.NodeRegistered:
 		n := &p.Node
@@ -243,6 +249,19 @@ func (f *Feed) apply(ev *events.Event, now time.Time, cl *classes) ([]string, er
 		return out, nil
 	}
 	return nil, nil
+}
+
+// forget drops deleted evals (an eval delete or garbage collection) from
+// the broker's queues and from the blocked evals, so no worker is handed an
+// eval that no longer exists; one a worker already holds is refused at plan
+// apply (commands/plan.Commit requires the eval to exist).
+func (f *Feed) forget(ids []string) {
+	for _, id := range ids {
+		delete(f.blocked, id)
+	}
+	if n := f.cfg.Broker.Remove(ids); n > 0 {
+		f.cfg.Logger.Debug("deleted evals dropped from the broker", "dropped", n, "deleted", len(ids))
+	}
 }
 
 // classes resolves nodes' computed classes from one snapshot, caching

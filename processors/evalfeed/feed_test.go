@@ -150,3 +150,71 @@ func TestUnblockByClass(t *testing.T) {
 		t.Fatalf("Run = %v", err)
 	}
 }
+
+// TestDeletedEvalsLeaveBroker: evals the broker holds that are deleted (by
+// filter, a page at a time, or by id) are dropped from its queues, so no
+// worker is handed an eval that no longer exists; the broker is not paused.
+func TestDeletedEvalsLeaveBroker(t *testing.T) {
+	store := pt.OpenStore(t)
+	fsm := pt.NewFSM(t, store)
+	b, err := broker.New(broker.DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	started := make(chan struct{})
+	f, err := evalfeed.New(evalfeed.Config{Broker: b, Pipeline: &recorder{unblocks: make(chan []string, 10)}, Store: store,
+		Notifier: fsm.Notifier(), PollFailed: time.Hour, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Restore: func(projections.View) (pending, blocked []*events.Evaluation, err error) {
+			close(started)
+			return nil, nil, nil
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- f.Run(ctx) }()
+	defer func() {
+		cancel()
+		<-done
+	}()
+	<-started
+	index := uint64(0)
+	apply := func(ps ...events.Payload) {
+		index++
+		if res := pt.ApplyOne(t, fsm, index, pt.Entry(t, fmt.Sprintf("c%d", index), ps...)); res.Err != nil {
+			t.Fatal(res.Err)
+		}
+	}
+	pending := func(id, job string) events.Evaluation {
+		return events.Evaluation{ID: id, Namespace: "default", Priority: 50, Type: events.JobTypeService, JobID: job,
+			Status: events.EvalStatusPending, TriggeredBy: events.EvalTriggerJobRegister}
+	}
+	waitReady := func(want int) {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for b.Stats().Ready+b.Stats().Waiting != want {
+			if time.Now().After(deadline) {
+				t.Fatalf("broker holds %+v, want %d ready or waiting", b.Stats(), want)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	apply(&events.EvalsUpserted{Evals: []events.Evaluation{pending("a1", "gone-a"), pending("a2", "gone-a"),
+		pending("b1", "gone-b"), pending("keep", "other")}})
+	waitReady(4)
+	// A page by filter deletes a1, a2 and b1 (their jobs are gone: safe).
+	apply(&events.EvalsPageDeleted{Filter: `JobID matches "^gone"`, PageSize: 10, ScanLimit: 40})
+	waitReady(1)
+	ev, tok, err := b.Dequeue(ctx, []string{events.JobTypeService})
+	if err != nil || ev.ID != "keep" {
+		t.Fatalf("dequeued %v, %v; want keep", ev, err)
+	}
+	_ = b.Ack(ev.ID, tok)
+	// By id.
+	apply(&events.EvalsUpserted{Evals: []events.Evaluation{pending("c1", "gone-c")}})
+	waitReady(1)
+	apply(&events.EvalsDeleted{IDs: []string{"c1"}})
+	waitReady(0)
+}

@@ -1,6 +1,7 @@
 package planapply
 
 import (
+	"errors"
 	"slices"
 
 	"github.com/ordoplane/ordo/events"
@@ -36,6 +37,12 @@ type Result struct {
 	// ineligible (N11); only Evaluator fills it.
 	IneligibleNodes []string
 }
+
+// ErrEvalDeleted is returned for a plan whose evaluation was deleted (eval
+// delete or garbage collection) while it was planned: the commit's
+// precondition that the eval exists refused it, nothing was placed, and the
+// worker drops the eval.
+var ErrEvalDeleted = errors.New("ordo: the plan's evaluation was deleted")
 
 // FullCommit reports whether the whole plan fits.
 func (r *Result) FullCommit() bool { return len(r.RejectedNodes) == 0 }

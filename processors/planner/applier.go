@@ -15,6 +15,7 @@ import (
 	"github.com/ordoplane/ordo/events"
 	"github.com/ordoplane/ordo/processors/planapply"
 	"github.com/ordoplane/ordo/processors/scheduler"
+	"github.com/ordoplane/ordo/projections/evals"
 )
 
 // States gives the applier the latest state.
@@ -216,6 +217,13 @@ func (a *Applier) commit(ctx context.Context, job *commitJob) response {
 	log := a.cfg.Logger.With("eval_id", req.plan.EvalID, "job_id", req.plan.JobID)
 	out, err := a.cfg.Pipeline.Run(ctx, "plan.commit", commands.Request{Actor: "system:plan-applier"}, commit)
 	var conflict *commands.ConflictError
+	if errors.As(err, &conflict) && conflict.Precondition.Table == evals.Table {
+		// The eval was deleted while it was planned: nothing committed and
+		// nothing to re-plan.
+		a.metrics.rejected.Inc()
+		log.Info("plan refused: its eval was deleted", "reason", conflict.Reason)
+		return response{err: fmt.Errorf("commit plan %s: %w", req.plan.EvalID, planapply.ErrEvalDeleted), index: out.Index}
+	}
 	if errors.As(err, &conflict) {
 		// A node changed between verification and apply: nothing committed;
 		// the worker re-plans on newer state.

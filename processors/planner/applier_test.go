@@ -2,6 +2,7 @@ package planner_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"sync"
@@ -10,13 +11,16 @@ import (
 
 	"github.com/ordoplane/ordo/cmd/agent"
 	"github.com/ordoplane/ordo/commands"
+	"github.com/ordoplane/ordo/commands/eval"
 	"github.com/ordoplane/ordo/commands/node"
 	"github.com/ordoplane/ordo/events"
+	"github.com/ordoplane/ordo/processors/planapply"
 	"github.com/ordoplane/ordo/processors/planner"
 	"github.com/ordoplane/ordo/processors/schedstate"
 	"github.com/ordoplane/ordo/processors/scheduler"
 	"github.com/ordoplane/ordo/projections"
 	"github.com/ordoplane/ordo/projections/allocs"
+	"github.com/ordoplane/ordo/projections/evals"
 	"github.com/ordoplane/ordo/test/testagent"
 )
 
@@ -62,6 +66,20 @@ func startApplier(t *testing.T, cpu int, nodeIDs ...string) (*agent.Agent, *plan
 	return a, ap
 }
 
+// withEvals stores a pending eval for each id: a plan commits only for an
+// eval that exists.
+func withEvals(t *testing.T, a *agent.Agent, ids ...string) {
+	t.Helper()
+	var evs []events.Evaluation
+	for _, id := range ids {
+		evs = append(evs, events.Evaluation{ID: id, Namespace: "default", JobID: "j-" + id, Priority: 50,
+			Type: events.JobTypeService, TriggeredBy: events.EvalTriggerJobRegister, Status: events.EvalStatusPending})
+	}
+	if _, err := a.Pipeline().Run(context.Background(), "eval.update", commands.Request{}, eval.Update{Evals: evs}); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // onePlacement is a plan of eval id placing one alloc of cpu MHz on nodeID.
 func onePlacement(id, nodeID string, cpu int) *scheduler.Plan {
 	return &scheduler.Plan{EvalID: id, Namespace: "default", JobID: "j-" + id,
@@ -77,6 +95,9 @@ func onePlacement(id, nodeID string, cpu int) *scheduler.Plan {
 func TestConcurrentPlansNeverOvercommit(t *testing.T) {
 	const capacity, plans = 5, 24
 	a, ap := startApplier(t, capacity*100, "n1")
+	for i := range plans {
+		withEvals(t, a, fmt.Sprintf("e%02d", i))
+	}
 	var (
 		wg       sync.WaitGroup
 		mu       sync.Mutex
@@ -132,7 +153,10 @@ func TestConcurrentPlansNeverOvercommit(t *testing.T) {
 // plan does not refuse plans for other nodes.
 func TestPipelinedPlansOnDifferentNodesAllCommit(t *testing.T) {
 	ids := []string{"n1", "n2", "n3", "n4", "n5", "n6", "n7", "n8"}
-	_, ap := startApplier(t, 100, ids...)
+	a, ap := startApplier(t, 100, ids...)
+	for i := range ids {
+		withEvals(t, a, fmt.Sprintf("e%d", i))
+	}
 	var wg sync.WaitGroup
 	for i, id := range ids {
 		wg.Add(1)
@@ -149,4 +173,31 @@ func TestPipelinedPlansOnDifferentNodesAllCommit(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+}
+
+// TestPlanForDeletedEvalIsRefused: an eval deleted while a worker planned
+// it (eval delete and GC do not pause the broker) has its plan refused at
+// apply: nothing is placed, the eval is not written back, and the worker
+// is told (planapply.ErrEvalDeleted) so it drops the eval.
+func TestPlanForDeletedEvalIsRefused(t *testing.T) {
+	a, ap := startApplier(t, 1000, "n1")
+	withEvals(t, a, "gone")
+	if _, err := a.Pipeline().Run(context.Background(), "eval.delete", commands.Request{}, eval.Delete{IDs: []string{"gone"}}); err != nil {
+		t.Fatal(err)
+	}
+	done := events.Evaluation{ID: "gone", Namespace: "default", JobID: "j-gone", Priority: 50, Type: events.JobTypeService,
+		TriggeredBy: events.EvalTriggerJobRegister, Status: events.EvalStatusComplete}
+	_, _, err := ap.Submit(context.Background(), onePlacement("gone", "n1", 100), []events.Evaluation{done})
+	if !errors.Is(err, planapply.ErrEvalDeleted) {
+		t.Fatalf("Submit = %v, want ErrEvalDeleted", err)
+	}
+	snap := a.Store().Snapshot()
+	defer snap.Close()
+	v := projections.NewView(snap)
+	if list, err := allocs.ByNode(v, "n1"); err != nil || len(list) != 0 {
+		t.Fatalf("node holds %d allocations (%v), want none", len(list), err)
+	}
+	if _, err := evals.Get(v, "gone"); !errors.Is(err, projections.ErrNotFound) {
+		t.Fatalf("deleted eval after the refused plan: %v, want not found", err)
+	}
 }

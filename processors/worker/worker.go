@@ -128,6 +128,15 @@ func (w *Worker) handle(ctx context.Context, ev *events.Evaluation, token string
 		return
 	}
 	if err := w.schedule(ctx, ev); err != nil {
+		if errors.Is(err, planapply.ErrEvalDeleted) {
+			// Deleted while planned (eval delete, GC): its plan was refused
+			// at apply and there is nothing left to schedule.
+			log.Info("eval deleted while planned; dropped")
+			if err := w.cfg.Broker.Ack(ev.ID, token); err != nil {
+				log.Warn("ack failed", "err", err)
+			}
+			return
+		}
 		if ctx.Err() != nil {
 			log.Info("shutting down; eval handed back")
 		} else {
