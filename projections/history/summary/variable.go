@@ -9,7 +9,7 @@ import (
 // Variable lines name the path and the key id, never an item: the
 // payload holds only ciphertext, and a summary shows none of it.
 func init() {
-	register("VariableUpserted", func(s *step, p events.Payload) string {
+	registerSensitive("VariableUpserted", func(s *step, p events.Payload) string {
 		v := p.(*events.VariableUpserted)
 		if s.t.kind != events.KindVariable {
 			return "variable " + v.Path + " written (" + strconv.FormatInt(v.Size(), 10) + " encrypted bytes)"
