@@ -106,12 +106,21 @@ func (s *Store) DeleteRange(min, max uint64) error {
 
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
-	if err := b.Commit(s.wo); err != nil {
-		return fmt.Errorf("raftstore: delete logs %d-%d: %w", min, max, err)
-	}
 	s.mu.Lock()
 	first, last := s.mu.first, s.mu.last
+	if min <= first && max >= first {
+		// A compaction: FirstIndex moves past the range before its entries
+		// go, so a reader that finds an entry gone also finds FirstIndex
+		// past it (raft's replication relies on it).
+		s.mu.first = max + 1
+	}
 	s.mu.Unlock()
+	if err := b.Commit(s.wo); err != nil {
+		s.mu.Lock()
+		s.mu.first = first
+		s.mu.Unlock()
+		return fmt.Errorf("raftstore: delete logs %d-%d: %w", min, max, err)
+	}
 	if max < first || min > last {
 		return nil // nothing stored in range; bounds unchanged
 	}
