@@ -10,6 +10,7 @@ import (
 
 	"github.com/ordoplane/ordo/commands"
 	cgc "github.com/ordoplane/ordo/commands/gc"
+	"github.com/ordoplane/ordo/processors/follow"
 )
 
 // Config configures a Processor.
@@ -21,6 +22,9 @@ type Config struct {
 	Thresholds cgc.Thresholds
 	// Interval between collections; default 5m (Nomad's job_gc_interval).
 	Interval time.Duration
+	// Clock paces the runs; default follow.SystemClock. Ages are judged
+	// from the pipeline's leader clock, not this one.
+	Clock follow.Clock
 	// Logger; default slog.Default().
 	Logger *slog.Logger
 	// Registerer receives the metrics; nil registers none.
@@ -55,6 +59,9 @@ func New(cfg Config) (*Processor, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
+	if cfg.Clock == nil {
+		cfg.Clock = follow.SystemClock{}
+	}
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -67,13 +74,11 @@ func (p *Processor) Name() string { return "gc" }
 // Run implements supervisor.Processor: a collection every Interval until
 // ctx ends.
 func (p *Processor) Run(ctx context.Context) error {
-	t := time.NewTicker(p.cfg.Interval)
-	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
-		case <-t.C:
+		case <-p.cfg.Clock.After(p.cfg.Interval):
 			p.Once(ctx)
 		}
 	}
