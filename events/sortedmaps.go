@@ -21,6 +21,7 @@ var sortedMapTypes = []any{
 	map[string]*DeploymentState(nil),
 	map[string]DriverInfo(nil),
 	map[string][]byte(nil),
+	map[string]SimInstanceType(nil),
 }
 
 func init() {

@@ -29,6 +29,7 @@ func Samples() map[string]events.Payload {
 	maps.Copy(out, aclSamples())
 	maps.Copy(out, keyringSamples())
 	maps.Copy(out, variableSamples())
+	maps.Copy(out, launcherSamples())
 	return out
 }
 

@@ -16,8 +16,9 @@ const Table = "entity_events"
 // Kinds lists the entity kinds events carry in their Keys, sorted. A kind
 // added to events is added here.
 var Kinds = []string{
-	events.KindAlloc, events.KindDeployment, events.KindEval, events.KindJob,
-	events.KindNamespace, events.KindNode, events.KindServer,
+	events.KindAlloc, events.KindDeployment, events.KindEval, events.KindInstance, events.KindJob,
+	events.KindNamespace, events.KindNode, events.KindNodeRequest, events.KindProvider, events.KindServer,
+	events.KindTenant,
 }
 
 // KnownKind reports whether kind is one of Kinds.
