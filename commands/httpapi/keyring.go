@@ -66,12 +66,17 @@ func (s *Server) handleSelfAuthenticated(pattern string, h http.HandlerFunc) {
 }
 
 func (s *Server) listRootKeys(w http.ResponseWriter, r *http.Request) {
+	f, err := listFilter(r)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
 	s.query(w, r, keyringTables, func(v projections.View) (any, error) {
 		list, err := kp.List(v)
-		if list == nil {
-			list = []*kp.Key{}
+		if err != nil {
+			return nil, err
 		}
-		return list, err
+		return filterList(f, list)
 	})
 }
 

@@ -189,3 +189,36 @@ func (s *Server) queryPage(w http.ResponseWriter, r *http.Request, tables []stri
 	setIndex(w, index)
 	writeJSON(w, http.StatusOK, pg.items)
 }
+
+// listFilter reads the filter parameter of a list that is not paged; a bad
+// expression is a *commands.ValidationError naming filter.
+func listFilter(r *http.Request) (*bexpr.Evaluator, error) {
+	v := r.URL.Query().Get("filter")
+	if v == "" {
+		return nil, nil
+	}
+	ev, err := bexpr.CreateEvaluator(v)
+	if err != nil {
+		return nil, commands.Invalid("filter", "%v", err)
+	}
+	return ev, nil
+}
+
+// filterList keeps the items of list that f selects on their JSON shape
+// (all of them when f is nil), never returning nil.
+func filterList[T any](f *bexpr.Evaluator, list []T) ([]T, error) {
+	out := make([]T, 0, len(list))
+	for _, it := range list {
+		if f != nil {
+			ok, err := matches(f, it)
+			if err != nil {
+				return nil, err
+			}
+			if !ok {
+				continue
+			}
+		}
+		out = append(out, it)
+	}
+	return out, nil
+}

@@ -14,12 +14,17 @@ var namespaceTables = []string{namespaces.Table}
 
 func (s *Server) listNamespaces(w http.ResponseWriter, r *http.Request) {
 	prefix := r.URL.Query().Get("prefix")
+	f, err := listFilter(r)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
 	s.query(w, r, namespaceTables, func(v projections.View) (any, error) {
 		list, err := namespaces.List(v, prefix)
-		if list == nil {
-			list = []*namespaces.Namespace{}
+		if err != nil {
+			return nil, err
 		}
-		return list, err
+		return filterList(f, list)
 	})
 }
 
