@@ -12,6 +12,7 @@ import (
 	"github.com/ordoplane/ordo/projections/history"
 	"github.com/ordoplane/ordo/projections/jobs"
 	"github.com/ordoplane/ordo/projections/keyring"
+	"github.com/ordoplane/ordo/projections/launcher"
 	"github.com/ordoplane/ordo/projections/namespaces"
 	"github.com/ordoplane/ordo/projections/nodes"
 	_ "github.com/ordoplane/ordo/projections/nsguard" // the namespace delete guard's check (N9)
@@ -29,5 +30,6 @@ func Projections() []projections.Projection {
 		keyring.Projection{},
 		acl.Projection{},
 		variables.Projection{},
+		launcher.Projection{},
 	}
 }
