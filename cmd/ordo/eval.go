@@ -50,7 +50,7 @@ func newEvalCommand(g *globals) *cobra.Command {
 		Use:   "eval",
 		Short: "Interact with evaluations",
 	}
-	cmd.AddCommand(newEvalStatusCommand(g), newEvalListCommand(g))
+	cmd.AddCommand(newEvalStatusCommand(g), newEvalListCommand(g), newEvalDeleteCommand(g)) // delete: evaldelete.go
 	return cmd
 }
 
@@ -58,17 +58,23 @@ func newEvalListCommand(g *globals) *cobra.Command {
 	var (
 		asJSON    bool
 		namespace string
+		filter    string
 	)
 	cmd := &cobra.Command{
 		Use:   "list [flags]",
 		Short: "List evaluations, oldest first",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return show(cmd, g, "/v1/evaluations", url.Values{"namespace": {namespace}}, "list evaluations", asJSON, func(w io.Writer, list []cliEvalStub) error { return printEvalStubs(w, list, "No evaluations found") })
+			q := url.Values{"namespace": {namespace}}
+			if filter != "" {
+				q.Set("filter", filter)
+			}
+			return show(cmd, g, "/v1/evaluations", q, "list evaluations", asJSON, func(w io.Writer, list []cliEvalStub) error { return printEvalStubs(w, list, "No evaluations found") })
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the server's JSON answer")
 	cmd.Flags().StringVar(&namespace, "namespace", "default", "namespace to list, * for all")
+	cmd.Flags().StringVar(&filter, "filter", "", `list only what this expression selects (Nomad's filter syntax: 'Status == "pending"')`)
 	return cmd
 }
 

@@ -102,6 +102,7 @@ func newRootCommand(stdout, stderr io.Writer) *cobra.Command {
 		newJobCommand(g),
 		newEvalCommand(g), newAllocCommand(g), newDeploymentCommand(g),
 		newOperatorCommand(g),
+		newSystemCommand(g), // evaldelete.go
 		newLogCommand(g),
 		newDebugCommand(g), // debug.go
 		newReplayCommand(), // replay.go
