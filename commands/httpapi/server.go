@@ -192,6 +192,7 @@ func (s *Server) routes() {
 	s.mirrorRoutes()     // mirror.go: the Kafka mirror's status and verify (on the leader)
 	s.keyringRoutes()    // keyring.go: root keys, key material for peers, JWKS, identities
 	s.aclRoutes()        // acl.go: bootstrap, policies, tokens, roles
+	s.launcherRoutes()   // launcher.go: providers, tenants, node requests, instances
 	s.handle("GET /v1/operator/raft/configuration", s.leader(s.raftConfiguration))
 	s.handle("GET /v1/status/leader", s.statusLeader)
 	s.handle("GET /v1/status/peers", s.statusPeers)

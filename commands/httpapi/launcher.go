@@ -1,0 +1,296 @@
+package httpapi
+
+import (
+	"errors"
+	"net/http"
+
+	"github.com/ordoplane/ordo/commands"
+	lcmd "github.com/ordoplane/ordo/commands/launcher"
+	"github.com/ordoplane/ordo/events"
+	"github.com/ordoplane/ordo/projections"
+	"github.com/ordoplane/ordo/projections/launcher"
+)
+
+// The launcher's API (docs/launcher.md): providers, tenants, node
+// requests and instances. Reads block on their tables like every list.
+var (
+	providerTables = []string{launcher.ProvidersTable, launcher.InstancesTable}
+	tenantTables   = []string{launcher.TenantsTable}
+	requestTables  = []string{launcher.RequestsTable}
+	instanceTables = []string{launcher.InstancesTable}
+)
+
+func (s *Server) launcherRoutes() {
+	s.handle("GET /v1/providers", s.leader(s.listProviders))
+	s.handle("POST /v1/providers", s.leader(s.applyProvider))
+	s.handle("PUT /v1/providers", s.leader(s.applyProvider))
+	s.handle("GET /v1/provider/{name}", s.leader(s.getProvider))
+	s.handle("DELETE /v1/provider/{name}", s.leader(s.deleteProvider))
+	s.handle("GET /v1/tenants", s.leader(s.listTenants))
+	s.handle("POST /v1/tenant/{name}", s.leader(s.applyTenant))
+	s.handle("PUT /v1/tenant/{name}", s.leader(s.applyTenant))
+	s.handle("DELETE /v1/tenant/{name}", s.leader(s.deleteTenant))
+	s.handle("GET /v1/node-requests", s.leader(s.listNodeRequests))
+	s.handle("POST /v1/node-requests", s.leader(s.createNodeRequest))
+	s.handle("PUT /v1/node-requests", s.leader(s.createNodeRequest))
+	s.handle("GET /v1/node-request/{id}", s.leader(s.getNodeRequest))
+	s.handle("DELETE /v1/node-request/{id}", s.leader(s.deleteNodeRequest))
+	s.handle("GET /v1/instances", s.leader(s.listInstances))
+	s.handle("GET /v1/instance/{id}", s.leader(s.getInstance))
+	s.handle("POST /v1/instance/{id}/hold", s.leader(s.holdInstance))
+	s.handle("PUT /v1/instance/{id}/hold", s.leader(s.holdInstance))
+	s.handle("DELETE /v1/instance/{id}", s.leader(s.deleteInstance))
+}
+
+// ProviderStatus is a provider as GET /v1/provider/{name} shows it: its
+// configuration and generation, pause state, errored labels, what its
+// live instances hold (building ones included, P19) and how many are in
+// each state.
+type ProviderStatus struct {
+	Name          string
+	Config        events.ProviderConfig
+	ConfigIndex   uint64
+	Paused        bool
+	PausedRequest string
+	PauseReason   string
+	ErroredLabels map[string]string
+	Used          launcher.Usage
+	// Quota is the sim driver's configured quota (0 is unlimited); Free
+	// is Quota minus Used where Quota is set.
+	Quota       *events.SimQuota
+	Free        *launcher.Usage
+	States      map[string]int
+	CreateIndex uint64
+	ModifyIndex uint64
+}
+
+func providerStatus(v projections.View, p *launcher.Provider) (*ProviderStatus, error) {
+	insts, err := launcher.ProviderInstances(v, p.Config.Name)
+	if err != nil {
+		return nil, err
+	}
+	st := &ProviderStatus{Name: p.Config.Name, Config: p.Config, ConfigIndex: p.ConfigIndex, Paused: p.Paused,
+		PausedRequest: p.PausedRequest, PauseReason: p.PauseReason, ErroredLabels: p.ErroredLabels,
+		Used: launcher.UsageOf(insts), States: map[string]int{}, CreateIndex: p.CreateIndex, ModifyIndex: p.ModifyIndex}
+	for _, in := range insts {
+		st.States[in.State]++
+	}
+	if sim := p.Config.Sim; sim != nil {
+		q := sim.Quota
+		st.Quota = &q
+		free := launcher.Usage{Servers: q.Instances - st.Used.Servers, Cores: q.Cores - st.Used.Cores, RAMMB: q.RAMMB - st.Used.RAMMB}
+		st.Free = &free
+	}
+	return st, nil
+}
+
+func (s *Server) listProviders(w http.ResponseWriter, r *http.Request) {
+	s.query(w, r, providerTables, func(v projections.View) (any, error) {
+		ps, err := launcher.Providers(v)
+		if err != nil {
+			return nil, err
+		}
+		out := []*ProviderStatus{}
+		for _, p := range ps {
+			st, err := providerStatus(v, p)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, st)
+		}
+		return out, nil
+	})
+}
+
+func (s *Server) getProvider(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("name")
+	if err := lcmd.ValidName("name", name); err != nil {
+		writeError(w, err)
+		return
+	}
+	s.query(w, r, providerTables, func(v projections.View) (any, error) {
+		p, err := launcher.GetProvider(v, name)
+		if errors.Is(err, projections.ErrNotFound) {
+			return nil, &commands.NotFoundError{Kind: "provider", ID: name}
+		} else if err != nil {
+			return nil, err
+		}
+		return providerStatus(v, p)
+	})
+}
+
+// providerRequest is the body of a provider apply: the provider file's
+// HCL text (Filename only names it in errors), or a configuration in JSON.
+type providerRequest struct {
+	HCL      string
+	Filename string
+	Provider *events.ProviderConfig
+}
+
+func (s *Server) applyProvider(w http.ResponseWriter, r *http.Request) {
+	var body providerRequest
+	if err := commands.DecodeJSON(r.Body, s.cfg.BodyLimit, &body); err != nil {
+		writeError(w, err)
+		return
+	}
+	var cfg events.ProviderConfig
+	switch {
+	case body.HCL != "" && body.Provider != nil:
+		writeError(w, commands.Invalid("HCL", "give HCL or Provider, not both"))
+		return
+	case body.HCL != "":
+		name := body.Filename
+		if name == "" {
+			name = "provider.hcl"
+		}
+		c, err := lcmd.ParseProvider([]byte(body.HCL), name)
+		if err != nil {
+			writeError(w, err)
+			return
+		}
+		cfg = c
+	case body.Provider != nil:
+		cfg = *body.Provider
+	default:
+		writeError(w, commands.Invalid("HCL", "a provider file (HCL) or Provider is required"))
+		return
+	}
+	s.run(w, r, "provider.apply", lcmd.ApplyProvider{Config: cfg})
+}
+
+// run runs c and writes its outcome.
+func (s *Server) run(w http.ResponseWriter, r *http.Request, name string, c commands.Command) {
+	out, err := s.cfg.Pipeline.Run(r.Context(), name, request(r), c)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeResult(w, out)
+}
+
+func (s *Server) deleteProvider(w http.ResponseWriter, r *http.Request) {
+	s.run(w, r, "provider.delete", lcmd.DeleteProvider{Name: r.PathValue("name")})
+}
+
+func (s *Server) listTenants(w http.ResponseWriter, r *http.Request) {
+	s.query(w, r, tenantTables, func(v projections.View) (any, error) {
+		ts, err := launcher.Tenants(v)
+		if ts == nil {
+			ts = []*launcher.Tenant{}
+		}
+		return ts, err
+	})
+}
+
+func (s *Server) applyTenant(w http.ResponseWriter, r *http.Request) {
+	var t events.Tenant
+	if err := commands.DecodeJSON(r.Body, s.cfg.BodyLimit, &t); err != nil {
+		writeError(w, err)
+		return
+	}
+	if t.Name == "" {
+		t.Name = r.PathValue("name")
+	}
+	if t.Name != r.PathValue("name") {
+		writeError(w, commands.Invalid("Name", "%q does not match the name in the path, %q", t.Name, r.PathValue("name")))
+		return
+	}
+	s.run(w, r, "tenant.apply", lcmd.ApplyTenant{Tenant: t})
+}
+
+func (s *Server) deleteTenant(w http.ResponseWriter, r *http.Request) {
+	s.run(w, r, "tenant.delete", lcmd.DeleteTenant{Name: r.PathValue("name")})
+}
+
+// nodeRequestBody is the body of a node request create.
+type nodeRequestBody struct {
+	Labels           []string
+	Requestor        string
+	Tenant           string
+	RelativePriority int
+}
+
+func (s *Server) createNodeRequest(w http.ResponseWriter, r *http.Request) {
+	var body nodeRequestBody
+	if err := commands.DecodeJSON(r.Body, s.cfg.BodyLimit, &body); err != nil {
+		writeError(w, err)
+		return
+	}
+	if body.Requestor == "" {
+		body.Requestor = actorOf(r)
+	}
+	cmd := &lcmd.CreateRequest{Labels: body.Labels, Requestor: body.Requestor, Tenant: body.Tenant, RelativePriority: body.RelativePriority}
+	out, err := s.cfg.Pipeline.Run(r.Context(), "node-request.create", request(r), cmd)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	setIndex(w, out.Index)
+	writeJSON(w, http.StatusOK, map[string]any{"ID": cmd.ID(), "Index": out.Index, "Duplicate": out.Duplicate})
+}
+
+func (s *Server) listNodeRequests(w http.ResponseWriter, r *http.Request) {
+	q, err := parsePage(r, func(token string) (string, bool) { return token, true })
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	s.queryPage(w, r, requestTables, func(v projections.View) (any, error) {
+		pg := newPager(q)
+		return pg.result(launcher.ScanRequests(v, q.prefix, q.from, func(req *launcher.Request) error {
+			return pg.addToken(req.ID, req)
+		}))
+	})
+}
+
+func (s *Server) getNodeRequest(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	s.query(w, r, requestTables, func(v projections.View) (any, error) {
+		req, err := launcher.ResolveRequest(v, id)
+		if errors.Is(err, projections.ErrNotFound) {
+			return nil, &commands.NotFoundError{Kind: "node request", ID: id}
+		}
+		return req, err
+	})
+}
+
+func (s *Server) deleteNodeRequest(w http.ResponseWriter, r *http.Request) {
+	s.run(w, r, "node-request.delete", lcmd.DeleteRequest{ID: r.PathValue("id")})
+}
+
+func (s *Server) listInstances(w http.ResponseWriter, r *http.Request) {
+	q, err := parsePage(r, func(token string) (string, bool) { return token, true })
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	provider, state := r.URL.Query().Get("provider"), r.URL.Query().Get("state")
+	s.queryPage(w, r, instanceTables, func(v projections.View) (any, error) {
+		pg := newPager(q)
+		return pg.result(launcher.ScanInstances(v, q.prefix, q.from, func(in *launcher.Instance) error {
+			if (provider != "" && in.Provider != provider) || (state != "" && in.State != state) {
+				return nil
+			}
+			return pg.addToken(in.ID, in)
+		}))
+	})
+}
+
+func (s *Server) getInstance(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	s.query(w, r, instanceTables, func(v projections.View) (any, error) {
+		in, err := launcher.ResolveInstance(v, id)
+		if errors.Is(err, projections.ErrNotFound) {
+			return nil, &commands.NotFoundError{Kind: "instance", ID: id}
+		}
+		return in, err
+	})
+}
+
+func (s *Server) holdInstance(w http.ResponseWriter, r *http.Request) {
+	s.run(w, r, "instance.hold", lcmd.HoldInstance{ID: r.PathValue("id"), Reason: "held by " + actorOf(r)})
+}
+
+func (s *Server) deleteInstance(w http.ResponseWriter, r *http.Request) {
+	s.run(w, r, "instance.delete", lcmd.DeleteInstance{ID: r.PathValue("id")})
+}
