@@ -175,3 +175,43 @@ func (k *Keyring) Remove(ctx context.Context, req commands.Request, id string) (
 // Material returns key id's material for another server (the replication
 // endpoint); ErrKeyMissing when this server lacks it.
 func (k *Keyring) Material(id string) (*keystore.Key, error) { return k.material(id) }
+
+// Pinned is an Encrypter fixed to the key that was active when Pin made
+// it, for a batch of encryptions that should not read the keyring for
+// each one (a full rotation's page). Its KeyID and ModifyIndex let a
+// command refuse the batch if the key stopped being active since.
+type Pinned struct {
+	k *Keyring
+	// KeyID and ModifyIndex are the pinned key's id and its row's modify
+	// index when it was pinned.
+	KeyID       string
+	ModifyIndex uint64
+	key         *keystore.Key
+}
+
+// Pin returns an Encrypter that encrypts with the key active now.
+func (k *Keyring) Pin() (*Pinned, error) {
+	meta, err := keyring.Active(k.view())
+	if err != nil {
+		return nil, fmt.Errorf("pin: %w", err)
+	}
+	key, err := k.material(meta.KeyID)
+	if err != nil {
+		return nil, fmt.Errorf("pin: %w", err)
+	}
+	return &Pinned{k: k, KeyID: meta.KeyID, ModifyIndex: meta.ModifyIndex, key: key}, nil
+}
+
+// Encrypt implements Encrypter with the pinned key.
+func (p *Pinned) Encrypt(plaintext, aad []byte) (string, []byte, error) {
+	ct, err := p.key.Seal(plaintext, aad)
+	if err != nil {
+		return "", nil, fmt.Errorf("encrypt with %s: %w", p.KeyID, err)
+	}
+	return p.KeyID, ct, nil
+}
+
+// Decrypt implements Encrypter with any key of the keystore.
+func (p *Pinned) Decrypt(keyID string, ciphertext, aad []byte) ([]byte, error) {
+	return p.k.Decrypt(keyID, ciphertext, aad)
+}

@@ -29,9 +29,12 @@ type RekeyerConfig struct {
 	Pipeline *commands.Pipeline
 	Store    *kv.Store
 	Notifier *projections.Notifier
-	// PageSize is how many variables one page re-encrypts; default 512.
+	// PageSize is how many variables one page re-encrypts; default 4096.
 	PageSize int
-	// Parallel is how many puts of a page are in flight; default 64.
+	// Batch is how many re-encrypted variables one entry carries
+	// (variables.Rekey); default 256, at most variables.MaxRekeyPuts.
+	Batch int
+	// Parallel is how many entries of a page are in flight; default 4.
 	Parallel int
 	// Retry is the wait after a failed page; default 1s.
 	Retry time.Duration
@@ -49,6 +52,12 @@ type RekeyerConfig struct {
 type Rekeyer struct {
 	cfg     RekeyerConfig
 	rekeyed prometheus.Counter
+	// cursor is where the next page of a rekeying key starts: after the
+	// variable Key(namespace, path) that ended the last one. A variable
+	// left behind it (its put lost a race and the write's key was not the
+	// active one) is found by the pass from the start that must find
+	// nothing before the key is marked inactive.
+	cursor struct{ keyID, after string }
 }
 
 // NewRekeyer returns a Rekeyer.
@@ -57,10 +66,14 @@ func NewRekeyer(cfg RekeyerConfig) (*Rekeyer, error) {
 		return nil, errors.New("keyring: Keyring, Pipeline, Store and Notifier are required")
 	}
 	if cfg.PageSize <= 0 {
-		cfg.PageSize = 512
+		cfg.PageSize = 4096
 	}
+	if cfg.Batch <= 0 {
+		cfg.Batch = 256
+	}
+	cfg.Batch = min(cfg.Batch, variables.MaxRekeyPuts)
 	if cfg.Parallel <= 0 {
-		cfg.Parallel = 64
+		cfg.Parallel = 4
 	}
 	if cfg.Retry <= 0 {
 		cfg.Retry = time.Second
@@ -69,7 +82,7 @@ func NewRekeyer(cfg RekeyerConfig) (*Rekeyer, error) {
 		cfg.Logger = slog.Default()
 	}
 	r := &Rekeyer{cfg: cfg, rekeyed: prometheus.NewCounter(prometheus.CounterOpts{
-		Name: "ordo_keyring_rekeyed_variables_total", Help: "Variables a full rotation re-encrypted with the new key."})}
+		Name: "ordo_keyring_rekeyed_variables_total", Help: "Variables a full rotation re-encrypted with the new key (a variable written concurrently, whose write won, may be counted)."})}
 	if cfg.Registerer != nil {
 		if err := cfg.Registerer.Register(r.rekeyed); err != nil {
 			return nil, fmt.Errorf("rekey metrics: %w", err)
@@ -106,9 +119,10 @@ func (r *Rekeyer) Run(ctx context.Context) error {
 	}
 }
 
-// Step re-encrypts one page of the first rekeying key's variables, or
-// marks that key inactive when it has none left. It reports whether there
-// was a rekeying key.
+// Step re-encrypts one page of the first rekeying key's variables (pages
+// follow each other through the key's index), or marks that key inactive
+// when a pass from the start finds none left. It reports whether there
+// was a rekeying key. Step is called by one goroutine at a time.
 func (r *Rekeyer) Step(ctx context.Context) (bool, error) {
 	snap := r.cfg.Store.Snapshot()
 	v := projections.NewView(snap)
@@ -116,6 +130,10 @@ func (r *Rekeyer) Step(ctx context.Context) (bool, error) {
 	snap.Close()
 	if err != nil || old == nil {
 		return false, err
+	}
+	if len(page) == 0 && r.cursor.after != "" {
+		r.cursor.after = "" // one more pass from the start before done
+		return true, nil
 	}
 	if len(page) == 0 {
 		_, err := r.cfg.Pipeline.Run(ctx, "keyring.set_state", commands.Request{Actor: "system:rekey"},
@@ -126,18 +144,26 @@ func (r *Rekeyer) Step(ctx context.Context) (bool, error) {
 		r.cfg.Logger.Info("keyring: full rotation done; old key inactive", "key_id", old.KeyID)
 		return true, nil
 	}
+	pin, err := r.cfg.Keyring.Pin()
+	if err != nil {
+		return true, err
+	}
+	last := page[len(page)-1]
+	r.cursor.after = pv.Key(last.Namespace, last.Path)
 	var (
 		wg    sync.WaitGroup
 		sem   = make(chan struct{}, r.cfg.Parallel)
 		mu    sync.Mutex
 		first error
 	)
-	for _, x := range page {
+	for len(page) > 0 {
+		batch := page[:min(r.cfg.Batch, len(page))]
+		page = page[len(batch):]
 		sem <- struct{}{}
 		wg.Add(1)
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			if err := r.rekey(ctx, x); err != nil {
+			if err := r.rekeyBatch(ctx, pin, batch); err != nil {
 				mu.Lock()
 				if first == nil {
 					first = err
@@ -165,9 +191,12 @@ func (r *Rekeyer) page(v projections.View) (*kp.Key, []*pv.Variable, error) {
 	if old == nil {
 		return nil, nil, nil
 	}
+	if r.cursor.keyID != old.KeyID {
+		r.cursor.keyID, r.cursor.after = old.KeyID, ""
+	}
 	var page []*pv.Variable
 	errFull := errors.New("page full")
-	err = pv.ByKey(v, old.KeyID, func(ns, path string) error {
+	err = pv.ByKeyAfter(v, old.KeyID, r.cursor.after, func(ns, path string) error {
 		x, err := pv.Get(v, ns, path)
 		if err != nil {
 			return err
@@ -184,28 +213,57 @@ func (r *Rekeyer) page(v projections.View) (*kp.Key, []*pv.Variable, error) {
 	return old, page, nil
 }
 
-// rekey re-encrypts one variable; a put losing its cas to a concurrent
-// write is fine (that write encrypted with the active key, or the next
-// page retries it).
-func (r *Rekeyer) rekey(ctx context.Context, x *pv.Variable) error {
-	items, err := variables.Open(r.cfg.Keyring, x.Namespace, x.Path, x.KeyID, x.Data)
-	if err != nil {
-		return err
+// rekeyBatch re-encrypts a batch of variables with the pinned key in one
+// entry (variables.Rekey), each put carrying the modify index it read
+// (cas). A variable written since is dropped at decide; when a write lands
+// between decide and apply, the entry is refused as a whole and the batch
+// goes again one put an entry, so the others still progress. A rotation
+// since the pin refuses the batch: the error makes the page go again with
+// the new active key.
+func (r *Rekeyer) rekeyBatch(ctx context.Context, pin *keyring.Pinned, batch []*pv.Variable) error {
+	puts := make([]variables.Put, 0, len(batch))
+	for _, x := range batch {
+		p, err := seal(pin, x)
+		if err != nil {
+			return err
+		}
+		puts = append(puts, p)
 	}
-	keyID, data, err := variables.Seal(r.cfg.Keyring, x.Namespace, x.Path, items)
-	clear(items)
-	if err != nil {
-		return err
-	}
-	cas := x.ModifyIndex
-	_, err = r.cfg.Pipeline.Run(ctx, "keyring.rekey_variable", commands.Request{Actor: "system:rekey"},
-		variables.Put{Namespace: x.Namespace, Path: x.Path, CAS: &cas, KeyID: keyID, Data: data})
+	err := r.submit(ctx, pin, puts)
 	if variables.IsCASConflict(err) {
+		for _, p := range puts {
+			if err := r.submit(ctx, pin, []variables.Put{p}); err != nil && !variables.IsCASConflict(err) {
+				return err
+			}
+		}
 		return nil
 	}
+	return err
+}
+
+// submit proposes puts as one variables.Rekey.
+func (r *Rekeyer) submit(ctx context.Context, pin *keyring.Pinned, puts []variables.Put) error {
+	_, err := r.cfg.Pipeline.Run(ctx, "keyring.rekey_variables", commands.Request{Actor: "system:rekey"},
+		variables.Rekey{Puts: puts, KeyID: pin.KeyID, KeyModifyIndex: pin.ModifyIndex})
 	if err != nil {
-		return fmt.Errorf("re-encrypt %s/%s: %w", x.Namespace, x.Path, err)
+		return fmt.Errorf("re-encrypt %d variables from %s/%s: %w", len(puts), puts[0].Namespace, puts[0].Path, err)
 	}
-	r.rekeyed.Inc()
+	r.rekeyed.Add(float64(len(puts)))
 	return nil
+}
+
+// seal re-encrypts one variable with the pinned key into a put carrying
+// the modify index it was read at.
+func seal(pin *keyring.Pinned, x *pv.Variable) (variables.Put, error) {
+	items, err := variables.Open(pin, x.Namespace, x.Path, x.KeyID, x.Data)
+	if err != nil {
+		return variables.Put{}, err
+	}
+	keyID, data, err := variables.Seal(pin, x.Namespace, x.Path, items)
+	clear(items)
+	if err != nil {
+		return variables.Put{}, err
+	}
+	cas := x.ModifyIndex
+	return variables.Put{Namespace: x.Namespace, Path: x.Path, CAS: &cas, KeyID: keyID, Data: data}, nil
 }

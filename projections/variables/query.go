@@ -75,7 +75,19 @@ func UsageOf(v projections.View, ns string) (Usage, error) {
 // ByKey calls fn with the namespace and path of every variable encrypted
 // with keyID, in namespace then path order.
 func ByKey(v projections.View, keyID string, fn func(ns, path string) error) error {
-	return v.Scan(ByKeyTable, keyID+"\x00", false, func(k string, _ projections.Row) error {
+	return ByKeyAfter(v, keyID, "", fn)
+}
+
+// ByKeyAfter is ByKey starting after the variable whose Key(namespace,
+// path) is after ("" for the first), so a caller paging through a large
+// key's variables does not scan again what it has already seen (nor the
+// tombstones its own rewrites left there).
+func ByKeyAfter(v projections.View, keyID, after string, fn func(ns, path string) error) error {
+	from := ""
+	if after != "" {
+		from = keyID + "\x00" + after + "\x00" // after's immediate successor
+	}
+	return v.ScanFrom(ByKeyTable, keyID+"\x00", from, false, func(k string, _ projections.Row) error {
 		ns, path := SplitKey(k[len(keyID)+1:])
 		return fn(ns, path)
 	})
