@@ -24,7 +24,7 @@
 //
 // # Concurrency
 //
-// Pure functions of a View; an Evaluator from Compile may be shared.
+// Pure functions of a View; a Filter from Compile may be shared.
 //
 // # Invariants
 //

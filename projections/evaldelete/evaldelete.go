@@ -4,8 +4,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/hashicorp/go-bexpr"
-
 	"github.com/ordoplane/ordo/events"
 	"github.com/ordoplane/ordo/projections"
 	"github.com/ordoplane/ordo/projections/allocs"
@@ -38,32 +36,6 @@ var ErrBadFilter = errors.New("ordo: bad eval filter")
 func init() {
 	projections.RegisterExpander("EvalsPageDeleted", expandPage)
 	projections.RegisterCheck(OpDeletable, checkDeletable)
-}
-
-// Compile compiles a filter in Nomad's expression syntax (go-bexpr),
-// evaluated on events.Evaluation field names (those of the API); "" is
-// nil, which keeps every eval.
-func Compile(filter string) (*bexpr.Evaluator, error) {
-	if filter == "" {
-		return nil, nil
-	}
-	ev, err := bexpr.CreateEvaluator(filter)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrBadFilter, err)
-	}
-	return ev, nil
-}
-
-// Match reports whether f selects e (a nil f selects every eval).
-func Match(f *bexpr.Evaluator, e *events.Evaluation) (bool, error) {
-	if f == nil {
-		return true, nil
-	}
-	ok, err := f.Evaluate(e)
-	if err != nil {
-		return false, fmt.Errorf("%w: %v", ErrBadFilter, err)
-	}
-	return ok, nil
 }
 
 // Safety decides N6 for evals read from one view, remembering the jobs it
@@ -141,7 +113,7 @@ var errStop = errors.New("stop")
 // stops once pageSize were selected or scanLimit were looked at (0: no
 // limit). With check set, selected evals that are not Safe are skipped;
 // without, every selected eval is in IDs (a handler's estimate).
-func Walk(v projections.View, f *bexpr.Evaluator, from string, pageSize, scanLimit int, check bool) (Page, error) {
+func Walk(v projections.View, f *Filter, from string, pageSize, scanLimit int, check bool) (Page, error) {
 	var p Page
 	if pageSize <= 0 {
 		return p, fmt.Errorf("evaldelete: page size %d", pageSize)
