@@ -35,6 +35,9 @@ type Accept struct {
 	// Launch are the instances to create; their ID, request, requestor
 	// and tenant are filled in here.
 	Launch []events.Instance
+	// Partial accepts without fulfilling even when nothing is launched:
+	// the provider paused for this request and launches the rest later.
+	Partial bool
 
 	launched []string
 }
@@ -89,8 +92,8 @@ func (a *Accept) Decide(v projections.View, _ time.Time, ids commands.IDs) (comm
 	if r.Tenant != "" && tenantUse != (launcher.Usage{}) {
 		dec.Preconditions = append(dec.Preconditions, launcher.TenantFits(r.Tenant, tenantUse))
 	}
-	if len(a.Launch) == 0 {
-		dec.Events = append(dec.Events, &events.NodeRequestFulfilled{ID: r.ID, Provider: a.Provider, Instances: assigned})
+	if len(a.Launch) == 0 && !a.Partial {
+		dec.Events = append(dec.Events, fulfil(r, a.Provider, assigned)...)
 	}
 	return dec, nil
 }
@@ -203,7 +206,7 @@ func (s SetInstanceState) Decide(v projections.View, _ time.Time, _ commands.IDs
 	if len(live) < len(r.Labels) {
 		return dec, nil
 	}
-	dec.Events = append(dec.Events, &events.NodeRequestFulfilled{ID: r.ID, Provider: r.Provider, Instances: live})
+	dec.Events = append(dec.Events, fulfil(r, r.Provider, live)...)
 	dec.Preconditions = append(dec.Preconditions, requestUnchanged(r))
 	return dec, nil
 }
@@ -367,4 +370,18 @@ func (p Pause) Decide(v projections.View, _ time.Time, _ commands.IDs) (commands
 	return commands.Decision{Events: []events.Payload{&events.ProviderPaused{Name: p.Provider, ConfigIndex: p.ConfigIndex,
 		Paused: p.Paused, RequestID: p.RequestID, Reason: p.Reason}},
 		Preconditions: []events.Precondition{{Table: launcher.ProvidersTable, Key: p.Provider, Op: events.Exists}}}, nil
+}
+
+// fulfil returns the events fulfilling r with instances. A min-ready
+// request's instances stay ready and unassigned for reuse, and the
+// request, its job done, is deleted.
+func fulfil(r *launcher.Request, provider string, instances []string) []events.Payload {
+	out := []events.Payload{&events.NodeRequestFulfilled{ID: r.ID, Provider: provider, Instances: instances}}
+	if !r.MinReady {
+		return out
+	}
+	for _, id := range instances {
+		out = append(out, &events.InstanceReleased{ID: id, RequestID: r.ID})
+	}
+	return append(out, &events.NodeRequestDeleted{ID: r.ID})
 }

@@ -266,6 +266,9 @@ func (Projection) Apply(tx *projections.Tx, ev *events.Event) error {
 		if err := a.instance(e.ID, func(i *Instance) {
 			if i.RequestID == e.RequestID {
 				i.RequestID = ""
+				if i.State == events.InstanceInUse {
+					i.State = events.InstanceReady // free for reuse
+				}
 			}
 		}); err != nil {
 			return err

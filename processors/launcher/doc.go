@@ -1,0 +1,39 @@
+// Package launcher is the leader-only processor that fulfils node
+// requests: per provider generation, one runner goroutine that reads the
+// projections, decides, advances its driver's create and delete state
+// machines (P5, P17) and acts only through commands.
+//
+// # Usage
+//
+//	l, err := launcher.New(launcher.Config{Pipeline: p, State: fsm, Drivers: launcher.Drivers{"sim": simFactory}})
+//	err = l.Run(ctx) // under the supervisor, while this server leads
+//
+// # Concurrency
+//
+// Run starts one runner per provider generation and joins them before it
+// returns; a runner owns its driver and machines. A new configuration
+// (P6) stops the old generation's runner (it goes idle: no further
+// driver calls) before the new one starts with a clean slate (P2).
+//
+// # Invariants
+//
+//   - Requests are handled in relative-priority order and a provider
+//     yields a request to an unpaused provider of better priority that
+//     can serve it (P11).
+//   - A provider declines only for the request's own labels (P1), or
+//     when no pool or quota could ever hold it (P7, P9): never because it
+//     is merely busy. A min-ready request is declined only when really at
+//     quota (P23).
+//   - Quota counts every live instance, building ones included (P19),
+//     from the driver's figures or, on a transient error, the cached
+//     ones (P14). Tenant limits hold across providers (P13) by an
+//     at-apply precondition.
+//   - A quota refusal aborts the instance, pauses the provider and the
+//     request is relaunched when quota allows (P24); while paused the
+//     provider still declines what it can never serve (P7); an error
+//     while paused unpauses and releases the request (P27).
+//   - A permanent error marks the label errored and fails its requests
+//     at once (P2); transient ones are retried up to LaunchRetries.
+//   - Declines and short quota are logged at info with the reason
+//     (P15, P25).
+package launcher

@@ -1,0 +1,221 @@
+package launcher
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/ordoplane/ordo/events"
+	"github.com/ordoplane/ordo/processors/follow"
+	"github.com/ordoplane/ordo/processors/launcher/driver"
+	"github.com/ordoplane/ordo/projections"
+	"github.com/ordoplane/ordo/projections/launcher"
+)
+
+// Submitter, State and Clock are what the launcher is given (package follow).
+type (
+	Submitter = follow.Submitter
+	State     = follow.State
+	Clock     = follow.Clock
+)
+
+// Factory builds the driver of one provider generation.
+type Factory func(cfg events.ProviderConfig) (driver.Driver, error)
+
+// Config configures a Launcher.
+type Config struct {
+	// Pipeline receives the launcher's commands; required.
+	Pipeline Submitter
+	// State is read for providers, requests and instances; required.
+	State State
+	// Drivers maps a driver name to its factory; required.
+	Drivers map[string]Factory
+	// Clock paces machines and retries; default the system clock.
+	Clock Clock
+	// PollInterval is how often a runner with machines in flight, or
+	// paused, looks again without a state change; default 1s.
+	PollInterval time.Duration
+	// Logger; default slog.Default().
+	Logger *slog.Logger
+	// Registerer receives the launcher's metrics; nil registers none.
+	Registerer prometheus.Registerer
+}
+
+// Validate reports a Config that cannot work.
+func (c Config) Validate() error {
+	switch {
+	case c.Pipeline == nil:
+		return errors.New("launcher: Pipeline is required")
+	case c.State == nil:
+		return errors.New("launcher: State is required")
+	case len(c.Drivers) == 0:
+		return errors.New("launcher: Drivers is required")
+	case c.PollInterval < 0:
+		return errors.New("launcher: PollInterval must not be negative")
+	}
+	return nil
+}
+
+// Launcher runs one runner per provider generation while this server leads.
+type Launcher struct {
+	cfg Config
+	log *slog.Logger
+	m   *metrics
+	// runners counts running runners (tests and the benchmark read it).
+	runners atomic.Int64
+}
+
+// New returns a Launcher; zero fields of cfg take their defaults.
+func New(cfg Config) (*Launcher, error) {
+	if cfg.Clock == nil {
+		cfg.Clock = follow.SystemClock{}
+	}
+	if cfg.PollInterval == 0 {
+		cfg.PollInterval = time.Second
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	return &Launcher{cfg: cfg, log: cfg.Logger, m: newMetrics(cfg.Registerer)}, nil
+}
+
+// Close unregisters the launcher's metrics.
+func (l *Launcher) Close() { l.m.unregister(l.cfg.Registerer) }
+
+// Name implements supervisor.Processor.
+func (l *Launcher) Name() string { return "launcher" }
+
+// Runners returns how many provider runners are running.
+func (l *Launcher) Runners() int { return int(l.runners.Load()) }
+
+// generation is a running runner.
+type generation struct {
+	index  uint64
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+// Run implements supervisor.Processor: it keeps one runner per provider
+// at its current generation until ctx ends, then joins them.
+func (l *Launcher) Run(ctx context.Context) error {
+	running := map[string]*generation{}
+	var wg sync.WaitGroup
+	defer func() {
+		for _, g := range running {
+			g.cancel()
+		}
+		wg.Wait()
+	}()
+	notify := l.cfg.State.Notifier()
+	for {
+		ch := notify.Table(launcher.ProvidersTable)
+		provs, err := l.providers()
+		if err != nil {
+			return err
+		}
+		seen := map[string]bool{}
+		for _, p := range provs {
+			name := p.Config.Name
+			seen[name] = true
+			if g, ok := running[name]; ok && g.index == p.ConfigIndex {
+				continue
+			}
+			if g, ok := running[name]; ok {
+				// P6: the old generation goes idle before the new one starts.
+				g.cancel()
+				<-g.done
+				delete(running, name)
+			}
+			f, ok := l.cfg.Drivers[p.Config.Driver]
+			if !ok {
+				l.log.Warn("launcher: provider names an unknown driver", "provider", name, "driver", p.Config.Driver)
+				continue
+			}
+			d, err := f(p.Config)
+			if err != nil {
+				l.log.Warn("launcher: cannot build driver", "provider", name, "err", err)
+				continue
+			}
+			rctx, cancel := context.WithCancel(ctx)
+			g := &generation{index: p.ConfigIndex, cancel: cancel, done: make(chan struct{})}
+			running[name] = g
+			r := newRunner(l, name, p.ConfigIndex, d)
+			wg.Add(1)
+			l.runners.Add(1)
+			go func() {
+				defer wg.Done()
+				defer close(g.done)
+				defer l.runners.Add(-1)
+				if err := r.run(rctx); err != nil && !errors.Is(err, context.Canceled) {
+					l.log.Error("launcher: runner stopped", "provider", name, "err", err)
+				}
+			}()
+		}
+		for name, g := range running {
+			if !seen[name] {
+				g.cancel()
+				<-g.done
+				delete(running, name)
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-ch:
+		}
+	}
+}
+
+func (l *Launcher) providers() ([]*launcher.Provider, error) {
+	snap := l.cfg.State.Store().Snapshot()
+	defer snap.Close()
+	ps, err := launcher.Providers(projections.NewView(snap))
+	if err != nil {
+		return nil, fmt.Errorf("launcher: read providers: %w", err)
+	}
+	return ps, nil
+}
+
+// metrics are the launcher's Prometheus metrics.
+type metrics struct {
+	decisions *prometheus.CounterVec
+	machines  *prometheus.GaugeVec
+	pass      prometheus.Histogram
+	open      *prometheus.GaugeVec
+}
+
+func newMetrics(reg prometheus.Registerer) *metrics {
+	m := &metrics{
+		decisions: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "ordo_launcher_decisions_total",
+			Help: "Launcher decisions on node requests and instances, by provider and outcome."}, []string{"provider", "outcome"}),
+		machines: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "ordo_launcher_machines",
+			Help: "Driver state machines in flight, by provider and kind (create, delete)."}, []string{"provider", "kind"}),
+		pass: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "ordo_launcher_pass_seconds",
+			Help: "Time of one runner pass (read, decide, act).", Buckets: prometheus.ExponentialBuckets(0.0001, 2, 16)}),
+		open: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "ordo_launcher_open_requests",
+			Help: "Open node requests as a provider's runner last saw them, by provider and state."}, []string{"provider", "state"}),
+	}
+	if reg != nil {
+		reg.MustRegister(m.decisions, m.machines, m.pass, m.open)
+	}
+	return m
+}
+
+func (m *metrics) unregister(reg prometheus.Registerer) {
+	if reg == nil {
+		return
+	}
+	reg.Unregister(m.decisions)
+	reg.Unregister(m.machines)
+	reg.Unregister(m.pass)
+	reg.Unregister(m.open)
+}
