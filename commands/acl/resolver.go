@@ -98,6 +98,9 @@ type Resolver struct {
 	hits    prometheus.Counter
 	misses  prometheus.Counter
 	cleared prometheus.Counter
+	// policies survives the identity cache's invalidations: it is keyed
+	// by the policies' modify indexes.
+	policies *policyCache
 
 	mu struct {
 		sync.Mutex
@@ -124,7 +127,7 @@ func NewResolver(cfg ResolverConfig) (*Resolver, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	r := &Resolver{cfg: cfg,
+	r := &Resolver{cfg: cfg, policies: newPolicyCache(),
 		hits:    prometheus.NewCounter(prometheus.CounterOpts{Name: "ordo_acl_resolver_cache_hits_total", Help: "Token resolutions answered from the ACL cache."}),
 		misses:  prometheus.NewCounter(prometheus.CounterOpts{Name: "ordo_acl_resolver_cache_misses_total", Help: "Token resolutions that read the ACL tables."}),
 		cleared: prometheus.NewCounter(prometheus.CounterOpts{Name: "ordo_acl_resolver_cache_invalidations_total", Help: "Times the ACL cache was emptied because an ACL table changed."}),
@@ -228,7 +231,7 @@ func (r *Resolver) load(secret, key string) (cached, error) {
 	defer snap.Close()
 	v := projections.NewView(snap)
 	if secret == "" {
-		acl, err := compile(v, []string{AnonymousPolicy}, nil)
+		acl, err := r.compile(v, []string{AnonymousPolicy}, nil)
 		return cached{id: &Identity{ACL: acl}}, err
 	}
 	if r.cfg.Verifier != nil && strings.Count(secret, ".") == 2 {
@@ -249,7 +252,7 @@ func (r *Resolver) load(secret, key string) (cached, error) {
 	if t.Type == events.ACLTokenManagement {
 		return cached{id: &Identity{ACL: policy.Management, Token: t}, expires: t.ExpirationTime}, nil
 	}
-	acl, err := compile(v, t.Policies, t.Roles)
+	acl, err := r.compile(v, t.Policies, t.Roles)
 	if err != nil {
 		return cached{}, fmt.Errorf("acl: token %s: %w", t.AccessorID, err)
 	}
@@ -263,22 +266,26 @@ func (r *Resolver) workload(v projections.View, ns, job, group, task string) (ca
 	if err != nil {
 		return cached{}, fmt.Errorf("acl: workload %s/%s policies: %w", ns, job, err)
 	}
-	parsed := make([]*policy.Policy, 0, len(pols))
+	good := make([]*acls.Policy, 0, len(pols))
 	for _, p := range pols {
-		pp, err := policy.Parse(p.Rules)
-		if err != nil {
+		if _, err := r.policies.parse(p); err != nil {
 			r.cfg.Logger.Warn("stored ACL policy does not parse", "policy", p.Name, "err", err)
 			continue
 		}
-		parsed = append(parsed, pp)
+		good = append(good, p)
 	}
-	return cached{id: &Identity{ACL: policy.Compile(parsed),
+	acl, err := r.policies.compile(good)
+	if err != nil {
+		return cached{}, fmt.Errorf("acl: workload %s/%s: %w", ns, job, err)
+	}
+	return cached{id: &Identity{ACL: acl,
 		Workload: &events.ACLWorkload{Namespace: ns, JobID: job, Group: group, Task: task}}}, nil
 }
 
-// compile loads and compiles the named policies and those of the roles;
-// missing ones are skipped (a deleted policy grants nothing).
-func compile(v projections.View, names, roles []string) (*policy.ACL, error) {
+// compile loads the named policies and those of the roles (missing ones
+// are skipped: a deleted policy grants nothing) and compiles them through
+// the policy cache, which parses only policies changed since it saw them.
+func (r *Resolver) compile(v projections.View, names, roles []string) (*policy.ACL, error) {
 	all := append([]string(nil), names...)
 	for _, id := range roles {
 		ro, err := acls.GetRole(v, id)
@@ -289,7 +296,7 @@ func compile(v projections.View, names, roles []string) (*policy.ACL, error) {
 		}
 		all = append(all, ro.Policies...)
 	}
-	var parsed []*policy.Policy
+	var pols []*acls.Policy
 	for _, n := range dedupe(all) {
 		p, err := acls.GetPolicy(v, n)
 		if errors.Is(err, projections.ErrNotFound) {
@@ -297,11 +304,7 @@ func compile(v projections.View, names, roles []string) (*policy.ACL, error) {
 		} else if err != nil {
 			return nil, err
 		}
-		pp, err := policy.Parse(p.Rules)
-		if err != nil {
-			return nil, fmt.Errorf("policy %q: %w", n, err)
-		}
-		parsed = append(parsed, pp)
+		pols = append(pols, p)
 	}
-	return policy.Compile(parsed), nil
+	return r.policies.compile(pols)
 }
