@@ -57,6 +57,7 @@ func main() {
 	workers := flag.Int("workers", 0, "scheduler workers for c1m and c1m-http (0: the agent's default)")
 	evalDeleteN := flag.Int("evaldelete-evals", 1000000, "pending evals the evaldelete figures seed and delete by filter")
 	evalDeletePage := flag.Int("evaldelete-page", 0, "page size of the evaldelete figures (0: the server's default)")
+	evalDeleteSeed := flag.Int("evaldelete-seed-batch", 5000, "evals per entry when the evaldelete figures seed")
 	rotationN := flag.Int("rotation-variables", 100000, "variables the rotation figures seed and re-encrypt with rotate -full")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile here")
 	flag.Parse()
@@ -101,9 +102,9 @@ func main() {
 		run("simfleet", func() ([]row, error) { return fleetHeartbeats(or(*nodes, 10000), *fleetWindow, 0) })
 		run("simfleet-fast", func() ([]row, error) { return fleetHeartbeats(or(*nodes, 10000), *fleetWindow, *fastTTL) })
 		run("c1m-http", func() ([]row, error) { return c1mHTTP(or(*nodes, 10000), or(*jobs, 5), *perJob, *workers) })
-		run("mirror", func() ([]row, error) { return mirrorRows(mirrorEvents, 5000, *clients, *duration) })  // mirror.go
-		run("evaldelete", func() ([]row, error) { return evalDeleteRows(*evalDeleteN, *evalDeletePage, 8) }) // evaldelete.go
-		run("rotation", func() ([]row, error) { return rotationRows(*rotationN) })                           // rotation.go
+		run("mirror", func() ([]row, error) { return mirrorRows(mirrorEvents, 5000, *clients, *duration) })                   // mirror.go
+		run("evaldelete", func() ([]row, error) { return evalDeleteRows(*evalDeleteN, *evalDeletePage, *evalDeleteSeed, 8) }) // evaldelete.go
+		run("rotation", func() ([]row, error) { return rotationRows(*rotationN) })                                            // rotation.go
 	}
 	printTable(rows)
 }
