@@ -163,10 +163,14 @@ func (c *Cloud) remove(ext string) {
 }
 
 // Create implements driver.Driver.
-func (c *Cloud) Create(spec driver.Spec) driver.CreateMachine { return &createMachine{c: c, spec: spec} }
+func (c *Cloud) Create(spec driver.Spec) driver.CreateMachine {
+	return &createMachine{c: c, spec: spec}
+}
 
 // Delete implements driver.Driver.
-func (c *Cloud) Delete(_, externalID string) driver.Machine { return &deleteMachine{c: c, ext: externalID} }
+func (c *Cloud) Delete(_, externalID string) driver.Machine {
+	return &deleteMachine{c: c, ext: externalID}
+}
 
 // createMachine: requested → booting (until boot time passed) → done.
 type createMachine struct {
