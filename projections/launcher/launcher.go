@@ -101,7 +101,9 @@ func (r *Request) Declined(provider string) bool {
 }
 
 // Open reports whether the request is still to be fulfilled.
-func (r *Request) Open() bool { return r.State == events.RequestRequested || r.State == events.RequestPending }
+func (r *Request) Open() bool {
+	return r.State == events.RequestRequested || r.State == events.RequestPending
+}
 
 // Instance is an instance as readers see it.
 type Instance struct {
