@@ -56,6 +56,7 @@ import (
 //	}
 //
 //	acl { enabled = true }             # ACLs (agentconfig_acl.go, docs/acl.md)
+//	keyring { server_token = "…" }     # the root keyring (agentconfig_keyring.go, docs/keyring.md)
 //
 // Attributes left out keep the defaults; unknown attributes and blocks are
 // errors, so typos do not pass silently.
@@ -69,7 +70,8 @@ type agentFile struct {
 	Client   *clientBlock `hcl:"client,block"`
 	// TimeTravel is the time_travel block (agentconfig_timetravel.go).
 	TimeTravel *timeTravelBlock `hcl:"time_travel,block"`
-	ACL        *aclBlock        `hcl:"acl,block"` // agentconfig_acl.go
+	ACL        *aclBlock        `hcl:"acl,block"`     // agentconfig_acl.go
+	Keyring    *keyringBlock    `hcl:"keyring,block"` // agentconfig_keyring.go
 	Mirror     *mirrorBlock     `hcl:"mirror,block"`
 
 	// path is the file's name, for error messages.
@@ -322,6 +324,11 @@ func (f *agentFile) applyTo(c *agent.Config) error {
 	}
 	if f.ACL != nil {
 		if err := f.ACL.applyTo(&c.ACL, f.path); err != nil {
+			return err
+		}
+	}
+	if f.Keyring != nil {
+		if err := f.Keyring.applyTo(&c.Keyring, f.path); err != nil {
 			return err
 		}
 	}
