@@ -1,0 +1,107 @@
+package main
+
+import (
+	"encoding/json"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ordoplane/ordo/projections"
+	pv "github.com/ordoplane/ordo/projections/variables"
+)
+
+// TestKeyringCLI runs ordo operator root keyring list|rotate|remove
+// against a dev agent: the first key listed active; rotate makes a new
+// active key and the old one inactive; rotate -full re-encrypts the
+// variables (the rotated key ends inactive and the variable still reads);
+// remove refuses the active key naming key_id, removes an inactive one,
+// and a missing one is an error; -json lists the API's answer.
+func TestKeyringCLI(t *testing.T) {
+	a, addr := startJobAgent(t)
+	run := func(want int, args ...string) string {
+		t.Helper()
+		code, out, errOut := runCLI(append(args, "-address", addr)...)
+		if code != want {
+			t.Fatalf("ordo %s: exit %d, want %d\nstdout %s\nstderr %s", strings.Join(args, " "), code, want, out, errOut)
+		}
+		return out + errOut
+	}
+	type key struct{ KeyID, State, Algorithm string }
+	keys := func() map[string]key {
+		t.Helper()
+		var list []key
+		if err := json.Unmarshal([]byte(run(0, "operator", "root", "keyring", "list", "-json")), &list); err != nil {
+			t.Fatal(err)
+		}
+		m := map[string]key{}
+		for _, k := range list {
+			m[k.KeyID] = k
+		}
+		return m
+	}
+	waitState := func(id, state string) {
+		t.Helper()
+		deadline := time.Now().Add(15 * time.Second)
+		for keys()[id].State != state {
+			if time.Now().After(deadline) {
+				t.Fatalf("key %s is %q, want %s", id, keys()[id].State, state)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	var first string
+	deadline := time.Now().Add(10 * time.Second)
+	for first == "" {
+		for id, k := range keys() {
+			if k.State == "active" {
+				first = id
+			}
+		}
+		if first == "" && time.Now().After(deadline) {
+			t.Fatal("no first root key")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	out := run(0, "operator", "root", "keyring", "list")
+	if !regexp.MustCompile(`(?m)^Key\s+State\s+Algorithm\s+Create Time$`).MatchString(out) ||
+		!regexp.MustCompile(`(?m)^`+first+`\s+active\s+aes256-gcm\s+\d{4}-`).MatchString(out) {
+		t.Fatalf("list:\n%s", out)
+	}
+
+	run(0, "var", "put", "app/db", "password=hunter2")
+	newID := regexp.MustCompile(`New active key (\S+) \(index \d+\)$`)
+	m := newID.FindStringSubmatch(strings.TrimSpace(run(0, "operator", "root", "keyring", "rotate")))
+	if m == nil {
+		t.Fatal("rotate does not name the new key")
+	}
+	second := m[1]
+	if k := keys(); k[second].State != "active" || k[first].State != "inactive" {
+		t.Fatalf("after rotate: %+v", k)
+	}
+
+	out = strings.TrimSpace(run(0, "operator", "root", "keyring", "rotate", "-full"))
+	if !strings.HasSuffix(out, "; re-encrypting every variable") {
+		t.Fatalf("rotate -full: %q", out)
+	}
+	third := newID.FindStringSubmatch(strings.TrimSuffix(out, "; re-encrypting every variable"))[1]
+	waitState(second, "inactive") // the rekey job re-encrypted app/db and marked it
+	if got := run(0, "var", "get", "-item", "password", "app/db"); got != "hunter2\n" {
+		t.Fatalf("after rotate -full, app/db reads %q", got)
+	}
+	if x, err := pv.Get(projections.NewView(a.Store()), "default", "app/db"); err != nil || x.KeyID != third {
+		t.Fatalf("app/db after rotate -full: %+v %v, want it under %s", x, err, third)
+	}
+
+	if out := run(1, "operator", "root", "keyring", "remove", third); !strings.Contains(out, "key_id") || !strings.Contains(out, "active") {
+		t.Fatalf("removing the active key: %s", out)
+	}
+	if out := run(0, "operator", "root", "keyring", "remove", first); !strings.Contains(out, "Removed root key "+first) {
+		t.Fatalf("remove: %s", out)
+	}
+	if _, ok := keys()[first]; ok {
+		t.Fatal("removed key still listed")
+	}
+	run(1, "operator", "root", "keyring", "remove", first)
+	run(1, "operator", "root", "keyring", "remove", "not a key id")
+}
