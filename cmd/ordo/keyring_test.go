@@ -14,9 +14,10 @@ import (
 // TestKeyringCLI runs ordo operator root keyring list|rotate|remove
 // against a dev agent: the first key listed active; rotate makes a new
 // active key and the old one inactive; rotate -full re-encrypts the
-// variables (the rotated key ends inactive and the variable still reads);
-// remove refuses the active key naming key_id, removes an inactive one,
-// and a missing one is an error; -json lists the API's answer.
+// variables of the previous key (which ends inactive; the variable reads
+// and is under the new key); remove refuses the active key and a key that
+// still encrypts variables, naming key_id, removes an inactive one, and a
+// missing one is an error; -json lists the API's answer.
 func TestKeyringCLI(t *testing.T) {
 	a, addr := startJobAgent(t)
 	run := func(want int, args ...string) string {
@@ -69,7 +70,7 @@ func TestKeyringCLI(t *testing.T) {
 		t.Fatalf("list:\n%s", out)
 	}
 
-	run(0, "var", "put", "app/db", "password=hunter2")
+	run(0, "var", "put", "old/db", "password=first")
 	newID := regexp.MustCompile(`New active key (\S+) \(index \d+\)$`)
 	m := newID.FindStringSubmatch(strings.TrimSpace(run(0, "operator", "root", "keyring", "rotate")))
 	if m == nil {
@@ -79,6 +80,7 @@ func TestKeyringCLI(t *testing.T) {
 	if k := keys(); k[second].State != "active" || k[first].State != "inactive" {
 		t.Fatalf("after rotate: %+v", k)
 	}
+	run(0, "var", "put", "app/db", "password=hunter2") // under second
 
 	out = strings.TrimSpace(run(0, "operator", "root", "keyring", "rotate", "-full"))
 	if !strings.HasSuffix(out, "; re-encrypting every variable") {
@@ -96,12 +98,16 @@ func TestKeyringCLI(t *testing.T) {
 	if out := run(1, "operator", "root", "keyring", "remove", third); !strings.Contains(out, "key_id") || !strings.Contains(out, "active") {
 		t.Fatalf("removing the active key: %s", out)
 	}
-	if out := run(0, "operator", "root", "keyring", "remove", first); !strings.Contains(out, "Removed root key "+first) {
+	// first still encrypts old/db (a rotation without -full leaves it).
+	if out := run(1, "operator", "root", "keyring", "remove", first); !strings.Contains(out, "key_id") || !strings.Contains(out, "still encrypts 1 variables") {
+		t.Fatalf("removing a key with variables: %s", out)
+	}
+	if out := run(0, "operator", "root", "keyring", "remove", second); !strings.Contains(out, "Removed root key "+second) {
 		t.Fatalf("remove: %s", out)
 	}
-	if _, ok := keys()[first]; ok {
+	if _, ok := keys()[second]; ok {
 		t.Fatal("removed key still listed")
 	}
-	run(1, "operator", "root", "keyring", "remove", first)
+	run(1, "operator", "root", "keyring", "remove", second)
 	run(1, "operator", "root", "keyring", "remove", "not a key id")
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/ordoplane/ordo/projections"
 	"github.com/ordoplane/ordo/projections/allocs"
 	"github.com/ordoplane/ordo/projections/keyring"
+	"github.com/ordoplane/ordo/projections/variables"
 	"github.com/ordoplane/ordo/storage/keystore"
 )
 
@@ -124,7 +125,8 @@ func (c SetState) Decide(v projections.View, _ time.Time, _ commands.IDs) (comma
 }
 
 // Remove deletes a root key's metadata; every server then removes its
-// keystore file. The active key and a key being rekeyed are refused.
+// keystore file. The active key, a key being rekeyed and a key that still
+// encrypts variables are refused (the last also at apply).
 type Remove struct {
 	KeyID string
 	// CollectOnly is the keyring GC's delete (N5): the key must be
@@ -156,12 +158,22 @@ func (c Remove) Decide(v projections.View, _ time.Time, _ commands.IDs) (command
 	case events.RootKeyRekeying:
 		return commands.Decision{}, commands.Invalid("key_id", "%s is being rekeyed (a full rotation re-encrypts its variables); remove it once it is inactive", c.KeyID)
 	}
+	// A key still encrypting variables stays: without it they could never
+	// be read again (a full rotation re-encrypts them first).
+	n, err := variables.CountUnderKey(v, c.KeyID, 0)
+	if err != nil {
+		return commands.Decision{}, err
+	}
+	if n > 0 && !c.CollectOnly {
+		return commands.Decision{}, commands.Invalid("key_id", "%s still encrypts %d variables; rotate with -full to re-encrypt them first", c.KeyID, n)
+	}
 	d := commands.Decision{
-		Events:        []events.Payload{&events.RootKeyDeleted{KeyID: c.KeyID}},
-		Preconditions: []events.Precondition{{Table: keyring.Table, Key: c.KeyID, Op: events.ModifyIndex, Index: k.ModifyIndex}},
+		Events: []events.Payload{&events.RootKeyDeleted{KeyID: c.KeyID}},
+		Preconditions: []events.Precondition{{Table: keyring.Table, Key: c.KeyID, Op: events.ModifyIndex, Index: k.ModifyIndex},
+			variables.NoneUnderKeyPrecondition(c.KeyID)},
 	}
 	if c.CollectOnly {
-		if k.State != events.RootKeyInactive {
+		if k.State != events.RootKeyInactive || n > 0 {
 			return commands.Decision{}, nil
 		}
 		n, idx, err := allocs.LiveSignedBy(v, c.KeyID)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/ordoplane/ordo/commands"
 	"github.com/ordoplane/ordo/commands/keyring"
+	"github.com/ordoplane/ordo/commands/variables"
 	"github.com/ordoplane/ordo/events"
 	"github.com/ordoplane/ordo/projections"
 	"github.com/ordoplane/ordo/projections/all"
@@ -238,4 +239,71 @@ type decided struct{ d commands.Decision }
 func (decided) Validate() error { return nil }
 func (d decided) Decide(projections.View, time.Time, commands.IDs) (commands.Decision, error) {
 	return d.d, nil
+}
+
+// TestKeyWithVariablesStays: a root key still encrypting variables is
+// neither removed (400 naming key_id) nor collected, and a variable that
+// lands under it between the GC's decide and apply (sealed before a
+// rotation, committed after) refuses the delete at apply.
+func TestKeyWithVariablesStays(t *testing.T) {
+	h := newHarness(t)
+	ctx := context.Background()
+	first, _ := h.kr.Initialize(ctx)
+	put := func(path string) {
+		t.Helper()
+		id, data, err := variables.Seal(h.kr, "default", path, variables.Items{"k": "v"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Sealed now, committed later: keep the key id the seal used.
+		if err := h.run(t, rawEvents{&events.VariableUpserted{Namespace: "default", Path: path, KeyID: id, Data: data}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put("a")
+	h.kr.Rotate(ctx, commands.Request{}, false)
+	_, err := h.kr.Remove(ctx, commands.Request{}, first)
+	var ve *commands.ValidationError
+	if !errors.As(err, &ve) || ve.Field != "key_id" || !strings.Contains(err.Error(), "1 variables") {
+		t.Fatalf("removing a key with variables: %v", err)
+	}
+	if dec, err := (keyring.Remove{KeyID: first, CollectOnly: true}).Decide(projections.NewView(h.store), h.now, nil); err != nil || len(dec.Events) != 0 {
+		t.Fatalf("GC decided %v, %v for a key with variables", dec, err)
+	}
+	// Re-encrypt a (as the rekey job does) and decide the GC delete; then
+	// a variable sealed with first before the rotation commits: 409.
+	if err := h.run(t, rawEvents{&events.VariableDeleted{Namespace: "default", Path: "a"}}); err != nil {
+		t.Fatal(err)
+	}
+	dec, err := keyring.Remove{KeyID: first, CollectOnly: true}.Decide(projections.NewView(h.store), h.now, nil)
+	if err != nil || len(dec.Events) != 1 {
+		t.Fatalf("GC decided %v, %v", dec, err)
+	}
+	late, data, _ := variables.Seal(oldKeyEncrypter{h, first}, "default", "late", variables.Items{"k": "v"})
+	if err := h.run(t, rawEvents{&events.VariableUpserted{Namespace: "default", Path: "late", KeyID: late, Data: data}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.run(t, decided{dec}); commands.Status(err) != 409 {
+		t.Fatalf("GC delete over a late variable = %v, want 409", err)
+	}
+	h.key(t, first)
+}
+
+// oldKeyEncrypter seals with a given key of the keystore.
+type oldKeyEncrypter struct {
+	h  *harness
+	id string
+}
+
+func (o oldKeyEncrypter) Encrypt(plaintext, aad []byte) (string, []byte, error) {
+	k, err := o.h.ks.Get(o.id)
+	if err != nil {
+		return "", nil, err
+	}
+	ct, err := k.Seal(plaintext, aad)
+	return o.id, ct, err
+}
+
+func (o oldKeyEncrypter) Decrypt(id string, ct, aad []byte) ([]byte, error) {
+	return o.h.kr.Decrypt(id, ct, aad)
 }
