@@ -14,7 +14,8 @@
 //
 // # Concurrency
 //
-// Each type's Run is called by one goroutine at a time.
+// Each type's Run is called by one goroutine at a time, and the Rekeyer's
+// Step (which Run calls) likewise: it keeps its page cursor unguarded.
 //
 // # Invariants
 //
