@@ -107,6 +107,7 @@ func newRootCommand(stdout, stderr io.Writer) *cobra.Command {
 		newDebugCommand(g), // debug.go
 		newReplayCommand(), // replay.go
 		newHistoryCommand(g),
+		newProviderCommand(g), newNodeRequestCommand(g), newInstanceCommand(g), // launcher.go
 		newEventsCommand(), // events.go
 		newVersionCommand(),
 	)
