@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/ordoplane/ordo/commands"
+	"github.com/ordoplane/ordo/commands/acl/policy"
 	"github.com/ordoplane/ordo/commands/alloc"
 	"github.com/ordoplane/ordo/commands/node"
 	"github.com/ordoplane/ordo/events"
@@ -17,6 +18,8 @@ import (
 var (
 	allocTables = []string{allocs.Table}
 	evalTables  = []string{evals.Table}
+	// evalAllocTables: an eval's allocations, and the eval for its namespace.
+	evalAllocTables = []string{allocs.Table, evals.Table}
 )
 
 // allocRoutes serves evaluations, allocations and deployments (Nomad's
@@ -108,7 +111,13 @@ func (s *Server) getAlloc(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	s.query(w, r, allocTables, func(v projections.View) (any, error) { return resolveAlloc(v, id) })
+	s.query(w, r, allocTables, func(v projections.View) (any, error) {
+		a, err := resolveAlloc(v, id)
+		if err != nil {
+			return nil, err
+		}
+		return a, s.authorizeNamespace(r, a.Namespace, policy.CapReadJob)
+	})
 }
 
 func stubs(list []*allocs.Alloc, err error) (any, error) {
@@ -132,7 +141,23 @@ func (s *Server) evalAllocs(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	s.query(w, r, allocTables, func(v projections.View) (any, error) { return stubs(allocs.ByEval(v, id)) })
+	s.query(w, r, evalAllocTables, func(v projections.View) (any, error) {
+		// Authorized against the eval's own namespace (and each alloc's).
+		if e, err := evals.Get(v, id); err == nil {
+			if err := s.authorizeNamespace(r, e.Namespace, policy.CapReadJob); err != nil {
+				return nil, err
+			}
+		} else if !errors.Is(err, projections.ErrNotFound) {
+			return nil, err
+		}
+		list, err := allocs.ByEval(v, id)
+		for _, a := range list {
+			if err := s.authorizeNamespace(r, a.Namespace, policy.CapReadJob); err != nil {
+				return nil, err
+			}
+		}
+		return stubs(list, err)
+	})
 }
 
 func (s *Server) jobAllocs(w http.ResponseWriter, r *http.Request) {
@@ -173,6 +198,9 @@ func (s *Server) stopAlloc(w http.ResponseWriter, r *http.Request) {
 	snap := s.cfg.FSM.Store().Snapshot()
 	a, err := resolveAlloc(projections.NewView(snap), id)
 	snap.Close()
+	if err == nil {
+		err = s.authorizeNamespace(r, a.Namespace, policy.CapAllocLifecycle)
+	}
 	if err != nil {
 		writeError(w, err)
 		return

@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/ordoplane/ordo/commands"
+	"github.com/ordoplane/ordo/commands/acl/policy"
 	"github.com/ordoplane/ordo/commands/deployment"
 	"github.com/ordoplane/ordo/projections"
 	"github.com/ordoplane/ordo/projections/deployments"
@@ -70,8 +71,10 @@ func (s *Server) getDeployment(w http.ResponseWriter, r *http.Request) {
 			return nil, &commands.NotFoundError{Kind: "deployment", ID: id}
 		case errors.As(err, &amb):
 			return nil, commands.Invalid("id", "%v", amb)
+		case err != nil:
+			return nil, err
 		}
-		return d, err
+		return d, s.authorizeNamespace(r, d.Namespace, policy.CapReadJob)
 	})
 }
 
@@ -132,6 +135,18 @@ func (s *Server) deploymentWrite(w http.ResponseWriter, r *http.Request, name st
 	if body.DeploymentID != "" && body.DeploymentID != id {
 		writeError(w, commands.Invalid("DeploymentID", "%q does not match the id in the path, %q", body.DeploymentID, id))
 		return
+	}
+	if s.cfg.ACL != nil { // authorized against the deployment's own namespace
+		snap := s.cfg.FSM.Store().Snapshot()
+		d, err := deployments.Get(projections.NewView(snap), id)
+		snap.Close()
+		if err == nil {
+			err = s.authorizeNamespace(r, d.Namespace, policy.CapSubmitJob)
+		}
+		if err != nil && !errors.Is(err, projections.ErrNotFound) {
+			writeError(w, err)
+			return
+		}
 	}
 	out, err := s.cfg.Pipeline.Run(r.Context(), name, request(r), build(id, body))
 	if err != nil {

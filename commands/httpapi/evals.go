@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/ordoplane/ordo/commands"
+	"github.com/ordoplane/ordo/commands/acl/policy"
 	"github.com/ordoplane/ordo/projections"
 	"github.com/ordoplane/ordo/projections/evals"
 )
@@ -46,6 +47,9 @@ func (s *Server) getEval(w http.ResponseWriter, r *http.Request) {
 		case errors.As(err, &amb):
 			return nil, commands.Invalid("id", "%v", amb)
 		case err != nil:
+			return nil, err
+		}
+		if err := s.authorizeNamespace(r, e.Namespace, policy.CapReadJob); err != nil {
 			return nil, err
 		}
 		if related {
