@@ -260,6 +260,12 @@ func Start(cfg Config) (a *Agent, err error) {
 	} else if g != nil {
 		procs = append(procs, g) // gc.go: periodic garbage collection
 	}
+	if l, err := a.newLauncher(); err != nil {
+		ln.Close()
+		return nil, err
+	} else if l != nil {
+		procs = append(procs, l) // launcher.go: one runner per provider generation
+	}
 	sup := supervisor.New(supervisor.Config{Logger: a.log, Registerer: a.reg}, procs...)
 	a.goroutine(func() {
 		if err := a.http.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {

@@ -70,6 +70,8 @@ type Config struct {
 	ACL ACLConfig `json:"ACL"`
 	// Keyring tunes the root keyring (keyring.go).
 	Keyring KeyringConfig `json:"Keyring"`
+	// Launcher tunes the launcher (launcher.go, docs/launcher.md).
+	Launcher LauncherConfig `json:"Launcher"`
 	// Logger; default slog.Default().
 	Logger *slog.Logger `json:"-"`
 	// RaftLogOutput receives raft's own warnings; default stderr.

@@ -1,0 +1,45 @@
+package agent
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/ordoplane/ordo/events"
+	"github.com/ordoplane/ordo/processors/launcher"
+	"github.com/ordoplane/ordo/processors/launcher/driver"
+	"github.com/ordoplane/ordo/processors/launcher/driver/sim"
+)
+
+// LauncherConfig tunes the launcher (processors/launcher, docs/launcher.md).
+type LauncherConfig struct {
+	// Disabled runs no launcher on this server: providers and node
+	// requests are recorded but nothing is launched.
+	Disabled bool `json:"Disabled"`
+	// PollInterval is how often a runner with machines in flight, or
+	// paused, looks again without a state change; default 1s.
+	PollInterval time.Duration `json:"PollInterval"`
+}
+
+// launcherDrivers are the driver factories the agent's launcher knows.
+// A provider naming another driver (static: not built yet) gets no
+// runner; the launcher logs "provider names an unknown driver".
+func launcherDrivers() map[string]launcher.Factory {
+	return map[string]launcher.Factory{
+		"sim": func(cfg events.ProviderConfig) (driver.Driver, error) {
+			if cfg.Sim == nil {
+				return nil, fmt.Errorf("provider %q: the sim driver needs a sim block", cfg.Name)
+			}
+			return sim.New(*cfg.Sim, sim.Faults{}), nil
+		},
+	}
+}
+
+// newLauncher returns the leader-only launcher, nil when disabled. Its
+// metrics go to the agent's registry.
+func (a *Agent) newLauncher() (*launcher.Launcher, error) {
+	if a.cfg.Launcher.Disabled {
+		return nil, nil
+	}
+	return launcher.New(launcher.Config{Pipeline: a.pipeline, State: a.fsm, Drivers: launcherDrivers(),
+		PollInterval: a.cfg.Launcher.PollInterval, Logger: a.log, Registerer: a.reg}) // its errors name the launcher
+}
