@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ordoplane/ordo/cmd/agent"
 	"github.com/ordoplane/ordo/commands/httpapi"
 	"github.com/ordoplane/ordo/projections/launcher"
 )
@@ -43,7 +44,9 @@ func hclBody(t *testing.T, src string) *strings.Reader {
 // nothing logged, a node request created and read, blocking on the list.
 func TestLauncherAPI(t *testing.T) {
 	t.Parallel()
-	d := startAgent(t)
+	// The API alone: no launcher appending min-ready launches meanwhile
+	// (cmd/agent's TestAgentRunsLauncher runs it).
+	d := startAgentWith(t, func(c *agent.Config) { c.Launcher.Disabled = true })
 	r := d.do(t, "POST", "/v1/providers", hclBody(t, cheapCloud))
 	if r.status != 200 {
 		t.Fatalf("apply: %d %s", r.status, r.body)
