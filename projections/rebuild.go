@@ -96,6 +96,7 @@ func (r *replayer) run(src kv.Reader, from, to uint64) error {
 
 // consume applies the events of chunks until it closes, then commits.
 func (r *replayer) consume(chunks <-chan []*events.Event) error {
+	guard, _ := r.w.(*shadowWriter) // remembers a refusal a projection dropped
 	for chunk := range chunks {
 		for _, ev := range chunk {
 			if r.tx != nil && r.tx.index != ev.Index {
@@ -111,8 +112,8 @@ func (r *replayer) consume(chunks <-chan []*events.Event) error {
 			}
 			for _, p := range r.projs {
 				err := p.Apply(r.tx, ev)
-				if sw, ok := r.w.(*shadowWriter); ok && err == nil {
-					err = sw.err
+				if err == nil && guard != nil {
+					err = guard.err
 				}
 				if err != nil {
 					return fmt.Errorf("replay %s at %d: %w", p.Name(), ev.Index, err)

@@ -16,9 +16,7 @@ import (
 	"github.com/ordoplane/ordo/history/export"
 	"github.com/ordoplane/ordo/projections"
 	"github.com/ordoplane/ordo/projections/allocs"
-	"github.com/ordoplane/ordo/projections/deployments"
 	"github.com/ordoplane/ordo/projections/evals"
-	"github.com/ordoplane/ordo/projections/jobs"
 	"github.com/ordoplane/ordo/projections/namespaces"
 	settle "github.com/ordoplane/ordo/test/replay"
 )
@@ -50,27 +48,7 @@ func startWorkload(t *testing.T) *workloadAgent {
 	// waitSettled waits for the scheduler to settle and the deployment
 	// watcher to have moved every new deployment to running: then nothing
 	// appends until a client reports (there are none) or a deadline passes.
-	waitSettled := func() uint64 {
-		deadline := time.After(30 * time.Second)
-		for {
-			_, wake := a.FSM().Notifier().Applied()
-			at := settle.WaitSettled(t, a.Store(), a.FSM().Notifier(), 30*time.Second)
-			snap := a.Store().Snapshot()
-			busy, err := deploymentsBusy(projections.NewView(snap))
-			snap.Close()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !busy && a.FSM().Applied() == at {
-				return at
-			}
-			select {
-			case <-wake:
-			case <-deadline:
-				t.Fatal("the deployment watcher never caught up")
-			}
-		}
-	}
+	waitSettled := func() uint64 { return settle.WaitQuiet(t, a.Store(), a.FSM().Notifier(), 30*time.Second) }
 	deadline := time.After(15 * time.Second)
 	for {
 		_, wake := a.FSM().Notifier().Applied()
@@ -122,47 +100,6 @@ func startWorkload(t *testing.T) *workloadAgent {
 	run(spec("service", "web", 4))
 	waitSettled()
 	return w
-}
-
-// deploymentsBusy reports whether the deployment watcher still has
-// something to record without a client or a deadline: a deployment not
-// yet running, a running one for an older job version (to cancel), or one
-// whose placed counts lag its allocations.
-func deploymentsBusy(v projections.View) (bool, error) {
-	busy := false
-	err := deployments.Scan(v, deployments.Query{}, func(d *deployments.Deployment) error {
-		switch d.Status {
-		case events.DeploymentStatusInitializing, events.DeploymentStatusPending:
-			busy = true
-			return nil
-		case events.DeploymentStatusRunning:
-		default:
-			return nil
-		}
-		j, err := jobs.Get(v, d.Namespace, d.JobID)
-		if err != nil {
-			return err
-		}
-		if j.Version != d.JobVersion {
-			busy = true
-			return nil
-		}
-		list, err := allocs.ByJob(v, d.Namespace, d.JobID)
-		if err != nil {
-			return err
-		}
-		placed := map[string]int{}
-		for _, a := range list {
-			if a.DeploymentID == d.ID {
-				placed[a.TaskGroup]++
-			}
-		}
-		for tg, st := range d.TaskGroups {
-			busy = busy || st.PlacedAllocs != placed[tg]
-		}
-		return nil
-	})
-	return busy, err
 }
 
 func put(t *testing.T, url, body string) {

@@ -220,12 +220,8 @@ func (s *Server) aclApplyPolicy(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	name := r.PathValue("name")
-	if body.Name == "" {
-		body.Name = name
-	}
-	if body.Name != name {
-		writeError(w, commands.Invalid("Name", "%q does not match the name in the path, %q", body.Name, name))
+	if err := pathValue(r, "name", "Name", &body.Name); err != nil {
+		writeError(w, err)
 		return
 	}
 	if body.JobACL != nil && body.JobACL.Namespace == "" {
@@ -387,12 +383,8 @@ func (s *Server) aclUpdateToken(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	accessor := r.PathValue("accessor")
-	if body.AccessorID == "" {
-		body.AccessorID = accessor
-	}
-	if body.AccessorID != accessor {
-		writeError(w, commands.Invalid("AccessorID", "%q does not match the accessor in the path, %q", body.AccessorID, accessor))
+	if err := pathValue(r, "accessor", "AccessorID", &body.AccessorID); err != nil {
+		writeError(w, err)
 		return
 	}
 	cmd, err := body.command(false, s.cfg.ACL)
@@ -405,7 +397,7 @@ func (s *Server) aclUpdateToken(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	s.answerToken(w, out, accessor, "")
+	s.answerToken(w, out, body.AccessorID, "")
 }
 
 func (s *Server) aclDeleteToken(w http.ResponseWriter, r *http.Request) {
@@ -486,12 +478,8 @@ func (s *Server) aclUpsertRole(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	id := r.PathValue("id")
-	if body.ID == "" {
-		body.ID = id
-	}
-	if body.ID != id {
-		writeError(w, commands.Invalid("ID", "%q does not match the id in the path, %q", body.ID, id))
+	if err := pathValue(r, "id", "ID", &body.ID); err != nil {
+		writeError(w, err)
 		return
 	}
 	cmd := &acl.UpsertRole{ID: body.ID, Name: body.Name, Description: body.Description}

@@ -188,11 +188,8 @@ func (s *Server) applyTenant(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	if t.Name == "" {
-		t.Name = r.PathValue("name")
-	}
-	if t.Name != r.PathValue("name") {
-		writeError(w, commands.Invalid("Name", "%q does not match the name in the path, %q", t.Name, r.PathValue("name")))
+	if err := pathValue(r, "name", "Name", &t.Name); err != nil {
+		writeError(w, err)
 		return
 	}
 	s.run(w, r, "tenant.apply", lcmd.ApplyTenant{Tenant: t})

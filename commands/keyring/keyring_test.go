@@ -8,9 +8,10 @@ import (
 	"log/slog"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
+
+	pt "github.com/ordoplane/ordo/projections/projectionstest"
 
 	"github.com/ordoplane/ordo/commands"
 	"github.com/ordoplane/ordo/commands/keyring"
@@ -22,24 +23,11 @@ import (
 	kp "github.com/ordoplane/ordo/projections/keyring"
 	"github.com/ordoplane/ordo/storage/keystore"
 	"github.com/ordoplane/ordo/storage/kv"
-	"github.com/ordoplane/ordo/storage/raftlog"
 )
-
-// fsmLog is a Proposer that applies entries to an FSM at once, as a
-// single-server raft log would.
-type fsmLog struct {
-	fsm   *projections.FSM
-	index atomic.Uint64
-}
-
-func (l *fsmLog) Append(_ context.Context, data []byte) (any, uint64, error) {
-	i := l.index.Add(1)
-	return l.fsm.Apply([]raftlog.Log{{Index: i, Term: 1, Data: data}})[0], i, nil
-}
 
 type harness struct {
 	store *kv.Store
-	log   *fsmLog
+	log   *pt.FSMLog
 	p     *commands.Pipeline
 	ks    *keystore.Store
 	kr    *keyring.Keyring
@@ -59,7 +47,7 @@ func newHarness(t *testing.T) *harness {
 		t.Fatal(err)
 	}
 	t.Cleanup(fsm.Close)
-	h := &harness{store: store, log: &fsmLog{fsm: fsm}, now: time.Unix(1_700_000_000, 0)}
+	h := &harness{store: store, log: &pt.FSMLog{FSM: fsm}, now: time.Unix(1_700_000_000, 0)}
 	clock := func() time.Time { return h.now }
 	h.p, err = commands.NewPipeline(commands.PipelineConfig{Log: h.log, Store: store, Applied: fsm.Applied, Clock: clock})
 	if err != nil {

@@ -3,17 +3,16 @@ package namespace_test
 import (
 	"errors"
 	"fmt"
-	"io"
-	"log/slog"
 	"strings"
 	"testing"
 	"time"
+
+	pt "github.com/ordoplane/ordo/projections/projectionstest"
 
 	"github.com/ordoplane/ordo/commands"
 	"github.com/ordoplane/ordo/commands/namespace"
 	"github.com/ordoplane/ordo/events"
 	"github.com/ordoplane/ordo/projections"
-	"github.com/ordoplane/ordo/projections/all"
 	"github.com/ordoplane/ordo/projections/namespaces"
 	"github.com/ordoplane/ordo/projections/nsguard"
 	"github.com/ordoplane/ordo/storage/kv"
@@ -31,18 +30,8 @@ type guardFSM struct {
 
 func newGuardFSM(t *testing.T) *guardFSM {
 	t.Helper()
-	store, err := kv.Open(t.TempDir(), kv.DefaultConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
-	fsm, err := projections.NewFSM(store, projections.FSMConfig{
-		Projections: all.Projections(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(fsm.Close)
-	return &guardFSM{t: t, store: store, fsm: fsm}
+	store := pt.OpenStore(t)
+	return &guardFSM{t: t, store: store, fsm: pt.NewFSM(t, store)}
 }
 
 func (g *guardFSM) commit(pre []events.Precondition, ps ...events.Payload) projections.Result {

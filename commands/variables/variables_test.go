@@ -4,18 +4,17 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
-	"log/slog"
 	"strings"
 	"testing"
 	"time"
+
+	pt "github.com/ordoplane/ordo/projections/projectionstest"
 
 	"github.com/ordoplane/ordo/commands"
 	"github.com/ordoplane/ordo/commands/variables"
 	"github.com/ordoplane/ordo/commands/variables/variablestest"
 	"github.com/ordoplane/ordo/events"
 	"github.com/ordoplane/ordo/projections"
-	"github.com/ordoplane/ordo/projections/all"
 	pv "github.com/ordoplane/ordo/projections/variables"
 	"github.com/ordoplane/ordo/storage/kv"
 	"github.com/ordoplane/ordo/storage/raftlog"
@@ -32,18 +31,8 @@ type harness struct {
 
 func newHarness(t *testing.T) *harness {
 	t.Helper()
-	store, err := kv.Open(t.TempDir(), kv.DefaultConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
-	fsm, err := projections.NewFSM(store, projections.FSMConfig{
-		Projections: all.Projections(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(fsm.Close)
-	return &harness{t: t, store: store, fsm: fsm}
+	store := pt.OpenStore(t)
+	return &harness{t: t, store: store, fsm: pt.NewFSM(t, store)}
 }
 
 // decide runs c's Validate and Decide on the current state.

@@ -5,8 +5,9 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
-	"sync/atomic"
 	"testing"
+
+	pt "github.com/ordoplane/ordo/projections/projectionstest"
 
 	"github.com/ordoplane/ordo/commands"
 	"github.com/ordoplane/ordo/commands/keyring"
@@ -19,18 +20,7 @@ import (
 	pv "github.com/ordoplane/ordo/projections/variables"
 	"github.com/ordoplane/ordo/storage/keystore"
 	"github.com/ordoplane/ordo/storage/kv"
-	"github.com/ordoplane/ordo/storage/raftlog"
 )
-
-type fsmLog struct {
-	fsm   *projections.FSM
-	index atomic.Uint64
-}
-
-func (l *fsmLog) Append(_ context.Context, data []byte) (any, uint64, error) {
-	i := l.index.Add(1)
-	return l.fsm.Apply([]raftlog.Log{{Index: i, Term: 1, Data: data}})[0], i, nil
-}
 
 // TestFullRotation is N12: after a full rotation, the rekey job leaves
 // every variable readable and encrypted under the new key, in pages, and
@@ -47,7 +37,7 @@ func TestFullRotation(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer fsm.Close()
-	p, _ := commands.NewPipeline(commands.PipelineConfig{Log: &fsmLog{fsm: fsm}, Store: store, Applied: fsm.Applied})
+	p, _ := commands.NewPipeline(commands.PipelineConfig{Log: &pt.FSMLog{FSM: fsm}, Store: store, Applied: fsm.Applied})
 	defer p.Close()
 	ks, _ := keystore.Open(filepath.Join(dir, "keystore"))
 	kr, _ := keyring.New(keyring.Config{Keystore: ks, Store: store, Pipeline: p})

@@ -5,9 +5,10 @@ import (
 	"io"
 	"log/slog"
 	"path/filepath"
-	"sync/atomic"
 	"testing"
 	"time"
+
+	pt "github.com/ordoplane/ordo/projections/projectionstest"
 
 	"github.com/ordoplane/ordo/commands"
 	"github.com/ordoplane/ordo/commands/keyring"
@@ -18,18 +19,7 @@ import (
 	kp "github.com/ordoplane/ordo/projections/keyring"
 	"github.com/ordoplane/ordo/storage/keystore"
 	"github.com/ordoplane/ordo/storage/kv"
-	"github.com/ordoplane/ordo/storage/raftlog"
 )
-
-type fsmLog struct {
-	fsm   *projections.FSM
-	index atomic.Uint64
-}
-
-func (l *fsmLog) Append(_ context.Context, data []byte) (any, uint64, error) {
-	i := l.index.Add(1)
-	return l.fsm.Apply([]raftlog.Log{{Index: i, Term: 1, Data: data}})[0], i, nil
-}
 
 type raw []events.Payload
 
@@ -55,7 +45,7 @@ func TestKeepsKeyOfLiveAlloc(t *testing.T) {
 	defer fsm.Close()
 	now := time.Unix(1_700_000_000, 0)
 	clock := func() time.Time { return now }
-	p, _ := commands.NewPipeline(commands.PipelineConfig{Log: &fsmLog{fsm: fsm}, Store: store, Applied: fsm.Applied, Clock: clock})
+	p, _ := commands.NewPipeline(commands.PipelineConfig{Log: &pt.FSMLog{FSM: fsm}, Store: store, Applied: fsm.Applied, Clock: clock})
 	defer p.Close()
 	ks, _ := keystore.Open(filepath.Join(dir, "keystore"))
 	kr, _ := keyring.New(keyring.Config{Keystore: ks, Store: store, Pipeline: p, Clock: clock})

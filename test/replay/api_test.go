@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/ordoplane/ordo/cmd/agent"
 	"github.com/ordoplane/ordo/commands"
@@ -17,11 +16,9 @@ import (
 	"github.com/ordoplane/ordo/events"
 	"github.com/ordoplane/ordo/history/rerun"
 	"github.com/ordoplane/ordo/projections"
-	"github.com/ordoplane/ordo/projections/allocs"
-	"github.com/ordoplane/ordo/projections/deployments"
 	"github.com/ordoplane/ordo/projections/evals"
-	"github.com/ordoplane/ordo/projections/jobs"
 	"github.com/ordoplane/ordo/storage/archive"
+	"github.com/ordoplane/ordo/test/replay"
 )
 
 // getJSON GETs path from the agent's API and decodes a 200 answer into
@@ -42,71 +39,10 @@ func getJSON(t *testing.T, a *agent.Agent, path string, out any) int {
 	return resp.StatusCode
 }
 
-// quiet waits for the scheduler to settle and for the deployment watcher
-// to have recorded what it can without a client or a deadline, so nothing
-// is appended until the test acts.
+// quiet waits until nothing is appended until the test acts (WaitQuiet).
 func quiet(t *testing.T, a *agent.Agent) uint64 {
 	t.Helper()
-	deadline := time.After(settleTimeout)
-	for {
-		_, wake := a.FSM().Notifier().Applied()
-		at := settle(t, a)
-		snap := a.Store().Snapshot()
-		busy, err := deploymentsBusy(projections.NewView(snap))
-		snap.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !busy && a.FSM().Applied() == at {
-			return at
-		}
-		select {
-		case <-wake:
-		case <-deadline:
-			t.Fatal("the deployment watcher never caught up")
-		}
-	}
-}
-
-// deploymentsBusy reports whether the deployment watcher still has
-// something to record without a client or a deadline: a deployment not
-// yet running, a running one for an older job version (to cancel), or one
-// whose placed counts lag its allocations.
-func deploymentsBusy(v projections.View) (bool, error) {
-	busy := false
-	err := deployments.Scan(v, deployments.Query{}, func(d *deployments.Deployment) error {
-		switch d.Status {
-		case events.DeploymentStatusInitializing, events.DeploymentStatusPending:
-			busy = true
-			return nil
-		case events.DeploymentStatusRunning:
-		default:
-			return nil
-		}
-		j, err := jobs.Get(v, d.Namespace, d.JobID)
-		if err != nil {
-			return err
-		}
-		if j.Version != d.JobVersion {
-			busy = true
-			return nil
-		}
-		list, err := allocs.ByJob(v, d.Namespace, d.JobID)
-		if err != nil {
-			return err
-		}
-		placed := map[string]int{}
-		for _, al := range list {
-			if al.DeploymentID == d.ID {
-				placed[al.TaskGroup]++
-			}
-		}
-		for tg, st := range d.TaskGroups {
-			busy = busy || st.PlacedAllocs != placed[tg]
-		}
-		return nil
-	})
-	return busy, err
+	return replay.WaitQuiet(t, a.Store(), a.FSM().Notifier(), settleTimeout)
 }
 
 // TestRescheduleAPIReproducesEveryDecision drives a real agent through a
