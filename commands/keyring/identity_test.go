@@ -86,7 +86,14 @@ func TestWorkloadIdentity(t *testing.T) {
 		t.Fatalf("VerifyIdentity = %s %s %s %s %v %v", ns, jobID, group, task, ok, err)
 	}
 	// Tampered: refused.
-	bad := tok[:len(tok)-3] + "AAA"
+	// A character in the middle of the signature changes: every one of its
+	// six bits is significant there (the last character's low bits are not).
+	sig := strings.LastIndexByte(tok, '.') + 10
+	swap := byte('A')
+	if tok[sig] == 'A' {
+		swap = 'B'
+	}
+	bad := tok[:sig] + string(swap) + tok[sig+1:]
 	if _, _, _, _, ok, _ := h.kr.VerifyIdentity(bad); ok {
 		t.Fatal("a tampered token verified")
 	}
