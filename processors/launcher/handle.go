@@ -22,7 +22,9 @@ func (r *runner) handle(ctx context.Context, s *snapshot) (bool, error) {
 	}
 	used, poolUsed := usage(s.insts)
 	paused := prov.Paused
-	busy := paused
+	// P9: until the driver has told the quota once, nothing is accepted
+	// or launched on a guess; the runner looks again.
+	busy := paused || r.quota == nil
 	retries := prov.Config.LaunchRetries
 	if retries == 0 {
 		retries = DefaultLaunchRetries
@@ -75,6 +77,9 @@ func (r *runner) handle(ctx context.Context, s *snapshot) (bool, error) {
 				return true, r.releasePaused(ctx, req, err) // P27
 			}
 			continue
+		}
+		if r.quota == nil {
+			continue // P9: quota not known yet
 		}
 		why := over(used, need, q)
 		if why == "" {
@@ -149,8 +154,8 @@ func (r *runner) handle(ctx context.Context, s *snapshot) (bool, error) {
 	if err != nil {
 		return true, err
 	}
-	if !paused {
-		if err := r.minReady(ctx, s, minReadyOpen); err != nil {
+	if !paused && r.quota != nil {
+		if err := r.minReady(ctx, s, minReadyOpen, used, poolUsed); err != nil {
 			return true, err
 		}
 	}
@@ -247,6 +252,11 @@ func (r *runner) consider(ctx context.Context, s *snapshot, provs []*launcher.Pr
 		log.Info("instance type resources unavailable; request deferred", "err", err)
 		return nil
 	}
+	if r.quota == nil {
+		// P9: nothing is accepted against a quota never read.
+		log.Info("provider quota unknown; request deferred")
+		return nil
+	}
 	// P7, P9: what no quota or pool could ever hold is declined, paused or not.
 	if why := over(launcher.Usage{}, need, q); why != "" {
 		return r.decline(ctx, log, req, "can never be satisfied: "+why)
@@ -263,7 +273,9 @@ func (r *runner) consider(ctx context.Context, s *snapshot, provs []*launcher.Pr
 	taken := map[string]int{}
 	for _, l := range req.Labels {
 		k := pool.Name + "\x00" + l
-		if c := ready[k]; taken[k] < len(c) {
+		// A min-ready request wants one more ready instance: handing it
+		// a ready one would only churn.
+		if c := ready[k]; !req.MinReady && taken[k] < len(c) {
 			in := c[taken[k]]
 			taken[k]++
 			assign = append(assign, lcmd.Assignment{InstanceID: in.ID, ModifyIndex: in.ModifyIndex})
@@ -373,7 +385,10 @@ func yieldTo(provs []*launcher.Provider, me *launcher.Provider, req *launcher.Re
 }
 
 // minReady requests instances for labels below their min-ready count.
-func (r *runner) minReady(ctx context.Context, s *snapshot, open map[string]int) error {
+// It makes none while one more instance of the label could not fit the
+// quota or its pool: the request would only be declined (P23), fail and
+// be made again on every pass.
+func (r *runner) minReady(ctx context.Context, s *snapshot, open map[string]int, used launcher.Usage, poolUsed map[string]launcher.Usage) error {
 	for _, lc := range s.prov.Config.Labels {
 		if lc.MinReady == 0 {
 			continue
@@ -383,6 +398,15 @@ func (r *runner) minReady(ctx context.Context, s *snapshot, open map[string]int)
 			if in.Label == lc.Name && in.RequestID == "" && in.State == events.InstanceReady {
 				have++
 			}
+		}
+		if have >= lc.MinReady {
+			continue
+		}
+		pool, ok := s.prov.PoolFor([]string{lc.Name})
+		need, _, err := r.need(ctx, s.prov, []string{lc.Name})
+		if !ok || err != nil || over(used, need, *r.quota) != "" || poolOver(poolUsed[pool.Name], need, pool) != "" {
+			r.log.Debug("min-ready instance would not fit; none requested", "label", lc.Name)
+			continue
 		}
 		for ; have < lc.MinReady; have++ {
 			c := &lcmd.CreateRequest{Labels: []string{lc.Name}, Requestor: MinReadyRequestor, MinReady: true}

@@ -41,6 +41,8 @@ type Faults struct {
 	QuotaRefusals int
 	// QuotaErrors is how many Quota calls fail transiently (P14).
 	QuotaErrors int
+	// TypeErrors is how many InstanceType calls fail transiently (P14).
+	TypeErrors int
 	// Unknown lists instance types the cloud claims not to have (P2).
 	Unknown []string
 }
@@ -106,6 +108,10 @@ func (c *Cloud) InstanceType(_ context.Context, name string) (driver.Resources, 
 	defer c.mu.Unlock()
 	if c.unknownLocked(name) {
 		return driver.Resources{}, fmt.Errorf("instance type %q does not exist: %w", name, driver.ErrPermanent)
+	}
+	if c.mu.faults.TypeErrors > 0 {
+		c.mu.faults.TypeErrors--
+		return driver.Resources{}, fmt.Errorf("sim: instance type API unavailable")
 	}
 	t := c.cfg.InstanceTypes[name]
 	return driver.Resources{Cores: t.Cores, RAMMB: t.RAMMB}, nil
