@@ -122,6 +122,8 @@ type TaskGroup struct {
 	// Migrate paces the group's allocations off draining nodes; nil means
 	// the defaults (see MigrateStrategy).
 	Migrate *MigrateStrategy `msgpack:"mig,omitempty" json:"Migrate,omitempty"`
+	// Volumes are the group's volume requests by name (events/csi.go).
+	Volumes map[string]*VolumeRequest `msgpack:"vols,omitempty" json:"Volumes,omitempty"`
 }
 
 // DefaultMigrateMaxParallel is how many allocations of a group migrate off
@@ -200,6 +202,10 @@ type Task struct {
 	// KillSignal is the signal that stops the task ("SIGINT", …); ""
 	// means the driver's default, SIGTERM.
 	KillSignal string `msgpack:"ks,omitempty" json:"KillSignal,omitempty"`
+	// VolumeMounts mount the group's volumes into the task.
+	VolumeMounts []VolumeMount `msgpack:"vm,omitempty" json:"VolumeMounts,omitempty"`
+	// CSIPluginConfig makes the task a CSI plugin (events/csi.go).
+	CSIPluginConfig *TaskCSIPluginConfig `msgpack:"csi,omitempty" json:"CSIPluginConfig,omitempty"`
 }
 
 // Resources is what one task asks of a node.

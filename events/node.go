@@ -71,6 +71,10 @@ type Node struct {
 	Reserved   NodeResources         `msgpack:"rsv" json:"Reserved"`
 	Drivers    map[string]DriverInfo `msgpack:"drivers,omitempty" json:"Drivers"`
 	HTTPAddr   string                `msgpack:"http,omitempty" json:"HTTPAddr"`
+	// CSIControllerPlugins and CSINodePlugins are the CSI plugin
+	// instances the node runs, by plugin id (events/csi.go).
+	CSIControllerPlugins map[string]*CSIInfo `msgpack:"csic,omitempty" json:"CSIControllerPlugins,omitempty"`
+	CSINodePlugins       map[string]*CSIInfo `msgpack:"csin,omitempty" json:"CSINodePlugins,omitempty"`
 	// Status is the status a new node starts in. Registering an existing
 	// node never changes its status (N1): the projection keeps the status
 	// it has, and the command records that status here.
@@ -143,8 +147,10 @@ type NodeRegistered struct {
 	Node Node `msgpack:"node" json:"Node"`
 }
 
-// EntityKeys implements Payload.
-func (p *NodeRegistered) EntityKeys() []Key { return []Key{{Kind: KindNode, Value: p.Node.ID}} }
+// EntityKeys implements Payload: the node, then every CSI plugin it runs.
+func (p *NodeRegistered) EntityKeys() []Key {
+	return append([]Key{{Kind: KindNode, Value: p.Node.ID}}, pluginKeys(p.Node.CSIControllerPlugins, p.Node.CSINodePlugins)...)
+}
 
 // NodeStatusUpdated records a node's status changing.
 type NodeStatusUpdated struct {

@@ -6,6 +6,7 @@ import (
 	"github.com/ordoplane/ordo/projections"
 	"github.com/ordoplane/ordo/projections/acl"
 	"github.com/ordoplane/ordo/projections/allocs"
+	"github.com/ordoplane/ordo/projections/csi"
 	"github.com/ordoplane/ordo/projections/deployments"
 	_ "github.com/ordoplane/ordo/projections/evaldelete" // eval delete safety (N6) and pages by filter (N4), at apply
 	"github.com/ordoplane/ordo/projections/evals"
@@ -31,5 +32,6 @@ func Projections() []projections.Projection {
 		acl.Projection{},
 		variables.Projection{},
 		launcher.Projection{},
+		csi.Projection{},
 	}
 }

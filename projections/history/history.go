@@ -17,8 +17,8 @@ const Table = "entity_events"
 // added to events is added here.
 var Kinds = []string{
 	events.KindAlloc, events.KindDeployment, events.KindEval, events.KindInstance, events.KindJob,
-	events.KindNamespace, events.KindNode, events.KindNodeRequest, events.KindProvider, events.KindServer,
-	events.KindTenant,
+	events.KindNamespace, events.KindNode, events.KindNodeRequest, events.KindPlugin, events.KindProvider, events.KindServer,
+	events.KindTenant, events.KindVolume,
 }
 
 // KnownKind reports whether kind is one of Kinds.

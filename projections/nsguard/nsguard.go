@@ -6,6 +6,7 @@ import (
 
 	"github.com/ordoplane/ordo/events"
 	"github.com/ordoplane/ordo/projections"
+	"github.com/ordoplane/ordo/projections/csi"
 	"github.com/ordoplane/ordo/projections/jobs"
 	"github.com/ordoplane/ordo/projections/namespaces"
 	"github.com/ordoplane/ordo/projections/variables"
@@ -44,7 +45,7 @@ type Holdings struct {
 	JobIDs []string
 	// Variables counts the namespace's variables.
 	Variables int64
-	// Volumes counts its CSI volumes (always 0 until volumes exist).
+	// Volumes counts its CSI volumes.
 	Volumes int
 }
 
@@ -121,7 +122,5 @@ func Remaining(v projections.View, ns string) (*Holdings, error) {
 	return h, nil
 }
 
-// volumesIn is the hook for CSI volumes: ordo has none yet, so a namespace
-// holds none. When a volumes projection exists, count its volumes in ns
-// here (from its own table, through v) and the guard covers them.
-func volumesIn(_ projections.View, _ string) (int, error) { return 0, nil }
+// volumesIn counts namespace ns's CSI volumes (N9).
+func volumesIn(v projections.View, ns string) (int, error) { return csi.CountVolumes(v, ns) }
