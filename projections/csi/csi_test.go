@@ -58,7 +58,7 @@ func (h *harness) plugin(id string) *csi.Plugin {
 
 func vol(id string, mode string) *events.CSIVolumeRegistered {
 	return &events.CSIVolumeRegistered{Volume: events.CSIVolume{ID: id, Namespace: "default", PluginID: "hostpath",
-		ExternalID: "ext-" + id,
+		ExternalID:            "ext-" + id,
 		RequestedCapabilities: []events.CSIVolumeCapability{{AccessMode: mode, AttachmentMode: events.CSIAttachmentFilesystem}},
 		Parameters:            map[string]string{"tier": "slow"}}, Secrets: map[string]string{"token": "t1"}}
 }
