@@ -1,9 +1,10 @@
 package events
 
 // EvalsPageDeleted deletes one page of the evaluations a filter selects
-// (N4). The command carries Filter, From and PageSize; the FSM completes
+// (N4). The command carries Filter, From, To and PageSize; the FSM completes
 // the event at apply (projections.RegisterExpander) from the state it
-// applies to: it walks the evals in creation order from From, keeps those
+// applies to: it walks the evals in creation order from From (up to To,
+// when set), keeps those
 // Filter selects and that are safe to delete (their job stopped, dead or
 // gone, or none of their allocations running or unknown; N6), stops after
 // PageSize of them, and records them in IDs, with Next, the creation key
@@ -16,6 +17,12 @@ type EvalsPageDeleted struct {
 	// From is the creation key (projections/order.Key) to start at; "" for
 	// the oldest eval.
 	From string `msgpack:"from,omitempty" json:"From"`
+	// To, when set, is the creation key the page ends before: the page
+	// is the range [From, To), disjoint from its neighbours, so several
+	// pages can be in flight at once. "" ends the page only at the end of
+	// the table (or at PageSize or ScanLimit). Events logged before To
+	// existed have none.
+	To string `msgpack:"to,omitempty" json:"To,omitempty"`
 	// PageSize is the most evals the page selects: the walk stops after
 	// PageSize evals the filter selected (deleted or skipped) ...
 	PageSize int `msgpack:"ps" json:"PageSize"`
@@ -27,8 +34,10 @@ type EvalsPageDeleted struct {
 	// Skipped counts evals the filter selected that were not safe to
 	// delete, filled at apply.
 	Skipped int `msgpack:"sk,omitempty" json:"Skipped"`
-	// Next is the creation key after the last eval the page looked at, ""
-	// when the walk reached the end; filled at apply.
+	// Next is the creation key after the last eval the page looked at:
+	// To when the walk reached To, "" when it reached the end of the
+	// table; filled at apply. A Next before To means the page stopped
+	// early (PageSize or ScanLimit) and [Next, To) is still to do.
 	Next string `msgpack:"next,omitempty" json:"Next"`
 }
 

@@ -65,11 +65,13 @@ func (d Delete) Decide(v projections.View, _ time.Time, _ commands.IDs) (command
 }
 
 // DeletePage deletes one page of the evals Filter selects, starting at the
-// creation key From (N4): the entry carries the filter, the start and the
-// page size, and the FSM re-creates the page at apply (evaldelete).
+// creation key From and ending before To ("" for no bound) (N4): the entry
+// carries the filter, the range and the page size, and the FSM re-creates
+// the page at apply (evaldelete).
 type DeletePage struct {
 	Filter   string
 	From     string
+	To       string
 	PageSize int
 }
 
@@ -83,6 +85,9 @@ func (d DeletePage) Validate() error {
 	if _, err := evaldelete.Compile(d.Filter); err != nil {
 		return commands.Invalid("Filter", "%v", err)
 	}
+	if d.To != "" && d.To <= d.From {
+		return commands.Invalid("To", "must sort after From")
+	}
 	if d.PageSize <= 0 || d.PageSize > evaldelete.MaxPageSize {
 		return commands.Invalid("PerPage", "must be between 1 and %d, is %d", evaldelete.MaxPageSize, d.PageSize)
 	}
@@ -91,7 +96,7 @@ func (d DeletePage) Validate() error {
 
 // Decide implements commands.Command.
 func (d DeletePage) Decide(_ projections.View, _ time.Time, _ commands.IDs) (commands.Decision, error) {
-	return commands.Decision{Events: []events.Payload{&events.EvalsPageDeleted{Filter: d.Filter, From: d.From,
+	return commands.Decision{Events: []events.Payload{&events.EvalsPageDeleted{Filter: d.Filter, From: d.From, To: d.To,
 		PageSize: d.PageSize, ScanLimit: d.PageSize * evaldelete.ScanFactor}}}, nil
 }
 

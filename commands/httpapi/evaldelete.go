@@ -3,7 +3,6 @@ package httpapi
 import (
 	"errors"
 	"net/http"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -123,11 +122,9 @@ func checkEvalDelete(req *EvalDeleteRequest) error {
 }
 
 // deleteEvals deletes evals by id (N6 decided at apply) or by filter, one
-// page per entry (N4): on a snapshot it finds where the next page starts
-// and ends, logs (filter, start, page size), and the FSM re-creates the
-// page at apply; then it moves on to where that page ended. Each entry
-// stays short, so heartbeats, plans and leadership are never starved.
-// Evals that start matching behind the cursor are not deleted.
+// page per entry with several pages in flight (N4, deletePages). Each
+// entry stays short, so heartbeats, plans and leadership are never
+// starved. Evals that start matching behind the cursor are not deleted.
 func (s *Server) deleteEvals(w http.ResponseWriter, r *http.Request, m *gcMetrics) {
 	req, err := decodeEvalDelete(r, s.cfg.BodyLimit)
 	if err != nil {
@@ -152,65 +149,6 @@ func (s *Server) deleteEvals(w http.ResponseWriter, r *http.Request, m *gcMetric
 	}
 	setIndex(w, resp.Index)
 	writeJSON(w, http.StatusOK, resp)
-}
-
-func (s *Server) deletePages(r *http.Request, req EvalDeleteRequest, m *gcMetrics) (EvalDeleteResponse, error) {
-	var resp EvalDeleteResponse
-	f, _ := evaldelete.Compile(req.Filter) // checked by decodeEvalDelete
-	cursor := ""
-	if req.NextToken != "" {
-		cursor, _ = order.ParseToken(req.NextToken)
-	}
-	start := time.Now()
-	log := s.cfg.Logger.With("filter", req.Filter, "page_size", req.PerPage)
-	for pages := 0; req.MaxPages == 0 || pages < req.MaxPages; pages++ {
-		// Find the page token: the first selected eval at or after the
-		// cursor, on a snapshot (cheap: no safety check here).
-		snap := s.cfg.FSM.Store().Snapshot()
-		first, err := evaldelete.Walk(projections.NewView(snap), f, cursor, 1, req.PerPage*evaldelete.ScanFactor, false)
-		snap.Close()
-		if err != nil {
-			return resp, err
-		}
-		if first.First == "" {
-			cursor = first.Next // nothing selected within the scan limit: skip ahead
-			if cursor == "" {
-				break
-			}
-			continue
-		}
-		cmd := eval.DeletePage{Filter: req.Filter, From: first.First, PageSize: req.PerPage}
-		rq := request(r)
-		rq.CommandID = "" // each page is its own command
-		out, err := s.cfg.Pipeline.Run(r.Context(), "eval.delete_page", rq, cmd)
-		if err != nil {
-			return resp, err
-		}
-		page, err := eval.AppliedPage(s.cfg.FSM.Store(), out.Index)
-		if err != nil {
-			return resp, err
-		}
-		resp.Count += len(page.IDs)
-		resp.Skipped += page.Skipped
-		resp.Index = out.Index
-		m.evalsDeleted.Add(float64(len(page.IDs)))
-		m.pages.Inc()
-		log.Debug("eval delete page applied", "index", out.Index, "deleted", len(page.IDs), "skipped", page.Skipped)
-		cursor = page.Next
-		if cursor == "" {
-			break
-		}
-	}
-	if cursor != "" {
-		idx, id, err := order.Split(cursor)
-		if err != nil {
-			return resp, err
-		}
-		resp.NextToken = order.Token(idx, id)
-	}
-	log.Info("evals deleted by filter", "deleted", resp.Count, "skipped", resp.Skipped, "next_token", resp.NextToken,
-		"index", resp.Index, "took", time.Since(start))
-	return resp, nil
 }
 
 // countEvals answers GET /v1/evaluations/count: {"Count": n}, the evals

@@ -3,12 +3,12 @@
 //
 // It owns two rules:
 //
-//   - N6, eval-delete safety lives in state: an eval may be deleted when its
-//     job is gone, stopped or dead, or when every allocation it placed is
-//     terminal (Safe). The decision reads the jobs and allocs tables at
-//     apply, never a handler's snapshot.
+//   - N6, eval-delete safety lives in state: an eval may be deleted only
+//     when its job is terminal (gone, stopped or dead) and every
+//     allocation it placed is terminal (Safe). The decision reads the jobs
+//     and allocs tables at apply, never a handler's snapshot.
 //   - N4, bulk delete by filter: an EvalsPageDeleted entry carries (filter,
-//     from, page size, scan limit); at apply, an expander registered with
+//     from, to, page size, scan limit); at apply, an expander registered with
 //     projections.RegisterExpander re-creates that page from the evals in
 //     creation order (Walk) and fills the event with the ids it deletes, so
 //     the archive records what was removed and a rebuild needs no other
@@ -20,7 +20,7 @@
 // # Usage
 //
 //	f, err := evaldelete.Compile(`Status == "pending"`)
-//	page, err := evaldelete.Walk(view, f, from, 2000, 8000)
+//	page, err := evaldelete.Walk(view, f, from, to, 100, 400, true)
 //
 // # Concurrency
 //
@@ -31,6 +31,8 @@
 //   - Walk is deterministic: the same view and arguments give the same page.
 //   - A page holds at most PageSize selected evals and looks at no more than
 //     ScanLimit evals, so one apply stays short whatever the filter.
+//   - A page with a To reads and deletes nothing at or after To: pages of
+//     disjoint ranges are independent and may be in flight together.
 //   - Evals created after a walk passed their position are not in its page
 //     (they sort after it only if created later; an eval that starts to
 //     match behind the cursor is missed): a bulk delete is not a snapshot.

@@ -80,7 +80,7 @@ func rebuildEqualsLive(t *testing.T, live *kv.Store) {
 	}
 }
 
-// N4: the entry carries (filter, from, page size); apply re-creates the page
+// N4: the entry carries (filter, from, to, page size); apply re-creates the page
 // from the state and the archive records what it deleted, so a rebuild
 // (which replays EvalsPageDeleted without the jobs and allocs tables)
 // equals live.
@@ -117,34 +117,57 @@ func TestPageDeletedAtApply(t *testing.T) {
 	rebuildEqualsLive(t, store)
 }
 
-// N6: the safety check is decided at apply, against the state the entry
-// applies to, not a handler's snapshot: an eval whose job is live and
-// whose allocation runs is skipped by a page and refuses a delete by id;
-// once the alloc completes, the same page deletes it.
+// deleteByID applies a delete by id of evalID with its N6 precondition and
+// reports whether it was refused.
+func deleteByID(t *testing.T, f *projections.FSM, idx uint64, evalID string) bool {
+	t.Helper()
+	e := pt.Entry(t, fmt.Sprint("byid", idx), &events.EvalsDeleted{IDs: []string{evalID}})
+	e.Preconditions = []events.Precondition{{Table: evals.Table, Key: evalID, Op: evaldelete.OpDeletable}}
+	res := pt.ApplyOne(t, f, idx, e)
+	var rej *projections.RejectedError
+	if res.Err != nil && !errors.As(res.Err, &rej) {
+		t.Fatalf("delete %s: %v", evalID, res.Err)
+	}
+	return res.Err != nil
+}
+
+// N6: an eval may be deleted only when its job AND all its allocations
+// are terminal, decided at apply against the state the entry applies to.
+// The looser rule (job terminal OR allocations terminal) fails both
+// halves: it deletes l2 while its job is live (its alloc completed), and
+// l1 once the job stopped while l1's alloc still runs.
 func TestSafetyDecidedAtApply(t *testing.T) {
 	store, f, idx := world(t)
 	v := projections.NewView(store)
-	pt.ApplyOne(t, f, idx, pt.Entry(t, "del", &events.EvalsPageDeleted{Filter: `JobID == "live"`, PageSize: 10}))
+	live := `JobID == "live"`
+	// Job live: neither eval goes, though l2's alloc completed.
+	pt.ApplyOne(t, f, idx, pt.Entry(t, "del", &events.EvalsPageDeleted{Filter: live, PageSize: 10}))
+	idx++
+	if got := ids(t, v); !reflect.DeepEqual(got, []string{"l1", "l2", "g1", "g2", "g3", "g4", "g5", "c1"}) {
+		t.Fatalf("evals = %v, want l1 and l2 kept (their job is live)", got)
+	}
+	if !deleteByID(t, f, idx, "l2") {
+		t.Fatal("delete by id of l2 (job live, alloc complete) was not refused")
+	}
+	idx++
+	// The job stops: l2 goes, l1 stays while its alloc runs.
+	pt.ApplyOne(t, f, idx, pt.Entry(t, "stop", &events.JobDeregistered{Namespace: "default", ID: "live"}))
+	idx++
+	if !deleteByID(t, f, idx, "l1") {
+		t.Fatal("delete by id of l1 (job stopped, alloc running) was not refused")
+	}
+	idx++
+	pt.ApplyOne(t, f, idx, pt.Entry(t, "del2", &events.EvalsPageDeleted{Filter: live, PageSize: 10}))
 	idx++
 	if got := ids(t, v); !reflect.DeepEqual(got, []string{"l1", "g1", "g2", "g3", "g4", "g5", "c1"}) {
 		t.Fatalf("evals = %v, want l1 kept (its alloc runs), l2 deleted", got)
 	}
-	e := pt.Entry(t, "byid", &events.EvalsDeleted{IDs: []string{"l1"}})
-	e.Preconditions = []events.Precondition{{Table: evals.Table, Key: "l1", Op: evaldelete.OpDeletable}}
-	res := pt.ApplyOne(t, f, idx, e)
-	idx++
-	var rej *projections.RejectedError
-	if !errors.As(res.Err, &rej) {
-		t.Fatalf("delete by id of an unsafe eval: %v, want a rejection", res.Err)
-	}
-	// The alloc completes: now both paths delete l1.
+	// The alloc completes: now l1 goes too.
 	pt.ApplyOne(t, f, idx, pt.Entry(t, "done", &events.AllocsClientUpdated{NodeID: "n1",
 		Updates: []events.AllocClientUpdate{{ID: "a1", ClientStatus: events.AllocClientComplete}}}))
 	idx++
-	e = pt.Entry(t, "byid2", &events.EvalsDeleted{IDs: []string{"l1"}})
-	e.Preconditions = []events.Precondition{{Table: evals.Table, Key: "l1", Op: evaldelete.OpDeletable}}
-	if res := pt.ApplyOne(t, f, idx, e); res.Err != nil {
-		t.Fatalf("delete by id of a safe eval: %v", res.Err)
+	if deleteByID(t, f, idx, "l1") {
+		t.Fatal("delete by id of a safe eval was refused")
 	}
 	if _, err := evals.Get(v, "l1"); !errors.Is(err, projections.ErrNotFound) {
 		t.Fatalf("l1 after delete: %v", err)
@@ -152,17 +175,81 @@ func TestSafetyDecidedAtApply(t *testing.T) {
 	rebuildEqualsLive(t, store)
 }
 
-// A stopped job makes its evals safe whatever their allocs say.
-func TestStoppedJobMakesEvalsSafe(t *testing.T) {
-	store, f, idx := world(t)
-	pt.ApplyOne(t, f, idx, pt.Entry(t, "stop", &events.JobDeregistered{Namespace: "default", ID: "live"}))
-	page, err := evaldelete.Walk(projections.NewView(store), nil, "", 100, 0, true)
+// A stopped job with more allocations than Safety reads at once is
+// checked eval by eval: the eval whose alloc runs is kept, the one whose
+// allocs all completed goes.
+func TestManyAllocsCheckedPerEval(t *testing.T) {
+	store := pt.OpenStore(t)
+	f := pt.NewFSM(t, store, all.Projections()...)
+	idx := uint64(1)
+	apply := func(ps ...events.Payload) {
+		t.Helper()
+		if res := pt.ApplyOne(t, f, idx, pt.Entry(t, fmt.Sprint("c", idx), ps...)); res.Err != nil {
+			t.Fatalf("entry %d: %v", idx, res.Err)
+		}
+		idx++
+	}
+	apply(job("big"))
+	apply(&events.EvalsUpserted{Evals: []events.Evaluation{eval("done", "big", events.EvalStatusComplete), eval("runs", "big", events.EvalStatusComplete)}})
+	var done []events.Allocation
+	for i := range 70 {
+		done = append(done, alloc(fmt.Sprintf("d%02d", i), "done", "big", events.AllocClientComplete))
+	}
+	apply(&events.AllocsPlaced{EvalID: "done", Allocs: done})
+	apply(&events.AllocsPlaced{EvalID: "runs", Allocs: []events.Allocation{alloc("r", "runs", "big", events.AllocClientRunning)}})
+	apply(&events.JobDeregistered{Namespace: "default", ID: "big"})
+	page, err := evaldelete.Walk(projections.NewView(store), nil, "", "", 100, 0, true)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if page.Skipped != 0 || len(page.IDs) != 8 || page.Next != "" {
-		t.Fatalf("page after stop = %+v", page)
+	if !reflect.DeepEqual(page.IDs, []string{"done"}) || page.Skipped != 1 {
+		t.Fatalf("page = %+v, want done deleted and runs skipped", page)
 	}
+}
+
+// A page with a To stops there whatever its size: pages of disjoint
+// ranges can be in flight together. Next is To when the walk reached it.
+func TestPageStopsAtTo(t *testing.T) {
+	store, f, idx := world(t)
+	v := projections.NewView(store)
+	all, err := evaldelete.Walk(v, nil, "", "", 100, 0, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Keys in creation order: l1 l2 g1 g2 g3 g4 g5 c1; To = g3's key.
+	var keys []string
+	if err := v.Scan(evals.ByCreateTable, "", false, func(k string, _ projections.Row) error {
+		keys = append(keys, k)
+		return nil
+	}); err != nil || len(keys) != 8 || len(all.IDs) != 8 {
+		t.Fatalf("keys %v, %v", keys, err)
+	}
+	res := pt.ApplyOne(t, f, idx, pt.Entry(t, "to", &events.EvalsPageDeleted{Filter: `Status == "pending"`,
+		From: keys[2], To: keys[4], PageSize: 10, ScanLimit: 40}))
+	if res.Err != nil {
+		t.Fatal(res.Err)
+	}
+	if got := ids(t, v); !reflect.DeepEqual(got, []string{"l1", "l2", "g3", "g4", "g5", "c1"}) {
+		t.Fatalf("evals after a page to g3 = %v", got)
+	}
+	arch := pt.Archived(t, store)
+	p, err := events.Decode(arch[len(arch)-1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if page := p.(*events.EvalsPageDeleted); page.Next != keys[4] || page.To != keys[4] {
+		t.Fatalf("archived page = %+v, want Next = To", page)
+	}
+	// A page stopped by its size before To says where it stopped.
+	page, err := evaldelete.Walk(v, nil, keys[4], keys[7], 1, 0, true)
+	if err != nil || page.Next != keys[5] || !reflect.DeepEqual(page.IDs, []string{"g3"}) {
+		t.Fatalf("page of 1 = %+v, %v", page, err)
+	}
+	// A range past the end of the table ends at To.
+	if page, err := evaldelete.Walk(v, nil, keys[7], keys[7]+"~", 10, 0, true); err != nil || page.Next != keys[7]+"~" {
+		t.Fatalf("page to past the end = %+v, %v", page, err)
+	}
+	rebuildEqualsLive(t, store)
 }
 
 // N15: deleting evals that are already gone moves no table index, so
@@ -210,7 +297,7 @@ func BenchmarkPage(b *testing.B) {
 	flt, _ := evaldelete.Compile(`Status == "pending"`)
 	b.ResetTimer()
 	for range b.N {
-		if _, err := evaldelete.Walk(v, flt, "", 2000, 8000, true); err != nil {
+		if _, err := evaldelete.Walk(v, flt, "", "", 2000, 8000, true); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -1,0 +1,129 @@
+package evaldelete
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/ordoplane/ordo/events"
+	"github.com/ordoplane/ordo/projections"
+	"github.com/ordoplane/ordo/projections/evals"
+)
+
+// Page is the outcome of Walk.
+type Page struct {
+	// IDs are the evals the page deletes, in creation order.
+	IDs []string
+	// Selected counts the evals the filter selected (deleted or skipped).
+	Selected int
+	// Skipped counts selected evals that were not safe to delete.
+	Skipped int
+	// Scanned counts the evals looked at.
+	Scanned int
+	// First is the creation key of the first selected eval, "" when none
+	// was: where a page that starts at a selected eval starts.
+	First string
+	// Next is the creation key of the first eval the walk did not look
+	// at: the walk's to when it reached it, "" at the end of the table.
+	Next string
+}
+
+// errStop ends a walk.
+var errStop = errors.New("stop")
+
+// Walk re-creates one page: it looks at the evals in creation order from
+// the creation key from ("" for the oldest) up to, not including, the
+// creation key to ("" for no bound), keeps those f selects, and stops
+// once pageSize were selected or scanLimit were looked at (0: no limit).
+// With check set, selected evals that are not Safe are skipped; without,
+// every selected eval is in IDs (a handler's plan).
+func Walk(v projections.View, f *Filter, from, to string, pageSize, scanLimit int, check bool) (Page, error) {
+	var p Page
+	if pageSize <= 0 {
+		return p, fmt.Errorf("evaldelete: page size %d", pageSize)
+	}
+	var selected []*events.Evaluation
+	err := v.ScanFrom(evals.ByCreateTable, "", from, false, func(key string, _ projections.Row) error {
+		if to != "" && key >= to {
+			p.Next = to
+			return errStop
+		}
+		if p.Selected >= pageSize || (scanLimit > 0 && p.Scanned >= scanLimit) {
+			p.Next = key
+			return errStop
+		}
+		p.Scanned++
+		id, err := keyID(key)
+		if err != nil {
+			return err
+		}
+		e, err := evals.Get(v, id)
+		if errors.Is(err, projections.ErrNotFound) {
+			return nil
+		} else if err != nil {
+			return err
+		}
+		ok, err := Match(f, &e.Evaluation)
+		if err != nil || !ok {
+			return err
+		}
+		p.Selected++
+		if p.First == "" {
+			p.First = key
+		}
+		selected = append(selected, &e.Evaluation)
+		return nil
+	})
+	if err != nil && !errors.Is(err, errStop) {
+		return Page{}, err
+	}
+	if p.Next == "" && to != "" {
+		p.Next = to // the table ended before to: the range is done
+	}
+	safe := make([]bool, len(selected))
+	if check {
+		if safe, err = NewSafety(v).SafeAll(selected); err != nil {
+			return Page{}, err
+		}
+	}
+	for i, e := range selected {
+		if check && !safe[i] {
+			p.Skipped++
+			continue
+		}
+		p.IDs = append(p.IDs, e.ID)
+	}
+	return p, nil
+}
+
+// keyID returns the eval id of a creation key (projections/order.Key:
+// 20 digits, a zero byte, the id).
+func keyID(key string) (string, error) {
+	if len(key) < 22 || key[20] != 0 {
+		return "", fmt.Errorf("evaldelete: malformed creation key %q", key)
+	}
+	return key[21:], nil
+}
+
+// expandPage completes an EvalsPageDeleted at apply (N4): the page its
+// filter, range, size and scan limit select in the state before the
+// entry, safe evals only (N6). A filter that no longer compiles (it
+// compiled when the command was decided) refuses the entry.
+func expandPage(v projections.View, _ int64, pl events.Payload) (events.Payload, string, error) {
+	p, ok := pl.(*events.EvalsPageDeleted)
+	if !ok {
+		return nil, "", fmt.Errorf("evaldelete: expander got a %T", pl)
+	}
+	f, err := Compile(p.Filter)
+	if err != nil {
+		return nil, err.Error(), nil
+	}
+	page, err := Walk(v, f, p.From, p.To, p.PageSize, p.ScanLimit, true)
+	if errors.Is(err, ErrBadFilter) {
+		return nil, err.Error(), nil
+	} else if err != nil {
+		return nil, "", err
+	}
+	out := *p
+	out.IDs, out.Skipped, out.Next = page.IDs, page.Skipped, page.Next
+	return &out, "", nil
+}
