@@ -8,6 +8,7 @@ import (
 	"github.com/ordoplane/ordo/processors/launcher"
 	"github.com/ordoplane/ordo/processors/launcher/driver"
 	"github.com/ordoplane/ordo/processors/launcher/driver/sim"
+	"github.com/ordoplane/ordo/processors/launcher/driver/static"
 )
 
 // LauncherConfig tunes the launcher (processors/launcher, docs/launcher.md).
@@ -21,8 +22,8 @@ type LauncherConfig struct {
 }
 
 // launcherDrivers are the driver factories the agent's launcher knows.
-// A provider naming another driver (static: not built yet) gets no
-// runner; the launcher logs "provider names an unknown driver".
+// A provider naming another driver gets no runner; the launcher logs
+// "provider names an unknown driver".
 func launcherDrivers() map[string]launcher.Factory {
 	return map[string]launcher.Factory{
 		"sim": func(cfg events.ProviderConfig) (driver.Driver, error) {
@@ -30,6 +31,12 @@ func launcherDrivers() map[string]launcher.Factory {
 				return nil, fmt.Errorf("provider %q: the sim driver needs a sim block", cfg.Name)
 			}
 			return sim.New(*cfg.Sim, sim.Faults{}), nil
+		},
+		"static": func(cfg events.ProviderConfig) (driver.Driver, error) {
+			if cfg.Static == nil {
+				return nil, fmt.Errorf("provider %q: the static driver needs a static block", cfg.Name)
+			}
+			return static.New(*cfg.Static, static.Config{}), nil
 		},
 	}
 }

@@ -70,9 +70,8 @@ func (s *syncBuffer) String() string {
 // The agent runs the launcher on the leader: a sim provider applied over
 // HTTP gets a runner, which fulfils a node request with a ready instance
 // and, once the request is deleted, deletes the instance. The launcher's
-// metrics are on the agent's registry. A provider naming a driver the
-// agent has no factory for (static, not built yet) gets no runner and a
-// warning naming the provider and the driver.
+// metrics are on the agent's registry. A static provider gets a runner
+// too: its host is registered as a ready instance (P29).
 func TestAgentRunsLauncher(t *testing.T) {
 	cfg := agent.DevConfig()
 	cfg.DataDir = t.TempDir()
@@ -166,9 +165,12 @@ func TestAgentRunsLauncher(t *testing.T) {
 	if code, b = do("POST", "/v1/providers", string(body)); code != 200 {
 		t.Fatalf("apply static provider: %d %s", code, b)
 	}
-	testagent.WaitFor(t, 30*time.Second, "the unknown driver warned about", func() bool {
-		l := logs.String()
-		return strings.Contains(l, "provider names an unknown driver") && strings.Contains(l, "provider=hosts") &&
-			strings.Contains(l, "driver=static")
+	testagent.WaitFor(t, 30*time.Second, "the static host registered", func() bool {
+		var list []launcher.Instance
+		return get("/v1/instances?provider=hosts", &list) && len(list) == 1 && list[0].ExternalID == "h1" &&
+			list[0].State == events.InstanceReady && len(list[0].Addresses) == 1 && list[0].Addresses[0] == "10.0.0.5"
 	})
+	if l := logs.String(); strings.Contains(l, "provider names an unknown driver") {
+		t.Error("the static driver is unknown to the agent")
+	}
 }

@@ -232,9 +232,7 @@ func ValidateProvider(c events.ProviderConfig) error {
 			return commands.Invalid("sim.boot_time", "must not be negative")
 		}
 	case "static":
-		if c.Static == nil || len(c.Static.Hosts) == 0 {
-			return commands.Invalid("static", "the static driver needs a static block with hosts")
-		}
+		return validateStatic(c)
 	}
 	return nil
 }

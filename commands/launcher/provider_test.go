@@ -60,3 +60,28 @@ func TestParseProvider(t *testing.T) {
 		}
 	}
 }
+
+// A static provider's hosts parse; bad hosts are refused naming the host.
+func TestParseStaticProvider(t *testing.T) {
+	cfg, err := launcher.ParseProvider([]byte(staticExample), "lab.hcl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h := cfg.Static.Hosts; len(h) != 2 || h[1].Name != "h2" || h[1].Address != "10.0.0.6:2222" || len(h[1].Labels) != 2 {
+		t.Fatalf("hosts: %+v", h)
+	}
+	for _, c := range []struct{ from, to, field string }{
+		{`address = "10.0.0.5"`, `address = ""`, "static.host.h1.address"},
+		{`host "h2"`, `host "h1"`, "static.host.h1"},
+		{`labels  = ["bare"]`, `labels  = []`, "static.host.h1.labels"},
+		{`labels = ["bare", "gpu"]`, `labels = ["bare"]`, "static.host.h2.labels"},
+		{`host "h1"`, `host "bad name"`, "static.host"},
+	} {
+		src := strings.Replace(staticExample, c.from, c.to, 1)
+		_, err := launcher.ParseProvider([]byte(src), "x.hcl")
+		var ve *commands.ValidationError
+		if !errors.As(err, &ve) || !strings.HasPrefix(ve.Field, c.field) {
+			t.Errorf("%s → %s: %v, want a validation error on %s", c.from, c.to, err, c.field)
+		}
+	}
+}

@@ -139,6 +139,9 @@ func (r *runner) handle(ctx context.Context, s *snapshot) (bool, error) {
 		return true, err
 	}
 	ready := readyByPool(s.insts)
+	if r.hosts != nil {
+		ready = r.readyHosts(s)
+	}
 	nRequested := 0
 	err = launcher.OpenRequests(s.v, events.RequestRequested, func(req *launcher.Request) error {
 		nRequested++
@@ -154,12 +157,12 @@ func (r *runner) handle(ctx context.Context, s *snapshot) (bool, error) {
 	if err != nil {
 		return true, err
 	}
-	if !paused && r.quota != nil {
+	if !paused && r.quota != nil && r.hosts == nil {
 		if err := r.minReady(ctx, s, minReadyOpen, used, poolUsed); err != nil {
 			return true, err
 		}
 	}
-	return busy || paused, nil
+	return busy || paused || r.retry, nil
 }
 
 // missing returns the labels of req that have no live instance of it.
@@ -267,24 +270,43 @@ func (r *runner) consider(ctx context.Context, s *snapshot, provs []*launcher.Pr
 	if *paused {
 		return nil // P7: a paused provider accepts nothing
 	}
-	// P3: reuse ready instances of the pool.
+	// P3: reuse ready instances of the pool (a static provider's hosts,
+	// when they answer, P8).
 	var assign []lcmd.Assignment
 	var launch []string
-	taken := map[string]int{}
+	chosen := map[string]bool{}
 	for _, l := range req.Labels {
-		k := pool.Name + "\x00" + l
+		var pick *launcher.Instance
 		// A min-ready request wants one more ready instance: handing it
 		// a ready one would only churn.
-		if c := ready[k]; !req.MinReady && taken[k] < len(c) {
-			in := c[taken[k]]
-			taken[k]++
-			assign = append(assign, lcmd.Assignment{InstanceID: in.ID, ModifyIndex: in.ModifyIndex})
+		for _, in := range ready[pool.Name+"\x00"+l] {
+			if req.MinReady || pick != nil {
+				break
+			}
+			if !chosen[in.ID] && (r.hosts == nil || r.reachable(ctx, log, req.ID, in)) {
+				pick = in
+			}
+		}
+		if pick != nil {
+			chosen[pick.ID] = true
+			assign = append(assign, lcmd.Assignment{InstanceID: pick.ID, ModifyIndex: pick.ModifyIndex})
 			continue
 		}
 		launch = append(launch, l)
 	}
 	if len(assign) == 0 && len(ready) > 0 {
 		log.Debug("no ready instance to reuse", "pool", pool.Name)
+	}
+	if r.hosts != nil && len(launch) > 0 {
+		// A static provider creates nothing and never pauses (P8): a
+		// request its hosts can never hold is declined, one whose hosts
+		// are busy or unreachable is left for a later pass.
+		if why := r.hostsShort(pool.Name, prov, req.Labels); why != "" {
+			return r.decline(ctx, log, req, "can never be satisfied: "+why)
+		}
+		log.Info("no free reachable static host for request; left for later", "labels", req.Labels)
+		r.retry = true
+		return nil
 	}
 	launchNeed, _, err := r.need(ctx, prov, launch)
 	if err != nil {
@@ -297,9 +319,12 @@ func (r *runner) consider(ctx context.Context, s *snapshot, provs []*launcher.Pr
 		return nil
 	}
 	a := &lcmd.Accept{Provider: r.name, ConfigIndex: r.gen, Pool: pool.Name, RequestID: req.ID, RequestModifyIndex: req.ModifyIndex, Assign: assign}
-	why := over(*used, launchNeed, q)
-	if why == "" {
-		why = poolOver(poolUsed[pool.Name], launchNeed, pool)
+	why := ""
+	if len(launch) > 0 { // reuse needs no quota
+		why = over(*used, launchNeed, q)
+		if why == "" {
+			why = poolOver(poolUsed[pool.Name], launchNeed, pool)
+		}
 	}
 	if why != "" {
 		if req.MinReady {
@@ -338,6 +363,12 @@ func (r *runner) consider(ctx context.Context, s *snapshot, provs []*launcher.Pr
 
 // consume drops assigned instances from ready.
 func (r *runner) consume(assign []lcmd.Assignment, ready map[string][]*launcher.Instance, pool string, labels []string) {
+	if r.hosts != nil {
+		labels = nil // a host is indexed under each of its labels
+		for k := range ready {
+			labels = append(labels, k[len(pool)+1:])
+		}
+	}
 	for _, l := range labels {
 		k := pool + "\x00" + l
 		ready[k] = slices.DeleteFunc(ready[k], func(in *launcher.Instance) bool {
@@ -346,9 +377,12 @@ func (r *runner) consume(assign []lcmd.Assignment, ready map[string][]*launcher.
 	}
 }
 
-func (r *runner) decline(ctx context.Context, log interface {
+// logger is what decisions log to.
+type logger interface {
 	Info(string, ...any)
-}, req *launcher.Request, reason string) error {
+}
+
+func (r *runner) decline(ctx context.Context, log logger, req *launcher.Request, reason string) error {
 	log.Info("declining node request", "reason", reason) // P15
 	return ignoreConflict(r.submit(ctx, "node-request.decline", lcmd.Decline{RequestID: req.ID, RequestModifyIndex: req.ModifyIndex,
 		Provider: r.name, Reason: reason}))

@@ -30,7 +30,9 @@ type fixture struct {
 	mu     sync.Mutex
 	clouds map[string]*sim.Cloud
 	faults map[string]sim.Faults
-	l      *launcher.Launcher
+	// drivers are factories start adds to sim's.
+	drivers map[string]launcher.Factory
+	l       *launcher.Launcher
 }
 
 func newFixture(t *testing.T) *fixture {
@@ -59,14 +61,18 @@ func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)
 // start runs the launcher until the test ends.
 func (f *fixture) start() {
 	f.t.Helper()
+	drivers := map[string]launcher.Factory{"sim": func(cfg events.ProviderConfig) (driver.Driver, error) {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		c := sim.New(*cfg.Sim, f.faults[cfg.Name])
+		f.clouds[cfg.Name] = c
+		return c, nil
+	}}
+	for name, d := range f.drivers {
+		drivers[name] = d
+	}
 	l, err := launcher.New(launcher.Config{Pipeline: f.p, State: f.fsm, Clock: f.clock, Logger: quiet(), PollInterval: time.Second,
-		Drivers: map[string]launcher.Factory{"sim": func(cfg events.ProviderConfig) (driver.Driver, error) {
-			f.mu.Lock()
-			defer f.mu.Unlock()
-			c := sim.New(*cfg.Sim, f.faults[cfg.Name])
-			f.clouds[cfg.Name] = c
-			return c, nil
-		}}})
+		Drivers: drivers})
 	if err != nil {
 		f.t.Fatal(err)
 	}

@@ -50,12 +50,16 @@ type runner struct {
 	quota    *driver.Quota
 	types    map[string]driver.Resources
 	attempts map[string]int
+	// hosts is set when the driver hands out fixed hosts (static).
+	hosts *hostState
+	// retry asks for a timed look again (a request left for a host).
+	retry bool
 }
 
 func newRunner(l *Launcher, name string, gen uint64, d driver.Driver) *runner {
 	return &runner{l: l, name: name, gen: gen, d: d, log: l.log.With("provider", name, "generation", gen),
 		creates: map[string]*createOp{}, deletes: map[string]driver.Machine{},
-		types: map[string]driver.Resources{}, attempts: map[string]int{}}
+		types: map[string]driver.Resources{}, attempts: map[string]int{}, hosts: newHostState(d)}
 }
 
 func (r *runner) run(ctx context.Context) error {
@@ -159,6 +163,13 @@ func (r *runner) pass(ctx context.Context) (busy bool, err error) {
 	}
 	defer s.close()
 	r.refreshQuota(ctx)
+	r.retry = false
+	if r.hosts != nil {
+		r.hosts.reach = map[string]error{}
+		if changed, err := r.syncHosts(ctx, s); err != nil || changed {
+			return true, err // P29: decide on the registered hosts next pass
+		}
+	}
 	if err := r.housekeep(ctx, s); err != nil {
 		return true, err
 	}
@@ -293,6 +304,14 @@ func (r *runner) housekeep(ctx context.Context, s *snapshot) error {
 				r.startCreate(in.ID, in.RequestID, in.Label, in.InstanceType, in.Pool, in.Attributes)
 			}
 		case events.InstanceUsed, events.InstanceFailed, events.InstanceAborted:
+			if r.hosts != nil && in.State == events.InstanceUsed {
+				if returned, err := r.returnHost(ctx, s, in); err != nil || returned {
+					if err != nil {
+						r.log.Warn("cannot return static host", "instance", in.ID, "err", err) // P18
+					}
+					continue
+				}
+			}
 			if err := r.submit(ctx, "instance.deleting", lcmd.SetInstanceState{ID: in.ID, State: events.InstanceDeleting}); err != nil && !isConflict(err) {
 				// P18: name the instance.
 				r.log.Warn("cannot mark instance deleting", "instance", in.ID, "err", err)

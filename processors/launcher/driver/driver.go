@@ -3,6 +3,11 @@
 // (P5, P17: no goroutine per instance), and report quota and instance
 // type resources (P14). Drivers live in subpackages (sim, static).
 //
+// A HostDriver (static) hands out a fixed set of hosts instead: the
+// runner registers them as instances when the provider starts and when
+// its configuration changes (P29), checks a host is reachable before
+// handing it out, and never creates one nor pauses for one (P8).
+//
 // # Usage
 //
 //	m := d.Create(driver.Spec{InstanceID: id, Label: "ubuntu-small", InstanceType: "small"})
@@ -89,4 +94,27 @@ type Driver interface {
 	// InstanceType returns the resources of an instance type; an unknown
 	// type is ErrPermanent.
 	InstanceType(ctx context.Context, name string) (Resources, error)
+}
+
+// Host is one machine a HostDriver hands out.
+type Host struct {
+	// Name identifies the host within its provider; it is the instance's
+	// external id.
+	Name string
+	// Address is host or host:port.
+	Address string
+	// Labels are the labels the host serves; the first is its instance's
+	// label.
+	Labels []string
+}
+
+// HostDriver is a Driver whose instances are fixed hosts (static): they
+// are registered, not created, and handed out only when reachable.
+type HostDriver interface {
+	Driver
+	// Hosts returns the configured hosts, in configuration order.
+	Hosts() []Host
+	// Reachable reports nil when host answers, else an error wrapping
+	// ErrUnreachable. It returns within the driver's timeout.
+	Reachable(ctx context.Context, host Host) error
 }
