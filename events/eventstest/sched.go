@@ -40,7 +40,7 @@ func schedSamples() map[string]events.Payload {
 	return map[string]events.Payload{
 		"EvalsUpserted": &events.EvalsUpserted{Evals: []events.Evaluation{eval}},
 		"EvalsDeleted":  &events.EvalsDeleted{IDs: []string{"eval-1", "eval-2"}},
-		"EvalsPageDeleted": &events.EvalsPageDeleted{Filter: `Status == "pending"`, From: "00000000000000000012\x00eval-0",
+		"EvalsPageDeleted": &events.EvalsPageDeleted{Filter: `Status == "pending"`, From: "00000000000000000012\x00eval-0", To: "00000000000000000020\x00eval-9",
 			PageSize: 1000, ScanLimit: 4000, IDs: []string{"eval-1", "eval-2"}, Skipped: 1, Next: "00000000000000000015\x00eval-3"},
 		"DeploymentsDeleted": &events.DeploymentsDeleted{IDs: []string{"dep-1"}},
 		"AllocsPlaced":       &events.AllocsPlaced{EvalID: "eval-1", Allocs: []events.Allocation{alloc}},
