@@ -41,6 +41,8 @@ type FSM struct {
 	gen atomic.Uint64
 	// builds numbers shadow builds, each in its own part of the shadow.
 	builds atomic.Uint64
+	// onCommit, guarded by applyMu, is told of each batch Apply commits.
+	onCommit CommitHook
 	mu     struct {
 		sync.Mutex
 		// stale must be rebuilt before the first Apply.
@@ -179,6 +181,22 @@ func (f *FSM) Store() *kv.Store { return f.store }
 // Close unregisters the FSM's metrics.
 func (f *FSM) Close() { f.metrics.unregister() }
 
+// CommitHook is told of each batch FSM.Apply commits, on the apply path
+// (so it must not block): the applied index before and after the batch,
+// and the batch's writes in Pebble's encoding (kv.Store.ApplyRepr), a copy
+// the hook keeps. Applied to a store at index from, they bring it to to,
+// exactly as the FSM did: a redo record (history/timetravel keeps them to
+// materialise past states without re-running projections). A restore or a
+// projection rebuild's switch writes outside Apply and is not reported.
+type CommitHook func(from, to uint64, repr []byte)
+
+// SetCommitHook sets the hook told of each batch Apply commits (nil: none).
+func (f *FSM) SetCommitHook(h CommitHook) {
+	f.applyMu.Lock()
+	f.onCommit = h
+	f.applyMu.Unlock()
+}
+
 // Apply implements raftlog.Applier. The entries of one raft batch commit in
 // one Pebble batch, so each entry's events, projection rows and the applied
 // index land together (a crash leaves the projections at a whole index, the
@@ -235,8 +253,15 @@ func (f *FSM) Apply(logs []raftlog.Log) []any {
 		b.Close()
 		f.fail(last, err)
 	}
+	var repr []byte
+	if f.onCommit != nil {
+		repr = b.Repr()
+	}
 	if err := b.Commit(); err != nil {
 		f.fail(last, err)
+	}
+	if f.onCommit != nil {
+		f.onCommit(f.applied.Load(), last, repr)
 	}
 	f.counters = ctr
 	f.applied.Store(last)

@@ -2,6 +2,7 @@ package timetravel
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -84,6 +85,7 @@ func (t *TimeTravel) Checkpoint() (uint64, error) {
 		return 0, err
 	}
 	pruned, err := t.cps.prune(t.cfg.CheckpointsKept, t.cfg.SparseCheckpointsKept, t.cfg.sparseGap())
+	err = errors.Join(err, t.pruneRedo())
 	t.metrics.taken.Inc()
 	t.metrics.pruned.Add(float64(pruned))
 	t.metrics.lastIndex.Set(float64(index))

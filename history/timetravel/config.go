@@ -43,8 +43,16 @@ type Options struct {
 	// in the scratch directory with a 32 MiB block cache.
 	CacheSize int `json:"CacheSize"`
 	// DisableCheckpoints takes no checkpoints: reads replay from the newest
-	// checkpoint already on disk, or from the archive's start.
+	// checkpoint already on disk, or from the archive's start. It disables
+	// the redo log too.
 	DisableCheckpoints bool `json:"DisableCheckpoints"`
+	// DisableRedo keeps no redo log: every read replays events from its
+	// checkpoint. By default the FSM's committed batches since the oldest
+	// dense checkpoint are kept in DataDir/redo/, and a read in the dense
+	// tier applies them to its checkpoint instead of re-running the
+	// projections (tens of times faster); the disk they take is about what
+	// the FSM wrote over the dense tier.
+	DisableRedo bool `json:"DisableRedo"`
 }
 
 // DefaultOptions returns the default Options.

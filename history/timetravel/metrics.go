@@ -13,6 +13,9 @@ type metrics struct {
 	materialisations prometheus.Counter
 	strays           prometheus.Counter
 	readSeconds      prometheus.Histogram
+	redoApplied      prometheus.Counter
+	redoDropped      prometheus.Counter
+	redoBytes        prometheus.GaugeFunc
 }
 
 func newMetrics(reg prometheus.Registerer, t *TimeTravel) *metrics {
@@ -41,6 +44,19 @@ func newMetrics(reg prometheus.Registerer, t *TimeTravel) *metrics {
 		readSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name: "ordo_timetravel_open_seconds", Help: "Time to open the state at a past index, cache hits included.",
 			Buckets: prometheus.ExponentialBuckets(0.0001, 4, 10)}),
+		redoApplied: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "ordo_timetravel_redo_applied_total", Help: "Redo records (committed FSM batches) applied to materialise past states."}),
+		redoDropped: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "ordo_timetravel_redo_dropped_total",
+			Help: "Committed FSM batches not recorded in the redo log (writer behind or failing): reads across them replay events."}),
+		redoBytes: prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "ordo_timetravel_redo_bytes", Help: "Disk space of the redo log."},
+			func() float64 {
+				if t.redo == nil {
+					return 0
+				}
+				return float64(t.redo.log.Bytes())
+			}),
 	}
 	if reg != nil {
 		for _, c := range m.collectors() {
@@ -51,7 +67,8 @@ func newMetrics(reg prometheus.Registerer, t *TimeTravel) *metrics {
 }
 
 func (m *metrics) collectors() []prometheus.Collector {
-	return []prometheus.Collector{m.taken, m.pruned, m.failures, m.lastIndex, m.bytes, m.seconds, m.materialisations, m.strays, m.readSeconds}
+	return []prometheus.Collector{m.taken, m.pruned, m.failures, m.lastIndex, m.bytes, m.seconds, m.materialisations, m.strays, m.readSeconds,
+		m.redoApplied, m.redoDropped, m.redoBytes}
 }
 
 func (m *metrics) unregister() {

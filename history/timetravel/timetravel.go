@@ -33,6 +33,9 @@ type TimeTravel struct {
 	scratch string
 	metrics *metrics
 	seq     atomic.Uint64 // names scratch and temporary directories
+	// redo holds the FSM's committed batches since the oldest dense
+	// checkpoint; nil when disabled.
+	redo *redoKeeper
 	// takeMu serialises checkpoints.
 	takeMu sync.Mutex
 	// ctx cancels materialisations in flight at Close.
@@ -70,6 +73,12 @@ func New(cfg Config) (*TimeTravel, error) {
 	t.ctx, t.cancel = context.WithCancel(context.Background())
 	t.metrics = newMetrics(cfg.Registerer, t)
 	t.metrics.lastIndex.Set(float64(t.cps.newest()))
+	if !cfg.DisableCheckpoints && !cfg.DisableRedo {
+		if t.redo, err = openRedo(redoDir(cfg.DataDir), cfg.FSM, t.metrics); err != nil {
+			t.metrics.unregister()
+			return nil, err
+		}
+	}
 	return t, nil
 }
 
@@ -85,12 +94,25 @@ func (t *TimeTravel) Close() {
 		t.cancel()
 		t.cache.close()
 		t.cache.building.Wait()
+		if t.redo != nil {
+			if err := t.redo.close(t.cfg.FSM); err != nil {
+				t.log.Warn("close redo log", "err", err)
+			}
+		}
 		t.metrics.unregister()
 	})
 }
 
 // Checkpoints returns the applied indexes of the kept checkpoints, ascending.
 func (t *TimeTravel) Checkpoints() []uint64 { return t.cps.list() }
+
+// RedoBytes returns the disk space of the redo log (0 when it is not kept).
+func (t *TimeTravel) RedoBytes() int64 {
+	if t.redo == nil {
+		return 0
+	}
+	return t.redo.log.Bytes()
+}
 
 // Cached returns the indexes of the cached states, most recently used first.
 func (t *TimeTravel) Cached() []uint64 { return t.cache.indexes() }
@@ -136,7 +158,7 @@ func (t *TimeTravel) At(ctx context.Context, index uint64, tables ...string) (*S
 	}
 	projs, set := t.owners(tables)
 	key := stateKey{index: index, set: set}
-	if set != "" && t.cache.has(stateKey{index: index}) {
+	if set != "" && (t.cache.has(stateKey{index: index}) || t.redoReaches(index)) {
 		projs, key = t.cfg.Projections, stateKey{index: index}
 	}
 	start := t.cfg.Clock()
@@ -257,13 +279,13 @@ func (t *TimeTravel) materialise(index uint64, projs []projections.Projection) (
 	if err != nil {
 		return nil, "", fmt.Errorf("materialise index %d: %w", index, err)
 	}
-	store, err := t.replay(dir, index, projs)
+	store, err := t.replay(dir, from, index, projs)
 	if errors.Is(err, projections.ErrRebuildNeeded) && from > 0 {
 		// A checkpoint written by other versions of the projections:
 		// replay from the start instead.
 		t.log.Warn("checkpoint holds other projection versions; replaying from the start", "checkpoint", from, "err", err)
 		if err = os.RemoveAll(dir); err == nil {
-			store, err = t.replay(dir, index, projs)
+			store, err = t.replay(dir, 0, index, projs)
 		}
 	}
 	if err != nil {
@@ -276,12 +298,20 @@ func (t *TimeTravel) materialise(index uint64, projs []projections.Projection) (
 	return store, dir, nil
 }
 
-// replay opens the store in dir (a copied checkpoint, or nothing yet) and
-// brings projs forward to index from the live archive.
-func (t *TimeTravel) replay(dir string, index uint64, projs []projections.Projection) (*kv.Store, error) {
+// replay opens the store in dir (a copied checkpoint at base, or nothing
+// yet: base 0) and brings projs forward to index: through the redo
+// records chained from base when every projection is wanted, then from
+// the live archive's events.
+func (t *TimeTravel) replay(dir string, base, index uint64, projs []projections.Projection) (*kv.Store, error) {
 	store, err := kv.Open(dir, kv.Config{CacheBytes: scratchCacheBytes})
 	if err != nil {
 		return nil, err
+	}
+	if len(projs) == len(t.cfg.Projections) {
+		if _, err := t.forward(store, base, index); err != nil {
+			store.Close()
+			return nil, err
+		}
 	}
 	if _, err := projections.Replay(t.ctx, t.cfg.FSM.Store(), store, projs, index, nil); err != nil {
 		store.Close()

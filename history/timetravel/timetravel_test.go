@@ -16,6 +16,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+
 	"github.com/ordoplane/ordo/events"
 	"github.com/ordoplane/ordo/projections"
 	"github.com/ordoplane/ordo/projections/all"
@@ -92,6 +95,15 @@ func (h *history) record(t *testing.T) uint64 {
 	return i
 }
 
+func counterValue(t *testing.T, c prometheus.Counter) float64 {
+	t.Helper()
+	var m dto.Metric
+	if err := c.Write(&m); err != nil {
+		t.Fatal(err)
+	}
+	return m.GetCounter().GetValue()
+}
+
 func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
 func newTT(t *testing.T, h *history, o Options) *TimeTravel {
@@ -130,9 +142,20 @@ func fromEmpty(t *testing.T, h *history, i uint64) map[string][32]byte {
 // TestAtEqualsLiveState materialises states below, at and across
 // checkpoints and compares them with what the live store held at that
 // index, and with a replay from the archive's start.
+//
+// It runs with the redo log (records applied to the checkpoint, then
+// events for the rest) and without it (events only).
 func TestAtEqualsLiveState(t *testing.T) {
+	for _, disable := range []bool{false, true} {
+		t.Run(fmt.Sprintf("DisableRedo=%v", disable), func(t *testing.T) {
+			testAtEqualsLiveState(t, Options{CacheSize: 2, CheckpointsKept: 10, DisableRedo: disable})
+		})
+	}
+}
+
+func testAtEqualsLiveState(t *testing.T, o Options) {
 	h := newHistory(t)
-	tt := newTT(t, h, Options{CacheSize: 2, CheckpointsKept: 10})
+	tt := newTT(t, h, o)
 	for range 6 {
 		h.apply(t, 150)
 		h.record(t)
@@ -178,6 +201,9 @@ func TestAtEqualsLiveState(t *testing.T) {
 			st.Release()
 			break
 		}
+	}
+	if applied := counterValue(t, tt.metrics.redoApplied); (applied > 0) == o.DisableRedo {
+		t.Errorf("%v redo records applied with DisableRedo %v", applied, o.DisableRedo)
 	}
 }
 
@@ -555,9 +581,12 @@ func TestPruneTiers(t *testing.T) {
 // TestAtSomeTables materialises only the projections a read needs: their
 // tables equal the live ones at that index, a read of another table is
 // marked Strayed, and a cached state of every projection serves too.
+//
+// The redo log is disabled: with it, a state of every projection costs
+// hardly more, and At builds that instead (TestRedoServesEveryTable).
 func TestAtSomeTables(t *testing.T) {
 	h := newHistory(t)
-	tt := newTT(t, h, Options{CacheSize: 4})
+	tt := newTT(t, h, Options{CacheSize: 4, DisableRedo: true})
 	h.apply(t, 200)
 	if _, err := tt.Checkpoint(); err != nil {
 		t.Fatal(err)

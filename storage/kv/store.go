@@ -195,6 +195,11 @@ func (b *Batch) Delete(key []byte) error {
 // Empty reports whether the batch holds no writes.
 func (b *Batch) Empty() bool { return b.b.Empty() }
 
+// Repr returns a copy of the batch's writes in Pebble's batch encoding,
+// which Store.ApplyRepr commits to another store: a redo record of what
+// this batch changes.
+func (b *Batch) Repr() []byte { return append([]byte(nil), b.b.Repr()...) }
+
 // Commit applies the batch atomically and releases it.
 func (b *Batch) Commit() error {
 	defer b.b.Close()

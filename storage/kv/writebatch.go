@@ -59,3 +59,18 @@ func (s *Store) DeleteRange(lower, upper []byte, sync bool) error {
 	}
 	return w.Commit(sync)
 }
+
+// ApplyRepr commits, atomically and without sync, the writes a batch of
+// another store encoded (Batch.Repr). The store takes ownership of repr.
+func (s *Store) ApplyRepr(repr []byte) error {
+	b := s.db.NewBatch()
+	if err := b.SetRepr(repr); err != nil {
+		b.Close()
+		return fmt.Errorf("apply batch repr: %w", err)
+	}
+	defer b.Close()
+	if err := b.Commit(pebble.NoSync); err != nil {
+		return fmt.Errorf("apply batch repr: %w", err)
+	}
+	return nil
+}
