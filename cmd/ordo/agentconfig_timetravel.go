@@ -17,6 +17,7 @@ import (
 //	  sparse_checkpoints_kept = 10      # older ones kept below them; 0 keeps none
 //	  cache_size              = 4       # materialised past states kept open
 //	  disable_checkpoints     = false   # take none (reads replay from the archive's start)
+//	  disable_redo            = false   # keep no redo log (dense-tier reads replay events)
 //	}
 //
 // An attribute left out keeps its default.
@@ -27,6 +28,7 @@ type timeTravelBlock struct {
 	SparseCheckpointsKept *int    `hcl:"sparse_checkpoints_kept,optional"`
 	CacheSize             *int    `hcl:"cache_size,optional"`
 	DisableCheckpoints    *bool   `hcl:"disable_checkpoints,optional"`
+	DisableRedo           *bool   `hcl:"disable_redo,optional"`
 }
 
 // applyTo sets in o what the block sets; path names the file in errors,
@@ -75,6 +77,9 @@ func (b *timeTravelBlock) applyTo(o *timetravel.Options, path string) error {
 	}
 	if b.DisableCheckpoints != nil {
 		o.DisableCheckpoints = *b.DisableCheckpoints
+	}
+	if b.DisableRedo != nil {
+		o.DisableRedo = *b.DisableRedo
 	}
 	return nil
 }
