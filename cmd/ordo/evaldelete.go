@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
 	"io"
@@ -25,6 +26,7 @@ func newEvalDeleteCommand(g *globals) *cobra.Command {
 		pageSize int
 		perCall  int
 		quiet    bool
+		yes      bool
 	)
 	cmd := &cobra.Command{
 		Use:   "delete [flags] <id> [<id>...] | -filter <expression>",
@@ -32,8 +34,10 @@ func newEvalDeleteCommand(g *globals) *cobra.Command {
 		Long: `Delete evaluations by id (all or none: an eval whose job is live and has
 running allocations refuses the whole request), or by a filter in Nomad's
 expression syntax, page by page with a progress bar while the cluster keeps
-scheduling. Only evals whose job is gone, stopped or dead, or whose
-allocations are all terminal, are deleted; the others are counted as skipped.`,
+scheduling. A delete by filter first shows how many evaluations the filter
+selects and asks for confirmation, unless -yes. Only evals whose job is
+gone, stopped or dead and whose allocations are all terminal are deleted;
+the others are counted as skipped.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			switch {
 			case filter != "" && len(args) > 0:
@@ -59,6 +63,21 @@ allocations are all terminal, are deleted; the others are counted as skipped.`,
 			var total struct{ Count int }
 			if err := c.get(cmd.Context(), "/v1/evaluations/count", url.Values{"filter": {filter}, "namespace": {"*"}}, &total); err != nil {
 				return fmt.Errorf("count evaluations: %w", err)
+			}
+			if total.Count == 0 {
+				_, err := fmt.Fprintf(w, "No evaluations match the filter %s\n", filter)
+				return err
+			}
+			if !yes {
+				ok, err := confirm(cmd.InOrStdin(), cmd.ErrOrStderr(),
+					fmt.Sprintf("Delete the %d evaluations the filter %s selects (evaluations that are not safe to delete are kept)? [y/N] ", total.Count, filter))
+				if err != nil {
+					return err
+				}
+				if !ok {
+					_, err := fmt.Fprintln(w, "Cancelled: no evaluation deleted")
+					return err
+				}
 			}
 			var bar *progressbar.ProgressBar
 			if !quiet {
@@ -94,7 +113,7 @@ allocations are all terminal, are deleted; the others are counted as skipped.`,
 			}
 			msg := fmt.Sprintf("Deleted %d evaluations", deleted)
 			if skipped > 0 {
-				msg += fmt.Sprintf("; %d selected but not safe to delete (live job with allocations not terminal)", skipped)
+				msg += fmt.Sprintf("; %d selected but not safe to delete (their job or one of their allocations is not terminal)", skipped)
 			}
 			_, err = fmt.Fprintln(w, msg)
 			return err
@@ -102,9 +121,27 @@ allocations are all terminal, are deleted; the others are counted as skipped.`,
 	}
 	cmd.Flags().StringVar(&filter, "filter", "", "delete every evaluation this expression selects (Nomad's filter syntax)")
 	cmd.Flags().IntVar(&pageSize, "page-size", 0, "evaluations per page (one log entry each; 0: the server's default)")
-	cmd.Flags().IntVar(&perCall, "pages-per-request", 20, "pages each request deletes before reporting progress")
+	cmd.Flags().IntVar(&perCall, "pages-per-request", 100, "pages each request deletes before reporting progress")
 	cmd.Flags().BoolVar(&quiet, "quiet", false, "no progress bar")
+	cmd.Flags().BoolVar(&yes, "yes", false, "delete by filter without asking for confirmation")
 	return cmd
+}
+
+// confirm writes question to w and reports whether the line read from r
+// answers yes ("y" or "yes", any case); end of input is no.
+func confirm(r io.Reader, w io.Writer, question string) (bool, error) {
+	if _, err := fmt.Fprint(w, question); err != nil {
+		return false, err
+	}
+	line, err := bufio.NewReader(r).ReadString('\n')
+	if err != nil && !errors.Is(err, io.EOF) {
+		return false, fmt.Errorf("read confirmation: %w", err)
+	}
+	switch strings.ToLower(strings.TrimSpace(line)) {
+	case "y", "yes":
+		return true, nil
+	}
+	return false, nil
 }
 
 // newEvalBar draws evals deleted of total, with the rate and the ETA.

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -32,7 +34,7 @@ func TestEvalDeleteAndSystemGCCommands(t *testing.T) {
 		t.Fatalf("eval delete with a bad filter: %d %q, want a failure naming the filter", code, stderr)
 	}
 	// Pages of 2, one page a request: three requests, the bar on stderr.
-	code, stdout, stderr = runCLI("eval", "delete", "-address", addr, "-filter", `JobID == "gone"`, "-page-size", "2", "-pages-per-request", "1")
+	code, stdout, stderr = runCLI("eval", "delete", "-address", addr, "-filter", `JobID == "gone"`, "-page-size", "2", "-pages-per-request", "1", "-yes")
 	if code != 0 || stdout != "Deleted 5 evaluations\n" || !strings.Contains(stderr, "deleting evaluations") || !strings.Contains(stderr, "5/5") {
 		t.Fatalf("eval delete -filter: %d\nstdout %q\nstderr %q", code, stdout, stderr)
 	}
@@ -58,5 +60,59 @@ func TestEvalDeleteAndSystemGCCommands(t *testing.T) {
 	code, stdout, _ = runCLI("eval", "list", "-address", addr)
 	if code != 0 || strings.Contains(stdout, "done-1") {
 		t.Fatalf("eval list after gc: %d\n%s", code, stdout)
+	}
+}
+
+// runCLIWithInput is runCLI with stdin.
+func runCLIWithInput(stdin string, args ...string) (code int, stdout, stderr string) {
+	var out, errOut bytes.Buffer
+	root := newRootCommand(&out, &errOut)
+	root.SetIn(strings.NewReader(stdin))
+	root.SetArgs(normalizeArgs(args))
+	if err := root.ExecuteContext(context.Background()); err != nil {
+		return 1, out.String(), errOut.String() + err.Error()
+	}
+	return 0, out.String(), errOut.String()
+}
+
+// ordo eval delete -filter shows how many evals the filter selects and
+// deletes only after a yes (Nomad's confirmation; -yes skips it): no, or
+// no answer at all, deletes nothing; a filter that selects nothing asks
+// nothing.
+func TestEvalDeleteAsksForConfirmation(t *testing.T) {
+	var seed []events.Evaluation
+	for i := range 3 {
+		seed = append(seed, events.Evaluation{ID: fmt.Sprintf("gone-%d", i), Namespace: "default", Priority: 50,
+			Type: "service", TriggeredBy: "job-register", JobID: "gone", Status: "pending"})
+	}
+	addr := startSeededAgent(t, &events.EvalsUpserted{Evals: seed})
+	left := func() int {
+		t.Helper()
+		code, stdout, stderr := runCLI("eval", "list", "-address", addr)
+		if code != 0 {
+			t.Fatalf("eval list: %d %q", code, stderr)
+		}
+		return strings.Count(stdout, "gone-")
+	}
+	filter := `JobID == "gone"`
+	for _, answer := range []string{"n\n", "", "maybe\n"} {
+		code, stdout, stderr := runCLIWithInput(answer, "eval", "delete", "-address", addr, "-filter", filter, "-quiet")
+		if code != 0 || stdout != "Cancelled: no evaluation deleted\n" || !strings.Contains(stderr, "Delete the 3 evaluations") {
+			t.Fatalf("answer %q: %d\nstdout %q\nstderr %q", answer, code, stdout, stderr)
+		}
+		if n := left(); n != 3 {
+			t.Fatalf("answer %q deleted evals: %d left", answer, n)
+		}
+	}
+	code, stdout, stderr := runCLIWithInput("none\n", "eval", "delete", "-address", addr, "-filter", `JobID == "nope"`)
+	if code != 0 || stdout != "No evaluations match the filter JobID == \"nope\"\n" || strings.Contains(stderr, "[y/N]") {
+		t.Fatalf("filter selecting nothing: %d\nstdout %q\nstderr %q", code, stdout, stderr)
+	}
+	code, stdout, stderr = runCLIWithInput("Y\n", "eval", "delete", "-address", addr, "-filter", filter, "-quiet")
+	if code != 0 || stdout != "Deleted 3 evaluations\n" || !strings.Contains(stderr, "[y/N]") {
+		t.Fatalf("answer y: %d\nstdout %q\nstderr %q", code, stdout, stderr)
+	}
+	if n := left(); n != 0 {
+		t.Fatalf("%d evals left after yes", n)
 	}
 }
