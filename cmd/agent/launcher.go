@@ -48,5 +48,6 @@ func (a *Agent) newLauncher() (*launcher.Launcher, error) {
 		return nil, nil
 	}
 	return launcher.New(launcher.Config{Pipeline: a.pipeline, State: a.fsm, Drivers: launcherDrivers(),
-		PollInterval: a.cfg.Launcher.PollInterval, Logger: a.log, Registerer: a.reg}) // its errors name the launcher
+		PollInterval: a.cfg.Launcher.PollInterval, Logger: a.log, Registerer: a.reg,
+		Server: a.id}) // its errors name the launcher; its pools are the component "launcher/<server id>" (P10)
 }

@@ -149,6 +149,13 @@ func TestAgentRunsLauncher(t *testing.T) {
 		t.Error("ordo_launcher_decisions_total not on the agent's registry")
 	}
 
+	// P10: the launcher's pools are registered as its component.
+	testagent.WaitFor(t, 30*time.Second, "the launcher's pools registered", func() bool {
+		var cs []launcher.Component
+		return get("/v1/components?kind=launcher", &cs) && len(cs) == 1 && cs[0].Server != "" && len(cs[0].Pools) == 1 &&
+			cs[0].Pools[0].Provider == "dev-cloud" && cs[0].Pools[0].Pool == "main" && cs[0].Pools[0].Driver == "sim"
+	})
+
 	if code, b = do("DELETE", "/v1/node-request/"+created.ID, ""); code != 200 {
 		t.Fatalf("delete node request: %d %s", code, b)
 	}

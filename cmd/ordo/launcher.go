@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 )
@@ -96,8 +97,45 @@ func newProviderCommand(g *globals) *cobra.Command {
 		},
 	}
 	status.Flags().BoolVar(&asJSON, "json", false, "print the server's JSON answer")
-	cmd.AddCommand(apply, list, status)
+	cmd.AddCommand(apply, list, status, newPoolsCommand(g))
 	return cmd
+}
+
+// cliComponent is a component as GET /v1/components answers it.
+type cliComponent struct {
+	Kind, Server string
+	Pools        []struct {
+		Provider, Pool, Driver string
+		ConfigIndex            uint64
+		Priority               int
+		Labels                 []string
+	}
+	LastSeen int64
+}
+
+// newPoolsCommand is `ordo provider pools`: the pools each server's
+// launcher runs, as registered components (P10).
+func newPoolsCommand(g *globals) *cobra.Command {
+	var asJSON bool
+	pools := &cobra.Command{
+		Use: "pools", Short: "List the pools each server's launcher runs (its registered component)", Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			q := url.Values{"kind": {"launcher"}}
+			return show(cmd, g, "/v1/components", q, "list launcher components", asJSON, func(w io.Writer, cs []cliComponent) error {
+				var rows [][]string
+				for _, c := range cs {
+					seen := time.Unix(0, c.LastSeen).UTC().Format(time.RFC3339)
+					for _, p := range c.Pools {
+						rows = append(rows, []string{c.Server, p.Provider, p.Pool, p.Driver, strconv.Itoa(p.Priority),
+							strconv.FormatUint(p.ConfigIndex, 10), strings.Join(p.Labels, ","), seen})
+					}
+				}
+				return printTable(w, []string{"Server", "Provider", "Pool", "Driver", "Priority", "Generation", "Labels", "Last Seen"}, rows)
+			})
+		},
+	}
+	pools.Flags().BoolVar(&asJSON, "json", false, "print the server's JSON answer")
+	return pools
 }
 
 func printProvider(w io.Writer, p cliProvider) error {

@@ -168,6 +168,7 @@ var routeAccess = map[string]access{
 	"POST /v1/instance/{id}/hold":  opRule(write),
 	"PUT /v1/instance/{id}/hold":   opRule(write),
 	"DELETE /v1/instance/{id}":     opRule(write),
+	"GET /v1/components":           opRule(read),
 	// Variables (variables.go): capabilities on the variable's path. A
 	// list needs some access to the namespace; ACLAllowsVariable filters it.
 	"GET /v1/vars":             VariablesAccess(policy.VarList),

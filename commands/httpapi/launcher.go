@@ -14,10 +14,11 @@ import (
 // The launcher's API (docs/launcher.md): providers, tenants, node
 // requests and instances. Reads block on their tables like every list.
 var (
-	providerTables = []string{launcher.ProvidersTable, launcher.InstancesTable}
-	tenantTables   = []string{launcher.TenantsTable}
-	requestTables  = []string{launcher.RequestsTable}
-	instanceTables = []string{launcher.InstancesTable}
+	providerTables  = []string{launcher.ProvidersTable, launcher.InstancesTable}
+	tenantTables    = []string{launcher.TenantsTable}
+	requestTables   = []string{launcher.RequestsTable}
+	instanceTables  = []string{launcher.InstancesTable}
+	componentTables = []string{launcher.ComponentsTable}
 )
 
 func (s *Server) launcherRoutes() {
@@ -40,6 +41,24 @@ func (s *Server) launcherRoutes() {
 	s.handle("POST /v1/instance/{id}/hold", s.leader(s.holdInstance))
 	s.handle("PUT /v1/instance/{id}/hold", s.leader(s.holdInstance))
 	s.handle("DELETE /v1/instance/{id}", s.leader(s.deleteInstance))
+	s.handle("GET /v1/components", s.leader(s.listComponents))
+}
+
+// listComponents lists the registered components (P10): the pools each
+// server's launcher runs; ?kind= narrows to one kind.
+func (s *Server) listComponents(w http.ResponseWriter, r *http.Request) {
+	kind := r.URL.Query().Get("kind")
+	if kind != "" && kind != events.ComponentLauncher {
+		writeError(w, commands.Invalid("kind", "%q is not a component kind (%s)", kind, events.ComponentLauncher))
+		return
+	}
+	s.query(w, r, componentTables, func(v projections.View) (any, error) {
+		cs, err := launcher.Components(v, kind)
+		if cs == nil {
+			cs = []*launcher.Component{}
+		}
+		return cs, err
+	})
 }
 
 // ProviderStatus is a provider as GET /v1/provider/{name} shows it: its

@@ -42,5 +42,9 @@ func launcherSamples() map[string]events.Payload {
 		"InstanceAssigned": &events.InstanceAssigned{ID: inst, RequestID: req, Requestor: "ci-42", Tenant: "team-a"},
 		"InstanceReleased": &events.InstanceReleased{ID: inst, RequestID: req},
 		"InstanceDeleted":  &events.InstanceDeleted{ID: inst},
+		"ComponentRegistered": &events.ComponentRegistered{Component: events.Component{Kind: events.ComponentLauncher, Server: "server-1",
+			Pools: []events.LauncherPool{{Provider: "cheap-cloud", Pool: "main", ConfigIndex: 7, Driver: "sim", Priority: 50,
+				Labels: []string{"ubuntu-small"}}}}},
+		"ComponentDeregistered": &events.ComponentDeregistered{Kind: events.ComponentLauncher, Server: "server-1"},
 	}
 }

@@ -45,7 +45,16 @@ type Config struct {
 	Logger *slog.Logger
 	// Registerer receives the launcher's metrics; nil registers none.
 	Registerer prometheus.Registerer
+	// Server names this server in the launcher's component (P10);
+	// default DefaultServer.
+	Server string
+	// Heartbeat is how often the launcher registers its pools again and
+	// sweeps stale launcher components; default 30s.
+	Heartbeat time.Duration
 }
+
+// DefaultServer is Config.Server's default.
+const DefaultServer = "server"
 
 // Validate reports a Config that cannot work.
 func (c Config) Validate() error {
@@ -58,6 +67,8 @@ func (c Config) Validate() error {
 		return errors.New("launcher: Drivers is required")
 	case c.PollInterval < 0:
 		return errors.New("launcher: PollInterval must not be negative")
+	case c.Heartbeat < 0:
+		return errors.New("launcher: Heartbeat must not be negative")
 	}
 	return nil
 }
@@ -82,6 +93,12 @@ func New(cfg Config) (*Launcher, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
+	if cfg.Server == "" {
+		cfg.Server = DefaultServer
+	}
+	if cfg.Heartbeat == 0 {
+		cfg.Heartbeat = 30 * time.Second
+	}
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -100,6 +117,7 @@ func (l *Launcher) Runners() int { return int(l.runners.Load()) }
 // generation is a running runner.
 type generation struct {
 	index  uint64
+	cfg    events.ProviderConfig
 	cancel context.CancelFunc
 	done   chan struct{}
 }
@@ -109,13 +127,17 @@ type generation struct {
 func (l *Launcher) Run(ctx context.Context) error {
 	running := map[string]*generation{}
 	var wg sync.WaitGroup
+	comp := &component{l: l}
 	defer func() {
 		for _, g := range running {
 			g.cancel()
 		}
 		wg.Wait()
+		comp.deregister(ctx) // P10: its pools are gone
 	}()
 	notify := l.cfg.State.Notifier()
+	heartbeat := false
+	hb := l.cfg.Clock.After(l.cfg.Heartbeat)
 	for {
 		ch := notify.Table(launcher.ProvidersTable)
 		provs, err := l.providers()
@@ -146,7 +168,7 @@ func (l *Launcher) Run(ctx context.Context) error {
 				continue
 			}
 			rctx, cancel := context.WithCancel(ctx)
-			g := &generation{index: p.ConfigIndex, cancel: cancel, done: make(chan struct{})}
+			g := &generation{index: p.ConfigIndex, cfg: p.Config, cancel: cancel, done: make(chan struct{})}
 			running[name] = g
 			r := newRunner(l, name, p.ConfigIndex, d)
 			wg.Add(1)
@@ -167,10 +189,20 @@ func (l *Launcher) Run(ctx context.Context) error {
 				delete(running, name)
 			}
 		}
+		comp.register(ctx, pools(running), heartbeat)
+		if heartbeat {
+			if err := comp.sweep(ctx); err != nil {
+				l.log.Warn("launcher: component sweep failed", "err", err)
+			}
+		}
+		heartbeat = false
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-ch:
+		case <-hb:
+			heartbeat = true
+			hb = l.cfg.Clock.After(l.cfg.Heartbeat)
 		}
 	}
 }
@@ -191,6 +223,7 @@ type metrics struct {
 	machines  *prometheus.GaugeVec
 	pass      prometheus.Histogram
 	open      *prometheus.GaugeVec
+	pools     prometheus.Gauge
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
@@ -203,9 +236,11 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Help: "Time of one runner pass (read, decide, act).", Buckets: prometheus.ExponentialBuckets(0.0001, 2, 16)}),
 		open: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "ordo_launcher_open_requests",
 			Help: "Open node requests as a provider's runner last saw them, by provider and state."}, []string{"provider", "state"}),
+		pools: prometheus.NewGauge(prometheus.GaugeOpts{Name: "ordo_launcher_pools",
+			Help: "Pools this server's launcher runs and has registered as its component."}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.decisions, m.machines, m.pass, m.open)
+		reg.MustRegister(m.decisions, m.machines, m.pass, m.open, m.pools)
 	}
 	return m
 }
@@ -218,4 +253,5 @@ func (m *metrics) unregister(reg prometheus.Registerer) {
 	reg.Unregister(m.machines)
 	reg.Unregister(m.pass)
 	reg.Unregister(m.open)
+	reg.Unregister(m.pools)
 }

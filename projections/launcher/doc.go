@@ -2,7 +2,8 @@
 // applied configuration, generation, pause state and errored labels),
 // tenants, node requests and instances, with the indexes the launcher
 // processor reads — open requests by state in priority order, instances
-// by provider and by tenant.
+// by provider and by tenant — and the registered components (P10): the
+// pools each server's launcher runs, seen live by every server.
 //
 // # Usage
 //

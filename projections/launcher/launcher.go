@@ -134,7 +134,7 @@ func (Projection) Version() int { return 1 }
 // Tables implements projections.Projection.
 func (Projection) Tables() []string {
 	return []string{ProvidersTable, TenantsTable, RequestsTable, RequestsByStateTable,
-		InstancesTable, InstancesByProviderTable, InstancesByTenantTable}
+		InstancesTable, InstancesByProviderTable, InstancesByTenantTable, ComponentsTable}
 }
 
 // Apply implements projections.Projection.
@@ -144,7 +144,8 @@ func (Projection) Apply(tx *projections.Tx, ev *events.Event) error {
 		"TenantApplied", "TenantDeleted",
 		"NodeRequestCreated", "NodeRequestStateChanged", "NodeRequestDeclined", "NodeRequestFulfilled",
 		"NodeRequestFailed", "NodeRequestDeleted",
-		"InstanceCreated", "InstanceStateChanged", "InstanceAssigned", "InstanceReleased", "InstanceDeleted":
+		"InstanceCreated", "InstanceStateChanged", "InstanceAssigned", "InstanceReleased", "InstanceDeleted",
+		"ComponentRegistered", "ComponentDeregistered":
 	default:
 		return nil
 	}
@@ -154,6 +155,8 @@ func (Projection) Apply(tx *projections.Tx, ev *events.Event) error {
 	}
 	a := applier{tx: tx}
 	switch e := p.(type) {
+	case *events.ComponentRegistered, *events.ComponentDeregistered:
+		return a.applyComponent(e)
 	case *events.ProviderApplied:
 		return a.put(ProvidersTable, e.Provider.Name, &Provider{Config: e.Provider, ConfigIndex: tx.Index()})
 	case *events.ProviderDeleted:
