@@ -89,15 +89,22 @@ func Replay(ctx context.Context, src kv.Reader, dst *kv.Store, projs []Projectio
 // or a table index's ("ti/<table>"); false for every other key (metadata,
 // the archive).
 func KeyTable(key []byte) (string, bool) {
+	tb := keyTable(key)
+	return string(tb), tb != nil
+}
+
+// keyTable is KeyTable without the copy: the table's name within key, nil
+// for a key of no table.
+func keyTable(key []byte) []byte {
 	switch {
 	case bytes.HasPrefix(key, []byte("t/")):
 		rest := key[2:]
 		if i := bytes.IndexByte(rest, 0); i >= 0 {
-			return string(rest[:i]), true
+			return rest[:i]
 		}
-		return string(rest), true
+		return rest
 	case bytes.HasPrefix(key, []byte("ti/")):
-		return string(key[3:]), true
+		return key[3:]
 	}
-	return "", false
+	return nil
 }

@@ -41,7 +41,7 @@ type shadowWriter struct {
 var _ kv.Writer = (*shadowWriter)(nil)
 
 func (s *shadowWriter) key(k []byte) ([]byte, error) {
-	if t, _ := KeyTable(k); !s.owned[t] {
+	if !s.owned[string(keyTable(k))] { // no allocation for the lookup
 		err := fmt.Errorf("%w: %q, outside the tables of the projections replayed", ErrForeignTable, k)
 		if s.err == nil {
 			s.err = err
