@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/ordoplane/ordo/projections"
 	"github.com/ordoplane/ordo/storage/kv"
@@ -17,10 +18,14 @@ import (
 // segment: pruning frees whole segments.
 var redoSegmentBytes int64 = 64 << 20
 
-// redoQueue is how many committed batches may wait for the redo writer;
-// past it a batch is dropped (the chain breaks there, reads across the
-// gap replay events instead) rather than slowing the FSM.
-const redoQueue = 256
+// redoQueue is how many committed batches, and redoQueueBytes how many
+// bytes of them, may wait for the redo writer; past either a batch is
+// dropped (the chain breaks there, reads across the gap replay events
+// instead) rather than slowing the FSM or holding its memory.
+const (
+	redoQueue      = 256
+	redoQueueBytes = 128 << 20
+)
 
 // redoKeeper records the FSM's committed batches in a redo log so that a
 // past state is a checkpoint plus the batches after it, applied as they
@@ -28,6 +33,7 @@ const redoQueue = 256
 type redoKeeper struct {
 	log     *redo.Log
 	queue   chan redo.Record
+	queued  atomic.Int64 // bytes in queue
 	done    sync.WaitGroup
 	metrics *metrics
 }
@@ -59,8 +65,13 @@ func versionsTag(projs []projections.Projection) string {
 // committed is the FSM's commit hook: it queues the batch, or drops it if
 // the writer is that far behind.
 func (k *redoKeeper) committed(from, to uint64, batch []byte) {
+	if k.queued.Load()+int64(len(batch)) > redoQueueBytes {
+		k.metrics.redoDropped.Inc()
+		return
+	}
 	select {
 	case k.queue <- redo.Record{From: from, To: to, Batch: batch}:
+		k.queued.Add(int64(len(batch)))
 	default:
 		k.metrics.redoDropped.Inc()
 	}
@@ -69,6 +80,7 @@ func (k *redoKeeper) committed(from, to uint64, batch []byte) {
 func (k *redoKeeper) write() {
 	defer k.done.Done()
 	for rec := range k.queue {
+		k.queued.Add(-int64(len(rec.Batch)))
 		if err := k.log.Append(rec); err != nil {
 			k.metrics.redoDropped.Inc()
 		}
