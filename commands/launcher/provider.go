@@ -18,8 +18,10 @@ import (
 	"github.com/ordoplane/ordo/projections/launcher"
 )
 
-// Drivers lists the drivers a provider may name.
-var Drivers = []string{"sim", "static"}
+// Drivers lists the drivers a provider may name (local: client agent
+// processes on the server's machine, configured in the agent file's
+// local_driver block, docs/capacity.md).
+var Drivers = []string{"sim", "static", "local"}
 
 // validName is the rule for provider, pool, label and tenant names.
 var validName = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9._-]{0,127}$`)
