@@ -109,6 +109,7 @@ func newRootCommand(stdout, stderr io.Writer) *cobra.Command {
 		newHistoryCommand(g),
 		newProviderCommand(g), newNodeRequestCommand(g), newInstanceCommand(g), // launcher.go
 		newEventsCommand(), // events.go
+		newVolumeCommand(g), newPluginCommand(g), // volume.go, plugin.go
 		newVersionCommand(),
 	)
 	return root

@@ -10,6 +10,7 @@ import (
 	"github.com/ordoplane/ordo/commands/csi"
 	"github.com/ordoplane/ordo/commands/csi/csitest"
 	"github.com/ordoplane/ordo/commands/namespace"
+	"github.com/ordoplane/ordo/commands/node"
 	"github.com/ordoplane/ordo/events"
 	"github.com/ordoplane/ordo/projections"
 	pc "github.com/ordoplane/ordo/projections/csi"
@@ -226,5 +227,32 @@ func TestParseSpec(t *testing.T) {
 		if !errors.As(err, &ve) || !strings.Contains(err.Error(), tc.says) {
 			t.Errorf("%q: %v, want a validation error naming %s", tc.src, err, tc.says)
 		}
+	}
+}
+
+// TestNodeRegisterReportsPlugins: a node's registration carries its plugin
+// instances; the same report again appends nothing (capabilities in any
+// order), and a report without them removes them.
+func TestNodeRegisterReportsPlugins(t *testing.T) {
+	h := csitest.New(t)
+	n := csitest.PluginNode("n1", "p1", nil).Node
+	n.CSIControllerPlugins["hostpath"].ControllerInfo.Capabilities = []string{"LIST_VOLUMES", "CREATE_DELETE_VOLUME"}
+	if _, err := h.Run(node.Register{Node: n}); err != nil {
+		t.Fatal(err)
+	}
+	p, err := pc.GetPlugin(h.View(), "hostpath")
+	if err != nil || p.NodesHealthy != 1 || p.ControllersHealthy != 1 {
+		t.Fatalf("plugin %+v, %v", p, err)
+	}
+	applied := h.FSM.Applied()
+	if _, err := h.Run(node.Register{Node: n}); err != nil || h.FSM.Applied() != applied {
+		t.Fatalf("same registration appended: %v, applied %d → %d", err, applied, h.FSM.Applied())
+	}
+	n.CSIControllerPlugins, n.CSINodePlugins = nil, nil
+	if _, err := h.Run(node.Register{Node: n}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pc.GetPlugin(h.View(), "hostpath"); !errors.Is(err, projections.ErrNotFound) {
+		t.Fatalf("plugin after the node stopped reporting it: %v", err)
 	}
 }

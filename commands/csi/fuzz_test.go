@@ -29,12 +29,7 @@ func FuzzParseSpec(f *testing.F) {
 		if err != nil {
 			return
 		}
-		body, err := json.Marshal(map[string]any{"Volumes": []any{map[string]any{
-			"ID": s.Volume.ID, "Name": s.Volume.Name, "Namespace": s.Volume.Namespace, "PluginID": s.Volume.PluginID,
-			"ExternalID": s.Volume.ExternalID, "RequestedCapabilities": s.Volume.RequestedCapabilities,
-			"MountOptions": s.Volume.MountOptions, "Parameters": s.Volume.Parameters, "Context": s.Volume.Context,
-			"RequestedCapacityMin": s.Volume.RequestedCapacityMin, "RequestedCapacityMax": s.Volume.RequestedCapacityMax,
-			"RequestedTopologies": s.Volume.RequestedTopologies, "Secrets": s.Secrets, "Type": "csi"}}})
+		body, err := json.Marshal(s.Body())
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -256,3 +256,9 @@ func ParseBytes(field, s string) (int64, error) {
 
 // String renders a spec's volume for messages.
 func (s *Spec) String() string { return fmt.Sprintf("volume %s/%s", s.Volume.Namespace, s.Volume.ID) }
+
+// Body returns the register body of the spec: Nomad's
+// {"Volumes": [volume]} with its secrets and type.
+func (s *Spec) Body() RegisterBody {
+	return RegisterBody{Volumes: []jsonVolume{{CSIVolume: s.Volume, Type: events.VolumeTypeCSI, Secrets: s.Secrets}}}
+}

@@ -169,6 +169,19 @@ var routeAccess = map[string]access{
 	"PUT /v1/instance/{id}/hold":   opRule(write),
 	"DELETE /v1/instance/{id}":     opRule(write),
 	"GET /v1/components":           opRule(read),
+	// CSI volumes and plugins (csi.go): volume capabilities in the
+	// volume's namespace (lists filter item by item; a register checks the
+	// body's namespace); plugins are read with the node rule.
+	"GET /v1/volumes":                   {inHandler: policy.CapCSIListVolume},
+	"GET /v1/volume/csi/{id}":           ns(policy.CapCSIReadVolume),
+	"PUT /v1/volume/csi/{id}":           {inHandler: policy.CapCSIWriteVolume},
+	"POST /v1/volume/csi/{id}":          {inHandler: policy.CapCSIWriteVolume},
+	"DELETE /v1/volume/csi/{id}":        ns(policy.CapCSIWriteVolume),
+	"PUT /v1/volume/csi/{id}/detach":    ns(policy.CapCSIWriteVolume),
+	"POST /v1/volume/csi/{id}/detach":   ns(policy.CapCSIWriteVolume),
+	"DELETE /v1/volume/csi/{id}/detach": ns(policy.CapCSIWriteVolume),
+	"GET /v1/plugins":                   nodeRule(read),
+	"GET /v1/plugin/csi/{id}":           nodeRule(read),
 	// Variables (variables.go): capabilities on the variable's path. A
 	// list needs some access to the namespace; ACLAllowsVariable filters it.
 	"GET /v1/vars":             VariablesAccess(policy.VarList),

@@ -193,6 +193,7 @@ func (s *Server) routes() {
 	s.keyringRoutes()    // keyring.go: root keys, key material for peers, JWKS, identities
 	s.aclRoutes()        // acl.go: bootstrap, policies, tokens, roles
 	s.launcherRoutes()   // launcher.go: providers, tenants, node requests, instances
+	s.csiRoutes()        // csi.go: CSI volumes and plugins
 	s.handle("GET /v1/operator/raft/configuration", s.leader(s.raftConfiguration))
 	s.handle("GET /v1/status/leader", s.statusLeader)
 	s.handle("GET /v1/status/peers", s.statusPeers)

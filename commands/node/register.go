@@ -8,6 +8,7 @@ import (
 	"github.com/ordoplane/ordo/commands"
 	"github.com/ordoplane/ordo/events"
 	"github.com/ordoplane/ordo/projections"
+	"github.com/ordoplane/ordo/projections/csi"
 	"github.com/ordoplane/ordo/projections/nodes"
 )
 
@@ -89,7 +90,11 @@ func (r Register) Decide(v projections.View, _ time.Time, _ commands.IDs) (comma
 		}, nil
 	}
 	n.Status = old.Status
-	if reflect.DeepEqual(n, reported(old)) {
+	was := reported(old)
+	if was.CSIControllerPlugins, was.CSINodePlugins, err = csi.NodePlugins(v, n.ID); err != nil {
+		return commands.Decision{}, err
+	}
+	if reflect.DeepEqual(n, was) {
 		return commands.Decision{}, nil
 	}
 	return commands.Decision{
@@ -104,6 +109,7 @@ func normalized(n events.Node) events.Node {
 	if n.NodePool == "" {
 		n.NodePool = DefaultPool
 	}
+	n.CSIControllerPlugins, n.CSINodePlugins = csi.Canonical(n.CSIControllerPlugins), csi.Canonical(n.CSINodePlugins)
 	if len(n.Attributes) == 0 {
 		n.Attributes = nil
 	}

@@ -273,3 +273,22 @@ func cmpUint(a, b uint64) int {
 	}
 	return 0
 }
+
+// Canonical returns a copy of a node's reported plugin instances as the
+// projection stores them — capabilities sorted (N16), nil instances
+// dropped — or nil when there are none, so a registration that reports
+// the same plugins compares equal to what is stored.
+func Canonical(m map[string]*events.CSIInfo) map[string]*events.CSIInfo {
+	var out map[string]*events.CSIInfo
+	for id, info := range m {
+		if info == nil {
+			continue
+		}
+		if out == nil {
+			out = map[string]*events.CSIInfo{}
+		}
+		in := setInstance(nil, "", info, false)[0].Info
+		out[id] = &in
+	}
+	return out
+}

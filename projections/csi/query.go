@@ -167,3 +167,41 @@ func fromPluginRow(id string, r *pluginRow, pr projections.Row) *Plugin {
 	sortStrings(p.AllocIDs)
 	return p
 }
+
+// NodePlugins returns the plugin instances node id last reported, by
+// plugin id, as its registration carried them (capabilities sorted); nil
+// maps when it reported none.
+func NodePlugins(v projections.View, id string) (controllers, nodes map[string]*events.CSIInfo, err error) {
+	nr, _, err := get[nodeRow](v, NodesTable, id)
+	if errors.Is(err, projections.ErrNotFound) {
+		return nil, nil, nil
+	} else if err != nil {
+		return nil, nil, err
+	}
+	find := func(ids []string, pick func(*pluginRow) []instance) (map[string]*events.CSIInfo, error) {
+		if len(ids) == 0 {
+			return nil, nil
+		}
+		out := map[string]*events.CSIInfo{}
+		for _, pid := range ids {
+			r, _, err := get[pluginRow](v, PluginsTable, pid)
+			if errors.Is(err, projections.ErrNotFound) {
+				continue
+			} else if err != nil {
+				return nil, err
+			}
+			for _, in := range pick(r) {
+				if in.NodeID == id {
+					info := in.Info
+					out[pid] = &info
+				}
+			}
+		}
+		return out, nil
+	}
+	if controllers, err = find(nr.Controllers, func(r *pluginRow) []instance { return r.Controllers }); err != nil {
+		return nil, nil, err
+	}
+	nodes, err = find(nr.Nodes, func(r *pluginRow) []instance { return r.Nodes })
+	return controllers, nodes, err
+}
