@@ -109,7 +109,8 @@ func newRootCommand(stdout, stderr io.Writer) *cobra.Command {
 		newHistoryCommand(g),
 		newProviderCommand(g), newNodeRequestCommand(g), newInstanceCommand(g), // launcher.go
 		newEventsCommand(), // events.go
-		newVolumeCommand(g), newPluginCommand(g), // volume.go, plugin.go
+		newVolumeCommand(g), // volume.go
+		newPluginCommand(g), // plugin.go
 		newVersionCommand(),
 	)
 	return root
