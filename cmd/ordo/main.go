@@ -108,7 +108,7 @@ func newRootCommand(stdout, stderr io.Writer) *cobra.Command {
 		newReplayCommand(), // replay.go
 		newHistoryCommand(g),
 		newProviderCommand(g), newNodeRequestCommand(g), newInstanceCommand(g), // launcher.go
-		newEventsCommand(), // events.go
+		newEventsCommand(),  // events.go
 		newVolumeCommand(g), // volume.go
 		newPluginCommand(g), // plugin.go
 		newVersionCommand(),
