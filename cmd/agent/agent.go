@@ -58,6 +58,7 @@ type Agent struct {
 	httpAddr  string
 	tempDir   string
 	client    *client.Client // the client role, if enabled (client.go)
+	local     localDriver    // the launcher's local driver (capacity.go)
 	mirror    *mirror.Mirror // the Kafka mirror, if configured (mirror.go)
 	kr        *agentKeyring  // the root keyring (keyring.go)
 
@@ -265,6 +266,12 @@ func Start(cfg Config) (a *Agent, err error) {
 		return nil, err
 	} else if l != nil {
 		procs = append(procs, l) // launcher.go: one runner per provider generation
+	}
+	if c, err := a.newCapacity(); err != nil {
+		ln.Close()
+		return nil, err
+	} else if c != nil {
+		procs = append(procs, c) // capacity.go: blocked evals → node requests; idle nodes returned
 	}
 	sup := supervisor.New(supervisor.Config{Logger: a.log, Registerer: a.reg}, procs...)
 	a.goroutine(func() {

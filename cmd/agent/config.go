@@ -72,6 +72,11 @@ type Config struct {
 	Keyring KeyringConfig `json:"Keyring"`
 	// Launcher tunes the launcher (launcher.go, docs/launcher.md).
 	Launcher LauncherConfig `json:"Launcher"`
+	// Capacity maps node pools to launcher labels (capacity.go,
+	// docs/capacity.md); LocalDriver configures the launcher's local
+	// driver.
+	Capacity    CapacityConfig    `json:"Capacity"`
+	LocalDriver LocalDriverConfig `json:"LocalDriver"`
 	// Logger; default slog.Default().
 	Logger *slog.Logger `json:"-"`
 	// RaftLogOutput receives raft's own warnings; default stderr.

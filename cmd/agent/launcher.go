@@ -47,7 +47,7 @@ func (a *Agent) newLauncher() (*launcher.Launcher, error) {
 	if a.cfg.Launcher.Disabled {
 		return nil, nil
 	}
-	return launcher.New(launcher.Config{Pipeline: a.pipeline, State: a.fsm, Drivers: launcherDrivers(),
+	return launcher.New(launcher.Config{Pipeline: a.pipeline, State: a.fsm, Drivers: a.withLocalDriver(launcherDrivers()),
 		PollInterval: a.cfg.Launcher.PollInterval, Logger: a.log, Registerer: a.reg,
 		Server: a.id}) // its errors name the launcher; its pools are the component "launcher/<server id>" (P10)
 }
