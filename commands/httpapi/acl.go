@@ -181,16 +181,26 @@ type aclPolicyJSON struct {
 	ModifyIndex uint64
 }
 
+// aclListPolicies answers ?prefix and ?filter (Nomad's filter expression on the
+// items' JSON; a bad one is a 400 naming filter).
 func (s *Server) aclListPolicies(w http.ResponseWriter, r *http.Request) {
 	prefix := r.URL.Query().Get("prefix")
+	f, err := listFilter(r)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
 	s.query(w, r, aclPolicyTables, func(v projections.View) (any, error) {
 		list, err := acls.ListPolicies(v, prefix)
+		if err != nil {
+			return nil, err
+		}
 		out := make([]aclPolicyJSON, 0, len(list))
 		for _, p := range list {
 			out = append(out, aclPolicyJSON{Name: p.Name, Description: p.Description, JobACL: p.JobACL,
 				CreateIndex: p.CreateIndex, ModifyIndex: p.ModifyIndex})
 		}
-		return out, err
+		return filterList(f, out)
 	})
 }
 
@@ -245,15 +255,25 @@ func (s *Server) aclDeletePolicy(w http.ResponseWriter, r *http.Request) {
 	writeResult(w, out)
 }
 
+// aclListTokens answers ?prefix and ?filter (Nomad's filter expression on the
+// items' JSON; a bad one is a 400 naming filter).
 func (s *Server) aclListTokens(w http.ResponseWriter, r *http.Request) {
 	prefix := r.URL.Query().Get("prefix")
+	f, err := listFilter(r)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
 	s.query(w, r, aclTokenTables, func(v projections.View) (any, error) {
 		list, err := acls.ListTokens(v, prefix)
+		if err != nil {
+			return nil, err
+		}
 		out := make([]aclTokenJSON, 0, len(list))
 		for _, t := range list {
 			out = append(out, tokenJSON(v, t, ""))
 		}
-		return out, err
+		return filterList(f, out)
 	})
 }
 
@@ -431,15 +451,25 @@ func roleJSON(r *acls.Role) aclRoleJSON {
 	return out
 }
 
+// aclListRoles answers ?prefix and ?filter (Nomad's filter expression on the
+// items' JSON; a bad one is a 400 naming filter).
 func (s *Server) aclListRoles(w http.ResponseWriter, r *http.Request) {
 	prefix := r.URL.Query().Get("prefix")
+	f, err := listFilter(r)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
 	s.query(w, r, aclRoleTables, func(v projections.View) (any, error) {
 		list, err := acls.ListRoles(v, prefix)
+		if err != nil {
+			return nil, err
+		}
 		out := make([]aclRoleJSON, 0, len(list))
 		for _, ro := range list {
 			out = append(out, roleJSON(ro))
 		}
-		return out, err
+		return filterList(f, out)
 	})
 }
 
