@@ -106,6 +106,10 @@ func (t *TimeTravel) Close() {
 // Checkpoints returns the applied indexes of the kept checkpoints, ascending.
 func (t *TimeTravel) Checkpoints() []uint64 { return t.cps.list() }
 
+// CheckpointBytes returns the disk space the kept checkpoints hold, each
+// file once (tables still shared with the live store included).
+func (t *TimeTravel) CheckpointBytes() int64 { return t.cps.bytes() }
+
 // RedoBytes returns the disk space of the redo log (0 when it is not kept).
 func (t *TimeTravel) RedoBytes() int64 {
 	if t.redo == nil {

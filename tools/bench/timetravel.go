@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"math/rand"
 	"os"
@@ -113,7 +114,14 @@ func timeTravelRows(n int, every uint64, reads int) ([]row, error) {
 		{"time travel: history", float64(evs), "events"},
 		{"time travel: history", float64(applied), "entries"},
 	}
-	rows = append(rows, row{"time travel: redo log over the whole history", float64(dense.RedoBytes()) / (1 << 20), "MiB"})
+	live, err := dirBytes(filepath.Join(dir, "state"))
+	if err != nil {
+		return nil, err
+	}
+	rows = append(rows,
+		row{"time travel: live state store (archive and projections)", float64(live) / (1 << 20), "MiB"},
+		row{fmt.Sprintf("time travel: checkpoints every %d over the whole history, disk", fine), float64(dense.CheckpointBytes()) / (1 << 20), "MiB"},
+		row{"time travel: redo log over the whole history, disk", float64(dense.RedoBytes()) / (1 << 20), "MiB"})
 	measure := func(tt *timetravel.TimeTravel, label string) error {
 		for _, kind := range pastReads {
 			var lat []time.Duration
@@ -302,3 +310,19 @@ func schedulingHistory(n int, cut uint64, apply func([]raftlog.Log) error) (uint
 }
 
 func millis(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// dirBytes is the size of the files under dir.
+func dirBytes(dir string) (int64, error) {
+	var n int64
+	err := filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		fi, err := d.Info()
+		if err == nil {
+			n += fi.Size()
+		}
+		return err
+	})
+	return n, err
+}
