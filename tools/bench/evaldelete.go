@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"runtime/pprof"
 	"sort"
 	"sync"
 	"time"
@@ -145,6 +146,18 @@ func evalDeleteRows(n, pageSize, seedBatch, clients int) ([]row, error) {
 	for _, a := range agents {
 		a.FSM().MaxApply()
 	}
+	// $ORDO_BENCH_EVALDELETE_PROFILE: a CPU profile of the delete alone
+	// (not the seed); every server, the handler and the load share the
+	// process.
+	var profile *os.File
+	if path := os.Getenv("ORDO_BENCH_EVALDELETE_PROFILE"); path != "" {
+		if profile, err = os.Create(path); err != nil {
+			return nil, err
+		}
+		if err := pprof.StartCPUProfile(profile); err != nil {
+			return nil, err
+		}
+	}
 	ctx, stop := context.WithCancel(context.Background())
 	var mu sync.Mutex
 	var lat []time.Duration
@@ -175,21 +188,27 @@ func evalDeleteRows(n, pageSize, seedBatch, clients int) ([]row, error) {
 			}
 		}()
 	}
+	sampler := startApplySampler(agents)
+	cpu0 := cpuTime()
 	start = time.Now()
 	deleted, pages, retries, err := deleteByFilter(agents, `Status == "pending"`, pageSize)
 	took := time.Since(start)
+	cpu := cpuTime() - cpu0
 	stop()
 	wg.Wait()
+	windows := sampler.stop()
+	if profile != nil {
+		pprof.StopCPUProfile()
+		profile.Close()
+	}
 	if err != nil {
 		return nil, err
 	}
 	if deleted != n {
 		return nil, fmt.Errorf("deleted %d evals, want %d", deleted, n)
 	}
-	var maxApply time.Duration
-	for _, a := range agents {
-		maxApply = max(maxApply, a.FSM().MaxApply())
-	}
+	maxApply := windows.longest()
+	windows.report(os.Stderr, start)
 	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
 	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 	label := fmt.Sprintf("%d pending evals, 3 servers", n)
@@ -198,12 +217,15 @@ func evalDeleteRows(n, pageSize, seedBatch, clients int) ([]row, error) {
 		{"eval delete: longest FSM batch apply during the seed", ms(seedMax), "ms"},
 		{"eval delete: delete by filter, " + label, took.Seconds(), "s"},
 		{"eval delete: evals deleted per second", float64(n) / took.Seconds(), "evals/s"},
+		{"eval delete: CPU (whole process: 3 servers, load, handler) per eval deleted", float64(cpu.Microseconds()) / float64(n), "µs"},
 		{"eval delete: longest FSM batch apply during the delete (any server)", ms(maxApply), "ms"},
+		{"eval delete: 100 ms windows whose longest batch apply passed 10 ms (any server)", float64(windows.over(10 * time.Millisecond)), "count"},
+		{"eval delete: 100 ms windows in all (3 servers)", float64(len(windows.w)), "count"},
 		{fmt.Sprintf("eval delete: concurrent writes during the delete, %d clients", clients), float64(len(lat)) / took.Seconds(), "writes/s"},
 		{"eval delete: concurrent write p50", ms(percentile(lat, 0.50)), "ms"},
 		{"eval delete: concurrent write p99", ms(percentile(lat, 0.99)), "ms"},
 		{"eval delete: concurrent writes failed", float64(failed), "count"},
-		{"eval delete: requests (50 pages each)", float64(pages), "count"},
+		{fmt.Sprintf("eval delete: requests (%d pages each)", pagesPerRequest), float64(pages), "count"},
 		{"eval delete: requests retried (no leader)", float64(retries), "count"},
 	}, nil
 }
@@ -218,8 +240,12 @@ func waitApplied(agents []*agent.Agent, index uint64) {
 	}
 }
 
+// pagesPerRequest is the MaxPages of each delete request of the bench, as
+// ordo eval delete's default -pages-per-request.
+const pagesPerRequest = 100
+
 // deleteByFilter deletes what filter selects through DELETE
-// /v1/evaluations, 50 pages a request as ordo eval delete does, resuming
+// /v1/evaluations, pagesPerRequest pages a request as ordo eval delete does, resuming
 // at NextToken; a request that meets no leader is retried on the new one.
 func deleteByFilter(agents []*agent.Agent, filter string, pageSize int) (deleted, requests, retries int, err error) {
 	token := ""
@@ -228,7 +254,7 @@ func deleteByFilter(agents []*agent.Agent, filter string, pageSize int) (deleted
 		if err != nil {
 			return deleted, requests, retries, err
 		}
-		body, _ := json.Marshal(map[string]any{"Filter": filter, "MaxPages": 50, "PerPage": pageSize, "NextToken": token})
+		body, _ := json.Marshal(map[string]any{"Filter": filter, "MaxPages": pagesPerRequest, "PerPage": pageSize, "NextToken": token})
 		req, _ := http.NewRequest("DELETE", "http://"+leader.HTTPAddr()+"/v1/evaluations", bytes.NewReader(body))
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {

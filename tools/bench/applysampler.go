@@ -1,0 +1,136 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime/metrics"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/ordoplane/ordo/cmd/agent"
+	"github.com/ordoplane/ordo/storage/kv"
+)
+
+// applyWindow is the longest FSM batch apply of one server in one
+// sampling window, with what was going on then.
+type applyWindow struct {
+	at      time.Time
+	server  int
+	longest time.Duration
+	// snapshotting: the server was writing a raft snapshot.
+	snapshotting bool
+	// gcCycles: Go GC cycles completed in the window (all servers share
+	// the process).
+	gcCycles uint32
+	// lsm: the server's state store at the end of the window.
+	lsm kv.Health
+}
+
+// applyWindows are the samples of a run.
+type applyWindows struct{ w []applyWindow }
+
+// applySampler reads every server's FSM.MaxApply every 100 ms, so a run
+// reports not only its longest apply but how often applies are long and
+// what coincided with the longest ones.
+type applySampler struct {
+	done chan struct{}
+	wg   sync.WaitGroup
+	out  applyWindows
+}
+
+func startApplySampler(agents []*agent.Agent) *applySampler {
+	s := &applySampler{done: make(chan struct{})}
+	for _, a := range agents {
+		a.FSM().MaxApply() // start a new window
+	}
+	s.wg.Go(func() {
+		t := time.NewTicker(100 * time.Millisecond)
+		defer t.Stop()
+		lastGC := gcCount()
+		for {
+			select {
+			case <-s.done:
+				return
+			case now := <-t.C:
+				gc := gcCount()
+				for i, a := range agents {
+					s.out.w = append(s.out.w, applyWindow{at: now, server: i, longest: a.FSM().MaxApply(),
+						snapshotting: snapshotting(a.DataDir()), gcCycles: gc - lastGC, lsm: a.Store().Health()})
+				}
+				lastGC = gc
+			}
+		}
+	})
+	return s
+}
+
+func (s *applySampler) stop() applyWindows {
+	close(s.done)
+	s.wg.Wait()
+	return s.out
+}
+
+// longest returns the longest apply of any window.
+func (w applyWindows) longest() time.Duration {
+	var d time.Duration
+	for _, x := range w.w {
+		d = max(d, x.longest)
+	}
+	return d
+}
+
+// over counts the windows whose longest apply passed d.
+func (w applyWindows) over(d time.Duration) int {
+	n := 0
+	for _, x := range w.w {
+		if x.longest > d {
+			n++
+		}
+	}
+	return n
+}
+
+// report writes the ten longest windows and what coincided with them.
+func (w applyWindows) report(out io.Writer, start time.Time) {
+	top := append([]applyWindow(nil), w.w...)
+	sort.Slice(top, func(i, j int) bool { return top[i].longest > top[j].longest })
+	snaps := 0
+	for _, x := range w.w {
+		if x.snapshotting {
+			snaps++
+		}
+	}
+	fmt.Fprintf(out, "bench: %d windows of 100 ms, %d with a raft snapshot being written, %d with an apply over 10 ms\n",
+		len(w.w), snaps, w.over(10*time.Millisecond))
+	for _, x := range top[:min(10, len(top))] {
+		fmt.Fprintf(out, "bench:   %6.1f s server %d longest apply %8s snapshotting=%v gc=%d L0 files=%d sublevels=%d memtables=%d flushing=%d compacting=%d debt=%d MiB\n",
+			x.at.Sub(start).Seconds(), x.server, x.longest.Round(time.Millisecond/10), x.snapshotting, x.gcCycles,
+			x.lsm.L0Files, x.lsm.L0Sublevels, x.lsm.MemTables, x.lsm.Flushing, x.lsm.Compacting, x.lsm.CompactionDebt>>20)
+	}
+}
+
+// snapshotting reports whether a raft snapshot is being written in the
+// agent's data directory (hashicorp/raft writes it to a .tmp directory).
+func snapshotting(dataDir string) bool {
+	ents, err := os.ReadDir(filepath.Join(dataDir, "raft", "snapshots"))
+	if err != nil {
+		return false
+	}
+	for _, e := range ents {
+		if strings.HasSuffix(e.Name(), ".tmp") {
+			return true
+		}
+	}
+	return false
+}
+
+// gcCount returns the Go GC cycles completed so far.
+func gcCount() uint32 {
+	s := []metrics.Sample{{Name: "/gc/cycles/total:gc-cycles"}}
+	metrics.Read(s)
+	return uint32(s[0].Value.Uint64())
+}
