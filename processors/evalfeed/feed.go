@@ -178,7 +178,8 @@ func (f *Feed) consume(from, to uint64) error {
 func (f *Feed) apply(ev *events.Event, now time.Time, cl *classes) ([]string, error) {
 	switch ev.Type {
 	case "EvalsUpserted", "EvalsDeleted", "EvalsPageDeleted", "NodeRegistered", "NodeStatusUpdated",
-		"NodeEligibilityUpdated", "NodeDrainUpdated", "AllocsClientUpdated", "AllocsDesiredUpdated":
+		"NodeEligibilityUpdated", "NodeDrainUpdated", "AllocsClientUpdated", "AllocsDesiredUpdated",
+		"CSIVolumeClaimsUpdated":
 	default:
 		return nil, nil
 	}
@@ -234,6 +235,8 @@ func (f *Feed) apply(ev *events.Event, now time.Time, cl *classes) ([]string, er
 				return cl.ofNode(p.NodeID)
 			}
 		}
+	case *events.CSIVolumeClaimsUpdated:
+		return freedClaims(p, cl)
 	case *events.AllocsDesiredUpdated:
 		var out []string
 		for _, u := range p.Updates {

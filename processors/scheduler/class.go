@@ -33,7 +33,7 @@ func (s *sched) recordClass(n *Node, ok bool) {
 // node's computed class: a constraint on a unique attribute, meta or node
 // field (${attr.unique.*}, ${meta.unique.*}, ${node.unique.*}), or one
 // that depends on the other allocations (distinct_hosts,
-// distinct_property). A blocked eval of such a job is unblocked by any
+// distinct_property), or a CSI volume (claims and plugins, csi.go). A blocked eval of such a job is unblocked by any
 // capacity change, whatever its class eligibility says.
 func escapesClass(job *events.Job) bool {
 	esc := func(cs []events.Constraint) bool {
@@ -54,7 +54,7 @@ func escapesClass(job *events.Job) bool {
 		return true
 	}
 	for i := range job.TaskGroups {
-		if esc(job.TaskGroups[i].Constraints) {
+		if esc(job.TaskGroups[i].Constraints) || hasCSI(&job.TaskGroups[i]) {
 			return true
 		}
 	}

@@ -104,6 +104,7 @@ type sched struct {
 	freed          map[string]*usage                // node → live resources stopped before usage was read
 	onNode         map[string]int                   // node → live allocs of the job
 	onNodeGroup    map[string]int                   // node\x00group → live allocs of the group
+	planClaims     planClaims                       // volume key → claims this plan's placements make (csi.go)
 	ids            int
 	followUps      int
 	deploymentID   string

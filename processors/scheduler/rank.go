@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/ordoplane/ordo/events"
+	"github.com/ordoplane/ordo/projections/csi"
 )
 
 func timeDuration(ns int64) time.Duration { return time.Duration(ns) }
@@ -106,9 +107,10 @@ func inc(m *map[string]int, k string) {
 // shuffled candidates from where the last placement stopped, skips nodes
 // that are infeasible or full, scores up to limit nodes that fit and
 // returns the best (ties go to the first seen). avoid, when set, is a
-// node a rescheduled allocation failed on, penalised. The metric explains
-// the choice or the failure.
-func (s *sched) selectNode(tg *events.TaskGroup, r events.Resources, avoid string) (*Node, *events.AllocMetric) {
+// node a rescheduled allocation failed on, penalised; index is the
+// allocation's name index (per-alloc CSI volumes, csi.go). The metric
+// explains the choice or the failure.
+func (s *sched) selectNode(tg *events.TaskGroup, r events.Resources, avoid string, index int) (*Node, *events.AllocMetric) {
 	m := s.newMetric()
 	jobDistinct, groupDistinct := distinctHosts(s.job, tg)
 	var best *Node
@@ -125,6 +127,11 @@ func (s *sched) selectNode(tg *events.TaskGroup, r events.Resources, avoid strin
 			if node.NodeClass != "" {
 				inc(&m.ClassFiltered, node.NodeClass)
 			}
+			continue
+		}
+		if ok, why := s.csiFeasible(tg, index, node); !ok { // csi.go
+			m.NodesFiltered++
+			inc(&m.ConstraintFiltered, why)
 			continue
 		}
 		collisions := s.onNodeGroup[node.ID+"\x00"+tg.Name]
@@ -173,6 +180,9 @@ func (s *sched) place(a events.Allocation, n *Node) {
 	s.onNode[n.ID]++
 	s.onNodeGroup[n.ID+"\x00"+a.TaskGroup]++
 	s.plan.Placements = append(s.plan.Placements, a)
+	if tg := group(s.job, a.TaskGroup); tg != nil && hasCSI(tg) {
+		s.claimPlaced(tg, csi.AllocIndex(a.Name)) // csi.go
+	}
 }
 
 // failed records a failed placement of group tg.

@@ -479,7 +479,7 @@ func (s *sched) placeGroup(tg *events.TaskGroup, needs []need) {
 			og = group(nd.old, tg.Name)
 			r = groupResources(og)
 		}
-		n, m := s.selectNode(tg, r, avoid)
+		n, m := s.selectNode(tg, r, avoid, nd.index)
 		if n == nil {
 			s.failed(tg.Name, m)
 			continue

@@ -72,7 +72,7 @@ func (s *sched) computeSystem() {
 				}
 			}
 			if len(existing) == 0 && eligible && feasible && !(sysbatch && done[k]) {
-				placeNew = true
+				placeNew, _ = s.csiFeasible(tg, 0, n) // csi.go: a node without the volume's plugin is not for it
 			}
 			if !placeNew {
 				continue

@@ -255,6 +255,7 @@ var groupSchema = &hcl.BodySchema{
 		{Type: "task", LabelNames: []string{"name"}}, {Type: "constraint"},
 		{Type: "restart"}, {Type: "reschedule"}, {Type: "disconnect"},
 		{Type: "update"}, {Type: "meta"}, {Type: "migrate"},
+		{Type: "volume", LabelNames: []string{"name"}}, // volume.go
 	},
 }
 
@@ -289,6 +290,7 @@ func (d *decoder) group(b *hcl.Block, path string) *specGroup {
 	if mb := d.single(c, path, "meta"); mb != nil {
 		g.Meta = d.strMap(mb, path+".meta")
 	}
+	g.Volumes = d.volumes(c, name) // volume.go
 	seen := map[string]bool{}
 	for _, tb := range c.Blocks.OfType("task") {
 		tname := tb.Labels[0]
@@ -307,6 +309,7 @@ var taskSchema = &hcl.BodySchema{
 	Attributes: []hcl.AttributeSchema{{Name: "driver"}, {Name: "shutdown_delay"}, {Name: "kill_timeout"}, {Name: "kill_signal"}},
 	Blocks: []hcl.BlockHeaderSchema{
 		{Type: "config"}, {Type: "env"}, {Type: "resources"}, {Type: "meta"},
+		{Type: "volume_mount"}, {Type: "csi_plugin"}, // volume.go
 	},
 }
 
@@ -335,6 +338,8 @@ func (d *decoder) task(b *hcl.Block, path string) *specTask {
 	if mb := d.single(c, path, "meta"); mb != nil {
 		t.Meta = d.strMap(mb, path+".meta")
 	}
+	t.VolumeMounts = d.volumeMounts(c, path) // volume.go
+	t.CSIPluginConfig = d.csiPlugin(c, path)
 	if rb := d.single(c, path, "resources"); rb != nil {
 		rp := path + ".resources"
 		if rc := d.content(rb.Body, rp, resourcesSchema); rc != nil {

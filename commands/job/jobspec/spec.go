@@ -70,17 +70,18 @@ type specMigrate struct {
 }
 
 type specGroup struct {
-	Name                *string           `json:"Name"`
-	Count               *int              `json:"Count"`
-	Constraints         []*specConstraint `json:"Constraints"`
-	RestartPolicy       *specRestart      `json:"RestartPolicy"`
-	ReschedulePolicy    *specReschedule   `json:"ReschedulePolicy"`
-	Disconnect          *specDisconnect   `json:"Disconnect"`
-	MaxClientDisconnect *time.Duration    `json:"MaxClientDisconnect"`
-	Update              *specUpdate       `json:"Update"`
-	Meta                map[string]string `json:"Meta"`
-	Tasks               []*specTask       `json:"Tasks"`
-	Migrate             *specMigrate      `json:"Migrate"`
+	Name                *string                `json:"Name"`
+	Count               *int                   `json:"Count"`
+	Constraints         []*specConstraint      `json:"Constraints"`
+	RestartPolicy       *specRestart           `json:"RestartPolicy"`
+	ReschedulePolicy    *specReschedule        `json:"ReschedulePolicy"`
+	Disconnect          *specDisconnect        `json:"Disconnect"`
+	MaxClientDisconnect *time.Duration         `json:"MaxClientDisconnect"`
+	Update              *specUpdate            `json:"Update"`
+	Meta                map[string]string      `json:"Meta"`
+	Tasks               []*specTask            `json:"Tasks"`
+	Migrate             *specMigrate           `json:"Migrate"`
+	Volumes             map[string]*specVolume `json:"Volumes"` // volume.go
 }
 
 type specRestart struct {
@@ -106,15 +107,17 @@ type specDisconnect struct {
 }
 
 type specTask struct {
-	Name          *string           `json:"Name"`
-	Driver        *string           `json:"Driver"`
-	Config        map[string]any    `json:"Config"`
-	Env           map[string]string `json:"Env"`
-	Resources     *specResources    `json:"Resources"`
-	ShutdownDelay *time.Duration    `json:"ShutdownDelay"`
-	KillTimeout   *time.Duration    `json:"KillTimeout"`
-	KillSignal    *string           `json:"KillSignal"`
-	Meta          map[string]string `json:"Meta"`
+	Name            *string            `json:"Name"`
+	Driver          *string            `json:"Driver"`
+	Config          map[string]any     `json:"Config"`
+	Env             map[string]string  `json:"Env"`
+	Resources       *specResources     `json:"Resources"`
+	ShutdownDelay   *time.Duration     `json:"ShutdownDelay"`
+	KillTimeout     *time.Duration     `json:"KillTimeout"`
+	KillSignal      *string            `json:"KillSignal"`
+	Meta            map[string]string  `json:"Meta"`
+	VolumeMounts    []*specVolumeMount `json:"VolumeMounts"`    // volume.go
+	CSIPluginConfig *specCSIPlugin     `json:"CSIPluginConfig"` // volume.go
 }
 
 type specResources struct {
@@ -333,6 +336,7 @@ func canonicalGroup(job *events.Job, s *spec, g *specGroup) events.TaskGroup {
 		}
 		tg.Migrate = &m
 	}
+	tg.Volumes = canonicalVolumes(g.Volumes) // volume.go
 	return tg
 }
 
@@ -351,6 +355,8 @@ func canonicalTask(t *specTask) events.Task {
 	if len(task.Config) == 0 {
 		task.Config = nil
 	}
+	task.VolumeMounts = canonicalVolumeMounts(t.VolumeMounts) // volume.go
+	task.CSIPluginConfig = canonicalCSIPlugin(t.CSIPluginConfig)
 	if r := t.Resources; r != nil {
 		set(&task.Resources.CPU, r.CPU)
 		set(&task.Resources.MemoryMB, r.MemoryMB)

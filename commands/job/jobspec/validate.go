@@ -188,6 +188,7 @@ func validateGroup(job *events.Job, tg *events.TaskGroup) error {
 	if len(tg.Tasks) == 0 {
 		return commands.Invalid(path+".task", "group %q needs at least one task", tg.Name)
 	}
+
 	tasks := make(map[string]bool, len(tg.Tasks))
 	for i := range tg.Tasks {
 		t := &tg.Tasks[i]
@@ -223,7 +224,7 @@ func validateGroup(job *events.Job, tg *events.TaskGroup) error {
 			}
 		}
 	}
-	return nil
+	return validateVolumes(job, tg) // volume.go
 }
 
 // operands are the constraint operators Nomad knows.
