@@ -57,6 +57,10 @@ import (
 //
 //	acl { enabled = true }             # ACLs (agentconfig_acl.go, docs/acl.md)
 //	keyring { server_token = "…" }     # the root keyring (agentconfig_keyring.go, docs/keyring.md)
+//	capacity {                         # capacity on demand (agentconfig_capacity.go, docs/capacity.md)
+//	  pool "batch" { label = "ubuntu-small" }
+//	}
+//	local_driver { task_drivers = ["exec"] }  # the launcher's local driver (agentconfig_capacity.go)
 //
 // Attributes left out keep the defaults; unknown attributes and blocks are
 // errors, so typos do not pass silently.
@@ -73,6 +77,10 @@ type agentFile struct {
 	ACL        *aclBlock        `hcl:"acl,block"`     // agentconfig_acl.go
 	Keyring    *keyringBlock    `hcl:"keyring,block"` // agentconfig_keyring.go
 	Mirror     *mirrorBlock     `hcl:"mirror,block"`
+	// Capacity and LocalDriver are capacity on demand and the launcher's
+	// local driver (agentconfig_capacity.go, docs/capacity.md).
+	Capacity    *capacityBlock    `hcl:"capacity,block"`
+	LocalDriver *localDriverBlock `hcl:"local_driver,block"`
 
 	// path is the file's name, for error messages.
 	path string
@@ -329,6 +337,16 @@ func (f *agentFile) applyTo(c *agent.Config) error {
 	}
 	if f.Keyring != nil {
 		if err := f.Keyring.applyTo(&c.Keyring, f.path); err != nil {
+			return err
+		}
+	}
+	if f.Capacity != nil {
+		if err := f.Capacity.applyTo(&c.Capacity, f.path); err != nil {
+			return err
+		}
+	}
+	if f.LocalDriver != nil {
+		if err := f.LocalDriver.applyTo(&c.LocalDriver, f.path); err != nil {
 			return err
 		}
 	}

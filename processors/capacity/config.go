@@ -98,8 +98,14 @@ func (c Config) Validate() error {
 	case c.FailureBackoff < 0:
 		return errors.New("capacity: FailureBackoff must not be negative")
 	}
+	return ValidatePools(c.Pools)
+}
+
+// ValidatePools reports a pool mapping that cannot work: a pool without
+// a name or a label, mapped twice, or with negative bounds.
+func ValidatePools(pools []Pool) error {
 	seen := map[string]bool{}
-	for _, p := range c.Pools {
+	for _, p := range pools {
 		switch {
 		case p.Name == "":
 			return errors.New("capacity: a pool needs a name")
