@@ -3,6 +3,7 @@ package launcher
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 
@@ -33,17 +34,13 @@ func (r *runner) handle(ctx context.Context, s *snapshot) (bool, error) {
 
 	// Requests this provider accepted: relaunch what is missing (P24).
 	var pending []*launcher.Request
-	err := launcher.OpenRequests(s.v, events.RequestPending, func(req *launcher.Request) error {
+	for _, req := range r.open.pending {
 		if req.MinReady && len(req.Labels) == 1 {
 			minReadyOpen[req.Labels[0]]++
 		}
 		if req.Provider == r.name {
 			pending = append(pending, req)
 		}
-		return nil
-	})
-	if err != nil {
-		return true, err
 	}
 	r.l.m.open.WithLabelValues(r.name, events.RequestPending).Set(float64(len(pending)))
 	pausedFor := ""
@@ -142,20 +139,18 @@ func (r *runner) handle(ctx context.Context, s *snapshot) (bool, error) {
 	if r.hosts != nil {
 		ready = r.readyHosts(s)
 	}
-	nRequested := 0
-	err = launcher.OpenRequests(s.v, events.RequestRequested, func(req *launcher.Request) error {
-		nRequested++
+	r.open.setKey(provs, quotaKey(r.quota))
+	r.l.m.open.WithLabelValues(r.name, events.RequestRequested).Set(float64(len(r.open.requested)))
+	for _, req := range r.open.requested {
 		if req.MinReady && len(req.Labels) == 1 {
 			minReadyOpen[req.Labels[0]]++
 		}
-		if req.Declined(r.name) {
-			return nil
+		if req.Declined(r.name) || r.open.asideStill(req) {
+			continue // declined, or waiting on the providers or the quota
 		}
-		return r.consider(ctx, s, provs, req, q, &used, poolUsed, ready, &paused)
-	})
-	r.l.m.open.WithLabelValues(r.name, events.RequestRequested).Set(float64(nRequested))
-	if err != nil {
-		return true, err
+		if err := r.consider(ctx, s, provs, req, q, &used, poolUsed, ready, &paused); err != nil {
+			return true, err
+		}
 	}
 	if !paused && r.quota != nil && r.hosts == nil {
 		if err := r.minReady(ctx, s, minReadyOpen, used, poolUsed); err != nil {
@@ -245,7 +240,8 @@ func (r *runner) consider(ctx context.Context, s *snapshot, provs []*launcher.Pr
 		}
 	}
 	if better := yieldTo(provs, prov, req); better != "" {
-		return nil // P11: a provider of better priority can take it
+		r.open.setAside(req) // until the providers change
+		return nil           // P11: a provider of better priority can take it
 	}
 	need, label, err := r.need(ctx, prov, req.Labels)
 	if errors.Is(err, driver.ErrPermanent) {
@@ -268,7 +264,8 @@ func (r *runner) consider(ctx context.Context, s *snapshot, provs []*launcher.Pr
 		return r.decline(ctx, log, req, "can never be satisfied: "+why)
 	}
 	if *paused {
-		return nil // P7: a paused provider accepts nothing
+		r.open.setAside(req) // until the providers (the pause) or the quota change
+		return nil           // P7: a paused provider accepts nothing
 	}
 	// P3: reuse ready instances of the pool (a static provider's hosts,
 	// when they answer, P8).
@@ -457,4 +454,12 @@ func itoa(n int) string {
 		return string(rune('0' + n))
 	}
 	return itoa(n/10) + string(rune('0'+n%10))
+}
+
+// quotaKey renders the quota a set-aside request waits on.
+func quotaKey(q *driver.Quota) string {
+	if q == nil {
+		return "unknown"
+	}
+	return fmt.Sprintf("%d/%d/%d", q.Instances, q.Cores, q.RAMMB)
 }

@@ -224,6 +224,7 @@ type metrics struct {
 	pass      prometheus.Histogram
 	open      *prometheus.GaugeVec
 	pools     prometheus.Gauge
+	rereads   *prometheus.CounterVec
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
@@ -238,9 +239,12 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Help: "Open node requests as a provider's runner last saw them, by provider and state."}, []string{"provider", "state"}),
 		pools: prometheus.NewGauge(prometheus.GaugeOpts{Name: "ordo_launcher_pools",
 			Help: "Pools this server's launcher runs and has registered as its component."}),
+		rereads: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "ordo_launcher_requests_reread_total",
+			Help: "Node requests a provider's runner re-read to keep its view of the open requests current (loads included)."},
+			[]string{"provider"}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.decisions, m.machines, m.pass, m.open, m.pools)
+		reg.MustRegister(m.decisions, m.machines, m.pass, m.open, m.pools, m.rereads)
 	}
 	return m
 }
@@ -254,4 +258,5 @@ func (m *metrics) unregister(reg prometheus.Registerer) {
 	reg.Unregister(m.pass)
 	reg.Unregister(m.open)
 	reg.Unregister(m.pools)
+	reg.Unregister(m.rereads)
 }

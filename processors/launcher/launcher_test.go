@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/ordoplane/ordo/commands"
 	lcmd "github.com/ordoplane/ordo/commands/launcher"
 	"github.com/ordoplane/ordo/events"
@@ -33,6 +35,8 @@ type fixture struct {
 	// drivers are factories start adds to sim's.
 	drivers map[string]launcher.Factory
 	l       *launcher.Launcher
+	// reg holds the launcher's metrics.
+	reg *prometheus.Registry
 }
 
 func newFixture(t *testing.T) *fixture {
@@ -53,7 +57,8 @@ func newFixture(t *testing.T) *fixture {
 		t.Fatal(err)
 	}
 	t.Cleanup(p.Close)
-	return &fixture{t: t, fsm: fsm, p: p, clock: clock, clouds: map[string]*sim.Cloud{}, faults: map[string]sim.Faults{}}
+	return &fixture{t: t, fsm: fsm, p: p, clock: clock, clouds: map[string]*sim.Cloud{}, faults: map[string]sim.Faults{},
+		reg: prometheus.NewRegistry()}
 }
 
 func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
@@ -72,7 +77,7 @@ func (f *fixture) start() {
 		drivers[name] = d
 	}
 	l, err := launcher.New(launcher.Config{Pipeline: f.p, State: f.fsm, Clock: f.clock, Logger: quiet(), PollInterval: time.Second,
-		Drivers: drivers})
+		Drivers: drivers, Registerer: f.reg})
 	if err != nil {
 		f.t.Fatal(err)
 	}

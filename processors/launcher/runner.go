@@ -15,6 +15,7 @@ import (
 	"github.com/ordoplane/ordo/processors/launcher/driver"
 	"github.com/ordoplane/ordo/projections"
 	"github.com/ordoplane/ordo/projections/launcher"
+	"github.com/ordoplane/ordo/storage/kv"
 )
 
 // MinReadyRequestor is the requestor of the requests the launcher makes
@@ -54,12 +55,14 @@ type runner struct {
 	hosts *hostState
 	// retry asks for a timed look again (a request left for a host).
 	retry bool
+	// open is the runner's incremental view of the open requests.
+	open *openView
 }
 
 func newRunner(l *Launcher, name string, gen uint64, d driver.Driver) *runner {
 	return &runner{l: l, name: name, gen: gen, d: d, log: l.log.With("provider", name, "generation", gen),
 		creates: map[string]*createOp{}, deletes: map[string]driver.Machine{},
-		types: map[string]driver.Resources{}, attempts: map[string]int{}, hosts: newHostState(d)}
+		types: map[string]driver.Resources{}, attempts: map[string]int{}, hosts: newHostState(d), open: newOpenView()}
 }
 
 func (r *runner) run(ctx context.Context) error {
@@ -125,6 +128,7 @@ func isConflict(err error) bool {
 
 // snapshot reads the provider's state.
 type snapshot struct {
+	raw   kv.Reader
 	v     projections.View
 	prov  *launcher.Provider
 	insts []*launcher.Instance
@@ -134,7 +138,7 @@ type snapshot struct {
 func (r *runner) read() (*snapshot, error) {
 	snap := r.l.cfg.State.Store().Snapshot()
 	v := projections.NewView(snap)
-	s := &snapshot{v: v, close: func() { snap.Close() }}
+	s := &snapshot{raw: snap, v: v, close: func() { snap.Close() }}
 	p, err := launcher.GetProvider(v, r.name)
 	if errors.Is(err, projections.ErrNotFound) || (err == nil && p.ConfigIndex != r.gen) {
 		s.close()
@@ -162,6 +166,11 @@ func (r *runner) pass(ctx context.Context) (busy bool, err error) {
 		return true, err
 	}
 	defer s.close()
+	n, err := r.open.sync(s.raw, s.v)
+	if err != nil {
+		return true, err
+	}
+	r.l.m.rereads.WithLabelValues(r.name).Add(float64(n))
 	r.refreshQuota(ctx)
 	r.retry = false
 	if r.hosts != nil {

@@ -1,0 +1,184 @@
+package launcher
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"slices"
+	"strconv"
+
+	"github.com/ordoplane/ordo/events"
+	"github.com/ordoplane/ordo/projections"
+	"github.com/ordoplane/ordo/projections/launcher"
+	"github.com/ordoplane/ordo/storage/archive"
+	"github.com/ordoplane/ordo/storage/kv"
+)
+
+// maxCatchUp bounds how many log entries a runner's view catches up on
+// by reading the archive; a view further behind (a long-stopped runner)
+// is loaded again from the projection.
+const maxCatchUp = 100_000
+
+// openView is a runner's incremental view of the open node requests, in
+// handling order (relative priority, then creation). It is loaded once
+// from the projection; each pass then reads only the archive's events
+// since the index it holds and re-reads just the requests they name, so
+// a pass over a large backlog no longer reads every open request.
+//
+// It also remembers the requests the runner looked at and could neither
+// serve nor decline for a reason that only a provider change or a new
+// quota can lift (it yielded to a better provider, or it is paused):
+// those are skipped until the request, the providers or the quota change.
+type openView struct {
+	// at is the applied index the view reflects; 0 before the first load.
+	at        uint64
+	byID      map[string]*launcher.Request
+	requested []*launcher.Request
+	pending   []*launcher.Request
+	// waiting maps a request id to its modify index when it was set aside
+	// under key.
+	waiting map[string]uint64
+	key     waitKey
+}
+
+// waitKey is what a set-aside request waits on: the providers (their
+// names and modify indexes) and the quota.
+type waitKey struct {
+	providers uint64
+	quota     string
+}
+
+func newOpenView() *openView {
+	return &openView{byID: map[string]*launcher.Request{}, waiting: map[string]uint64{}}
+}
+
+// order is the handling order: relative priority, creation, id.
+func order(a, b *launcher.Request) int {
+	if c := cmp.Compare(a.RelativePriority, b.RelativePriority); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(a.CreateIndex, b.CreateIndex); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.ID, b.ID)
+}
+
+func (o *openView) list(state string) *[]*launcher.Request {
+	if state == events.RequestPending {
+		return &o.pending
+	}
+	return &o.requested
+}
+
+func (o *openView) remove(id string) {
+	old, ok := o.byID[id]
+	if !ok {
+		return
+	}
+	l := o.list(old.State)
+	if i, found := slices.BinarySearchFunc(*l, old, order); found {
+		*l = slices.Delete(*l, i, i+1)
+	}
+	delete(o.byID, id)
+	delete(o.waiting, id)
+}
+
+func (o *openView) put(r *launcher.Request) {
+	o.remove(r.ID)
+	if !r.Open() {
+		return
+	}
+	l := o.list(r.State)
+	i, _ := slices.BinarySearchFunc(*l, r, order)
+	*l = slices.Insert(*l, i, r)
+	o.byID[r.ID] = r
+}
+
+// sync brings the view to snap's applied index and returns how many
+// requests it re-read.
+func (o *openView) sync(snap kv.Reader, v projections.View) (int, error) {
+	to, err := v.AppliedIndex()
+	if err != nil {
+		return 0, err
+	}
+	if o.at == 0 || to < o.at || to-o.at > maxCatchUp {
+		return o.load(v, to)
+	}
+	if to == o.at {
+		return 0, nil
+	}
+	dirty := map[string]struct{}{}
+	err = archive.Scan(snap, o.at+1, to, func(_ uint64, _ uint32, data []byte) error {
+		ev, err := events.DecodeEvent(data)
+		if err != nil {
+			return err
+		}
+		for _, k := range ev.Keys {
+			if k.Kind == events.KindNodeRequest {
+				dirty[k.Value] = struct{}{}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("launcher: read the archive %d..%d: %w", o.at+1, to, err)
+	}
+	for id := range dirty {
+		r, err := launcher.GetRequest(v, id)
+		if errors.Is(err, projections.ErrNotFound) {
+			o.remove(id)
+			continue
+		} else if err != nil {
+			return 0, err
+		}
+		o.put(r)
+	}
+	o.at = to
+	return len(dirty), nil
+}
+
+// load reads every open request from the projection.
+func (o *openView) load(v projections.View, at uint64) (int, error) {
+	*o = *newOpenView()
+	n := 0
+	for _, state := range []string{events.RequestRequested, events.RequestPending} {
+		l := o.list(state)
+		err := launcher.OpenRequests(v, state, func(r *launcher.Request) error {
+			*l = append(*l, r)
+			o.byID[r.ID] = r
+			n++
+			return nil
+		})
+		if err != nil {
+			return 0, err
+		}
+		slices.SortFunc(*l, order) // the projection's order, made exact
+	}
+	o.at = at
+	return n, nil
+}
+
+// setKey forgets the set-aside requests when what they wait on changed.
+func (o *openView) setKey(provs []*launcher.Provider, quota string) {
+	h := fnv.New64a()
+	for _, p := range provs {
+		h.Write([]byte(p.Config.Name))
+		h.Write([]byte(strconv.FormatUint(p.ModifyIndex, 10)))
+		h.Write([]byte{0})
+	}
+	k := waitKey{providers: h.Sum64(), quota: quota}
+	if k != o.key {
+		clear(o.waiting)
+		o.key = k
+	}
+}
+
+// setAside records that req waits on the providers or the quota.
+func (o *openView) setAside(req *launcher.Request) { o.waiting[req.ID] = req.ModifyIndex }
+
+// asideStill reports whether req is set aside and unchanged since.
+func (o *openView) asideStill(req *launcher.Request) bool {
+	m, ok := o.waiting[req.ID]
+	return ok && m == req.ModifyIndex
+}
