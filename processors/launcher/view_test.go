@@ -61,7 +61,9 @@ func TestRunnerViewIsIncremental(t *testing.T) {
 	}
 	f.eventually("paused with the backlog requested", func() bool { return f.prov("cheap").Paused && requested(199)() })
 	f.settle()
-	rereads := func() float64 { return f.metric("ordo_launcher_requests_reread_total", map[string]string{"provider": "cheap"}) }
+	rereads := func() float64 {
+		return f.metric("ordo_launcher_requests_reread_total", map[string]string{"provider": "cheap"})
+	}
 	before := rereads()
 	if before < 200 {
 		t.Fatalf("%v requests read by the first load, want the backlog's", before)
