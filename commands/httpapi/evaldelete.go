@@ -64,14 +64,21 @@ func registerOrReuse(reg prometheus.Registerer, c prometheus.Counter) prometheus
 // both. With Filter, PerPage is the page size of each entry (default
 // evaldelete.DefaultPageSize), NextToken resumes where a previous answer
 // stopped, and MaxPages (0: no limit) ends the request after that many
-// pages, so a client can show progress (ordo eval delete -filter).
+// pages, so a client can show progress (ordo eval delete -filter), and
+// InFlight how many pages are in flight at once.
 type EvalDeleteRequest struct {
 	EvalIDs   []string
 	Filter    string
 	PerPage   int
 	NextToken string
 	MaxPages  int
+	// InFlight is how many pages may be appended and not yet applied
+	// (default evaldelete.PagesInFlight, at most MaxPagesInFlight).
+	InFlight int
 }
+
+// MaxPagesInFlight bounds EvalDeleteRequest.InFlight.
+const MaxPagesInFlight = 64
 
 // EvalDeleteResponse answers DELETE /v1/evaluations: how many evals were
 // deleted, how many the filter selected but were not safe to delete, and
@@ -112,6 +119,12 @@ func checkEvalDelete(req *EvalDeleteRequest) error {
 	}
 	if req.MaxPages < 0 {
 		return commands.Invalid("MaxPages", "must not be negative")
+	}
+	if req.InFlight == 0 {
+		req.InFlight = evaldelete.PagesInFlight
+	}
+	if req.InFlight < 0 || req.InFlight > MaxPagesInFlight {
+		return commands.Invalid("InFlight", "must be between 1 and %d, is %d", MaxPagesInFlight, req.InFlight)
 	}
 	if req.NextToken != "" {
 		if _, err := order.ParseToken(req.NextToken); err != nil {

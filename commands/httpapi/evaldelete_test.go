@@ -47,6 +47,8 @@ func TestEvalDeleteByFilterAndIDs(t *testing.T) {
 		{`{"Filter":"Status == \"failed\"","NextToken":"nope"}`, "NextToken"},
 		{`{"EvalIDs":[""]}`, "EvalIDs"},
 		{`{"Filter":7}`, "Filter"},
+		{`{"Filter":"Status == \"failed\"","InFlight":-1}`, "InFlight"},
+		{`{"Filter":"Status == \"failed\"","InFlight":1000}`, "InFlight"},
 	} {
 		r := d.do(t, "DELETE", "/v1/evaluations", strings.NewReader(tc.body))
 		if r.status != http.StatusBadRequest || r.apiError(t).Field != tc.field {
@@ -115,5 +117,63 @@ func TestSystemGCQuietWhenNothingToCollect(t *testing.T) {
 	}
 	if got := receive(t, waiting); got.index(t) <= idx {
 		t.Fatalf("the blocking query answered index %d after a GC that removed an eval", got.index(t))
+	}
+}
+
+// TestEvalDeleteManyPagesInFlight: with pages of 3 and 8 in flight over
+// 200 evals where every third does not match, a delete by filter removes
+// exactly the matching ones, in one request or in requests of 5 pages
+// resumed at NextToken; the pages in flight never overlap (each carries
+// its To), so the count is exact.
+func TestEvalDeleteManyPagesInFlight(t *testing.T) {
+	t.Parallel()
+	d := startAgent(t)
+	var batch []events.Evaluation
+	want := 0
+	for i := range 200 {
+		job := "gone"
+		if i%3 == 0 {
+			job = "kept"
+		} else {
+			want++
+		}
+		batch = append(batch, testEval(fmt.Sprintf("e-%03d", i), job, events.EvalStatusPending))
+	}
+	for i := 0; i < len(batch); i += 50 {
+		d.seed(t, &events.EvalsUpserted{Evals: batch[i : i+50]})
+	}
+	count := func(filter string) int {
+		var c struct{ Count int }
+		d.getJSON(t, "/v1/evaluations/count?filter="+urlq(filter), &c)
+		return c.Count
+	}
+	// Requests of 5 pages of 3, 8 in flight, until NextToken is empty.
+	deleted, token, requests := 0, "", 0
+	for {
+		body := fmt.Sprintf(`{"Filter":"JobID == \"gone\" and ID matches \"^e-0\"","PerPage":3,"MaxPages":5,"InFlight":8,"NextToken":%q}`, token)
+		var a deleteAnswer
+		r := d.do(t, "DELETE", "/v1/evaluations", strings.NewReader(body))
+		r.decode(t, &a)
+		if r.status != 200 {
+			t.Fatalf("delete: %d %s", r.status, r.body)
+		}
+		deleted += a.Count
+		requests++
+		if token = a.NextToken; token == "" {
+			break
+		}
+	}
+	if got := count(`JobID == "gone" and ID matches "^e-0"`); got != 0 || deleted != 66 || requests < 4 {
+		t.Fatalf("after paged requests: %d deleted in %d requests, %d left", deleted, requests, got)
+	}
+	// The rest in one request.
+	var a deleteAnswer
+	r := d.do(t, "DELETE", "/v1/evaluations", strings.NewReader(`{"Filter":"JobID == \"gone\"","PerPage":3,"InFlight":8}`))
+	r.decode(t, &a)
+	if r.status != 200 || a.Count != want-66 || a.NextToken != "" {
+		t.Fatalf("delete the rest: %d %s", r.status, r.body)
+	}
+	if got, kept := count(`JobID == "gone"`), count(`JobID == "kept"`); got != 0 || kept != 200-want {
+		t.Fatalf("left: %d gone, %d kept (want 0, %d)", got, kept, 200-want)
 	}
 }

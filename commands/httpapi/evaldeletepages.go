@@ -27,7 +27,7 @@ type pageResult struct {
 }
 
 // deletePages deletes what req.Filter selects, one page per entry (N4),
-// with up to evaldelete.PagesInFlight entries appended and not yet
+// with up to req.InFlight entries appended and not yet
 // applied. On a snapshot it plans the next page: from the first eval the
 // filter selects after the cursor to the eval past PerPage selected ones
 // (or PerPage × ScanFactor looked at), and logs (filter, from, to, page
@@ -48,13 +48,13 @@ func (s *Server) deletePages(r *http.Request, req EvalDeleteRequest, m *gcMetric
 		cursor, _ = order.ParseToken(req.NextToken)
 	}
 	todo := []pageRange{{from: cursor}}
-	results := make(chan pageResult, evaldelete.PagesInFlight)
+	results := make(chan pageResult, req.InFlight)
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	inflight, pages := 0, 0
 	var failed error
 	for {
-		for failed == nil && inflight < evaldelete.PagesInFlight && len(todo) > 0 && (req.MaxPages == 0 || pages < req.MaxPages) {
+		for failed == nil && inflight < req.InFlight && len(todo) > 0 && (req.MaxPages == 0 || pages < req.MaxPages) {
 			cmd, ok, err := s.planPage(f, req, &todo)
 			if err != nil {
 				failed = err

@@ -38,6 +38,10 @@ func (c seedEvals) Decide(projections.View, time.Time, commands.IDs) (commands.D
 // time, the longest single FSM batch apply on the leader during the
 // delete, and the writers' p50/p99 latency during the delete.
 func evalDeleteRows(n, pageSize, seedBatch, clients int) ([]row, error) {
+	inFlight := 0 // the server's default
+	if v := os.Getenv("ORDO_BENCH_EVALDELETE_INFLIGHT"); v != "" {
+		fmt.Sscan(v, &inFlight)
+	}
 	dir, err := os.MkdirTemp("", "ordo-bench-evaldelete-")
 	if err != nil {
 		return nil, err
@@ -191,7 +195,7 @@ func evalDeleteRows(n, pageSize, seedBatch, clients int) ([]row, error) {
 	sampler := startApplySampler(agents)
 	cpu0 := cpuTime()
 	start = time.Now()
-	deleted, pages, retries, err := deleteByFilter(agents, `Status == "pending"`, pageSize)
+	deleted, pages, retries, err := deleteByFilter(agents, `Status == "pending"`, pageSize, inFlight)
 	took := time.Since(start)
 	cpu := cpuTime() - cpu0
 	stop()
@@ -247,14 +251,14 @@ const pagesPerRequest = 100
 // deleteByFilter deletes what filter selects through DELETE
 // /v1/evaluations, pagesPerRequest pages a request as ordo eval delete does, resuming
 // at NextToken; a request that meets no leader is retried on the new one.
-func deleteByFilter(agents []*agent.Agent, filter string, pageSize int) (deleted, requests, retries int, err error) {
+func deleteByFilter(agents []*agent.Agent, filter string, pageSize, inFlight int) (deleted, requests, retries int, err error) {
 	token := ""
 	for {
 		leader, err := waitLeader(agents)
 		if err != nil {
 			return deleted, requests, retries, err
 		}
-		body, _ := json.Marshal(map[string]any{"Filter": filter, "MaxPages": pagesPerRequest, "PerPage": pageSize, "NextToken": token})
+		body, _ := json.Marshal(map[string]any{"Filter": filter, "MaxPages": pagesPerRequest, "PerPage": pageSize, "InFlight": inFlight, "NextToken": token})
 		req, _ := http.NewRequest("DELETE", "http://"+leader.HTTPAddr()+"/v1/evaluations", bytes.NewReader(body))
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
