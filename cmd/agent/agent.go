@@ -273,6 +273,12 @@ func Start(cfg Config) (a *Agent, err error) {
 	} else if c != nil {
 		procs = append(procs, c) // capacity.go: blocked evals → node requests; idle nodes returned
 	}
+	if vw, err := a.newVolumeWatcher(); err != nil {
+		ln.Close()
+		return nil, err
+	} else {
+		procs = append(procs, vw) // csi.go: releases CSI claims of stopped allocations
+	}
 	sup := supervisor.New(supervisor.Config{Logger: a.log, Registerer: a.reg}, procs...)
 	a.goroutine(func() {
 		if err := a.http.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {

@@ -17,10 +17,17 @@ import (
 // claimStates are the states a claim update may set, in release order.
 var claimStates = []string{events.CSIClaimUnpublishing, events.CSIClaimNodeDetached, events.CSIClaimControllerDetached, events.CSIClaimFreed}
 
-// UpdateClaims moves claims of one volume along the release steps (the
-// volume watcher's command). A claim may only move forward; a claim the
-// volume no longer has is skipped.
+// UpdateClaims moves claims of volumes along the release steps (the
+// volume watcher's command), one event per volume in one entry. A claim
+// may only move forward, which apply checks again (csi.ClaimRank); a
+// claim the volume no longer has is skipped, so no precondition is needed
+// and a batch is never refused for one volume that changed meanwhile.
 type UpdateClaims struct {
+	Volumes []VolumeClaims
+}
+
+// VolumeClaims are the claim updates of one volume.
+type VolumeClaims struct {
 	Namespace string
 	VolumeID  string
 	Claims    []events.CSIVolumeClaim
@@ -30,21 +37,26 @@ var _ commands.Command = UpdateClaims{}
 
 // Validate implements commands.Command.
 func (u UpdateClaims) Validate() error {
-	if err := namespace.ValidName("Namespace", u.Namespace); err != nil {
-		return err
+	if len(u.Volumes) == 0 {
+		return commands.Invalid("Volumes", "no claims to update")
 	}
-	if err := ValidID("VolumeID", u.VolumeID); err != nil {
-		return err
-	}
-	if len(u.Claims) == 0 {
-		return commands.Invalid("Claims", "no claims to update")
-	}
-	for _, c := range u.Claims {
-		if c.AllocID == "" {
-			return commands.Invalid("Claims.AllocationID", "is required")
+	for _, vc := range u.Volumes {
+		if err := namespace.ValidName("Namespace", vc.Namespace); err != nil {
+			return err
 		}
-		if !slices.Contains(claimStates, c.State) {
-			return commands.Invalid("Claims.State", "%q is not a release state %v", c.State, claimStates)
+		if err := ValidID("VolumeID", vc.VolumeID); err != nil {
+			return err
+		}
+		if len(vc.Claims) == 0 {
+			return commands.Invalid("Claims", "no claims to update on volume %q", vc.VolumeID)
+		}
+		for _, c := range vc.Claims {
+			if c.AllocID == "" {
+				return commands.Invalid("Claims.AllocationID", "is required")
+			}
+			if !slices.Contains(claimStates, c.State) {
+				return commands.Invalid("Claims.State", "%q is not a release state %v", c.State, claimStates)
+			}
 		}
 	}
 	return nil
@@ -52,32 +64,26 @@ func (u UpdateClaims) Validate() error {
 
 // Decide implements commands.Command.
 func (u UpdateClaims) Decide(v projections.View, _ time.Time, _ commands.IDs) (commands.Decision, error) {
-	vol, err := pc.GetVolume(v, u.Namespace, u.VolumeID)
-	if errors.Is(err, projections.ErrNotFound) {
-		return commands.Decision{}, nil // deregistered (forced) meanwhile: nothing to release
-	} else if err != nil {
-		return commands.Decision{}, err
-	}
-	var out []events.CSIVolumeClaim
-	for _, c := range u.Claims {
-		cur, ok := vol.Claim(c.AllocID)
-		if !ok || stateRank(c.State) <= stateRank(cur.State) {
-			continue
+	var evs []events.Payload
+	for _, vc := range u.Volumes {
+		vol, err := pc.GetVolume(v, vc.Namespace, vc.VolumeID)
+		if errors.Is(err, projections.ErrNotFound) {
+			continue // deregistered (forced) meanwhile: nothing to release
+		} else if err != nil {
+			return commands.Decision{}, err
 		}
-		out = append(out, c)
+		var out []events.CSIVolumeClaim
+		for _, c := range vc.Claims {
+			if cur, ok := vol.Claim(c.AllocID); ok && pc.ClaimRank(c.State) > pc.ClaimRank(cur.State) {
+				out = append(out, c)
+			}
+		}
+		if len(out) > 0 {
+			evs = append(evs, &events.CSIVolumeClaimsUpdated{Namespace: vc.Namespace, VolumeID: vc.VolumeID, Claims: out})
+		}
 	}
-	if len(out) == 0 {
-		return commands.Decision{}, nil
-	}
-	return commands.Decision{
-		Events: []events.Payload{&events.CSIVolumeClaimsUpdated{Namespace: u.Namespace, VolumeID: u.VolumeID, Claims: out}},
-		Preconditions: []events.Precondition{{Table: pc.VolumesTable, Key: pc.Key(u.Namespace, u.VolumeID),
-			Op: events.ModifyIndex, Index: vol.ModifyIndex}},
-	}, nil
+	return commands.Decision{Events: evs}, nil
 }
-
-// stateRank orders claim states: taken first, freed last.
-func stateRank(s string) int { return slices.Index(claimStates, s) + 1 }
 
 // Detach releases volume ID's claims on NodeID (Nomad's `volume detach`):
 // claims of allocations that stopped or are gone are marked for the

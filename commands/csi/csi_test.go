@@ -185,12 +185,12 @@ func TestDetachAndUpdateClaims(t *testing.T) {
 	h.Apply(&events.AllocsClientUpdated{NodeID: "n1", Updates: []events.AllocClientUpdate{{ID: "a1", ClientStatus: events.AllocClientComplete}}})
 	c := getVolume(t, h, "db").Claims[0]
 	c.State = events.CSIClaimNodeDetached
-	if _, err := h.Run(csi.UpdateClaims{Namespace: "default", VolumeID: "db", Claims: []events.CSIVolumeClaim{c}}); err != nil {
+	if _, err := h.Run(csi.UpdateClaims{Volumes: []csi.VolumeClaims{{Namespace: "default", VolumeID: "db", Claims: []events.CSIVolumeClaim{c}}}}); err != nil {
 		t.Fatal(err)
 	}
 	applied := h.FSM.Applied()
 	c.State = events.CSIClaimUnpublishing // backwards: nothing
-	if _, err := h.Run(csi.UpdateClaims{Namespace: "default", VolumeID: "db", Claims: []events.CSIVolumeClaim{c}}); err != nil || h.FSM.Applied() != applied {
+	if _, err := h.Run(csi.UpdateClaims{Volumes: []csi.VolumeClaims{{Namespace: "default", VolumeID: "db", Claims: []events.CSIVolumeClaim{c}}}}); err != nil || h.FSM.Applied() != applied {
 		t.Fatalf("backward update: %v, applied %d → %d", err, applied, h.FSM.Applied())
 	}
 	if got := getVolume(t, h, "db").Claims[0].State; got != events.CSIClaimNodeDetached {

@@ -61,6 +61,22 @@ type Volume struct {
 	ModifyIndex uint64
 }
 
+// ClaimRank orders claim states along the release: taken (or unset) 0,
+// then unpublishing, node-detached, controller-detached, freed.
+func ClaimRank(state string) int {
+	switch state {
+	case events.CSIClaimUnpublishing:
+		return 1
+	case events.CSIClaimNodeDetached:
+		return 2
+	case events.CSIClaimControllerDetached:
+		return 3
+	case events.CSIClaimFreed:
+		return 4
+	}
+	return 0
+}
+
 // Live reports whether claim c is held by a running allocation.
 func Live(c *events.CSIVolumeClaim) bool { return c.State == events.CSIClaimTaken || c.State == "" }
 

@@ -30,9 +30,10 @@ func applyDeregistered(tx *projections.Tx, p *events.CSIVolumeDeregistered) erro
 	return err
 }
 
-// applyClaimsUpdated replaces the stored claim of each claim's allocation;
-// a freed claim is removed. A claim the volume no longer has (freed
-// already, or the volume is gone) is ignored.
+// applyClaimsUpdated replaces the stored claim of each claim's allocation
+// when it moves the claim forward (ClaimRank); a freed claim is removed.
+// A claim the volume no longer has (freed already, or the volume is gone)
+// or one moving backwards is ignored.
 func applyClaimsUpdated(tx *projections.Tx, p *events.CSIVolumeClaimsUpdated) error {
 	key := Key(p.Namespace, p.VolumeID)
 	r, _, err := get[volumeRow](tx.View, VolumesTable, key)
@@ -44,7 +45,7 @@ func applyClaimsUpdated(tx *projections.Tx, p *events.CSIVolumeClaimsUpdated) er
 	changed := false
 	for _, c := range p.Claims {
 		i := slices.IndexFunc(r.Claims, func(x events.CSIVolumeClaim) bool { return x.AllocID == c.AllocID })
-		if i < 0 {
+		if i < 0 || ClaimRank(c.State) <= ClaimRank(r.Claims[i].State) {
 			continue
 		}
 		if c.State == events.CSIClaimFreed {

@@ -1,0 +1,106 @@
+package volumewatcher
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"slices"
+	"time"
+
+	ccsi "github.com/ordoplane/ordo/client/csi"
+	"github.com/ordoplane/ordo/events"
+	"github.com/ordoplane/ordo/projections"
+	"github.com/ordoplane/ordo/projections/csi"
+	"github.com/ordoplane/ordo/projections/nodes"
+)
+
+// HTTPDetacher is the Detacher of a server: it calls the client API of
+// the node that runs the plugin (client/csi), as Nomad's servers call
+// their clients.
+type HTTPDetacher struct {
+	// State is read for the controllers' nodes.
+	State State
+	// Client makes the calls; default a client with a 30s timeout.
+	Client *http.Client
+}
+
+var _ Detacher = (*HTTPDetacher)(nil)
+
+// NewHTTPDetacher returns an HTTPDetacher over st.
+func NewHTTPDetacher(st State) *HTTPDetacher {
+	return &HTTPDetacher{State: st, Client: &http.Client{Timeout: 30 * time.Second}}
+}
+
+func request(vol *csi.Volume, c events.CSIVolumeClaim) ccsi.VolumeRequest {
+	return ccsi.VolumeRequest{PluginID: vol.PluginID, Namespace: vol.Namespace, VolumeID: vol.ID, ExternalID: vol.ExternalID,
+		AllocID: c.AllocID, AccessMode: c.AccessMode, AttachmentMode: c.AttachmentMode, ReadOnly: c.Mode == events.CSIClaimRead,
+		Secrets: vol.Secrets, Context: vol.Context}
+}
+
+// NodeDetach implements Detacher.
+func (d *HTTPDetacher) NodeDetach(ctx context.Context, n *nodes.Node, vol *csi.Volume, c events.CSIVolumeClaim) error {
+	return d.post(ctx, n.HTTPAddr, ccsi.PathNodeDetach, request(vol, c))
+}
+
+// ControllerDetach implements Detacher: through the first node (by id)
+// running a healthy controller that publishes.
+func (d *HTTPDetacher) ControllerDetach(ctx context.Context, p *csi.Plugin, vol *csi.Volume, c events.CSIVolumeClaim) error {
+	req := request(vol, c)
+	if in := p.Nodes[c.NodeID]; in != nil && in.NodeInfo != nil {
+		req.NodeID = in.NodeInfo.ID
+	}
+	snap := d.State.Store().Snapshot()
+	defer snap.Close()
+	v := projections.NewView(snap)
+	ids := make([]string, 0, len(p.Controllers))
+	for id, in := range p.Controllers {
+		if in.Healthy && in.ControllerInfo.Has(ControllerCapability) {
+			ids = append(ids, id)
+		}
+	}
+	slices.Sort(ids)
+	var errs []error
+	for _, id := range ids {
+		n, err := nodes.Get(v, id)
+		if err != nil || n.HTTPAddr == "" {
+			continue
+		}
+		if err := d.post(ctx, n.HTTPAddr, ccsi.PathControllerDetach, req); err != nil {
+			errs = append(errs, fmt.Errorf("controller on node %s: %w", id, err))
+			continue
+		}
+		return nil
+	}
+	if len(errs) == 0 {
+		return fmt.Errorf("no reachable controller of plugin %s", p.ID)
+	}
+	return errors.Join(errs...)
+}
+
+func (d *HTTPDetacher) post(ctx context.Context, addr, path string, body any) error {
+	b, err := json.Marshal(body)
+	if err != nil {
+		return err
+	}
+	u := url.URL{Scheme: "http", Host: addr, Path: path}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u.String(), bytes.NewReader(b))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := d.Client.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+	if resp.StatusCode/100 != 2 {
+		return fmt.Errorf("%s %s: %s: %s", addr, path, resp.Status, bytes.TrimSpace(msg))
+	}
+	return nil
+}
