@@ -302,3 +302,20 @@ func BenchmarkPage(b *testing.B) {
 		}
 	}
 }
+
+// A page over evals of several jobs reads which jobs exist in one scan:
+// the evals of the live job are skipped, those of the job that never
+// existed go.
+func TestPageOverLiveAndGoneJobs(t *testing.T) {
+	store, f, idx := world(t)
+	v := projections.NewView(store)
+	pt.ApplyOne(t, f, idx, pt.Entry(t, "other", &events.EvalsUpserted{Evals: []events.Evaluation{
+		eval("a1", "aaa-gone", events.EvalStatusPending), eval("z1", "zzz-gone", events.EvalStatusPending)}}))
+	page, err := evaldelete.Walk(v, nil, "", "", 100, 0, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"g1", "g2", "g3", "g4", "g5", "c1", "a1", "z1"}; !reflect.DeepEqual(page.IDs, want) || page.Skipped != 2 {
+		t.Fatalf("page = %+v, want %v deleted and l1, l2 skipped", page, want)
+	}
+}

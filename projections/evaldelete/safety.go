@@ -3,6 +3,7 @@ package evaldelete
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/ordoplane/ordo/events"
 	"github.com/ordoplane/ordo/projections"
@@ -50,6 +51,9 @@ func (s *Safety) Safe(e *events.Evaluation) (bool, error) {
 // by allocScanFactor rows per eval; past the bound, eval by eval.
 func (s *Safety) SafeAll(list []*events.Evaluation) ([]bool, error) {
 	out := make([]bool, len(list))
+	if err := s.readJobs(list); err != nil {
+		return nil, err
+	}
 	var check []int // indexes into list of evals whose job is terminal
 	lo, hi := "", ""
 	for i, e := range list {
@@ -164,9 +168,55 @@ func cutZero(key string) (before, after string, ok bool) {
 	return "", "", false
 }
 
+// readJobs learns which of the jobs of list that Safety does not know yet
+// exist, with one range scan of the jobs table between the smallest and
+// largest of their keys, bounded by allocScanFactor rows per job (past
+// the bound, jobDone reads them one by one): an absent job (the common
+// case of a bulk delete) then costs no point read. Jobs that exist are
+// read by jobDone.
+func (s *Safety) readJobs(list []*events.Evaluation) error {
+	var keys []string
+	for _, e := range list {
+		if _, ok := s.jobs[jobs.Key(e.Namespace, e.JobID)]; !ok {
+			keys = append(keys, jobs.Key(e.Namespace, e.JobID))
+		}
+	}
+	if len(keys) < 2 {
+		return nil
+	}
+	slices.Sort(keys)
+	keys = slices.Compact(keys)
+	lo, hi := keys[0], keys[len(keys)-1]
+	exists := map[string]bool{}
+	n, limit := 0, len(keys)*allocScanFactor
+	err := s.v.ScanFrom(jobs.Table, "", lo, false, func(key string, _ projections.Row) error {
+		if key > hi {
+			return errStop
+		}
+		if n++; n > limit {
+			exists = nil
+			return errStop
+		}
+		exists[key] = true
+		return nil
+	})
+	if err != nil && !errors.Is(err, errStop) {
+		return fmt.Errorf("jobs %q..%q: %w", lo, hi, err)
+	}
+	if exists == nil {
+		return nil // too many jobs in between: jobDone reads each
+	}
+	for _, k := range keys {
+		if !exists[k] {
+			s.jobs[k] = true // gone
+		}
+	}
+	return nil
+}
+
 // jobDone reports whether job ns/id is terminal: gone, stopped or dead.
 func (s *Safety) jobDone(ns, id string) (bool, error) {
-	key := ns + "\x00" + id
+	key := jobs.Key(ns, id)
 	if done, ok := s.jobs[key]; ok {
 		return done, nil
 	}
