@@ -20,7 +20,7 @@ const (
 	// PagesInFlight is how many pages a delete by filter keeps appended
 	// and not yet applied: pages are disjoint ranges, so they need not
 	// wait for each other, and raft commits them together.
-	PagesInFlight = 8
+	PagesInFlight = 4
 )
 
 // ErrBadFilter wraps a filter that does not compile.

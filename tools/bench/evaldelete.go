@@ -258,7 +258,11 @@ func deleteByFilter(agents []*agent.Agent, filter string, pageSize, inFlight int
 		if err != nil {
 			return deleted, requests, retries, err
 		}
-		body, _ := json.Marshal(map[string]any{"Filter": filter, "MaxPages": pagesPerRequest, "PerPage": pageSize, "InFlight": inFlight, "NextToken": token})
+		fields := map[string]any{"Filter": filter, "MaxPages": pagesPerRequest, "PerPage": pageSize, "NextToken": token}
+		if inFlight > 0 {
+			fields["InFlight"] = inFlight
+		}
+		body, _ := json.Marshal(fields)
 		req, _ := http.NewRequest("DELETE", "http://"+leader.HTTPAddr()+"/v1/evaluations", bytes.NewReader(body))
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
