@@ -41,8 +41,8 @@ type Node struct {
 	Draining bool
 }
 
-// Instance is a live instance launched for the pool (in use by one of
-// its requests, or ready after its request went away).
+// Instance is a live instance launched for the pool (building or in use
+// for one of its requests, or left after its request went away).
 type Instance struct {
 	ID string
 	// RequestID is the pool's request it serves, "" when released.
@@ -103,16 +103,21 @@ type Decision struct {
 // on the way will serve (bounded by MaxRequests), release open requests
 // beyond the need, delete failed ones, and return instances idle for the
 // pool's IdleTimeout. It is a pure function of in.
+//
+// Supply is what is on the way: an open request without an instance
+// yet, an instance whose node has not registered, and an empty usable
+// node registered after the blocked evals were computed. An open request
+// whose instance already registered a node is not released (its node may
+// run allocations already).
 func Decide(in Input) Decision {
 	d := Decision{IdleSince: map[string]time.Time{}, BackoffUntil: in.BackoffUntil}
 	state := map[string]string{}
-	var open []Request
 	live := 0
 	for _, r := range in.Requests {
 		state[r.ID] = r.State
 		switch r.State {
 		case events.RequestRequested, events.RequestPending:
-			open = append(open, r)
+			d.Open++
 			live++
 		case events.RequestFulfilled:
 			live++
@@ -120,19 +125,23 @@ func Decide(in Input) Decision {
 			d.Cleanup = append(d.Cleanup, r.ID)
 		}
 	}
-	d.Open = len(open)
-	d.Supply = len(open)
 	wake := func(after time.Duration) {
 		if after > 0 && (d.Wake == 0 || after < d.Wake) {
 			d.Wake = after
 		}
 	}
+	launched := map[string]bool{} // open requests with an instance
+	registered := map[string]bool{}
 	for _, inst := range in.Instances {
-		if s := state[inst.RequestID]; inst.RequestID != "" && s != events.RequestFulfilled {
-			continue // counted by its open request
-		}
 		n := inst.Node
-		if n == nil || n.Allocs == 0 {
+		s := state[inst.RequestID]
+		if open := s == events.RequestRequested || s == events.RequestPending; open {
+			launched[inst.RequestID] = true
+			if n != nil {
+				registered[inst.RequestID] = true
+			}
+		} else if n == nil || n.Allocs == 0 {
+			// Fulfilled, or released: its idle time counts.
 			since, ok := in.IdleSince[inst.ID]
 			if !ok {
 				since = in.Now
@@ -154,6 +163,18 @@ func Decide(in Input) Decision {
 			d.Supply++ // still coming, or not tried by the blocked evals yet
 		}
 	}
+	var releasable []Request
+	for _, r := range in.Requests {
+		if r.State != events.RequestRequested && r.State != events.RequestPending {
+			continue
+		}
+		if !launched[r.ID] {
+			d.Supply++ // no instance yet
+		}
+		if !registered[r.ID] {
+			releasable = append(releasable, r)
+		}
+	}
 	if len(d.Cleanup) > 0 {
 		d.BackoffUntil = in.Now.Add(in.Backoff)
 	}
@@ -163,9 +184,9 @@ func Decide(in Input) Decision {
 	} else if need > d.Supply {
 		d.Create = max(0, min(need-d.Supply, in.Pool.MaxRequests-live))
 	}
-	if !in.Demand.Settling && d.Supply > need && len(open) > 0 {
-		slices.SortFunc(open, func(a, b Request) int { return cmpDesc(a.CreateIndex, b.CreateIndex) })
-		for _, r := range open[:min(len(open), d.Supply-need)] {
+	if !in.Demand.Settling && d.Supply > need && len(releasable) > 0 {
+		slices.SortFunc(releasable, func(a, b Request) int { return cmpDesc(a.CreateIndex, b.CreateIndex) })
+		for _, r := range releasable[:min(len(releasable), d.Supply-need)] {
 			d.Release = append(d.Release, r.ID)
 		}
 	}

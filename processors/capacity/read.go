@@ -54,7 +54,7 @@ func (t *tracker) read(v projections.View, pools map[string]Pool) (*view, error)
 		} else if err != nil {
 			return nil, fmt.Errorf("capacity: read instance %s: %w", id, err)
 		}
-		if _, ok := pools[pool]; !ok || (in.State != events.InstanceInUse && in.State != events.InstanceReady) {
+		if _, ok := pools[pool]; !ok || (in.State != events.InstanceBuilding && in.State != events.InstanceInUse && in.State != events.InstanceReady) {
 			continue
 		}
 		if in.RequestID != "" && !mine[in.RequestID] {
