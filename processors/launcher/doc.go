@@ -1,7 +1,12 @@
 // Package launcher is the leader-only processor that fulfils node
 // requests: per provider generation, one runner goroutine that reads the
 // projections, decides, advances its driver's create and delete state
-// machines (P5, P17) and acts only through commands.
+// machines (P5, P17) and acts only through commands. Each runner keeps an
+// incremental view of the open requests (view.go: loaded once, then kept
+// current from the archive's events since the index it holds); a runner
+// of a HostDriver (static) registers its hosts and hands them out only
+// when reachable (static.go); the launcher registers the pools it runs
+// as its component, seen live by every server (component.go, P10).
 //
 // # Usage
 //
@@ -13,7 +18,9 @@
 // Run starts one runner per provider generation and joins them before it
 // returns; a runner owns its driver and machines. A new configuration
 // (P6) stops the old generation's runner (it goes idle: no further
-// driver calls) before the new one starts with a clean slate (P2).
+// driver calls) before the new one starts with a clean slate (P2). Run's
+// own goroutine registers the component and deregisters it when Run
+// returns.
 //
 // # Invariants
 //
@@ -36,4 +43,8 @@
 //     at once (P2); transient ones are retried up to LaunchRetries.
 //   - Declines and short quota are logged at info with the reason
 //     (P15, P25).
+//   - Nothing is accepted before the driver told the quota once (P9).
+//   - A static provider never creates an instance and never pauses: an
+//     unreachable host leaves its request requested and undeclined (P8);
+//     its hosts are registered on start and on a config change (P29).
 package launcher

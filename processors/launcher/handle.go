@@ -140,13 +140,14 @@ func (r *runner) handle(ctx context.Context, s *snapshot) (bool, error) {
 		ready = r.readyHosts(s)
 	}
 	r.open.setKey(provs, quotaKey(r.quota))
+	r.open.setCheckKey(quotaKey(r.quota), prov.ErroredLabels)
 	r.l.m.open.WithLabelValues(r.name, events.RequestRequested).Set(float64(len(r.open.requested)))
 	for _, req := range r.open.requested {
 		if req.MinReady && len(req.Labels) == 1 {
 			minReadyOpen[req.Labels[0]]++
 		}
-		if req.Declined(r.name) || r.open.asideStill(req) {
-			continue // declined, or waiting on the providers or the quota
+		if req.Declined(r.name) || r.open.asideStill(req) || (paused && r.open.checkedStill(req)) {
+			continue // declined, waiting on the providers or the quota, or paused with nothing to decline
 		}
 		if err := r.consider(ctx, s, provs, req, q, &used, poolUsed, ready, &paused); err != nil {
 			return true, err
@@ -263,9 +264,9 @@ func (r *runner) consider(ctx context.Context, s *snapshot, provs []*launcher.Pr
 	if why := poolOver(launcher.Usage{}, need, pool); why != "" {
 		return r.decline(ctx, log, req, "can never be satisfied: "+why)
 	}
+	r.open.markChecked(req)
 	if *paused {
-		r.open.setAside(req) // until the providers (the pause) or the quota change
-		return nil           // P7: a paused provider accepts nothing
+		return nil // P7: a paused provider accepts nothing
 	}
 	// P3: reuse ready instances of the pool (a static provider's hosts,
 	// when they answer, P8).

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"maps"
 	"slices"
 	"strconv"
 
@@ -40,6 +41,11 @@ type openView struct {
 	// under key.
 	waiting map[string]uint64
 	key     waitKey
+	// checked maps a request id to its modify index when the runner found
+	// that its pools and quota could hold it (nothing to decline) under
+	// checkKey: while paused, that is all a runner does with it (P7).
+	checked  map[string]uint64
+	checkKey string
 }
 
 // waitKey is what a set-aside request waits on: the providers (their
@@ -50,7 +56,7 @@ type waitKey struct {
 }
 
 func newOpenView() *openView {
-	return &openView{byID: map[string]*launcher.Request{}, waiting: map[string]uint64{}}
+	return &openView{byID: map[string]*launcher.Request{}, waiting: map[string]uint64{}, checked: map[string]uint64{}}
 }
 
 // order is the handling order: relative priority, creation, id.
@@ -82,6 +88,7 @@ func (o *openView) remove(id string) {
 	}
 	delete(o.byID, id)
 	delete(o.waiting, id)
+	delete(o.checked, id)
 }
 
 func (o *openView) put(r *launcher.Request) {
@@ -180,5 +187,28 @@ func (o *openView) setAside(req *launcher.Request) { o.waiting[req.ID] = req.Mod
 // asideStill reports whether req is set aside and unchanged since.
 func (o *openView) asideStill(req *launcher.Request) bool {
 	m, ok := o.waiting[req.ID]
+	return ok && m == req.ModifyIndex
+}
+
+// setCheckKey forgets the checked requests when what the check read
+// changed: the quota or the provider's errored labels (the rest of its
+// configuration is the generation's).
+func (o *openView) setCheckKey(quota string, errored map[string]string) {
+	k := quota
+	for _, l := range slices.Sorted(maps.Keys(errored)) {
+		k += "\x00" + l
+	}
+	if k != o.checkKey {
+		clear(o.checked)
+		o.checkKey = k
+	}
+}
+
+// markChecked records that req has nothing to decline.
+func (o *openView) markChecked(req *launcher.Request) { o.checked[req.ID] = req.ModifyIndex }
+
+// checkedStill reports whether req was checked and is unchanged since.
+func (o *openView) checkedStill(req *launcher.Request) bool {
+	m, ok := o.checked[req.ID]
 	return ok && m == req.ModifyIndex
 }
