@@ -29,9 +29,10 @@ type pageResult struct {
 // deletePages deletes what req.Filter selects, one page per entry (N4),
 // with up to req.InFlight entries appended and not yet
 // applied. On a snapshot it plans the next page: from the first eval the
-// filter selects after the cursor to the eval past PerPage selected ones
-// (or PerPage × ScanFactor looked at), and logs (filter, from, to, page
-// size); the FSM re-creates that page at apply, within [from, to), so
+// filter selects after the cursor (reading evals up to it) to the PerPage
+// + 1th eval from there (counting index keys, reading no eval), and logs
+// (filter, from, to, page size); the FSM re-creates that page at apply,
+// reading and filtering the evals within [from, to), so
 // pages in flight never overlap and raft commits them together. A page
 // that stopped before its To at apply (more evals match there than when
 // it was planned) leaves the rest of its range to a later page. The
@@ -121,16 +122,26 @@ func (s *Server) deletePages(r *http.Request, req EvalDeleteRequest, m *gcMetric
 func (s *Server) planPage(f *evaldelete.Filter, req EvalDeleteRequest, todo *[]pageRange) (eval.DeletePage, bool, error) {
 	rg := &(*todo)[0]
 	snap := s.cfg.FSM.Store().Snapshot()
-	p, err := evaldelete.Walk(projections.NewView(snap), f, rg.from, rg.to, req.PerPage, req.PerPage*evaldelete.ScanFactor, false)
-	snap.Close()
+	defer snap.Close()
+	v := projections.NewView(snap)
+	// The first eval the filter selects (reading evals only up to it) ...
+	p, err := evaldelete.Walk(v, f, rg.from, rg.to, 1, req.PerPage*evaldelete.ScanFactor, false)
 	if err != nil {
 		return eval.DeletePage{}, false, fmt.Errorf("plan page at %q: %w", rg.from, err)
 	}
-	cmd := eval.DeletePage{Filter: req.Filter, From: p.First, To: p.Next, PageSize: req.PerPage}
-	if p.Next == "" || p.Next == rg.to {
+	end := p.Next // nothing selected before it
+	if p.First != "" {
+		// ... and the end of a page of PerPage evals from it, counted on
+		// the index alone: the apply reads them, the handler need not.
+		if end, err = evaldelete.SpanEnd(v, p.First, rg.to, req.PerPage); err != nil {
+			return eval.DeletePage{}, false, fmt.Errorf("plan page at %q: %w", p.First, err)
+		}
+	}
+	cmd := eval.DeletePage{Filter: req.Filter, From: p.First, To: end, PageSize: req.PerPage}
+	if end == "" || end == rg.to {
 		*todo = (*todo)[1:]
 	} else {
-		rg.from = p.Next
+		rg.from = end
 	}
 	return cmd, p.First != "", nil
 }

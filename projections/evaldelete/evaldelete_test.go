@@ -245,6 +245,17 @@ func TestPageStopsAtTo(t *testing.T) {
 	if err != nil || page.Next != keys[5] || !reflect.DeepEqual(page.IDs, []string{"g3"}) {
 		t.Fatalf("page of 1 = %+v, %v", page, err)
 	}
+	// SpanEnd counts index keys (g1 and g2 are gone): the key after n, or
+	// To, or "" at the end.
+	for _, c := range []struct {
+		from, to string
+		n        int
+		want     string
+	}{{keys[0], "", 3, keys[5]}, {keys[5], "", 10, ""}, {keys[0], keys[2], 5, keys[2]}, {keys[1], "", 0, keys[1]}} {
+		if got, err := evaldelete.SpanEnd(v, c.from, c.to, c.n); err != nil || got != c.want {
+			t.Errorf("SpanEnd(%q, %q, %d) = %q, %v; want %q", c.from, c.to, c.n, got, err, c.want)
+		}
+	}
 	// A range past the end of the table ends at To.
 	if page, err := evaldelete.Walk(v, nil, keys[7], keys[7]+"~", 10, 0, true); err != nil || page.Next != keys[7]+"~" {
 		t.Fatalf("page to past the end = %+v, %v", page, err)

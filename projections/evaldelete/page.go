@@ -127,3 +127,27 @@ func expandPage(v projections.View, _ int64, pl events.Payload) (events.Payload,
 	out.IDs, out.Skipped, out.Next = page.IDs, page.Skipped, page.Next
 	return &out, "", nil
 }
+
+// SpanEnd returns where a page of n evals that starts at the creation
+// key from ends: the creation key of the n+1th eval at or after from, or
+// to ("" for the end of the table) when fewer than n+1 lie before it. It
+// reads index keys only, never an eval: a handler plans a page by
+// finding its first selected eval with Walk and its end with SpanEnd.
+func SpanEnd(v projections.View, from, to string, n int) (string, error) {
+	seen, end := 0, to
+	err := v.ScanFrom(evals.ByCreateTable, "", from, false, func(key string, _ projections.Row) error {
+		if to != "" && key >= to {
+			return errStop
+		}
+		if seen == n {
+			end = key
+			return errStop
+		}
+		seen++
+		return nil
+	})
+	if err != nil && !errors.Is(err, errStop) {
+		return "", fmt.Errorf("evaldelete: end of the page at %q: %w", from, err)
+	}
+	return end, nil
+}
