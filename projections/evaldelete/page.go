@@ -56,13 +56,13 @@ func Walk(v projections.View, f *Filter, from, to string, pageSize, scanLimit in
 		if err != nil {
 			return err
 		}
-		e, err := evals.Get(v, id)
+		e, err := readEval(v, f, id)
 		if errors.Is(err, projections.ErrNotFound) {
 			return nil
 		} else if err != nil {
 			return err
 		}
-		ok, err := Match(f, &e.Evaluation)
+		ok, err := Match(f, e)
 		if err != nil || !ok {
 			return err
 		}
@@ -70,7 +70,7 @@ func Walk(v projections.View, f *Filter, from, to string, pageSize, scanLimit in
 		if p.First == "" {
 			p.First = key
 		}
-		selected = append(selected, &e.Evaluation)
+		selected = append(selected, e)
 		return nil
 	})
 	if err != nil && !errors.Is(err, errStop) {
