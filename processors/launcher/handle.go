@@ -302,7 +302,7 @@ func (r *runner) consider(ctx context.Context, s *snapshot, provs []*launcher.Pr
 		if why := r.hostsShort(pool.Name, prov, req.Labels); why != "" {
 			return r.decline(ctx, log, req, "can never be satisfied: "+why)
 		}
-		log.Info("no free reachable static host for request; left for later", "labels", req.Labels)
+		log.Debug("no free reachable static host for request; left for later", "labels", req.Labels)
 		r.retry = true
 		return nil
 	}

@@ -25,6 +25,9 @@ type hostState struct {
 	cfg map[string]driver.Host
 	// reach holds this pass's reachability checks, by host name.
 	reach map[string]error
+	// down are the hosts last found unreachable: a host going down is
+	// logged at info once, not on every pass.
+	down map[string]bool
 }
 
 func newHostState(d driver.Driver) *hostState {
@@ -32,7 +35,7 @@ func newHostState(d driver.Driver) *hostState {
 	if !ok {
 		return nil
 	}
-	h := &hostState{d: hd, cfg: map[string]driver.Host{}}
+	h := &hostState{d: hd, cfg: map[string]driver.Host{}, down: map[string]bool{}}
 	for _, host := range hd.Hosts() {
 		h.cfg[host.Name] = host
 	}
@@ -130,10 +133,14 @@ func (r *runner) reachable(ctx context.Context, log logger, req string, in *laun
 		if err != nil {
 			r.l.m.decisions.WithLabelValues(r.name, "host:unreachable").Inc()
 		}
-	}
-	if err != nil {
-		log.Info("static host unreachable; request released for later, not declined", "host", in.ExternalID, "instance", in.ID,
-			"request", req, "err", err)
+		switch {
+		case err != nil && !r.hosts.down[in.ExternalID]:
+			log.Info("static host unreachable; its requests are left for later, not declined", "host", in.ExternalID,
+				"instance", in.ID, "request", req, "err", err)
+		case err == nil && r.hosts.down[in.ExternalID]:
+			r.log.Info("static host reachable again", "host", in.ExternalID, "instance", in.ID)
+		}
+		r.hosts.down[in.ExternalID] = err != nil
 	}
 	return err == nil
 }
