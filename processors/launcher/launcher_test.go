@@ -85,7 +85,13 @@ func (f *fixture) start() {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { defer close(done); _ = l.Run(ctx) }()
-	f.t.Cleanup(func() { cancel(); <-done })
+	f.t.Cleanup(func() {
+		cancel()
+		<-done
+		if n := l.Runners(); n != 0 {
+			f.t.Errorf("%d provider runners still running after Run returned", n)
+		}
+	})
 }
 
 func (f *fixture) cloud(name string) *sim.Cloud {
