@@ -16,7 +16,7 @@ const Table = "entity_events"
 // Kinds lists the entity kinds events carry in their Keys, sorted. A kind
 // added to events is added here.
 var Kinds = []string{
-	events.KindAlloc, events.KindDeployment, events.KindEval, events.KindInstance, events.KindJob,
+	events.KindAlloc, events.KindComponent, events.KindDeployment, events.KindEval, events.KindInstance, events.KindJob,
 	events.KindNamespace, events.KindNode, events.KindNodeRequest, events.KindPlugin, events.KindProvider, events.KindServer,
 	events.KindTenant, events.KindVolume,
 }

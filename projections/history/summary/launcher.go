@@ -135,6 +135,34 @@ func init() {
 		e := p.(*events.InstanceReleased)
 		return "instance " + e.ID + " released from request " + e.RequestID
 	})
+	register("ComponentRegistered", func(s *step, p events.Payload) string {
+		c := &p.(*events.ComponentRegistered).Component
+		pools := make([]string, len(c.Pools))
+		for i, pl := range c.Pools {
+			pools[i] = pl.Provider + "/" + pl.Pool
+		}
+		list := strings.Join(pools, ",")
+		if s.t.kind != events.KindComponent {
+			return c.Kind + " on " + c.Server + " runs " + plural(len(c.Pools), "pool")
+		}
+		created := !s.known()
+		ch := s.set("Pools", list)
+		switch {
+		case created:
+			return "registered on " + c.Server + ": " + plural(len(c.Pools), "pool") + paren(list)
+		case ch != nil:
+			return "pools " + arrow(ch)
+		}
+		return "heartbeat"
+	})
+	register("ComponentDeregistered", func(s *step, p events.Payload) string {
+		e := p.(*events.ComponentDeregistered)
+		if s.t.kind != events.KindComponent {
+			return e.Kind + " on " + e.Server + " deregistered"
+		}
+		s.reset()
+		return "deregistered"
+	})
 	register("InstanceDeleted", func(s *step, p events.Payload) string {
 		if s.t.kind != events.KindInstance {
 			return "instance " + p.(*events.InstanceDeleted).ID + " deleted"
