@@ -175,6 +175,7 @@ func (c *Client) Run(ctx context.Context) error {
 	loops.Go(func() { c.heartbeatLoop(ctx) })
 	loops.Go(func() { c.watchLoop(ctx, runCtx) })
 	loops.Go(func() { c.updateLoop(ctx) })
+	loops.Go(func() { c.csiLoop(ctx) }) // csi_fingerprint.go
 	<-ctx.Done()
 	loops.Wait()
 
@@ -241,7 +242,7 @@ func (c *Client) newRunner(a events.Allocation, job *events.Job, restored *state
 	return allocrunner.New(allocrunner.Config{Alloc: a, Job: job, Restored: restored, Drivers: c.drivers,
 		Root: filepath.Join(c.cfg.DataDir, "alloc"), Store: c.store, Clock: c.cfg.Clock, Logger: c.log,
 		OnChange: c.allocChanged, NodeEnv: c.nodeEnv(), LogMaxBytes: c.cfg.LogMaxBytes,
-		LogMaxFiles: c.cfg.LogMaxFiles, Metrics: c.arMet})
+		LogMaxFiles: c.cfg.LogMaxFiles, Metrics: c.arMet, Hooks: c.csiHooks()})
 }
 
 func (c *Client) nodeEnv() map[string]string {

@@ -9,6 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/ordoplane/ordo/client/clock"
+	"github.com/ordoplane/ordo/client/csi"
 	"github.com/ordoplane/ordo/client/driver"
 	"github.com/ordoplane/ordo/events"
 )
@@ -68,6 +69,12 @@ type Config struct {
 	// 10 MiB and 10.
 	LogMaxBytes int64
 	LogMaxFiles int
+	// CSI calls the CSI plugins the node's tasks serve (client/csi); nil
+	// runs no plugin and publishes no CSI volume.
+	CSI *csi.Manager
+	// CSIFingerprintInterval is how often the plugins are fingerprinted;
+	// default 5s.
+	CSIFingerprintInterval time.Duration
 	// HTTPClient talks to the servers; default a new http.Client.
 	HTTPClient *http.Client
 	// Logger; default slog.Default().
@@ -104,6 +111,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Clock == nil {
 		c.Clock = d.Clock
+	}
+	if c.CSIFingerprintInterval == 0 {
+		c.CSIFingerprintInterval = 5 * time.Second
 	}
 	if c.UpdateInterval == 0 {
 		c.UpdateInterval = d.UpdateInterval

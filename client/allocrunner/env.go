@@ -49,6 +49,9 @@ func taskEnv(a *events.Allocation, job *events.Job, tg *events.TaskGroup, t *eve
 		env["NOMAD_META_"+k] = v
 		env["NOMAD_META_"+strings.ToUpper(k)] = v
 	}
+	if t.CSIPluginConfig != nil {
+		env["CSI_ENDPOINT"] = "unix://" + CSISocket(dir, t) // hooks.go
+	}
 	maps.Copy(env, t.Env)
 	return env
 }

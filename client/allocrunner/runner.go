@@ -58,6 +58,8 @@ type Config struct {
 	LogMaxFiles int
 	// Metrics count task starts, restarts and failures; optional.
 	Metrics *Metrics
+	// Hooks run around the tasks (hooks.go); optional.
+	Hooks []Hook
 }
 
 // Validate reports a Config that cannot work.
@@ -192,6 +194,15 @@ func (r *Runner) Run(ctx context.Context) {
 		r.notify()
 		return
 	}
+	if err := r.prerun(ctx); err != nil { // hooks.go
+		r.log.Error("allocation hook", "err", err)
+		for _, tr := range r.tasks {
+			tr.failSetup(err)
+		}
+		r.notify()
+		r.postrun(ctx)
+		return
+	}
 	var wg sync.WaitGroup
 	for _, tr := range r.tasks {
 		wg.Go(func() { tr.run(ctx) })
@@ -204,6 +215,7 @@ func (r *Runner) Run(ctx context.Context) {
 	hwg.Wait()
 	if ctx.Err() == nil {
 		r.checkHealth() // a task that failed last makes the alloc unhealthy
+		r.postrun(ctx)
 	}
 }
 

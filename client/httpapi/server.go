@@ -28,6 +28,9 @@ type Config struct {
 	HeartbeatInterval time.Duration
 	// Logger; default slog.Default().
 	Logger *slog.Logger
+	// CSI serves /v1/client/csi/ (client/csi's Handler: the servers'
+	// detach and create calls); nil serves none.
+	CSI http.Handler
 }
 
 // DefaultConfig returns the defaults of the optional fields.
@@ -74,6 +77,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	s := &Server{cfg: cfg, log: cfg.Logger, mux: http.NewServeMux()}
 	s.mux.HandleFunc("GET /v1/client/fs/logs/{alloc_id}", s.logs)
+	if cfg.CSI != nil {
+		s.mux.Handle("/v1/client/csi/", cfg.CSI)
+	}
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, &apiError{Status: http.StatusNotFound, Message: "no such endpoint: " + r.Method + " " + r.URL.Path})
 	})

@@ -4,10 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/ordoplane/ordo/client"
+	"github.com/ordoplane/ordo/client/csi"
 	"github.com/ordoplane/ordo/client/driver"
 	"github.com/ordoplane/ordo/client/driver/exec"
 	"github.com/ordoplane/ordo/client/driver/mock"
@@ -39,6 +42,9 @@ type ClientConfig struct {
 	// GCMaxAllocs is how many terminal allocations keep their directory;
 	// default 50.
 	GCMaxAllocs int `json:"GCMaxAllocs"`
+	// CSIFingerprintInterval is how often the CSI plugins of the node's
+	// tasks are fingerprinted; default 5s.
+	CSIFingerprintInterval time.Duration `json:"CSIFingerprintInterval"`
 	// HTTPAddr is where the client's own HTTP API (task logs, which the
 	// servers proxy to) listens, host:port; the node advertises it (an
 	// unspecified host advertises the machine's first non-loopback
@@ -125,8 +131,16 @@ func (a *Agent) startClient(ctx context.Context, servers []string) error {
 		closeAll()
 		return fmt.Errorf("agent: client http: %w", err)
 	}
-	c, err := client.New(client.Config{DataDir: dataDir, Servers: servers, NodeName: cc.NodeName,
-		Datacenter: cc.Datacenter, NodeClass: cc.NodeClass, NodePool: cc.NodePool, Meta: cc.Meta,
+	csiMgr, err := csi.NewManager(filepath.Join(dataDir, "csi"), log, 0) // CSI plugins of the node's tasks
+	if err != nil {
+		ln.Close()
+		closeAll()
+		return fmt.Errorf("agent: %w", err)
+	}
+	closers = append(closers, func() error { csiMgr.Close(); return nil })
+	c, err := client.New(client.Config{DataDir: dataDir, Servers: servers, NodeName: cc.NodeName, CSI: csiMgr,
+		CSIFingerprintInterval: cc.CSIFingerprintInterval,
+		Datacenter:             cc.Datacenter, NodeClass: cc.NodeClass, NodePool: cc.NodePool, Meta: cc.Meta,
 		Drivers: drivers, GCMaxAllocs: cc.GCMaxAllocs, DestroyOnShutdown: a.cfg.Dev, HTTPAddr: advertise,
 		Logger: log, Registerer: a.reg})
 	if err != nil {
@@ -134,7 +148,7 @@ func (a *Agent) startClient(ctx context.Context, servers []string) error {
 		closeAll()
 		return fmt.Errorf("agent: %w", err)
 	}
-	api, err := clienthttp.New(clienthttp.Config{Allocs: clienthttp.Runners(c.Runner), Logger: log})
+	api, err := clienthttp.New(clienthttp.Config{Allocs: clienthttp.Runners(c.Runner), Logger: log, CSI: csiMgr.Handler()})
 	if err != nil {
 		ln.Close()
 		closeAll()

@@ -48,7 +48,7 @@ type csiAllocStub struct {
 func newVolumeCommand(g *globals) *cobra.Command {
 	cmd := &cobra.Command{Use: "volume", Short: "Interact with CSI volumes"}
 	cmd.PersistentFlags().String("namespace", os.Getenv("ORDO_NAMESPACE"), "namespace of the volumes ($ORDO_NAMESPACE; default \"default\"; '*' for all in status)")
-	cmd.AddCommand(newVolumeRegisterCommand(g), newVolumeStatusCommand(g), newVolumeDeregisterCommand(g), newVolumeDetachCommand(g))
+	cmd.AddCommand(newVolumeRegisterCommand(g), newVolumeCreateCommand(g), newVolumeStatusCommand(g), newVolumeDeregisterCommand(g), newVolumeDetachCommand(g))
 	return cmd
 }
 
@@ -61,9 +61,20 @@ func nsQuery(cmd *cobra.Command) url.Values {
 }
 
 func newVolumeRegisterCommand(g *globals) *cobra.Command {
+	return volumeSpecCommand(g, "register", "", "registered",
+		"Register a CSI volume; registering it again merges the changes (N18)")
+}
+
+func newVolumeCreateCommand(g *globals) *cobra.Command {
+	return volumeSpecCommand(g, "create", "/create", "created",
+		"Create a CSI volume through its plugin's controller, then register it")
+}
+
+// volumeSpecCommand is register or create: parse the file, PUT it.
+func volumeSpecCommand(g *globals, use, suffix, done, short string) *cobra.Command {
 	return &cobra.Command{
-		Use:   "register <file.hcl|file.json>",
-		Short: "Register a CSI volume; registering it again merges the changes (N18)",
+		Use:   use + " <file.hcl|file.json>",
+		Short: short,
 		Args:  oneArg("<file>"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			src, err := os.ReadFile(args[0])
@@ -83,10 +94,10 @@ func newVolumeRegisterCommand(g *globals) *cobra.Command {
 			}
 			var out struct{ Index uint64 }
 			q := url.Values{"namespace": {spec.Volume.Namespace}}
-			if err := c.do(cmd.Context(), "PUT", pathf("/v1/volume/csi/%s", spec.Volume.ID), q, spec.Body(), &out); err != nil {
-				return fmt.Errorf("register volume %q: %w", spec.Volume.ID, err)
+			if err := c.do(cmd.Context(), "PUT", pathf("/v1/volume/csi/%s", spec.Volume.ID)+suffix, q, spec.Body(), &out); err != nil {
+				return fmt.Errorf("%s volume %q: %w", use, spec.Volume.ID, err)
 			}
-			_, err = fmt.Fprintf(cmd.OutOrStdout(), "Volume %q registered (index %d)\n", spec.Volume.ID, out.Index)
+			_, err = fmt.Fprintf(cmd.OutOrStdout(), "Volume %q %s (index %d)\n", spec.Volume.ID, done, out.Index)
 			return err
 		},
 	}

@@ -177,6 +177,8 @@ var routeAccess = map[string]access{
 	"PUT /v1/volume/csi/{id}":           {inHandler: policy.CapCSIWriteVolume},
 	"POST /v1/volume/csi/{id}":          {inHandler: policy.CapCSIWriteVolume},
 	"DELETE /v1/volume/csi/{id}":        ns(policy.CapCSIWriteVolume),
+	"PUT /v1/volume/csi/{id}/create":    {inHandler: policy.CapCSIWriteVolume},
+	"POST /v1/volume/csi/{id}/create":   {inHandler: policy.CapCSIWriteVolume},
 	"PUT /v1/volume/csi/{id}/detach":    ns(policy.CapCSIWriteVolume),
 	"POST /v1/volume/csi/{id}/detach":   ns(policy.CapCSIWriteVolume),
 	"DELETE /v1/volume/csi/{id}/detach": ns(policy.CapCSIWriteVolume),

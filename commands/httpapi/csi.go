@@ -34,6 +34,8 @@ func (s *Server) csiRoutes() {
 	s.handle("PUT /v1/volume/csi/{id}", s.leader(s.registerVolume))
 	s.handle("POST /v1/volume/csi/{id}", s.leader(s.registerVolume))
 	s.handle("DELETE /v1/volume/csi/{id}", s.leader(s.deregisterVolume))
+	s.handle("PUT /v1/volume/csi/{id}/create", s.leader(s.createVolume)) // csicreate.go
+	s.handle("POST /v1/volume/csi/{id}/create", s.leader(s.createVolume))
 	s.handle("PUT /v1/volume/csi/{id}/detach", s.leader(s.detachVolume))
 	s.handle("POST /v1/volume/csi/{id}/detach", s.leader(s.detachVolume))
 	s.handle("DELETE /v1/volume/csi/{id}/detach", s.leader(s.detachVolume))

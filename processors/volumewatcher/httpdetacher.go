@@ -12,7 +12,7 @@ import (
 	"slices"
 	"time"
 
-	ccsi "github.com/ordoplane/ordo/client/csi"
+	ccsi "github.com/ordoplane/ordo/commands/csi"
 	"github.com/ordoplane/ordo/events"
 	"github.com/ordoplane/ordo/projections"
 	"github.com/ordoplane/ordo/projections/csi"

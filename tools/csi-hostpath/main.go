@@ -26,7 +26,11 @@ func main() {
 
 func run(args []string) error {
 	fs := flag.NewFlagSet("csi-hostpath", flag.ContinueOnError)
-	endpoint := fs.String("endpoint", "unix:///tmp/csi-hostpath.sock", "unix socket to serve CSI on (unix:///path)")
+	def := os.Getenv("CSI_ENDPOINT") // what ordo (and Nomad) give a csi_plugin task
+	if def == "" {
+		def = "unix:///tmp/csi-hostpath.sock"
+	}
+	endpoint := fs.String("endpoint", def, "unix socket to serve CSI on (unix:///path; default $CSI_ENDPOINT)")
 	root := fs.String("root", "/tmp/csi-hostpath", "directory holding the volumes")
 	nodeID := fs.String("node-id", "", "this node's id (default: the host name)")
 	name := fs.String("name", "hostpath.ordo", "plugin name reported by GetPluginInfo")

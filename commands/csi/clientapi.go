@@ -2,7 +2,7 @@ package csi
 
 import "github.com/ordoplane/ordo/events"
 
-// Paths of the client's CSI API, which the servers call: the volume
+// The client's CSI API (client/csi serves it), which the servers call: the volume
 // watcher to unpublish (node, controller), the volume create endpoint to
 // create through a controller.
 const (

@@ -1,0 +1,172 @@
+package csi
+
+import (
+	"context"
+	"fmt"
+	api "github.com/ordoplane/ordo/commands/csi"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/ordoplane/ordo/client/allocrunner"
+	"github.com/ordoplane/ordo/events"
+)
+
+// VolumeLookup returns a volume as the servers have it (its plugin,
+// external id and context).
+type VolumeLookup func(ctx context.Context, ns, id string) (*events.CSIVolume, error)
+
+// Hook is the allocation hook of CSI: it registers the allocation's
+// plugin tasks with the Manager, and publishes the volumes its group
+// claims before the tasks start (linking each task's volume_mount
+// destination, inside its task directory, to the publication), then
+// unpublishes them once the tasks are dead.
+type Hook struct {
+	M       *Manager
+	Volumes VolumeLookup
+	// Retry is how long Prerun keeps trying a publication whose plugin is
+	// not ready on this node yet; default 30s.
+	Retry time.Duration
+}
+
+var _ allocrunner.Hook = (*Hook)(nil)
+
+func group(job *events.Job, name string) *events.TaskGroup {
+	if job == nil {
+		return nil
+	}
+	for i := range job.TaskGroups {
+		if job.TaskGroups[i].Name == name {
+			return &job.TaskGroups[i]
+		}
+	}
+	return nil
+}
+
+// requests returns the publications allocation a needs.
+func (h *Hook) requests(ctx context.Context, a events.Allocation, tg *events.TaskGroup) (map[string]api.VolumeRequest, error) {
+	out := map[string]api.VolumeRequest{}
+	for name, r := range tg.Volumes {
+		if r == nil || r.Type != events.VolumeTypeCSI {
+			continue
+		}
+		id := r.Source
+		if r.PerAlloc {
+			id = fmt.Sprintf("%s[%s]", r.Source, allocIndex(a.Name))
+		}
+		vol, err := h.Volumes(ctx, a.Namespace, id)
+		if err != nil {
+			return nil, fmt.Errorf("csi: volume %s of group %s: %w", id, tg.Name, err)
+		}
+		access, attachment := r.AccessMode, r.AttachmentMode
+		if (access == "" || attachment == "") && len(vol.RequestedCapabilities) > 0 {
+			access = cmpOr(access, vol.RequestedCapabilities[0].AccessMode)
+			attachment = cmpOr(attachment, vol.RequestedCapabilities[0].AttachmentMode)
+		}
+		out[name] = api.VolumeRequest{PluginID: vol.PluginID, Namespace: a.Namespace, VolumeID: id, ExternalID: vol.ExternalID,
+			AllocID: a.ID, AccessMode: access, AttachmentMode: attachment, ReadOnly: r.ReadOnly, Context: vol.Context}
+	}
+	return out, nil
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+func allocIndex(name string) string {
+	for i := len(name) - 1; i >= 0; i-- {
+		if name[i] == '[' && name[len(name)-1] == ']' {
+			return name[i+1 : len(name)-1]
+		}
+	}
+	return "0"
+}
+
+// Prerun implements allocrunner.Hook.
+func (h *Hook) Prerun(ctx context.Context, a events.Allocation, job *events.Job, dir allocrunner.AllocDir) error {
+	tg := group(job, a.TaskGroup)
+	if tg == nil {
+		return nil
+	}
+	for i := range tg.Tasks {
+		t := &tg.Tasks[i]
+		if pc := t.CSIPluginConfig; pc != nil {
+			sock := allocrunner.CSISocket(dir, t)
+			if err := os.MkdirAll(filepath.Dir(sock), 0o755); err != nil {
+				return fmt.Errorf("csi: plugin %s socket dir: %w", pc.ID, err)
+			}
+			if err := h.M.Register(pc.ID, pc.Type, sock, a.ID); err != nil {
+				return err
+			}
+		}
+	}
+	reqs, err := h.requests(ctx, a, tg)
+	if err != nil || len(reqs) == 0 {
+		return err
+	}
+	retry := h.Retry
+	if retry <= 0 {
+		retry = 30 * time.Second
+	}
+	for name, req := range reqs {
+		deadline := time.Now().Add(retry)
+		var path string
+		for {
+			if path, err = h.M.Publish(ctx, req); err == nil {
+				break
+			}
+			if time.Now().After(deadline) || ctx.Err() != nil {
+				return fmt.Errorf("csi: volume %q: %w", name, err)
+			}
+			h.M.log.Warn("CSI publish failed: retrying", "volume", req.VolumeID, "alloc_id", a.ID, "err", err)
+			select {
+			case <-ctx.Done():
+			case <-time.After(500 * time.Millisecond):
+			}
+		}
+		for j := range tg.Tasks {
+			t := &tg.Tasks[j]
+			for _, vm := range t.VolumeMounts {
+				if vm.Volume != name {
+					continue
+				}
+				link := filepath.Join(dir.TaskDir(t.Name), filepath.Clean("/"+vm.Destination))
+				if err := os.MkdirAll(filepath.Dir(link), 0o755); err != nil {
+					return err
+				}
+				_ = os.Remove(link)
+				if err := os.Symlink(path, link); err != nil {
+					return fmt.Errorf("csi: mount volume %q in task %s: %w", name, t.Name, err)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// Postrun implements allocrunner.Hook: unpublish (the volume watcher asks
+// again through the client API; both are idempotent) and deregister the
+// allocation's plugins.
+func (h *Hook) Postrun(ctx context.Context, a events.Allocation, job *events.Job, _ allocrunner.AllocDir) {
+	tg := group(job, a.TaskGroup)
+	if tg == nil {
+		return
+	}
+	reqs, err := h.requests(ctx, a, tg)
+	if err != nil {
+		h.M.log.Warn("CSI volumes of a stopped allocation: the servers will unpublish", "alloc_id", a.ID, "err", err)
+	}
+	for _, req := range reqs {
+		if err := h.M.Unpublish(ctx, req); err != nil {
+			h.M.log.Warn("CSI unpublish failed: the servers will retry", "volume", req.VolumeID, "alloc_id", a.ID, "err", err)
+		}
+	}
+	for i := range tg.Tasks {
+		if pc := tg.Tasks[i].CSIPluginConfig; pc != nil {
+			h.M.Deregister(pc.ID, a.ID)
+		}
+	}
+}
