@@ -48,7 +48,7 @@ func main() {
 	duration := flag.Duration("duration", 10*time.Second, "how long each load runs")
 	replay := flag.Int("replay", 200000, "events in the archive for the apply and replay figures")
 	addr := flag.String("addr", "", "load this server's HTTP address instead of starting servers")
-	only := flag.String("only", "", "run only these, comma-separated: load1, load3, apply, replay, export, c1m, simfleet, simfleet-fast, c1m-http, mirror, evaldelete, rotation, launcher")
+	only := flag.String("only", "", "run only these, comma-separated: load1, load3, apply, replay, export, c1m, simfleet, simfleet-fast, c1m-http, mirror, evaldelete, rotation, launcher, csi")
 	nodes := flag.Int("nodes", 0, "simulated nodes (0: 5000 for c1m, 10000 for simfleet, simfleet-fast and c1m-http)")
 	jobs := flag.Int("jobs", 0, "jobs for c1m and c1m-http (0: 100 for c1m, 5 for c1m-http)")
 	perJob := flag.Int("per-job", 1000, "allocations per job for c1m and c1m-http")
@@ -59,6 +59,7 @@ func main() {
 	evalDeletePage := flag.Int("evaldelete-page", 0, "page size of the evaldelete figures (0: the server's default)")
 	evalDeleteSeed := flag.Int("evaldelete-seed-batch", 1000, "evals per entry when the evaldelete figures seed")
 	launcherN := flag.Int("launcher-requests", 10000, "node requests the launcher figures create over 3 sim providers")
+	csiN := flag.Int("csi-volumes", 1000, "per-alloc volumes the csi figures claim and release")
 	rotationN := flag.Int("rotation-variables", 100000, "variables the rotation figures seed and re-encrypt with rotate -full")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile here")
 	flag.Parse()
@@ -107,6 +108,7 @@ func main() {
 		run("evaldelete", func() ([]row, error) { return evalDeleteRows(*evalDeleteN, *evalDeletePage, *evalDeleteSeed, 8) }) // evaldelete.go
 		run("rotation", func() ([]row, error) { return rotationRows(*rotationN) })                                            // rotation.go
 		run("launcher", func() ([]row, error) { return launcherRows(*launcherN) })                                            // launcher.go
+		run("csi", func() ([]row, error) { return csiRows(*csiN) })                                                           // csi.go
 	}
 	printTable(rows)
 }
