@@ -364,7 +364,9 @@ func (r *runner) consume(assign []lcmd.Assignment, ready map[string][]*launcher.
 	if r.hosts != nil {
 		labels = nil // a host is indexed under each of its labels
 		for k := range ready {
-			labels = append(labels, k[len(pool)+1:])
+			if l, ok := strings.CutPrefix(k, pool+"\x00"); ok {
+				labels = append(labels, l)
+			}
 		}
 	}
 	for _, l := range labels {

@@ -170,3 +170,25 @@ func TestStaticNeverPauses(t *testing.T) {
 		t.Fatalf("instances %v, want the returned host's %s", got, h1)
 	}
 }
+
+// Static hosts in two pools: each request gets a host of the pool
+// serving its label, and handing one out leaves the other pool's free
+// hosts as they were.
+func TestStaticTwoPools(t *testing.T) {
+	f := newFixture(t)
+	f.withStatic()
+	a, b := listen(t).Addr().String(), listen(t).Addr().String()
+	f.run("provider.apply", lcmd.ApplyProvider{Config: events.ProviderConfig{Name: "lab", Driver: "static", Priority: 100,
+		Pools: []events.ProviderPool{{Name: "p", Labels: []string{"bare"}}, {Name: "racks-long", Labels: []string{"gpu"}}},
+		Labels: []events.LabelConfig{{Name: "bare"}, {Name: "gpu"}},
+		Static: &events.StaticConfig{Hosts: []events.StaticHost{host("h1", a, "bare"), host("h2", b, "gpu")}}}})
+	f.start()
+	f.eventually("hosts registered", func() bool { return len(f.instances("lab")) == 2 })
+	gpu, bare := f.request("", "gpu"), f.request("", "bare")
+	f.eventually("both served", func() bool { return stateOf(f, gpu)() && stateOf(f, bare)() })
+	for id, want := range map[string]string{gpu: "h2", bare: "h1"} {
+		if in := f.instanceByID(f.req(id).Instances[0]); in == nil || in.ExternalID != want {
+			t.Fatalf("request %s got %+v, want host %s", id, in, want)
+		}
+	}
+}
