@@ -179,7 +179,7 @@ func TestStaticTwoPools(t *testing.T) {
 	f.withStatic()
 	a, b := listen(t).Addr().String(), listen(t).Addr().String()
 	f.run("provider.apply", lcmd.ApplyProvider{Config: events.ProviderConfig{Name: "lab", Driver: "static", Priority: 100,
-		Pools: []events.ProviderPool{{Name: "p", Labels: []string{"bare"}}, {Name: "racks-long", Labels: []string{"gpu"}}},
+		Pools:  []events.ProviderPool{{Name: "p", Labels: []string{"bare"}}, {Name: "racks-long", Labels: []string{"gpu"}}},
 		Labels: []events.LabelConfig{{Name: "bare"}, {Name: "gpu"}},
 		Static: &events.StaticConfig{Hosts: []events.StaticHost{host("h1", a, "bare"), host("h2", b, "gpu")}}}})
 	f.start()
