@@ -10,8 +10,8 @@ import (
 	"github.com/ordoplane/ordo/commands/namespace"
 	"github.com/ordoplane/ordo/events"
 	"github.com/ordoplane/ordo/projections"
-	"github.com/ordoplane/ordo/projections/allocs"
 	pc "github.com/ordoplane/ordo/projections/csi"
+	"github.com/ordoplane/ordo/projections/nodes"
 )
 
 // claimStates are the states a claim update may set, in release order.
@@ -85,10 +85,11 @@ func (u UpdateClaims) Decide(v projections.View, _ time.Time, _ commands.IDs) (c
 	return commands.Decision{Events: evs}, nil
 }
 
-// Detach releases volume ID's claims on NodeID (Nomad's `volume detach`):
-// claims of allocations that stopped or are gone are marked for the
-// volume watcher to release; a claim of an allocation still running on
-// the node is refused, naming it.
+// Detach releases volume ID's claims on NodeID (Nomad's `volume detach`)
+// for a node whose client cannot report its allocations stopped (down,
+// disconnected or gone): their claims are marked for the volume watcher
+// to release. On a node that can report, a live claim is refused, naming
+// its allocation; claims of stopped allocations are the watcher's already.
 type Detach struct {
 	Namespace string
 	ID        string
@@ -125,14 +126,20 @@ func (d Detach) Decide(v projections.View, _ time.Time, _ commands.IDs) (command
 		if c.NodeID != d.NodeID {
 			continue
 		}
-		if pc.Live(&c) {
-			if a, err := allocs.Get(v, c.AllocID); err == nil && !a.Terminal() {
-				return commands.Decision{}, &commands.ConflictError{Precondition: pre,
-					Reason: fmt.Sprintf("allocation %s still runs on node %s with the volume; stop it first", c.AllocID, d.NodeID)}
-			}
-			c.State = events.CSIClaimUnpublishing
-			out = append(out, c)
+		if !pc.Live(&c) {
+			continue // the watcher's already
 		}
+		// A live claim's allocation has not stopped on its client: detach
+		// it only when that client cannot report (its node is down,
+		// disconnected or gone), never under a task that may still run.
+		if n, err := nodes.Get(v, d.NodeID); err == nil && n.Status != events.NodeStatusDown && n.Status != events.NodeStatusDisconnected {
+			return commands.Decision{}, &commands.ConflictError{Precondition: pre,
+				Reason: fmt.Sprintf("allocation %s has not stopped on node %s (%s); stop it first", c.AllocID, d.NodeID, n.Status)}
+		} else if err != nil && !errors.Is(err, projections.ErrNotFound) {
+			return commands.Decision{}, err
+		}
+		c.State = events.CSIClaimUnpublishing
+		out = append(out, c)
 	}
 	if len(out) == 0 {
 		return commands.Decision{}, nil // nothing live to release; past claims are the watcher's already

@@ -169,8 +169,8 @@ func TestNamespaceGuardCountsVolumes(t *testing.T) {
 	}
 }
 
-// TestDetachAndUpdateClaims: detach refuses a running allocation's claim,
-// marks a stopped one's for release; claim updates only move forward.
+// TestDetachAndUpdateClaims: detach refuses a live claim on a node that
+// can report, releases it on a down node; claim updates only move forward.
 func TestDetachAndUpdateClaims(t *testing.T) {
 	h := csitest.New(t)
 	h.Apply(csitest.PluginNode("n1", "p1", nil))
@@ -182,8 +182,15 @@ func TestDetachAndUpdateClaims(t *testing.T) {
 	if _, err := h.Run(csi.Detach{Namespace: "default", ID: "db", NodeID: "n1"}); status(err) != 409 || !strings.Contains(err.Error(), "a1") {
 		t.Fatalf("detach of a running claim: %v", err)
 	}
-	h.Apply(&events.AllocsClientUpdated{NodeID: "n1", Updates: []events.AllocClientUpdate{{ID: "a1", ClientStatus: events.AllocClientComplete}}})
+	// The node goes down before its client reports: detach releases.
+	h.Apply(&events.NodeStatusUpdated{ID: "n1", Status: events.NodeStatusDown})
+	if _, err := h.Run(csi.Detach{Namespace: "default", ID: "db", NodeID: "n1"}); err != nil {
+		t.Fatalf("detach from a down node: %v", err)
+	}
 	c := getVolume(t, h, "db").Claims[0]
+	if c.State != events.CSIClaimUnpublishing {
+		t.Fatalf("after detach: %+v", c)
+	}
 	c.State = events.CSIClaimNodeDetached
 	if _, err := h.Run(csi.UpdateClaims{Volumes: []csi.VolumeClaims{{Namespace: "default", VolumeID: "db", Claims: []events.CSIVolumeClaim{c}}}}); err != nil {
 		t.Fatal(err)
