@@ -1,10 +1,6 @@
 package events
 
-import (
-	"slices"
-
-	"github.com/vmihailenco/msgpack/v5"
-)
+import "slices"
 
 // Entity kinds of CSI: a volume's key value is "<namespace>/<volume id>"
 // (volume ids are namespaced, like jobs'); a plugin's is its plugin id.
@@ -264,10 +260,6 @@ func pluginKeys(maps ...map[string]*CSIInfo) []Key {
 }
 
 func init() {
-	// Written with sorted keys, as sortedmaps.go does for other map types.
-	for _, m := range []any{map[string]*CSIInfo(nil), map[string]*VolumeRequest(nil)} {
-		msgpack.Register(m, encodeSortedMap, nil)
-	}
 	Register(Type{Name: "CSIVolumeRegistered", Version: 1, Topic: "CSIVolume",
 		New:       func() Payload { return new(CSIVolumeRegistered) },
 		Sensitive: []string{"Secrets"}})

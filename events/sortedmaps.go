@@ -22,6 +22,8 @@ var sortedMapTypes = []any{
 	map[string]DriverInfo(nil),
 	map[string][]byte(nil),
 	map[string]SimInstanceType(nil),
+	map[string]*CSIInfo(nil),       // csi.go
+	map[string]*VolumeRequest(nil), // csi.go
 }
 
 func init() {
