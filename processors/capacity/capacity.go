@@ -72,14 +72,8 @@ func (p *Processor) Run(ctx context.Context) error {
 		return err
 	}
 	for {
-		applied, wake := notify.Applied()
-		if next <= applied {
-			if err := p.follow(next, applied); err != nil {
-				return err
-			}
-			next = applied + 1
-		}
-		after, err := p.pass(ctx)
+		_, wake := notify.Applied()
+		at, after, err := p.pass(ctx, &next)
 		if ctx.Err() != nil {
 			return nil
 		}
@@ -87,7 +81,7 @@ func (p *Processor) Run(ctx context.Context) error {
 			p.log.Warn("capacity pass failed; will retry", "err", err)
 			after = retryAfter
 		} else {
-			p.seen.Store(next - 1)
+			p.seen.Store(at)
 		}
 		var tick <-chan time.Time
 		if after > 0 {
@@ -118,17 +112,25 @@ func (p *Processor) restore() (uint64, error) {
 	return at + 1, nil
 }
 
-func (p *Processor) follow(from, to uint64) error {
-	snap := p.cfg.State.Store().Snapshot()
-	defer snap.Close()
-	return p.t.follow(snap, from, to)
-}
-
-// pass reads, decides for every pool and acts; it returns when to look
-// again without a state change (0: only on a change).
-func (p *Processor) pass(ctx context.Context) (time.Duration, error) {
+// pass follows the archive up to a snapshot's applied index and reads
+// that same snapshot, so what it follows and what it reads agree; then it
+// decides for every pool and acts. It returns the index it read at and
+// when to look again without a state change (0: only on a change).
+func (p *Processor) pass(ctx context.Context, next *uint64) (uint64, time.Duration, error) {
 	snap := p.cfg.State.Store().Snapshot()
 	v := projections.NewView(snap)
+	at, err := v.AppliedIndex()
+	if err != nil {
+		snap.Close()
+		return 0, 0, fmt.Errorf("capacity: applied index: %w", err)
+	}
+	if *next <= at {
+		if err := p.t.follow(snap, *next, at); err != nil {
+			snap.Close()
+			return 0, 0, err
+		}
+		*next = at + 1
+	}
 	vw, err := p.t.read(v, p.pools)
 	var gone map[string]bool
 	if err == nil {
@@ -136,10 +138,10 @@ func (p *Processor) pass(ctx context.Context) (time.Duration, error) {
 	}
 	snap.Close()
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	if err := p.deregisterReturned(ctx, gone); err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	now := p.cfg.Clock.Now()
 	var wake time.Duration
@@ -151,13 +153,13 @@ func (p *Processor) pass(ctx context.Context) (time.Duration, error) {
 		p.m.outstanding.WithLabelValues(pool.Name).Set(float64(d.Open))
 		p.m.waiting.WithLabelValues(pool.Name).Set(float64(vw.demand[pool.Name].Placements))
 		if err := p.act(ctx, pool, vw.demand[pool.Name], d); err != nil {
-			return 0, err
+			return 0, 0, err
 		}
 		if d.Wake > 0 && (wake == 0 || d.Wake < wake) {
 			wake = d.Wake
 		}
 	}
-	return wake, nil
+	return at, wake, nil
 }
 
 func (p *Processor) submit(ctx context.Context, name string, c commands.Command) error {

@@ -31,14 +31,21 @@ type Request struct {
 
 // Node is the node an instance registered, as Decide sees it.
 type Node struct {
-	ID          string
-	CreateIndex uint64
+	ID string
+	// ChangeIndex is the index of the node's last change (registration,
+	// status, eligibility, drain): a blocked eval computed before it has
+	// not tried the node as it is now.
+	ChangeIndex uint64
 	// Allocs counts its non-terminal allocations.
 	Allocs int
-	// Usable: ready, eligible and not draining.
+	// Usable: ready or initializing (registered, first heartbeat to
+	// come), eligible and not draining.
 	Usable bool
 	// Draining: draining or ineligible already.
 	Draining bool
+	// Initializing: registered, its first heartbeat to come; no eval can
+	// have placed on it yet.
+	Initializing bool
 }
 
 // Instance is a live instance launched for the pool (building or in use
@@ -106,9 +113,10 @@ type Decision struct {
 //
 // Supply is what is on the way: an open request without an instance
 // yet, an instance whose node has not registered, and an empty usable
-// node registered after the blocked evals were computed. An open request
-// whose instance already registered a node is not released (its node may
-// run allocations already).
+// node the blocked evals have not tried as it is now (initializing, or
+// changed after they were computed). Only open requests without an
+// instance yet are released: an instance already launching is capacity
+// on its way, and an idle one is returned after IdleTimeout.
 func Decide(in Input) Decision {
 	d := Decision{IdleSince: map[string]time.Time{}, BackoffUntil: in.BackoffUntil}
 	state := map[string]string{}
@@ -131,15 +139,11 @@ func Decide(in Input) Decision {
 		}
 	}
 	launched := map[string]bool{} // open requests with an instance
-	registered := map[string]bool{}
 	for _, inst := range in.Instances {
 		n := inst.Node
 		s := state[inst.RequestID]
 		if open := s == events.RequestRequested || s == events.RequestPending; open {
 			launched[inst.RequestID] = true
-			if n != nil {
-				registered[inst.RequestID] = true
-			}
 		} else if n == nil || n.Allocs == 0 {
 			// Fulfilled, or released: its idle time counts.
 			since, ok := in.IdleSince[inst.ID]
@@ -159,7 +163,7 @@ func Decide(in Input) Decision {
 			d.IdleSince[inst.ID] = since
 			wake(in.Pool.IdleTimeout - idle)
 		}
-		if n == nil || (n.Allocs == 0 && n.Usable && n.CreateIndex > in.Demand.SeenIndex) {
+		if n == nil || (n.Allocs == 0 && n.Usable && (n.Initializing || n.ChangeIndex > in.Demand.SeenIndex)) {
 			d.Supply++ // still coming, or not tried by the blocked evals yet
 		}
 	}
@@ -169,9 +173,7 @@ func Decide(in Input) Decision {
 			continue
 		}
 		if !launched[r.ID] {
-			d.Supply++ // no instance yet
-		}
-		if !registered[r.ID] {
+			d.Supply++ // no instance yet: the one thing a release saves
 			releasable = append(releasable, r)
 		}
 	}

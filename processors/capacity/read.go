@@ -101,8 +101,11 @@ func readNode(v projections.View, id string) (*Node, error) {
 	if err != nil {
 		return nil, fmt.Errorf("capacity: read allocs of node %s: %w", id, err)
 	}
-	out := &Node{ID: n.ID, CreateIndex: n.CreateIndex, Usable: n.Ready(),
-		Draining: n.Drain || n.SchedulingEligibility == events.NodeIneligible}
+	// A node that just registered is initializing until its first
+	// heartbeat: usable soon, so supply.
+	up := n.Status == events.NodeStatusReady || n.Status == events.NodeStatusInitializing
+	out := &Node{ID: n.ID, ChangeIndex: n.ModifyIndex, Usable: up && n.SchedulingEligibility == events.NodeEligible && !n.Drain,
+		Draining: n.Drain || n.SchedulingEligibility == events.NodeIneligible, Initializing: n.Status == events.NodeStatusInitializing}
 	for _, a := range as {
 		if !a.Terminal() {
 			out.Allocs++

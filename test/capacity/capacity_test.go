@@ -3,6 +3,8 @@ package capacity_test
 import (
 	"encoding/json"
 	"io"
+	"log/slog"
+	"os"
 	"net/http"
 	"strings"
 	"testing"
@@ -73,6 +75,9 @@ func TestCapacityOnDemandEndToEnd(t *testing.T) {
 	t.Cleanup(func() { local.KillAll(instances) })
 	cfg := testagent.ServerConfig(t.TempDir())
 	cfg.Name, cfg.BootstrapExpect = "s1", 1
+	if os.Getenv("CAPACITY_LOG") != "" {
+		cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
+	}
 	cfg.Launcher.PollInterval = 100 * time.Millisecond
 	cfg.Capacity.Pools = []capacity.Pool{{Name: "batch", Label: "local-small", MaxRequests: 3, IdleTimeout: 2 * time.Second}}
 	cfg.LocalDriver = agentLocal(bin, instances)
