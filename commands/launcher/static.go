@@ -11,10 +11,10 @@ import (
 	"github.com/ordoplane/ordo/projections/launcher"
 )
 
-// HostInstanceID is the id of the instance registering host of provider
+// hostInstanceID is the id of the instance registering host of provider
 // at generation gen: fixed, so the same registration decided twice (a
 // runner that read before its own write applied) applies once.
-func HostInstanceID(provider, host string, gen uint64) string {
+func hostInstanceID(provider, host string, gen uint64) string {
 	return fmt.Sprintf("static-%s-%s-%d", provider, host, gen)
 }
 
@@ -42,7 +42,7 @@ func (r RegisterHost) Validate() error {
 
 // Decide implements commands.Command.
 func (r RegisterHost) Decide(_ projections.View, _ time.Time, _ commands.IDs) (commands.Decision, error) {
-	id := HostInstanceID(r.Provider, r.Host.Name, r.ConfigIndex)
+	id := hostInstanceID(r.Provider, r.Host.Name, r.ConfigIndex)
 	return commands.Decision{
 		Events: []events.Payload{
 			&events.InstanceCreated{Instance: events.Instance{ID: id, Provider: r.Provider, ConfigIndex: r.ConfigIndex, Pool: r.Pool,
