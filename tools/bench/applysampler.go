@@ -28,6 +28,10 @@ type applyWindow struct {
 	gcCycles uint32
 	// lsm: the server's state store at the end of the window.
 	lsm kv.Health
+	// entries and batches: the entries the server's FSM applied in the
+	// window and the raft batches they came in (a follower that fell
+	// behind is handed many entries in one batch).
+	entries, batches uint64
 }
 
 // applyWindows are the samples of a run.
@@ -51,6 +55,11 @@ func startApplySampler(agents []*agent.Agent) *applySampler {
 		t := time.NewTicker(100 * time.Millisecond)
 		defer t.Stop()
 		lastGC := gcCount()
+		lastApplied := make([]uint64, len(agents))
+		lastBatches := make([]uint64, len(agents))
+		for i, a := range agents {
+			lastApplied[i], lastBatches[i] = a.FSM().Applied(), batchCount(a)
+		}
 		for {
 			select {
 			case <-s.done:
@@ -58,8 +67,11 @@ func startApplySampler(agents []*agent.Agent) *applySampler {
 			case now := <-t.C:
 				gc := gcCount()
 				for i, a := range agents {
+					applied, batches := a.FSM().Applied(), batchCount(a)
 					s.out.w = append(s.out.w, applyWindow{at: now, server: i, longest: a.FSM().MaxApply(),
-						snapshotting: snapshotting(a.DataDir()), gcCycles: gc - lastGC, lsm: a.Store().Health()})
+						snapshotting: snapshotting(a.DataDir()), gcCycles: gc - lastGC, lsm: a.Store().Health(),
+						entries: applied - lastApplied[i], batches: batches - lastBatches[i]})
+					lastApplied[i], lastBatches[i] = applied, batches
 				}
 				lastGC = gc
 			}
@@ -107,8 +119,8 @@ func (w applyWindows) report(out io.Writer, start time.Time) {
 	fmt.Fprintf(out, "bench: %d windows of 100 ms, %d with a raft snapshot being written, %d with an apply over 10 ms\n",
 		len(w.w), snaps, w.over(10*time.Millisecond))
 	for _, x := range top[:min(10, len(top))] {
-		fmt.Fprintf(out, "bench:   %6.1f s server %d longest apply %8s snapshotting=%v gc=%d L0 files=%d sublevels=%d memtables=%d flushing=%d compacting=%d debt=%d MiB\n",
-			x.at.Sub(start).Seconds(), x.server, x.longest.Round(time.Millisecond/10), x.snapshotting, x.gcCycles,
+		fmt.Fprintf(out, "bench:   %6.1f s server %d longest apply %8s entries=%d in %d batches snapshotting=%v gc=%d L0 files=%d sublevels=%d memtables=%d flushing=%d compacting=%d debt=%d MiB\n",
+			x.at.Sub(start).Seconds(), x.server, x.longest.Round(time.Millisecond/10), x.entries, x.batches, x.snapshotting, x.gcCycles,
 			x.lsm.L0Files, x.lsm.L0Sublevels, x.lsm.MemTables, x.lsm.Flushing, x.lsm.Compacting, x.lsm.CompactionDebt>>20)
 	}
 }
@@ -133,4 +145,19 @@ func gcCount() uint32 {
 	s := []metrics.Sample{{Name: "/gc/cycles/total:gc-cycles"}}
 	metrics.Read(s)
 	return uint32(s[0].Value.Uint64())
+}
+
+// batchCount returns how many raft batches the agent's FSM applied
+// (ordo_fsm_batch_apply_seconds' sample count), 0 when not registered.
+func batchCount(a *agent.Agent) uint64 {
+	mfs, err := a.Registry().Gather()
+	if err != nil {
+		return 0
+	}
+	for _, mf := range mfs {
+		if mf.GetName() == "ordo_fsm_batch_apply_seconds" && len(mf.GetMetric()) > 0 {
+			return mf.GetMetric()[0].GetHistogram().GetSampleCount()
+		}
+	}
+	return 0
 }
