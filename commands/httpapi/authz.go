@@ -170,9 +170,10 @@ var routeAccess = map[string]access{
 	"DELETE /v1/instance/{id}":     opRule(write),
 	"GET /v1/components":           opRule(read),
 	// CSI volumes and plugins (csi.go): volume capabilities in the
-	// volume's namespace (lists filter item by item; a register checks the
-	// body's namespace); plugins are read with the node rule.
-	"GET /v1/volumes":                   {inHandler: policy.CapCSIListVolume},
+	// volume's namespace (a list of every namespace also filters item by
+	// item; a register or create checks the body's namespace); plugins are
+	// read with the node rule.
+	"GET /v1/volumes":                   ns(policy.CapCSIListVolume),
 	"GET /v1/volume/csi/{id}":           ns(policy.CapCSIReadVolume),
 	"PUT /v1/volume/csi/{id}":           {inHandler: policy.CapCSIWriteVolume},
 	"POST /v1/volume/csi/{id}":          {inHandler: policy.CapCSIWriteVolume},

@@ -58,11 +58,11 @@ func (s *Server) createVolume(w http.ResponseWriter, r *http.Request) {
 	if spec.Volume.Namespace == "" {
 		spec.Volume.Namespace = ns
 	}
-	if err := csi.ValidateVolume(&spec.Volume, spec.Secrets); err != nil {
+	if err := s.authorizeNamespace(r, spec.Volume.Namespace, policy.CapCSIWriteVolume); err != nil {
 		writeError(w, err)
 		return
 	}
-	if err := s.authorizeNamespace(r, spec.Volume.Namespace, policy.CapCSIWriteVolume); err != nil {
+	if err := csi.ValidateVolume(&spec.Volume, spec.Secrets); err != nil {
 		writeError(w, err)
 		return
 	}
