@@ -380,6 +380,7 @@ func (a *Agent) Shutdown() error {
 	if a.store != nil {
 		errs = append(errs, a.store.Close())
 	}
+	a.stopLocalInstances() // capacity.go: -dev only
 	if a.tempDir != "" {
 		errs = append(errs, os.RemoveAll(a.tempDir))
 	}

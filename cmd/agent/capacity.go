@@ -93,3 +93,13 @@ func (a *Agent) newCapacity() (*capacity.Processor, error) {
 	return capacity.New(capacity.Config{Pipeline: a.pipeline, State: a.fsm, Pools: a.cfg.Capacity.Pools,
 		FailureBackoff: a.cfg.Capacity.FailureBackoff, Logger: a.log, Registerer: a.reg})
 }
+
+// stopLocalInstances kills the local driver's instance processes when
+// the agent runs -dev: their directories are in the dev data directory,
+// removed on exit. Otherwise instances outlive the agent, as cloud
+// machines would, and a restarted agent deletes them by their pid files.
+func (a *Agent) stopLocalInstances() {
+	if a.cfg.Dev && a.local.d != nil {
+		a.local.d.Close()
+	}
+}
