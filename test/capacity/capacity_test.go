@@ -168,6 +168,19 @@ func TestCapacityOnDemandEndToEnd(t *testing.T) {
 		return true
 	})
 	placed := time.Since(start)
+	// The chain in history: the job's eval blocked, each launched node
+	// registered under its instance's name with an allocation of crunch.
+	if h := mustCall(t, addr, "GET", "/v1/history/job/default/crunch", ""); !strings.Contains(h, "blocked") {
+		t.Errorf("job history shows no blocked eval:\n%s", h)
+	}
+	for _, id := range insts {
+		h := mustCall(t, addr, "GET", "/v1/history/node/"+nodeOf[id].ID, "")
+		for _, want := range []string{"NodeRegistered", id, "AllocsPlaced", "alloc crunch.work"} {
+			if !strings.Contains(h, want) {
+				t.Errorf("history of node %s (instance %s) lacks %q:\n%s", nodeOf[id].ID, id, want, h)
+			}
+		}
+	}
 
 	// Idle: drained, requests deleted, processes gone, nodes deregistered.
 	testagent.WaitFor(t, wait, "idle nodes returned: requests and instances deleted, nodes deregistered", func() bool {
