@@ -49,7 +49,7 @@ func Decide(c events.CSIVolumeClaim, p *csi.Plugin, n *nodes.Node) (Step, bool) 
 		return Step{}, false // live: not the watcher's
 	case events.CSIClaimUnpublishing:
 		next.State = events.CSIClaimNodeDetached
-		if n == nil || n.Status == events.NodeStatusDown || n.HTTPAddr == "" {
+		if n == nil || n.Status == events.NodeStatusDown || n.HTTPAddr == "" || !runsOn(p, n.ID) {
 			return Step{Call: CallNone, Next: next}, true
 		}
 		return Step{Call: CallNodeDetach, Next: next}, true
@@ -78,4 +78,15 @@ func controllerPublishes(p *csi.Plugin) bool {
 		}
 	}
 	return false
+}
+
+// runsOn reports whether plugin p has a node instance on node id: a node
+// whose plugin is gone cannot unpublish, and must not hold the claim
+// forever.
+func runsOn(p *csi.Plugin, id string) bool {
+	if p == nil {
+		return false
+	}
+	_, ok := p.Nodes[id]
+	return ok
 }

@@ -26,8 +26,10 @@
 //   - A claim moves only forward (unpublishing → node-detached →
 //     controller-detached → freed); apply re-checks it, so a step recorded
 //     twice (a new leader redoing it) changes nothing.
-//   - The node step is skipped when the node is gone, down or has no
-//     client API (it cannot hold a publication); the controller step when
+//   - The node step is skipped when the node is gone, down, has no client
+//     API or no longer runs the volume's node plugin (nothing there can
+//     unpublish, and the claim must not be held forever); the controller
+//     step when
 //     no healthy controller publishes the volume (no
 //     PUBLISH_UNPUBLISH_VOLUME).
 //   - A failed call is retried with exponential backoff (RetryMin to

@@ -181,7 +181,9 @@ func TestDecide(t *testing.T) {
 	up := &nodes.Node{ID: "n1", Status: events.NodeStatusReady, HTTPAddr: "x:1"}
 	down := &nodes.Node{ID: "n1", Status: events.NodeStatusDown, HTTPAddr: "x:1"}
 	pub := &csi.Plugin{Controllers: map[string]*events.CSIInfo{"n9": {Healthy: true,
-		ControllerInfo: &events.CSIControllerInfo{Capabilities: []string{volumewatcher.ControllerCapability}}}}}
+		ControllerInfo: &events.CSIControllerInfo{Capabilities: []string{volumewatcher.ControllerCapability}}}},
+		Nodes: map[string]*events.CSIInfo{"n1": {Healthy: true}}}
+	gone := &csi.Plugin{Controllers: pub.Controllers}
 	for _, tc := range []struct {
 		state string
 		p     *csi.Plugin
@@ -194,6 +196,7 @@ func TestDecide(t *testing.T) {
 		{events.CSIClaimUnpublishing, pub, up, volumewatcher.CallNodeDetach, events.CSIClaimNodeDetached, true},
 		{events.CSIClaimUnpublishing, pub, down, volumewatcher.CallNone, events.CSIClaimNodeDetached, true},
 		{events.CSIClaimUnpublishing, pub, nil, volumewatcher.CallNone, events.CSIClaimNodeDetached, true},
+		{events.CSIClaimUnpublishing, gone, up, volumewatcher.CallNone, events.CSIClaimNodeDetached, true},
 		{events.CSIClaimNodeDetached, pub, up, volumewatcher.CallControllerDetach, events.CSIClaimControllerDetached, true},
 		{events.CSIClaimNodeDetached, &csi.Plugin{}, up, volumewatcher.CallNone, events.CSIClaimControllerDetached, true},
 		{events.CSIClaimNodeDetached, nil, up, volumewatcher.CallNone, events.CSIClaimControllerDetached, true},
