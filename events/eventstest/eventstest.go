@@ -30,6 +30,7 @@ func Samples() map[string]events.Payload {
 	maps.Copy(out, keyringSamples())
 	maps.Copy(out, variableSamples())
 	maps.Copy(out, launcherSamples())
+	maps.Copy(out, capacitySamples())
 	maps.Copy(out, csiSamples())
 	return out
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ordoplane/ordo/commands"
+	ccmd "github.com/ordoplane/ordo/commands/capacity"
 	lcmd "github.com/ordoplane/ordo/commands/launcher"
 	"github.com/ordoplane/ordo/commands/node"
 	"github.com/ordoplane/ordo/projections"
@@ -185,8 +186,9 @@ func (p *Processor) act(ctx context.Context, pool Pool, dem *Demand, d Decision)
 		}
 	}
 	for i := 0; i < d.Create; i++ {
-		c := &lcmd.CreateRequest{Labels: []string{pool.Label}, Requestor: Requestor(pool.Name), Tenant: pool.Tenant}
-		if err := p.submit(ctx, "node-request.create", c); err != nil {
+		c := &ccmd.FileRequest{Pool: pool.Name, Label: pool.Label, Requestor: Requestor(pool.Name), Tenant: pool.Tenant,
+			Evals: dem.Evals, Placements: dem.Placements, Supply: d.Supply + i}
+		if err := p.submit(ctx, "capacity.file-request", c); err != nil {
 			return fmt.Errorf("capacity: file node request for pool %s: %w", pool.Name, err)
 		}
 		p.m.filed.WithLabelValues(pool.Name).Inc()

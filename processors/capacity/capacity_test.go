@@ -207,6 +207,26 @@ func TestRequestsBoundedAndDeduplicated(t *testing.T) {
 	if n := count(f.requests("elsewhere")) + count(f.requests("gpu")); n != 0 {
 		t.Fatalf("%d requests for an unmapped pool or a constraint failure, want 0", n)
 	}
+	// Each request is filed with its link to the blocked eval, in the
+	// same entry (so the eval's history leads to it).
+	links := 0
+	for _, ev := range pt.Archived(t, f.fsm.Store()) {
+		if ev.Type != "CapacityRequested" {
+			continue
+		}
+		p, err := events.Decode(ev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := p.(*events.CapacityRequested)
+		if c.Pool != "batch" || len(c.Evals) != 1 || c.Evals[0] != "b-big" || c.Placements != 5 {
+			t.Fatalf("link %+v, want pool batch, eval b-big, 5 placements", c)
+		}
+		links++
+	}
+	if links != 3 {
+		t.Fatalf("%d CapacityRequested events, want one per request (3)", links)
+	}
 	// More changes: the same blocked eval again, an unrelated job.
 	f.seed(blocked("big", 5, f.fsm.Applied()))
 	f.seed(job("unrelated", "batch", 1))
