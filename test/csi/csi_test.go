@@ -191,6 +191,17 @@ func TestVolumeLifecycle(t *testing.T) {
 		return e.get("/v1/volume/csi/shared", &v) && len(v.WriteClaims) == 0 && len(v.PastClaims) == 0
 	})
 
+	// The release went through the client: the watcher's node detach
+	// reached the plugin over the client API and gRPC.
+	if _, metrics := e.do("GET", "/v1/metrics", nil); !strings.Contains(string(metrics), `ordo_volumewatcher_calls_total{result="ok",step="node"}`) {
+		t.Errorf("no successful node detach in the watcher's metrics")
+	}
+	// The volume's history names its registration and the claim's release.
+	var hist []struct{ Type string }
+	if !e.get("/v1/history/volume/default/shared", &hist) || len(hist) < 2 || hist[0].Type != "CSIVolumeRegistered" ||
+		hist[len(hist)-1].Type != "CSIVolumeClaimsUpdated" {
+		t.Errorf("volume history: %+v", hist)
+	}
 	e.must("PUT", "/v1/jobs", batch("reader", task("read", 32, "/bin/sh", "-c", "cat data/msg")))
 	r := e.waitComplete("reader")
 	if got := e.logs(r.ID); !strings.Contains(got, "read.stdout: written-by-writer") {
