@@ -19,6 +19,7 @@ import (
 	"github.com/ordoplane/ordo/projections/allocs"
 	plauncher "github.com/ordoplane/ordo/projections/launcher"
 	"github.com/ordoplane/ordo/projections/nodes"
+	"github.com/ordoplane/ordo/projections/projectionstest"
 	"github.com/ordoplane/ordo/test/testagent"
 )
 
@@ -196,6 +197,29 @@ func TestCapacityOnDemandEndToEnd(t *testing.T) {
 		if !strings.Contains(h, capacity.Requestor("batch")) {
 			t.Errorf("history of request %s does not name its requestor %s", r.ID, capacity.Requestor("batch"))
 		}
+	}
+	// Each request was filed with its link to the blocked eval: the
+	// eval's history leads to the request.
+	links := 0
+	for _, ev := range projectionstest.Archived(t, s.A.Store()) {
+		if ev.Type != "CapacityRequested" {
+			continue
+		}
+		p, err := events.Decode(ev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := p.(*events.CapacityRequested)
+		links++
+		if len(c.Evals) == 0 {
+			t.Fatalf("request %s filed for no eval", c.RequestID)
+		}
+		if h := mustCall(t, addr, "GET", "/v1/history/eval/"+c.Evals[0], ""); !strings.Contains(h, c.RequestID) {
+			t.Errorf("history of blocked eval %s does not lead to request %s:\n%s", c.Evals[0], c.RequestID, h)
+		}
+	}
+	if links != len(reqs) {
+		t.Errorf("%d CapacityRequested events, want one per request (%d)", links, len(reqs))
 	}
 	t.Logf("placed after %v, returned after %v", placed.Round(time.Millisecond), time.Since(start).Round(time.Millisecond))
 }
