@@ -8,7 +8,7 @@ import (
 )
 
 // Handler serves the client's CSI API to the servers: node detach
-// (unpublish and unstage), controller detach and controller create.
+// (unpublish and unstage), controller detach, create and delete.
 func (m *Manager) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST "+api.PathNodeDetach, func(w http.ResponseWriter, r *http.Request) {
@@ -24,6 +24,13 @@ func (m *Manager) Handler() http.Handler {
 			return
 		}
 		reply(w, nil, m.ControllerUnpublish(r.Context(), req))
+	})
+	mux.HandleFunc("POST "+api.PathControllerDelete, func(w http.ResponseWriter, r *http.Request) {
+		var req api.VolumeRequest
+		if !decode(w, r, &req) {
+			return
+		}
+		reply(w, nil, m.Delete(r.Context(), req))
 	})
 	mux.HandleFunc("POST "+api.PathControllerCreate, func(w http.ResponseWriter, r *http.Request) {
 		var req api.CreateRequest

@@ -398,3 +398,18 @@ func (m *Manager) Create(ctx context.Context, req api.CreateRequest) (api.Create
 	}
 	return out, nil
 }
+
+// Delete deletes a volume through this client's controller of the plugin
+// (CSI makes deleting a missing volume a success).
+func (m *Manager) Delete(ctx context.Context, req api.VolumeRequest) error {
+	p, err := m.get(req.PluginID)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, m.timeout)
+	defer cancel()
+	if _, err := csipb.NewControllerClient(p.conn).DeleteVolume(ctx, &csipb.DeleteVolumeRequest{VolumeId: req.ExternalID, Secrets: req.Secrets}); err != nil {
+		return fmt.Errorf("csi: delete volume %s: %w", req.VolumeID, err)
+	}
+	return nil
+}

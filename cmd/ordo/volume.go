@@ -48,7 +48,7 @@ type csiAllocStub struct {
 func newVolumeCommand(g *globals) *cobra.Command {
 	cmd := &cobra.Command{Use: "volume", Short: "Interact with CSI volumes"}
 	cmd.PersistentFlags().String("namespace", os.Getenv("ORDO_NAMESPACE"), "namespace of the volumes ($ORDO_NAMESPACE; default \"default\"; '*' for all in status)")
-	cmd.AddCommand(newVolumeRegisterCommand(g), newVolumeCreateCommand(g), newVolumeStatusCommand(g), newVolumeDeregisterCommand(g), newVolumeDetachCommand(g))
+	cmd.AddCommand(newVolumeRegisterCommand(g), newVolumeCreateCommand(g), newVolumeStatusCommand(g), newVolumeDeregisterCommand(g), newVolumeDeleteCommand(g), newVolumeDetachCommand(g))
 	return cmd
 }
 
@@ -247,6 +247,26 @@ func newVolumeDeregisterCommand(g *globals) *cobra.Command {
 	}
 	cmd.Flags().BoolVar(&force, "force", false, "deregister even while allocations claim the volume")
 	return cmd
+}
+
+func newVolumeDeleteCommand(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "delete [flags] <id>",
+		Short: "Delete the volume with exactly this id through its plugin's controller, then deregister it",
+		Args:  oneArg("<id>"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := g.client()
+			if err != nil {
+				return err
+			}
+			var out struct{ Index uint64 }
+			if err := c.do(cmd.Context(), "DELETE", pathf("/v1/volume/csi/%s/delete", args[0]), nsQuery(cmd), nil, &out); err != nil {
+				return fmt.Errorf("delete volume %q: %w", args[0], err)
+			}
+			_, err = fmt.Fprintf(cmd.OutOrStdout(), "Volume %q deleted (index %d)\n", args[0], out.Index)
+			return err
+		},
+	}
 }
 
 func newVolumeDetachCommand(g *globals) *cobra.Command {

@@ -9,6 +9,7 @@ const (
 	PathNodeDetach       = "/v1/client/csi/node/detach"
 	PathControllerDetach = "/v1/client/csi/controller/detach"
 	PathControllerCreate = "/v1/client/csi/controller/create"
+	PathControllerDelete = "/v1/client/csi/controller/delete"
 )
 
 // VolumeRequest names one volume publication: the body of the detach

@@ -180,6 +180,7 @@ var routeAccess = map[string]access{
 	"DELETE /v1/volume/csi/{id}":        ns(policy.CapCSIWriteVolume),
 	"PUT /v1/volume/csi/{id}/create":    {inHandler: policy.CapCSIWriteVolume},
 	"POST /v1/volume/csi/{id}/create":   {inHandler: policy.CapCSIWriteVolume},
+	"DELETE /v1/volume/csi/{id}/delete": ns(policy.CapCSIWriteVolume),
 	"PUT /v1/volume/csi/{id}/detach":    ns(policy.CapCSIWriteVolume),
 	"POST /v1/volume/csi/{id}/detach":   ns(policy.CapCSIWriteVolume),
 	"DELETE /v1/volume/csi/{id}/detach": ns(policy.CapCSIWriteVolume),

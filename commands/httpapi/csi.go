@@ -36,6 +36,7 @@ func (s *Server) csiRoutes() {
 	s.handle("DELETE /v1/volume/csi/{id}", s.leader(s.deregisterVolume))
 	s.handle("PUT /v1/volume/csi/{id}/create", s.leader(s.createVolume)) // csicreate.go
 	s.handle("POST /v1/volume/csi/{id}/create", s.leader(s.createVolume))
+	s.handle("DELETE /v1/volume/csi/{id}/delete", s.leader(s.deleteVolume)) // csicreate.go
 	s.handle("PUT /v1/volume/csi/{id}/detach", s.leader(s.detachVolume))
 	s.handle("POST /v1/volume/csi/{id}/detach", s.leader(s.detachVolume))
 	s.handle("DELETE /v1/volume/csi/{id}/detach", s.leader(s.detachVolume))

@@ -19,16 +19,8 @@ import (
 	"github.com/ordoplane/ordo/projections/nodes"
 )
 
-// createTimeout bounds a create through a plugin's controller.
+// createTimeout bounds a create or delete through a plugin's controller.
 const createTimeout = 2 * time.Minute
-
-// errNoController answers a create whose plugin has no reachable
-// controller that creates volumes.
-type errNoController struct{ plugin string }
-
-func (e *errNoController) Error() string {
-	return fmt.Sprintf("CSI plugin %q has no healthy controller that creates volumes (CREATE_DELETE_VOLUME)", e.plugin)
-}
 
 // createVolume creates the body's volume through a controller of its
 // plugin — on a client that runs one, over the client API — and
@@ -66,7 +58,7 @@ func (s *Server) createVolume(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	addrs, err := s.controllerAddrs(spec.Volume.PluginID)
+	addrs, err := s.controllerAddrs(spec.Volume.PluginID, "CREATE_DELETE_VOLUME")
 	if err != nil {
 		writeError(w, err)
 		return
@@ -74,7 +66,11 @@ func (s *Server) createVolume(w http.ResponseWriter, r *http.Request) {
 	req := csi.CreateRequest{PluginID: spec.Volume.PluginID, Name: spec.Volume.ID, Capabilities: spec.Volume.RequestedCapabilities,
 		CapacityMin: spec.Volume.RequestedCapacityMin, CapacityMax: spec.Volume.RequestedCapacityMax,
 		Parameters: spec.Volume.Parameters, Secrets: spec.Secrets, Topologies: spec.Volume.RequestedTopologies}
-	created, err := createThrough(r.Context(), addrs, req)
+	var created csi.CreateResponse
+	err = postThrough(r.Context(), addrs, csi.PathControllerCreate, req, &created)
+	if err == nil && created.ExternalID == "" {
+		err = fmt.Errorf("the controller answered no volume id")
+	}
 	if err != nil {
 		writeJSON(w, http.StatusBadGateway, errorBody{Error: err.Error(), Status: http.StatusBadGateway})
 		return
@@ -95,9 +91,50 @@ func (s *Server) createVolume(w http.ResponseWriter, r *http.Request) {
 	writeResult(w, out)
 }
 
+// deleteVolume deletes the volume through a controller of its plugin,
+// then deregisters it (Nomad's volume delete). A volume with claims is
+// refused (409, naming them), before the plugin is called.
+func (s *Server) deleteVolume(w http.ResponseWriter, r *http.Request) {
+	ns, id, err := volumeTarget(r)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	// The deregister's own checks (exact id, 404; claimed, 409 naming the
+	// claims) before the plugin deletes anything.
+	snap := s.cfg.FSM.Store().Snapshot()
+	v := projections.NewView(snap)
+	_, err = csi.Deregister{Namespace: ns, ID: id}.Decide(v, time.Time{}, nil)
+	vol, verr := pc.GetVolume(v, ns, id)
+	snap.Close()
+	if err == nil {
+		err = verr
+	}
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	addrs, err := s.controllerAddrs(vol.PluginID, "CREATE_DELETE_VOLUME")
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	req := csi.VolumeRequest{PluginID: vol.PluginID, Namespace: ns, VolumeID: id, ExternalID: vol.ExternalID, Secrets: vol.Secrets}
+	if err := postThrough(r.Context(), addrs, csi.PathControllerDelete, req, nil); err != nil {
+		writeJSON(w, http.StatusBadGateway, errorBody{Error: fmt.Sprintf("delete volume %q: %v", id, err), Status: http.StatusBadGateway})
+		return
+	}
+	out, err := s.cfg.Pipeline.Run(r.Context(), "volume.delete", request(r), csi.Deregister{Namespace: ns, ID: id})
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeResult(w, out)
+}
+
 // controllerAddrs returns the client API addresses of the nodes running a
-// healthy controller of plugin id that creates volumes, by node id.
-func (s *Server) controllerAddrs(id string) ([]string, error) {
+// healthy controller of plugin id with capability, by node id.
+func (s *Server) controllerAddrs(id, capability string) ([]string, error) {
 	snap := s.cfg.FSM.Store().Snapshot()
 	defer snap.Close()
 	v := projections.NewView(snap)
@@ -107,7 +144,7 @@ func (s *Server) controllerAddrs(id string) ([]string, error) {
 	}
 	ids := make([]string, 0, len(p.Controllers))
 	for nid, in := range p.Controllers {
-		if in.Healthy && in.ControllerInfo.Has("CREATE_DELETE_VOLUME") {
+		if in.Healthy && in.ControllerInfo.Has(capability) {
 			ids = append(ids, nid)
 		}
 	}
@@ -119,25 +156,26 @@ func (s *Server) controllerAddrs(id string) ([]string, error) {
 		}
 	}
 	if len(addrs) == 0 {
-		return nil, &commands.ConflictError{Reason: (&errNoController{plugin: id}).Error()}
+		return nil, &commands.ConflictError{Reason: fmt.Sprintf("CSI plugin %q has no healthy controller with %s", id, capability)}
 	}
 	return addrs, nil
 }
 
-// createThrough asks each controller in turn until one creates the volume.
-func createThrough(ctx context.Context, addrs []string, req csi.CreateRequest) (csi.CreateResponse, error) {
+// postThrough posts req to path on each controller in turn until one
+// answers 2xx, decoding its answer into out when not nil.
+func postThrough(ctx context.Context, addrs []string, path string, req, out any) error {
 	b, err := json.Marshal(req)
 	if err != nil {
-		return csi.CreateResponse{}, err
+		return err
 	}
 	ctx, cancel := context.WithTimeout(ctx, createTimeout)
 	defer cancel()
 	var last error
 	for _, addr := range addrs {
-		u := url.URL{Scheme: "http", Host: addr, Path: csi.PathControllerCreate}
+		u := url.URL{Scheme: "http", Host: addr, Path: path}
 		hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, u.String(), bytes.NewReader(b))
 		if err != nil {
-			return csi.CreateResponse{}, err
+			return err
 		}
 		hreq.Header.Set("Content-Type", "application/json")
 		resp, err := http.DefaultClient.Do(hreq)
@@ -151,15 +189,12 @@ func createThrough(ctx context.Context, addrs []string, req csi.CreateRequest) (
 			last = fmt.Errorf("controller at %s: %s: %s", addr, resp.Status, bytes.TrimSpace(data))
 			continue
 		}
-		var out csi.CreateResponse
-		if err := json.Unmarshal(data, &out); err != nil {
-			return out, fmt.Errorf("controller at %s: %w", addr, err)
+		if out != nil {
+			if err := json.Unmarshal(data, out); err != nil {
+				return fmt.Errorf("controller at %s: %w", addr, err)
+			}
 		}
-		if out.ExternalID == "" {
-			last = fmt.Errorf("controller at %s answered no volume id", addr)
-			continue
-		}
-		return out, nil
+		return nil
 	}
-	return csi.CreateResponse{}, fmt.Errorf("create volume %q: %w", req.Name, last)
+	return last
 }

@@ -130,7 +130,8 @@ func (e *env) logs(alloc string) string {
 // its plugin turns healthy; a volume is created through its controller;
 // a job writes a file on the volume; once it stops its claim is released
 // (client unpublish, the volume watcher's node detach, free); a second
-// job then claims the volume and reads the file.
+// job then claims the volume and reads the file; the volume is deleted
+// through the controller.
 func TestVolumeLifecycle(t *testing.T) {
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "csi-hostpath")
@@ -211,4 +212,12 @@ func TestVolumeLifecycle(t *testing.T) {
 		var v struct{ WriteClaims map[string]any }
 		return e.get("/v1/volume/csi/shared", &v) && len(v.WriteClaims) == 0
 	})
+	// Deleted through the controller: the directory goes, then the volume.
+	e.must("DELETE", "/v1/volume/csi/shared/delete", nil)
+	if _, err := os.Stat(filepath.Join(root, "volumes", "shared")); !os.IsNotExist(err) {
+		t.Errorf("the volume's directory after delete: %v", err)
+	}
+	if code, _ := e.do("GET", "/v1/volume/csi/shared", nil); code != 404 {
+		t.Errorf("the volume after delete: %d", code)
+	}
 }
