@@ -39,6 +39,9 @@ var historyPageSize = 1000
 var historyKinds = map[string]string{
 	"alloc": "alloc", "allocation": "alloc", "eval": "eval", "evaluation": "eval",
 	"job": "job", "node": "node", "deployment": "deployment", "namespace": "namespace", "server": "server",
+	// The launcher's kinds (docs/launcher.md, docs/capacity.md).
+	"node_request": "node_request", "node-request": "node_request", "instance": "instance", "provider": "provider",
+	"tenant": "tenant", "component": "component",
 }
 
 func newHistoryCommand(g *globals) *cobra.Command {
@@ -53,7 +56,8 @@ func newHistoryCommand(g *globals) *cobra.Command {
 		Short: "Show every event that touched an entity",
 		Long: `Show every event that touched an entity, oldest first: its index, leader
 time, type, actor and what it did, with the fields it changed indented
-below. Kinds: alloc, eval, job, node, deployment, namespace, server.
+below. Kinds: alloc, eval, job, node, deployment, namespace, server, and the
+launcher's node_request, instance, provider, tenant, component.
 
 A job is "<namespace>/<id>", or its id with -namespace (default "default").
 A job's history includes what happened to its evaluations, allocations and
@@ -69,7 +73,7 @@ deployments, each line naming the entity it is about (Entity column);
 				return fmt.Errorf("this command takes two arguments: <kind> <id>")
 			}
 			if _, ok := historyKinds[args[0]]; !ok {
-				return fmt.Errorf("unknown kind %q: want alloc, eval, job, node, deployment, namespace or server", args[0])
+				return fmt.Errorf("unknown kind %q: want alloc, eval, job, node, deployment, namespace, server, node_request, instance, provider, tenant or component", args[0])
 			}
 			return nil
 		},
