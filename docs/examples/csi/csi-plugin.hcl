@@ -10,7 +10,9 @@ job "csi-hostpath" {
 
       config {
         command = "csi-hostpath"
-        args    = ["-endpoint", "unix://${NOMAD_TASK_DIR}/csi/csi.sock", "-root", "/tmp/ordo-csi-hostpath", "-node-id", "${node.unique.id}"]
+        # The socket is $CSI_ENDPOINT, which the client sets (mount_dir
+        # in the task directory); the node id defaults to the host name.
+        args = ["-root", "/tmp/ordo-csi-hostpath"]
       }
 
       csi_plugin {

@@ -1,5 +1,6 @@
 # A job writing to the CSI volume "db": the client stages and publishes
-# the volume before the task starts and mounts it at /data in the task.
+# the volume before the task starts and mounts it at data/ in the task
+# directory.
 job "db" {
   type = "batch"
 
@@ -16,7 +17,9 @@ job "db" {
 
       config {
         command = "/bin/sh"
-        args    = ["-c", "date >> ${NOMAD_ALLOC_DIR}/data/log && cat ${NOMAD_ALLOC_DIR}/data/log"]
+        # The volume is at the mount's destination in the task directory
+        # (the task's working directory).
+        args = ["-c", "date >> data/log && cat data/log"]
       }
 
       volume_mount {
