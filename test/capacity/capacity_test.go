@@ -221,6 +221,27 @@ func TestCapacityOnDemandEndToEnd(t *testing.T) {
 	if links != len(reqs) {
 		t.Errorf("%d CapacityRequested events, want one per request (%d)", links, len(reqs))
 	}
+	// The metrics count what happened: 2 filed, 2 idle returns, none open.
+	got := map[string]float64{}
+	mfs, err := s.A.Registry().Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if !strings.HasPrefix(mf.GetName(), "ordo_capacity_") {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			v := m.GetCounter().GetValue() + m.GetGauge().GetValue()
+			got[mf.GetName()] += v
+		}
+	}
+	for name, want := range map[string]float64{"ordo_capacity_requests_filed_total": 2, "ordo_capacity_idle_returns_total": 2,
+		"ordo_capacity_requests_outstanding": 0} {
+		if got[name] != want {
+			t.Errorf("%s = %v, want %v (all: %v)", name, got[name], want, got)
+		}
+	}
 	t.Logf("placed after %v, returned after %v", placed.Round(time.Millisecond), time.Since(start).Round(time.Millisecond))
 }
 
