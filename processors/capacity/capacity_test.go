@@ -39,7 +39,9 @@ type fixture struct {
 	fsm   *projections.FSM
 	p     *commands.Pipeline
 	clock *followtest.Clock
+	pools []capacity.Pool
 	proc  *capacity.Processor
+	stop  func()
 }
 
 func quiet() *slog.Logger {
@@ -67,14 +69,31 @@ func newFixture(t *testing.T, pools ...capacity.Pool) *fixture {
 		t.Fatal(err)
 	}
 	t.Cleanup(p.Close)
-	f := &fixture{t: t, fsm: fsm, p: p, clock: clock}
-	proc, err := capacity.New(capacity.Config{Pipeline: p, State: fsm, Pools: pools, Clock: clock, Logger: quiet()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.proc = proc
-	f.run(ctxRun(t, proc.Run))
+	f := &fixture{t: t, fsm: fsm, p: p, clock: clock, pools: pools}
+	f.startProc()
+	t.Cleanup(func() { f.stopProc() })
 	return f
+}
+
+// startProc starts a new processor, as a new leader would.
+func (f *fixture) startProc() {
+	f.t.Helper()
+	proc, err := capacity.New(capacity.Config{Pipeline: f.p, State: f.fsm, Pools: f.pools, Clock: f.clock, Logger: quiet()})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); _ = proc.Run(ctx) }()
+	f.proc, f.stop = proc, func() { cancel(); <-done }
+}
+
+// stopProc stops the running processor, as a lost leadership would.
+func (f *fixture) stopProc() {
+	if f.stop != nil {
+		f.stop()
+		f.stop = nil
+	}
 }
 
 // ctxRun runs fn until the test ends.
@@ -233,6 +252,28 @@ func TestRequestsBoundedAndDeduplicated(t *testing.T) {
 	f.settle()
 	if got := f.requests("batch"); count(got) != 3 {
 		t.Fatalf("after more passes: %d requests, want still 3 (de-duplicated)", count(got))
+	}
+}
+
+// A new leader's processor restores its requests from the projections:
+// the requests filed before the change of leader count, and it files
+// none twice.
+func TestNewLeaderFilesNothingTwice(t *testing.T) {
+	f := newFixture(t, capacity.Pool{Name: "batch", Label: "small", MaxRequests: 10, IdleTimeout: time.Hour})
+	f.seed(job("a", "batch", 4))
+	f.seed(blocked("a", 4, f.fsm.Applied()))
+	f.settle()
+	if n := count(f.requests("batch")); n != 4 {
+		t.Fatalf("%d requests, want 4", n)
+	}
+	f.stopProc()
+	f.seed(job("unrelated", "batch", 1)) // a change while no one leads
+	f.startProc()
+	f.settle()
+	f.seed(blocked("a", 4, f.fsm.Applied())) // the eval blocked again, as a new leader's scheduler may
+	f.settle()
+	if n := count(f.requests("batch")); n != 4 {
+		t.Fatalf("after a change of leader: %d requests, want still 4", n)
 	}
 }
 
