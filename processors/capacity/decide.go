@@ -1,6 +1,7 @@
 package capacity
 
 import (
+	"cmp"
 	"slices"
 	"time"
 
@@ -187,22 +188,12 @@ func Decide(in Input) Decision {
 		d.Create = max(0, min(need-d.Supply, in.Pool.MaxRequests-live))
 	}
 	if !in.Demand.Settling && d.Supply > need && len(releasable) > 0 {
-		slices.SortFunc(releasable, func(a, b Request) int { return cmpDesc(a.CreateIndex, b.CreateIndex) })
+		slices.SortFunc(releasable, func(a, b Request) int { return cmp.Compare(b.CreateIndex, a.CreateIndex) })
 		for _, r := range releasable[:min(len(releasable), d.Supply-need)] {
 			d.Release = append(d.Release, r.ID)
 		}
 	}
 	return d
-}
-
-func cmpDesc(a, b uint64) int {
-	switch {
-	case a > b:
-		return -1
-	case a < b:
-		return 1
-	}
-	return 0
 }
 
 // CapacityFailure reports whether a placement failure m is one more

@@ -7,7 +7,8 @@
 // The chain, every step a command and so an event in one history: an
 // eval is blocked with failed placements in pool P (capacity exhausted,
 // no node in the pool, or distinct_hosts) → this processor files node
-// requests for P's label (requestor "capacity:P") → a provider launches
+// requests for P's label (requestor "capacity:P"), each recorded with the
+// evals it is for (CapacityRequested, in the same entry) → a provider launches
 // instances → each instance's client registers a node whose meta names
 // the instance (local.InstanceMetaKey) → the eval feed unblocks the eval
 // and it places → a node without allocations for the pool's idle timeout

@@ -1,9 +1,11 @@
 package capacity
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/ordoplane/ordo/events"
 	"github.com/ordoplane/ordo/projections"
@@ -71,22 +73,12 @@ func (t *tracker) read(v projections.View, pools map[string]Pool) (*view, error)
 		out.instances[pool] = append(out.instances[pool], inst)
 	}
 	for pool := range out.requests {
-		slices.SortFunc(out.requests[pool], func(a, b Request) int { return cmpDesc(b.CreateIndex, a.CreateIndex) })
+		slices.SortFunc(out.requests[pool], func(a, b Request) int { return cmp.Compare(a.CreateIndex, b.CreateIndex) })
 	}
 	for pool := range out.instances {
-		slices.SortFunc(out.instances[pool], func(a, b Instance) int { return cmpString(a.ID, b.ID) })
+		slices.SortFunc(out.instances[pool], func(a, b Instance) int { return strings.Compare(a.ID, b.ID) })
 	}
 	return out, nil
-}
-
-func cmpString(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // readNode returns the node as Decide sees it, nil when it is gone.
