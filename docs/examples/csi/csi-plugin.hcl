@@ -1,6 +1,7 @@
 # A CSI plugin job: tools/csi-hostpath as a monolith (controller and node
-# in one process) on every client. Build it with
-# `go build -o bin/csi-hostpath ./tools/csi-hostpath` and put bin/ on PATH.
+# in one process) on every client. Build it where the clients can run it:
+# `go build -o /usr/local/bin/csi-hostpath ./tools/csi-hostpath` (tasks get
+# a default PATH, not the agent's).
 job "csi-hostpath" {
   type = "system"
 
@@ -9,7 +10,7 @@ job "csi-hostpath" {
       driver = "exec"
 
       config {
-        command = "csi-hostpath"
+        command = "/usr/local/bin/csi-hostpath"
         # The socket is $CSI_ENDPOINT, which the client sets (mount_dir
         # in the task directory); the node id defaults to the host name.
         args = ["-root", "/tmp/ordo-csi-hostpath"]
