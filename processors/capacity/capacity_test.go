@@ -298,8 +298,9 @@ func TestOneRequestPerNeededInstance(t *testing.T) {
 }
 
 // Requests no longer needed are released: when the job whose eval is
-// blocked is stopped, its open requests are deleted; while an eval of
-// the pool is pending (about to be scheduled) nothing is released.
+// blocked is stopped, or the blocked eval places elsewhere, its open
+// requests are deleted; while an eval of the pool is pending (about to
+// be scheduled) nothing is released.
 func TestReleaseWhenNotNeeded(t *testing.T) {
 	f := newFixture(t, capacity.Pool{Name: "batch", Label: "small", MaxRequests: 10, IdleTimeout: time.Hour})
 	f.seed(job("a", "batch", 3), job("b", "batch", 1))
@@ -326,6 +327,21 @@ func TestReleaseWhenNotNeeded(t *testing.T) {
 	f.settle()
 	if got := f.requests("batch"); count(got) != 0 {
 		t.Fatalf("after the job stopped: requests %v, want none", got)
+	}
+
+	// b's eval blocks for 1 placement, then places it elsewhere (capacity
+	// freed on a node already there): its request goes too.
+	f.seed(blocked("b", 1, f.fsm.Applied()))
+	f.settle()
+	if n := count(f.requests("batch")); n != 1 {
+		t.Fatalf("%d requests for b, want 1", n)
+	}
+	placed := blocked("b", 1, 0).Evals[1]
+	placed.Status = events.EvalStatusComplete
+	f.seed(&events.EvalsUpserted{Evals: []events.Evaluation{placed}})
+	f.settle()
+	if got := f.requests("batch"); count(got) != 0 {
+		t.Fatalf("after b's eval placed: requests %v, want none", got)
 	}
 }
 
