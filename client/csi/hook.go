@@ -9,12 +9,13 @@ import (
 	"time"
 
 	"github.com/ordoplane/ordo/client/allocrunner"
+	"github.com/ordoplane/ordo/client/serverapi"
 	"github.com/ordoplane/ordo/events"
 )
 
 // VolumeLookup returns a volume as the servers have it (its plugin,
-// external id and context).
-type VolumeLookup func(ctx context.Context, ns, id string) (*events.CSIVolume, error)
+// external id, context and write claims).
+type VolumeLookup func(ctx context.Context, ns, id string) (*serverapi.CSIVolume, error)
 
 // Hook is the allocation hook of CSI: it registers the allocation's
 // plugin tasks with the Manager, and publishes the volumes its group
@@ -43,8 +44,10 @@ func group(job *events.Job, name string) *events.TaskGroup {
 	return nil
 }
 
-// requests returns the publications allocation a needs.
-func (h *Hook) requests(ctx context.Context, a events.Allocation, tg *events.TaskGroup) (map[string]api.VolumeRequest, error) {
+// requests returns the publications allocation a needs; with claiming
+// set (before its tasks start) it also refuses volumes another job holds
+// for writing (exclusive).
+func (h *Hook) requests(ctx context.Context, a events.Allocation, tg *events.TaskGroup, claiming bool) (map[string]api.VolumeRequest, error) {
 	out := map[string]api.VolumeRequest{}
 	for name, r := range tg.Volumes {
 		if r == nil || r.Type != events.VolumeTypeCSI {
@@ -57,6 +60,11 @@ func (h *Hook) requests(ctx context.Context, a events.Allocation, tg *events.Tas
 		vol, err := h.Volumes(ctx, a.Namespace, id)
 		if err != nil {
 			return nil, fmt.Errorf("csi: volume %s of group %s: %w", id, tg.Name, err)
+		}
+		if claiming {
+			if err := exclusive(vol, r, a); err != nil {
+				return nil, err
+			}
 		}
 		access, attachment := r.AccessMode, r.AttachmentMode
 		if (access == "" || attachment == "") && len(vol.RequestedCapabilities) > 0 {
@@ -103,7 +111,7 @@ func (h *Hook) Prerun(ctx context.Context, a events.Allocation, job *events.Job,
 			}
 		}
 	}
-	reqs, err := h.requests(ctx, a, tg)
+	reqs, err := h.requests(ctx, a, tg, true)
 	if err != nil || len(reqs) == 0 {
 		return err
 	}
@@ -155,7 +163,7 @@ func (h *Hook) Postrun(ctx context.Context, a events.Allocation, job *events.Job
 	if tg == nil {
 		return
 	}
-	reqs, err := h.requests(ctx, a, tg)
+	reqs, err := h.requests(ctx, a, tg, false)
 	if err != nil {
 		h.M.log.Warn("CSI volumes of a stopped allocation: the servers will unpublish", "alloc_id", a.ID, "err", err)
 	}
@@ -169,4 +177,22 @@ func (h *Hook) Postrun(ctx context.Context, a events.Allocation, job *events.Job
 			h.M.Deregister(pc.ID, a.ID)
 		}
 	}
+}
+
+// exclusive refuses to publish a single-writer volume for writing while
+// another job's allocation holds a write claim on it: the scheduler
+// checks claims on its snapshot, but two plans racing for the volume
+// could both commit, and the client is the last place to stop the second
+// from writing beside the first.
+func exclusive(vol *serverapi.CSIVolume, r *events.VolumeRequest, a events.Allocation) error {
+	if r.ReadOnly || r.AccessMode == events.CSIAccessMultiNodeMultiW || r.AccessMode == events.CSIAccessSingleNodeReader ||
+		r.AccessMode == events.CSIAccessMultiNodeReader {
+		return nil
+	}
+	for id, c := range vol.WriteClaims {
+		if id != a.ID && (c.Namespace != a.Namespace || c.JobID != a.JobID) {
+			return fmt.Errorf("csi: volume %s is held for writing by allocation %s of job %s", vol.ID, id, c.JobID)
+		}
+	}
+	return nil
 }

@@ -8,12 +8,19 @@ import (
 	"github.com/ordoplane/ordo/events"
 )
 
+// CSIVolume is a volume as the servers answer it, with its write claims.
+type CSIVolume struct {
+	events.CSIVolume
+	// WriteClaims are the volume's write claims by allocation id.
+	WriteClaims map[string]events.CSIVolumeClaim
+}
+
 // CSIVolume returns volume id of namespace ns as the servers have it
-// (secrets redacted): its plugin, external id and context, which the
-// client needs to publish it. An *HTTPError with NotFound when it does
-// not exist.
-func (c *Client) CSIVolume(ctx context.Context, ns, id string) (*events.CSIVolume, error) {
-	var v events.CSIVolume
+// (secrets redacted): its plugin, external id, context and write claims,
+// which the client needs to publish it. An *HTTPError with NotFound when
+// it does not exist.
+func (c *Client) CSIVolume(ctx context.Context, ns, id string) (*CSIVolume, error) {
+	var v CSIVolume
 	if _, err := c.do(ctx, request{method: "GET", path: "/v1/volume/csi/" + url.PathEscape(id),
 		query: url.Values{"namespace": {ns}}}, &v); err != nil {
 		return nil, fmt.Errorf("CSI volume %s/%s: %w", ns, id, err)
