@@ -12,7 +12,8 @@ const (
 // VolumeKey returns the entity key value of volume id in namespace ns.
 func VolumeKey(ns, id string) string { return ns + "/" + id }
 
-// CSI access modes (Nomad's names for the CSI spec's).
+// CSI access and attachment modes (Nomad's names for the CSI spec's),
+// plugin types, claim modes and states, and volume types.
 const (
 	CSIAccessSingleNodeReader  = "single-node-reader-only"
 	CSIAccessSingleNodeWriter  = "single-node-writer"

@@ -226,7 +226,6 @@ func setInstance(list []instance, node string, info *events.CSIInfo, down bool) 
 		return list
 	}
 	in := instance{NodeID: node, Info: *info, Down: down}
-	in.Info.SocketPath = info.SocketPath
 	if c := info.ControllerInfo; c != nil {
 		cc := *c
 		cc.Capabilities = sortedCopy(c.Capabilities)
