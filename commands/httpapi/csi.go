@@ -276,37 +276,42 @@ func (s *Server) getVolume(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
-// registerVolume registers (or merges onto, N18) the volume in the body,
-// Nomad's {"Volumes": [volume]} or a bare volume; its ID must be the
-// path's and its namespace, when set, the request's.
-func (s *Server) registerVolume(w http.ResponseWriter, r *http.Request) {
+// volumeBody reads a register or create body — Nomad's {"Volumes":
+// [volume]} or a bare volume — whose ID must be the path's; its namespace
+// defaults to the request's, and the caller must be allowed to write
+// volumes there.
+func (s *Server) volumeBody(r *http.Request) (*csi.Spec, error) {
 	ns, _, err := volumeTarget(r)
 	if err != nil {
-		writeError(w, err)
-		return
+		return nil, err
 	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, s.cfg.BodyLimit+1))
 	if err != nil {
-		writeError(w, commands.Invalid("body", "%v", err))
-		return
+		return nil, commands.Invalid("body", "%v", err)
 	}
 	if int64(len(body)) > s.cfg.BodyLimit {
-		writeError(w, &commands.TooLargeError{Limit: s.cfg.BodyLimit})
-		return
+		return nil, &commands.TooLargeError{Limit: s.cfg.BodyLimit}
 	}
 	spec, err := csi.DecodeRegister(body)
 	if err != nil {
-		writeError(w, err)
-		return
+		return nil, err
 	}
 	if err := pathValue(r, "id", "ID", &spec.Volume.ID); err != nil {
-		writeError(w, err)
-		return
+		return nil, err
 	}
 	if spec.Volume.Namespace == "" {
 		spec.Volume.Namespace = ns
 	}
 	if err := s.authorizeNamespace(r, spec.Volume.Namespace, policy.CapCSIWriteVolume); err != nil {
+		return nil, err
+	}
+	return spec, nil
+}
+
+// registerVolume registers (or merges onto, N18) the volume in the body.
+func (s *Server) registerVolume(w http.ResponseWriter, r *http.Request) {
+	spec, err := s.volumeBody(r)
+	if err != nil {
 		writeError(w, err)
 		return
 	}

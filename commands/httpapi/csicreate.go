@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/ordoplane/ordo/commands"
-	"github.com/ordoplane/ordo/commands/acl/policy"
 	"github.com/ordoplane/ordo/commands/csi"
 	"github.com/ordoplane/ordo/projections"
 	pc "github.com/ordoplane/ordo/projections/csi"
@@ -28,29 +27,8 @@ const createTimeout = 2 * time.Minute
 // Creating a volume that exists is the plugin's idempotent create and a
 // merging register (N18).
 func (s *Server) createVolume(w http.ResponseWriter, r *http.Request) {
-	ns, _, err := volumeTarget(r)
+	spec, err := s.volumeBody(r) // csi.go
 	if err != nil {
-		writeError(w, err)
-		return
-	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, s.cfg.BodyLimit+1))
-	if err != nil || int64(len(body)) > s.cfg.BodyLimit {
-		writeError(w, &commands.TooLargeError{Limit: s.cfg.BodyLimit})
-		return
-	}
-	spec, err := csi.DecodeRegister(body)
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	if err := pathValue(r, "id", "ID", &spec.Volume.ID); err != nil {
-		writeError(w, err)
-		return
-	}
-	if spec.Volume.Namespace == "" {
-		spec.Volume.Namespace = ns
-	}
-	if err := s.authorizeNamespace(r, spec.Volume.Namespace, policy.CapCSIWriteVolume); err != nil {
 		writeError(w, err)
 		return
 	}
