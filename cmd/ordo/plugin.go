@@ -54,14 +54,8 @@ func newPluginCommand(g *globals) *cobra.Command {
 			if err := c.get(cmd.Context(), "/v1/plugins", q, &list); err != nil {
 				return fmt.Errorf("list plugins: %w", err)
 			}
-			if prefix != "" {
-				i := slices.IndexFunc(list, func(p cliPluginStub) bool { return p.ID == prefix })
-				if len(list) == 1 {
-					i = 0
-				}
-				if i >= 0 {
-					return show(cmd, g, pathf("/v1/plugin/csi/%s", list[i].ID), nil, "read plugin", asJSON, printPlugin)
-				}
+			if p, ok := pickOne(list, prefix, func(p cliPluginStub) string { return p.ID }); ok { // volume.go
+				return show(cmd, g, pathf("/v1/plugin/csi/%s", p.ID), nil, "read plugin", asJSON, printPlugin)
 			}
 			return show(cmd, g, "/v1/plugins", q, "list plugins", asJSON, printPlugins)
 		},

@@ -125,22 +125,31 @@ func newVolumeStatusCommand(g *globals) *cobra.Command {
 			if err := c.get(cmd.Context(), "/v1/volumes", q, &list); err != nil {
 				return fmt.Errorf("list volumes: %w", err)
 			}
-			if prefix != "" {
-				// One match, or an exact id among several: show it.
-				i := slices.IndexFunc(list, func(v cliVolumeStub) bool { return v.ID == prefix })
-				if len(list) == 1 {
-					i = 0
-				}
-				if i >= 0 {
-					dq := url.Values{"namespace": {list[i].Namespace}}
-					return show(cmd, g, pathf("/v1/volume/csi/%s", list[i].ID), dq, "read volume", asJSON, printVolume)
-				}
+			if v, ok := pickOne(list, prefix, func(v cliVolumeStub) string { return v.ID }); ok {
+				dq := url.Values{"namespace": {v.Namespace}}
+				return show(cmd, g, pathf("/v1/volume/csi/%s", v.ID), dq, "read volume", asJSON, printVolume)
 			}
 			return show(cmd, g, "/v1/volumes", q, "list volumes", asJSON, printVolumes)
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the server's JSON answer")
 	return cmd
+}
+
+// pickOne returns the item a status command's prefix names: the only
+// match, or the one whose id is exactly the prefix among several.
+func pickOne[T any](list []T, prefix string, id func(T) string) (T, bool) {
+	var zero T
+	if prefix == "" {
+		return zero, false
+	}
+	if len(list) == 1 {
+		return list[0], true
+	}
+	if i := slices.IndexFunc(list, func(x T) bool { return id(x) == prefix }); i >= 0 {
+		return list[i], true
+	}
+	return zero, false
 }
 
 func printVolumes(w io.Writer, list []cliVolumeStub) error {
