@@ -43,7 +43,7 @@ type FSM struct {
 	builds atomic.Uint64
 	// onCommit, guarded by applyMu, is told of each batch Apply commits.
 	onCommit CommitHook
-	mu     struct {
+	mu       struct {
 		sync.Mutex
 		// stale must be rebuilt before the first Apply.
 		stale []Stale
