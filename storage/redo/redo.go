@@ -60,7 +60,9 @@ type segment struct {
 	path  string
 	first uint64 // From of its first record
 	last  uint64 // the highest To of its records
-	size  int64
+	size  int64  // bytes appended, buffered ones included
+	// flushed is how many of its bytes are in the file.
+	flushed int64
 }
 
 // loc is where a record lies.
@@ -136,7 +138,7 @@ func (l *Log) load(path string) error {
 	if err := os.Truncate(path, off); err != nil {
 		return fmt.Errorf("redo: truncate torn segment: %w", err)
 	}
-	seg.first, seg.size = recs[0].from, off
+	seg.first, seg.size, seg.flushed = recs[0].from, off, off
 	for _, rc := range recs {
 		seg.last = max(seg.last, rc.to)
 		l.mu.byFrom[rc.from] = len(l.mu.recs)
@@ -218,6 +220,7 @@ func (l *Log) rotateLocked(from uint64) error {
 	}
 	l.mu.cur, l.mu.w = f, w
 	l.mu.segs = append(l.mu.segs, &segment{path: path, first: from, size: int64(len(head))})
+	// The head is buffered: flushed stays 0 until the first flush.
 	return nil
 }
 
@@ -225,7 +228,7 @@ func (l *Log) closeCurLocked() error {
 	if l.mu.cur == nil {
 		return nil
 	}
-	err := l.mu.w.Flush()
+	err := l.flushLocked()
 	if cerr := l.mu.cur.Close(); err == nil {
 		err = cerr
 	}
@@ -240,12 +243,18 @@ func (l *Log) closeCurLocked() error {
 func (l *Log) Flush() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	return l.flushLocked()
+}
+
+func (l *Log) flushLocked() error {
 	if l.mu.w == nil {
 		return nil
 	}
 	if err := l.mu.w.Flush(); err != nil {
 		return fmt.Errorf("redo: flush: %w", err)
 	}
+	seg := l.mu.segs[len(l.mu.segs)-1]
+	seg.flushed = seg.size
 	return nil
 }
 
@@ -271,9 +280,6 @@ func (l *Log) Reach(from, to uint64) (uint64, int) {
 // batch passed to fn is fn's to keep. A segment pruned meanwhile ends the
 // chain where it begins.
 func (l *Log) Read(from, to uint64, fn func(Record) error) (uint64, error) {
-	if err := l.Flush(); err != nil {
-		return from, err
-	}
 	files := map[*segment]*os.File{}
 	defer func() {
 		for _, f := range files {
@@ -289,6 +295,12 @@ func (l *Log) Read(from, to uint64, fn func(Record) error) (uint64, error) {
 			return cur, nil
 		}
 		rc := l.mu.recs[i]
+		if rc.off+int64(rc.n) > rc.seg.flushed { // appended since the last flush
+			if err := l.flushLocked(); err != nil {
+				l.mu.Unlock()
+				return cur, err
+			}
+		}
 		f := files[rc.seg]
 		if f == nil {
 			var err error
