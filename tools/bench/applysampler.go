@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"runtime/metrics"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -32,6 +33,10 @@ type applyWindow struct {
 	// window and the raft batches they came in (a follower that fell
 	// behind is handed many entries in one batch).
 	entries, batches uint64
+	// ioStallMS: milliseconds of the window in which every task of the
+	// machine was stalled on I/O (/proc/pressure/io "full"); dirtyMB: the
+	// machine's dirty page cache at the end of the window.
+	ioStallMS, dirtyMB uint64
 }
 
 // applyWindows are the samples of a run.
@@ -55,6 +60,7 @@ func startApplySampler(agents []*agent.Agent) *applySampler {
 		t := time.NewTicker(100 * time.Millisecond)
 		defer t.Stop()
 		lastGC := gcCount()
+		lastIO := ioFullMicros()
 		lastApplied := make([]uint64, len(agents))
 		lastBatches := make([]uint64, len(agents))
 		for i, a := range agents {
@@ -66,14 +72,17 @@ func startApplySampler(agents []*agent.Agent) *applySampler {
 				return
 			case now := <-t.C:
 				gc := gcCount()
+				io := ioFullMicros()
+				dirty := dirtyMB()
 				for i, a := range agents {
 					applied, batches := a.FSM().Applied(), batchCount(a)
 					s.out.w = append(s.out.w, applyWindow{at: now, server: i, longest: a.FSM().MaxApply(),
 						snapshotting: snapshotting(a.DataDir()), gcCycles: gc - lastGC, lsm: a.Store().Health(),
-						entries: applied - lastApplied[i], batches: batches - lastBatches[i]})
+						entries: applied - lastApplied[i], batches: batches - lastBatches[i],
+						ioStallMS: (io - lastIO) / 1000, dirtyMB: dirty})
 					lastApplied[i], lastBatches[i] = applied, batches
 				}
-				lastGC = gc
+				lastGC, lastIO = gc, io
 			}
 		}
 	})
@@ -119,8 +128,8 @@ func (w applyWindows) report(out io.Writer, start time.Time) {
 	fmt.Fprintf(out, "bench: %d windows of 100 ms, %d with a raft snapshot being written, %d with an apply over 10 ms\n",
 		len(w.w), snaps, w.over(10*time.Millisecond))
 	for _, x := range top[:min(10, len(top))] {
-		fmt.Fprintf(out, "bench:   %6.1f s server %d longest apply %8s entries=%d in %d batches snapshotting=%v gc=%d L0 files=%d sublevels=%d memtables=%d flushing=%d compacting=%d debt=%d MiB\n",
-			x.at.Sub(start).Seconds(), x.server, x.longest.Round(time.Millisecond/10), x.entries, x.batches, x.snapshotting, x.gcCycles,
+		fmt.Fprintf(out, "bench:   %6.1f s server %d longest apply %8s entries=%d in %d batches io-stalled=%dms dirty=%dMB snapshotting=%v gc=%d L0 files=%d sublevels=%d memtables=%d flushing=%d compacting=%d debt=%d MiB\n",
+			x.at.Sub(start).Seconds(), x.server, x.longest.Round(time.Millisecond/10), x.entries, x.batches, x.ioStallMS, x.dirtyMB, x.snapshotting, x.gcCycles,
 			x.lsm.L0Files, x.lsm.L0Sublevels, x.lsm.MemTables, x.lsm.Flushing, x.lsm.Compacting, x.lsm.CompactionDebt>>20)
 	}
 }
@@ -157,6 +166,43 @@ func batchCount(a *agent.Agent) uint64 {
 	for _, mf := range mfs {
 		if mf.GetName() == "ordo_fsm_batch_apply_seconds" && len(mf.GetMetric()) > 0 {
 			return mf.GetMetric()[0].GetHistogram().GetSampleCount()
+		}
+	}
+	return 0
+}
+
+// ioFullMicros returns the machine's total time with every task stalled
+// on I/O (/proc/pressure/io, "full"), in µs; 0 where unavailable.
+func ioFullMicros() uint64 {
+	b, err := os.ReadFile("/proc/pressure/io")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if !strings.HasPrefix(line, "full ") {
+			continue
+		}
+		for _, f := range strings.Fields(line) {
+			if v, ok := strings.CutPrefix(f, "total="); ok {
+				n, _ := strconv.ParseUint(v, 10, 64)
+				return n
+			}
+		}
+	}
+	return 0
+}
+
+// dirtyMB returns the machine's dirty page cache (/proc/meminfo Dirty),
+// in MiB; 0 where unavailable.
+func dirtyMB() uint64 {
+	b, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "Dirty:"); ok {
+			n, _ := strconv.ParseUint(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			return n >> 10
 		}
 	}
 	return 0
