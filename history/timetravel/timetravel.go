@@ -307,7 +307,7 @@ func (t *TimeTravel) materialise(index uint64, projs []projections.Projection) (
 // records chained from base when every projection is wanted, then from
 // the live archive's events.
 func (t *TimeTravel) replay(dir string, base, index uint64, projs []projections.Projection) (*kv.Store, error) {
-	store, err := kv.Open(dir, kv.Config{CacheBytes: scratchCacheBytes})
+	store, err := kv.Open(dir, kv.Config{CacheBytes: scratchCacheBytes, DisableWAL: true})
 	if err != nil {
 		return nil, err
 	}

@@ -39,6 +39,10 @@ type Config struct {
 	// CacheBytes is the block cache size in bytes, besides the memory of
 	// the memtables. Default 64 MiB.
 	CacheBytes int64
+	// DisableWAL writes no write-ahead log: what is not yet flushed to a
+	// table is lost at a crash or Close. For scratch stores thrown away
+	// anyway (time travel's materialised states).
+	DisableWAL bool
 }
 
 // DefaultConfig returns the default Config.
@@ -77,6 +81,7 @@ func Open(dir string, cfg Config) (*Store, error) {
 	opts.MemTableSize = 64 << 20
 	opts.L0CompactionThreshold = 4
 	opts.MaxConcurrentCompactions = func() int { return 2 }
+	opts.DisableWAL = cfg.DisableWAL
 	opts.EnsureDefaults()
 	if cfg.CacheBytes > 0 {
 		// Pebble charges its memtables to the block cache (Cache.Reserve):
