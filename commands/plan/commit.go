@@ -8,6 +8,7 @@ import (
 	"github.com/ordoplane/ordo/commands"
 	"github.com/ordoplane/ordo/events"
 	"github.com/ordoplane/ordo/projections"
+	"github.com/ordoplane/ordo/projections/csi"
 	"github.com/ordoplane/ordo/projections/evals"
 	"github.com/ordoplane/ordo/projections/keyring"
 	"github.com/ordoplane/ordo/projections/nodes"
@@ -68,6 +69,18 @@ func (c Commit) Decide(v projections.View, _ time.Time, _ commands.IDs) (command
 	for _, id := range nodeIDs {
 		d.Preconditions = append(d.Preconditions, events.Precondition{
 			Table: nodes.Table, Key: id, Op: events.ModifyIndex, Index: c.NodeIndexes[id]})
+	}
+	if len(placements) > 0 && v.Reader() != nil {
+		// CSI claims: refused as a conflict (the worker re-plans) when a
+		// plan committed since the scheduler's snapshot took them; held
+		// to the volumes as read here against one committing meanwhile.
+		pre, err := csi.PlanClaims(v, placements)
+		if errors.Is(err, csi.ErrClaimsTaken) {
+			return d, &commands.ConflictError{Precondition: events.Precondition{Table: csi.VolumesTable}, Reason: err.Error()}
+		} else if err != nil {
+			return d, err
+		}
+		d.Preconditions = append(d.Preconditions, pre...)
 	}
 	if len(placements) > 0 {
 		d.Events = append(d.Events, &events.AllocsPlaced{EvalID: c.EvalID, Allocs: placements})

@@ -59,25 +59,9 @@ func claimPlaced(tx *projections.Tx, a *events.Allocation) error {
 	if a.Terminal() {
 		return nil
 	}
-	j, _, err := get[jobRow](tx.View, JobsTable, Key(a.Namespace, a.JobID))
-	if errors.Is(err, projections.ErrNotFound) {
-		return nil
-	} else if err != nil {
+	reqs, err := placementRequests(tx.View, a)
+	if err != nil || len(reqs) == 0 {
 		return err
-	}
-	var reqs []events.VolumeRequest
-	for _, v := range j.Versions {
-		if v.Version != a.JobVersion {
-			continue
-		}
-		for _, g := range v.Groups {
-			if g.Group == a.TaskGroup {
-				reqs = g.Requests
-			}
-		}
-	}
-	if len(reqs) == 0 {
-		return nil
 	}
 	ar := allocRow{}
 	for i := range reqs {
@@ -161,4 +145,27 @@ func releaseClaim(tx *projections.Tx, key, alloc string) error {
 		}
 	}
 	return nil
+}
+
+// placementRequests returns the CSI volume requests of allocation a's
+// group in the job version it runs: none when the job is unknown.
+func placementRequests(v projections.View, a *events.Allocation) ([]events.VolumeRequest, error) {
+	j, _, err := get[jobRow](v, JobsTable, Key(a.Namespace, a.JobID))
+	if errors.Is(err, projections.ErrNotFound) {
+		return nil, nil
+	} else if err != nil {
+		return nil, err
+	}
+	var reqs []events.VolumeRequest
+	for _, ver := range j.Versions {
+		if ver.Version != a.JobVersion {
+			continue
+		}
+		for _, g := range ver.Groups {
+			if g.Group == a.TaskGroup {
+				reqs = g.Requests
+			}
+		}
+	}
+	return reqs, nil
 }
