@@ -181,6 +181,11 @@ func (f *FSM) Store() *kv.Store { return f.store }
 // Close unregisters the FSM's metrics.
 func (f *FSM) Close() { f.metrics.unregister() }
 
+// slowBatch is the batch apply time past which the FSM logs a warning with
+// the commit's share, so an operator can tell storage stalls from apply
+// work.
+const slowBatch = 500 * time.Millisecond
+
 // CommitHook is told of each batch FSM.Apply commits, on the apply path
 // (so it must not block): the applied index before and after the batch,
 // and the batch's writes in Pebble's encoding (kv.Store.ApplyRepr), a copy
@@ -208,12 +213,17 @@ func (f *FSM) Apply(logs []raftlog.Log) []any {
 	if stale := f.Stale(); len(stale) > 0 && len(logs) > 0 {
 		f.fail(logs[0].Index, staleError(stale))
 	}
+	var commitTook time.Duration
 	if f.clock != nil {
 		start := f.clock()
 		defer func() {
 			d := f.clock().Sub(start)
 			f.metrics.batchSeconds.Observe(d.Seconds())
 			f.metrics.observeMax(d)
+			if d >= slowBatch {
+				f.log.Warn("slow fsm batch", "entries", len(logs), "first_index", logs[0].Index,
+					"took", d, "commit_took", commitTook)
+			}
 		}()
 	}
 	out := make([]any, len(logs))
@@ -257,8 +267,16 @@ func (f *FSM) Apply(logs []raftlog.Log) []any {
 	if f.onCommit != nil {
 		repr = b.Repr()
 	}
+	var commitStart time.Time
+	if f.clock != nil {
+		commitStart = f.clock()
+	}
 	if err := b.Commit(); err != nil {
 		f.fail(last, err)
+	}
+	if f.clock != nil {
+		commitTook = f.clock().Sub(commitStart)
+		f.metrics.commitSeconds.Observe(commitTook.Seconds())
 	}
 	if f.onCommit != nil {
 		f.onCommit(f.applied.Load(), last, repr)

@@ -1,0 +1,50 @@
+package projections_test
+
+import (
+	"bytes"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+
+	"github.com/ordoplane/ordo/projections"
+	pt "github.com/ordoplane/ordo/projections/projectionstest"
+)
+
+// TestSlowBatchSplitsCommit: a batch apply past the slow threshold is
+// logged with the Pebble commit's share, and the commit's time has its
+// own histogram, so a storage stall shows apart from apply work.
+func TestSlowBatchSplitsCommit(t *testing.T) {
+	now := time.Unix(1_700_000_000, 0)
+	clock := func() time.Time { now = now.Add(300 * time.Millisecond); return now }
+	var logs bytes.Buffer
+	reg := prometheus.NewRegistry()
+	f, err := projections.NewFSM(pt.OpenStore(t), projections.FSMConfig{Projections: allProjs(), Clock: clock,
+		Registerer: reg, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	pt.ApplyOne(t, f, 1, pt.Entry(t, "c1", upsert("a")))
+
+	out := logs.String()
+	if !strings.Contains(out, "slow fsm batch") || !strings.Contains(out, "commit_took=300ms") {
+		t.Fatalf("log: %q", out)
+	}
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var commit *dto.Histogram
+	for _, mf := range mfs {
+		if mf.GetName() == "ordo_fsm_batch_commit_seconds" {
+			commit = mf.GetMetric()[0].GetHistogram()
+		}
+	}
+	if commit == nil || commit.GetSampleCount() != 1 || commit.GetSampleSum() != 0.3 {
+		t.Fatalf("commit histogram: %v", commit)
+	}
+}
