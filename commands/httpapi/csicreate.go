@@ -8,7 +8,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"slices"
 	"time"
 
 	"github.com/ordoplane/ordo/commands"
@@ -120,15 +119,8 @@ func (s *Server) controllerAddrs(id, capability string) ([]string, error) {
 	if err != nil {
 		return nil, commands.Invalid("PluginID", "no CSI plugin %q is registered", id)
 	}
-	ids := make([]string, 0, len(p.Controllers))
-	for nid, in := range p.Controllers {
-		if in.Healthy && in.ControllerInfo.Has(capability) {
-			ids = append(ids, nid)
-		}
-	}
-	slices.Sort(ids)
 	var addrs []string
-	for _, nid := range ids {
+	for _, nid := range p.ControllersWith(capability) {
 		if n, err := nodes.Get(v, nid); err == nil && n.HTTPAddr != "" {
 			addrs = append(addrs, n.HTTPAddr)
 		}

@@ -2,15 +2,14 @@ package capacity_test
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"log/slog"
 	"os"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/ordoplane/ordo/commands"
+	"github.com/ordoplane/ordo/commands/commandstest"
 	lcmd "github.com/ordoplane/ordo/commands/launcher"
 	"github.com/ordoplane/ordo/events"
 	"github.com/ordoplane/ordo/processors/capacity"
@@ -56,19 +55,8 @@ func newFixture(t *testing.T, pools ...capacity.Pool) *fixture {
 	store := pt.OpenStore(t)
 	fsm := pt.NewFSM(t, store)
 	clock := followtest.NewClock(time.Unix(1_700_000_000, 0))
-	var mu sync.Mutex
-	n := 0
-	p, err := commands.NewPipeline(commands.PipelineConfig{Log: &pt.FSMLog{FSM: fsm}, Store: store, Applied: fsm.Applied,
-		Clock: clock.Now, Logger: quiet(), IDs: func() string {
-			mu.Lock()
-			defer mu.Unlock()
-			n++
-			return fmt.Sprintf("id-%05d", n)
-		}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(p.Close)
+	p := commandstest.NewPipeline(t, commands.PipelineConfig{Log: &pt.FSMLog{FSM: fsm}, Store: store, Applied: fsm.Applied,
+		Clock: clock.Now, Logger: quiet()})
 	f := &fixture{t: t, fsm: fsm, p: p, clock: clock, pools: pools}
 	f.startProc()
 	t.Cleanup(func() { f.stopProc() })

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ordoplane/ordo/commands"
+	"github.com/ordoplane/ordo/commands/commandstest"
 	lcmd "github.com/ordoplane/ordo/commands/launcher"
 	"github.com/ordoplane/ordo/events"
 	"github.com/ordoplane/ordo/processors/follow/followtest"
@@ -83,24 +84,14 @@ func (s *server) components(t *testing.T) string {
 func TestLauncherPoolsAreComponents(t *testing.T) {
 	clock := followtest.NewClock(time.Unix(1_700_000_000, 0))
 	log := &sharedLog{}
-	var ids sync.Mutex
-	n := 0
+	ids := commandstest.SequentialIDs()
 	servers := map[string]*server{}
 	for _, name := range []string{"a", "b"} {
 		store := pt.OpenStore(t)
 		fsm := pt.NewFSM(t, store)
 		log.fsms = append(log.fsms, fsm)
-		p, err := commands.NewPipeline(commands.PipelineConfig{Log: log, Store: store, Applied: fsm.Applied, Clock: clock.Now,
-			Logger: quiet(), IDs: func() string {
-				ids.Lock()
-				defer ids.Unlock()
-				n++
-				return fmt.Sprintf("id-%05d", n)
-			}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(p.Close)
+		p := commandstest.NewPipeline(t, commands.PipelineConfig{Log: log, Store: store, Applied: fsm.Applied, Clock: clock.Now,
+			Logger: quiet(), IDs: ids})
 		servers[name] = &server{name: name, fsm: fsm, p: p}
 	}
 	a, b := servers["a"], servers["b"]

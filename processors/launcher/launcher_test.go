@@ -3,7 +3,6 @@ package launcher_test
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"log/slog"
 	"sync"
@@ -13,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/ordoplane/ordo/commands"
+	"github.com/ordoplane/ordo/commands/commandstest"
 	lcmd "github.com/ordoplane/ordo/commands/launcher"
 	"github.com/ordoplane/ordo/events"
 	"github.com/ordoplane/ordo/processors/follow/followtest"
@@ -44,19 +44,8 @@ func newFixture(t *testing.T) *fixture {
 	store := pt.OpenStore(t)
 	fsm := pt.NewFSM(t, store)
 	clock := followtest.NewClock(time.Unix(1_700_000_000, 0))
-	var mu sync.Mutex
-	n := 0
-	p, err := commands.NewPipeline(commands.PipelineConfig{Log: &pt.FSMLog{FSM: fsm}, Store: store, Applied: fsm.Applied,
-		Clock: clock.Now, Logger: quiet(), IDs: func() string {
-			mu.Lock()
-			defer mu.Unlock()
-			n++
-			return fmt.Sprintf("id-%05d", n)
-		}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(p.Close)
+	p := commandstest.NewPipeline(t, commands.PipelineConfig{Log: &pt.FSMLog{FSM: fsm}, Store: store, Applied: fsm.Applied,
+		Clock: clock.Now, Logger: quiet()})
 	return &fixture{t: t, fsm: fsm, p: p, clock: clock, clouds: map[string]*sim.Cloud{}, faults: map[string]sim.Faults{},
 		reg: prometheus.NewRegistry()}
 }

@@ -69,15 +69,7 @@ func Decide(c events.CSIVolumeClaim, p *csi.Plugin, n *nodes.Node) (Step, bool) 
 // controllerPublishes reports whether plugin p has a healthy controller
 // that publishes volumes.
 func controllerPublishes(p *csi.Plugin) bool {
-	if p == nil {
-		return false
-	}
-	for _, c := range p.Controllers {
-		if c.Healthy && c.ControllerInfo.Has(ControllerCapability) {
-			return true
-		}
-	}
-	return false
+	return p != nil && len(p.ControllersWith(ControllerCapability)) > 0
 }
 
 // runsOn reports whether plugin p has a node instance on node id: a node

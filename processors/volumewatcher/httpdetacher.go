@@ -9,7 +9,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"slices"
 	"time"
 
 	ccsi "github.com/ordoplane/ordo/commands/csi"
@@ -57,15 +56,8 @@ func (d *HTTPDetacher) ControllerDetach(ctx context.Context, p *csi.Plugin, vol 
 	snap := d.State.Store().Snapshot()
 	defer snap.Close()
 	v := projections.NewView(snap)
-	ids := make([]string, 0, len(p.Controllers))
-	for id, in := range p.Controllers {
-		if in.Healthy && in.ControllerInfo.Has(ControllerCapability) {
-			ids = append(ids, id)
-		}
-	}
-	slices.Sort(ids)
 	var errs []error
-	for _, id := range ids {
+	for _, id := range p.ControllersWith(ControllerCapability) {
 		n, err := nodes.Get(v, id)
 		if err != nil || n.HTTPAddr == "" {
 			continue

@@ -229,6 +229,19 @@ type Plugin struct {
 	ModifyIndex uint64
 }
 
+// ControllersWith returns the ids of the nodes running a healthy
+// controller of the plugin with capability, sorted.
+func (p *Plugin) ControllersWith(capability string) []string {
+	var ids []string
+	for id, in := range p.Controllers {
+		if in.Healthy && in.ControllerInfo.Has(capability) {
+			ids = append(ids, id)
+		}
+	}
+	slices.Sort(ids)
+	return ids
+}
+
 // NodeHealthy reports whether the plugin has a healthy node instance on
 // node id, and returns it.
 func (p *Plugin) NodeHealthy(id string) (*events.CSIInfo, bool) {
