@@ -39,6 +39,8 @@ type FSM struct {
 	applyMu sync.Mutex
 	// gen counts restores: a rebuild begun before one is void.
 	gen atomic.Uint64
+	// epoch counts restores and rebuild switches (Commit.Epoch).
+	epoch atomic.Uint64
 	// builds numbers shadow builds, each in its own part of the shadow.
 	builds atomic.Uint64
 	// onCommit, guarded by applyMu, is told of each batch Apply commits.
@@ -186,14 +188,44 @@ func (f *FSM) Close() { f.metrics.unregister() }
 // work.
 const slowBatch = 500 * time.Millisecond
 
+// Commit is one batch FSM.Apply committed, as its CommitHook is told of
+// it.
+type Commit struct {
+	// From and To are the applied index before and after the batch.
+	From, To uint64
+	// Repr is the batch's writes in Pebble's encoding (kv.Store.ApplyRepr),
+	// a copy the hook keeps. Applied to a store at From, they bring it to
+	// To, exactly as the FSM did: a redo record.
+	Repr []byte
+	// Marks say which entry wrote which writes: the writes of Repr before
+	// mark k's Ops (and at or after mark k-1's) are entry Marks[k].Index's.
+	// The writes after the last mark (the applied index, the archive's
+	// counters) are the batch's own.
+	Marks []EntryMark
+	// Epoch changes whenever the state is replaced outside Apply (a
+	// snapshot restore, a projection rebuild's switch): a hook keeping a
+	// copy of the state built from commits must then start it again.
+	Epoch uint64
+}
+
+// EntryMark is where one applied entry's writes end in a Commit's Repr.
+type EntryMark struct {
+	// Index is the entry's raft index.
+	Index uint64
+	// Ops is how many writes the batch held once the entry was applied.
+	Ops uint32
+}
+
 // CommitHook is told of each batch FSM.Apply commits, on the apply path
-// (so it must not block): the applied index before and after the batch,
-// and the batch's writes in Pebble's encoding (kv.Store.ApplyRepr), a copy
-// the hook keeps. Applied to a store at index from, they bring it to to,
-// exactly as the FSM did: a redo record (history/timetravel keeps them to
-// materialise past states without re-running projections). A restore or a
-// projection rebuild's switch writes outside Apply and is not reported.
-type CommitHook func(from, to uint64, repr []byte)
+// (so it must not block). history/timetravel keeps these records to
+// materialise past states without re-running projections. A restore or a
+// projection rebuild's switch writes outside Apply and is not reported;
+// it moves the Epoch of the next Commit.
+type CommitHook func(Commit)
+
+// Epoch counts the times the state was replaced outside Apply (see
+// Commit.Epoch).
+func (f *FSM) Epoch() uint64 { return f.epoch.Load() }
 
 // SetCommitHook sets the hook told of each batch Apply commits (nil: none).
 func (f *FSM) SetCommitHook(h CommitHook) {
@@ -230,6 +262,7 @@ func (f *FSM) Apply(logs []raftlog.Log) []any {
 	b := f.store.Batch()
 	ctr := f.counters
 	var last uint64
+	var marks []EntryMark
 	changed := map[string]struct{}{}
 	for i, l := range logs {
 		if l.Index <= f.applied.Load() || l.Index <= last {
@@ -240,6 +273,9 @@ func (f *FSM) Apply(logs []raftlog.Log) []any {
 		if err != nil {
 			b.Close()
 			f.fail(l.Index, err)
+		}
+		if f.onCommit != nil {
+			marks = append(marks, EntryMark{Index: l.Index, Ops: b.Count()})
 		}
 		for _, t := range tables {
 			changed[t] = struct{}{}
@@ -279,7 +315,7 @@ func (f *FSM) Apply(logs []raftlog.Log) []any {
 		f.metrics.commitSeconds.Observe(commitTook.Seconds())
 	}
 	if f.onCommit != nil {
-		f.onCommit(f.applied.Load(), last, repr)
+		f.onCommit(Commit{From: f.applied.Load(), To: last, Repr: repr, Marks: marks, Epoch: f.epoch.Load()})
 	}
 	f.counters = ctr
 	f.applied.Store(last)
@@ -534,6 +570,7 @@ func (f *FSM) Restore(r io.Reader) error {
 	// the next start restores the snapshot again instead of trusting a
 	// half-written store.
 	f.gen.Add(1)
+	f.epoch.Add(1)
 	if err := f.store.Import(br, appliedKey); err != nil {
 		return fmt.Errorf("restore at %d: %w", index, err)
 	}

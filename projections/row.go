@@ -59,3 +59,14 @@ func projectionMetaKey(name string) []byte { return append([]byte("pm/"), name..
 func rejectionKey(index uint64) []byte { return kv.Uint64([]byte("rej/"), index) }
 
 func commandKey(id string) []byte { return append([]byte("cmd/"), id...) }
+
+// StatePrefixes are the key prefixes of everything a View reads: rows,
+// table indexes, projection metadata and the applied index. A copy of a
+// store's state needs these keys and no other (not the archive, nor the
+// idempotency and rejection records).
+func StatePrefixes() [][]byte {
+	return [][]byte{[]byte("t/"), []byte("ti/"), []byte("pm/"), AppliedKey()}
+}
+
+// AppliedKey returns the key of the applied index (View.AppliedIndex).
+func AppliedKey() []byte { return append([]byte(nil), appliedKey...) }

@@ -188,6 +188,7 @@ func (f *FSM) finishLocked(sb *shadowBuild, prog RebuildProgress, obs func(Rebui
 	prog.Events, prog.Index = st.Events, st.Last
 	prog.Phase = PhaseSwitching
 	obs(prog)
+	f.epoch.Add(1)
 	if err := sb.switchLive(); err != nil {
 		return fmt.Errorf("switch %v: %w", prog.Projections, err)
 	}

@@ -64,7 +64,8 @@ func versionsTag(projs []projections.Projection) string {
 
 // committed is the FSM's commit hook: it queues the batch, or drops it if
 // the writer is that far behind.
-func (k *redoKeeper) committed(from, to uint64, batch []byte) {
+func (k *redoKeeper) committed(c projections.Commit) {
+	from, to, batch := c.From, c.To, c.Repr
 	if k.queued.Load()+int64(len(batch)) > redoQueueBytes {
 		k.metrics.redoDropped.Inc()
 		return

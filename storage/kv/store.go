@@ -200,6 +200,9 @@ func (b *Batch) Delete(key []byte) error {
 // Empty reports whether the batch holds no writes.
 func (b *Batch) Empty() bool { return b.b.Empty() }
 
+// Count returns how many writes the batch holds.
+func (b *Batch) Count() uint32 { return b.b.Count() }
+
 // Repr returns a copy of the batch's writes in Pebble's batch encoding,
 // which Store.ApplyRepr commits to another store: a redo record of what
 // this batch changes.

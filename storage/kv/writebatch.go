@@ -30,6 +30,9 @@ func (w *WriteBatch) DeleteRange(lower, upper []byte) error {
 	return w.b.DeleteRange(lower, upper, nil)
 }
 
+// Repr returns a copy of the batch's writes in Pebble's batch encoding.
+func (w *WriteBatch) Repr() []byte { return append([]byte(nil), w.b.Repr()...) }
+
 // Len returns the batch's encoded size in bytes.
 func (w *WriteBatch) Len() int { return w.b.Len() }
 

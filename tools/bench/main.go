@@ -62,6 +62,8 @@ func main() {
 	csiN := flag.Int("csi-volumes", 1000, "per-alloc volumes the csi figures claim and release")
 	rotationN := flag.Int("rotation-variables", 100000, "variables the rotation figures seed and re-encrypt with rotate -full")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile here")
+	rebuildN := flag.Int("rebuild-events", 1_000_000, "events in the generated history of the rebuild and timetravel figures")
+	flag.StringVar(&rebuildProfile, "rebuild-profile", "", "write a CPU profile of the from-scratch rebuild alone here")
 	flag.Parse()
 	if *cpuprofile != "" {
 		f, err := os.Create(*cpuprofile)
@@ -98,8 +100,8 @@ func main() {
 		run("replay", func() ([]row, error) { return replayRate(*replay) })
 		run("export", func() ([]row, error) { return exportReplayRates(*exportEvents) }) // export.go
 		run("history", func() ([]row, error) { return historyLatency(101000, 1000) })
-		run("rebuild", func() ([]row, error) { return rebuildRows(rebuildEvents) }) // rebuild.go
-		run("timetravel", func() ([]row, error) { return timeTravelRows(rebuildEvents, timeTravelEvery, 20) })
+		run("rebuild", func() ([]row, error) { return rebuildRows(*rebuildN) }) // rebuild.go
+		run("timetravel", func() ([]row, error) { return timeTravelRows(*rebuildN, timeTravelEvery, 20) })
 		run("c1m", func() ([]row, error) { return c1m(or(*nodes, 5000), or(*jobs, 100), *perJob, *workers) })
 		run("simfleet", func() ([]row, error) { return fleetHeartbeats(or(*nodes, 10000), *fleetWindow, 0) })
 		run("simfleet-fast", func() ([]row, error) { return fleetHeartbeats(or(*nodes, 10000), *fleetWindow, *fastTTL) })

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"runtime/pprof"
 	"syscall"
 	"time"
 
@@ -60,9 +61,14 @@ func rebuildRows(n int) ([]row, error) {
 	if err != nil {
 		return nil, err
 	}
+	stopProfile, err := startProfile(rebuildProfile)
+	if err != nil {
+		return nil, err
+	}
 	t0, c0 := time.Now(), cpuTime()
 	st, err := projections.Rebuild(src, dst, all.Projections(), 0, nil)
 	full, fullCPU := time.Since(t0), cpuTime()-c0
+	stopProfile()
 	dst.Close()
 	if err != nil {
 		return nil, err
@@ -102,5 +108,23 @@ func cpuTime() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-// rebuildEvents is the size of the rebuild figures' generated history.
-const rebuildEvents = 1_000_000
+// rebuildProfile, when set, is where rebuildRows writes a CPU profile of
+// the from-scratch rebuild alone.
+var rebuildProfile string
+
+// startProfile starts a CPU profile into path (none when path is empty)
+// and returns what stops it.
+func startProfile(path string) (func(), error) {
+	if path == "" {
+		return func() {}, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
+}

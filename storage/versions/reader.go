@@ -1,0 +1,183 @@
+package versions
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+
+	"github.com/cockroachdb/pebble"
+
+	"github.com/ordoplane/ordo/storage/kv"
+)
+
+// Reader reads the rows as they stood once one index was applied.
+type Reader struct {
+	db *pebble.DB
+	at uint64
+}
+
+var _ kv.Reader = (*Reader)(nil)
+
+// At returns a reader of the rows at index, which a span of tag must
+// cover (else ErrNotCovered).
+func (s *Store) At(index uint64, tag string) (*Reader, error) {
+	if !s.Covers(index, tag) {
+		return nil, fmt.Errorf("%w: %d (%s)", ErrNotCovered, index, tag)
+	}
+	return &Reader{db: s.db, at: index}, nil
+}
+
+// Index returns the index the reader reads at.
+func (r *Reader) Index() uint64 { return r.at }
+
+// Get returns a copy of key's value at the reader's index, or
+// kv.ErrNotFound.
+func (r *Reader) Get(key []byte) ([]byte, error) {
+	prefix := keyPrefix(key)
+	it, err := r.db.NewIter(&pebble.IterOptions{LowerBound: prefix, UpperBound: kv.PrefixEnd(prefix)})
+	if err != nil {
+		return nil, err
+	}
+	defer it.Close()
+	if !it.SeekGE(versionKey(key, r.at)) {
+		return nil, notFound(it)
+	}
+	v, deleted, err := decodeValue(it.Value())
+	if err != nil {
+		return nil, err
+	}
+	if deleted {
+		return nil, kv.ErrNotFound
+	}
+	return bytes.Clone(v), nil
+}
+
+func notFound(it *pebble.Iterator) error {
+	if err := it.Error(); err != nil {
+		return err
+	}
+	return kv.ErrNotFound
+}
+
+// Scan calls fn for each key in [lower, upper) present at the reader's
+// index, in key order (reverse order when reverse is set), until fn returns
+// an error or kv.ErrStop.
+func (r *Reader) Scan(lower, upper []byte, reverse bool, fn func(k, v []byte) error) error {
+	opts := &pebble.IterOptions{LowerBound: boundKey(lower), UpperBound: kv.PrefixEnd(rowPrefix)}
+	if upper != nil {
+		opts.UpperBound = boundKey(upper)
+	}
+	it, err := r.db.NewIter(opts)
+	if err != nil {
+		return err
+	}
+	defer it.Close()
+	c := &cursor{it: it, at: r.at}
+	if reverse {
+		err = c.backward(fn)
+	} else {
+		err = c.forward(fn)
+	}
+	if errors.Is(err, kv.ErrStop) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	return it.Error()
+}
+
+// cursor walks the versions of keys, yielding each key's newest version at
+// or below at that is not a deletion.
+type cursor struct {
+	it      *pebble.Iterator
+	at      uint64
+	started bool
+	valid   bool
+}
+
+// next returns the next key present at the cursor's index and its value,
+// from the iterator's start; ok is false at the end.
+func (c *cursor) next() (key, value []byte, ok bool, err error) {
+	if !c.started {
+		c.started, c.valid = true, c.it.First()
+	}
+	for c.valid {
+		key, index, err := parseKey(c.it.Key())
+		if err != nil {
+			return nil, nil, false, err
+		}
+		prefix := keyPrefix(key)
+		if index > c.at {
+			// Newer than wanted: seek this key's newest version at or below.
+			if c.valid = c.it.SeekGE(versionKey(key, c.at)); !c.valid {
+				break
+			}
+			if !bytes.HasPrefix(c.it.Key(), prefix) {
+				continue // no version that old: the iterator is on the next key
+			}
+		}
+		v, deleted, err := decodeValue(c.it.Value())
+		if err != nil {
+			return nil, nil, false, err
+		}
+		v = bytes.Clone(v)
+		c.valid = c.pastKey(prefix)
+		if !deleted {
+			return key, v, true, nil
+		}
+	}
+	return nil, nil, false, c.it.Error()
+}
+
+// forward yields the keys from the iterator's start.
+func (c *cursor) forward(fn func(k, v []byte) error) error {
+	for {
+		k, v, ok, err := c.next()
+		if err != nil || !ok {
+			return err
+		}
+		if err := fn(k, v); err != nil {
+			return err
+		}
+	}
+}
+
+// pastKey moves the iterator past the versions of the key with prefix:
+// a few steps, then a seek.
+func (c *cursor) pastKey(prefix []byte) bool {
+	for range 3 {
+		if !c.it.Next() {
+			return false
+		}
+		if !bytes.HasPrefix(c.it.Key(), prefix) {
+			return true
+		}
+	}
+	return c.it.SeekGE(kv.PrefixEnd(prefix))
+}
+
+// backward yields the keys from the iterator's end, in reverse order.
+func (c *cursor) backward(fn func(k, v []byte) error) error {
+	valid := c.it.Last()
+	for valid {
+		key, _, err := parseKey(c.it.Key())
+		if err != nil {
+			return err
+		}
+		prefix := keyPrefix(key)
+		if c.it.SeekGE(versionKey(key, c.at)) && bytes.HasPrefix(c.it.Key(), prefix) {
+			v, deleted, err := decodeValue(c.it.Value())
+			if err != nil {
+				return err
+			}
+			if !deleted {
+				if err := fn(key, bytes.Clone(v)); err != nil {
+					return err
+				}
+			}
+		}
+		valid = c.it.SeekLT(prefix)
+	}
+	return nil
+}

@@ -1,0 +1,158 @@
+package versions
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+
+	"github.com/cockroachdb/pebble"
+	"github.com/vmihailenco/msgpack/v5"
+)
+
+// spansKey holds the store's spans.
+var spansKey = []byte("m/spans")
+
+// ErrGap is an Append whose From is not the end of the newest span, or
+// whose tag differs from it: the store must be seeded again (Seed).
+var ErrGap = errors.New("versions: batch does not follow the newest span")
+
+// ErrNotCovered is a read at an index no span of the current tag covers.
+var ErrNotCovered = errors.New("versions: index not covered")
+
+// cacheBytes is the block cache, besides the memtables'.
+const cacheBytes = 64 << 20
+
+// Span is a run of indexes at which the store holds every row: seeded at
+// From, then every batch through To.
+type Span struct {
+	From uint64 `msgpack:"f"`
+	To   uint64 `msgpack:"t"`
+	// Tag names what wrote the rows (the projection versions): a span of
+	// another tag is not served.
+	Tag string `msgpack:"g"`
+}
+
+// Store keeps every version of the rows of a source store: each write of
+// a key by the entry at index i as a version of the key at i. A read at
+// any covered index is a seek per key, whatever the distance to the
+// source's head. One goroutine writes (Append, Seed, Prune); reads may
+// run concurrently.
+type Store struct {
+	db *pebble.DB
+	mu sync.Mutex
+	// spans are ascending and disjoint.
+	spans []Span
+}
+
+// Open opens (creating if needed) the store in dir.
+func Open(dir string) (*Store, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("versions: %w", err)
+	}
+	opts := &pebble.Options{MemTableSize: 32 << 20, Logger: quietLogger{}}
+	opts.EnsureDefaults()
+	// Pebble charges its memtables to the block cache: the cache holds
+	// blocks only beyond them.
+	c := pebble.NewCache(cacheBytes + int64(opts.MemTableStopWritesThreshold)*int64(opts.MemTableSize))
+	defer c.Unref()
+	opts.Cache = c
+	db, err := pebble.Open(dir, opts)
+	if err != nil {
+		return nil, fmt.Errorf("versions: open %s: %w", dir, err)
+	}
+	s := &Store{db: db}
+	v, closer, err := db.Get(spansKey)
+	switch {
+	case errors.Is(err, pebble.ErrNotFound):
+	case err != nil:
+		db.Close()
+		return nil, fmt.Errorf("versions: read spans: %w", err)
+	default:
+		err = msgpack.Unmarshal(v, &s.spans)
+		closer.Close()
+		if err != nil {
+			db.Close()
+			return nil, fmt.Errorf("versions: decode spans: %w", err)
+		}
+	}
+	return s, nil
+}
+
+// Close closes the store.
+func (s *Store) Close() error { return s.db.Close() }
+
+// Spans returns the spans, ascending.
+func (s *Store) Spans() []Span {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.spans)
+}
+
+// Last returns the newest span's end and tag (0, "" when empty).
+func (s *Store) Last() (uint64, string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.spans) == 0 {
+		return 0, ""
+	}
+	l := s.spans[len(s.spans)-1]
+	return l.To, l.Tag
+}
+
+// Covers reports whether a span of tag covers index.
+func (s *Store) Covers(index uint64, tag string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return covers(s.spans, index, tag)
+}
+
+func covers(spans []Span, index uint64, tag string) bool {
+	for _, sp := range spans {
+		if sp.Tag == tag && sp.From <= index && index <= sp.To {
+			return true
+		}
+	}
+	return false
+}
+
+// Bytes returns the disk space of the store's files.
+func (s *Store) Bytes() int64 {
+	m := s.db.Metrics()
+	return int64(m.DiskSpaceUsage())
+}
+
+// commitSpans writes spans into b, commits it and makes them current.
+func (s *Store) commitSpans(b *pebble.Batch, spans []Span) error {
+	v, err := msgpack.Marshal(spans)
+	if err != nil {
+		return err
+	}
+	if err := b.Set(spansKey, v, nil); err != nil {
+		return err
+	}
+	if err := b.Commit(pebble.NoSync); err != nil {
+		return fmt.Errorf("versions: commit: %w", err)
+	}
+	s.mu.Lock()
+	s.spans = spans
+	s.mu.Unlock()
+	return nil
+}
+
+// Dir is where a data directory keeps its versions store.
+func Dir(dataDir string) string { return filepath.Join(dataDir, "versions") }
+
+// quietLogger drops Pebble's informational logging.
+type quietLogger struct{}
+
+func (quietLogger) Infof(string, ...any) {}
+func (quietLogger) Errorf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "versions: "+format+"\n", args...)
+}
+func (quietLogger) Fatalf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "versions: "+format+"\n", args...)
+	os.Exit(1)
+}
