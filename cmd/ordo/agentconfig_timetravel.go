@@ -17,7 +17,8 @@ import (
 //	  sparse_checkpoints_kept = 10      # older ones kept below them; 0 keeps none
 //	  cache_size              = 4       # materialised past states kept open
 //	  disable_checkpoints     = false   # take none (reads replay from the archive's start)
-//	  disable_redo            = false   # keep no redo log (dense-tier reads replay events)
+//	  disable_redo            = false   # keep no redo log (with disable_versions only)
+//	  disable_versions        = false   # keep no row versions (reads copy a checkpoint and replay)
 //	}
 //
 // An attribute left out keeps its default.
@@ -29,6 +30,7 @@ type timeTravelBlock struct {
 	CacheSize             *int    `hcl:"cache_size,optional"`
 	DisableCheckpoints    *bool   `hcl:"disable_checkpoints,optional"`
 	DisableRedo           *bool   `hcl:"disable_redo,optional"`
+	DisableVersions       *bool   `hcl:"disable_versions,optional"`
 }
 
 // applyTo sets in o what the block sets; path names the file in errors,
@@ -80,6 +82,9 @@ func (b *timeTravelBlock) applyTo(o *timetravel.Options, path string) error {
 	}
 	if b.DisableRedo != nil {
 		o.DisableRedo = *b.DisableRedo
+	}
+	if b.DisableVersions != nil {
+		o.DisableVersions = *b.DisableVersions
 	}
 	return nil
 }

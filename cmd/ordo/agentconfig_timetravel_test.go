@@ -26,8 +26,9 @@ func TestAgentFileTimeTravel(t *testing.T) {
   cache_size              = 8
   disable_checkpoints     = true
   disable_redo            = true
+  disable_versions        = true
 }`, timetravel.Options{CheckpointEvery: 5000, CheckpointMinInterval: 90 * time.Second, CheckpointsKept: 20,
-			SparseCheckpointsKept: 3, CacheSize: 8, DisableCheckpoints: true, DisableRedo: true}},
+			SparseCheckpointsKept: 3, CacheSize: 8, DisableCheckpoints: true, DisableRedo: true, DisableVersions: true}},
 		{"no sparse tier", "time_travel {\n sparse_checkpoints_kept = 0\n}", timetravel.Options{SparseCheckpointsKept: -1}},
 	}
 	for _, tt := range tests {

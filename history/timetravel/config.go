@@ -53,6 +53,16 @@ type Options struct {
 	// projections (tens of times faster); the disk they take is about what
 	// the FSM wrote over the dense tier.
 	DisableRedo bool `json:"DisableRedo"`
+	// DisableVersions keeps no versions store. By default every version of
+	// every projection row is kept in DataDir/versions/ (storage/versions),
+	// each at the index of the entry that wrote it, from the first start
+	// with it on: a read at any index since then is a seek per key, with no
+	// checkpoint copied and nothing replayed, at the disk cost of every row
+	// version written. Reads before its first index, or in a gap (a
+	// restore, a rebuild's switch, a writer fallen behind, until the next
+	// batch re-seeds it), use the checkpoints. With versions kept, no redo
+	// log is kept (DisableRedo matters only with DisableVersions).
+	DisableVersions bool `json:"DisableVersions"`
 }
 
 // DefaultOptions returns the default Options.

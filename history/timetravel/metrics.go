@@ -16,6 +16,11 @@ type metrics struct {
 	redoApplied      prometheus.Counter
 	redoDropped      prometheus.Counter
 	redoBytes        prometheus.GaugeFunc
+	versionsReads    prometheus.Counter
+	versionsDropped  prometheus.Counter
+	versionsSeeds    prometheus.Counter
+	versionsBytes    prometheus.GaugeFunc
+	versionsLag      prometheus.GaugeFunc
 }
 
 func newMetrics(reg prometheus.Registerer, t *TimeTravel) *metrics {
@@ -57,6 +62,29 @@ func newMetrics(reg prometheus.Registerer, t *TimeTravel) *metrics {
 				}
 				return float64(t.redo.log.Bytes())
 			}),
+		versionsReads: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "ordo_timetravel_versions_reads_total", Help: "Reads of a past state served from the versions store."}),
+		versionsDropped: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "ordo_timetravel_versions_dropped_total",
+			Help: "Committed FSM batches the versions writer fell too far behind to take: the store is seeded again after each."}),
+		versionsSeeds: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "ordo_timetravel_versions_seeds_total", Help: "Seeds of the versions store from the live state (at start and after each gap)."}),
+		versionsBytes: prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "ordo_timetravel_versions_bytes", Help: "Disk space of the versions store."},
+			func() float64 {
+				if t.versions == nil {
+					return 0
+				}
+				return float64(t.versions.store.Bytes())
+			}),
+		versionsLag: prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "ordo_timetravel_versions_lag_entries", Help: "Indexes applied that the versions store does not hold yet."},
+			func() float64 {
+				if t.versions == nil {
+					return 0
+				}
+				return float64(t.versions.lag(t.cfg.FSM.Applied()))
+			}),
 	}
 	if reg != nil {
 		for _, c := range m.collectors() {
@@ -68,7 +96,7 @@ func newMetrics(reg prometheus.Registerer, t *TimeTravel) *metrics {
 
 func (m *metrics) collectors() []prometheus.Collector {
 	return []prometheus.Collector{m.taken, m.pruned, m.failures, m.lastIndex, m.bytes, m.seconds, m.materialisations, m.strays, m.readSeconds,
-		m.redoApplied, m.redoDropped, m.redoBytes}
+		m.redoApplied, m.redoDropped, m.redoBytes, m.versionsReads, m.versionsDropped, m.versionsSeeds, m.versionsBytes, m.versionsLag}
 }
 
 func (m *metrics) unregister() {

@@ -40,7 +40,7 @@ type redoKeeper struct {
 
 // openRedo opens the redo log in dir, tagged with the projections'
 // versions (a log written by other versions is dropped), and starts the
-// writer the FSM's commit hook feeds.
+// writer the FSM's commit hook (TimeTravel.committed) feeds.
 func openRedo(dir string, fsm *projections.FSM, m *metrics) (*redoKeeper, error) {
 	l, err := redo.Open(dir, versionsTag(fsm.Projections()), redoSegmentBytes)
 	if err != nil {
@@ -49,7 +49,6 @@ func openRedo(dir string, fsm *projections.FSM, m *metrics) (*redoKeeper, error)
 	k := &redoKeeper{log: l, queue: make(chan redo.Record, redoQueue), metrics: m}
 	k.done.Add(1)
 	go k.write()
-	fsm.SetCommitHook(k.committed)
 	return k, nil
 }
 
@@ -88,10 +87,9 @@ func (k *redoKeeper) write() {
 	}
 }
 
-// close detaches the keeper from the FSM, writes what is queued and
-// closes the log.
-func (k *redoKeeper) close(fsm *projections.FSM) error {
-	fsm.SetCommitHook(nil)
+// close writes what is queued and closes the log; the FSM's hook must be
+// detached first.
+func (k *redoKeeper) close() error {
 	close(k.queue)
 	k.done.Wait()
 	return k.log.Close()

@@ -15,7 +15,7 @@ import (
 // replays events from there, and still equals the live state.
 func TestRedoGapReplaysEvents(t *testing.T) {
 	h := newHistory(t)
-	tt := newTT(t, h, Options{CacheSize: 1})
+	tt := newTT(t, h, Options{CacheSize: 1, DisableVersions: true})
 	h.apply(t, 100)
 	if _, err := tt.Checkpoint(); err != nil {
 		t.Fatal(err)
@@ -41,7 +41,7 @@ func TestRedoGapReplaysEvents(t *testing.T) {
 // finds the redo log and serves from it.
 func TestRedoSurvivesRestart(t *testing.T) {
 	h := newHistory(t)
-	tt := newTT(t, h, Options{})
+	tt := newTT(t, h, Options{DisableVersions: true})
 	h.apply(t, 60)
 	if _, err := tt.Checkpoint(); err != nil {
 		t.Fatal(err)
@@ -50,7 +50,7 @@ func TestRedoSurvivesRestart(t *testing.T) {
 	i := h.record(t)
 	tt.Close()
 
-	tt2 := newTT(t, h, Options{})
+	tt2 := newTT(t, h, Options{DisableVersions: true})
 	if got := checksumsAt(t, tt2, i); !reflect.DeepEqual(got, h.sums[i]) {
 		t.Errorf("At(%d) after a restart differs from the live state", i)
 	}
@@ -64,7 +64,7 @@ func TestRedoSurvivesRestart(t *testing.T) {
 // finds it rather than straying.
 func TestRedoServesEveryTable(t *testing.T) {
 	h := newHistory(t)
-	tt := newTT(t, h, Options{})
+	tt := newTT(t, h, Options{DisableVersions: true})
 	h.apply(t, 80)
 	i := h.record(t)
 	h.apply(t, 10)
@@ -88,7 +88,7 @@ func TestRedoPrunedWithCheckpoints(t *testing.T) {
 	defer func(n int64) { redoSegmentBytes = n }(redoSegmentBytes)
 	redoSegmentBytes = 4 << 10
 	h := newHistory(t)
-	tt := newTT(t, h, Options{CheckpointsKept: 2, SparseCheckpointsKept: -1})
+	tt := newTT(t, h, Options{CheckpointsKept: 2, SparseCheckpointsKept: -1, DisableVersions: true})
 	segments := func() int {
 		tt.redo.log.Flush()
 		names, _ := filepath.Glob(filepath.Join(redoDir(h.dir), "*.redo"))

@@ -15,6 +15,7 @@ import (
 
 	"github.com/ordoplane/ordo/projections"
 	"github.com/ordoplane/ordo/storage/kv"
+	"github.com/ordoplane/ordo/storage/versions"
 )
 
 // ErrBeyondApplied is returned for an index this server has not applied.
@@ -36,6 +37,9 @@ type TimeTravel struct {
 	// redo holds the FSM's committed batches since the oldest dense
 	// checkpoint; nil when disabled.
 	redo *redoKeeper
+	// versions holds every version of the projection rows since it was
+	// seeded; nil when disabled.
+	versions *versionKeeper
 	// takeMu serialises checkpoints.
 	takeMu sync.Mutex
 	// ctx cancels materialisations in flight at Close.
@@ -73,13 +77,32 @@ func New(cfg Config) (*TimeTravel, error) {
 	t.ctx, t.cancel = context.WithCancel(context.Background())
 	t.metrics = newMetrics(cfg.Registerer, t)
 	t.metrics.lastIndex.Set(float64(t.cps.newest()))
-	if !cfg.DisableCheckpoints && !cfg.DisableRedo {
+	if !cfg.DisableVersions {
+		if t.versions, err = openVersions(versions.Dir(cfg.DataDir), cfg.FSM, t.metrics, t.log); err != nil {
+			t.metrics.unregister()
+			return nil, err
+		}
+	} else if !cfg.DisableCheckpoints && !cfg.DisableRedo {
 		if t.redo, err = openRedo(redoDir(cfg.DataDir), cfg.FSM, t.metrics); err != nil {
 			t.metrics.unregister()
 			return nil, err
 		}
 	}
+	if t.redo != nil || t.versions != nil {
+		cfg.FSM.SetCommitHook(t.committed)
+	}
 	return t, nil
+}
+
+// committed is the FSM's commit hook: it feeds the redo log and the
+// versions store.
+func (t *TimeTravel) committed(c projections.Commit) {
+	if t.redo != nil {
+		t.redo.committed(c)
+	}
+	if t.versions != nil {
+		t.versions.committed(c)
+	}
 }
 
 // Name implements the processor interface.
@@ -94,9 +117,17 @@ func (t *TimeTravel) Close() {
 		t.cancel()
 		t.cache.close()
 		t.cache.building.Wait()
+		if t.redo != nil || t.versions != nil {
+			t.cfg.FSM.SetCommitHook(nil)
+		}
 		if t.redo != nil {
-			if err := t.redo.close(t.cfg.FSM); err != nil {
+			if err := t.redo.close(); err != nil {
 				t.log.Warn("close redo log", "err", err)
+			}
+		}
+		if t.versions != nil {
+			if err := t.versions.close(); err != nil {
+				t.log.Warn("close versions store", "err", err)
 			}
 		}
 		t.metrics.unregister()
@@ -109,6 +140,24 @@ func (t *TimeTravel) Checkpoints() []uint64 { return t.cps.list() }
 // CheckpointBytes returns the disk space the kept checkpoints hold, each
 // file once (tables still shared with the live store included).
 func (t *TimeTravel) CheckpointBytes() int64 { return t.cps.bytes() }
+
+// VersionsBytes returns the disk space of the versions store (0 when it is
+// not kept).
+func (t *TimeTravel) VersionsBytes() int64 {
+	if t.versions == nil {
+		return 0
+	}
+	return t.versions.store.Bytes()
+}
+
+// VersionSpans returns the spans of indexes the versions store answers
+// (none when it is not kept).
+func (t *TimeTravel) VersionSpans() []versions.Span {
+	if t.versions == nil {
+		return nil
+	}
+	return t.versions.store.Spans()
+}
 
 // RedoBytes returns the disk space of the redo log (0 when it is not kept).
 func (t *TimeTravel) RedoBytes() int64 {
@@ -159,6 +208,14 @@ func (s *State) Release() { s.release() }
 func (t *TimeTravel) At(ctx context.Context, index uint64, tables ...string) (*State, error) {
 	if applied := t.cfg.FSM.Applied(); index == 0 || index > applied {
 		return nil, fmt.Errorf("%w: %d is not in [1, %d]", ErrBeyondApplied, index, applied)
+	}
+	if t.versions != nil {
+		start := t.cfg.Clock()
+		if r, ok := t.versions.reader(ctx, index); ok {
+			t.metrics.versionsReads.Inc()
+			t.metrics.readSeconds.Observe(t.cfg.Clock().Sub(start).Seconds())
+			return &State{Index: index, reader: &guard{r: r}, release: func() {}}, nil
+		}
 	}
 	projs, set := t.owners(tables)
 	key := stateKey{index: index, set: set}

@@ -26,6 +26,7 @@ import (
 	pt "github.com/ordoplane/ordo/projections/projectionstest"
 	"github.com/ordoplane/ordo/projections/servers"
 	"github.com/ordoplane/ordo/storage/kv"
+	"github.com/ordoplane/ordo/storage/raftlog"
 )
 
 // history is a live FSM fed random entries, with the checksums of its
@@ -54,8 +55,13 @@ func newHistory(t *testing.T) *history {
 // apply applies n random entries one by one: namespace upserts and
 // deletes, server changes, preconditions that fail, retried commands, and
 // gaps in the index (raft's own entries never reach the FSM).
-func (h *history) apply(t *testing.T, n int) {
+func (h *history) apply(t *testing.T, n int) { h.applyIn(t, n, 1) }
+
+// applyIn is apply with the entries applied batch at a time, as raft
+// hands the FSM several committed entries at once.
+func (h *history) applyIn(t *testing.T, n, batch int) {
 	t.Helper()
+	var logs []raftlog.Log
 	for range n {
 		if h.rng.Intn(15) == 0 {
 			h.next++ // an index the FSM never sees
@@ -81,9 +87,16 @@ func (h *history) apply(t *testing.T, n int) {
 		if h.rng.Intn(8) == 0 {
 			e.Preconditions = []events.Precondition{{Table: namespaces.Table, Key: name, Op: events.ModifyIndex, Index: 999999}}
 		}
-		pt.ApplyOne(t, h.fsm, h.next, e)
+		logs = append(logs, pt.Log(t, h.next, e))
 		h.times[h.next] = e.Time
 		h.next++
+		if len(logs) == batch {
+			pt.Apply(t, h.fsm, logs...)
+			logs = nil
+		}
+	}
+	if len(logs) > 0 {
+		pt.Apply(t, h.fsm, logs...)
 	}
 }
 
@@ -143,13 +156,16 @@ func fromEmpty(t *testing.T, h *history, i uint64) map[string][32]byte {
 // checkpoints and compares them with what the live store held at that
 // index, and with a replay from the archive's start.
 //
-// It runs with the redo log (records applied to the checkpoint, then
-// events for the rest) and without it (events only).
+// It runs with the versions store (every read a seek per key), with the
+// redo log (records applied to the checkpoint, then events for the rest)
+// and with neither (events only).
 func TestAtEqualsLiveState(t *testing.T) {
-	for _, disable := range []bool{false, true} {
-		t.Run(fmt.Sprintf("DisableRedo=%v", disable), func(t *testing.T) {
-			testAtEqualsLiveState(t, Options{CacheSize: 2, CheckpointsKept: 10, DisableRedo: disable})
-		})
+	for name, o := range map[string]Options{
+		"versions": {CacheSize: 2, CheckpointsKept: 10},
+		"redo":     {CacheSize: 2, CheckpointsKept: 10, DisableVersions: true},
+		"events":   {CacheSize: 2, CheckpointsKept: 10, DisableVersions: true, DisableRedo: true},
+	} {
+		t.Run(name, func(t *testing.T) { testAtEqualsLiveState(t, o) })
 	}
 }
 
@@ -202,8 +218,12 @@ func testAtEqualsLiveState(t *testing.T, o Options) {
 			break
 		}
 	}
-	if applied := counterValue(t, tt.metrics.redoApplied); (applied > 0) == o.DisableRedo {
-		t.Errorf("%v redo records applied with DisableRedo %v", applied, o.DisableRedo)
+	redo := o.DisableVersions && !o.DisableRedo
+	if applied := counterValue(t, tt.metrics.redoApplied); (applied > 0) != redo {
+		t.Errorf("%v redo records applied with %+v", applied, o)
+	}
+	if n := counterValue(t, tt.metrics.versionsReads); (n > 0) == o.DisableVersions {
+		t.Errorf("%v reads served from versions with %+v", n, o)
 	}
 }
 
@@ -582,11 +602,12 @@ func TestPruneTiers(t *testing.T) {
 // tables equal the live ones at that index, a read of another table is
 // marked Strayed, and a cached state of every projection serves too.
 //
-// The redo log is disabled: with it, a state of every projection costs
-// hardly more, and At builds that instead (TestRedoServesEveryTable).
+// The versions store and the redo log are disabled: with the first,
+// nothing is materialised; with the second, a state of every projection
+// costs hardly more, and At builds that instead (TestRedoServesEveryTable).
 func TestAtSomeTables(t *testing.T) {
 	h := newHistory(t)
-	tt := newTT(t, h, Options{CacheSize: 4, DisableRedo: true})
+	tt := newTT(t, h, Options{CacheSize: 4, DisableRedo: true, DisableVersions: true})
 	h.apply(t, 200)
 	if _, err := tt.Checkpoint(); err != nil {
 		t.Fatal(err)

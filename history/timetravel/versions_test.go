@@ -1,0 +1,128 @@
+package timetravel
+
+import (
+	"context"
+	"reflect"
+	"testing"
+
+	"github.com/ordoplane/ordo/projections"
+	"github.com/ordoplane/ordo/projections/all"
+)
+
+// TestVersionsServeEveryIndex: with entries applied in raft batches, a
+// read at every index (inside a batch too) is served by the versions
+// store, with nothing materialised, and equals a replay of the archive to
+// that index.
+func TestVersionsServeEveryIndex(t *testing.T) {
+	h := newHistory(t)
+	tt := newTT(t, h, Options{})
+	h.applyIn(t, 120, 7)
+	for i := uint64(1); i <= h.fsm.Applied(); i += 3 {
+		if got, want := checksumsAt(t, tt, i), fromEmpty(t, h, i); !reflect.DeepEqual(got, want) {
+			t.Fatalf("At(%d) differs from a replay to %d", i, i)
+		}
+	}
+	if n := counterValue(t, tt.metrics.materialisations); n != 0 {
+		t.Errorf("%v states materialised, want none", n)
+	}
+	if n := counterValue(t, tt.metrics.versionsReads); n == 0 {
+		t.Error("no read served from versions")
+	}
+}
+
+// TestVersionsStartLate: a store first opened on a server with history
+// is seeded from the live state; reads from there are served by it, and
+// older ones still come from checkpoints and events, equal to the live
+// state.
+func TestVersionsStartLate(t *testing.T) {
+	h := newHistory(t)
+	h.apply(t, 40)
+	old := h.record(t)
+	h.apply(t, 40)
+	seeded := h.record(t)
+	tt := newTT(t, h, Options{CacheSize: 1})
+	h.apply(t, 40)
+	late := h.record(t)
+	for _, i := range []uint64{old, seeded, late} {
+		if got := checksumsAt(t, tt, i); !reflect.DeepEqual(got, h.sums[i]) {
+			t.Errorf("At(%d) differs from the live state", i)
+		}
+	}
+	if n := counterValue(t, tt.metrics.materialisations); n != 1 {
+		t.Errorf("%v states materialised, want 1 (the read before the seed)", n)
+	}
+	if spans := tt.VersionSpans(); len(spans) != 1 || spans[0].From != seeded {
+		t.Errorf("spans %+v, want one from %d", spans, seeded)
+	}
+}
+
+// TestVersionsReseedAfterGap: batches the versions writer never got end
+// its span; the next batch seeds it again from the live state; a read in
+// the gap falls back to checkpoints, and every read equals the live state.
+func TestVersionsReseedAfterGap(t *testing.T) {
+	h := newHistory(t)
+	tt := newTT(t, h, Options{CacheSize: 1})
+	h.apply(t, 60)
+	before := h.record(t)
+	h.fsm.SetCommitHook(nil) // these batches are lost to the versions store
+	h.apply(t, 10)
+	gap := h.record(t)
+	h.apply(t, 10)
+	h.fsm.SetCommitHook(tt.committed)
+	h.apply(t, 30)
+	after := h.record(t)
+	for _, i := range []uint64{before, gap, after} {
+		if got := checksumsAt(t, tt, i); !reflect.DeepEqual(got, h.sums[i]) {
+			t.Errorf("At(%d) differs from the live state", i)
+		}
+	}
+	if n := counterValue(t, tt.metrics.versionsSeeds); n != 2 {
+		t.Errorf("%v seeds, want 2 (at open and after the gap)", n)
+	}
+	if n := counterValue(t, tt.metrics.materialisations); n != 1 {
+		t.Errorf("%v states materialised, want 1 (the read in the gap)", n)
+	}
+}
+
+// TestVersionsReseedAfterSwitch: a projection rebuild's switch replaces
+// the state outside Apply; the next batch seeds the store again, and
+// reads after it equal the live state.
+func TestVersionsReseedAfterSwitch(t *testing.T) {
+	h := newHistory(t)
+	tt := newTT(t, h, Options{})
+	h.apply(t, 50)
+	rb := projections.NewRebuilder(h.fsm, projections.RebuilderConfig{})
+	defer rb.Close()
+	if _, err := rb.Do(context.Background(), projections.JobRebuild, []string{all.Projections()[0].Name()}); err != nil {
+		t.Fatal(err)
+	}
+	h.apply(t, 20)
+	i := h.record(t)
+	if got := checksumsAt(t, tt, i); !reflect.DeepEqual(got, h.sums[i]) {
+		t.Errorf("At(%d) differs from the live state", i)
+	}
+	if n := counterValue(t, tt.metrics.versionsSeeds); n != 2 {
+		t.Errorf("%v seeds, want 2 (at open and after the switch)", n)
+	}
+}
+
+// TestVersionsSurviveRestart: a new TimeTravel over the same directory
+// finds the store at the applied index, seeds nothing, and serves reads
+// from before the restart.
+func TestVersionsSurviveRestart(t *testing.T) {
+	h := newHistory(t)
+	tt := newTT(t, h, Options{})
+	h.apply(t, 60)
+	i := h.record(t)
+	tt.Close()
+	tt2 := newTT(t, h, Options{})
+	if got := checksumsAt(t, tt2, i); !reflect.DeepEqual(got, h.sums[i]) {
+		t.Errorf("At(%d) after a restart differs from the live state", i)
+	}
+	if n := counterValue(t, tt2.metrics.versionsSeeds); n != 0 {
+		t.Errorf("%v seeds after a clean restart, want 0", n)
+	}
+	if n := counterValue(t, tt2.metrics.versionsReads); n != 1 {
+		t.Errorf("%v reads from versions, want 1", n)
+	}
+}
