@@ -1,12 +1,19 @@
 package evaldelete_test
 
 import (
+	"context"
 	"fmt"
+	"log/slog"
+	"runtime/metrics"
+	"runtime/pprof"
 	"slices"
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/ordoplane/ordo/events"
+	"github.com/ordoplane/ordo/projections"
 	"github.com/ordoplane/ordo/projections/all"
 	"github.com/ordoplane/ordo/projections/evaldelete"
 	pt "github.com/ordoplane/ordo/projections/projectionstest"
@@ -34,6 +41,27 @@ func archivedPage(tb testing.TB, r kv.Reader, index uint64) *events.EvalsPageDel
 	return p.(*events.EvalsPageDeleted)
 }
 
+// gcCycles returns the Go GC cycles completed so far.
+func gcCycles() uint64 {
+	s := []metrics.Sample{{Name: "/gc/cycles/total:gc-cycles"}}
+	metrics.Read(s)
+	return s[0].Value.Uint64()
+}
+
+// commitSeconds returns the FSM's ordo_fsm_batch_commit_seconds sum.
+func commitSeconds(tb testing.TB, reg *prometheus.Registry) float64 {
+	mfs, err := reg.Gather()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() == "ordo_fsm_batch_commit_seconds" {
+			return mf.GetMetric()[0].GetHistogram().GetSampleSum()
+		}
+	}
+	return 0
+}
+
 // BenchmarkDeleteAll seeds n pending evals through the FSM and deletes them
 // all by filter, one page entry at a time as the handler does, resuming at
 // each page's Next: it reports the time per eval and the longest page
@@ -44,7 +72,13 @@ func BenchmarkDeleteAll(b *testing.B) {
 			for range b.N {
 				b.StopTimer()
 				store := pt.OpenStore(b)
-				f := pt.NewFSM(b, store, all.Projections()...)
+				reg := prometheus.NewRegistry()
+				f, err := projections.NewFSM(store, projections.FSMConfig{Projections: all.Projections(), Registerer: reg,
+					Clock: time.Now, Logger: slog.New(slog.DiscardHandler)})
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer f.Close()
 				idx := uint64(1)
 				for i := 0; i < n; i += 1000 {
 					batch := make([]events.Evaluation, 0, 1000)
@@ -58,12 +92,22 @@ func BenchmarkDeleteAll(b *testing.B) {
 				from, deleted := "", 0
 				var longest time.Duration
 				var took []time.Duration
+				// Labelled so that a -cpuprofile can be cut to the delete
+				// (pprof -tagfocus phase=delete).
+				pprof.SetGoroutineLabels(pprof.WithLabels(context.Background(), pprof.Labels("phase", "delete")))
 				for {
+					gc0, commit0 := gcCycles(), commitSeconds(b, reg)
 					t0 := time.Now()
 					res := pt.ApplyOne(b, f, idx, pt.Entry(b, "", &events.EvalsPageDeleted{Filter: `Status == "pending"`, From: from,
 						PageSize: pageSize, ScanLimit: pageSize * 4}))
-					longest = max(longest, time.Since(t0))
-					took = append(took, time.Since(t0))
+					d := time.Since(t0)
+					longest = max(longest, d)
+					took = append(took, d)
+					if commit := time.Duration((commitSeconds(b, reg) - commit0) * 1e9); d > 20*time.Millisecond {
+						h := store.Health()
+						b.Logf("slow page at %d: %s, commit %s, gc cycles %d, memtables %d flushing %d L0 files %d",
+							idx, d, commit, gcCycles()-gc0, h.MemTables, h.Flushing, h.L0Files)
+					}
 					if res.Err != nil {
 						b.Fatal(res.Err)
 					}
@@ -74,6 +118,7 @@ func BenchmarkDeleteAll(b *testing.B) {
 						break
 					}
 				}
+				pprof.SetGoroutineLabels(context.Background())
 				if deleted != n {
 					b.Fatalf("deleted %d of %d", deleted, n)
 				}

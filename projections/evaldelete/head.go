@@ -1,10 +1,6 @@
 package evaldelete
 
 import (
-	"fmt"
-
-	"github.com/vmihailenco/msgpack/v5"
-
 	"github.com/ordoplane/ordo/events"
 	"github.com/ordoplane/ordo/projections"
 	"github.com/ordoplane/ordo/projections/evals"
@@ -28,21 +24,9 @@ type head struct {
 // readEval reads eval id for f: only its head when f needs no more (a nil
 // filter or one compiled to the fast path), the whole eval otherwise.
 func readEval(v projections.View, f *Filter, id string) (*events.Evaluation, error) {
-	if f != nil && f.fast == nil {
-		e, err := evals.Get(v, id)
-		if err != nil {
-			return nil, err
-		}
-		return &e.Evaluation, nil
-	}
 	r, err := v.Get(evals.Table, id)
 	if err != nil {
 		return nil, err
 	}
-	var h head
-	if err := msgpack.Unmarshal(r.Value, &h); err != nil {
-		return nil, fmt.Errorf("decode eval row %q: %w", id, err)
-	}
-	return &events.Evaluation{ID: h.ID, Namespace: h.Namespace, Type: h.Type, TriggeredBy: h.TriggeredBy, JobID: h.JobID,
-		NodeID: h.NodeID, DeploymentID: h.DeploymentID, Status: h.Status}, nil
+	return decodeEval(f, id, r)
 }

@@ -36,51 +36,67 @@ var errStop = errors.New("stop")
 // once pageSize were selected or scanLimit were looked at (0: no limit).
 // With check set, selected evals that are not Safe are skipped; without,
 // every selected eval is in IDs (a handler's plan).
+//
+// It reads the creation index in chunks of as many keys as the page may
+// still select, and the evals of each chunk together (readEvals): the
+// page is the same as reading eval by eval.
 func Walk(v projections.View, f *Filter, from, to string, pageSize, scanLimit int, check bool) (Page, error) {
 	var p Page
 	if pageSize <= 0 {
 		return p, fmt.Errorf("evaldelete: page size %d", pageSize)
 	}
 	var selected []*events.Evaluation
-	err := v.ScanFrom(evals.ByCreateTable, "", from, false, func(key string, _ projections.Row) error {
-		if to != "" && key >= to {
-			p.Next = to
-			return errStop
+	full := func() bool { return p.Selected >= pageSize || (scanLimit > 0 && p.Scanned >= scanLimit) }
+	cur, done := from, false
+	for !done {
+		need := pageSize - p.Selected
+		if scanLimit > 0 {
+			need = min(need, scanLimit-p.Scanned)
 		}
-		if p.Selected >= pageSize || (scanLimit > 0 && p.Scanned >= scanLimit) {
-			p.Next = key
-			return errStop
-		}
-		p.Scanned++
-		id, err := keyID(key)
+		// One key past the chunk tells where the page ends if it fills.
+		keys, err := creationKeys(v, cur, to, need+1)
 		if err != nil {
-			return err
+			return Page{}, err
 		}
-		e, err := readEval(v, f, id)
-		if errors.Is(err, projections.ErrNotFound) {
-			return nil
-		} else if err != nil {
-			return err
+		chunk, err := readEvals(v, f, keys[:min(need, len(keys))])
+		if err != nil {
+			return Page{}, err
 		}
-		ok, err := Match(f, e)
-		if err != nil || !ok {
-			return err
+		done = len(keys) <= need // the range ends within this chunk
+		for i, key := range keys {
+			if full() {
+				p.Next, done = key, true
+				break
+			}
+			if i == need {
+				cur = key // not read yet: the next chunk starts here
+				break
+			}
+			p.Scanned++
+			e := chunk[i]
+			if e == nil {
+				continue
+			}
+			ok, err := Match(f, e)
+			if err != nil {
+				return Page{}, err
+			}
+			if !ok {
+				continue
+			}
+			p.Selected++
+			if p.First == "" {
+				p.First = key
+			}
+			selected = append(selected, e)
 		}
-		p.Selected++
-		if p.First == "" {
-			p.First = key
-		}
-		selected = append(selected, e)
-		return nil
-	})
-	if err != nil && !errors.Is(err, errStop) {
-		return Page{}, err
 	}
 	if p.Next == "" && to != "" {
-		p.Next = to // the table ended before to: the range is done
+		p.Next = to // the walk reached to, or the table ended before it
 	}
 	safe := make([]bool, len(selected))
 	if check {
+		var err error
 		if safe, err = NewSafety(v).SafeAll(selected); err != nil {
 			return Page{}, err
 		}
