@@ -330,3 +330,161 @@ func TestPageOverLiveAndGoneJobs(t *testing.T) {
 		t.Fatalf("page = %+v, want %v deleted and l1, l2 skipped", page, want)
 	}
 }
+
+// refWalk is Walk the simple way, the one Walk replaced: one eval read
+// per creation key (no chunks, no range scans of the evals table).
+func refWalk(t *testing.T, v projections.View, f *evaldelete.Filter, from, to string, pageSize, scanLimit int) evaldelete.Page {
+	t.Helper()
+	var p evaldelete.Page
+	var sel []*events.Evaluation
+	stop := errors.New("stop")
+	err := v.ScanFrom(evals.ByCreateTable, "", from, false, func(key string, _ projections.Row) error {
+		if to != "" && key >= to {
+			p.Next = to
+			return stop
+		}
+		if p.Selected >= pageSize || (scanLimit > 0 && p.Scanned >= scanLimit) {
+			p.Next = key
+			return stop
+		}
+		p.Scanned++
+		e, err := evals.Get(v, key[21:])
+		if errors.Is(err, projections.ErrNotFound) {
+			return nil
+		} else if err != nil {
+			return err
+		}
+		if ok, err := evaldelete.Match(f, &e.Evaluation); err != nil || !ok {
+			return err
+		}
+		p.Selected++
+		if p.First == "" {
+			p.First = key
+		}
+		sel = append(sel, &e.Evaluation)
+		return nil
+	})
+	if err != nil && !errors.Is(err, stop) {
+		t.Fatal(err)
+	}
+	if p.Next == "" && to != "" {
+		p.Next = to
+	}
+	safe, err := evaldelete.NewSafety(v).SafeAll(sel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, e := range sel {
+		if !safe[i] {
+			p.Skipped++
+			continue
+		}
+		p.IDs = append(p.IDs, e.ID)
+	}
+	return p
+}
+
+// A page reads its evals with range scans of the evals table where their
+// ids lie close together and point reads where other evals lie between
+// them: every page, of every size and scan limit, from every position,
+// is the one the eval-by-eval walk makes, and deleting the evals page by
+// page leaves what the filter does not select; a rebuild equals live.
+func TestPagesOverScatteredIDs(t *testing.T) {
+	store := pt.OpenStore(t)
+	f := pt.NewFSM(t, store, all.Projections()...)
+	idx := uint64(1)
+	apply := func(ps ...events.Payload) {
+		t.Helper()
+		if res := pt.ApplyOne(t, f, idx, pt.Entry(t, fmt.Sprint("c", idx), ps...)); res.Err != nil {
+			t.Fatalf("entry %d: %v", idx, res.Err)
+		}
+		idx++
+	}
+	apply(job("live"))
+	// Dense: p-00..p-39 pending, in id order. Scattered: s-00..s-19
+	// pending, created in reverse id order, with 30 complete evals
+	// between each two in id order (created first), and pending evals of
+	// the live job (unsafe) among them.
+	var batch []events.Evaluation
+	for i := range 40 {
+		st := events.EvalStatusPending
+		if i%7 == 3 {
+			st = events.EvalStatusComplete
+		}
+		batch = append(batch, eval(fmt.Sprintf("p-%02d", i), "gone", st))
+	}
+	apply(&events.EvalsUpserted{Evals: batch})
+	batch = nil
+	for i := range 20 {
+		for j := range 30 {
+			batch = append(batch, eval(fmt.Sprintf("s-%02d-%02d", i, j), "gone", events.EvalStatusComplete))
+		}
+	}
+	apply(&events.EvalsUpserted{Evals: batch})
+	for i := 19; i >= 0; i-- {
+		j := "gone"
+		if i%5 == 2 {
+			j = "live"
+		}
+		apply(&events.EvalsUpserted{Evals: []events.Evaluation{eval(fmt.Sprintf("s-%02d", i), j, events.EvalStatusPending)}})
+	}
+	v := projections.NewView(store)
+	var keys []string
+	if err := v.Scan(evals.ByCreateTable, "", false, func(k string, _ projections.Row) error {
+		keys = append(keys, k)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	filter := `Status == "pending"`
+	flt, err := evaldelete.Compile(filter)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, from := range []string{"", keys[5], keys[39], keys[40], keys[645]} {
+		for _, to := range []string{"", keys[45], keys[650]} {
+			for _, size := range []int{1, 3, 10, 100} {
+				for _, limit := range []int{0, 4, 40} {
+					if to != "" && to <= from {
+						continue
+					}
+					got, err := evaldelete.Walk(v, flt, from, to, size, limit, true)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if want := refWalk(t, v, flt, from, to, size, limit); !reflect.DeepEqual(got, want) {
+						t.Fatalf("Walk(%q, %q, %d, %d) = %+v, want %+v", from, to, size, limit, got, want)
+					}
+				}
+			}
+		}
+	}
+	for from := ""; ; {
+		res := pt.ApplyOne(t, f, idx, pt.Entry(t, "", &events.EvalsPageDeleted{Filter: filter, From: from, PageSize: 3, ScanLimit: 12}))
+		if res.Err != nil {
+			t.Fatal(res.Err)
+		}
+		idx++
+		arch := pt.Archived(t, store)
+		p, err := events.Decode(arch[len(arch)-1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if from = p.(*events.EvalsPageDeleted).Next; from == "" {
+			break
+		}
+	}
+	for _, id := range ids(t, v) {
+		e, err := evals.Get(v, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e.Status == events.EvalStatusPending && e.JobID != "live" {
+			t.Errorf("pending eval %s of a gone job survived", id)
+		}
+	}
+	if n := len(ids(t, v)); n != 600+6+4 {
+		t.Errorf("%d evals left, want 610 (600 complete, 6 complete p-, 4 of the live job)", n)
+	}
+	rebuildEqualsLive(t, store)
+}
