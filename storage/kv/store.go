@@ -56,6 +56,10 @@ func (c Config) Validate() error {
 	return nil
 }
 
+// walBytesPerSync is how much WAL Pebble writes before syncing it in the
+// background (Options.WALBytesPerSync).
+const walBytesPerSync = 1 << 20
+
 // Store is a Pebble database.
 type Store struct {
 	db   *pebble.DB
@@ -81,6 +85,14 @@ func Open(dir string, cfg Config) (*Store, error) {
 	opts.MemTableSize = 64 << 20
 	opts.L0CompactionThreshold = 4
 	opts.MaxConcurrentCompactions = func() int { return 2 }
+	// The state store commits without sync, so its WAL would otherwise
+	// reach the disk only when the memtable rotates, where Pebble syncs
+	// the old WAL inside the commit that filled it: up to MemTableSize of
+	// dirty pages written at once, stalling that commit (and the FSM's
+	// apply) for hundreds of milliseconds, seconds on a busy disk. Syncing
+	// in the background every WALBytesPerSync leaves the rotation a small
+	// sync.
+	opts.WALBytesPerSync = walBytesPerSync
 	opts.DisableWAL = cfg.DisableWAL
 	opts.EnsureDefaults()
 	if cfg.CacheBytes > 0 {
