@@ -33,6 +33,13 @@ type applyWindow struct {
 	// window and the raft batches they came in (a follower that fell
 	// behind is handed many entries in one batch).
 	entries, batches uint64
+	// commitMS: the Pebble commits' share of the window's applies
+	// (ordo_fsm_batch_commit_seconds), in ms; slowCommits: commits over
+	// 25.6 ms (a histogram bucket bound) in the window. A long apply
+	// whose time is the commit is a storage stall (a memtable rotation
+	// syncing the WAL), not apply work.
+	commitMS    float64
+	slowCommits uint64
 	// ioStallMS: milliseconds of the window in which every task of the
 	// machine was stalled on I/O (/proc/pressure/io "full"); dirtyMB: the
 	// machine's dirty page cache at the end of the window.
@@ -63,8 +70,9 @@ func startApplySampler(agents []*agent.Agent) *applySampler {
 		lastIO := ioFullMicros()
 		lastApplied := make([]uint64, len(agents))
 		lastBatches := make([]uint64, len(agents))
+		lastCommit := make([]commitSample, len(agents))
 		for i, a := range agents {
-			lastApplied[i], lastBatches[i] = a.FSM().Applied(), batchCount(a)
+			lastApplied[i], lastBatches[i], lastCommit[i] = a.FSM().Applied(), batchCount(a), commits(a)
 		}
 		for {
 			select {
@@ -75,12 +83,13 @@ func startApplySampler(agents []*agent.Agent) *applySampler {
 				io := ioFullMicros()
 				dirty := dirtyMB()
 				for i, a := range agents {
-					applied, batches := a.FSM().Applied(), batchCount(a)
+					applied, batches, c := a.FSM().Applied(), batchCount(a), commits(a)
 					s.out.w = append(s.out.w, applyWindow{at: now, server: i, longest: a.FSM().MaxApply(),
 						snapshotting: snapshotting(a.DataDir()), gcCycles: gc - lastGC, lsm: a.Store().Health(),
 						entries: applied - lastApplied[i], batches: batches - lastBatches[i],
-						ioStallMS: (io - lastIO) / 1000, dirtyMB: dirty})
-					lastApplied[i], lastBatches[i] = applied, batches
+						ioStallMS: (io - lastIO) / 1000, dirtyMB: dirty,
+						commitMS: (c.sum - lastCommit[i].sum) * 1000, slowCommits: c.slow - lastCommit[i].slow})
+					lastApplied[i], lastBatches[i], lastCommit[i] = applied, batches, c
 				}
 				lastGC, lastIO = gc, io
 			}
@@ -125,11 +134,17 @@ func (w applyWindows) report(out io.Writer, start time.Time) {
 			snaps++
 		}
 	}
-	fmt.Fprintf(out, "bench: %d windows of 100 ms, %d with a raft snapshot being written, %d with an apply over 10 ms\n",
-		len(w.w), snaps, w.over(10*time.Millisecond))
+	slow := 0
+	for _, x := range w.w {
+		if x.slowCommits > 0 {
+			slow++
+		}
+	}
+	fmt.Fprintf(out, "bench: %d windows of 100 ms, %d with a raft snapshot being written, %d with an apply over 10 ms, %d with a Pebble commit over 25.6 ms\n",
+		len(w.w), snaps, w.over(10*time.Millisecond), slow)
 	for _, x := range top[:min(10, len(top))] {
-		fmt.Fprintf(out, "bench:   %6.1f s server %d longest apply %8s entries=%d in %d batches io-stalled=%dms dirty=%dMB snapshotting=%v gc=%d L0 files=%d sublevels=%d memtables=%d flushing=%d compacting=%d debt=%d MiB\n",
-			x.at.Sub(start).Seconds(), x.server, x.longest.Round(time.Millisecond/10), x.entries, x.batches, x.ioStallMS, x.dirtyMB, x.snapshotting, x.gcCycles,
+		fmt.Fprintf(out, "bench:   %6.1f s server %d longest apply %8s commits=%.1fms (%d over 25.6ms) entries=%d in %d batches io-stalled=%dms dirty=%dMB snapshotting=%v gc=%d L0 files=%d sublevels=%d memtables=%d flushing=%d compacting=%d debt=%d MiB\n",
+			x.at.Sub(start).Seconds(), x.server, x.longest.Round(time.Millisecond/10), x.commitMS, x.slowCommits, x.entries, x.batches, x.ioStallMS, x.dirtyMB, x.snapshotting, x.gcCycles,
 			x.lsm.L0Files, x.lsm.L0Sublevels, x.lsm.MemTables, x.lsm.Flushing, x.lsm.Compacting, x.lsm.CompactionDebt>>20)
 	}
 }
@@ -169,6 +184,37 @@ func batchCount(a *agent.Agent) uint64 {
 		}
 	}
 	return 0
+}
+
+// commitSample is a server's ordo_fsm_batch_commit_seconds so far: the
+// sum in seconds and the commits over 25.6 ms.
+type commitSample struct {
+	sum  float64
+	slow uint64
+}
+
+// commits samples the agent's ordo_fsm_batch_commit_seconds (zero when
+// not registered).
+func commits(a *agent.Agent) commitSample {
+	mfs, err := a.Registry().Gather()
+	if err != nil {
+		return commitSample{}
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != "ordo_fsm_batch_commit_seconds" || len(mf.GetMetric()) == 0 {
+			continue
+		}
+		h := mf.GetMetric()[0].GetHistogram()
+		out := commitSample{sum: h.GetSampleSum(), slow: h.GetSampleCount()}
+		for _, b := range h.GetBucket() {
+			if b.GetUpperBound() >= 0.0255 {
+				out.slow -= b.GetCumulativeCount() // commits at or under the first bound >= 25.6 ms
+				break
+			}
+		}
+		return out
+	}
+	return commitSample{}
 }
 
 // ioFullMicros returns the machine's total time with every task stalled

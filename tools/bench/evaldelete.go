@@ -54,7 +54,8 @@ func evalDeleteRows(n, pageSize, seedBatch, clients int) ([]row, error) {
 		cfg.HTTPAddr, cfg.RaftAddr = "127.0.0.1:0", "127.0.0.1:0"
 		cfg.BootstrapExpect = 3
 		cfg.JoinInterval = 100 * time.Millisecond
-		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+		// Warnings (a "slow fsm batch" with its commit time) go to stderr.
+		cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})).With("server", i)
 		cfg.RaftLogOutput = io.Discard
 		cfg.NoSync = os.Getenv("ORDO_BENCH_NOSYNC") != ""
 		cfg.Scheduler.Disabled = true
