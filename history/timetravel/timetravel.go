@@ -94,6 +94,15 @@ func New(cfg Config) (*TimeTravel, error) {
 	return t, nil
 }
 
+// CommitHook returns the hook New set on the FSM (nil when it set none),
+// for a caller sharing the FSM's one hook between several TimeTravels.
+func (t *TimeTravel) CommitHook() projections.CommitHook {
+	if t.redo == nil && t.versions == nil {
+		return nil
+	}
+	return t.committed
+}
+
 // committed is the FSM's commit hook: it feeds the redo log and the
 // versions store.
 func (t *TimeTravel) committed(c projections.Commit) {
@@ -148,6 +157,15 @@ func (t *TimeTravel) VersionsBytes() int64 {
 		return 0
 	}
 	return t.versions.store.Bytes()
+}
+
+// VersionsLag returns how many applied indexes the versions store does not
+// hold yet (0 when it is not kept).
+func (t *TimeTravel) VersionsLag() uint64 {
+	if t.versions == nil {
+		return 0
+	}
+	return t.versions.lag(t.cfg.FSM.Applied())
 }
 
 // VersionSpans returns the spans of indexes the versions store answers

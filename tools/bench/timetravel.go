@@ -57,13 +57,22 @@ func timeTravelRows(n int, every uint64, reads int) ([]row, error) {
 	// records every batch (nothing is pruned below 100,000 checkpoints).
 	open := func(dataDir string, redo bool) (*timetravel.TimeTravel, error) {
 		return timetravel.New(timetravel.Config{DataDir: dataDir, FSM: fsm, Projections: all.Projections(), Logger: quiet,
-			Options: timetravel.Options{CheckpointsKept: 100_000, CacheSize: 1, DisableRedo: !redo}})
+			Options: timetravel.Options{CheckpointsKept: 100_000, CacheSize: 1, DisableRedo: !redo, DisableVersions: true}})
 	}
 	dense, err := open(filepath.Join(dir, "dense"), true)
 	if err != nil {
 		return nil, err
 	}
 	defer dense.Close()
+	// The versions store, with no checkpoints, fed the same batches.
+	vers, err := timetravel.New(timetravel.Config{DataDir: filepath.Join(dir, "versions"), FSM: fsm, Projections: all.Projections(),
+		Logger: quiet, Options: timetravel.Options{DisableCheckpoints: true, CacheSize: 1}})
+	if err != nil {
+		return nil, err
+	}
+	defer vers.Close()
+	redoHook, versHook := dense.CommitHook(), vers.CommitHook()
+	fsm.SetCommitHook(func(c projections.Commit) { redoHook(c); versHook(c) })
 	fine := max(1, every/10)
 	var takes []time.Duration
 	t0 := time.Now()
@@ -122,6 +131,14 @@ func timeTravelRows(n int, every uint64, reads int) ([]row, error) {
 		row{"time travel: live state store (archive and projections)", float64(live) / (1 << 20), "MiB"},
 		row{fmt.Sprintf("time travel: checkpoints every %d over the whole history, disk", fine), float64(dense.CheckpointBytes()) / (1 << 20), "MiB"},
 		row{"time travel: redo log over the whole history, disk", float64(dense.RedoBytes()) / (1 << 20), "MiB"})
+	// The versions writer may lag the FSM.
+	t0 = time.Now()
+	for vers.VersionsLag() > 0 {
+		time.Sleep(10 * time.Millisecond)
+	}
+	rows = append(rows,
+		row{"time travel: versions store caught up after the history", float64(time.Since(t0).Nanoseconds()) / 1e6, "ms"},
+		row{"time travel: versions store over the whole history, disk", float64(vers.VersionsBytes()) / (1 << 20), "MiB"})
 	measure := func(tt *timetravel.TimeTravel, label string) error {
 		for _, kind := range pastReads {
 			var lat []time.Duration
@@ -138,6 +155,9 @@ func timeTravelRows(n int, every uint64, reads int) ([]row, error) {
 				row{name + ", p99", millis(percentile(lat, 0.99)), "ms"})
 		}
 		return nil
+	}
+	if err := measure(vers, "versions store"); err != nil {
+		return nil, err
 	}
 	if err := measure(sparse, fmt.Sprintf("checkpoints every %d, events replayed", every)); err != nil {
 		return nil, err
