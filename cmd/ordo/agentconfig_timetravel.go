@@ -19,6 +19,7 @@ import (
 //	  disable_checkpoints     = false   # take none (reads replay from the archive's start)
 //	  disable_redo            = false   # keep no redo log (with disable_versions only)
 //	  disable_versions        = false   # keep no row versions (reads copy a checkpoint and replay)
+//	  versions_kept           = 0       # newest entries the row versions answer for; 0 keeps all
 //	}
 //
 // An attribute left out keeps its default.
@@ -31,6 +32,7 @@ type timeTravelBlock struct {
 	DisableCheckpoints    *bool   `hcl:"disable_checkpoints,optional"`
 	DisableRedo           *bool   `hcl:"disable_redo,optional"`
 	DisableVersions       *bool   `hcl:"disable_versions,optional"`
+	VersionsKept          *int64  `hcl:"versions_kept,optional"`
 }
 
 // applyTo sets in o what the block sets; path names the file in errors,
@@ -85,6 +87,12 @@ func (b *timeTravelBlock) applyTo(o *timetravel.Options, path string) error {
 	}
 	if b.DisableVersions != nil {
 		o.DisableVersions = *b.DisableVersions
+	}
+	if b.VersionsKept != nil {
+		if *b.VersionsKept < 0 {
+			return bad("versions_kept", "%d must not be negative (0 keeps every version)", *b.VersionsKept)
+		}
+		o.VersionsKept = uint64(*b.VersionsKept)
 	}
 	return nil
 }

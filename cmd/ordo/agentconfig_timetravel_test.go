@@ -27,8 +27,9 @@ func TestAgentFileTimeTravel(t *testing.T) {
   disable_checkpoints     = true
   disable_redo            = true
   disable_versions        = true
+  versions_kept           = 500000
 }`, timetravel.Options{CheckpointEvery: 5000, CheckpointMinInterval: 90 * time.Second, CheckpointsKept: 20,
-			SparseCheckpointsKept: 3, CacheSize: 8, DisableCheckpoints: true, DisableRedo: true, DisableVersions: true}},
+			SparseCheckpointsKept: 3, CacheSize: 8, DisableCheckpoints: true, DisableRedo: true, DisableVersions: true, VersionsKept: 500000}},
 		{"no sparse tier", "time_travel {\n sparse_checkpoints_kept = 0\n}", timetravel.Options{SparseCheckpointsKept: -1}},
 	}
 	for _, tt := range tests {
@@ -78,6 +79,7 @@ func TestAgentFileTimeTravelErrors(t *testing.T) {
 		{"sparse negative", `time_travel { sparse_checkpoints_kept = -1 }`,
 			"time_travel.sparse_checkpoints_kept in agent.hcl: -1 must not be negative"},
 		{"cache zero", `time_travel { cache_size = 0 }`, "time_travel.cache_size in agent.hcl: 0 must be at least 1"},
+		{"versions kept negative", `time_travel { versions_kept = -1 }`, "time_travel.versions_kept in agent.hcl: -1 must not be negative (0 keeps every version)"},
 		{"unknown attribute", `time_travel { checkpoint_evry = 10 }`, `An argument named "checkpoint_evry" is not expected here`},
 		{"wrong type", `time_travel { disable_checkpoints = "maybe" }`, "agent.hcl:1"},
 		{"duplicate block", "time_travel {}\ntime_travel {}", "Duplicate time_travel block"},

@@ -63,6 +63,12 @@ type Options struct {
 	// batch re-seeds it), use the checkpoints. With versions kept, no redo
 	// log is kept (DisableRedo matters only with DisableVersions).
 	DisableVersions bool `json:"DisableVersions"`
+	// VersionsKept is how many of the newest applied entries the versions
+	// store answers for; versions older than that are pruned (a full pass
+	// over the store every VersionsKept/4 entries) and reads below them use
+	// the checkpoints. 0, the default, keeps every version: the whole
+	// history since the store began stays a seek away.
+	VersionsKept uint64 `json:"VersionsKept"`
 }
 
 // DefaultOptions returns the default Options.

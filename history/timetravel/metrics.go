@@ -19,6 +19,7 @@ type metrics struct {
 	versionsReads    prometheus.Counter
 	versionsDropped  prometheus.Counter
 	versionsSeeds    prometheus.Counter
+	versionsPruned   prometheus.Counter
 	versionsBytes    prometheus.GaugeFunc
 	versionsLag      prometheus.GaugeFunc
 }
@@ -69,6 +70,8 @@ func newMetrics(reg prometheus.Registerer, t *TimeTravel) *metrics {
 			Help: "Committed FSM batches the versions writer fell too far behind to take: the store is seeded again after each."}),
 		versionsSeeds: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "ordo_timetravel_versions_seeds_total", Help: "Seeds of the versions store from the live state (at start and after each gap)."}),
+		versionsPruned: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "ordo_timetravel_versions_pruned_total", Help: "Row versions pruned from the versions store, older than VersionsKept entries."}),
 		versionsBytes: prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "ordo_timetravel_versions_bytes", Help: "Disk space of the versions store."},
 			func() float64 {
@@ -96,7 +99,7 @@ func newMetrics(reg prometheus.Registerer, t *TimeTravel) *metrics {
 
 func (m *metrics) collectors() []prometheus.Collector {
 	return []prometheus.Collector{m.taken, m.pruned, m.failures, m.lastIndex, m.bytes, m.seconds, m.materialisations, m.strays, m.readSeconds,
-		m.redoApplied, m.redoDropped, m.redoBytes, m.versionsReads, m.versionsDropped, m.versionsSeeds, m.versionsBytes, m.versionsLag}
+		m.redoApplied, m.redoDropped, m.redoBytes, m.versionsReads, m.versionsDropped, m.versionsSeeds, m.versionsPruned, m.versionsBytes, m.versionsLag}
 }
 
 func (m *metrics) unregister() {

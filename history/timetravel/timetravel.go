@@ -78,7 +78,7 @@ func New(cfg Config) (*TimeTravel, error) {
 	t.metrics = newMetrics(cfg.Registerer, t)
 	t.metrics.lastIndex.Set(float64(t.cps.newest()))
 	if !cfg.DisableVersions {
-		if t.versions, err = openVersions(versions.Dir(cfg.DataDir), cfg.FSM, t.metrics, t.log); err != nil {
+		if t.versions, err = openVersions(versions.Dir(cfg.DataDir), cfg.FSM, cfg.VersionsKept, t.metrics, t.log); err != nil {
 			t.metrics.unregister()
 			return nil, err
 		}

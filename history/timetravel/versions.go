@@ -39,6 +39,10 @@ type versionKeeper struct {
 	live    *kv.Store
 	tag     string
 	keep    [][]byte
+	// kept is how many newest entries are kept (0: all); pruned is the
+	// index the last prune cut below.
+	kept    uint64
+	pruned  uint64
 	queue   chan versionItem
 	queued  atomic.Int64 // bytes of records in queue
 	broken  atomic.Bool  // the writer failed an item: seed again
@@ -67,13 +71,16 @@ type versionItem struct {
 
 // openVersions opens the versions store in dir and starts its writer,
 // seeding it first when it does not end at the live state.
-func openVersions(dir string, fsm *projections.FSM, m *metrics, log *slog.Logger) (*versionKeeper, error) {
+func openVersions(dir string, fsm *projections.FSM, kept uint64, m *metrics, log *slog.Logger) (*versionKeeper, error) {
 	s, err := versions.Open(dir)
 	if err != nil {
 		return nil, fmt.Errorf("timetravel: %w", err)
 	}
 	k := &versionKeeper{store: s, live: fsm.Store(), tag: versionsTag(fsm.Projections()), keep: projections.StatePrefixes(),
-		queue: make(chan versionItem, versionsQueue), metrics: m, log: log, wrote: make(chan struct{})}
+		queue: make(chan versionItem, versionsQueue), metrics: m, log: log, wrote: make(chan struct{}), kept: kept}
+	if spans := s.Spans(); len(spans) > 0 {
+		k.pruned = spans[0].From
+	}
 	k.epoch = fsm.Epoch()
 	snap := k.live.Snapshot()
 	applied, err := projections.NewView(snap).AppliedIndex()
@@ -153,12 +160,30 @@ func (k *versionKeeper) write() {
 				}
 				k.broken.Store(true)
 			}
+			k.prune(it.rec.To)
 		}
 		k.mu.Lock()
 		close(k.wrote)
 		k.wrote = make(chan struct{})
 		k.mu.Unlock()
 	}
+}
+
+// prune drops the versions older than the kept entries below index, once
+// VersionsKept/4 entries have passed since the last prune.
+func (k *versionKeeper) prune(index uint64) {
+	if k.kept == 0 || index < k.kept || index-k.kept < k.pruned+max(1, k.kept/4) {
+		return
+	}
+	below := index - k.kept
+	st, err := k.store.Prune(below)
+	if err != nil {
+		k.log.Warn("versions prune failed", "below", below, "err", err)
+		return
+	}
+	k.pruned = below
+	k.metrics.versionsPruned.Add(float64(st.Removed))
+	k.log.Info("versions pruned", "below", below, "removed", st.Removed, "kept", st.Kept)
 }
 
 // reader returns a reader of the state at index from the versions store,

@@ -126,3 +126,30 @@ func TestVersionsSurviveRestart(t *testing.T) {
 		t.Errorf("%v reads from versions, want 1", n)
 	}
 }
+
+// TestVersionsPruned: with VersionsKept, versions older than the kept
+// entries go; reads within them are still served by the store and equal
+// the live state, and an older read falls back to checkpoints.
+func TestVersionsPruned(t *testing.T) {
+	h := newHistory(t)
+	tt := newTT(t, h, Options{VersionsKept: 40, CacheSize: 1})
+	h.apply(t, 30)
+	old := h.record(t)
+	h.apply(t, 120)
+	recent := h.record(t)
+	h.apply(t, 10)
+	for _, i := range []uint64{old, recent} {
+		if got := checksumsAt(t, tt, i); !reflect.DeepEqual(got, h.sums[i]) {
+			t.Errorf("At(%d) differs from the live state", i)
+		}
+	}
+	if n := counterValue(t, tt.metrics.versionsPruned); n == 0 {
+		t.Error("nothing pruned")
+	}
+	if spans := tt.VersionSpans(); len(spans) != 1 || spans[0].From <= old || spans[0].From > recent {
+		t.Errorf("spans %+v after pruning: want one from between %d and %d", spans, old, recent)
+	}
+	if n := counterValue(t, tt.metrics.materialisations); n != 1 {
+		t.Errorf("%v states materialised, want 1 (the read below the kept entries)", n)
+	}
+}

@@ -313,3 +313,36 @@ func FuzzParseKey(f *testing.F) {
 		}
 	})
 }
+
+// TestPrune: a prune below an index removes the versions no read from it
+// on needs; reads from it on are unchanged, reads below are refused.
+func TestPrune(t *testing.T) {
+	src := newSource(t)
+	s := openStore(t)
+	if _, err := s.Seed(src.store.Snapshot(), 0, "v1", keep); err != nil {
+		t.Fatal(err)
+	}
+	for range 40 {
+		if err := s.Append(src.batch(3), keep); err != nil {
+			t.Fatal(err)
+		}
+	}
+	below := src.index / 2
+	st, err := s.Prune(below)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Removed == 0 || st.Kept == 0 {
+		t.Fatalf("prune stats %+v", st)
+	}
+	for i := below; i <= src.index; i++ {
+		check(t, s, src.model, i)
+	}
+	if s.Covers(below-1, "v1") || !s.Covers(below, "v1") {
+		t.Fatalf("spans after the prune: %+v", s.Spans())
+	}
+	again, err := s.Prune(below)
+	if err != nil || again.Removed != 0 {
+		t.Fatalf("a second prune at the same index: %+v, %v", again, err)
+	}
+}
