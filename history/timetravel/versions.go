@@ -35,10 +35,10 @@ var versionsCatchUp = 5 * time.Second
 // again from a snapshot of the live state, writing only the difference.
 // Reads at any index its spans cover are then a seek per key.
 type versionKeeper struct {
-	store   *versions.Store
-	live    *kv.Store
-	tag     string
-	keep    [][]byte
+	store *versions.Store
+	live  *kv.Store
+	tag   string
+	keep  [][]byte
 	// kept is how many newest entries are kept (0: all); pruned is the
 	// index the last prune cut below.
 	kept    uint64
