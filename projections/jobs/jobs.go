@@ -285,6 +285,33 @@ func decodeJob(b []byte) (*events.Job, error) {
 	return &p.Job, nil
 }
 
+// jobHead is the part of a job row a summary's status needs
+// (deriveStatus, moveChild): decoding it skips the task groups, which is
+// most of the row and of the cost of decoding it.
+type jobHead struct {
+	Job struct {
+		ID               string                   `msgpack:"id"`
+		Namespace        string                   `msgpack:"ns"`
+		Periodic         *events.PeriodicConfig   `msgpack:"per,omitempty"`
+		ParameterizedJob *events.ParameterizedJob `msgpack:"param,omitempty"`
+		Stop             bool                     `msgpack:"stop,omitempty"`
+		ParentID         string                   `msgpack:"pid,omitempty"`
+		Dispatched       bool                     `msgpack:"disp,omitempty"`
+	} `msgpack:"job"`
+}
+
+// decodeJobHead decodes a job row's head into a Job holding those fields
+// alone.
+func decodeJobHead(b []byte) (*events.Job, error) {
+	var h jobHead
+	if err := msgpack.Unmarshal(b, &h); err != nil {
+		return nil, fmt.Errorf("decode job row: %w", err)
+	}
+	j := h.Job
+	return &events.Job{ID: j.ID, Namespace: j.Namespace, Periodic: j.Periodic, ParameterizedJob: j.ParameterizedJob,
+		Stop: j.Stop, ParentID: j.ParentID, Dispatched: j.Dispatched}, nil
+}
+
 func fromRow(r projections.Row) (*Job, error) {
 	spec, err := decodeJob(r.Value)
 	if err != nil {

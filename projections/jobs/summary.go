@@ -214,7 +214,7 @@ func (c *summaries) flush() error {
 		} else if err != nil {
 			return err
 		}
-		job, err := decodeJob(r.Value)
+		job, err := decodeJobHead(r.Value)
 		if err != nil {
 			return err
 		}
