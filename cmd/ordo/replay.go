@@ -270,7 +270,7 @@ func (r *replay) history() (*replayHistory, error) {
 			return nil, fmt.Errorf("replay: base state checkpoint: %w", err)
 		}
 	}
-	tt, err := timetravel.New(timetravel.Config{Options: timetravel.Options{DisableCheckpoints: true}, DataDir: r.dir,
+	tt, err := timetravel.New(timetravel.Config{Options: timetravel.Options{DisableCheckpoints: true, DisableVersions: true}, DataDir: r.dir,
 		FSM: r.fsm, Projections: all.Projections(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		return nil, err
