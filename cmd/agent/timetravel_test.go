@@ -26,7 +26,7 @@ import (
 
 // ttAgent starts a dev agent with scheduling on and checkpoints every 10
 // entries, so reads at_index start from checkpoints as well as from empty.
-func ttAgent(t *testing.T) (*agent.Agent, *api.Client) {
+func ttAgent(t *testing.T, opts ...func(*timetravel.Options)) (*agent.Agent, *api.Client) {
 	t.Helper()
 	cfg := agent.DevConfig()
 	cfg.DataDir = t.TempDir()
@@ -37,6 +37,9 @@ func ttAgent(t *testing.T) (*agent.Agent, *api.Client) {
 	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	cfg.RaftLogOutput = io.Discard
 	cfg.TimeTravel = timetravel.Options{CheckpointEvery: 10, CheckpointMinInterval: time.Nanosecond, CheckpointsKept: 100, CacheSize: 3}
+	for _, o := range opts {
+		o(&cfg.TimeTravel)
+	}
 	a, err := agent.Start(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -268,8 +271,16 @@ func withParam(path, name, value string) string {
 // normalised, since every field of every answer is derived from the
 // projections at that index (leader times included; no answer reads the
 // server's clock). It also reads at_time the leader time of such an index.
+//
+// It runs with the versions store serving every read, and without it:
+// checkpoints, the redo log and event replay.
 func TestAtIndexReadsEqualLiveReads(t *testing.T) {
-	a, c := ttAgent(t)
+	t.Run("versions", func(t *testing.T) { testAtIndexReadsEqualLiveReads(t, false) })
+	t.Run("checkpoints", func(t *testing.T) { testAtIndexReadsEqualLiveReads(t, true) })
+}
+
+func testAtIndexReadsEqualLiveReads(t *testing.T, disableVersions bool) {
+	a, c := ttAgent(t, func(o *timetravel.Options) { o.DisableVersions = disableVersions })
 	rec := &recorder{t: t, a: a}
 	step := func(what string, write func()) {
 		t.Helper()
@@ -353,8 +364,12 @@ func TestAtIndexReadsEqualLiveReads(t *testing.T) {
 	if len(checkpointDirs(t, a)) == 0 {
 		t.Error("no checkpoint taken: every read replayed from empty")
 	}
-	t.Logf("materialisations %v, reads read again from every projection %v",
-		counter(t, a, "ordo_timetravel_materialisations_total"), counter(t, a, "ordo_timetravel_strays_total"))
+	mats, fromVersions := counter(t, a, "ordo_timetravel_materialisations_total"), counter(t, a, "ordo_timetravel_versions_reads_total")
+	t.Logf("materialisations %v, reads from versions %v, reads read again from every projection %v",
+		mats, fromVersions, counter(t, a, "ordo_timetravel_strays_total"))
+	if disableVersions && (mats == 0 || fromVersions > 0) || !disableVersions && (mats > 0 || fromVersions == 0) {
+		t.Errorf("with DisableVersions %v: %v materialisations, %v reads from versions", disableVersions, mats, fromVersions)
+	}
 
 	// A live answer's X-Nomad-Index is the last entry that changed a table
 	// its endpoint declares, so reading at that index must give the same
