@@ -73,7 +73,8 @@ type EvalDeleteRequest struct {
 	NextToken string
 	MaxPages  int
 	// InFlight is how many pages may be appended and not yet applied
-	// (default evaldelete.PagesInFlight, at most MaxPagesInFlight).
+	// (default evaldelete.DefaultInFlight(PerPage): 4, fewer for pages
+	// over 100 evals; at most MaxPagesInFlight).
 	InFlight int
 }
 
@@ -121,7 +122,7 @@ func checkEvalDelete(req *EvalDeleteRequest) error {
 		return commands.Invalid("MaxPages", "must not be negative")
 	}
 	if req.InFlight == 0 {
-		req.InFlight = evaldelete.PagesInFlight
+		req.InFlight = evaldelete.DefaultInFlight(req.PerPage)
 	}
 	if req.InFlight < 0 || req.InFlight > MaxPagesInFlight {
 		return commands.Invalid("InFlight", "must be between 1 and %d, is %d", MaxPagesInFlight, req.InFlight)

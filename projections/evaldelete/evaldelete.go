@@ -21,7 +21,23 @@ const (
 	// and not yet applied: pages are disjoint ranges, so they need not
 	// wait for each other, and raft commits them together.
 	PagesInFlight = 4
+	// EvalsInFlight bounds the evals of the pages a delete by filter keeps
+	// in flight by default (DefaultInFlight): raft commits the pages in
+	// flight together and each server applies them in one batch, so the
+	// batch's apply grows with pages × page size. 400 is the default
+	// 4 pages of 100, about 2 ms of apply on one idle FSM.
+	EvalsInFlight = PagesInFlight * DefaultPageSize
 )
+
+// DefaultInFlight is how many pages of pageSize evals a delete by filter
+// keeps in flight unless told: PagesInFlight, fewer for pages so large
+// that their evals would pass EvalsInFlight (at least one).
+func DefaultInFlight(pageSize int) int {
+	if pageSize <= 0 {
+		return PagesInFlight
+	}
+	return max(1, min(PagesInFlight, EvalsInFlight/pageSize))
+}
 
 // ErrBadFilter wraps a filter that does not compile.
 var ErrBadFilter = errors.New("ordo: bad eval filter")

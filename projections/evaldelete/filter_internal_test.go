@@ -77,3 +77,13 @@ func BenchmarkMatch(b *testing.B) {
 		})
 	}
 }
+
+// Pages in flight are applied together: by default their evals stay
+// within EvalsInFlight, and there is always one.
+func TestDefaultInFlight(t *testing.T) {
+	for _, c := range []struct{ page, want int }{{0, 4}, {1, 4}, {50, 4}, {100, 4}, {101, 3}, {200, 2}, {250, 1}, {10000, 1}} {
+		if got := DefaultInFlight(c.page); got != c.want {
+			t.Errorf("DefaultInFlight(%d) = %d, want %d", c.page, got, c.want)
+		}
+	}
+}
