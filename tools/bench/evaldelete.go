@@ -60,6 +60,9 @@ func evalDeleteRows(n, pageSize, seedBatch, clients int) ([]row, error) {
 		cfg.NoSync = os.Getenv("ORDO_BENCH_NOSYNC") != ""
 		cfg.Scheduler.Disabled = true
 		cfg.GC.Disabled = true
+		// $ORDO_BENCH_EVALDELETE_NOVERSIONS keeps no time-travel versions
+		// store, to tell its share of the cost from the delete's.
+		cfg.TimeTravel.DisableVersions = os.Getenv("ORDO_BENCH_EVALDELETE_NOVERSIONS") != ""
 		if i > 0 {
 			cfg.Join = []string{agents[0].HTTPAddr()}
 		}
