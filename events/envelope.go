@@ -85,6 +85,9 @@ type Event struct {
 	Keys []Key `msgpack:"k,omitempty"`
 	// Payload is the msgpack-encoded payload of Type at Version.
 	Payload msgpack.RawMessage `msgpack:"p"`
+	// decoded, set by Predecode, is Payload decoded, shared by every
+	// Decode of the event.
+	decoded Payload
 }
 
 // LeaderTime returns the entry's time as a time.Time in UTC.

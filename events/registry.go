@@ -128,8 +128,12 @@ func Upcast(ev *Event) (msgpack.RawMessage, error) {
 }
 
 // Decode returns the event's payload at its type's current version,
-// upcasting older versions step by step.
+// upcasting older versions step by step. After Predecode it returns the
+// payload Predecode decoded, shared: the caller must not modify it.
 func Decode(ev *Event) (Payload, error) {
+	if ev.decoded != nil {
+		return ev.decoded, nil
+	}
 	raw, err := Upcast(ev)
 	if err != nil {
 		return nil, err
@@ -139,4 +143,14 @@ func Decode(ev *Event) (Payload, error) {
 		return nil, fmt.Errorf("decode %s v%d payload: %w", ev.Type, ev.Version, err)
 	}
 	return p, nil
+}
+
+// Predecode decodes ev's payload once, so that every later Decode of ev
+// returns it rather than decoding again: for the FSM and replays, which
+// hand each event to every projection (which only read it). A payload that
+// does not decode is left for each Decode to report.
+func Predecode(ev *Event) {
+	if p, err := Decode(ev); err == nil {
+		ev.decoded = p
+	}
 }

@@ -231,3 +231,28 @@ func TestTypesSortedAndLookup(t *testing.T) {
 		t.Error("Lookup of an unknown type succeeded")
 	}
 }
+
+// TestPredecodeShares: after Predecode, every Decode of the event returns
+// the one payload it decoded; without it, each Decode is a new value.
+func TestPredecodeShares(t *testing.T) {
+	ev, err := events.New("e1", &events.NamespaceUpserted{Namespace: events.Namespace{Name: "a"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p1, _ := events.Decode(&ev)
+	p2, _ := events.Decode(&ev)
+	if p1 == p2 {
+		t.Fatal("two decodes without Predecode share a payload")
+	}
+	events.Predecode(&ev)
+	p3, _ := events.Decode(&ev)
+	p4, _ := events.Decode(&ev)
+	if p3 != p4 || p3.(*events.NamespaceUpserted).Namespace.Name != "a" {
+		t.Fatalf("decodes after Predecode: %p %p", p3, p4)
+	}
+	bad := events.Event{Type: "NoSuchType"}
+	events.Predecode(&bad)
+	if _, err := events.Decode(&bad); err == nil {
+		t.Fatal("an undecodable payload decoded after Predecode")
+	}
+}

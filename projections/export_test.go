@@ -1,6 +1,9 @@
 package projections
 
-import "github.com/ordoplane/ordo/storage/kv"
+import (
+	"github.com/ordoplane/ordo/events"
+	"github.com/ordoplane/ordo/storage/kv"
+)
 
 // PutRow writes r at key in table directly, bypassing the projections, so
 // tests can corrupt a store and check that Checksum notices.
@@ -23,4 +26,9 @@ func SetFreshRowsLimit(n int) func() {
 	old := freshRowsLimit
 	freshRowsLimit = n
 	return func() { freshRowsLimit = old }
+}
+
+// ApplyEvent applies ev to p as the entry at index would, writing into w.
+func ApplyEvent(w kv.Writer, p Projection, ev *events.Event, index uint64) error {
+	return p.Apply(newTx(w, index, 0), ev)
 }

@@ -2,6 +2,7 @@ package projections
 
 import (
 	"hash/maphash"
+	"slices"
 
 	"github.com/ordoplane/ordo/storage/kv"
 )
@@ -20,7 +21,11 @@ const freshKeysLimit = 32 << 20
 // summary, its allocations) are not read back from Pebble.
 //
 // Every write not yet committed is in the current generation of the
-// cache, so a Get that misses the cache reads the committed store. When a
+// cache, so a Get that misses the cache reads the committed store. Writes
+// reach the Pebble batch only when it is committed (or before a scan),
+// one per key written since the last commit: a row a run of entries
+// rewrites (a job's summary, an allocation placed then updated) costs
+// Pebble one write, not one per entry. When a
 // commit leaves the current generation over the limit, it becomes the
 // previous one (the previous is dropped); a hit in the previous moves the
 // row forward. A scan commits the batch first and reads the store.
@@ -32,7 +37,9 @@ const freshKeysLimit = 32 << 20
 type freshWriter struct {
 	store *kv.Store
 	b     *kv.WriteBatch
-	dirty bool
+	// pending are the keys written since the last flush; their values
+	// (nil: deleted) are in cur.
+	pending map[string]struct{}
 	// cur and prev are the cache's generations; a nil value is a row
 	// known to be absent.
 	cur, prev map[string][]byte
@@ -50,8 +57,8 @@ var _ kv.Writer = (*freshWriter)(nil)
 // rows per generation; complete says the store (or the keyspace written)
 // is empty.
 func newFreshWriter(store *kv.Store, complete bool, limit int) *freshWriter {
-	w := &freshWriter{store: store, b: store.WriteBatch(), cur: map[string][]byte{}, limit: limit,
-		complete: complete, seed: maphash.MakeSeed()}
+	w := &freshWriter{store: store, b: store.WriteBatch(), cur: map[string][]byte{}, pending: map[string]struct{}{},
+		limit: limit, complete: complete, seed: maphash.MakeSeed()}
 	if complete {
 		w.keys = map[uint64]struct{}{}
 	}
@@ -99,16 +106,18 @@ func (w *freshWriter) Scan(lower, upper []byte, reverse bool, fn func(k, v []byt
 func (w *freshWriter) Set(key, value []byte) error {
 	v := make([]byte, len(value))
 	copy(v, value)
-	w.keep(string(key), v)
+	k := string(key)
+	w.keep(k, v)
 	w.written(key)
-	w.dirty = true
-	return w.b.Set(key, value)
+	w.pending[k] = struct{}{}
+	return nil
 }
 
 func (w *freshWriter) Delete(key []byte) error {
-	w.keep(string(key), nil)
-	w.dirty = true
-	return w.b.Delete(key)
+	k := string(key)
+	w.keep(k, nil)
+	w.pending[k] = struct{}{}
+	return nil
 }
 
 // keep caches key's value (nil: absent) in the current generation.
@@ -133,15 +142,35 @@ func (w *freshWriter) written(key []byte) {
 	w.keys[maphash.Bytes(w.seed, key)] = struct{}{}
 }
 
-// flush commits what the batch holds and starts the next one.
+// flush writes the pending keys' last values into the batch in key order
+// (Pebble's memtable inserts a run of ascending keys from where the last
+// one went, far cheaper than scattered ones), commits it and starts the
+// next one.
 func (w *freshWriter) flush() error {
-	if !w.dirty {
+	if len(w.pending) == 0 {
 		return nil
 	}
+	keys := make([]string, 0, len(w.pending))
+	for k := range w.pending {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		var err error
+		if v := w.cur[k]; v != nil {
+			err = w.b.Set([]byte(k), v)
+		} else {
+			err = w.b.Delete([]byte(k))
+		}
+		if err != nil {
+			return err
+		}
+	}
+	clear(w.pending)
 	if err := w.b.Commit(false); err != nil {
 		return err
 	}
-	w.b, w.dirty = w.store.WriteBatch(), false
+	w.b = w.store.WriteBatch()
 	return nil
 }
 

@@ -408,6 +408,7 @@ func applyEntry(w kv.Writer, l raftlog.Log, projs []Projection, ctr *archiveCoun
 		}
 		ctr.length++
 		ctr.last = ev.Index
+		events.Predecode(ev)
 		for _, p := range projs {
 			if err := p.Apply(tx, ev); err != nil {
 				return res, nil, fmt.Errorf("projection %s on %s: %w", p.Name(), ev.Type, err)

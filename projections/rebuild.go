@@ -182,6 +182,7 @@ func readArchive(src kv.Reader, from, to uint64, out chan<- []*events.Event, sto
 		if err != nil {
 			return fmt.Errorf("archive %d/%d: %w", index, seq, err)
 		}
+		events.Predecode(ev) // once for every projection (lane)
 		chunk = append(chunk, ev)
 		if len(chunk) == rebuildChunk {
 			return send()
