@@ -50,6 +50,7 @@ type Agent struct {
 	// rebuilder runs projection rebuilds and verifies (rebuild.go).
 	rebuilder *projections.Rebuilder
 	node      *raftlog.Node
+	tt        *timetravel.TimeTravel
 	pipeline  *commands.Pipeline
 	api       *httpapi.Server
 	hb        *heartbeat.Monitor
@@ -133,6 +134,16 @@ func Start(cfg Config) (a *Agent, err error) {
 	a.rebuilder = projections.NewRebuilder(a.fsm, projections.RebuilderConfig{Logger: a.log, Registerer: a.reg,
 		Clock: time.Now, ScratchDir: filepath.Join(a.cfg.DataDir, "scratch")})
 	if err := a.rebuildStale(ln); err != nil { // rebuild.go
+		ln.Close()
+		return nil, err
+	}
+
+	// Time travel (issue 5): checkpoints of the state store taken on every
+	// server (reading only), the versions store fed by the FSM's commits,
+	// and reads at_index/at_time from them. Opened before raft starts, so
+	// the versions store sees every entry raft applies from here on.
+	if a.tt, err = timetravel.New(timetravel.Config{Options: a.cfg.TimeTravel, DataDir: a.cfg.DataDir, FSM: a.fsm,
+		Projections: a.projectionSet(), Logger: a.log, Registerer: a.reg}); err != nil {
 		ln.Close()
 		return nil, err
 	}
@@ -221,15 +232,8 @@ func Start(cfg Config) (a *Agent, err error) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	a.cancel = cancel
-	// Time travel (issue 5): checkpoints of the state store taken on every
-	// server (reading only) and reads at_index/at_time from them.
-	tt, err := timetravel.New(timetravel.Config{Options: a.cfg.TimeTravel, DataDir: a.cfg.DataDir, FSM: a.fsm,
-		Projections: a.projectionSet(), Logger: a.log, Registerer: a.reg})
-	if err != nil {
-		ln.Close()
-		return nil, err
-	}
-	a.http.Handler = a.api.WithHistory(tt)
+	tt := a.tt
+	a.http.Handler = a.api.WithHistory(historyStatus{tt})
 	a.goroutine(func() {
 		_ = tt.Run(ctx)
 		tt.Close() // before Shutdown closes the store: joins materialisations
@@ -356,6 +360,9 @@ func (a *Agent) Shutdown() error {
 		errs = append(errs, a.node.Shutdown())
 	}
 	a.wg.Wait()
+	if a.tt != nil {
+		a.tt.Close() // (idempotent: its goroutine closed it if it ran)
+	}
 	if a.api != nil {
 		a.api.Close()
 	}
@@ -415,3 +422,10 @@ func nodeID(dir string) (string, error) {
 
 // Config returns the agent's effective configuration.
 func (a *Agent) Config() Config { return a.cfg }
+
+// historyStatus serves time travel with its status
+// (GET /v1/operator/history).
+type historyStatus struct{ *timetravel.TimeTravel }
+
+// Status implements httpapi.HistoryStatus.
+func (h historyStatus) Status() any { return h.TimeTravel.Status() }

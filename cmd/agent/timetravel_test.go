@@ -465,6 +465,7 @@ func TestHistoricalRequestsRefused(t *testing.T) {
 		{"GET", "/v1/status/leader?at_index=" + at, "", "at_index", "does not serve past states"},
 		{"GET", "/v1/operator/log?at_index=" + at, "", "at_index", "does not serve past states"},
 		{"GET", "/v1/event/stream?at_index=" + at, "", "at_index", "does not serve past states"},
+		{"GET", "/v1/operator/history?at_index=" + at, "", "at_index", "does not serve past states"},
 	} {
 		ans := call(t, a, tc.method, tc.path, tc.body)
 		if ans.status != http.StatusBadRequest || errorField(t, ans) != tc.field || !strings.Contains(ans.body, tc.text) {
@@ -505,4 +506,41 @@ func counter(t *testing.T, a *agent.Agent, name string) float64 {
 	}
 	t.Fatalf("no counter %s", name)
 	return 0
+}
+
+// TestHistoryStatus: GET /v1/operator/history says the versions store
+// serves from its first seed to the applied index, with the running
+// projection versions, and lists the checkpoints taken.
+func TestHistoryStatus(t *testing.T) {
+	a, _ := ttAgent(t)
+	for i := range 12 {
+		putOK(t, a, fmt.Sprintf("/v1/namespace/ns-%d", i), fmt.Sprintf(`{"Name":"ns-%d"}`, i))
+	}
+	applied := a.FSM().Applied()
+	var st timetravel.Status
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		ans := get(t, a, "/v1/operator/history")
+		if ans.status != http.StatusOK {
+			t.Fatalf("GET /v1/operator/history: %d %s", ans.status, ans.body)
+		}
+		if err := json.Unmarshal([]byte(ans.body), &st); err != nil {
+			t.Fatal(err)
+		}
+		if st.Versions != nil && len(st.Versions.Spans) > 0 && st.Versions.Spans[len(st.Versions.Spans)-1].To >= applied &&
+			len(st.Checkpoints) > 0 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if st.Applied < applied || st.Versions == nil || len(st.Versions.Spans) == 0 {
+		t.Fatalf("status %+v", st)
+	}
+	last := st.Versions.Spans[len(st.Versions.Spans)-1]
+	if !last.Current || last.To < applied || last.From > 1 {
+		t.Errorf("newest span %+v, want a current one from the start through %d", last, applied)
+	}
+	if len(st.Checkpoints) == 0 || st.CheckpointBytes == 0 {
+		t.Errorf("checkpoints %v (%d bytes), want some", st.Checkpoints, st.CheckpointBytes)
+	}
 }

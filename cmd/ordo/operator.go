@@ -35,9 +35,10 @@ func newOperatorCommand(g *globals) *cobra.Command {
 	}
 	raft.AddCommand(newRaftListPeersCommand(g))
 	cmd.AddCommand(raft)
-	cmd.AddCommand(newProjectionsCommand(g)) // projections.go
-	cmd.AddCommand(newMirrorCommand(g))      // mirror.go
-	cmd.AddCommand(newRootKeyCommand(g))     // keyring.go: root keyring list|rotate|remove
+	cmd.AddCommand(newProjectionsCommand(g))     // projections.go
+	cmd.AddCommand(newMirrorCommand(g))          // mirror.go
+	cmd.AddCommand(newRootKeyCommand(g))         // keyring.go: root keyring list|rotate|remove
+	cmd.AddCommand(newOperatorHistoryCommand(g)) // operator_history.go
 	return cmd
 }
 

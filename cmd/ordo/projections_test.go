@@ -55,6 +55,11 @@ func TestProjectionsCommands(t *testing.T) {
 	if !strings.Contains(stderr, "events") {
 		t.Errorf("rebuild drew no progress bar: %q", stderr)
 	}
+	code, stdout, stderr = runCLI("operator", "history", "-address", addr)
+	if code != 0 || !strings.Contains(stdout, "Applied index") || !strings.Contains(stdout, "Projection versions") ||
+		!strings.Contains(stdout, "namespaces=") || !strings.Contains(stdout, "Checkpoints") {
+		t.Errorf("operator history: %d\n%s%s", code, stdout, stderr)
+	}
 	code, stdout, stderr = runCLI("operator", "projections", "verify", "-address", addr, "-quiet")
 	if code != 0 || !strings.Contains(stdout, "equal their rebuild") || strings.Contains(stdout, "DIFFERS") {
 		t.Fatalf("verify: %d\n%s%s", code, stdout, stderr)

@@ -27,6 +27,13 @@ type History interface {
 	ResolveTime(t time.Time) (index uint64, ok bool, err error)
 }
 
+// HistoryStatus is a History that says what past it serves and how: the
+// answer of GET /v1/operator/history.
+type HistoryStatus interface {
+	History
+	Status() any
+}
+
 // WithHistory returns s as a handler on which every read takes at_index=N
 // or at_time=RFC3339 and answers from the state at that point (query and
 // queryPage, through the request's context), with X-Nomad-Index and
@@ -34,8 +41,12 @@ type History interface {
 // 400 when it writes (any method but GET and HEAD: nothing is appended),
 // when it also asks to block (index, wait), and when its endpoint does not
 // read projections (the event stream, the log, agent and status
-// endpoints). Requests without either parameter go to s unchanged.
+// endpoints). Requests without either parameter go to s unchanged. When h
+// is a HistoryStatus, GET /v1/operator/history answers its Status.
 func (s *Server) WithHistory(h History) http.Handler {
+	if hs, ok := h.(HistoryStatus); ok {
+		s.historyStatus.Store(&hs)
+	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		at, err := parseAt(r)
 		if err != nil {
@@ -210,4 +221,15 @@ func (w *historicalWriter) Flush() {
 	if f, ok := w.ResponseWriter.(http.Flusher); ok && !w.refused {
 		f.Flush()
 	}
+}
+
+// historyStatusHandler answers GET /v1/operator/history: what past the
+// server serves and how, from the History given to WithHistory.
+func (s *Server) historyStatusHandler(w http.ResponseWriter, r *http.Request) {
+	hs := s.historyStatus.Load()
+	if hs == nil {
+		writeError(w, &notFoundPath{path: r.URL.Path + " (this server serves no past states)"})
+		return
+	}
+	writeJSON(w, http.StatusOK, (*hs).Status())
 }

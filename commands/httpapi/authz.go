@@ -142,6 +142,7 @@ var routeAccess = map[string]access{
 	"POST /v1/operator/mirror/verify":       opRule(write),
 	"PUT /v1/operator/mirror/verify":        opRule(write),
 	"GET /v1/operator/raft/configuration":   opRule(read),
+	"GET /v1/operator/history":              opRule(read),
 	"GET /v1/status/leader":                 public,
 	"GET /v1/status/peers":                  public,
 	"GET /v1/agent/self":                    {agent: read},

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/pprof"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -114,6 +115,8 @@ type Server struct {
 	// patterns are the registered routes, checked against routeAccess.
 	patterns []string
 	metrics  *apiMetrics
+	// historyStatus is WithHistory's History, when it reports its status.
+	historyStatus atomic.Pointer[HistoryStatus]
 }
 
 // New returns a Server.
@@ -195,6 +198,7 @@ func (s *Server) routes() {
 	s.launcherRoutes()   // launcher.go: providers, tenants, node requests, instances
 	s.csiRoutes()        // csi.go: CSI volumes and plugins
 	s.handle("GET /v1/operator/raft/configuration", s.leader(s.raftConfiguration))
+	s.handle("GET /v1/operator/history", s.historyStatusHandler) // attime.go
 	s.handle("GET /v1/status/leader", s.statusLeader)
 	s.handle("GET /v1/status/peers", s.statusPeers)
 	s.handle("GET /v1/agent/self", s.agentSelf)

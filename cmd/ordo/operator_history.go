@@ -1,0 +1,74 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ordoplane/ordo/history/timetravel"
+)
+
+// newOperatorHistoryCommand is `ordo operator history`: what past the
+// addressed server serves (at_index, at_time) and how.
+func newOperatorHistoryCommand(g *globals) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "history",
+		Short: "Show what past states the server serves: the versions store's spans, checkpoints, cached states",
+		Long: `Show what past states the addressed server serves for reads at_index and
+at_time: the spans of indexes its versions store answers (a seek per key), its
+checkpoints (reads elsewhere copy one and replay forward), the states it holds
+materialised, and the disk each takes. Each server keeps its own.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return show(cmd, g, "/v1/operator/history", nil, "read history status", asJSON, printHistoryStatus)
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the server's JSON answer")
+	return cmd
+}
+
+// printHistoryStatus writes `ordo operator history`.
+func printHistoryStatus(w io.Writer, st timetravel.Status) error {
+	fmt.Fprintf(w, "Applied index  %d\n", st.Applied)
+	if v := st.Versions; v != nil {
+		kept := "every version"
+		if v.Kept > 0 {
+			kept = fmt.Sprintf("the newest %d entries", v.Kept)
+		}
+		fmt.Fprintf(w, "Versions       %s on disk, %d entries behind, keeping %s\n", mib(v.Bytes), v.Lag, kept)
+		rows := make([][]string, len(v.Spans))
+		for i, sp := range v.Spans {
+			serves := "yes"
+			if !sp.Current {
+				serves = "no (other projection versions)"
+			}
+			rows[i] = []string{strconv.FormatUint(sp.From, 10), strconv.FormatUint(sp.To, 10), serves, sp.Tag}
+		}
+		if len(rows) > 0 {
+			fmt.Fprintln(w)
+			if err := printTable(w, []string{"From", "To", "Serves", "Projection versions"}, rows); err != nil {
+				return err
+			}
+			fmt.Fprintln(w)
+		}
+	} else {
+		fmt.Fprintln(w, "Versions       not kept (time_travel { disable_versions })")
+	}
+	switch n := len(st.Checkpoints); n {
+	case 0:
+		fmt.Fprintln(w, "Checkpoints    none")
+	default:
+		fmt.Fprintf(w, "Checkpoints    %d, from %d to %d, %s on disk\n", n, st.Checkpoints[0], st.Checkpoints[n-1], mib(st.CheckpointBytes))
+	}
+	if st.RedoBytes > 0 {
+		fmt.Fprintf(w, "Redo log       %s on disk\n", mib(st.RedoBytes))
+	}
+	fmt.Fprintf(w, "Cached states  %d %v\n", len(st.Cached), st.Cached)
+	return nil
+}
+
+// mib formats a byte count in MiB.
+func mib(n int64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }
