@@ -18,9 +18,12 @@ import (
 // versionsQueue is how many committed batches, and versionsQueueBytes how
 // many bytes of them, may wait for the versions writer; past either a
 // batch is dropped and the store is seeded again from the state after the
-// next one (reads between the two fall back to checkpoints).
+// next one (reads between the two fall back to checkpoints). The count is
+// large so that the batches applied while a seed scans the whole state
+// (seconds on a large one) wait rather than force another seed; the bytes
+// bound the memory.
 const (
-	versionsQueue      = 1024
+	versionsQueue      = 16384
 	versionsQueueBytes = 256 << 20
 )
 
