@@ -152,8 +152,18 @@ func quiesce(t *testing.T, a *agent.Agent) uint64 {
 	return settle.WaitSettled(t, a.Store(), a.FSM().Notifier(), 30*time.Second)
 }
 
+// TestTimeTravelAppendsNothing runs with the versions store serving the
+// reads, and without it: checkpoints copied and events replayed.
 func TestTimeTravelAppendsNothing(t *testing.T) {
-	a := start(t, func(c *agent.Config) { c.Scheduler.Disabled, c.DisablePeriodic = true, true })
+	t.Run("versions", func(t *testing.T) { testTimeTravelAppendsNothing(t, false) })
+	t.Run("checkpoints", func(t *testing.T) { testTimeTravelAppendsNothing(t, true) })
+}
+
+func testTimeTravelAppendsNothing(t *testing.T, disableVersions bool) {
+	a := start(t, func(c *agent.Config) {
+		c.Scheduler.Disabled, c.DisablePeriodic = true, true
+		c.TimeTravel.DisableVersions = disableVersions
+	})
 	readyNodes(t, a, 3)
 	for i := range 6 {
 		mustCall(t, a, "PUT", fmt.Sprintf("/v1/namespace/team-%d", i), fmt.Sprintf(`{"Name":"team-%d"}`, i), http.StatusOK)
@@ -202,10 +212,14 @@ func TestTimeTravelAppendsNothing(t *testing.T) {
 		t.Error("a historical read woke the live server's watchers (processors follow them)")
 	default:
 	}
-	// Checkpoints were taken and reads materialised from them: the path
-	// the test means to cover was taken.
-	if n := counter(t, a, "ordo_timetravel_materialisations_total"); n == 0 {
+	// The path the test means to cover was taken: reads from the versions
+	// store, or states materialised from checkpoints.
+	mats, fromVersions := counter(t, a, "ordo_timetravel_materialisations_total"), counter(t, a, "ordo_timetravel_versions_reads_total")
+	if disableVersions && mats == 0 {
 		t.Error("no past state was materialised")
+	}
+	if !disableVersions && (fromVersions == 0 || mats > 0) {
+		t.Errorf("%v reads from versions, %v states materialised; want every read from versions", fromVersions, mats)
 	}
 }
 
