@@ -1,6 +1,7 @@
 package projections_test
 
 import (
+	"maps"
 	"reflect"
 	"slices"
 	"testing"
@@ -20,13 +21,7 @@ import (
 func TestProjectionsLeavePayloadsAlone(t *testing.T) {
 	store := pt.OpenStore(t)
 	samples := eventstest.Samples()
-	types := slices.Sorted(func(yield func(string) bool) {
-		for ty := range samples {
-			if !yield(ty) {
-				return
-			}
-		}
-	})
+	types := slices.Sorted(maps.Keys(samples))
 	index := uint64(0)
 	for range 2 {
 		for _, ty := range types {

@@ -65,11 +65,13 @@ type versionKeeper struct {
 	wrote chan struct{}
 }
 
-// versionItem is a batch to append, or a snapshot to seed from.
+// versionItem is a batch to append, a snapshot to seed from, or a
+// barrier to close once everything queued before it is written.
 type versionItem struct {
-	rec  versions.Record
-	seed *kv.Snapshot
-	at   uint64
+	rec     versions.Record
+	seed    *kv.Snapshot
+	at      uint64
+	barrier chan struct{}
 }
 
 // openVersions opens the versions store in dir and starts its writer,
@@ -145,6 +147,10 @@ func (k *versionKeeper) committed(c projections.Commit) {
 func (k *versionKeeper) write() {
 	defer k.done.Done()
 	for it := range k.queue {
+		if it.barrier != nil {
+			close(it.barrier)
+			continue
+		}
 		if it.seed != nil {
 			st, err := k.store.Seed(it.seed, it.at, k.tag, k.keep)
 			it.seed.Close()
@@ -213,6 +219,13 @@ func (k *versionKeeper) reader(ctx context.Context, index uint64) (kv.Reader, bo
 			return nil, false
 		}
 	}
+}
+
+// settle waits until what was queued before it is written (and pruned).
+func (k *versionKeeper) settle() {
+	done := make(chan struct{})
+	k.queue <- versionItem{barrier: done}
+	<-done
 }
 
 // lag returns how many indexes the versions store is behind applied.

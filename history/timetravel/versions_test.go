@@ -9,6 +9,17 @@ import (
 	"github.com/ordoplane/ordo/projections/all"
 )
 
+// checkLive reads each of indexes through tt and compares it with the
+// live state recorded there.
+func checkLive(t *testing.T, tt *TimeTravel, h *history, indexes ...uint64) {
+	t.Helper()
+	for _, i := range indexes {
+		if got := checksumsAt(t, tt, i); !reflect.DeepEqual(got, h.sums[i]) {
+			t.Errorf("At(%d) differs from the live state", i)
+		}
+	}
+}
+
 // TestVersionsServeEveryIndex: with entries applied in raft batches, a
 // read at every index (inside a batch too) is served by the versions
 // store, with nothing materialised, and equals a replay of the archive to
@@ -43,11 +54,7 @@ func TestVersionsStartLate(t *testing.T) {
 	tt := newTT(t, h, Options{CacheSize: 1})
 	h.apply(t, 40)
 	late := h.record(t)
-	for _, i := range []uint64{old, seeded, late} {
-		if got := checksumsAt(t, tt, i); !reflect.DeepEqual(got, h.sums[i]) {
-			t.Errorf("At(%d) differs from the live state", i)
-		}
-	}
+	checkLive(t, tt, h, old, seeded, late)
 	if n := counterValue(t, tt.metrics.materialisations); n != 1 {
 		t.Errorf("%v states materialised, want 1 (the read before the seed)", n)
 	}
@@ -71,11 +78,7 @@ func TestVersionsReseedAfterGap(t *testing.T) {
 	h.fsm.SetCommitHook(tt.committed)
 	h.apply(t, 30)
 	after := h.record(t)
-	for _, i := range []uint64{before, gap, after} {
-		if got := checksumsAt(t, tt, i); !reflect.DeepEqual(got, h.sums[i]) {
-			t.Errorf("At(%d) differs from the live state", i)
-		}
-	}
+	checkLive(t, tt, h, before, gap, after)
 	if n := counterValue(t, tt.metrics.versionsSeeds); n != 2 {
 		t.Errorf("%v seeds, want 2 (at open and after the gap)", n)
 	}
@@ -98,9 +101,7 @@ func TestVersionsReseedAfterSwitch(t *testing.T) {
 	}
 	h.apply(t, 20)
 	i := h.record(t)
-	if got := checksumsAt(t, tt, i); !reflect.DeepEqual(got, h.sums[i]) {
-		t.Errorf("At(%d) differs from the live state", i)
-	}
+	checkLive(t, tt, h, i)
 	if n := counterValue(t, tt.metrics.versionsSeeds); n != 2 {
 		t.Errorf("%v seeds, want 2 (at open and after the switch)", n)
 	}
@@ -116,9 +117,7 @@ func TestVersionsSurviveRestart(t *testing.T) {
 	i := h.record(t)
 	tt.Close()
 	tt2 := newTT(t, h, Options{})
-	if got := checksumsAt(t, tt2, i); !reflect.DeepEqual(got, h.sums[i]) {
-		t.Errorf("At(%d) after a restart differs from the live state", i)
-	}
+	checkLive(t, tt2, h, i)
 	if n := counterValue(t, tt2.metrics.versionsSeeds); n != 0 {
 		t.Errorf("%v seeds after a clean restart, want 0", n)
 	}
@@ -138,11 +137,8 @@ func TestVersionsPruned(t *testing.T) {
 	h.apply(t, 120)
 	recent := h.record(t)
 	h.apply(t, 10)
-	for _, i := range []uint64{old, recent} {
-		if got := checksumsAt(t, tt, i); !reflect.DeepEqual(got, h.sums[i]) {
-			t.Errorf("At(%d) differs from the live state", i)
-		}
-	}
+	tt.versions.settle() // the prune runs after the batch that triggers it
+	checkLive(t, tt, h, old, recent)
 	if n := counterValue(t, tt.metrics.versionsPruned); n == 0 {
 		t.Error("nothing pruned")
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -123,13 +124,7 @@ func check(t *testing.T, s *Store, m model, index uint64) {
 		t.Fatalf("at %d: %v", index, err)
 	}
 	want := m[index]
-	for _, k := range slices.Sorted(func(yield func(string) bool) {
-		for k := range want {
-			if !yield(k) {
-				return
-			}
-		}
-	}) {
+	for _, k := range slices.Sorted(maps.Keys(want)) {
 		got, err := r.Get([]byte(k))
 		if err != nil || string(got) != want[k] {
 			t.Fatalf("at %d: Get(%q) = %q, %v; want %q", index, k, got, err, want[k])
