@@ -53,6 +53,7 @@ func (s *Store) Append(rec Record, keep [][]byte) error {
 	defer b.Close()
 	r, _ := pebble.ReadBatch(rec.Repr)
 	var op uint32
+	var kbuf, vbuf []byte
 	mark := 0
 	for {
 		kind, key, value, ok, err := r.Next()
@@ -76,14 +77,17 @@ func (s *Store) Append(rec Record, keep [][]byte) error {
 		if !under(key, keep) {
 			continue
 		}
+		// The batch copies key and value: one buffer serves every write.
+		kbuf = appendVersionKey(kbuf[:0], key, index)
 		switch kind {
 		case pebble.InternalKeyKindSet:
-			err = b.Set(versionKey(key, index), encodeValue(tagSet, value), nil)
+			vbuf = append(append(vbuf[:0], tagSet), value...)
 		case pebble.InternalKeyKindDelete, pebble.InternalKeyKindSingleDelete, pebble.InternalKeyKindDeleteSized:
-			err = b.Set(versionKey(key, index), encodeValue(tagDelete, nil), nil)
+			vbuf = append(vbuf[:0], tagDelete)
 		default:
 			return fmt.Errorf("%w: %s at %d", ErrUnsupported, kind, index)
 		}
+		err = b.Set(kbuf, vbuf, nil)
 		if err != nil {
 			return err
 		}

@@ -34,15 +34,19 @@ func appendEscaped(b, key []byte) []byte {
 
 // keyPrefix is what every version of key starts with.
 func keyPrefix(key []byte) []byte {
-	b := make([]byte, 0, len(rowPrefix)+len(key)+2+8)
-	b = append(b, rowPrefix...)
-	b = appendEscaped(b, key)
-	return append(b, escape, terminator)
+	return appendKeyPrefix(make([]byte, 0, len(rowPrefix)+len(key)+2+8), key)
+}
+
+func appendKeyPrefix(b, key []byte) []byte {
+	return append(appendEscaped(append(b, rowPrefix...), key), escape, terminator)
 }
 
 // versionKey is the key of key's version at index.
-func versionKey(key []byte, index uint64) []byte {
-	return binary.BigEndian.AppendUint64(keyPrefix(key), ^index)
+func versionKey(key []byte, index uint64) []byte { return appendVersionKey(nil, key, index) }
+
+// appendVersionKey appends the key of key's version at index to b.
+func appendVersionKey(b, key []byte, index uint64) []byte {
+	return binary.BigEndian.AppendUint64(appendKeyPrefix(b, key), ^index)
 }
 
 // boundKey is where the versions of keys at or after key begin (lower
