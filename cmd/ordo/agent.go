@@ -175,6 +175,8 @@ func runAgent(cmd *cobra.Command, f agentFlags) error {
 	// still shuts the agent down cleanly.
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	stopHUP := catchHangup(s.Config.Logger)
+	defer stopHUP()
 	a, err := agent.Start(s.Config)
 	if err != nil {
 		return fmt.Errorf("start agent: %w", err)
@@ -193,6 +195,32 @@ func runAgent(cmd *cobra.Command, f agentFlags) error {
 	}
 	fmt.Fprintln(out, "==> Agent stopped")
 	return nil
+}
+
+// catchHangup keeps the agent running through SIGHUP, which Nomad's agent
+// takes as "reload the configuration" and ordo does not support yet: it
+// is logged and otherwise ignored. Catching it (rather than inheriting an
+// ignored SIGHUP, as under nohup) also lets the tasks the client starts
+// begin with SIGHUP at its default, so a task whose kill_signal is SIGHUP
+// can trap it: a signal ignored when a shell starts cannot be trapped.
+func catchHangup(log *slog.Logger) (stop func()) {
+	c := make(chan os.Signal, 1)
+	signal.Notify(c, syscall.SIGHUP)
+	done := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case <-c:
+				log.Info("SIGHUP received: configuration reload is not supported; ignored")
+			case <-done:
+				return
+			}
+		}
+	}()
+	return func() {
+		signal.Stop(c)
+		close(done)
+	}
 }
 
 // printAgentBanner writes the lines `ordo agent` prints once it has started.
