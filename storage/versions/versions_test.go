@@ -341,3 +341,47 @@ func TestPrune(t *testing.T) {
 		t.Fatalf("a second prune at the same index: %+v, %v", again, err)
 	}
 }
+
+// BenchmarkAppend measures Append of batches of 64 entries of 4 writes
+// each over 10,000 keys, as a scheduling load commits them.
+func BenchmarkAppend(b *testing.B) {
+	st, err := kv.Open(b.TempDir(), kv.DefaultConfig())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer st.Close()
+	s, err := Open(b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.Seed(st.Snapshot(), 0, "v1", keep); err != nil {
+		b.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	value := bytes.Repeat([]byte("x"), 200)
+	var index uint64
+	writes := 0
+	for b.Loop() {
+		b.StopTimer()
+		batch := st.Batch()
+		rec := Record{From: index, Tag: "v1"}
+		for range 64 {
+			index++
+			for range 4 {
+				if err := batch.Set([]byte(fmt.Sprintf("t/allocs\x00%08d", rng.IntN(10_000))), value); err != nil {
+					b.Fatal(err)
+				}
+			}
+			rec.Marks = append(rec.Marks, Mark{Index: index, Ops: batch.Count()})
+		}
+		rec.To, rec.Repr = index, batch.Repr()
+		batch.Close()
+		b.StartTimer()
+		if err := s.Append(rec, keep); err != nil {
+			b.Fatal(err)
+		}
+		writes += 256
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(writes), "ns/write")
+}
