@@ -14,8 +14,9 @@ import (
 // Options are the tunables an operator sets. The zero value of a field
 // takes its default.
 //
-// A read at index i replays the archive from the newest checkpoint at or
-// below i, through every projection: about 100 µs of CPU per event of a
+// A read at index i the versions store covers (DisableVersions) is a seek
+// per key. Any other read replays the archive from the newest checkpoint
+// at or below i, through every projection: about 100 µs of CPU per event of a
 // scheduling history on the 2-core development VM (docs/history.md has the
 // figures). So the spacing of the checkpoints is what bounds a read's
 // time. Taking one costs a memtable flush and hard links (about 0.1 s);

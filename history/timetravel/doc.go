@@ -1,7 +1,10 @@
-// Package timetravel answers reads as the cluster stood at a past index:
-// it keeps periodic checkpoints of a server's state store and materialises
-// the projections at any applied index from the nearest one, caching the
-// most recent results.
+// Package timetravel answers reads as the cluster stood at a past index.
+// By default a versions store (storage/versions), fed every batch the FSM
+// commits, holds every version of every projection row, so a read at any
+// index it covers is a seek per key (versions.go). For the rest it keeps
+// periodic checkpoints of a server's state store and materialises the
+// projections at any applied index from the nearest one, caching the most
+// recent results.
 //
 // # Usage
 //
@@ -18,7 +21,10 @@
 //
 // # How a state is built
 //
-// Every CheckpointEvery applied entries (at most once per
+// At(i) first asks the versions store: when a span of the running
+// projection versions covers i, the state is a reader over it, and nothing
+// is built (waiting briefly for its writer when i is newer than what it
+// holds). Otherwise: every CheckpointEvery applied entries (at most once per
 // CheckpointMinInterval) Run flushes the live store's memtable and takes a
 // Pebble checkpoint of it (hard links to its tables, a copy of its
 // manifest) into DataDir/checkpoints/.tmp-N, opens that copy once to read
