@@ -8,7 +8,7 @@ func TestTimeTravelRows(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rows) != 34 || rows[0].value < 6000 {
+	if len(rows) != 35 || rows[0].value < 6000 {
 		t.Fatalf("rows: %+v", rows)
 	}
 	for _, r := range rows {
