@@ -33,18 +33,24 @@ func alloc(id, evalID, job, client string) events.Allocation {
 // world builds: job "live" (registered) with eval l1 whose alloc runs and
 // eval l2 whose alloc completed; evals g1..g5 pending for a job that was
 // never registered (gone); c1 complete for the gone job.
+// sequence returns a function applying its payloads to f as the entry at
+// *idx, which it then moves on; a rejected entry fails the test.
+func sequence(t *testing.T, f *projections.FSM, idx *uint64) func(ps ...events.Payload) {
+	return func(ps ...events.Payload) {
+		t.Helper()
+		if res := pt.ApplyOne(t, f, *idx, pt.Entry(t, fmt.Sprint("c", *idx), ps...)); res.Err != nil {
+			t.Fatalf("entry %d: %v", *idx, res.Err)
+		}
+		*idx++
+	}
+}
+
 func world(t *testing.T) (*kv.Store, *projections.FSM, uint64) {
 	t.Helper()
 	store := pt.OpenStore(t)
 	f := pt.NewFSM(t, store, all.Projections()...)
 	idx := uint64(1)
-	apply := func(ps ...events.Payload) {
-		t.Helper()
-		if res := pt.ApplyOne(t, f, idx, pt.Entry(t, fmt.Sprint("c", idx), ps...)); res.Err != nil {
-			t.Fatalf("entry %d: %v", idx, res.Err)
-		}
-		idx++
-	}
+	apply := sequence(t, f, &idx)
 	apply(job("live"))
 	apply(&events.EvalsUpserted{Evals: []events.Evaluation{eval("l1", "live", events.EvalStatusComplete), eval("l2", "live", events.EvalStatusComplete)}})
 	apply(&events.AllocsPlaced{EvalID: "l1", Allocs: []events.Allocation{alloc("a1", "l1", "live", events.AllocClientRunning)}})
@@ -182,13 +188,7 @@ func TestManyAllocsCheckedPerEval(t *testing.T) {
 	store := pt.OpenStore(t)
 	f := pt.NewFSM(t, store, all.Projections()...)
 	idx := uint64(1)
-	apply := func(ps ...events.Payload) {
-		t.Helper()
-		if res := pt.ApplyOne(t, f, idx, pt.Entry(t, fmt.Sprint("c", idx), ps...)); res.Err != nil {
-			t.Fatalf("entry %d: %v", idx, res.Err)
-		}
-		idx++
-	}
+	apply := sequence(t, f, &idx)
 	apply(job("big"))
 	apply(&events.EvalsUpserted{Evals: []events.Evaluation{eval("done", "big", events.EvalStatusComplete), eval("runs", "big", events.EvalStatusComplete)}})
 	var done []events.Allocation
@@ -393,13 +393,7 @@ func TestPagesOverScatteredIDs(t *testing.T) {
 	store := pt.OpenStore(t)
 	f := pt.NewFSM(t, store, all.Projections()...)
 	idx := uint64(1)
-	apply := func(ps ...events.Payload) {
-		t.Helper()
-		if res := pt.ApplyOne(t, f, idx, pt.Entry(t, fmt.Sprint("c", idx), ps...)); res.Err != nil {
-			t.Fatalf("entry %d: %v", idx, res.Err)
-		}
-		idx++
-	}
+	apply := sequence(t, f, &idx)
 	apply(job("live"))
 	// Dense: p-00..p-39 pending, in id order. Scattered: s-00..s-19
 	// pending, created in reverse id order, with 30 complete evals
