@@ -232,12 +232,8 @@ func Start(cfg Config) (a *Agent, err error) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	a.cancel = cancel
-	tt := a.tt
-	a.http.Handler = a.api.WithHistory(historyStatus{tt})
-	a.goroutine(func() {
-		_ = tt.Run(ctx)
-		tt.Close() // before Shutdown closes the store: joins materialisations
-	})
+	a.http.Handler = a.api.WithHistory(historyStatus{a.tt})
+	a.goroutine(func() { _ = a.tt.Run(ctx) }) // Shutdown closes it, before the store
 	a.cfg.Scheduler.defaults()
 	if a.sched, err = a.newScheduling(a.cfg.Scheduler.Workers); err != nil {
 		ln.Close()
@@ -361,7 +357,7 @@ func (a *Agent) Shutdown() error {
 	}
 	a.wg.Wait()
 	if a.tt != nil {
-		a.tt.Close() // (idempotent: its goroutine closed it if it ran)
+		a.tt.Close() // before the store: joins materialisations
 	}
 	if a.api != nil {
 		a.api.Close()

@@ -57,12 +57,7 @@ func newMetrics(reg prometheus.Registerer, t *TimeTravel) *metrics {
 			Help: "Committed FSM batches not recorded in the redo log (writer behind or failing): reads across them replay events."}),
 		redoBytes: prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "ordo_timetravel_redo_bytes", Help: "Disk space of the redo log."},
-			func() float64 {
-				if t.redo == nil {
-					return 0
-				}
-				return float64(t.redo.log.Bytes())
-			}),
+			func() float64 { return float64(t.RedoBytes()) }),
 		versionsReads: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "ordo_timetravel_versions_reads_total", Help: "Reads of a past state served from the versions store."}),
 		versionsDropped: prometheus.NewCounter(prometheus.CounterOpts{
@@ -74,20 +69,10 @@ func newMetrics(reg prometheus.Registerer, t *TimeTravel) *metrics {
 			Name: "ordo_timetravel_versions_pruned_total", Help: "Row versions pruned from the versions store, older than VersionsKept entries."}),
 		versionsBytes: prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "ordo_timetravel_versions_bytes", Help: "Disk space of the versions store."},
-			func() float64 {
-				if t.versions == nil {
-					return 0
-				}
-				return float64(t.versions.store.Bytes())
-			}),
+			func() float64 { return float64(t.VersionsBytes()) }),
 		versionsLag: prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "ordo_timetravel_versions_lag_entries", Help: "Indexes applied that the versions store does not hold yet."},
-			func() float64 {
-				if t.versions == nil {
-					return 0
-				}
-				return float64(t.versions.lag(t.cfg.FSM.Applied()))
-			}),
+			func() float64 { return float64(t.VersionsLag()) }),
 	}
 	if reg != nil {
 		for _, c := range m.collectors() {

@@ -1,7 +1,5 @@
 package timetravel
 
-import "github.com/ordoplane/ordo/storage/versions"
-
 // Status says what past a server serves and how: GET /v1/operator/history.
 type Status struct {
 	// Applied is the server's applied index.
@@ -53,13 +51,9 @@ func (t *TimeTravel) Status() Status {
 	if t.versions != nil {
 		vs := &VersionsStatus{Spans: []SpanStatus{}, Bytes: t.VersionsBytes(), Lag: t.VersionsLag(), Kept: t.cfg.VersionsKept}
 		for _, sp := range t.versions.store.Spans() {
-			vs.Spans = append(vs.Spans, spanStatus(sp, t.versions.tag))
+			vs.Spans = append(vs.Spans, SpanStatus{From: sp.From, To: sp.To, Tag: sp.Tag, Current: sp.Tag == t.versions.tag})
 		}
 		st.Versions = vs
 	}
 	return st
-}
-
-func spanStatus(sp versions.Span, current string) SpanStatus {
-	return SpanStatus{From: sp.From, To: sp.To, Tag: sp.Tag, Current: sp.Tag == current}
 }

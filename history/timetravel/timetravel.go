@@ -227,8 +227,8 @@ func (t *TimeTravel) At(ctx context.Context, index uint64, tables ...string) (*S
 	if applied := t.cfg.FSM.Applied(); index == 0 || index > applied {
 		return nil, fmt.Errorf("%w: %d is not in [1, %d]", ErrBeyondApplied, index, applied)
 	}
+	start := t.cfg.Clock()
 	if t.versions != nil {
-		start := t.cfg.Clock()
 		if r, ok := t.versions.reader(ctx, index); ok {
 			t.metrics.versionsReads.Inc()
 			t.metrics.readSeconds.Observe(t.cfg.Clock().Sub(start).Seconds())
@@ -240,7 +240,6 @@ func (t *TimeTravel) At(ctx context.Context, index uint64, tables ...string) (*S
 	if set != "" && (t.cache.has(stateKey{index: index}) || t.redoReaches(index)) {
 		projs, key = t.cfg.Projections, stateKey{index: index}
 	}
-	start := t.cfg.Clock()
 	m, release, err := t.cache.get(ctx, key, func() (*kv.Store, string, error) { return t.materialise(index, projs) })
 	if err != nil {
 		return nil, err

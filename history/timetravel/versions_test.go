@@ -5,6 +5,8 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/ordoplane/ordo/projections"
 	"github.com/ordoplane/ordo/projections/all"
 )
@@ -17,6 +19,14 @@ func checkLive(t *testing.T, tt *TimeTravel, h *history, indexes ...uint64) {
 		if got := checksumsAt(t, tt, i); !reflect.DeepEqual(got, h.sums[i]) {
 			t.Errorf("At(%d) differs from the live state", i)
 		}
+	}
+}
+
+// wantCount fails the test unless counter c reads want.
+func wantCount(t *testing.T, c prometheus.Counter, want float64, what string) {
+	t.Helper()
+	if n := counterValue(t, c); n != want {
+		t.Errorf("%v %s, want %v", n, what, want)
 	}
 }
 
@@ -33,9 +43,7 @@ func TestVersionsServeEveryIndex(t *testing.T) {
 			t.Fatalf("At(%d) differs from a replay to %d", i, i)
 		}
 	}
-	if n := counterValue(t, tt.metrics.materialisations); n != 0 {
-		t.Errorf("%v states materialised, want none", n)
-	}
+	wantCount(t, tt.metrics.materialisations, 0, "states materialised")
 	if n := counterValue(t, tt.metrics.versionsReads); n == 0 {
 		t.Error("no read served from versions")
 	}
@@ -55,9 +63,7 @@ func TestVersionsStartLate(t *testing.T) {
 	h.apply(t, 40)
 	late := h.record(t)
 	checkLive(t, tt, h, old, seeded, late)
-	if n := counterValue(t, tt.metrics.materialisations); n != 1 {
-		t.Errorf("%v states materialised, want 1 (the read before the seed)", n)
-	}
+	wantCount(t, tt.metrics.materialisations, 1, "states materialised (the read before the seed)")
 	if spans := tt.VersionSpans(); len(spans) != 1 || spans[0].From != seeded {
 		t.Errorf("spans %+v, want one from %d", spans, seeded)
 	}
@@ -79,12 +85,8 @@ func TestVersionsReseedAfterGap(t *testing.T) {
 	h.apply(t, 30)
 	after := h.record(t)
 	checkLive(t, tt, h, before, gap, after)
-	if n := counterValue(t, tt.metrics.versionsSeeds); n != 2 {
-		t.Errorf("%v seeds, want 2 (at open and after the gap)", n)
-	}
-	if n := counterValue(t, tt.metrics.materialisations); n != 1 {
-		t.Errorf("%v states materialised, want 1 (the read in the gap)", n)
-	}
+	wantCount(t, tt.metrics.versionsSeeds, 2, "seeds (at open and after the gap)")
+	wantCount(t, tt.metrics.materialisations, 1, "states materialised (the read in the gap)")
 }
 
 // TestVersionsReseedAfterSwitch: a projection rebuild's switch replaces
@@ -102,9 +104,7 @@ func TestVersionsReseedAfterSwitch(t *testing.T) {
 	h.apply(t, 20)
 	i := h.record(t)
 	checkLive(t, tt, h, i)
-	if n := counterValue(t, tt.metrics.versionsSeeds); n != 2 {
-		t.Errorf("%v seeds, want 2 (at open and after the switch)", n)
-	}
+	wantCount(t, tt.metrics.versionsSeeds, 2, "seeds (at open and after the switch)")
 }
 
 // TestVersionsSurviveRestart: a new TimeTravel over the same directory
@@ -118,12 +118,8 @@ func TestVersionsSurviveRestart(t *testing.T) {
 	tt.Close()
 	tt2 := newTT(t, h, Options{})
 	checkLive(t, tt2, h, i)
-	if n := counterValue(t, tt2.metrics.versionsSeeds); n != 0 {
-		t.Errorf("%v seeds after a clean restart, want 0", n)
-	}
-	if n := counterValue(t, tt2.metrics.versionsReads); n != 1 {
-		t.Errorf("%v reads from versions, want 1", n)
-	}
+	wantCount(t, tt2.metrics.versionsSeeds, 0, "seeds after a clean restart")
+	wantCount(t, tt2.metrics.versionsReads, 1, "reads from versions")
 }
 
 // TestVersionsPruned: with VersionsKept, versions older than the kept
@@ -145,7 +141,5 @@ func TestVersionsPruned(t *testing.T) {
 	if spans := tt.VersionSpans(); len(spans) != 1 || spans[0].From <= old || spans[0].From > recent {
 		t.Errorf("spans %+v after pruning: want one from between %d and %d", spans, old, recent)
 	}
-	if n := counterValue(t, tt.metrics.materialisations); n != 1 {
-		t.Errorf("%v states materialised, want 1 (the read below the kept entries)", n)
-	}
+	wantCount(t, tt.metrics.materialisations, 1, "states materialised (the read below the kept entries)")
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/ordoplane/ordo/events"
 	"github.com/ordoplane/ordo/projections"
 	"github.com/ordoplane/ordo/projections/order"
+	"github.com/ordoplane/ordo/storage/kv"
 )
 
 // The projection's tables.
@@ -129,13 +130,28 @@ func remove(tx *projections.Tx, id string) error {
 	if err := msgpack.Unmarshal(r.Value, &old); err != nil {
 		return fmt.Errorf("decode eval row %q: %w", id, err)
 	}
+	return removeRow(tx, id, old, r.CreateIndex)
+}
+
+// removeRow deletes eval id's row, owned by o and created at create, and
+// its index rows: the row exists (just read), and so do they.
+func removeRow(tx *projections.Tx, id string, o owner, create uint64) error {
 	for _, d := range []struct{ table, key string }{
 		{Table, id},
-		{ByJobTable, JobKey(old.Namespace, old.JobID) + id},
-		{ByCreateTable, order.Key(r.CreateIndex, id)},
+		{ByJobTable, JobKey(o.Namespace, o.JobID) + id},
+		{ByCreateTable, order.Key(create, id)},
 	} {
-		// The row exists (just read) and so do its index rows.
 		if err := tx.DeleteKnown(d.table, d.key); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// removeEach removes the evals ids one by one.
+func removeEach(tx *projections.Tx, ids []string) error {
+	for _, id := range ids {
+		if err := remove(tx, id); err != nil {
 			return err
 		}
 	}
@@ -154,12 +170,7 @@ const pageScanFactor = 4
 // remove, id by id; both write the same.
 func removePage(tx *projections.Tx, ids []string) error {
 	if len(ids) < 2 {
-		for _, id := range ids {
-			if err := remove(tx, id); err != nil {
-				return err
-			}
-		}
-		return nil
+		return removeEach(tx, ids)
 	}
 	type found struct {
 		owner
@@ -173,11 +184,11 @@ func removePage(tx *projections.Tx, ids []string) error {
 	n, limit, complete := 0, len(ids)*pageScanFactor, true
 	err := tx.ScanFrom(Table, "", lo, false, func(id string, r projections.Row) error {
 		if id > hi {
-			return errStop
+			return kv.ErrStop
 		}
 		if n++; n > limit {
 			complete = false
-			return errStop
+			return kv.ErrStop
 		}
 		if _, ok := want[id]; !ok {
 			return nil
@@ -189,16 +200,11 @@ func removePage(tx *projections.Tx, ids []string) error {
 		want[id] = f
 		return nil
 	})
-	if err != nil && !errors.Is(err, errStop) {
+	if err != nil {
 		return fmt.Errorf("evals %s..%s: %w", lo, hi, err)
 	}
 	if !complete {
-		for _, id := range ids {
-			if err := remove(tx, id); err != nil {
-				return err
-			}
-		}
-		return nil
+		return removeEach(tx, ids)
 	}
 	for _, id := range ids {
 		f := want[id]
@@ -206,21 +212,12 @@ func removePage(tx *projections.Tx, ids []string) error {
 			continue // gone (or named twice: removed already)
 		}
 		want[id] = nil
-		for _, d := range []struct{ table, key string }{
-			{Table, id},
-			{ByJobTable, JobKey(f.Namespace, f.JobID) + id},
-			{ByCreateTable, order.Key(f.create, id)},
-		} {
-			if err := tx.DeleteKnown(d.table, d.key); err != nil {
-				return err
-			}
+		if err := removeRow(tx, id, f.owner, f.create); err != nil {
+			return err
 		}
 	}
 	return nil
 }
-
-// errStop ends a scan.
-var errStop = errors.New("stop")
 
 func fromRow(r projections.Row) (*Eval, error) {
 	e := &Eval{}

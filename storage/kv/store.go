@@ -71,7 +71,7 @@ func Open(dir string, cfg Config) (*Store, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	opts := &pebble.Options{Logger: quietLogger{}}
+	opts := &pebble.Options{Logger: PebbleLogger}
 	// Bloom filters make the many lookups of absent keys (new command ids,
 	// new rows) cheap.
 	opts.Levels = make([]pebble.LevelOptions, 7)
@@ -99,14 +99,7 @@ func Open(dir string, cfg Config) (*Store, error) {
 	opts.DisableWAL = cfg.DisableWAL
 	opts.EnsureDefaults()
 	if cfg.CacheBytes > 0 {
-		// Pebble charges its memtables to the block cache (Cache.Reserve):
-		// a cache no bigger than the memtables holds no block at all, and
-		// every read of a table re-reads its filter and index blocks from
-		// disk, a cost that grows with the table. The memtables get their
-		// own share on top of CacheBytes.
-		c := pebble.NewCache(cfg.CacheBytes + int64(opts.MemTableStopWritesThreshold)*int64(opts.MemTableSize))
-		defer c.Unref()
-		opts.Cache = c
+		defer SetCache(opts, cfg.CacheBytes)()
 	}
 	db, err := pebble.Open(dir, opts)
 	if err != nil {
@@ -291,6 +284,22 @@ func scan(it *pebble.Iterator, reverse bool, fn func(k, v []byte) error) (err er
 	}
 	return it.Error()
 }
+
+// SetCache gives opts (defaults ensured) a block cache of blockBytes for
+// blocks, plus the memtables' share: Pebble charges its memtables to the
+// block cache (Cache.Reserve), so a cache no bigger than the memtables
+// holds no block at all, and every read of a table re-reads its filter
+// and index blocks from disk, a cost that grows with the table. Call the
+// returned function once the database is open (or failed to).
+func SetCache(opts *pebble.Options, blockBytes int64) (release func()) {
+	c := pebble.NewCache(blockBytes + int64(opts.MemTableStopWritesThreshold)*int64(opts.MemTableSize))
+	opts.Cache = c
+	return c.Unref
+}
+
+// PebbleLogger drops Pebble's informational and error logging (what
+// matters surfaces as errors) and panics on a fatal one.
+var PebbleLogger pebble.Logger = quietLogger{}
 
 type quietLogger struct{}
 

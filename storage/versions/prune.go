@@ -70,12 +70,8 @@ func (s *Store) Prune(below uint64) (PruneStats, error) {
 			return st, err
 		}
 		st.Removed++
-		if b.Len() >= seedBatchBytes {
-			if err := b.Commit(pebble.NoSync); err != nil {
-				return st, fmt.Errorf("versions: prune commit: %w", err)
-			}
-			b.Close()
-			b = s.db.NewBatch()
+		if b, err = s.rollover(b); err != nil {
+			return st, err
 		}
 	}
 	if err := it.Error(); err != nil {

@@ -138,13 +138,21 @@ func (w *seedWriter) write(key []byte, tag byte, v []byte) error {
 		return err
 	}
 	w.written++
-	if w.b.Len() < seedBatchBytes {
-		return nil
+	var err error
+	w.b, err = w.s.rollover(w.b)
+	return err
+}
+
+// rollover commits b and returns a new batch once b holds
+// seedBatchBytes, so a long pass (a seed, a prune) writes in bounded
+// batches; else it returns b.
+func (s *Store) rollover(b *pebble.Batch) (*pebble.Batch, error) {
+	if b.Len() < seedBatchBytes {
+		return b, nil
 	}
-	if err := w.b.Commit(pebble.NoSync); err != nil {
-		return fmt.Errorf("versions: seed commit: %w", err)
+	if err := b.Commit(pebble.NoSync); err != nil {
+		return b, fmt.Errorf("versions: commit: %w", err)
 	}
-	w.b.Close()
-	w.b = w.s.db.NewBatch()
-	return nil
+	b.Close()
+	return s.db.NewBatch(), nil
 }

@@ -10,6 +10,8 @@ import (
 
 	"github.com/cockroachdb/pebble"
 	"github.com/vmihailenco/msgpack/v5"
+
+	"github.com/ordoplane/ordo/storage/kv"
 )
 
 // spansKey holds the store's spans.
@@ -22,7 +24,7 @@ var ErrGap = errors.New("versions: batch does not follow the newest span")
 // ErrNotCovered is a read at an index no span of the current tag covers.
 var ErrNotCovered = errors.New("versions: index not covered")
 
-// cacheBytes is the block cache, besides the memtables'.
+// cacheBytes is the block cache, besides the memtables' share.
 const cacheBytes = 64 << 20
 
 // Span is a run of indexes at which the store holds every row: seeded at
@@ -56,13 +58,9 @@ func Open(dir string) (*Store, error) {
 	// flushes memtables in order, so what survives is the store as some
 	// earlier batch left it, its spans included (a start after that seeds
 	// again); and the versions are half the FSM's write cost again.
-	opts := &pebble.Options{MemTableSize: 32 << 20, Logger: quietLogger{}, DisableWAL: true}
+	opts := &pebble.Options{MemTableSize: 32 << 20, Logger: kv.PebbleLogger, DisableWAL: true}
 	opts.EnsureDefaults()
-	// Pebble charges its memtables to the block cache: the cache holds
-	// blocks only beyond them.
-	c := pebble.NewCache(cacheBytes + int64(opts.MemTableStopWritesThreshold)*int64(opts.MemTableSize))
-	defer c.Unref()
-	opts.Cache = c
+	defer kv.SetCache(opts, cacheBytes)()
 	db, err := pebble.Open(dir, opts)
 	if err != nil {
 		return nil, fmt.Errorf("versions: open %s: %w", dir, err)
@@ -158,15 +156,3 @@ func (s *Store) commitSpans(b *pebble.Batch, spans []Span) error {
 
 // Dir is where a data directory keeps its versions store.
 func Dir(dataDir string) string { return filepath.Join(dataDir, "versions") }
-
-// quietLogger drops Pebble's informational logging.
-type quietLogger struct{}
-
-func (quietLogger) Infof(string, ...any) {}
-func (quietLogger) Errorf(format string, args ...any) {
-	fmt.Fprintf(os.Stderr, "versions: "+format+"\n", args...)
-}
-func (quietLogger) Fatalf(format string, args ...any) {
-	fmt.Fprintf(os.Stderr, "versions: "+format+"\n", args...)
-	os.Exit(1)
-}

@@ -26,7 +26,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"runtime/pprof"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -65,15 +64,12 @@ func main() {
 	rebuildN := flag.Int("rebuild-events", 1_000_000, "events in the generated history of the rebuild and timetravel figures")
 	flag.StringVar(&rebuildProfile, "rebuild-profile", "", "write a CPU profile of the from-scratch rebuild alone here")
 	flag.Parse()
-	if *cpuprofile != "" {
-		f, err := os.Create(*cpuprofile)
-		if err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(1)
-		}
-		pprof.StartCPUProfile(f)
-		defer pprof.StopCPUProfile()
+	stopProfile, err := startProfile(*cpuprofile) // rebuild.go
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
 	}
+	defer stopProfile()
 	slog.SetDefault(slog.New(slog.NewTextHandler(io.Discard, nil)))
 
 	var rows []row
@@ -85,7 +81,7 @@ func main() {
 		r, err := f()
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "bench %s: %v\n", name, err)
-			pprof.StopCPUProfile()
+			stopProfile()
 			printTable(rows) // what was measured before
 			os.Exit(1)
 		}
