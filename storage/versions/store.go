@@ -27,6 +27,21 @@ var ErrNotCovered = errors.New("versions: index not covered")
 // cacheBytes is the block cache, besides the memtables' share.
 const cacheBytes = 64 << 20
 
+// The LSM's shape. Every key written is new (a row key and the index that
+// wrote it), so nothing is overwritten in a memtable and the store's only
+// write cost after the insert is flushing and compacting. Large memtables
+// and a deep level 0 let many flushes merge into the base level at once,
+// and a large base level keeps the tree shallow: deleting 1,000,000 evals
+// on a 3-server cluster compacted 41-83 MB a server instead of 510-540 MB
+// (Pebble's defaults: 4 L0 files, 64 MiB base) with 32 MiB memtables, and
+// the process's CPU per eval fell from 243 to 196 µs (docs/gc.md). Reads
+// seek a few more level 0 files.
+const (
+	memTableBytes = 128 << 20
+	l0Files       = 8
+	lBaseBytes    = 256 << 20
+)
+
 // Span is a run of indexes at which the store holds every row: seeded at
 // From, then every batch through To.
 type Span struct {
@@ -58,7 +73,8 @@ func Open(dir string) (*Store, error) {
 	// flushes memtables in order, so what survives is the store as some
 	// earlier batch left it, its spans included (a start after that seeds
 	// again); and the versions are half the FSM's write cost again.
-	opts := &pebble.Options{MemTableSize: 32 << 20, Logger: kv.PebbleLogger, DisableWAL: true}
+	opts := &pebble.Options{MemTableSize: memTableBytes, Logger: kv.PebbleLogger, DisableWAL: true,
+		L0CompactionThreshold: l0Files, L0StopWritesThreshold: 4 * l0Files, LBaseMaxBytes: lBaseBytes}
 	opts.EnsureDefaults()
 	defer kv.SetCache(opts, cacheBytes)()
 	db, err := pebble.Open(dir, opts)
