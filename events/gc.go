@@ -31,6 +31,11 @@ type EvalsPageDeleted struct {
 	ScanLimit int `msgpack:"sl,omitempty" json:"ScanLimit"`
 	// IDs are the evals deleted, filled at apply.
 	IDs []string `msgpack:"ids,omitempty" json:"IDs"`
+	// Deleted says, for each of IDs in the same order, what the eval was
+	// and where it sat: enough for a projection to remove its rows without
+	// reading them first. Filled at apply; events logged before it have
+	// none, and projections then read the rows.
+	Deleted []DeletedEval `msgpack:"del,omitempty" json:"Deleted,omitempty"`
 	// Skipped counts evals the filter selected that were not safe to
 	// delete, filled at apply.
 	Skipped int `msgpack:"sk,omitempty" json:"Skipped"`
@@ -39,6 +44,14 @@ type EvalsPageDeleted struct {
 	// table; filled at apply. A Next before To means the page stopped
 	// early (PageSize or ScanLimit) and [Next, To) is still to do.
 	Next string `msgpack:"next,omitempty" json:"Next"`
+}
+
+// DeletedEval is one eval a page delete removed: its job and the index of
+// the entry that created it.
+type DeletedEval struct {
+	Namespace   string `msgpack:"ns" json:"Namespace"`
+	JobID       string `msgpack:"job" json:"JobID"`
+	CreateIndex uint64 `msgpack:"ci" json:"CreateIndex"`
 }
 
 // EntityKeys implements Payload: every deleted eval (none before apply).

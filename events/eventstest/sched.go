@@ -41,7 +41,8 @@ func schedSamples() map[string]events.Payload {
 		"EvalsUpserted": &events.EvalsUpserted{Evals: []events.Evaluation{eval}},
 		"EvalsDeleted":  &events.EvalsDeleted{IDs: []string{"eval-1", "eval-2"}},
 		"EvalsPageDeleted": &events.EvalsPageDeleted{Filter: `Status == "pending"`, From: "00000000000000000012\x00eval-0", To: "00000000000000000020\x00eval-9",
-			PageSize: 1000, ScanLimit: 4000, IDs: []string{"eval-1", "eval-2"}, Skipped: 1, Next: "00000000000000000015\x00eval-3"},
+			PageSize: 1000, ScanLimit: 4000, IDs: []string{"eval-1", "eval-2"},
+			Deleted: []events.DeletedEval{{Namespace: "default", JobID: "web", CreateIndex: 12}, {Namespace: "default", JobID: "web", CreateIndex: 13}}, Skipped: 1, Next: "00000000000000000015\x00eval-3"},
 		"DeploymentsDeleted": &events.DeploymentsDeleted{IDs: []string{"dep-1"}},
 		"AllocsPlaced":       &events.AllocsPlaced{EvalID: "eval-1", Allocs: []events.Allocation{alloc}},
 		"AllocsDesiredUpdated": &events.AllocsDesiredUpdated{EvalID: "eval-1", Updates: []events.AllocDesiredUpdate{{

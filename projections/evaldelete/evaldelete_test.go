@@ -114,6 +114,11 @@ func TestPageDeletedAtApply(t *testing.T) {
 	if !reflect.DeepEqual(page.IDs, []string{"g1", "g2"}) || page.Next == "" || last.Key(events.KindEval) != "g1" {
 		t.Fatalf("archived page = %+v keys %v", page, last.Keys)
 	}
+	// It says what each deleted eval was and where it sat (g1 and g2 were
+	// created by entries 5 and 6), so projections need not read the rows.
+	if want := []events.DeletedEval{{Namespace: "default", JobID: "gone", CreateIndex: 5}, {Namespace: "default", JobID: "gone", CreateIndex: 6}}; !reflect.DeepEqual(page.Deleted, want) {
+		t.Fatalf("archived page's Deleted = %+v, want %+v", page.Deleted, want)
+	}
 	// The next page resumes at Next; a scan limit of 2 stops before g5.
 	pt.ApplyOne(t, f, idx, pt.Entry(t, "del2", &events.EvalsPageDeleted{Filter: filter, From: page.Next, PageSize: 10, ScanLimit: 2}))
 	idx++
@@ -380,6 +385,7 @@ func refWalk(t *testing.T, v projections.View, f *evaldelete.Filter, from, to st
 			continue
 		}
 		p.IDs = append(p.IDs, e.ID)
+		p.Deleted = append(p.Deleted, events.DeletedEval{Namespace: e.Namespace, JobID: e.JobID, CreateIndex: e.CreateIndex})
 	}
 	return p
 }

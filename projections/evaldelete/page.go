@@ -7,12 +7,15 @@ import (
 	"github.com/ordoplane/ordo/events"
 	"github.com/ordoplane/ordo/projections"
 	"github.com/ordoplane/ordo/projections/evals"
+	"github.com/ordoplane/ordo/projections/order"
 )
 
 // Page is the outcome of Walk.
 type Page struct {
 	// IDs are the evals the page deletes, in creation order.
 	IDs []string
+	// Deleted holds, for each of IDs, the eval's job and create index.
+	Deleted []events.DeletedEval
 	// Selected counts the evals the filter selected (deleted or skipped).
 	Selected int
 	// Skipped counts selected evals that were not safe to delete.
@@ -46,6 +49,7 @@ func Walk(v projections.View, f *Filter, from, to string, pageSize, scanLimit in
 		return p, fmt.Errorf("evaldelete: page size %d", pageSize)
 	}
 	var selected []*events.Evaluation
+	var creates []uint64 // the create index of each of selected
 	full := func() bool { return p.Selected >= pageSize || (scanLimit > 0 && p.Scanned >= scanLimit) }
 	cur, done := from, false
 	for !done {
@@ -84,11 +88,16 @@ func Walk(v projections.View, f *Filter, from, to string, pageSize, scanLimit in
 			if !ok {
 				continue
 			}
+			create, _, err := order.Split(key)
+			if err != nil {
+				return Page{}, fmt.Errorf("evaldelete: %w", err)
+			}
 			p.Selected++
 			if p.First == "" {
 				p.First = key
 			}
 			selected = append(selected, e)
+			creates = append(creates, create)
 		}
 	}
 	if p.Next == "" && to != "" {
@@ -107,6 +116,7 @@ func Walk(v projections.View, f *Filter, from, to string, pageSize, scanLimit in
 			continue
 		}
 		p.IDs = append(p.IDs, e.ID)
+		p.Deleted = append(p.Deleted, events.DeletedEval{Namespace: e.Namespace, JobID: e.JobID, CreateIndex: creates[i]})
 	}
 	return p, nil
 }
@@ -140,7 +150,7 @@ func expandPage(v projections.View, _ int64, pl events.Payload) (events.Payload,
 		return nil, "", err
 	}
 	out := *p
-	out.IDs, out.Skipped, out.Next = page.IDs, page.Skipped, page.Next
+	out.IDs, out.Deleted, out.Skipped, out.Next = page.IDs, page.Deleted, page.Skipped, page.Next
 	return &out, "", nil
 }
 

@@ -71,7 +71,11 @@ func (Projection) Apply(tx *projections.Tx, ev *events.Event) error {
 		}
 	case *events.EvalsPageDeleted:
 		// IDs were chosen at apply (N4, N6; see projections/evaldelete):
-		// replaying them needs no other table.
+		// replaying them needs no other table. Deleted says where their
+		// rows are (events logged before it have none: read them).
+		if len(p.Deleted) == len(p.IDs) {
+			return removeKnown(tx, p.IDs, p.Deleted)
+		}
 		return removePage(tx, p.IDs)
 	}
 	return nil
@@ -142,6 +146,18 @@ func removeRow(tx *projections.Tx, id string, o owner, create uint64) error {
 		{ByCreateTable, order.Key(create, id)},
 	} {
 		if err := tx.DeleteKnown(d.table, d.key); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// removeKnown removes the evals ids, which exist, whose owners and create
+// indexes del gives (the page delete's walk read them in this state), without
+// reading their rows again.
+func removeKnown(tx *projections.Tx, ids []string, del []events.DeletedEval) error {
+	for i, id := range ids {
+		if err := removeRow(tx, id, owner{Namespace: del[i].Namespace, JobID: del[i].JobID}, del[i].CreateIndex); err != nil {
 			return err
 		}
 	}

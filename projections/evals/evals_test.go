@@ -15,6 +15,7 @@ import (
 	"github.com/ordoplane/ordo/projections/evals"
 	"github.com/ordoplane/ordo/projections/order"
 	pt "github.com/ordoplane/ordo/projections/projectionstest"
+	archivelog "github.com/ordoplane/ordo/storage/archive"
 	"github.com/ordoplane/ordo/storage/kv"
 )
 
@@ -157,4 +158,59 @@ func TestRebuildEqualsLive(t *testing.T) {
 	}
 	checkIndexes(t, projections.NewView(live))
 	rebuildEqualsLive(t, live)
+}
+
+// A page delete that says where its evals' rows are (Deleted, filled at
+// apply since it exists) removes exactly what one without it removes by
+// reading the rows (an event archived before Deleted existed): each is
+// replayed from an archive, as a rebuild does.
+func TestPageDeleteWithAndWithoutDeleted(t *testing.T) {
+	var stores []*kv.Store
+	for _, known := range []bool{true, false} {
+		src := pt.OpenStore(t)
+		b := src.Batch()
+		archive := func(index uint64, p events.Payload) {
+			ev, err := events.New(fmt.Sprint("ev", index), p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ev.Index, ev.Time = index, pt.LeaderTime
+			data, err := events.EncodeEvent(&ev)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := archivelog.Append(b, index, 0, data); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for i := 1; i <= 12; i++ {
+			e := eval(fmt.Sprintf("e%02d", i), fmt.Sprint("ns", i%2), fmt.Sprint("job", i%3), events.EvalStatusPending)
+			archive(uint64(i), &events.EvalsUpserted{Evals: []events.Evaluation{e}})
+		}
+		page := &events.EvalsPageDeleted{Filter: `Status == "pending"`, PageSize: 5}
+		for _, i := range []int{3, 4, 5, 7, 11} {
+			page.IDs = append(page.IDs, fmt.Sprintf("e%02d", i))
+			if known {
+				page.Deleted = append(page.Deleted, events.DeletedEval{Namespace: fmt.Sprint("ns", i%2), JobID: fmt.Sprint("job", i%3), CreateIndex: uint64(i)})
+			}
+		}
+		archive(13, page)
+		if err := b.Commit(); err != nil {
+			t.Fatal(err)
+		}
+		dst := pt.OpenStore(t)
+		if _, err := projections.Rebuild(src, dst, []projections.Projection{evals.Projection{}}, 0, nil); err != nil {
+			t.Fatal(err)
+		}
+		v := projections.NewView(dst)
+		checkIndexes(t, v)
+		if got, want := scan(t, v, evals.Query{Namespace: "*"}), []string{"e01", "e02", "e06", "e08", "e09", "e10", "e12"}; !reflect.DeepEqual(got, want) {
+			t.Fatalf("known=%v: evals after the page = %v, want %v", known, got, want)
+		}
+		stores = append(stores, dst)
+	}
+	projs := []projections.Projection{evals.Projection{}}
+	if !reflect.DeepEqual(pt.Checksums(t, stores[0], projs), pt.Checksums(t, stores[1], projs)) {
+		t.Fatal("a page with Deleted left other rows than one without")
+	}
 }
