@@ -102,9 +102,15 @@ const maxNesting = 256
 // could ask for terabytes) and skips unknown values recursively (deep nesting
 // overflows the stack), so input is checked before it reaches the decoder.
 func checkStructure(data []byte) error {
+	_, err := valueEnd(data, 0)
+	return err
+}
+
+// valueEnd returns where the msgpack value at data[pos:] ends, with
+// checkStructure's checks.
+func valueEnd(data []byte, pos int) (int, error) {
 	left := make([]uint64, 1, 16) // values still to read at each open level
 	left[0] = 1
-	pos := 0
 	uintN := func(n int) (uint64, error) {
 		if len(data)-pos < n {
 			return 0, io.ErrUnexpectedEOF
@@ -123,7 +129,7 @@ func checkStructure(data []byte) error {
 		}
 		left[len(left)-1]--
 		if pos >= len(data) {
-			return io.ErrUnexpectedEOF
+			return 0, io.ErrUnexpectedEOF
 		}
 		c := data[pos]
 		pos++
@@ -174,25 +180,25 @@ func checkStructure(data []byte) error {
 			children, err = uintN(4)
 			children *= 2
 		default: // 0xc1 is never used
-			return fmt.Errorf("invalid msgpack code %#x at %d", c, pos-1)
+			return 0, fmt.Errorf("invalid msgpack code %#x at %d", c, pos-1)
 		}
 		if err != nil {
-			return err
+			return 0, err
 		}
 		if skip > uint64(len(data)-pos) {
-			return io.ErrUnexpectedEOF
+			return 0, io.ErrUnexpectedEOF
 		}
 		pos += int(skip)
 		if children > 0 {
 			// Every value takes at least one byte.
 			if children > uint64(len(data)-pos) {
-				return io.ErrUnexpectedEOF
+				return 0, io.ErrUnexpectedEOF
 			}
 			if len(left) > maxNesting {
-				return fmt.Errorf("msgpack nests deeper than %d", maxNesting)
+				return 0, fmt.Errorf("msgpack nests deeper than %d", maxNesting)
 			}
 			left = append(left, children)
 		}
 	}
-	return nil
+	return pos, nil
 }

@@ -1,6 +1,8 @@
 package evaldelete
 
 import (
+	"fmt"
+
 	"github.com/ordoplane/ordo/events"
 	"github.com/ordoplane/ordo/projections"
 	"github.com/ordoplane/ordo/projections/evals"
@@ -19,6 +21,43 @@ type head struct {
 	NodeID       string `msgpack:"node,omitempty"`
 	DeploymentID string `msgpack:"dep,omitempty"`
 	Status       string `msgpack:"st"`
+}
+
+// decodeHead decodes the head of the encoded events.Evaluation b by
+// hand: the head's fields read, every other value skipped unread, without
+// the reflection of a struct decode (the walk of a bulk delete decodes one
+// head per eval).
+func decodeHead(b []byte) (head, error) {
+	var h head
+	err := events.Fields(b, func(key, value []byte) error {
+		var field *string
+		switch string(key) {
+		case "id":
+			field = &h.ID
+		case "ns":
+			field = &h.Namespace
+		case "ty":
+			field = &h.Type
+		case "trig":
+			field = &h.TriggeredBy
+		case "job":
+			field = &h.JobID
+		case "node":
+			field = &h.NodeID
+		case "dep":
+			field = &h.DeploymentID
+		case "st":
+			field = &h.Status
+		default:
+			return nil
+		}
+		var err error
+		if *field, err = events.String(value); err != nil {
+			return fmt.Errorf("eval field %q: %w", key, err)
+		}
+		return nil
+	})
+	return h, err
 }
 
 // readEval reads eval id for f: only its head when f needs no more (a nil

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/vmihailenco/msgpack/v5"
+
 	"github.com/ordoplane/ordo/events"
 )
 
@@ -26,5 +28,50 @@ func TestHeadMatchesEvaluation(t *testing.T) {
 		if _, ok := ht.FieldByName(name); !ok {
 			t.Errorf("the fast path reads %s, which head does not decode", name)
 		}
+	}
+}
+
+// The hand decoder reads what a struct decode of the same fields reads,
+// whatever else the eval holds (maps, nested structs, absent fields).
+func TestHeadDecodesAsStruct(t *testing.T) {
+	type reflected struct { // head's fields, decoded by reflection
+		ID           string `msgpack:"id"`
+		Namespace    string `msgpack:"ns"`
+		Type         string `msgpack:"ty"`
+		TriggeredBy  string `msgpack:"trig"`
+		JobID        string `msgpack:"job"`
+		NodeID       string `msgpack:"node,omitempty"`
+		DeploymentID string `msgpack:"dep,omitempty"`
+		Status       string `msgpack:"st"`
+	}
+	evs := []events.Evaluation{
+		{},
+		{ID: "e1", Namespace: "default", Type: "service", TriggeredBy: "job-register", JobID: "web", Status: "pending"},
+		{ID: "e2", Namespace: "ns", Priority: 70, JobID: "batch", NodeID: "n1", DeploymentID: "d1", Status: "blocked",
+			StatusDescription: "no capacity", ClassEligibility: map[string]bool{"a": true, "b": false}, EscapedComputedClass: true,
+			QueuedAllocations: map[string]int{"web": 3}, FailedTGAllocs: map[string]*events.AllocMetric{"web": {NodesEvaluated: 4}},
+			NextEval: "e3", CreateTime: 12, ModifyTime: 13, SnapshotIndex: 9},
+	}
+	for _, e := range evs {
+		b, err := events.Marshal(&e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want reflected
+		got, err := decodeHead(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := msgpack.Unmarshal(b, &want); err != nil {
+			t.Fatal(err)
+		}
+		if reflected(got) != want {
+			t.Fatalf("hand-decoded head %+v, want %+v", got, want)
+		}
+	}
+	// A truncated row is an error, not a partial head.
+	b, _ := events.Marshal(&evs[2])
+	if _, err := decodeHead(b[:len(b)/2]); err == nil {
+		t.Fatal("a truncated row decoded")
 	}
 }

@@ -113,8 +113,8 @@ func decodeEval(f *Filter, id string, r projections.Row) (*events.Evaluation, er
 		e.CreateIndex, e.ModifyIndex = r.CreateIndex, r.ModifyIndex
 		return e, nil
 	}
-	var h head
-	if err := msgpack.Unmarshal(r.Value, &h); err != nil {
+	h, err := decodeHead(r.Value)
+	if err != nil {
 		return nil, fmt.Errorf("decode eval row %q: %w", id, err)
 	}
 	return &events.Evaluation{ID: h.ID, Namespace: h.Namespace, Type: h.Type, TriggeredBy: h.TriggeredBy, JobID: h.JobID,
