@@ -177,6 +177,15 @@ func (f *FSM) Applied() uint64 { return f.applied.Load() }
 // starves heartbeats or leadership.
 func (f *FSM) MaxApply() time.Duration { return time.Duration(f.metrics.maxNanos.Swap(0)) }
 
+// MaxEntryApply returns the longest time one entry of a raft batch took
+// to apply (its batch's commit not included) since the last call, and
+// starts a new window; 0 without a Clock. A batch's apply is the sum of
+// its entries' and its commit: this tells the work of one command (an
+// eval-delete page) from the batching of many.
+func (f *FSM) MaxEntryApply() time.Duration {
+	return time.Duration(f.metrics.maxEntryNanos.Swap(0))
+}
+
 // Store returns the state store, for readers.
 func (f *FSM) Store() *kv.Store { return f.store }
 
@@ -269,7 +278,14 @@ func (f *FSM) Apply(logs []raftlog.Log) []any {
 			out[i] = Result{Index: l.Index, Duplicate: true}
 			continue
 		}
+		var entryStart time.Time
+		if f.clock != nil {
+			entryStart = f.clock()
+		}
 		res, tables, err := applyEntry(b, l, f.projs, &ctr)
+		if f.clock != nil {
+			f.metrics.observeEntry(f.clock().Sub(entryStart))
+		}
 		if err != nil {
 			b.Close()
 			f.fail(l.Index, err)

@@ -48,3 +48,44 @@ func TestSlowBatchSplitsCommit(t *testing.T) {
 		t.Fatalf("commit histogram: %v", commit)
 	}
 }
+
+// TestEntryApplyApartFromBatch: the FSM reports the longest single entry
+// of a batch apart from the whole batch, so a bench can tell one
+// command's work from the batching of many.
+func TestEntryApplyApartFromBatch(t *testing.T) {
+	now := time.Unix(1_700_000_000, 0)
+	clock := func() time.Time { now = now.Add(time.Millisecond); return now }
+	reg := prometheus.NewRegistry()
+	f, err := projections.NewFSM(pt.OpenStore(t), projections.FSMConfig{Projections: allProjs(), Clock: clock, Registerer: reg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	pt.Apply(t, f, pt.Log(t, 1, pt.Entry(t, "c1", upsert("a"))), pt.Log(t, 2, pt.Entry(t, "c2", upsert("b"))),
+		pt.Log(t, 3, pt.Entry(t, "c3", upsert("c"))))
+
+	// Each clock read moves a millisecond: an entry is read at its start
+	// and end; the batch spans its three entries and the commit.
+	if got := f.MaxEntryApply(); got != time.Millisecond {
+		t.Fatalf("longest entry %v, want 1ms", got)
+	}
+	if got := f.MaxApply(); got <= 3*time.Millisecond {
+		t.Fatalf("longest batch %v, want more than its three entries", got)
+	}
+	if got := f.MaxEntryApply(); got != 0 {
+		t.Fatalf("a second read gave %v: the window did not restart", got)
+	}
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var entries *dto.Histogram
+	for _, mf := range mfs {
+		if mf.GetName() == "ordo_fsm_entry_apply_seconds" {
+			entries = mf.GetMetric()[0].GetHistogram()
+		}
+	}
+	if entries == nil || entries.GetSampleCount() != 3 {
+		t.Fatalf("entry histogram: %v", entries)
+	}
+}

@@ -19,15 +19,30 @@ type fsmMetrics struct {
 	batchSeconds prometheus.Histogram
 	// commitSeconds is the Pebble commit's part of batchSeconds.
 	commitSeconds prometheus.Histogram
+	// entrySeconds is the time to apply one entry of a batch, the
+	// batch's commit not included.
+	entrySeconds prometheus.Histogram
 	// maxNanos is the longest batch since FSM.MaxApply last read it.
 	maxNanos *atomic.Int64
+	// maxEntryNanos is the longest entry since FSM.MaxEntryApply last
+	// read it.
+	maxEntryNanos *atomic.Int64
 }
 
 // observeMax keeps the longest batch apply.
-func (m fsmMetrics) observeMax(d time.Duration) {
+func (m fsmMetrics) observeMax(d time.Duration) { keepMax(m.maxNanos, d) }
+
+// observeEntry records one entry's apply and keeps the longest.
+func (m fsmMetrics) observeEntry(d time.Duration) {
+	m.entrySeconds.Observe(d.Seconds())
+	keepMax(m.maxEntryNanos, d)
+}
+
+// keepMax raises max to d when d is longer.
+func keepMax(max *atomic.Int64, d time.Duration) {
 	for {
-		old := m.maxNanos.Load()
-		if int64(d) <= old || m.maxNanos.CompareAndSwap(old, int64(d)) {
+		old := max.Load()
+		if int64(d) <= old || max.CompareAndSwap(old, int64(d)) {
 			return
 		}
 	}
@@ -35,7 +50,7 @@ func (m fsmMetrics) observeMax(d time.Duration) {
 
 func newFSMMetrics(reg prometheus.Registerer, store *kv.Store) fsmMetrics {
 	m := fsmMetrics{
-		reg: reg, maxNanos: new(atomic.Int64),
+		reg: reg, maxNanos: new(atomic.Int64), maxEntryNanos: new(atomic.Int64),
 		entries: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "ordo_fsm_entries_applied_total", Help: "Entries applied by the FSM since start."}),
 		rejections: prometheus.NewCounter(prometheus.CounterOpts{
@@ -52,9 +67,13 @@ func newFSMMetrics(reg prometheus.Registerer, store *kv.Store) fsmMetrics {
 			Name:    "ordo_fsm_batch_commit_seconds",
 			Help:    "Time to commit one raft batch's writes to Pebble: the storage part of ordo_fsm_batch_apply_seconds.",
 			Buckets: prometheus.ExponentialBuckets(0.0001, 4, 10)}),
+		entrySeconds: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "ordo_fsm_entry_apply_seconds",
+			Help:    "Time to apply one raft entry's command to the projections, its batch's commit not included.",
+			Buckets: prometheus.ExponentialBuckets(0.0001, 4, 10)}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.entries, m.rejections, m.archiveLen, m.batchSeconds, m.commitSeconds)
+		reg.MustRegister(m.entries, m.rejections, m.archiveLen, m.batchSeconds, m.commitSeconds, m.entrySeconds)
 	}
 	return m
 }
@@ -68,4 +87,5 @@ func (m fsmMetrics) unregister() {
 	m.reg.Unregister(m.archiveLen)
 	m.reg.Unregister(m.batchSeconds)
 	m.reg.Unregister(m.commitSeconds)
+	m.reg.Unregister(m.entrySeconds)
 }

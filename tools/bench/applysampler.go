@@ -22,6 +22,9 @@ type applyWindow struct {
 	at      time.Time
 	server  int
 	longest time.Duration
+	// longestEntry: the longest single entry of any batch in the window,
+	// its batch's commit not included (FSM.MaxEntryApply).
+	longestEntry time.Duration
 	// snapshotting: the server was writing a raft snapshot.
 	snapshotting bool
 	// gcCycles: Go GC cycles completed in the window (all servers share
@@ -62,6 +65,7 @@ func startApplySampler(agents []*agent.Agent) *applySampler {
 	s := &applySampler{done: make(chan struct{})}
 	for _, a := range agents {
 		a.FSM().MaxApply() // start a new window
+		a.FSM().MaxEntryApply()
 	}
 	s.wg.Go(func() {
 		t := time.NewTicker(100 * time.Millisecond)
@@ -84,7 +88,7 @@ func startApplySampler(agents []*agent.Agent) *applySampler {
 				dirty := dirtyMB()
 				for i, a := range agents {
 					applied, batches, c := a.FSM().Applied(), batchCount(a), commits(a)
-					s.out.w = append(s.out.w, applyWindow{at: now, server: i, longest: a.FSM().MaxApply(),
+					s.out.w = append(s.out.w, applyWindow{at: now, server: i, longest: a.FSM().MaxApply(), longestEntry: a.FSM().MaxEntryApply(),
 						snapshotting: snapshotting(a.DataDir()), gcCycles: gc - lastGC, lsm: a.Store().Health(),
 						entries: applied - lastApplied[i], batches: batches - lastBatches[i],
 						ioStallMS: (io - lastIO) / 1000, dirtyMB: dirty,
@@ -124,6 +128,26 @@ func (w applyWindows) over(d time.Duration) int {
 	return n
 }
 
+// longestEntry returns the longest single entry apply of any window.
+func (w applyWindows) longestEntry() time.Duration {
+	var d time.Duration
+	for _, x := range w.w {
+		d = max(d, x.longestEntry)
+	}
+	return d
+}
+
+// overEntry counts the windows whose longest entry apply passed d.
+func (w applyWindows) overEntry(d time.Duration) int {
+	n := 0
+	for _, x := range w.w {
+		if x.longestEntry > d {
+			n++
+		}
+	}
+	return n
+}
+
 // report writes the ten longest windows and what coincided with them.
 func (w applyWindows) report(out io.Writer, start time.Time) {
 	top := append([]applyWindow(nil), w.w...)
@@ -143,8 +167,8 @@ func (w applyWindows) report(out io.Writer, start time.Time) {
 	fmt.Fprintf(out, "bench: %d windows of 100 ms, %d with a raft snapshot being written, %d with an apply over 10 ms, %d with a Pebble commit over 25.6 ms\n",
 		len(w.w), snaps, w.over(10*time.Millisecond), slow)
 	for _, x := range top[:min(10, len(top))] {
-		fmt.Fprintf(out, "bench:   %6.1f s server %d longest apply %8s commits=%.1fms (%d over 25.6ms) entries=%d in %d batches io-stalled=%dms dirty=%dMB snapshotting=%v gc=%d L0 files=%d sublevels=%d memtables=%d flushing=%d compacting=%d debt=%d MiB\n",
-			x.at.Sub(start).Seconds(), x.server, x.longest.Round(time.Millisecond/10), x.commitMS, x.slowCommits, x.entries, x.batches, x.ioStallMS, x.dirtyMB, x.snapshotting, x.gcCycles,
+		fmt.Fprintf(out, "bench:   %6.1f s server %d longest apply %8s (entry %s) commits=%.1fms (%d over 25.6ms) entries=%d in %d batches io-stalled=%dms dirty=%dMB snapshotting=%v gc=%d L0 files=%d sublevels=%d memtables=%d flushing=%d compacting=%d debt=%d MiB\n",
+			x.at.Sub(start).Seconds(), x.server, x.longest.Round(time.Millisecond/10), x.longestEntry.Round(time.Millisecond/10), x.commitMS, x.slowCommits, x.entries, x.batches, x.ioStallMS, x.dirtyMB, x.snapshotting, x.gcCycles,
 			x.lsm.L0Files, x.lsm.L0Sublevels, x.lsm.MemTables, x.lsm.Flushing, x.lsm.Compacting, x.lsm.CompactionDebt>>20)
 	}
 }

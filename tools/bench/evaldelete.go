@@ -240,6 +240,8 @@ func evalDeleteRows(n, pageSize, seedBatch, clients int) ([]row, error) {
 		{"eval delete: CPU (whole process: 3 servers, load, handler) per eval deleted", float64(cpu.Microseconds()) / float64(n), "µs"},
 		{"eval delete: longest FSM batch apply during the delete (any server)", ms(maxApply), "ms"},
 		{"eval delete: 100 ms windows whose longest batch apply passed 10 ms (any server)", float64(windows.over(10 * time.Millisecond)), "count"},
+		{"eval delete: longest single entry apply during the delete, its batch's commit not included (any server)", ms(windows.longestEntry()), "ms"},
+		{"eval delete: 100 ms windows whose longest entry apply passed 10 ms (any server)", float64(windows.overEntry(10 * time.Millisecond)), "count"},
 		{"eval delete: 100 ms windows in all (3 servers)", float64(len(windows.w)), "count"},
 		{fmt.Sprintf("eval delete: concurrent writes during the delete, %d clients", clients), float64(len(lat)) / took.Seconds(), "writes/s"},
 		{"eval delete: concurrent write p50", ms(percentile(lat, 0.50)), "ms"},
