@@ -68,9 +68,10 @@ func newFSMMetrics(reg prometheus.Registerer, store *kv.Store) fsmMetrics {
 			Help:    "Time to commit one raft batch's writes to Pebble: the storage part of ordo_fsm_batch_apply_seconds.",
 			Buckets: prometheus.ExponentialBuckets(0.0001, 4, 10)}),
 		entrySeconds: prometheus.NewHistogram(prometheus.HistogramOpts{
-			Name:    "ordo_fsm_entry_apply_seconds",
-			Help:    "Time to apply one raft entry's command to the projections, its batch's commit not included.",
-			Buckets: prometheus.ExponentialBuckets(0.0001, 4, 10)}),
+			Name: "ordo_fsm_entry_apply_seconds",
+			Help: "Time to apply one raft entry's command to the projections, its batch's commit not included.",
+			// 10 ms is a bound: what an apply should stay under.
+			Buckets: []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, 1}}),
 	}
 	if reg != nil {
 		reg.MustRegister(m.entries, m.rejections, m.archiveLen, m.batchSeconds, m.commitSeconds, m.entrySeconds)

@@ -241,6 +241,31 @@ func commits(a *agent.Agent) commitSample {
 	return commitSample{}
 }
 
+// entriesWithin returns how many entries every agent's FSM applied so
+// far and how many of them within bound seconds (a bucket bound of
+// ordo_fsm_entry_apply_seconds).
+func entriesWithin(agents []*agent.Agent, bound float64) (all, within uint64) {
+	for _, a := range agents {
+		mfs, err := a.Registry().Gather()
+		if err != nil {
+			continue
+		}
+		for _, mf := range mfs {
+			if mf.GetName() != "ordo_fsm_entry_apply_seconds" || len(mf.GetMetric()) == 0 {
+				continue
+			}
+			h := mf.GetMetric()[0].GetHistogram()
+			all += h.GetSampleCount()
+			for _, b := range h.GetBucket() {
+				if b.GetUpperBound() == bound {
+					within += b.GetCumulativeCount()
+				}
+			}
+		}
+	}
+	return all, within
+}
+
 // ioFullMicros returns the machine's total time with every task stalled
 // on I/O (/proc/pressure/io, "full"), in µs; 0 where unavailable.
 func ioFullMicros() uint64 {
