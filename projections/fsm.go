@@ -197,6 +197,23 @@ func (f *FSM) Close() { f.metrics.unregister() }
 // work.
 const slowBatch = 500 * time.Millisecond
 
+// slowEntry is the apply time of one entry past which the FSM logs it
+// with the types of the events it archived.
+const slowEntry = 100 * time.Millisecond
+
+// archivedTypes returns the types of the events the entry at index
+// archived in r, for a log line.
+func archivedTypes(r kv.Reader, index uint64) []string {
+	var out []string
+	archive.Scan(r, index, index, func(_ uint64, _ uint32, data []byte) error {
+		if ev, err := events.DecodeEvent(data); err == nil {
+			out = append(out, ev.Type)
+		}
+		return nil
+	})
+	return out
+}
+
 // Commit is one batch FSM.Apply committed, as its CommitHook is told of
 // it.
 type Commit struct {
@@ -284,7 +301,11 @@ func (f *FSM) Apply(logs []raftlog.Log) []any {
 		}
 		res, tables, err := applyEntry(b, l, f.projs, &ctr)
 		if f.clock != nil {
-			f.metrics.observeEntry(f.clock().Sub(entryStart))
+			d := f.clock().Sub(entryStart)
+			f.metrics.observeEntry(d)
+			if d >= slowEntry && err == nil {
+				f.log.Warn("slow fsm entry", "index", l.Index, "took", d, "events", archivedTypes(b, l.Index))
+			}
 		}
 		if err != nil {
 			b.Close()

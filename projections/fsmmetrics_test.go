@@ -34,6 +34,10 @@ func TestSlowBatchSplitsCommit(t *testing.T) {
 	if !strings.Contains(out, "slow fsm batch") || !strings.Contains(out, "commit_took=300ms") {
 		t.Fatalf("log: %q", out)
 	}
+	// The entry itself took 300 ms: it is logged with what it archived.
+	if !strings.Contains(out, `msg="slow fsm entry" index=1 took=300ms events=[NamespaceUpserted]`) {
+		t.Fatalf("log: %q", out)
+	}
 	mfs, err := reg.Gather()
 	if err != nil {
 		t.Fatal(err)
