@@ -111,7 +111,7 @@ func (t *TimeTravel) take(tmp string) (uint64, error) {
 	if err := live.Checkpoint(tmp); err != nil {
 		return 0, err
 	}
-	s, err := kv.Open(tmp, kv.Config{CacheBytes: 1 << 20})
+	s, err := kv.Open(tmp, kv.Config{CacheBytes: 1 << 20, DisableCompactions: true})
 	if err != nil {
 		return 0, fmt.Errorf("open checkpoint: %w", err)
 	}

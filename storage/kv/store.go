@@ -43,6 +43,12 @@ type Config struct {
 	// table is lost at a crash or Close. For scratch stores thrown away
 	// anyway (time travel's materialised states).
 	DisableWAL bool
+	// DisableCompactions runs no compaction unless asked: for a store
+	// opened only to be read briefly or flushed and closed (a checkpoint
+	// being finished), where a compaction Pebble starts on open (it finds
+	// level 0 over its threshold) would rewrite the copy for nothing, and
+	// Close would wait for it.
+	DisableCompactions bool
 }
 
 // DefaultConfig returns the default Config.
@@ -97,6 +103,7 @@ func Open(dir string, cfg Config) (*Store, error) {
 	// remains.
 	opts.WALBytesPerSync = walBytesPerSync
 	opts.DisableWAL = cfg.DisableWAL
+	opts.DisableAutomaticCompactions = cfg.DisableCompactions
 	opts.EnsureDefaults()
 	if cfg.CacheBytes > 0 {
 		defer SetCache(opts, cfg.CacheBytes)()

@@ -379,3 +379,43 @@ func TestKeys(t *testing.T) {
 		t.Errorf("ParseUint64(short) = %d, want 0", got)
 	}
 }
+
+// TestDisableCompactions: a store opened with DisableCompactions keeps
+// every table its flushes wrote in level 0, past the threshold at which
+// Pebble would compact them (4 files), through Close and a reopen.
+func TestDisableCompactions(t *testing.T) {
+	dir := t.TempDir()
+	cfg := kv.Config{CacheBytes: 1 << 20, DisableCompactions: true}
+	s, err := kv.Open(dir, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const flushes = 8
+	for i := range flushes {
+		b := s.Batch()
+		// Each flush spans the same keys: its table overlaps the others
+		// (another level 0 sublevel), which is what Pebble compacts.
+		for _, k := range []string{"a", "z"} {
+			if err := b.Set([]byte(k), []byte{byte(i)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := b.Commit(); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.FlushMemtable(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s, err = kv.Open(dir, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if h := s.Health(); h.L0Files != flushes {
+		t.Fatalf("level 0 holds %d files, want the %d flushes: something compacted them", h.L0Files, flushes)
+	}
+}
