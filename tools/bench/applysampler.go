@@ -76,7 +76,8 @@ func startApplySampler(agents []*agent.Agent) *applySampler {
 		lastBatches := make([]uint64, len(agents))
 		lastCommit := make([]commitSample, len(agents))
 		for i, a := range agents {
-			lastApplied[i], lastBatches[i], lastCommit[i] = a.FSM().Applied(), batchCount(a), commits(a)
+			lastBatches[i], lastCommit[i] = fsmCounters(a)
+			lastApplied[i] = a.FSM().Applied()
 		}
 		for {
 			select {
@@ -87,7 +88,8 @@ func startApplySampler(agents []*agent.Agent) *applySampler {
 				io := ioFullMicros()
 				dirty := dirtyMB()
 				for i, a := range agents {
-					applied, batches, c := a.FSM().Applied(), batchCount(a), commits(a)
+					applied := a.FSM().Applied()
+					batches, c := fsmCounters(a)
 					s.out.w = append(s.out.w, applyWindow{at: now, server: i, longest: a.FSM().MaxApply(), longestEntry: a.FSM().MaxEntryApply(),
 						snapshotting: snapshotting(a.DataDir()), gcCycles: gc - lastGC, lsm: a.Store().Health(),
 						entries: applied - lastApplied[i], batches: batches - lastBatches[i],
@@ -195,21 +197,6 @@ func gcCount() uint32 {
 	return uint32(s[0].Value.Uint64())
 }
 
-// batchCount returns how many raft batches the agent's FSM applied
-// (ordo_fsm_batch_apply_seconds' sample count), 0 when not registered.
-func batchCount(a *agent.Agent) uint64 {
-	mfs, err := a.Registry().Gather()
-	if err != nil {
-		return 0
-	}
-	for _, mf := range mfs {
-		if mf.GetName() == "ordo_fsm_batch_apply_seconds" && len(mf.GetMetric()) > 0 {
-			return mf.GetMetric()[0].GetHistogram().GetSampleCount()
-		}
-	}
-	return 0
-}
-
 // commitSample is a server's ordo_fsm_batch_commit_seconds so far: the
 // sum in seconds and the commits over 25.6 ms.
 type commitSample struct {
@@ -217,28 +204,36 @@ type commitSample struct {
 	slow uint64
 }
 
-// commits samples the agent's ordo_fsm_batch_commit_seconds (zero when
-// not registered).
-func commits(a *agent.Agent) commitSample {
+// fsmCounters returns how many raft batches the agent's FSM applied
+// (ordo_fsm_batch_apply_seconds' sample count) and its commits so far
+// (ordo_fsm_batch_commit_seconds), zero when not registered. One gather
+// serves both: a gather runs every gauge function of the agent, some of
+// which read the disk, and the sampler runs every 100 ms in the process
+// it measures.
+func fsmCounters(a *agent.Agent) (batches uint64, c commitSample) {
 	mfs, err := a.Registry().Gather()
 	if err != nil {
-		return commitSample{}
+		return 0, commitSample{}
 	}
 	for _, mf := range mfs {
-		if mf.GetName() != "ordo_fsm_batch_commit_seconds" || len(mf.GetMetric()) == 0 {
+		if len(mf.GetMetric()) == 0 {
 			continue
 		}
 		h := mf.GetMetric()[0].GetHistogram()
-		out := commitSample{sum: h.GetSampleSum(), slow: h.GetSampleCount()}
-		for _, b := range h.GetBucket() {
-			if b.GetUpperBound() >= 0.0255 {
-				out.slow -= b.GetCumulativeCount() // commits at or under the first bound >= 25.6 ms
-				break
+		switch mf.GetName() {
+		case "ordo_fsm_batch_apply_seconds":
+			batches = h.GetSampleCount()
+		case "ordo_fsm_batch_commit_seconds":
+			c = commitSample{sum: h.GetSampleSum(), slow: h.GetSampleCount()}
+			for _, b := range h.GetBucket() {
+				if b.GetUpperBound() >= 0.0255 {
+					c.slow -= b.GetCumulativeCount() // commits at or under the first bound >= 25.6 ms
+					break
+				}
 			}
 		}
-		return out
 	}
-	return commitSample{}
+	return batches, c
 }
 
 // entriesWithin returns how many entries every agent's FSM applied so

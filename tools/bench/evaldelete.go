@@ -64,6 +64,9 @@ func evalDeleteRows(n, pageSize, seedBatch, clients int) ([]row, error) {
 		// $ORDO_BENCH_EVALDELETE_NOVERSIONS keeps no time-travel versions
 		// store, to tell its share of the cost from the delete's.
 		cfg.TimeTravel.DisableVersions = os.Getenv("ORDO_BENCH_EVALDELETE_NOVERSIONS") != ""
+		// $ORDO_BENCH_EVALDELETE_NOCHECKPOINTS takes no time-travel
+		// checkpoints of the state store, to tell their share.
+		cfg.TimeTravel.DisableCheckpoints = os.Getenv("ORDO_BENCH_EVALDELETE_NOCHECKPOINTS") != ""
 		if i > 0 {
 			cfg.Join = []string{agents[0].HTTPAddr()}
 		}
