@@ -62,6 +62,7 @@ func (o *offlineFlags) check() error {
 // open opens the stopped server's state store, its FSM (discarding a
 // shadow a crash left) and a Rebuilder.
 func (o *offlineFlags) open() (*projections.Rebuilder, func(), error) {
+	batchGC() // this process does nothing but the command
 	dir := filepath.Join(o.dataDir, "state")
 	if _, err := os.Stat(dir); err != nil {
 		return nil, nil, fmt.Errorf("no state store in %s: %w", o.dataDir, err)

@@ -160,6 +160,7 @@ type replay struct {
 
 // openReplay loads file into a store under dir.
 func openReplay(file, dir string) (*replay, error) {
+	batchGC()
 	store, err := kv.Open(filepath.Join(dir, "state"), kv.DefaultConfig())
 	if err != nil {
 		return nil, err
