@@ -38,16 +38,7 @@ func TestSlowBatchSplitsCommit(t *testing.T) {
 	if !strings.Contains(out, `msg="slow fsm entry" index=1 took=300ms events=[NamespaceUpserted]`) {
 		t.Fatalf("log: %q", out)
 	}
-	mfs, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var commit *dto.Histogram
-	for _, mf := range mfs {
-		if mf.GetName() == "ordo_fsm_batch_commit_seconds" {
-			commit = mf.GetMetric()[0].GetHistogram()
-		}
-	}
+	commit := histogram(t, reg, "ordo_fsm_batch_commit_seconds")
 	if commit == nil || commit.GetSampleCount() != 1 || commit.GetSampleSum() != 0.3 {
 		t.Fatalf("commit histogram: %v", commit)
 	}
@@ -79,17 +70,23 @@ func TestEntryApplyApartFromBatch(t *testing.T) {
 	if got := f.MaxEntryApply(); got != 0 {
 		t.Fatalf("a second read gave %v: the window did not restart", got)
 	}
+	entries := histogram(t, reg, "ordo_fsm_entry_apply_seconds")
+	if entries == nil || entries.GetSampleCount() != 3 {
+		t.Fatalf("entry histogram: %v", entries)
+	}
+}
+
+// histogram returns the histogram name of reg, nil when absent.
+func histogram(t *testing.T, reg *prometheus.Registry, name string) *dto.Histogram {
+	t.Helper()
 	mfs, err := reg.Gather()
 	if err != nil {
 		t.Fatal(err)
 	}
-	var entries *dto.Histogram
 	for _, mf := range mfs {
-		if mf.GetName() == "ordo_fsm_entry_apply_seconds" {
-			entries = mf.GetMetric()[0].GetHistogram()
+		if mf.GetName() == name {
+			return mf.GetMetric()[0].GetHistogram()
 		}
 	}
-	if entries == nil || entries.GetSampleCount() != 3 {
-		t.Fatalf("entry histogram: %v", entries)
-	}
+	return nil
 }

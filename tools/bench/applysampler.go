@@ -110,40 +110,25 @@ func (s *applySampler) stop() applyWindows {
 	return s.out
 }
 
-// longest returns the longest apply of any window.
-func (w applyWindows) longest() time.Duration {
+// batchApply and entryApply select a window's longest batch apply or
+// its longest single entry apply.
+func batchApply(x applyWindow) time.Duration { return x.longest }
+func entryApply(x applyWindow) time.Duration { return x.longestEntry }
+
+// longest returns the longest apply of any window, as of selects it.
+func (w applyWindows) longest(of func(applyWindow) time.Duration) time.Duration {
 	var d time.Duration
 	for _, x := range w.w {
-		d = max(d, x.longest)
+		d = max(d, of(x))
 	}
 	return d
 }
 
-// over counts the windows whose longest apply passed d.
-func (w applyWindows) over(d time.Duration) int {
+// over counts the windows whose longest apply, as of selects it, passed d.
+func (w applyWindows) over(of func(applyWindow) time.Duration, d time.Duration) int {
 	n := 0
 	for _, x := range w.w {
-		if x.longest > d {
-			n++
-		}
-	}
-	return n
-}
-
-// longestEntry returns the longest single entry apply of any window.
-func (w applyWindows) longestEntry() time.Duration {
-	var d time.Duration
-	for _, x := range w.w {
-		d = max(d, x.longestEntry)
-	}
-	return d
-}
-
-// overEntry counts the windows whose longest entry apply passed d.
-func (w applyWindows) overEntry(d time.Duration) int {
-	n := 0
-	for _, x := range w.w {
-		if x.longestEntry > d {
+		if of(x) > d {
 			n++
 		}
 	}
@@ -167,7 +152,7 @@ func (w applyWindows) report(out io.Writer, start time.Time) {
 		}
 	}
 	fmt.Fprintf(out, "bench: %d windows of 100 ms, %d with a raft snapshot being written, %d with an apply over 10 ms, %d with a Pebble commit over 25.6 ms\n",
-		len(w.w), snaps, w.over(10*time.Millisecond), slow)
+		len(w.w), snaps, w.over(batchApply, 10*time.Millisecond), slow)
 	for _, x := range top[:min(10, len(top))] {
 		fmt.Fprintf(out, "bench:   %6.1f s server %d longest apply %8s (entry %s) commits=%.1fms (%d over 25.6ms) entries=%d in %d batches io-stalled=%dms dirty=%dMB snapshotting=%v gc=%d L0 files=%d sublevels=%d memtables=%d flushing=%d compacting=%d debt=%d MiB\n",
 			x.at.Sub(start).Seconds(), x.server, x.longest.Round(time.Millisecond/10), x.longestEntry.Round(time.Millisecond/10), x.commitMS, x.slowCommits, x.entries, x.batches, x.ioStallMS, x.dirtyMB, x.snapshotting, x.gcCycles,
