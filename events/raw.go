@@ -20,10 +20,17 @@ func Fields(data []byte, fn func(key, value []byte) error) error {
 	switch c := data[0]; {
 	case c >= 0x80 && c <= 0x8f:
 		n, pos = int(c&0x0f), 1
-	case c == 0xde && len(data) >= 3:
-		n, pos = int(data[1])<<8|int(data[2]), 3
-	case c == 0xdf && len(data) >= 5:
-		n, pos = int(data[1])<<24|int(data[2])<<16|int(data[3])<<8|int(data[4]), 5
+	case c == 0xde || c == 0xdf:
+		pos = 3 // map16: two bytes of length; map32: four
+		if c == 0xdf {
+			pos = 5
+		}
+		if len(data) < pos {
+			return fmt.Errorf("msgpack map header: %w", io.ErrUnexpectedEOF)
+		}
+		for _, b := range data[1:pos] {
+			n = n<<8 | int(b)
+		}
 	default:
 		return fmt.Errorf("msgpack code %#x is not a map", c)
 	}

@@ -1,6 +1,8 @@
 package events_test
 
 import (
+	"errors"
+	"io"
 	"reflect"
 	"testing"
 
@@ -62,6 +64,24 @@ func TestFieldsReadsStructs(t *testing.T) {
 		if _, _, err := rawFields(bad); err == nil {
 			t.Errorf("Fields(%x) did not fail", bad)
 		}
+	}
+}
+
+// TestFieldsTruncatedHeader: a map16 or map32 header cut short is
+// unexpected EOF, not "not a map", and so is an empty row; a code that is
+// no map says so.
+func TestFieldsTruncatedHeader(t *testing.T) {
+	none := func(_, _ []byte) error { return nil }
+	for _, data := range [][]byte{{}, {0xde}, {0xde, 0x00}, {0xdf, 0x00, 0x00, 0x00}} {
+		if err := events.Fields(data, none); !errors.Is(err, io.ErrUnexpectedEOF) {
+			t.Errorf("Fields(%x) = %v, want unexpected EOF", data, err)
+		}
+	}
+	if err := events.Fields([]byte{0xde, 0x00, 0x00}, none); err != nil {
+		t.Errorf("an empty map16: %v", err)
+	}
+	if err := events.Fields([]byte{0x91, 0x01}, none); err == nil || errors.Is(err, io.ErrUnexpectedEOF) {
+		t.Errorf("an array: %v, want not a map", err)
 	}
 }
 
