@@ -205,7 +205,7 @@ const slowEntry = 100 * time.Millisecond
 // archived in r, for a log line.
 func archivedTypes(r kv.Reader, index uint64) []string {
 	var out []string
-	archive.Scan(r, index, index, func(_ uint64, _ uint32, data []byte) error {
+	_ = archive.Scan(r, index, index, func(_ uint64, _ uint32, data []byte) error {
 		if ev, err := events.DecodeEvent(data); err == nil {
 			out = append(out, ev.Type)
 		}
