@@ -72,10 +72,14 @@ type Job struct {
 	Index, Head     uint64
 	EventsPerSecond float64
 	ETASeconds      float64
-	Started         time.Time      `json:",omitzero"`
-	Finished        time.Time      `json:",omitzero"`
-	Error           string         `json:",omitempty"`
-	Results         []VerifyResult `json:",omitempty"`
+	// SwitchSeconds is how long the switch took, from the start of its
+	// phase to the rebuilt projections serving: the FSM applies nothing
+	// meanwhile, so writes wait that long (0 until it is done).
+	SwitchSeconds float64        `json:",omitempty"`
+	Started       time.Time      `json:",omitzero"`
+	Finished      time.Time      `json:",omitzero"`
+	Error         string         `json:",omitempty"`
+	Results       []VerifyResult `json:",omitempty"`
 }
 
 // VerifyResult compares one projection's live checksum with a rebuild's.
@@ -144,6 +148,8 @@ type Rebuilder struct {
 		// eventsSeen is what the metrics counted of the running job.
 		eventsSeen uint64
 		rateFrom   rateMark
+		// switchFrom is when the running job's switch began.
+		switchFrom time.Time
 	}
 }
 
@@ -305,6 +311,7 @@ func (r *Rebuilder) run(ctx context.Context, j *Job) (Job, error) {
 	j.State, j.Started = JobRunning, now
 	r.mu.eventsSeen = 0
 	r.mu.rateFrom = rateMark{at: now}
+	r.mu.switchFrom = time.Time{}
 	r.mu.Unlock()
 	var results []VerifyResult
 	if err == nil {
@@ -446,6 +453,13 @@ func (r *Rebuilder) observeJobLocked(p RebuildProgress) {
 		return
 	}
 	now := r.cfg.Clock()
+	switch {
+	case p.Phase == PhaseSwitching && r.mu.switchFrom.IsZero():
+		r.mu.switchFrom = now
+	case p.Phase == PhaseDone && !r.mu.switchFrom.IsZero():
+		j.SwitchSeconds = now.Sub(r.mu.switchFrom).Seconds()
+		r.log.Info("projections switched live", "job", j.ID, "projections", j.Projections, "switch_seconds", j.SwitchSeconds)
+	}
 	if el := now.Sub(r.mu.rateFrom.at).Seconds(); el > 0 && p.Events > r.mu.rateFrom.events {
 		j.EventsPerSecond = float64(p.Events-r.mu.rateFrom.events) / el
 		j.ETASeconds = float64(p.LagEvents()) / j.EventsPerSecond

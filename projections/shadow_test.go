@@ -433,3 +433,54 @@ func TestRebuildPastMemoryLimit(t *testing.T) {
 		}
 	}
 }
+
+// TestJobReportsSwitchTime: a rebuild job says how long its switch held
+// the FSM (from the switching phase to the rebuilt projections serving),
+// by the Rebuilder's clock; a verify, which switches nothing, says 0.
+func TestJobReportsSwitchTime(t *testing.T) {
+	rng := rand.New(rand.NewSource(13))
+	store := pt.OpenStore(t)
+	f, err := projections.NewFSM(store, projections.FSMConfig{Projections: allProjs(), AllowStale: true, Logger: discard()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(f.Close)
+	var mu sync.Mutex
+	now := time.Unix(1_700_000_000, 0)
+	clock := func() time.Time {
+		mu.Lock()
+		defer mu.Unlock()
+		now = now.Add(time.Second)
+		return now
+	}
+	// The clock moves 3 s more as the switch ends (the hook sees each
+	// progress before the job does): only the switch's time may hold them.
+	rb := projections.NewRebuilder(f, projections.RebuilderConfig{Logger: discard(), Clock: clock, ScratchDir: t.TempDir()})
+	t.Cleanup(rb.Close)
+	projections.SetRebuildHook(rb, func(p projections.RebuildProgress) {
+		if p.Phase == projections.PhaseDone {
+			mu.Lock()
+			now = now.Add(3 * time.Second)
+			mu.Unlock()
+		}
+	})
+	applyInBatches(t, rng, f, randomLogs(t, rng, 300))
+
+	job, err := rb.Do(t.Context(), projections.JobRebuild, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Each clock read moves it 1 s: the switch is the 3 s and a read or
+	// two, far less than the job (a read per progress report).
+	if job.SwitchSeconds < 3 || job.SwitchSeconds > 5 {
+		t.Fatalf("switch took %v s by the clock, want the 3 s it moved during it and a read or two (the job took %v)",
+			job.SwitchSeconds, job.Finished.Sub(job.Started))
+	}
+	job, err = rb.Do(t.Context(), projections.JobVerify, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if job.SwitchSeconds != 0 {
+		t.Fatalf("a verify reports a switch of %v s", job.SwitchSeconds)
+	}
+}

@@ -99,6 +99,7 @@ func rebuildRows(n int) ([]row, error) {
 		{"rebuild: online into the shadow, switch included", float64(job.Events) / online.Seconds(), "events/s"},
 		{"rebuild: online, total", online.Seconds(), "s"},
 		{"rebuild: online, CPU per event", onlineCPU.Seconds() * 1e6 / float64(job.Events), "µs"},
+		{"rebuild: online, the switch (the FSM applies nothing meanwhile)", job.SwitchSeconds * 1000, "ms"},
 	}, nil
 }
 
