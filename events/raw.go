@@ -28,9 +28,7 @@ func Fields(data []byte, fn func(key, value []byte) error) error {
 		if len(data) < pos {
 			return fmt.Errorf("msgpack map header: %w", io.ErrUnexpectedEOF)
 		}
-		for _, b := range data[1:pos] {
-			n = n<<8 | int(b)
-		}
+		n = bigEndian(data[1:pos])
 	default:
 		return fmt.Errorf("msgpack code %#x is not a map", c)
 	}
@@ -77,12 +75,12 @@ func rawString(raw []byte) ([]byte, bool) {
 	switch c := raw[0]; {
 	case c >= 0xa0 && c <= 0xbf:
 		n, pos = int(c&0x1f), 1
-	case c == 0xd9 && len(raw) >= 2:
-		n, pos = int(raw[1]), 2
-	case c == 0xda && len(raw) >= 3:
-		n, pos = int(raw[1])<<8|int(raw[2]), 3
-	case c == 0xdb && len(raw) >= 5:
-		n, pos = int(raw[1])<<24|int(raw[2])<<16|int(raw[3])<<8|int(raw[4]), 5
+	case c >= 0xd9 && c <= 0xdb: // str8, str16, str32: 1, 2, 4 bytes of length
+		pos = 1 + 1<<(c-0xd9)
+		if len(raw) < pos {
+			return nil, false
+		}
+		n = bigEndian(raw[1:pos])
 	default:
 		return nil, false
 	}
@@ -90,4 +88,13 @@ func rawString(raw []byte) ([]byte, bool) {
 		return nil, false
 	}
 	return raw[pos:], true
+}
+
+// bigEndian reads the unsigned big-endian length in b (1 to 4 bytes).
+func bigEndian(b []byte) int {
+	n := 0
+	for _, x := range b {
+		n = n<<8 | int(x)
+	}
+	return n
 }

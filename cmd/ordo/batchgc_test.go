@@ -3,9 +3,11 @@ package main
 import (
 	"runtime/debug"
 	"testing"
+
+	"github.com/ordoplane/ordo/projections"
 )
 
-// TestBatchGC: a replaying command collects at batchGCPercent, unless
+// TestBatchGC: a replaying command collects at ReplayGCPercent, unless
 // GOGC chose otherwise.
 func TestBatchGC(t *testing.T) {
 	before := debug.SetGCPercent(100)
@@ -13,8 +15,8 @@ func TestBatchGC(t *testing.T) {
 
 	t.Setenv("GOGC", "")
 	batchGC()
-	if got := debug.SetGCPercent(100); got != batchGCPercent {
-		t.Fatalf("GC percent %d, want %d", got, batchGCPercent)
+	if got := debug.SetGCPercent(100); got != projections.ReplayGCPercent {
+		t.Fatalf("GC percent %d, want %d", got, projections.ReplayGCPercent)
 	}
 	t.Setenv("GOGC", "150")
 	batchGC()

@@ -134,19 +134,39 @@ func remove(tx *projections.Tx, id string) error {
 	if err := msgpack.Unmarshal(r.Value, &old); err != nil {
 		return fmt.Errorf("decode eval row %q: %w", id, err)
 	}
-	return removeRow(tx, id, old, r.CreateIndex)
+	return removeRows(tx, []stored{{id: id, owner: old, create: r.CreateIndex}})
 }
 
-// removeRow deletes eval id's row, owned by o and created at create, and
-// its index rows: the row exists (just read), and so do they.
-func removeRow(tx *projections.Tx, id string, o owner, create uint64) error {
-	for _, d := range []struct{ table, key string }{
-		{Table, id},
-		{ByJobTable, JobKey(o.Namespace, o.JobID) + id},
-		{ByCreateTable, order.Key(create, id)},
-	} {
-		if err := tx.DeleteKnown(d.table, d.key); err != nil {
-			return err
+// stored is what removing an eval's rows takes: its id, owner and create
+// index.
+type stored struct {
+	id string
+	owner
+	create uint64
+}
+
+// removeRows deletes the rows of evs, which exist (just read, or read by
+// the page delete's walk in this state), and their index rows.
+//
+// It deletes table by table, each table's keys in key order: Pebble's
+// memtable inserts a key next to the one inserted before it without
+// searching the skiplist from the top, and a page's keys in one table are
+// mostly adjacent (nothing written since lies between them), where keys
+// alternating between three tables would each be searched for (one FSM
+// deleting 100,000 evals: commits 610-645 → 375-450 ms).
+func removeRows(tx *projections.Tx, evs []stored) error {
+	var keys [3][]string // of Table, ByJobTable, ByCreateTable
+	for _, e := range evs {
+		keys[0] = append(keys[0], e.id)
+		keys[1] = append(keys[1], JobKey(e.Namespace, e.JobID)+e.id)
+		keys[2] = append(keys[2], order.Key(e.create, e.id))
+	}
+	for i, table := range []string{Table, ByJobTable, ByCreateTable} {
+		slices.Sort(keys[i])
+		for _, k := range keys[i] {
+			if err := tx.DeleteKnown(table, k); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
@@ -155,33 +175,12 @@ func removeRow(tx *projections.Tx, id string, o owner, create uint64) error {
 // removeKnown removes the evals ids, which exist, whose owners and create
 // indexes del gives (the page delete's walk read them in this state), without
 // reading their rows again.
-//
-// It deletes table by table, each table's keys in key order: Pebble's
-// memtable inserts a key next to the one inserted before it without
-// searching the skiplist from the top, and a page's keys in one table are
-// mostly adjacent (nothing written since lies between them), where keys
-// alternating between three tables would each be searched for.
 func removeKnown(tx *projections.Tx, ids []string, del []events.DeletedEval) error {
-	rows := make([]string, 0, len(ids))
-	byJob := make([]string, 0, len(ids))
-	byCreate := make([]string, 0, len(ids))
+	evs := make([]stored, len(ids))
 	for i, id := range ids {
-		rows = append(rows, id)
-		byJob = append(byJob, JobKey(del[i].Namespace, del[i].JobID)+id)
-		byCreate = append(byCreate, order.Key(del[i].CreateIndex, id))
+		evs[i] = stored{id: id, owner: owner{Namespace: del[i].Namespace, JobID: del[i].JobID}, create: del[i].CreateIndex}
 	}
-	for _, t := range []struct {
-		table string
-		keys  []string
-	}{{Table, rows}, {ByJobTable, byJob}, {ByCreateTable, byCreate}} {
-		slices.Sort(t.keys)
-		for _, k := range t.keys {
-			if err := tx.DeleteKnown(t.table, k); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
+	return removeRows(tx, evs)
 }
 
 // removeEach removes the evals ids one by one.
@@ -208,11 +207,7 @@ func removePage(tx *projections.Tx, ids []string) error {
 	if len(ids) < 2 {
 		return removeEach(tx, ids)
 	}
-	type found struct {
-		owner
-		create uint64
-	}
-	want := make(map[string]*found, len(ids))
+	want := make(map[string]*stored, len(ids))
 	for _, id := range ids {
 		want[id] = nil
 	}
@@ -229,11 +224,11 @@ func removePage(tx *projections.Tx, ids []string) error {
 		if _, ok := want[id]; !ok {
 			return nil
 		}
-		f := &found{create: r.CreateIndex}
-		if err := msgpack.Unmarshal(r.Value, &f.owner); err != nil {
+		e := &stored{id: id, create: r.CreateIndex}
+		if err := msgpack.Unmarshal(r.Value, &e.owner); err != nil {
 			return fmt.Errorf("decode eval row %q: %w", id, err)
 		}
-		want[id] = f
+		want[id] = e
 		return nil
 	})
 	if err != nil {
@@ -242,17 +237,16 @@ func removePage(tx *projections.Tx, ids []string) error {
 	if !complete {
 		return removeEach(tx, ids)
 	}
+	evs := make([]stored, 0, len(ids))
 	for _, id := range ids {
-		f := want[id]
-		if f == nil {
-			continue // gone (or named twice: removed already)
+		e := want[id]
+		if e == nil {
+			continue // gone (or named twice: taken already)
 		}
 		want[id] = nil
-		if err := removeRow(tx, id, f.owner, f.create); err != nil {
-			return err
-		}
+		evs = append(evs, *e)
 	}
-	return nil
+	return removeRows(tx, evs)
 }
 
 func fromRow(r projections.Row) (*Eval, error) {

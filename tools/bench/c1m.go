@@ -185,7 +185,8 @@ func parallel(workers, n int, f func(i int) error) error {
 	return first
 }
 
-// counter reads a counter's value from the registry; 0 when absent.
+// counter reads a counter's (or a gauge's) value from the registry, summed
+// over its series; 0 when absent.
 func counter(g prometheus.Gatherer, name string) float64 {
 	mfs, err := g.Gather()
 	if err != nil {

@@ -276,7 +276,7 @@ func waitSettled(agents []*agent.Agent, limit time.Duration) time.Duration {
 		busy := false
 		for _, a := range agents {
 			h := a.Store().Health()
-			busy = busy || h.Flushing > 0 || h.Compacting > 0 || gauge(a, "ordo_timetravel_versions_lag_entries") > 0
+			busy = busy || h.Flushing > 0 || h.Compacting > 0 || counter(a.Registry(), "ordo_timetravel_versions_lag_entries") > 0
 		}
 		if busy {
 			quiet = 0
@@ -285,20 +285,6 @@ func waitSettled(agents []*agent.Agent, limit time.Duration) time.Duration {
 		}
 	}
 	return time.Since(start)
-}
-
-// gauge returns the value of the agent's gauge name (0 when absent).
-func gauge(a *agent.Agent, name string) float64 {
-	mfs, err := a.Registry().Gather()
-	if err != nil {
-		return 0
-	}
-	for _, mf := range mfs {
-		if mf.GetName() == name && len(mf.GetMetric()) > 0 {
-			return mf.GetMetric()[0].GetGauge().GetValue()
-		}
-	}
-	return 0
 }
 
 // waitApplied waits until every agent applied index (or 2 minutes).

@@ -67,9 +67,9 @@ func rebuildRows(n int) ([]row, error) {
 	if err != nil {
 		return nil, err
 	}
-	// The offline commands and replay collect garbage at 400% (cmd/ordo's
-	// batchGC): the same rebuild as they run it.
-	old := debug.SetGCPercent(400)
+	// The offline commands and replay collect garbage at
+	// projections.ReplayGCPercent: the same rebuild as they run it.
+	old := debug.SetGCPercent(projections.ReplayGCPercent)
 	_, batch, batchCPU, err := scratchRebuild(src, dir+"/dst-gc400")
 	debug.SetGCPercent(old)
 	if err != nil {
