@@ -1,6 +1,8 @@
 package projections
 
 import (
+	"bytes"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -16,6 +18,7 @@ import (
 // enforces; the events are shared and only read.
 type lanes struct {
 	rs   []*replayer
+	sws  []*shadowWriter
 	done []laneMark
 	// progress, when set, is called after a lane commits, with the stats
 	// of the lane furthest behind.
@@ -40,8 +43,9 @@ func newLanes(store *kv.Store, prefix []byte, empty bool, projs []Projection, ch
 			owned[t] = true
 		}
 		fw := newFreshWriter(store, empty, freshRowsLimit/len(projs)) // the lanes share the bound
-		r := &replayer{projs: []Projection{p}, store: store, fw: fw, w: &shadowWriter{w: fw, prefix: prefix, owned: owned},
-			tables: map[string]uint64{}, check: check}
+		sw := &shadowWriter{w: fw, prefix: prefix, owned: owned}
+		r := &replayer{projs: []Projection{p}, store: store, fw: fw, w: sw, tables: map[string]uint64{}, check: check}
+		l.sws = append(l.sws, sw)
 		mark := &l.done[i]
 		r.progress = func(st RebuildStats) {
 			mark.events.Store(st.Events)
@@ -125,6 +129,25 @@ func (l *lanes) setCheck(check func() error) {
 	for _, r := range l.rs {
 		r.check = check
 	}
+}
+
+// track has every lane record the keys it writes from now on.
+func (l *lanes) track() {
+	for _, sw := range l.sws {
+		sw.touched = map[string]struct{}{}
+	}
+}
+
+// touched returns, in key order, the keys the lanes wrote since track.
+func (l *lanes) touched() [][]byte {
+	var out [][]byte
+	for _, sw := range l.sws {
+		for k := range sw.touched {
+			out = append(out, []byte(k))
+		}
+	}
+	slices.SortFunc(out, bytes.Compare)
+	return out
 }
 
 // close releases the lanes' open batches.

@@ -75,11 +75,14 @@ type Job struct {
 	// SwitchSeconds is how long the switch took, from the start of its
 	// phase to the rebuilt projections serving: the FSM applies nothing
 	// meanwhile, so writes wait that long (0 until it is done).
-	SwitchSeconds float64        `json:",omitempty"`
-	Started       time.Time      `json:",omitzero"`
-	Finished      time.Time      `json:",omitzero"`
-	Error         string         `json:",omitempty"`
-	Results       []VerifyResult `json:",omitempty"`
+	SwitchSeconds float64 `json:",omitempty"`
+	// ReadPauseSeconds is the part of the switch during which reads
+	// waited too: the rebuilt rows' ingest and the batch that follows it.
+	ReadPauseSeconds float64        `json:",omitempty"`
+	Started          time.Time      `json:",omitzero"`
+	Finished         time.Time      `json:",omitzero"`
+	Error            string         `json:",omitempty"`
+	Results          []VerifyResult `json:",omitempty"`
 }
 
 // VerifyResult compares one projection's live checksum with a rebuild's.
@@ -457,8 +460,11 @@ func (r *Rebuilder) observeJobLocked(p RebuildProgress) {
 	case p.Phase == PhaseSwitching && r.mu.switchFrom.IsZero():
 		r.mu.switchFrom = now
 	case p.Phase == PhaseDone && !r.mu.switchFrom.IsZero():
-		j.SwitchSeconds = now.Sub(r.mu.switchFrom).Seconds()
-		r.log.Info("projections switched live", "job", j.ID, "projections", j.Projections, "switch_seconds", j.SwitchSeconds)
+		j.SwitchSeconds, j.ReadPauseSeconds = now.Sub(r.mu.switchFrom).Seconds(), p.ReadPause.Seconds()
+		r.metrics.pause.WithLabelValues("writes").Set(j.SwitchSeconds)
+		r.metrics.pause.WithLabelValues("reads").Set(j.ReadPauseSeconds)
+		r.log.Info("projections switched live", "job", j.ID, "projections", j.Projections,
+			"switch_seconds", j.SwitchSeconds, "read_pause_seconds", j.ReadPauseSeconds)
 	}
 	if el := now.Sub(r.mu.rateFrom.at).Seconds(); el > 0 && p.Events > r.mu.rateFrom.events {
 		j.EventsPerSecond = float64(p.Events-r.mu.rateFrom.events) / el

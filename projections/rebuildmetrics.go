@@ -4,12 +4,14 @@ import "github.com/prometheus/client_golang/prometheus"
 
 // rebuildMetrics are a Rebuilder's: per projection, the events its
 // rebuilds replayed, how far a running rebuild is behind the head, and its
-// state (one series per state, 1 for the current one).
+// state (one series per state, 1 for the current one), and how long the
+// last switch paused writes and reads.
 type rebuildMetrics struct {
 	reg    prometheus.Registerer
 	events *prometheus.CounterVec
 	lag    *prometheus.GaugeVec
 	state  *prometheus.GaugeVec
+	pause  *prometheus.GaugeVec
 }
 
 func newRebuildMetrics(reg prometheus.Registerer, projs []Projection) *rebuildMetrics {
@@ -24,13 +26,16 @@ func newRebuildMetrics(reg prometheus.Registerer, projs []Projection) *rebuildMe
 		state: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "ordo_projection_state",
 			Help: "1 for the projection's current state (ready, stale: waiting for a rebuild, rebuilding), 0 for the others."}, []string{"projection", "state"}),
+		pause: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "ordo_projection_switch_pause_seconds",
+			Help: "How long the last online rebuild's switch paused writes (the FSM applied nothing) and, within that, reads."}, []string{"paused"}),
 	}
 	for _, p := range projs {
 		m.events.WithLabelValues(p.Name())
 		m.lag.WithLabelValues(p.Name())
 	}
 	if reg != nil {
-		reg.MustRegister(m.events, m.lag, m.state)
+		reg.MustRegister(m.events, m.lag, m.state, m.pause)
 	}
 	return m
 }
@@ -42,4 +47,5 @@ func (m *rebuildMetrics) unregister() {
 	m.reg.Unregister(m.events)
 	m.reg.Unregister(m.lag)
 	m.reg.Unregister(m.state)
+	m.reg.Unregister(m.pause)
 }

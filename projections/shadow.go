@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"slices"
+	"time"
 
 	"github.com/ordoplane/ordo/storage/kv"
 )
@@ -34,6 +36,8 @@ type shadowWriter struct {
 	w      kv.Writer
 	prefix []byte
 	owned  map[string]bool
+	// touched, when set, records the (unprefixed) keys written.
+	touched map[string]struct{}
 	// err is the first refusal, in case a projection drops the error.
 	err error
 }
@@ -76,6 +80,7 @@ func (s *shadowWriter) Set(k, v []byte) error {
 	if err != nil {
 		return err
 	}
+	s.touch(k)
 	return s.w.Set(sk, v)
 }
 
@@ -84,7 +89,14 @@ func (s *shadowWriter) Delete(k []byte) error {
 	if err != nil {
 		return err
 	}
+	s.touch(k)
 	return s.w.Delete(sk)
+}
+
+func (s *shadowWriter) touch(k []byte) {
+	if s.touched != nil {
+		s.touched[string(k)] = struct{}{}
+	}
 }
 
 // shadowBuild is one rebuild of some projections into the shadow keyspace
@@ -98,6 +110,8 @@ type shadowBuild struct {
 	l      *lanes
 	// upTo is the index through which the archive has been replayed.
 	upTo uint64
+	// file, once prepared, replaces the live tables at the switch.
+	file *kv.TableFile
 }
 
 // newShadowBuild returns build n of projs, into its part of the shadow
@@ -138,46 +152,129 @@ func (s *shadowBuild) catchUp(src kv.Reader, to uint64) error {
 
 // close releases the open batch; the shadow stays until discarded or
 // switched.
-func (s *shadowBuild) close() { s.l.close() }
+func (s *shadowBuild) close() {
+	s.l.close()
+	if s.file != nil {
+		s.file.Discard()
+		s.file = nil
+	}
+}
 
 // discard deletes the build's part of the shadow keyspace.
 func (s *shadowBuild) discard() error {
 	return s.store.DeleteRange(s.prefix, kv.PrefixEnd(s.prefix), false)
 }
 
-// switchLive replaces the live tables of the built projections with the
-// shadow in one synced batch that also records their versions and clears
-// their rebuild markers: a reader sees the old projections or the new,
-// never a mix, and a crash leaves one or the other. The caller holds the
-// FSM's apply lock and has caught the shadow up to the applied index.
-func (s *shadowBuild) switchLive() error {
-	wb := s.store.WriteBatch()
-	defer wb.Close()
-	for _, t := range s.tables {
-		live := tablePrefix(t)
-		if err := wb.DeleteRange(live, kv.PrefixEnd(live)); err != nil {
+// prepare writes what the shadow holds into a table file that replaces
+// the live tables of the built projections when the switch ingests it, and
+// from then on has the build record the keys it writes, which the switch
+// copies over the file's. An online rebuild prepares before it takes the
+// FSM's apply lock, so the bulk of the copy does not stop the FSM.
+//
+// The file also deletes the projections' stored versions: a stop between
+// its ingest and the switch's batch, which writes them back, leaves the
+// projections stale, rebuilt before the server serves again.
+func (s *shadowBuild) prepare() error {
+	f, err := s.store.NewTableFile()
+	if err != nil {
+		return err
+	}
+	if err := s.writeFile(f); err != nil {
+		f.Discard()
+		return err
+	}
+	s.file = f
+	s.l.track()
+	return nil
+}
+
+// writeFile writes the file prepare describes, in key order: the
+// projections' versions deleted ("pm/"), each table's live rows deleted and
+// the shadow's written ("t/"), each table's index ("ti/").
+func (s *shadowBuild) writeFile(f *kv.TableFile) error {
+	names := names(s.projs)
+	slices.Sort(names)
+	for _, n := range names {
+		if err := f.Delete(projectionMetaKey(n)); err != nil {
 			return err
 		}
-		if err := wb.Delete(tableIndexKey(t)); err != nil {
+	}
+	tables := slices.Sorted(slices.Values(s.tables))
+	for _, t := range tables {
+		live := tablePrefix(t)
+		if err := f.DeleteRange(live, kv.PrefixEnd(live)); err != nil {
 			return err
 		}
 		sh := prefixed(s.prefix, live)
 		err := s.store.Scan(sh, kv.PrefixEnd(sh), false, func(k, v []byte) error {
-			return wb.Set(k[len(s.prefix):], v)
+			return f.Set(k[len(s.prefix):], v)
 		})
 		if err != nil {
 			return fmt.Errorf("switch %s: %w", t, err)
 		}
+	}
+	for _, t := range tables {
 		idx, err := s.store.Get(prefixed(s.prefix, tableIndexKey(t)))
 		switch {
 		case err == nil:
-			if err := wb.Set(tableIndexKey(t), idx); err != nil {
-				return err
-			}
-		case !errors.Is(err, kv.ErrNotFound):
+			err = f.Set(tableIndexKey(t), idx)
+		case errors.Is(err, kv.ErrNotFound):
+			err = f.Delete(tableIndexKey(t))
+		}
+		if err != nil {
 			return err
 		}
 	}
+	return nil
+}
+
+// switchLive replaces the live tables of the built projections with the
+// shadow: it ingests the prepared file (preparing it now if the build has
+// not), then commits, in one synced batch, the keys the build wrote since,
+// the projections' versions, their rebuild markers cleared and the shadow
+// deleted. Readers wait for both steps, so a reader sees the old
+// projections or the new, never a mix; a stop between the two leaves the
+// projections stale (see prepare). The caller holds the FSM's apply lock
+// and has caught the shadow up to the applied index. It returns how long
+// readers waited.
+func (s *shadowBuild) switchLive() (time.Duration, error) {
+	if s.file == nil {
+		if err := s.prepare(); err != nil {
+			return 0, err
+		}
+	}
+	wb := s.store.WriteBatch()
+	for _, k := range s.l.touched() {
+		v, err := s.store.Get(prefixed(s.prefix, k))
+		switch {
+		case err == nil:
+			err = wb.Set(k, v)
+		case errors.Is(err, kv.ErrNotFound):
+			err = wb.Delete(k)
+		}
+		if err != nil {
+			wb.Close()
+			return 0, err
+		}
+	}
+	if err := s.finalWrites(wb); err != nil {
+		wb.Close()
+		return 0, err
+	}
+	// An ingest over keys the memtable holds flushes it first, while
+	// readers wait: flush it now, while they don't.
+	if err := s.store.FlushMemtable(); err != nil {
+		wb.Close()
+		return 0, err
+	}
+	f := s.file
+	s.file = nil
+	return s.store.Replace(f, wb)
+}
+
+// finalWrites adds to wb what the switch commits after the ingest besides
+// the keys written since: the shadow deleted, the versions, the markers.
+func (s *shadowBuild) finalWrites(wb *kv.WriteBatch) error {
 	if err := wb.DeleteRange(s.prefix, kv.PrefixEnd(s.prefix)); err != nil {
 		return err
 	}
@@ -189,7 +286,7 @@ func (s *shadowBuild) switchLive() error {
 			return err
 		}
 	}
-	return wb.Commit(true)
+	return nil
 }
 
 // discardShadow deletes the whole shadow keyspace.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/ordoplane/ordo/storage/archive"
 	"github.com/ordoplane/ordo/storage/kv"
@@ -37,6 +38,9 @@ type RebuildProgress struct {
 	// rebuild is catching up to; Index is the last index replayed.
 	Events, Target uint64
 	Index, Head    uint64
+	// ReadPause, once the phase is PhaseDone, is how long the switch held
+	// readers back (see kv.Store.Replace).
+	ReadPause time.Duration
 }
 
 // LagEvents is how many archived events the rebuild is behind its target.
@@ -107,21 +111,25 @@ func (f *FSM) rebuildOnline(ctx context.Context, projs []Projection, lag uint64,
 		prog.Events, prog.Index = st.Events, st.Last
 		obs(prog)
 	}
-	rounds := 0
-	for {
+	// catchUp replays toward the applied index from a snapshot.
+	catchUp := func() error {
 		head := f.applied.Load()
 		snap := f.store.Snapshot()
+		defer snap.Close()
 		target, err := archive.Len(snap)
-		if err == nil {
-			prog.Head, prog.Target = head, target
-			obs(prog)
-			err = sb.catchUp(snap, head)
-		}
-		snap.Close()
 		if err != nil {
 			return err
 		}
-		if err := check(); err != nil {
+		prog.Head, prog.Target = head, target
+		obs(prog)
+		if err := sb.catchUp(snap, head); err != nil {
+			return err
+		}
+		return check()
+	}
+	rounds := 0
+	for {
+		if err := catchUp(); err != nil {
 			return err
 		}
 		rounds++
@@ -129,12 +137,25 @@ func (f *FSM) rebuildOnline(ctx context.Context, projs []Projection, lag uint64,
 			break // (a write load faster than the rebuild waits for the rest)
 		}
 	}
+	// The bulk of the switch, copying the shadow into a table file, runs
+	// while the FSM applies; one more round catches up with what it
+	// applied meanwhile, and a flush empties the memtable the switch's
+	// ingest would otherwise flush under the lock.
+	if err := sb.prepare(); err != nil {
+		return err
+	}
+	if err := catchUp(); err != nil {
+		return err
+	}
+	if err := f.store.FlushMemtable(); err != nil {
+		return err
+	}
 	f.applyMu.Lock()
 	defer f.applyMu.Unlock()
 	if f.gen.Load() != gen {
 		return ErrRebuildVoid
 	}
-	if err := f.finishLocked(sb, prog, obs); err != nil {
+	if err := f.finishLocked(sb, &prog, obs); err != nil {
 		return err
 	}
 	done = true
@@ -164,7 +185,7 @@ func (f *FSM) rebuildLocked(ctx context.Context, projs []Projection, obs func(Re
 		prog.Events, prog.Index = st.Events, st.Last
 		obs(prog)
 	}
-	if err := f.finishLocked(sb, prog, obs); err != nil {
+	if err := f.finishLocked(sb, &prog, obs); err != nil {
 		return err
 	}
 	done = true
@@ -172,26 +193,29 @@ func (f *FSM) rebuildLocked(ctx context.Context, projs []Projection, obs func(Re
 }
 
 // finishLocked replays the entries sb still lacks through the applied
-// index and switches it live. The caller holds the apply lock.
-func (f *FSM) finishLocked(sb *shadowBuild, prog RebuildProgress, obs func(RebuildProgress)) error {
+// index and switches it live. The caller holds the apply lock; prog is the
+// progress sb's lanes report (its phase is now PhaseSwitching).
+func (f *FSM) finishLocked(sb *shadowBuild, prog *RebuildProgress, obs func(RebuildProgress)) error {
+	prog.Phase = PhaseSwitching
 	head := f.applied.Load()
 	target, err := archive.Len(f.store)
 	if err != nil {
 		return err
 	}
 	prog.Head, prog.Target = head, target
-	obs(prog)
+	obs(*prog)
 	if err := sb.catchUp(f.store, head); err != nil {
 		return err
 	}
 	st := sb.l.stats()
 	prog.Events, prog.Index = st.Events, st.Last
-	prog.Phase = PhaseSwitching
-	obs(prog)
+	obs(*prog)
 	f.epoch.Add(1)
-	if err := sb.switchLive(); err != nil {
+	held, err := sb.switchLive()
+	if err != nil {
 		return fmt.Errorf("switch %v: %w", prog.Projections, err)
 	}
+	prog.ReadPause = held
 	rebuilt := map[string]bool{}
 	for _, p := range sb.projs {
 		rebuilt[p.Name()] = true
@@ -215,7 +239,7 @@ func (f *FSM) finishLocked(sb *shadowBuild, prog RebuildProgress, obs func(Rebui
 	// rebuilt tables must wake too).
 	f.notify.publish(head, nil, true)
 	prog.Phase = PhaseDone
-	obs(prog)
+	obs(*prog)
 	return nil
 }
 

@@ -18,6 +18,8 @@ import (
 // (and possibly some committed during it: each batch is there whole or not
 // at all). Safe to call while other goroutines write.
 func (s *Store) Checkpoint(dir string) error {
+	s.gate.RLock()
+	defer s.gate.RUnlock()
 	if err := s.db.Checkpoint(dir, pebble.WithFlushedWAL()); err != nil {
 		return fmt.Errorf("checkpoint %s: %w", dir, err)
 	}

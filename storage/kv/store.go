@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync"
 
 	"github.com/cockroachdb/pebble"
 	"github.com/cockroachdb/pebble/bloom"
@@ -70,6 +71,15 @@ const walBytesPerSync = 1 << 20
 type Store struct {
 	db   *pebble.DB
 	sync *pebble.WriteOptions
+	dir  string
+	opts *pebble.Options
+	// gate holds readers back while Replace swaps many keys in two steps:
+	// each read takes it shared while it fixes its view (a snapshot, an
+	// iterator, a point read).
+	gate sync.RWMutex
+	// replaced, when set (tests), runs in Replace between the ingest and
+	// the batch.
+	replaced func()
 }
 
 // Open opens or creates the store in dir.
@@ -108,6 +118,9 @@ func Open(dir string, cfg Config) (*Store, error) {
 	if cfg.CacheBytes > 0 {
 		defer SetCache(opts, cfg.CacheBytes)()
 	}
+	if err := removeTableFiles(dir); err != nil {
+		return nil, fmt.Errorf("open pebble %s: %w", dir, err)
+	}
 	db, err := pebble.Open(dir, opts)
 	if err != nil {
 		return nil, fmt.Errorf("open pebble %s: %w", dir, err)
@@ -116,18 +129,24 @@ func Open(dir string, cfg Config) (*Store, error) {
 	if cfg.Sync {
 		wo = pebble.Sync
 	}
-	return &Store{db: db, sync: wo}, nil
+	return &Store{db: db, sync: wo, dir: dir, opts: opts}, nil
 }
 
 // Close closes the store.
 func (s *Store) Close() error { return s.db.Close() }
 
 // Get implements Reader against the latest committed state.
-func (s *Store) Get(key []byte) ([]byte, error) { return get(s.db, key) }
+func (s *Store) Get(key []byte) ([]byte, error) {
+	s.gate.RLock()
+	defer s.gate.RUnlock()
+	return get(s.db, key)
+}
 
-// Scan implements Reader against the latest committed state.
+// Scan implements Reader against the committed state when it starts.
 func (s *Store) Scan(lower, upper []byte, reverse bool, fn func(k, v []byte) error) error {
+	s.gate.RLock()
 	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
+	s.gate.RUnlock()
 	if err != nil {
 		return err
 	}
@@ -143,7 +162,11 @@ func (s *Store) Batch() *Batch {
 }
 
 // Snapshot returns a consistent read view; Close it when done.
-func (s *Store) Snapshot() *Snapshot { return &Snapshot{s: s.db.NewSnapshot()} }
+func (s *Store) Snapshot() *Snapshot {
+	s.gate.RLock()
+	defer s.gate.RUnlock()
+	return &Snapshot{s: s.db.NewSnapshot()}
+}
 
 // Batch is an indexed write batch. Point reads of keys the batch wrote are
 // answered from memory and others from the database, which is cheaper than

@@ -1,0 +1,150 @@
+package kv
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+	"time"
+
+	"github.com/cockroachdb/pebble/objstorage/objstorageprovider"
+	"github.com/cockroachdb/pebble/sstable"
+	"github.com/cockroachdb/pebble/vfs"
+)
+
+// tableFilesDir is the directory, inside a store's, where table files are
+// written before they are ingested; Pebble ignores it.
+const tableFilesDir = "ingest"
+
+// TableFile is a run of writes, in key order, built into a table file
+// beside the store (no write-ahead log, no memtable) to be ingested whole
+// by Store.Replace: the way to write millions of keys at once without
+// holding up the store's other writers while they are copied.
+//
+// Keys given to Set and Delete must strictly increase; ranges given to
+// DeleteRange must not overlap and must come in order of their start. A
+// range deletion removes the keys the store held before the ingest, not
+// the file's own.
+type TableFile struct {
+	path    string
+	w       *sstable.Writer
+	last    []byte
+	lastEnd []byte
+	keys    int
+	done    bool
+}
+
+var tableFileSeq atomic.Uint64
+
+// NewTableFile starts a table file for this store.
+func (s *Store) NewTableFile() (*TableFile, error) {
+	dir := filepath.Join(s.dir, tableFilesDir)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("table file: %w", err)
+	}
+	path := filepath.Join(dir, fmt.Sprintf("%d-%d.sst", os.Getpid(), tableFileSeq.Add(1)))
+	f, err := vfs.Default.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("table file: %w", err)
+	}
+	opts := s.opts.MakeWriterOptions(0, s.db.FormatMajorVersion().MaxTableFormat())
+	return &TableFile{path: path, w: sstable.NewWriter(objstorageprovider.NewFileWritable(f), opts)}, nil
+}
+
+// Keys returns how many keys and ranges were written.
+func (t *TableFile) Keys() int { return t.keys }
+
+func (t *TableFile) point(key []byte) error {
+	if t.last != nil && bytes.Compare(key, t.last) <= 0 {
+		return fmt.Errorf("table file: key %q not after %q", key, t.last)
+	}
+	t.last = append(t.last[:0], key...)
+	t.keys++
+	return nil
+}
+
+// Set writes value at key.
+func (t *TableFile) Set(key, value []byte) error {
+	if err := t.point(key); err != nil {
+		return err
+	}
+	return t.w.Set(key, value)
+}
+
+// Delete deletes key.
+func (t *TableFile) Delete(key []byte) error {
+	if err := t.point(key); err != nil {
+		return err
+	}
+	return t.w.Delete(key)
+}
+
+// DeleteRange deletes the keys in [lower, upper) that the store holds
+// when the file is ingested.
+func (t *TableFile) DeleteRange(lower, upper []byte) error {
+	if bytes.Compare(lower, upper) >= 0 {
+		return fmt.Errorf("table file: empty range [%q, %q)", lower, upper)
+	}
+	if t.lastEnd != nil && bytes.Compare(lower, t.lastEnd) < 0 {
+		return fmt.Errorf("table file: range [%q, %q) overlaps or precedes one ending at %q", lower, upper, t.lastEnd)
+	}
+	t.lastEnd = append(t.lastEnd[:0], upper...)
+	t.keys++
+	return t.w.DeleteRange(lower, upper)
+}
+
+// finish writes out and syncs the file.
+func (t *TableFile) finish() error {
+	t.done = true
+	if err := t.w.Close(); err != nil {
+		return fmt.Errorf("table file %s: %w", t.path, err)
+	}
+	return nil
+}
+
+// Discard abandons the file (one Replace has not taken) and removes it.
+func (t *TableFile) Discard() {
+	if !t.done {
+		t.done = true
+		t.w.Close()
+	}
+	os.Remove(t.path)
+}
+
+// Replace ingests the table file t, then commits wb durably: a reader
+// (Get, Scan, Snapshot, Checkpoint) sees the store as it was before both
+// or after both, never between, because readers wait while Replace runs;
+// it returns how long they were held.
+// The ingest is atomic and durable on its own; wb is what must follow it
+// (say, writes newer than the file's). Writers must not commit meanwhile
+// (the caller excludes them): they could land between the two. Flush the
+// memtable first (FlushMemtable) to keep the wait short: an ingest that
+// overlaps what the memtable holds flushes it.
+func (s *Store) Replace(t *TableFile, wb *WriteBatch) (held time.Duration, err error) {
+	defer wb.Close()
+	defer t.Discard()
+	if err := t.finish(); err != nil {
+		return 0, err
+	}
+	s.gate.Lock()
+	start := time.Now()
+	defer func() {
+		s.gate.Unlock()
+		held = time.Since(start)
+	}()
+	if t.keys > 0 {
+		if err := s.db.Ingest([]string{t.path}); err != nil {
+			return 0, fmt.Errorf("ingest %s: %w", t.path, err)
+		}
+	}
+	if s.replaced != nil {
+		s.replaced()
+	}
+	return 0, wb.Commit(true)
+}
+
+// removeTableFiles deletes table files a stop left behind.
+func removeTableFiles(dir string) error {
+	return os.RemoveAll(filepath.Join(dir, tableFilesDir))
+}
