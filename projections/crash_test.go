@@ -37,8 +37,9 @@ func crashSet(scenario string) []projections.Projection {
 }
 
 // TestRebuildCrashChild is the process TestRebuildCrash kills with SIGKILL
-// halfway through a rebuild: an operator's rebuild of every projection, or
-// the rebuild a version change triggers on start.
+// halfway through a rebuild: an operator's rebuild of every projection
+// (while it builds, or halfway through its switch), or the rebuild a
+// version change triggers on start.
 func TestRebuildCrashChild(t *testing.T) {
 	scenario := os.Getenv(envRebuildChild)
 	if scenario == "" {
@@ -53,8 +54,15 @@ func TestRebuildCrashChild(t *testing.T) {
 		t.Fatal(err)
 	}
 	rb := projections.NewRebuilder(f, projections.RebuilderConfig{Logger: discard()})
+	if scenario == "switch" {
+		// Die between the switch's ingest and the batch that follows it.
+		store.SetReplaceHook(func() {
+			os.Stdout.WriteString("\n" + killMe + "\n")
+			select {}
+		})
+	}
 	projections.SetRebuildHook(rb, func(p projections.RebuildProgress) {
-		if p.Phase == projections.PhaseBuilding && p.Events > 0 {
+		if scenario != "switch" && p.Phase == projections.PhaseBuilding && p.Events > 0 {
 			// Make the half-built shadow durable, so the reopen finds it.
 			if err := store.Flush(); err != nil {
 				t.Error(err)
@@ -74,11 +82,11 @@ func TestRebuildCrashChild(t *testing.T) {
 
 // TestRebuildCrash kills a process with SIGKILL halfway through a rebuild
 // and reopens its store: the half-built shadow is discarded, the live
-// projections are as they were (an operator's rebuild) or still stale (a
-// version change), nothing half-built serves, and the rebuild run again
-// ends equal to a from-scratch one.
+// projections are as they were (an operator's rebuild) or stale (a
+// version change; a switch killed after its ingest), nothing half-built
+// serves, and the rebuild run again ends equal to a from-scratch one.
 func TestRebuildCrash(t *testing.T) {
-	for _, scenario := range []string{"operator", "startup"} {
+	for _, scenario := range []string{"operator", "startup", "switch"} {
 		t.Run(scenario, func(t *testing.T) {
 			dir := t.TempDir()
 			store, err := kv.Open(dir, kv.DefaultConfig())
@@ -116,6 +124,15 @@ func TestRebuildCrash(t *testing.T) {
 				}
 			}
 			switch scenario {
+			case "switch":
+				// The ingest deleted the stored versions; the batch that
+				// writes them back never ran.
+				if len(f2.Stale()) != len(set) {
+					t.Fatalf("stale after a crash mid-switch: %v, want every projection", f2.Stale())
+				}
+				if err := rb.RebuildStale(t.Context()); err != nil {
+					t.Fatal(err)
+				}
 			case "startup":
 				if len(f2.Stale()) != 1 {
 					t.Fatalf("stale after the crash: %v, want namespaces", f2.Stale())

@@ -18,7 +18,8 @@
 // operators Submit, and resumes those a stop interrupted; Status and Job
 // report them. A rebuild builds into a shadow keyspace of the same store
 // (shadow.go) while the live projections serve, catches up with the FSM,
-// then switches in one batch under the FSM's apply lock (switch.go).
+// writes the shadow into a table file, then, under the FSM's apply lock,
+// ingests it and commits what the build wrote since (switch.go).
 //
 // # Concurrency
 //

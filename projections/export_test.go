@@ -32,3 +32,7 @@ func SetFreshRowsLimit(n int) func() {
 func ApplyEvent(w kv.Writer, p Projection, ev *events.Event, index uint64) error {
 	return p.Apply(newTx(w, index, 0), ev)
 }
+
+// SetPreparedHook makes f's online rebuilds call fn once the switch's table
+// file is written, before they catch up for the last time.
+func SetPreparedHook(f *FSM, fn func()) { f.prepared = fn }

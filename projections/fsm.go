@@ -43,6 +43,9 @@ type FSM struct {
 	epoch atomic.Uint64
 	// builds numbers shadow builds, each in its own part of the shadow.
 	builds atomic.Uint64
+	// prepared, when set (tests), runs once an online rebuild has written
+	// its switch's table file.
+	prepared func()
 	// onCommit, guarded by applyMu, is told of each batch Apply commits.
 	onCommit CommitHook
 	mu       struct {

@@ -13,8 +13,8 @@ import (
 // The shadow keyspace holds projections being rebuilt next to the live
 // ones, in the same store: build n writes a live key K (a row
 // "t/<table>\x00<key>" or a table index "ti/<table>") at "sh/<n>/"+K.
-// Nothing reads it but the build; the switch moves it over the live keys in
-// one batch. It is local to a server: raft snapshots leave it out, and a
+// Nothing reads it but the build; the switch moves it over the live keys
+// (prepare, switchLive). It is local to a server: raft snapshots leave it out, and a
 // server discards all of it on start (a shadow found then is a build a
 // crash interrupted).
 const shadowPrefix = "sh/"
@@ -180,6 +180,10 @@ func (s *shadowBuild) prepare() error {
 		return err
 	}
 	if err := s.writeFile(f); err != nil {
+		f.Discard()
+		return err
+	}
+	if err := f.Finish(); err != nil {
 		f.Discard()
 		return err
 	}

@@ -484,3 +484,50 @@ func TestJobReportsSwitchTime(t *testing.T) {
 		t.Fatalf("a verify reports a switch of %v s", job.SwitchSeconds)
 	}
 }
+
+// TestSwitchKeepsWritesAfterPrepare: entries applied after the switch's
+// table file was written from the shadow (the file holds none of them)
+// reach the live projections all the same: the build records the keys it
+// writes from then on and the switch copies them over the file's.
+func TestSwitchKeepsWritesAfterPrepare(t *testing.T) {
+	rng := rand.New(rand.NewSource(17))
+	store := pt.OpenStore(t)
+	reg := prometheus.NewRegistry()
+	f, rb := openFSM(t, store, reg)
+	logs := randomLogs(t, rng, 1500)
+	applyInBatches(t, rng, f, logs[:1000])
+	var fileAt uint64
+	projections.SetPreparedHook(f, func() {
+		fileAt = f.Applied()
+		applyInBatches(t, rng, f, logs[1000:])
+	})
+	job, err := rb.Do(t.Context(), projections.JobRebuild, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fileAt != 1000 || job.Index != uint64(len(logs)) {
+		t.Fatalf("the file was written at index %d, the switch at %d: want 1000 and %d", fileAt, job.Index, len(logs))
+	}
+	if job.ReadPauseSeconds <= 0 || job.ReadPauseSeconds > job.SwitchSeconds {
+		t.Errorf("read pause %v s, switch %v s", job.ReadPauseSeconds, job.SwitchSeconds)
+	}
+	paused := map[string]float64{}
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() == "ordo_projection_switch_pause_seconds" {
+			for _, m := range mf.GetMetric() {
+				paused[m.GetLabel()[0].GetValue()] = m.GetGauge().GetValue()
+			}
+		}
+	}
+	if paused["writes"] != job.SwitchSeconds || paused["reads"] != job.ReadPauseSeconds {
+		t.Errorf("switch pause metric %v, job %+v", paused, job)
+	}
+	checkAgainstScratch(t, store, allProjs())
+	if keys := localKeys(t, store); len(keys) != 0 {
+		t.Errorf("shadow or markers left: %v", keys)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/ordoplane/ordo/storage/archive"
@@ -18,8 +19,8 @@ var ErrRebuildVoid = errors.New("ordo: a raft snapshot was restored during the r
 const (
 	// PhaseBuilding: replaying the archive into the shadow, toward the head.
 	PhaseBuilding = "building"
-	// PhaseSwitching: holding the FSM's apply lock, replaying the last
-	// entries and switching the shadow live.
+	// PhaseSwitching: holding the FSM's apply lock (writes wait), replaying
+	// the last entries and switching the shadow live.
 	PhaseSwitching = "switching"
 	// PhaseDone: the rebuilt projections serve.
 	PhaseDone = "done"
@@ -76,10 +77,11 @@ const maxCatchUpRounds = 16
 // while the live projections keep serving and the FSM keeps applying to
 // them: it replays toward the applied index from consistent snapshots
 // until it is within lag entries of it (or has tried maxCatchUpRounds
-// times), then takes the apply lock, replays
-// the last entries from the store (nothing applies meanwhile, so nothing
-// is lost or applied twice) and switches in one batch. On failure the
-// shadow is discarded and the live projections are untouched.
+// times), writes the shadow into the switch's table file, catches up once
+// more, then takes the apply lock, replays the last entries from the store
+// (nothing applies meanwhile, so nothing is lost or applied twice) and
+// switches (shadowBuild.switchLive). On failure the shadow is discarded
+// and the live projections are untouched.
 func (f *FSM) rebuildOnline(ctx context.Context, projs []Projection, lag uint64, obs func(RebuildProgress)) error {
 	gen := f.gen.Load()
 	sb, err := newShadowBuild(f.store, f.builds.Add(1), projs)
@@ -143,6 +145,9 @@ func (f *FSM) rebuildOnline(ctx context.Context, projs []Projection, lag uint64,
 	// ingest would otherwise flush under the lock.
 	if err := sb.prepare(); err != nil {
 		return err
+	}
+	if f.prepared != nil {
+		f.prepared()
 	}
 	if err := catchUp(); err != nil {
 		return err
@@ -212,6 +217,17 @@ func (f *FSM) finishLocked(sb *shadowBuild, prog *RebuildProgress, obs func(Rebu
 	obs(*prog)
 	f.epoch.Add(1)
 	held, err := sb.switchLive()
+	if errors.Is(err, kv.ErrHalfReplaced) {
+		// The live tables hold the file's rows without the writes after
+		// it, and no stored version: stale, as the next start finds them.
+		f.mu.Lock()
+		for _, p := range sb.projs {
+			if !slices.ContainsFunc(f.mu.stale, func(s Stale) bool { return s.Projection.Name() == p.Name() }) {
+				f.mu.stale = append(f.mu.stale, Stale{Projection: p})
+			}
+		}
+		f.mu.Unlock()
+	}
 	if err != nil {
 		return fmt.Errorf("switch %v: %w", prog.Projections, err)
 	}

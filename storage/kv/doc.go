@@ -7,13 +7,17 @@
 //
 // Open a Store, take an indexed Batch for writes that must read their own
 // writes (the FSM), a Snapshot for consistent reads, and Export/Import to move
-// the whole state inside a raft snapshot. Keys are built with the helpers in
-// keys.go.
+// the whole state inside a raft snapshot. To replace millions of keys at
+// once (a projection rebuild's switch), write them in key order into a
+// TableFile and Replace: Pebble ingests the file, then a batch of what must
+// land over it commits. Keys are built with the helpers in keys.go.
 //
 // # Concurrency
 //
-// A Store is safe for concurrent use. A Batch or Snapshot belongs to one
-// goroutine.
+// A Store is safe for concurrent use. A Batch, Snapshot or TableFile
+// belongs to one goroutine. Replace holds readers (Get, Scan, Snapshot,
+// Checkpoint) back while it runs; an indexed Batch reads past it, so only
+// the FSM, which excludes Replace, uses one.
 //
 // # Invariants
 //

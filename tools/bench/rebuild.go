@@ -100,6 +100,7 @@ func rebuildRows(n int) ([]row, error) {
 		{"rebuild: online, total", online.Seconds(), "s"},
 		{"rebuild: online, CPU per event", onlineCPU.Seconds() * 1e6 / float64(job.Events), "µs"},
 		{"rebuild: online, the switch (the FSM applies nothing meanwhile)", job.SwitchSeconds * 1000, "ms"},
+		{"rebuild: online, reads held in the switch", job.ReadPauseSeconds * 1000, "ms"},
 	}, nil
 }
 

@@ -1,0 +1,180 @@
+package kv
+
+import (
+	"errors"
+	"maps"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+func openTest(t *testing.T, dir string) *Store {
+	t.Helper()
+	s, err := Open(dir, DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func mustSet(t *testing.T, s *Store, kvs ...string) {
+	t.Helper()
+	wb := s.WriteBatch()
+	for i := 0; i < len(kvs); i += 2 {
+		if err := wb.Set([]byte(kvs[i]), []byte(kvs[i+1])); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := wb.Commit(false); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func contents(t *testing.T, r Reader) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	if err := r.Scan(nil, nil, false, func(k, v []byte) error {
+		out[string(k)] = string(v)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestReplace: the file's range deletion removes what the store held in
+// the range but not the file's own keys, the batch lands over the file,
+// readers are held back between the two, a snapshot from before sees none
+// of it, and the file is gone afterwards.
+func TestReplace(t *testing.T) {
+	s := openTest(t, t.TempDir())
+	mustSet(t, s, "a/1", "old", "a/2", "old", "a/3", "old", "b/x", "old", "c", "old")
+	before := s.Snapshot()
+	defer before.Close()
+
+	f, err := s.NewTableFile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, step := range []func() error{
+		func() error { return f.DeleteRange([]byte("a/"), PrefixEnd([]byte("a/"))) },
+		func() error { return f.Set([]byte("a/2"), []byte("file")) },
+		func() error { return f.Set([]byte("a/9"), []byte("file")) },
+		func() error { return f.Delete([]byte("b/x")) },
+	} {
+		if err := step(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wb := s.WriteBatch()
+	if err := wb.Set([]byte("a/9"), []byte("batch")); err != nil {
+		t.Fatal(err)
+	}
+	if err := wb.Delete([]byte("a/2")); err != nil {
+		t.Fatal(err)
+	}
+	var readersHeld, hookRan bool
+	s.SetReplaceHook(func() {
+		hookRan = true
+		if s.gate.TryRLock() {
+			s.gate.RUnlock()
+			return
+		}
+		readersHeld = true
+	})
+	held, err := s.Replace(f, wb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !hookRan || !readersHeld {
+		t.Errorf("between the ingest and the batch: hook ran %v, readers held %v", hookRan, readersHeld)
+	}
+	if held <= 0 {
+		t.Errorf("readers held %v", held)
+	}
+	want := map[string]string{"a/9": "batch", "c": "old"}
+	if got := contents(t, s); !maps.Equal(got, want) {
+		t.Errorf("after Replace: %v, want %v", got, want)
+	}
+	if got := contents(t, before); len(got) != 5 || got["a/2"] != "old" {
+		t.Errorf("a snapshot from before sees %v", got)
+	}
+	if left, _ := os.ReadDir(filepath.Join(s.dir, tableFilesDir)); len(left) != 0 {
+		t.Errorf("table files left: %v", left)
+	}
+}
+
+// TestTableFileOrder: keys out of order and overlapping ranges are refused
+// as they are written, not at the ingest.
+func TestTableFileOrder(t *testing.T) {
+	s := openTest(t, t.TempDir())
+	f, err := s.NewTableFile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Discard()
+	if err := f.Set([]byte("b"), nil); err != nil {
+		t.Fatal(err)
+	}
+	for name, err := range map[string]error{
+		"same key":   f.Set([]byte("b"), nil),
+		"key before": f.Delete([]byte("a")),
+	} {
+		if err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+	if err := f.DeleteRange([]byte("m"), []byte("p")); err != nil {
+		t.Fatal(err)
+	}
+	for name, err := range map[string]error{
+		"overlapping range": f.DeleteRange([]byte("o"), []byte("q")),
+		"empty range":       f.DeleteRange([]byte("x"), []byte("x")),
+	} {
+		if err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+	if f.Keys() != 2 {
+		t.Errorf("Keys() = %d, want 2", f.Keys())
+	}
+}
+
+// TestTableFilesCleared: a discarded file is removed, and one a stop left
+// behind is removed when the store opens again.
+func TestTableFilesCleared(t *testing.T) {
+	dir := t.TempDir()
+	s, err := Open(dir, DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	discarded, err := s.NewTableFile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	discarded.Discard()
+	if _, err := os.Stat(discarded.path); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a discarded file is still there: %v", err)
+	}
+	left, err := s.NewTableFile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := left.Set([]byte("k"), []byte("v")); err != nil {
+		t.Fatal(err)
+	}
+	if err := left.Finish(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s = openTest(t, dir)
+	if _, err := os.Stat(left.path); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a file left by a stop survived the open: %v", err)
+	}
+	if _, err := s.Get([]byte("k")); !errors.Is(err, ErrNotFound) {
+		t.Errorf("a file never ingested reached the store: %v", err)
+	}
+}
