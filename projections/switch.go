@@ -113,34 +113,37 @@ func (f *FSM) rebuildOnline(ctx context.Context, projs []Projection, lag uint64,
 		prog.Events, prog.Index = st.Events, st.Last
 		obs(prog)
 	}
-	// catchUp replays toward the applied index from a snapshot.
-	catchUp := func() error {
-		head := f.applied.Load()
-		snap := f.store.Snapshot()
-		defer snap.Close()
-		target, err := archive.Len(snap)
-		if err != nil {
-			return err
+	// approach replays toward the applied index from snapshots until it is
+	// within lag entries of it, or has tried maxCatchUpRounds times (a
+	// write load faster than the rebuild waits for the rest).
+	approach := func() error {
+		for rounds := 0; rounds < maxCatchUpRounds; rounds++ {
+			head := f.applied.Load()
+			snap := f.store.Snapshot()
+			target, err := archive.Len(snap)
+			if err == nil {
+				prog.Head, prog.Target = head, target
+				obs(prog)
+				err = sb.catchUp(snap, head)
+			}
+			snap.Close()
+			if err != nil {
+				return err
+			}
+			if err := check(); err != nil {
+				return err
+			}
+			if f.applied.Load() <= sb.upTo+lag {
+				return nil
+			}
 		}
-		prog.Head, prog.Target = head, target
-		obs(prog)
-		if err := sb.catchUp(snap, head); err != nil {
-			return err
-		}
-		return check()
+		return nil
 	}
-	rounds := 0
-	for {
-		if err := catchUp(); err != nil {
-			return err
-		}
-		rounds++
-		if f.applied.Load() <= sb.upTo+lag || rounds == maxCatchUpRounds {
-			break // (a write load faster than the rebuild waits for the rest)
-		}
+	if err := approach(); err != nil {
+		return err
 	}
 	// The bulk of the switch, copying the shadow into a table file, runs
-	// while the FSM applies; one more round catches up with what it
+	// while the FSM applies; the build then approaches again what it
 	// applied meanwhile, and a flush empties the memtable the switch's
 	// ingest would otherwise flush under the lock.
 	if err := sb.prepare(); err != nil {
@@ -149,7 +152,7 @@ func (f *FSM) rebuildOnline(ctx context.Context, projs []Projection, lag uint64,
 	if f.prepared != nil {
 		f.prepared()
 	}
-	if err := catchUp(); err != nil {
+	if err := approach(); err != nil {
 		return err
 	}
 	if err := f.store.FlushMemtable(); err != nil {

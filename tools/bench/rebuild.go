@@ -42,7 +42,7 @@ func rebuildHistory(dir string, n int) (*kv.Store, uint64, error) {
 // rebuildRows measures rebuilding every projection from a generated
 // history of n events: from scratch into a fresh store, and online into
 // the shadow keyspace of the live store with the switch (what `ordo
-// operator projections rebuild` does).
+// operator projections rebuild` does), idle and under a write load.
 func rebuildRows(n int) ([]row, error) {
 	dir, err := os.MkdirTemp("", "ordo-bench-rebuild-")
 	if err != nil {
@@ -89,7 +89,11 @@ func rebuildRows(n int) ([]row, error) {
 	if err != nil {
 		return nil, err
 	}
-	return []row{
+	loaded, err := onlineUnderWrites(f) // rebuildwrites.go
+	if err != nil {
+		return nil, err
+	}
+	return append([]row{
 		{"rebuild: generated history (nodes, jobs, evals, allocs)", float64(st.Events), "events"},
 		{"rebuild: every projection from scratch into a fresh store", float64(st.Events) / full.Seconds(), "events/s"},
 		{"rebuild: every projection from scratch, total", full.Seconds(), "s"},
@@ -101,7 +105,7 @@ func rebuildRows(n int) ([]row, error) {
 		{"rebuild: online, CPU per event", onlineCPU.Seconds() * 1e6 / float64(job.Events), "µs"},
 		{"rebuild: online, the switch (the FSM applies nothing meanwhile)", job.SwitchSeconds * 1000, "ms"},
 		{"rebuild: online, reads held in the switch", job.ReadPauseSeconds * 1000, "ms"},
-	}, nil
+	}, loaded...), nil
 }
 
 // scratchRebuild rebuilds every projection from src into a fresh store in

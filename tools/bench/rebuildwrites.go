@@ -1,0 +1,125 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/ordoplane/ordo/events"
+	"github.com/ordoplane/ordo/projections"
+	"github.com/ordoplane/ordo/storage/raftlog"
+)
+
+// rebuildWriteRate is the entries a second the write load of the online
+// rebuild under writes applies (in raft-sized batches of rebuildWriteBatch
+// every 1/(rate/batch) s): a busy scheduler's pace.
+const (
+	rebuildWriteRate  = 800
+	rebuildWriteBatch = 8
+)
+
+// rebuildWriter applies a steady write load to f, from the index after its
+// applied one: entries of node status updates and pending evals for the
+// generated history's nodes and jobs. It records the longest Apply call,
+// which is how long a write waited for the rebuild's switch.
+type rebuildWriter struct {
+	f       *projections.FSM
+	stop    chan struct{}
+	done    sync.WaitGroup
+	entries int
+	longest time.Duration
+	err     error
+}
+
+func startRebuildWriter(f *projections.FSM) *rebuildWriter {
+	w := &rebuildWriter{f: f, stop: make(chan struct{})}
+	w.done.Add(1)
+	go w.run()
+	return w
+}
+
+func (w *rebuildWriter) run() {
+	defer w.done.Done()
+	tick := time.NewTicker(time.Second * rebuildWriteBatch / rebuildWriteRate)
+	defer tick.Stop()
+	index := w.f.Applied()
+	for {
+		select {
+		case <-w.stop:
+			return
+		case <-tick.C:
+		}
+		logs := make([]raftlog.Log, 0, rebuildWriteBatch)
+		for range rebuildWriteBatch {
+			index++
+			data, err := writeLoadEntry(index)
+			if err != nil {
+				w.err = err
+				return
+			}
+			logs = append(logs, raftlog.Log{Index: index, Term: 1, Data: data})
+		}
+		t0 := time.Now()
+		for i, res := range w.f.Apply(logs) {
+			if err, ok := res.(error); ok {
+				w.err = fmt.Errorf("write load entry %d: %w", logs[i].Index, err)
+				return
+			}
+		}
+		w.longest = max(w.longest, time.Since(t0))
+		w.entries += len(logs)
+	}
+}
+
+// end stops the load and returns what it applied, its longest Apply call
+// and its error.
+func (w *rebuildWriter) end() (int, time.Duration, error) {
+	close(w.stop)
+	w.done.Wait()
+	return w.entries, w.longest, w.err
+}
+
+// writeLoadEntry is the write load's entry at index: a node's status
+// update or a new pending eval of a job of the generated history.
+func writeLoadEntry(index uint64) ([]byte, error) {
+	var p events.Payload = &events.NodeStatusUpdated{ID: fmt.Sprintf("node-%04d", index%500), Status: events.NodeStatusReady, UpdatedAt: int64(index)}
+	if index%2 == 0 {
+		p = &events.EvalsUpserted{Evals: []events.Evaluation{{ID: fmt.Sprint("load-eval-", index), Namespace: fmt.Sprintf("team-%d", index%50),
+			Priority: 50, Type: events.JobTypeService, TriggeredBy: events.EvalTriggerJobRegister,
+			JobID: fmt.Sprintf("job-%d", index%20000), Status: events.EvalStatusPending, CreateTime: int64(index)}}}
+	}
+	ev, err := events.New(fmt.Sprint("load-", index), p)
+	if err != nil {
+		return nil, err
+	}
+	return events.EncodeEntry(&events.Entry{Time: int64(index) * 1e6, CommandID: fmt.Sprint("load-", index), Actor: "bench",
+		Events: []events.Event{ev}})
+}
+
+// onlineUnderWrites rebuilds every projection of f online while
+// rebuildWriter applies its load, and returns the job, its time and the
+// load's figures.
+func onlineUnderWrites(f *projections.FSM) ([]row, error) {
+	rb := projections.NewRebuilder(f, projections.RebuilderConfig{Clock: time.Now})
+	defer rb.Close()
+	w := startRebuildWriter(f)
+	t0 := time.Now()
+	job, err := rb.Do(context.Background(), projections.JobRebuild, nil)
+	took := time.Since(t0)
+	entries, longest, werr := w.end()
+	if err != nil {
+		return nil, err
+	}
+	if werr != nil {
+		return nil, werr
+	}
+	name := fmt.Sprintf("rebuild: online under %d entries/s of writes", rebuildWriteRate)
+	return []row{
+		{name + ", total", took.Seconds(), "s"},
+		{name + ", entries written meanwhile", float64(entries), "entries"},
+		{name + ", the switch", job.SwitchSeconds * 1000, "ms"},
+		{name + ", reads held in the switch", job.ReadPauseSeconds * 1000, "ms"},
+		{name + ", longest write (one Apply of 8 entries)", millis(longest), "ms"},
+	}, nil
+}
