@@ -14,9 +14,9 @@ import (
 // ones, in the same store: build n writes a live key K (a row
 // "t/<table>\x00<key>" or a table index "ti/<table>") at "sh/<n>/"+K.
 // Nothing reads it but the build; the switch moves it over the live keys
-// (prepare, switchLive). It is local to a server: raft snapshots leave it out, and a
-// server discards all of it on start (a shadow found then is a build a
-// crash interrupted).
+// (prepare, switchLive). It is local to a server: raft snapshots leave it
+// out, and a server discards all of it on start (a shadow found then is a
+// build a crash interrupted).
 const shadowPrefix = "sh/"
 
 // buildPrefix is the part of the shadow keyspace of build n.

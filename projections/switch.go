@@ -77,11 +77,11 @@ const maxCatchUpRounds = 16
 // while the live projections keep serving and the FSM keeps applying to
 // them: it replays toward the applied index from consistent snapshots
 // until it is within lag entries of it (or has tried maxCatchUpRounds
-// times), writes the shadow into the switch's table file, catches up once
-// more, then takes the apply lock, replays the last entries from the store
-// (nothing applies meanwhile, so nothing is lost or applied twice) and
-// switches (shadowBuild.switchLive). On failure the shadow is discarded
-// and the live projections are untouched.
+// times), writes the shadow into the switch's table file, approaches the
+// applied index again, then takes the apply lock, replays the last entries
+// from the store (nothing applies meanwhile, so nothing is lost or applied
+// twice) and switches (shadowBuild.switchLive). On failure the shadow is
+// discarded and the live projections are untouched.
 func (f *FSM) rebuildOnline(ctx context.Context, projs []Projection, lag uint64, obs func(RebuildProgress)) error {
 	gen := f.gen.Load()
 	sb, err := newShadowBuild(f.store, f.builds.Add(1), projs)

@@ -118,11 +118,13 @@ func Open(dir string, cfg Config) (*Store, error) {
 	if cfg.CacheBytes > 0 {
 		defer SetCache(opts, cfg.CacheBytes)()
 	}
-	if err := removeTableFiles(dir); err != nil {
-		return nil, fmt.Errorf("open pebble %s: %w", dir, err)
-	}
 	db, err := pebble.Open(dir, opts)
 	if err != nil {
+		return nil, fmt.Errorf("open pebble %s: %w", dir, err)
+	}
+	// Only once Pebble's lock is held: another process may own the store.
+	if err := removeTableFiles(dir); err != nil {
+		db.Close()
 		return nil, fmt.Errorf("open pebble %s: %w", dir, err)
 	}
 	wo := pebble.NoSync
