@@ -178,3 +178,22 @@ func TestTableFilesCleared(t *testing.T) {
 		t.Errorf("a file never ingested reached the store: %v", err)
 	}
 }
+
+// TestTableFilesOfAnotherOwner: an Open refused because the store is open
+// leaves the owner's table file alone.
+func TestTableFilesOfAnotherOwner(t *testing.T) {
+	dir := t.TempDir()
+	s := openTest(t, dir)
+	f, err := s.NewTableFile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Discard()
+	if other, err := Open(dir, DefaultConfig()); err == nil {
+		other.Close()
+		t.Fatal("a second open of a store in use succeeded")
+	}
+	if _, err := os.Stat(f.path); err != nil {
+		t.Errorf("the refused open removed the owner's table file: %v", err)
+	}
+}
