@@ -81,15 +81,17 @@ func rebuildRows(n int) ([]row, error) {
 		return nil, err
 	}
 	defer f.Close()
+	// Under writes first: the load's baseline must not run while Pebble
+	// compacts the tables an earlier switch ingested.
+	loaded, err := onlineUnderWrites(f) // rebuildwrites.go
+	if err != nil {
+		return nil, err
+	}
 	rb := projections.NewRebuilder(f, projections.RebuilderConfig{Clock: time.Now})
 	defer rb.Close()
 	t0, c0 := time.Now(), cpuTime()
 	job, err := rb.Do(context.Background(), projections.JobRebuild, nil)
 	online, onlineCPU := time.Since(t0), cpuTime()-c0
-	if err != nil {
-		return nil, err
-	}
-	loaded, err := onlineUnderWrites(f) // rebuildwrites.go
 	if err != nil {
 		return nil, err
 	}
