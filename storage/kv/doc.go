@@ -16,8 +16,9 @@
 //
 // A Store is safe for concurrent use. A Batch, Snapshot or TableFile
 // belongs to one goroutine. Replace holds readers (Get, Scan, Snapshot,
-// Checkpoint) back while it runs; an indexed Batch reads past it, so only
-// the FSM, which excludes Replace, uses one.
+// Checkpoint) back while it runs; an indexed Batch reads past it, so use
+// one only where no Replace runs meanwhile (the FSM, which excludes it; a
+// store being filled).
 //
 // # Invariants
 //
