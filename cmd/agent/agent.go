@@ -118,6 +118,7 @@ func Start(cfg Config) (a *Agent, err error) {
 	if a.store, err = kv.Open(filepath.Join(a.cfg.DataDir, "state"), kv.DefaultConfig()); err != nil {
 		return nil, err
 	}
+	a.reg.MustRegister(kv.NewCollector(a.store, "ordo_state_store"))
 	// Projections another version wrote are rebuilt before raft starts
 	// (rebuildStale, below).
 	if a.fsm, err = projections.NewFSM(a.store, projections.FSMConfig{

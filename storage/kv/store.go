@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"time"
 
 	"github.com/cockroachdb/pebble"
 	"github.com/cockroachdb/pebble/bloom"
@@ -80,6 +81,7 @@ type Store struct {
 	// replaced, when set (tests), runs in Replace between the ingest and
 	// the batch.
 	replaced func()
+	stalls   *stalls
 }
 
 // Open opens or creates the store in dir.
@@ -114,6 +116,8 @@ func Open(dir string, cfg Config) (*Store, error) {
 	opts.WALBytesPerSync = walBytesPerSync
 	opts.DisableWAL = cfg.DisableWAL
 	opts.DisableAutomaticCompactions = cfg.DisableCompactions
+	st := newStalls(time.Now)
+	opts.EventListener = st.listener()
 	opts.EnsureDefaults()
 	if cfg.CacheBytes > 0 {
 		defer SetCache(opts, cfg.CacheBytes)()
@@ -131,7 +135,7 @@ func Open(dir string, cfg Config) (*Store, error) {
 	if cfg.Sync {
 		wo = pebble.Sync
 	}
-	return &Store{db: db, sync: wo, dir: dir, opts: opts}, nil
+	return &Store{db: db, sync: wo, dir: dir, opts: opts, stalls: st}, nil
 }
 
 // Close closes the store.

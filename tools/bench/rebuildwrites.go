@@ -114,9 +114,9 @@ func onlineUnderWrites(f *projections.FSM) ([]row, error) {
 	rb := projections.NewRebuilder(f, projections.RebuilderConfig{Clock: time.Now})
 	defer rb.Close()
 	w = startRebuildWriter(f)
-	t0 := time.Now()
+	t0, s0 := time.Now(), f.Store().WriteStalls()
 	job, err := rb.Do(context.Background(), projections.JobRebuild, nil)
-	took := time.Since(t0)
+	took, s1 := time.Since(t0), f.Store().WriteStalls()
 	entries, longest, werr := w.end()
 	if err != nil {
 		return nil, err
@@ -133,5 +133,7 @@ func onlineUnderWrites(f *projections.FSM) ([]row, error) {
 		{name + ", the switch", job.SwitchSeconds * 1000, "ms"},
 		{name + ", reads held in the switch", job.ReadPauseSeconds * 1000, "ms"},
 		{name + ", longest write (one Apply of 8 entries)", millis(longest), "ms"},
+		{name + ", Pebble write stalls", float64(s1.Total() - s0.Total()), "stalls"},
+		{name + ", time Pebble held writes", millis(s1.Duration - s0.Duration), "ms"},
 	}, nil
 }
