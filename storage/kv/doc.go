@@ -11,6 +11,8 @@
 // once (a projection rebuild's switch), write them in key order into a
 // TableFile and Replace: Pebble ingests the file, then a batch of what must
 // land over it commits. Keys are built with the helpers in keys.go.
+// Health and WriteStalls sample the LSM (NewCollector exports both), to
+// tell a write Pebble held back from one that waited for the CPU.
 //
 // # Concurrency
 //
