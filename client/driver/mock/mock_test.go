@@ -331,6 +331,9 @@ func TestInjectedClock(t *testing.T) {
 	if st := h.State(); !st.Started.Equal(clock.Now()) {
 		t.Errorf("Started = %v, want the fake clock's %v", st.Started, clock.Now())
 	}
+	// The task's goroutine sets its exit timer from the clock's reading:
+	// advance only once it has, or the timer would start after the move.
+	clock.waitTimers(1)
 	clock.Advance(59 * time.Second)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
@@ -353,6 +356,8 @@ type fakeClock struct {
 	mu     sync.Mutex
 	now    time.Time
 	timers []*fakeTimer
+	// added, once waitTimers made it, is signalled by each new timer.
+	added *sync.Cond
 }
 
 type fakeTimer struct {
@@ -375,8 +380,23 @@ func (c *fakeClock) NewTimer(d time.Duration) mock.Timer {
 		t.c <- c.now
 	} else {
 		c.timers = append(c.timers, t)
+		if c.added != nil {
+			c.added.Broadcast()
+		}
 	}
 	return t
+}
+
+// waitTimers returns once n timers are pending.
+func (c *fakeClock) waitTimers(n int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.added == nil {
+		c.added = sync.NewCond(&c.mu)
+	}
+	for len(c.timers) < n {
+		c.added.Wait()
+	}
 }
 
 // Advance moves the clock on by d, firing the timers due.
