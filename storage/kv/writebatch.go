@@ -14,6 +14,9 @@ import (
 // for writes that read their own writes.
 type WriteBatch struct {
 	b *pebble.Batch
+	// released: Commit or Close gave b back to Pebble's pool, where
+	// another caller may already hold it.
+	released bool
 }
 
 // WriteBatch returns a new write-only batch.
@@ -39,7 +42,7 @@ func (w *WriteBatch) Len() int { return w.b.Len() }
 // Commit applies the batch atomically, durably when sync is set (whatever
 // the store's Config.Sync), and releases it.
 func (w *WriteBatch) Commit(sync bool) error {
-	defer w.b.Close()
+	defer w.Close()
 	wo := pebble.NoSync
 	if sync {
 		wo = pebble.Sync
@@ -50,8 +53,15 @@ func (w *WriteBatch) Commit(sync bool) error {
 	return nil
 }
 
-// Close releases an uncommitted batch, discarding its writes.
-func (w *WriteBatch) Close() error { return w.b.Close() }
+// Close releases an uncommitted batch, discarding its writes; after Commit
+// or Close it does nothing (so a deferred Close is safe beside a Commit).
+func (w *WriteBatch) Close() error {
+	if w.released {
+		return nil
+	}
+	w.released = true
+	return w.b.Close()
+}
 
 // DeleteRange removes every key in [lower, upper) in its own batch.
 func (s *Store) DeleteRange(lower, upper []byte, sync bool) error {

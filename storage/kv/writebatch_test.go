@@ -56,3 +56,28 @@ func TestWriteBatchMovesARange(t *testing.T) {
 		t.Error("a closed batch's write is visible")
 	}
 }
+
+// TestWriteBatchCloseAfterCommit: a Close after Commit (a deferred one)
+// leaves alone the Pebble batch that Commit returned to the pool and that
+// the next write batch may be using.
+func TestWriteBatchCloseAfterCommit(t *testing.T) {
+	s := open(t)
+	first := s.WriteBatch()
+	if err := first.Set([]byte("k1"), []byte("v1")); err != nil {
+		t.Fatal(err)
+	}
+	if err := first.Commit(false); err != nil {
+		t.Fatal(err)
+	}
+	next := s.WriteBatch()
+	if err := next.Set([]byte("k2"), []byte("v2")); err != nil {
+		t.Fatal(err)
+	}
+	first.Close()
+	if err := next.Commit(false); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := s.Get([]byte("k2")); err != nil || string(v) != "v2" {
+		t.Fatalf("the next batch's write: %q, %v", v, err)
+	}
+}
