@@ -186,6 +186,8 @@ type Batch struct {
 	wo   *pebble.WriteOptions
 	own  map[string]ownWrite
 	read map[string]ownWrite
+	// released: Commit or Close gave b back to Pebble's pool.
+	released bool
 }
 
 // ownWrite is a value the batch wrote, or a deletion.
@@ -254,15 +256,22 @@ func (b *Batch) Repr() []byte { return append([]byte(nil), b.b.Repr()...) }
 
 // Commit applies the batch atomically and releases it.
 func (b *Batch) Commit() error {
-	defer b.b.Close()
+	defer b.Close()
 	if err := b.b.Commit(b.wo); err != nil {
 		return fmt.Errorf("commit batch: %w", err)
 	}
 	return nil
 }
 
-// Close releases an uncommitted batch, discarding its writes.
-func (b *Batch) Close() error { return b.b.Close() }
+// Close releases an uncommitted batch, discarding its writes; after Commit
+// or Close it does nothing.
+func (b *Batch) Close() error {
+	if b.released {
+		return nil
+	}
+	b.released = true
+	return b.b.Close()
+}
 
 // Snapshot is a consistent read view of a Store.
 type Snapshot struct{ s *pebble.Snapshot }
