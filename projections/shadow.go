@@ -248,6 +248,7 @@ func (s *shadowBuild) switchLive() (time.Duration, error) {
 		}
 	}
 	wb := s.store.WriteBatch()
+	defer wb.Close() // (nothing once Replace committed it)
 	for _, k := range s.l.touched() {
 		v, err := s.store.Get(prefixed(s.prefix, k))
 		switch {
@@ -257,18 +258,15 @@ func (s *shadowBuild) switchLive() (time.Duration, error) {
 			err = wb.Delete(k)
 		}
 		if err != nil {
-			wb.Close()
 			return 0, err
 		}
 	}
 	if err := s.finalWrites(wb); err != nil {
-		wb.Close()
 		return 0, err
 	}
 	// An ingest over keys the memtable holds flushes it first, while
 	// readers wait: flush it now, while they don't.
 	if err := s.store.FlushMemtable(); err != nil {
-		wb.Close()
 		return 0, err
 	}
 	f := s.file
