@@ -170,6 +170,10 @@ func runAgent(cmd *cobra.Command, f agentFlags) error {
 		return err // already says "agent: ..."
 	}
 	s.Config.Logger = slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: s.LogLevel}))
+	if s.Config.Server {
+		percent, limit := agent.TuneGC("/proc")
+		s.Config.Logger.Debug("go collector tuned for a server", "gc_percent", percent, "memory_limit", limit)
+	}
 
 	// Catch signals before starting, so one arriving during start-up
 	// still shuts the agent down cleanly.

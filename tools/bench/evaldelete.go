@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"runtime/pprof"
+	"runtime/trace"
 	"sort"
 	"sync"
 	"time"
@@ -172,6 +173,19 @@ func evalDeleteRows(n, pageSize, seedBatch, clients int) ([]row, error) {
 			return nil, err
 		}
 	}
+	// $ORDO_BENCH_EVALDELETE_TRACE: an execution trace of the delete's
+	// first 4 s (`go tool trace -pprof=sched` tells where goroutines
+	// waited for a core).
+	if path := os.Getenv("ORDO_BENCH_EVALDELETE_TRACE"); path != "" {
+		tf, err := os.Create(path)
+		if err != nil {
+			return nil, err
+		}
+		if err := trace.Start(tf); err != nil {
+			return nil, err
+		}
+		time.AfterFunc(4*time.Second, func() { trace.Stop(); tf.Close() })
+	}
 	ctx, stop := context.WithCancel(context.Background())
 	var mu sync.Mutex
 	var lat []time.Duration
@@ -205,10 +219,12 @@ func evalDeleteRows(n, pageSize, seedBatch, clients int) ([]row, error) {
 	sampler := startApplySampler(agents)
 	entries0, within0 := entriesWithin(agents, 0.01)
 	cpu0 := cpuTime()
+	sched0, pause0, gc0 := readRuntimeHist(schedLatencies), readRuntimeHist(gcPauses), gcCount()
 	start = time.Now()
 	deleted, pages, retries, err := deleteByFilter(agents, `Status == "pending"`, pageSize, inFlight)
 	took := time.Since(start)
 	cpu := cpuTime() - cpu0
+	sched, pause, gcs := readRuntimeHist(schedLatencies).since(sched0), readRuntimeHist(gcPauses).since(pause0), gcCount()-gc0
 	stop()
 	wg.Wait()
 	windows := sampler.stop()
@@ -253,6 +269,11 @@ func evalDeleteRows(n, pageSize, seedBatch, clients int) ([]row, error) {
 		{"eval delete: entries applied during the delete (3 servers: pages, writes, the rest)", float64(entries1 - entries0), "count"},
 		{"eval delete: of them, applied in over 10 ms (batch commit not included)", float64((entries1 - entries0) - (within1 - within0)), "count"},
 		{"eval delete: 100 ms windows in all (3 servers)", float64(len(windows.w)), "count"},
+		{"eval delete: goroutines' wait for a core (runnable to running), p99", ms(sched.quantile(0.99)), "ms"},
+		{"eval delete: goroutines' wait for a core, p99.99", ms(sched.quantile(0.9999)), "ms"},
+		{"eval delete: goroutines' waits for a core over 10 ms", float64(sched.over(10 * time.Millisecond)), "count"},
+		{"eval delete: Go GC cycles during the delete", float64(gcs), "count"},
+		{"eval delete: Go GC stop-the-world pauses, longest", ms(pause.quantile(1)), "ms"},
 		{fmt.Sprintf("eval delete: concurrent writes during the delete, %d clients", clients), float64(len(lat)) / took.Seconds(), "writes/s"},
 		{"eval delete: concurrent write p50", ms(percentile(lat, 0.50)), "ms"},
 		{"eval delete: concurrent write p99", ms(percentile(lat, 0.99)), "ms"},

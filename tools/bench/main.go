@@ -23,6 +23,7 @@ package main
 import (
 	"flag"
 	"fmt"
+	"github.com/ordoplane/ordo/cmd/agent"
 	"io"
 	"log/slog"
 	"os"
@@ -57,6 +58,7 @@ func main() {
 	evalDeleteN := flag.Int("evaldelete-evals", 1000000, "pending evals the evaldelete figures seed and delete by filter")
 	evalDeletePage := flag.Int("evaldelete-page", 0, "page size of the evaldelete figures (0: the server's default)")
 	evalDeleteSeed := flag.Int("evaldelete-seed-batch", 1000, "evals per entry when the evaldelete figures seed")
+	evalDeleteWriters := flag.Int("evaldelete-writers", 8, "concurrent writers (closed loop: each writes again as soon as answered) during the evaldelete figures")
 	launcherN := flag.Int("launcher-requests", 10000, "node requests the launcher figures create over 3 sim providers")
 	csiN := flag.Int("csi-volumes", 1000, "per-alloc volumes the csi figures claim and release")
 	rotationN := flag.Int("rotation-variables", 100000, "variables the rotation figures seed and re-encrypt with rotate -full")
@@ -71,6 +73,10 @@ func main() {
 	}
 	defer stopProfile()
 	slog.SetDefault(slog.New(slog.NewTextHandler(io.Discard, nil)))
+	// The servers the benches start in this process collect garbage as
+	// `ordo agent` has a server's process collect it.
+	percent, limit := agent.TuneGC("/proc")
+	fmt.Fprintf(os.Stderr, "bench: Go GC target %d%% (0: $GOGC's), soft memory limit %d MiB (0: $GOMEMLIMIT's or none)\n", percent, limit>>20)
 
 	var rows []row
 	run := func(name string, f func() ([]row, error)) {
@@ -102,11 +108,13 @@ func main() {
 		run("simfleet", func() ([]row, error) { return fleetHeartbeats(or(*nodes, 10000), *fleetWindow, 0) })
 		run("simfleet-fast", func() ([]row, error) { return fleetHeartbeats(or(*nodes, 10000), *fleetWindow, *fastTTL) })
 		run("c1m-http", func() ([]row, error) { return c1mHTTP(or(*nodes, 10000), or(*jobs, 5), *perJob, *workers) })
-		run("mirror", func() ([]row, error) { return mirrorRows(mirrorEvents, 5000, *clients, *duration) })                   // mirror.go
-		run("evaldelete", func() ([]row, error) { return evalDeleteRows(*evalDeleteN, *evalDeletePage, *evalDeleteSeed, 8) }) // evaldelete.go
-		run("rotation", func() ([]row, error) { return rotationRows(*rotationN) })                                            // rotation.go
-		run("launcher", func() ([]row, error) { return launcherRows(*launcherN) })                                            // launcher.go
-		run("csi", func() ([]row, error) { return csiRows(*csiN) })                                                           // csi.go
+		run("mirror", func() ([]row, error) { return mirrorRows(mirrorEvents, 5000, *clients, *duration) }) // mirror.go
+		run("evaldelete", func() ([]row, error) {
+			return evalDeleteRows(*evalDeleteN, *evalDeletePage, *evalDeleteSeed, *evalDeleteWriters)
+		}) // evaldelete.go
+		run("rotation", func() ([]row, error) { return rotationRows(*rotationN) }) // rotation.go
+		run("launcher", func() ([]row, error) { return launcherRows(*launcherN) }) // launcher.go
+		run("csi", func() ([]row, error) { return csiRows(*csiN) })                // csi.go
 	}
 	printTable(rows)
 }

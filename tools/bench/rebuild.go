@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"runtime/debug"
 	"runtime/pprof"
 	"syscall"
 	"time"
@@ -67,15 +66,6 @@ func rebuildRows(n int) ([]row, error) {
 	if err != nil {
 		return nil, err
 	}
-	// The offline commands and replay collect garbage at
-	// projections.ReplayGCPercent: the same rebuild as they run it.
-	old := debug.SetGCPercent(projections.ReplayGCPercent)
-	_, batch, batchCPU, err := scratchRebuild(src, dir+"/dst-gc400")
-	debug.SetGCPercent(old)
-	if err != nil {
-		return nil, err
-	}
-
 	f, err := projections.NewFSM(src, projections.FSMConfig{Projections: all.Projections(), AllowStale: true})
 	if err != nil {
 		return nil, err
@@ -100,8 +90,6 @@ func rebuildRows(n int) ([]row, error) {
 		{"rebuild: every projection from scratch into a fresh store", float64(st.Events) / full.Seconds(), "events/s"},
 		{"rebuild: every projection from scratch, total", full.Seconds(), "s"},
 		{"rebuild: every projection from scratch, CPU per event", fullCPU.Seconds() * 1e6 / float64(st.Events), "µs"},
-		{"rebuild: from scratch, Go GC at 400% (offline commands, replay)", float64(st.Events) / batch.Seconds(), "events/s"},
-		{"rebuild: from scratch, Go GC at 400%, CPU per event", batchCPU.Seconds() * 1e6 / float64(st.Events), "µs"},
 		{"rebuild: online into the shadow, switch included", float64(job.Events) / online.Seconds(), "events/s"},
 		{"rebuild: online, total", online.Seconds(), "s"},
 		{"rebuild: online, CPU per event", onlineCPU.Seconds() * 1e6 / float64(job.Events), "µs"},
