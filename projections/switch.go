@@ -155,9 +155,6 @@ func (f *FSM) rebuildOnline(ctx context.Context, projs []Projection, lag uint64,
 	if err := approach(); err != nil {
 		return err
 	}
-	if err := f.store.FlushMemtable(); err != nil {
-		return err
-	}
 	f.applyMu.Lock()
 	defer f.applyMu.Unlock()
 	if f.gen.Load() != gen {

@@ -84,6 +84,9 @@ type Store struct {
 	stalls   *stalls
 }
 
+// formatVersion is the Pebble format a store is kept at.
+const formatVersion = pebble.FormatFlushableIngest
+
 // Open opens or creates the store in dir.
 func Open(dir string, cfg Config) (*Store, error) {
 	if err := cfg.Validate(); err != nil {
@@ -116,6 +119,12 @@ func Open(dir string, cfg Config) (*Store, error) {
 	opts.WALBytesPerSync = walBytesPerSync
 	opts.DisableWAL = cfg.DisableWAL
 	opts.DisableAutomaticCompactions = cfg.DisableCompactions
+	// At this format an ingest over keys the memtables hold (an online
+	// rebuild's switch, Replace) is queued behind them instead of flushing
+	// them first, which the switch would do with the FSM stopped. Opening
+	// a store of an older format moves it to this one, for good: older
+	// binaries of Pebble before it cannot open it then.
+	opts.FormatMajorVersion = formatVersion
 	st := newStalls(time.Now)
 	opts.EventListener = st.listener()
 	opts.EnsureDefaults()

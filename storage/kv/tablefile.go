@@ -129,9 +129,9 @@ func (t *TableFile) Discard() {
 // it returns how long they were held.
 // The ingest is atomic and durable on its own; wb is what must follow it
 // (say, writes newer than the file's). Writers must not commit meanwhile
-// (the caller excludes them): they could land between the two. Flush the
-// memtable first (FlushMemtable) to keep the wait short: an ingest that
-// overlaps what the memtable holds flushes it.
+// (the caller excludes them): they could land between the two. An ingest
+// that overlaps what the memtables hold is queued behind them, not made to
+// wait for their flush (the store's format: see Open).
 func (s *Store) Replace(t *TableFile, wb *WriteBatch) (held time.Duration, err error) {
 	defer wb.Close()
 	defer t.Discard()

@@ -2,6 +2,7 @@ package kv
 
 import (
 	"errors"
+	"github.com/cockroachdb/pebble"
 	"maps"
 	"os"
 	"path/filepath"
@@ -195,5 +196,30 @@ func TestTableFilesOfAnotherOwner(t *testing.T) {
 	}
 	if _, err := os.Stat(f.path); err != nil {
 		t.Errorf("the refused open removed the owner's table file: %v", err)
+	}
+}
+
+// TestFormatUpgrade: a store written at Pebble's oldest format opens with
+// its data at formatVersion, where an ingest over what the memtables hold
+// is queued behind them rather than flushing them first (Replace with the
+// FSM stopped).
+func TestFormatUpgrade(t *testing.T) {
+	dir := t.TempDir()
+	old, err := pebble.Open(dir, &pebble.Options{FormatMajorVersion: pebble.FormatMostCompatible})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := old.Set([]byte("k"), []byte("v"), pebble.Sync); err != nil {
+		t.Fatal(err)
+	}
+	if err := old.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s := openTest(t, dir)
+	if got := s.db.FormatMajorVersion(); got < pebble.FormatFlushableIngest {
+		t.Fatalf("format %s, want at least %s", got, pebble.FormatFlushableIngest)
+	}
+	if v, err := s.Get([]byte("k")); err != nil || string(v) != "v" {
+		t.Fatalf("after the upgrade: %q, %v", v, err)
 	}
 }
