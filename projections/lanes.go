@@ -124,6 +124,18 @@ func (l *lanes) run(src kv.Reader, from, to uint64) error {
 	return <-readErr
 }
 
+// limit has at most n lanes apply events at once (0: all of them), so a
+// rebuild running beside a serving server leaves it cores.
+func (l *lanes) limit(n int) {
+	var sem chan struct{}
+	if n > 0 && n < len(l.rs) {
+		sem = make(chan struct{}, n)
+	}
+	for _, r := range l.rs {
+		r.sem = sem
+	}
+}
+
 // setCheck makes every lane call check after each commit.
 func (l *lanes) setCheck(check func() error) {
 	for _, r := range l.rs {

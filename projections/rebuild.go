@@ -47,7 +47,7 @@ func Rebuild(src kv.Reader, dst *kv.Store, projs []Projection, to uint64, progre
 		return RebuildStats{}, err
 	}
 	if fresh && len(projs) > 1 {
-		return scratchRebuild(context.Background(), src, dst, projs, to, progress)
+		return scratchRebuild(context.Background(), src, dst, projs, to, 0, progress)
 	}
 	w := newFreshWriter(dst, fresh, freshRowsLimit)
 	defer w.close()
@@ -80,6 +80,9 @@ type replayer struct {
 	progress func(RebuildStats)
 	// check, when set, is called after each commit; an error ends the run.
 	check func() error
+	// sem, when set, is held while a chunk of events is applied: lanes
+	// sharing it apply that many chunks at once (lanes.limit).
+	sem chan struct{}
 }
 
 // run replays the archive of src from index from through to (0: to its
@@ -107,35 +110,47 @@ func (r *replayer) run(src kv.Reader, from, to uint64) error {
 func (r *replayer) consume(chunks <-chan []*events.Event) error {
 	guard, _ := r.w.(*shadowWriter) // remembers a refusal a projection dropped
 	for chunk := range chunks {
-		for _, ev := range chunk {
-			if r.tx != nil && r.tx.index != ev.Index {
-				r.endEntry()
-				if r.pending >= rebuildBatchEntries {
-					if err := r.commit(); err != nil {
-						return err
-					}
-				}
-			}
-			if r.tx == nil {
-				r.tx = newTx(r.w, ev.Index, ev.Time)
-			}
-			for _, p := range r.projs {
-				err := p.Apply(r.tx, ev)
-				if err == nil && guard != nil {
-					err = guard.err
-				}
-				if err != nil {
-					return fmt.Errorf("replay %s at %d: %w", p.Name(), ev.Index, err)
-				}
-			}
-			r.st.Events++
-			r.st.Last = ev.Index
+		if err := r.applyChunk(chunk, guard); err != nil {
+			return err
 		}
 	}
 	if r.tx != nil {
 		r.endEntry()
 	}
 	return r.commit()
+}
+
+// applyChunk applies the events of chunk, holding sem when set.
+func (r *replayer) applyChunk(chunk []*events.Event, guard *shadowWriter) error {
+	if r.sem != nil {
+		r.sem <- struct{}{}
+		defer func() { <-r.sem }()
+	}
+	for _, ev := range chunk {
+		if r.tx != nil && r.tx.index != ev.Index {
+			r.endEntry()
+			if r.pending >= rebuildBatchEntries {
+				if err := r.commit(); err != nil {
+					return err
+				}
+			}
+		}
+		if r.tx == nil {
+			r.tx = newTx(r.w, ev.Index, ev.Time)
+		}
+		for _, p := range r.projs {
+			err := p.Apply(r.tx, ev)
+			if err == nil && guard != nil {
+				err = guard.err
+			}
+			if err != nil {
+				return fmt.Errorf("replay %s at %d: %w", p.Name(), ev.Index, err)
+			}
+		}
+		r.st.Events++
+		r.st.Last = ev.Index
+	}
+	return nil
 }
 
 func (r *replayer) endEntry() {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"runtime"
 	"sync"
 	"time"
 
@@ -68,6 +69,9 @@ type Job struct {
 	// catches up with new writes).
 	Events, Target uint64
 	LagEvents      uint64
+	// Parallelism is how many of the projections the job replays at once
+	// while the server serves (see RebuilderConfig.Parallelism).
+	Parallelism int `json:",omitempty"`
 	// Index is the last index replayed; Head the applied index aimed for.
 	Index, Head     uint64
 	EventsPerSecond float64
@@ -123,6 +127,13 @@ type RebuilderConfig struct {
 	// ScratchDir holds Verify's scratch stores (a temporary directory in
 	// it, removed afterwards); default os.TempDir().
 	ScratchDir string
+	// Parallelism is how many projections an operator's rebuild or verify
+	// replays at once while the server serves, unless the job asks
+	// otherwise (SubmitParallel): 0 means GOMAXPROCS-1, at least 1, which
+	// leaves the FSM, raft and the API a core; -1 every projection at once.
+	// A startup rebuild, before the server serves, and the last entries of
+	// a switch, which writes wait for, use every core.
+	Parallelism int
 	// CatchUpLag is how many entries behind the applied index an online
 	// rebuild may be when it takes the FSM's apply lock to replay the rest
 	// and switch: what writes wait for. Default 1024.
@@ -169,6 +180,9 @@ func NewRebuilder(f *FSM, cfg RebuilderConfig) *Rebuilder {
 	}
 	if cfg.CatchUpLag == 0 {
 		cfg.CatchUpLag = 1024
+	}
+	if cfg.Parallelism == 0 {
+		cfg.Parallelism = max(1, runtime.GOMAXPROCS(0)-1)
 	}
 	r := &Rebuilder{fsm: f, cfg: cfg, log: cfg.Logger, queue: make(chan uint64, 1)}
 	r.mu.building = map[string]RebuildProgress{}
@@ -237,8 +251,18 @@ func (r *Rebuilder) RebuildStale(ctx context.Context) error {
 // queued or running, an *UnknownProjectionError for a name the server
 // lacks.
 func (r *Rebuilder) Submit(kind string, list []string) (Job, error) {
+	return r.SubmitParallel(kind, list, 0)
+}
+
+// SubmitParallel is Submit with how many projections the job replays at
+// once while the server serves: 0 the Rebuilder's Parallelism, -1 all of
+// them, n > 0 at most n.
+func (r *Rebuilder) SubmitParallel(kind string, list []string, parallel int) (Job, error) {
 	if kind != JobRebuild && kind != JobVerify {
 		return Job{}, fmt.Errorf("projections: unknown job kind %q", kind)
+	}
+	if parallel < -1 {
+		return Job{}, fmt.Errorf("projections: parallelism %d: want -1 (all), 0 (the default) or a count", parallel)
 	}
 	projs, err := r.resolve(list)
 	if err != nil {
@@ -250,10 +274,25 @@ func (r *Rebuilder) Submit(kind string, list []string) (Job, error) {
 		return Job{}, ErrRebuildBusy
 	}
 	r.mu.nextID++
-	j := &Job{ID: r.mu.nextID, Kind: kind, Projections: names(projs), State: JobQueued}
+	j := &Job{ID: r.mu.nextID, Kind: kind, Projections: names(projs), State: JobQueued, Parallelism: r.parallelism(parallel, len(projs))}
 	r.mu.current = j
 	r.queue <- j.ID
 	return *j, nil
+}
+
+// parallelism resolves a job's parallelism (SubmitParallel) for n
+// projections: how many replay at once, at most n.
+func (r *Rebuilder) parallelism(asked, n int) int {
+	switch {
+	case asked == 0:
+		asked = r.cfg.Parallelism
+	case asked < 0:
+		return n
+	}
+	if asked < 0 || asked > n {
+		return n
+	}
+	return asked
 }
 
 // Run runs the queued jobs until ctx ends. It first queues again the
@@ -298,7 +337,7 @@ func (r *Rebuilder) Do(ctx context.Context, kind string, list []string) (Job, er
 		return Job{}, ErrRebuildBusy
 	}
 	r.mu.nextID++
-	j := &Job{ID: r.mu.nextID, Kind: kind, Projections: names(projs), State: JobQueued}
+	j := &Job{ID: r.mu.nextID, Kind: kind, Projections: names(projs), State: JobQueued, Parallelism: r.parallelism(0, len(projs))}
 	r.mu.current = j
 	r.mu.Unlock()
 	return r.run(ctx, j)
@@ -320,11 +359,11 @@ func (r *Rebuilder) run(ctx context.Context, j *Job) (Job, error) {
 	if err == nil {
 		switch j.Kind {
 		case JobStartup:
-			err = r.fsm.rebuildOnline(ctx, projs, r.cfg.CatchUpLag, r.observe)
+			err = r.fsm.rebuildOnline(ctx, projs, r.cfg.CatchUpLag, 0, r.observe) // before serving: every core
 		case JobRebuild:
-			err = r.rebuild(ctx, projs)
+			err = r.rebuild(ctx, projs, j.Parallelism)
 		case JobVerify:
-			results, err = r.verify(ctx, projs)
+			results, err = r.verify(ctx, projs, j.Parallelism)
 		default:
 			err = fmt.Errorf("projections: unknown job kind %q", j.Kind)
 		}
@@ -345,11 +384,11 @@ func (r *Rebuilder) run(ctx context.Context, j *Job) (Job, error) {
 	return *j, err
 }
 
-func (r *Rebuilder) rebuild(ctx context.Context, projs []Projection) error {
+func (r *Rebuilder) rebuild(ctx context.Context, projs []Projection, parallel int) error {
 	if err := r.fsm.markRebuild(projs); err != nil {
 		return err
 	}
-	err := r.fsm.rebuildOnline(ctx, projs, r.cfg.CatchUpLag, r.observe)
+	err := r.fsm.rebuildOnline(ctx, projs, r.cfg.CatchUpLag, parallel, r.observe)
 	if err != nil && ctx.Err() == nil {
 		// A failure that is not a stop would fail again on every start.
 		if uerr := r.fsm.unmarkRebuild(projs); uerr != nil {
@@ -361,7 +400,7 @@ func (r *Rebuilder) rebuild(ctx context.Context, projs []Projection) error {
 
 // verify rebuilds projs from a consistent snapshot's archive into a
 // scratch store and compares each with the snapshot's live projection.
-func (r *Rebuilder) verify(ctx context.Context, projs []Projection) ([]VerifyResult, error) {
+func (r *Rebuilder) verify(ctx context.Context, projs []Projection, parallel int) ([]VerifyResult, error) {
 	snap := r.fsm.store.Snapshot()
 	defer snap.Close()
 	applied, err := NewView(snap).AppliedIndex()
@@ -387,7 +426,7 @@ func (r *Rebuilder) verify(ctx context.Context, projs []Projection) ([]VerifyRes
 	if target, err := archive.Len(snap); err == nil {
 		prog.Target = target
 	}
-	_, err = scratchRebuild(ctx, snap, dst, projs, applied, func(st RebuildStats) {
+	_, err = scratchRebuild(ctx, snap, dst, projs, applied, parallel, func(st RebuildStats) {
 		prog.Events, prog.Index = st.Events, st.Last
 		r.observeJob(prog)
 	})

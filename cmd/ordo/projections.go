@@ -76,7 +76,8 @@ func (o *offlineFlags) open() (*projections.Rebuilder, func(), error) {
 		store.Close()
 		return nil, nil, err
 	}
-	rb := projections.NewRebuilder(f, projections.RebuilderConfig{Clock: time.Now, ScratchDir: filepath.Join(o.dataDir, "scratch")})
+	rb := projections.NewRebuilder(f, projections.RebuilderConfig{Clock: time.Now, ScratchDir: filepath.Join(o.dataDir, "scratch"),
+		Parallelism: -1}) // the server is stopped: every core
 	return rb, func() {
 		rb.Close()
 		f.Close()
@@ -149,8 +150,13 @@ func printProjections(w io.Writer, list []projections.ProjectionStatus) error {
 	return printTable(w, []string{"Name", "Version", "Applied", "Modify Index", "State", "Checksum"}, rows)
 }
 
+// parallelUsage describes the -parallel flag of the online rebuild and
+// verify.
+const parallelUsage = "projections replayed at once while the server serves (0: the server's default, which leaves it a core; -1: all at once, fastest); offline jobs use every core"
+
 func newProjectionsRebuildCommand(g *globals) *cobra.Command {
 	var detach, quiet bool
+	var parallel int
 	var off offlineFlags
 	cmd := &cobra.Command{
 		Use:   "rebuild [names...]",
@@ -158,9 +164,11 @@ func newProjectionsRebuildCommand(g *globals) *cobra.Command {
 		Long: `Rebuild rebuilds the named projections (all when none is named) from the
 event archive. Online, the server builds them into a shadow keyspace while
 the old ones keep serving, catches up with new writes, then switches in one
-atomic batch; a progress bar shows events/s and the ETA. With -offline
--data-dir, it rebuilds a stopped server's projections (and any that a
-version change made stale) in place of the server.`,
+atomic batch; a progress bar shows events/s and the ETA. By default it
+replays one projection fewer at once than the server has cores, so the
+cluster keeps its pace meanwhile; -parallel -1 replays them all at once.
+With -offline -data-dir, it rebuilds a stopped server's projections (and
+any that a version change made stale) in place of the server.`,
 		RunE: func(cmd *cobra.Command, names []string) error {
 			if err := off.check(); err != nil {
 				return err
@@ -168,17 +176,19 @@ version change made stale) in place of the server.`,
 			if off.offline {
 				return offlineJob(cmd, &off, projections.JobRebuild, names, quiet)
 			}
-			return onlineJob(cmd, g, projections.JobRebuild, names, detach, quiet)
+			return onlineJob(cmd, g, projections.JobRebuild, names, parallel, detach, quiet)
 		},
 	}
 	cmd.Flags().BoolVar(&detach, "detach", false, "return once the server has started the rebuild")
 	cmd.Flags().BoolVar(&quiet, "quiet", false, "draw no progress bar")
+	cmd.Flags().IntVar(&parallel, "parallel", 0, parallelUsage)
 	off.add(cmd)
 	return cmd
 }
 
 func newProjectionsVerifyCommand(g *globals) *cobra.Command {
 	var quiet bool
+	var parallel int
 	var off offlineFlags
 	cmd := &cobra.Command{
 		Use:   "verify [names...]",
@@ -190,23 +200,24 @@ func newProjectionsVerifyCommand(g *globals) *cobra.Command {
 			if off.offline {
 				return offlineJob(cmd, &off, projections.JobVerify, names, quiet)
 			}
-			return onlineJob(cmd, g, projections.JobVerify, names, false, quiet)
+			return onlineJob(cmd, g, projections.JobVerify, names, parallel, false, quiet)
 		},
 	}
 	cmd.Flags().BoolVar(&quiet, "quiet", false, "draw no progress bar")
+	cmd.Flags().IntVar(&parallel, "parallel", 0, parallelUsage)
 	off.add(cmd)
 	return cmd
 }
 
 // onlineJob starts a job on the server, then polls it, drawing its
 // progress, until it ends.
-func onlineJob(cmd *cobra.Command, g *globals, kind string, names []string, detach, quiet bool) error {
+func onlineJob(cmd *cobra.Command, g *globals, kind string, names []string, parallel int, detach, quiet bool) error {
 	c, err := g.client()
 	if err != nil {
 		return err
 	}
 	var j projections.Job
-	if err := c.do(cmd.Context(), "POST", "/v1/operator/projections/"+kind, nil, httpapi.ProjectionJobRequest{Projections: names}, &j); err != nil {
+	if err := c.do(cmd.Context(), "POST", "/v1/operator/projections/"+kind, nil, httpapi.ProjectionJobRequest{Projections: names, Parallelism: parallel}, &j); err != nil {
 		return fmt.Errorf("start %s: %w", kind, err)
 	}
 	out := cmd.OutOrStdout()

@@ -18,8 +18,8 @@ import (
 // never forwarded to the leader.
 //
 //	GET  /v1/operator/projections[?checksum=true]   every projection: versions, applied index, state, checksum
-//	POST /v1/operator/projections/rebuild  {"Projections": [...]}   start an online rebuild (none: all); 202 with the job
-//	POST /v1/operator/projections/verify   {"Projections": [...]}   rebuild into scratch space and compare checksums; 202
+//	POST /v1/operator/projections/rebuild  {"Projections": [...], "Parallelism": n}   start an online rebuild (none: all); 202 with the job
+//	POST /v1/operator/projections/verify   {"Projections": [...], "Parallelism": n}   rebuild into scratch space and compare checksums; 202
 //	GET  /v1/operator/projections/job      the running job, else the last one: progress, events/s, ETA, results
 func (s *Server) projectionRoutes() {
 	s.handle("GET /v1/operator/projections", s.listProjections)
@@ -41,6 +41,10 @@ type ProjectionList struct {
 type ProjectionJobRequest struct {
 	// Projections names the projections; empty means all.
 	Projections []string
+	// Parallelism is how many projections the job replays at once: 0 the
+	// server's default (one fewer than its cores, at least 1), -1 all of
+	// them, n > 0 at most n.
+	Parallelism int `json:",omitempty"`
 }
 
 type noRebuilder struct{}
@@ -83,7 +87,11 @@ func (s *Server) submitProjectionJob(kind string) http.HandlerFunc {
 				return
 			}
 		}
-		j, err := rb.Submit(kind, body.Projections)
+		if body.Parallelism < -1 {
+			writeError(w, commands.Invalid("Parallelism", "%d: want -1 (all at once), 0 (the server's default) or a positive count", body.Parallelism))
+			return
+		}
+		j, err := rb.SubmitParallel(kind, body.Projections, body.Parallelism)
 		var unknown *projections.UnknownProjectionError
 		switch {
 		case errors.As(err, &unknown):

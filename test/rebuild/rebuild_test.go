@@ -266,6 +266,21 @@ func TestOnlineRebuildUnderWrites(t *testing.T) {
 	if code, body := post(t, addr, "/v1/operator/projections/rebuild", `{"Projections":["nope"]}`); code != http.StatusBadRequest {
 		t.Errorf("rebuild of an unknown projection: %d %s", code, body)
 	}
+	if code, body := post(t, addr, "/v1/operator/projections/rebuild", `{"Parallelism":-2}`); code != http.StatusBadRequest || !strings.Contains(body, "Parallelism") {
+		t.Errorf("rebuild with parallelism -2: %d %s", code, body)
+	}
+	// Asked for, a rebuild replays every projection at once.
+	b, _ := json.Marshal(httpapi.ProjectionJobRequest{Parallelism: -1})
+	code, body := post(t, addr, "/v1/operator/projections/rebuild", string(b))
+	if code != http.StatusAccepted {
+		t.Fatalf("rebuild with parallelism -1: %d %s", code, body)
+	}
+	if err := json.Unmarshal([]byte(body), &job); err != nil || job.Parallelism != len(all.Projections()) {
+		t.Errorf("rebuild with parallelism -1: %+v (%v), want parallelism %d", job, err, len(all.Projections()))
+	}
+	if job = waitJob(t, c, addr, job.ID); job.State != projections.JobDone {
+		t.Errorf("rebuild with parallelism -1: %+v", job)
+	}
 }
 
 // checkProjections fails t unless every projection of projs in r has the

@@ -14,7 +14,7 @@ func TestRebuildRows(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rows) != 18 || rows[0].value < 4000 {
+	if len(rows) != 25 || rows[0].value < 4000 {
 		t.Fatalf("rows: %+v", rows)
 	}
 	for _, r := range rows {

@@ -102,8 +102,10 @@ func writeLoadEntry(index uint64) ([]byte, error) {
 var rebuildWriteBaseline = 10 * time.Second
 
 // onlineUnderWrites runs the write load alone for rebuildWriteBaseline,
-// then rebuilds every projection of f online while the load goes on, and
-// returns the job's and the load's figures.
+// then rebuilds every projection of f online while the load goes on,
+// twice: with the Rebuilder's default parallelism (a core left to the
+// server) and with every projection at once; it returns the jobs' and the
+// load's figures.
 func onlineUnderWrites(f *projections.FSM) ([]row, error) {
 	w := startRebuildWriter(f)
 	time.Sleep(rebuildWriteBaseline)
@@ -111,9 +113,27 @@ func onlineUnderWrites(f *projections.FSM) ([]row, error) {
 	if err != nil {
 		return nil, err
 	}
-	rb := projections.NewRebuilder(f, projections.RebuilderConfig{Clock: time.Now})
+	rows := []row{
+		{"rebuild: the write load alone, entries/s", float64(baseEntries) / rebuildWriteBaseline.Seconds(), "entries/s"},
+		{"rebuild: the write load alone, longest write (one Apply of 8 entries)", millis(baseLongest), "ms"},
+	}
+	for _, parallel := range []int{0, -1} {
+		r, err := rebuildUnderWrites(f, parallel)
+		if err != nil {
+			return nil, err
+		}
+		rows = append(rows, r...)
+	}
+	return rows, nil
+}
+
+// rebuildUnderWrites rebuilds every projection of f online, parallel
+// projections at once (projections.Rebuilder.SubmitParallel), under the
+// write load, and returns the figures.
+func rebuildUnderWrites(f *projections.FSM, parallel int) ([]row, error) {
+	rb := projections.NewRebuilder(f, projections.RebuilderConfig{Clock: time.Now, Parallelism: parallel})
 	defer rb.Close()
-	w = startRebuildWriter(f)
+	w := startRebuildWriter(f)
 	t0, s0 := time.Now(), f.Store().WriteStalls()
 	job, err := rb.Do(context.Background(), projections.JobRebuild, nil)
 	took, s1 := time.Since(t0), f.Store().WriteStalls()
@@ -124,10 +144,12 @@ func onlineUnderWrites(f *projections.FSM) ([]row, error) {
 	if werr != nil {
 		return nil, werr
 	}
-	name := fmt.Sprintf("rebuild: online under writes (%d entries/s asked)", rebuildWriteRate)
+	how := fmt.Sprintf("%d projections at once, the default", job.Parallelism)
+	if parallel < 0 {
+		how = "all projections at once"
+	}
+	name := fmt.Sprintf("rebuild: online under writes (%d entries/s asked; %s)", rebuildWriteRate, how)
 	return []row{
-		{"rebuild: the write load alone, entries/s", float64(baseEntries) / rebuildWriteBaseline.Seconds(), "entries/s"},
-		{"rebuild: the write load alone, longest write (one Apply of 8 entries)", millis(baseLongest), "ms"},
 		{name + ", total", took.Seconds(), "s"},
 		{name + ", writes done", float64(entries) / took.Seconds(), "entries/s"},
 		{name + ", the switch", job.SwitchSeconds * 1000, "ms"},
