@@ -56,7 +56,7 @@ func TestRebuildCrashChild(t *testing.T) {
 	rb := projections.NewRebuilder(f, projections.RebuilderConfig{Logger: discard()})
 	if scenario == "switch" {
 		// Die between the switch's ingest and the batch that follows it.
-		store.SetReplaceHook(func() {
+		store.SetReplaceHook(func() error {
 			os.Stdout.WriteString("\n" + killMe + "\n")
 			select {}
 		})

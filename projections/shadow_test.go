@@ -531,3 +531,45 @@ func TestSwitchKeepsWritesAfterPrepare(t *testing.T) {
 		t.Errorf("shadow or markers left: %v", keys)
 	}
 }
+
+// TestSwitchHalfReplaced: a switch whose batch fails after the ingest
+// leaves the live tables holding the rebuilt rows without what followed
+// them: the projections turn stale at once (nothing applies to them, as a
+// restart would find them), and rebuilding them restores projections equal
+// to a from-scratch rebuild.
+func TestSwitchHalfReplaced(t *testing.T) {
+	rng := rand.New(rand.NewSource(17))
+	store := pt.OpenStore(t)
+	f, rb := openFSM(t, store, nil)
+	applyInBatches(t, rng, f, randomLogs(t, rng, 2000))
+	before := pt.Checksums(t, store, allProjs())
+
+	store.SetReplaceHook(func() error { return errors.New("disk gone") })
+	job, err := rb.Do(t.Context(), projections.JobRebuild, nil)
+	store.SetReplaceHook(nil)
+	if !errors.Is(err, kv.ErrHalfReplaced) || job.State != projections.JobFailed {
+		t.Fatalf("rebuild = %v (%s), want a failed job with ErrHalfReplaced", err, job.State)
+	}
+	if got, want := len(f.Stale()), len(allProjs()); got != want {
+		t.Fatalf("%d projections stale after the half switch, want %d", got, want)
+	}
+	func() {
+		defer func() {
+			if recover() == nil {
+				t.Error("an entry applied to stale projections")
+			}
+		}()
+		f.Apply(randomLogs(t, rng, 1)) // whatever the index, Apply refuses
+	}()
+
+	if err := rb.RebuildStale(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if len(f.Stale()) != 0 {
+		t.Fatalf("stale after the rebuild: %v", f.Stale())
+	}
+	if got := pt.Checksums(t, store, allProjs()); !reflect.DeepEqual(got, before) {
+		t.Error("the projections rebuilt after a half switch differ from the ones before it")
+	}
+	checkAgainstScratch(t, store, allProjs())
+}

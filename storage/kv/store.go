@@ -80,7 +80,7 @@ type Store struct {
 	gate sync.RWMutex
 	// replaced, when set (tests), runs in Replace between the ingest and
 	// the batch.
-	replaced func()
+	replaced func() error
 	stalls   *stalls
 }
 

@@ -150,7 +150,9 @@ func (s *Store) Replace(t *TableFile, wb *WriteBatch) (held time.Duration, err e
 		}
 	}
 	if s.replaced != nil {
-		s.replaced()
+		if err := s.replaced(); err != nil {
+			return 0, fmt.Errorf("%w: %w", ErrHalfReplaced, err)
+		}
 	}
 	if err := wb.Commit(true); err != nil {
 		return 0, fmt.Errorf("%w: %w", ErrHalfReplaced, err)
@@ -159,9 +161,11 @@ func (s *Store) Replace(t *TableFile, wb *WriteBatch) (held time.Duration, err e
 }
 
 // SetReplaceHook makes Replace call fn between its ingest and its batch,
-// with readers held back: the point a crash test stops a process at. nil
+// with readers held back: the point a crash test stops a process at, or
+// where a test fails the batch (an error from fn fails Replace with
+// ErrHalfReplaced, the batch not committed, as a disk error would). nil
 // removes it.
-func (s *Store) SetReplaceHook(fn func()) { s.replaced = fn }
+func (s *Store) SetReplaceHook(fn func() error) { s.replaced = fn }
 
 // removeTableFiles deletes table files a stop left behind.
 func removeTableFiles(dir string) error {

@@ -76,13 +76,14 @@ func TestReplace(t *testing.T) {
 		t.Fatal(err)
 	}
 	var readersHeld, hookRan bool
-	s.SetReplaceHook(func() {
+	s.SetReplaceHook(func() error {
 		hookRan = true
 		if s.gate.TryRLock() {
 			s.gate.RUnlock()
-			return
+			return nil
 		}
 		readersHeld = true
+		return nil
 	})
 	held, err := s.Replace(f, wb)
 	if err != nil {
@@ -221,5 +222,34 @@ func TestFormatUpgrade(t *testing.T) {
 	}
 	if v, err := s.Get([]byte("k")); err != nil || string(v) != "v" {
 		t.Fatalf("after the upgrade: %q, %v", v, err)
+	}
+}
+
+// TestReplaceHalfDone: a batch that fails after the ingest fails Replace
+// with ErrHalfReplaced, the store holding the file's writes and none of
+// the batch's.
+func TestReplaceHalfDone(t *testing.T) {
+	s := openTest(t, t.TempDir())
+	mustSet(t, s, "a/1", "old", "b", "old")
+	f, err := s.NewTableFile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Set([]byte("a/1"), []byte("file")); err != nil {
+		t.Fatal(err)
+	}
+	wb := s.WriteBatch()
+	if err := wb.Set([]byte("b"), []byte("batch")); err != nil {
+		t.Fatal(err)
+	}
+	disk := errors.New("disk full")
+	s.SetReplaceHook(func() error { return disk })
+	if _, err := s.Replace(f, wb); !errors.Is(err, ErrHalfReplaced) || !errors.Is(err, disk) {
+		t.Fatalf("Replace = %v, want ErrHalfReplaced wrapping the batch's error", err)
+	}
+	for k, want := range map[string]string{"a/1": "file", "b": "old"} {
+		if v, err := s.Get([]byte(k)); err != nil || string(v) != want {
+			t.Errorf("%s = %q, %v; want %q", k, v, err, want)
+		}
 	}
 }
