@@ -107,8 +107,11 @@ func (w *freshWriter) Set(key, value []byte) error {
 	v := make([]byte, len(value))
 	copy(v, value)
 	k := string(key)
-	w.keep(k, v)
-	w.written(key)
+	if old := w.keep(k, v); old == nil {
+		// A key the generation holds with a value is one the store holds
+		// or this writer wrote: written already.
+		w.written(key)
+	}
 	w.pending[k] = struct{}{}
 	return nil
 }
@@ -120,13 +123,16 @@ func (w *freshWriter) Delete(key []byte) error {
 	return nil
 }
 
-// keep caches key's value (nil: absent) in the current generation.
-func (w *freshWriter) keep(key string, v []byte) {
-	if old, ok := w.cur[key]; ok {
+// keep caches key's value (nil: absent) in the current generation and
+// returns the value it replaced there (nil: none, or absent).
+func (w *freshWriter) keep(key string, v []byte) []byte {
+	old, ok := w.cur[key]
+	if ok {
 		w.size -= len(key) + len(old)
 	}
 	w.cur[key] = v
 	w.size += len(key) + len(v)
+	return old
 }
 
 // written records that the store holds key; past freshKeysLimit the

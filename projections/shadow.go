@@ -52,6 +52,9 @@ func (s *shadowWriter) key(k []byte) ([]byte, error) {
 		}
 		return nil, err
 	}
+	if len(s.prefix) == 0 { // a rebuild into an empty store: the live keys
+		return k, nil
+	}
 	return prefixed(s.prefix, k), nil
 }
 
