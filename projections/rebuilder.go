@@ -337,7 +337,11 @@ func (r *Rebuilder) Do(ctx context.Context, kind string, list []string) (Job, er
 		return Job{}, ErrRebuildBusy
 	}
 	r.mu.nextID++
-	j := &Job{ID: r.mu.nextID, Kind: kind, Projections: names(projs), State: JobQueued, Parallelism: r.parallelism(0, len(projs))}
+	parallel := r.parallelism(0, len(projs))
+	if kind == JobStartup {
+		parallel = len(projs) // before the server serves: every core
+	}
+	j := &Job{ID: r.mu.nextID, Kind: kind, Projections: names(projs), State: JobQueued, Parallelism: parallel}
 	r.mu.current = j
 	r.mu.Unlock()
 	return r.run(ctx, j)
@@ -359,7 +363,7 @@ func (r *Rebuilder) run(ctx context.Context, j *Job) (Job, error) {
 	if err == nil {
 		switch j.Kind {
 		case JobStartup:
-			err = r.fsm.rebuildOnline(ctx, projs, r.cfg.CatchUpLag, 0, r.observe) // before serving: every core
+			err = r.fsm.rebuildOnline(ctx, projs, r.cfg.CatchUpLag, j.Parallelism, r.observe)
 		case JobRebuild:
 			err = r.rebuild(ctx, projs, j.Parallelism)
 		case JobVerify:

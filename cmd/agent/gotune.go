@@ -15,8 +15,8 @@ import (
 // collects many times a second under load (487 cycles in the 24 s of the
 // million-eval delete of docs/gc.md): each cycle takes a quarter of the
 // cores and has allocating goroutines — an FSM applying an entry among
-// them — do marking work. At 400% that delete ran 87 cycles, took 11%
-// less CPU and had 2 instead of 14 entries over 10 ms.
+// them — do marking work. At 400% that delete ran 87–96 cycles, took
+// about a tenth less CPU and had 1–5 instead of 7–14 entries over 10 ms.
 const ServerGCPercent = 400
 
 // CollectAt sets the Go collector's target to percent unless $GOGC is

@@ -2,11 +2,12 @@ package kv
 
 import (
 	"errors"
-	"github.com/cockroachdb/pebble"
 	"maps"
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/cockroachdb/pebble"
 )
 
 func openTest(t *testing.T, dir string) *Store {

@@ -23,7 +23,6 @@ package main
 import (
 	"flag"
 	"fmt"
-	"github.com/ordoplane/ordo/cmd/agent"
 	"io"
 	"log/slog"
 	"os"
@@ -31,6 +30,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/ordoplane/ordo/cmd/agent"
 )
 
 // row is one line of the printed table.
