@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/cockroachdb/pebble"
@@ -82,6 +83,9 @@ type Store struct {
 	// the batch.
 	replaced func() error
 	stalls   *stalls
+	// ingests counts the files Replace ingested; flushedIngests is how
+	// many of them a flush since put in the LSM (see Checkpoint).
+	ingests, flushedIngests atomic.Uint64
 }
 
 // formatVersion is the Pebble format a store is kept at.

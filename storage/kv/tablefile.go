@@ -148,6 +148,7 @@ func (s *Store) Replace(t *TableFile, wb *WriteBatch) (held time.Duration, err e
 		if err := s.db.Ingest([]string{t.path}); err != nil {
 			return 0, fmt.Errorf("ingest %s: %w", t.path, err)
 		}
+		s.ingests.Add(1)
 	}
 	if s.replaced != nil {
 		if err := s.replaced(); err != nil {
