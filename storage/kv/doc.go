@@ -27,4 +27,8 @@
 //   - Get returns a copy the caller may keep; Scan's key and value are valid
 //     only during the callback.
 //   - A missing key is ErrNotFound, never a nil value with a nil error.
+//   - Stores are kept at Pebble's FormatFlushableIngest (Open moves an
+//     older one there, one way): an ingest never waits for a memtable
+//     flush, and Checkpoint flushes first if one may still be queued, so a
+//     checkpoint always opens.
 package kv
