@@ -382,10 +382,24 @@ func report(w io.Writer, j projections.Job) error {
 		if s := took.Seconds(); s > 0 {
 			rate = float64(j.Events) / s
 		}
-		fmt.Fprintf(w, "rebuilt %s: %d events through index %d in %s (%.0f events/s)\n",
-			strings.Join(j.Projections, ", "), j.Events, j.Index, took.Round(time.Millisecond), rate)
+		fmt.Fprintf(w, "rebuilt %s: %d events through index %d in %s (%.0f events/s, %s at once); the switch held writes %s, reads %s\n",
+			strings.Join(j.Projections, ", "), j.Events, j.Index, took.Round(time.Millisecond), rate, plural(j.Parallelism, "projection"),
+			seconds(j.SwitchSeconds), seconds(j.ReadPauseSeconds))
 	}
 	return nil
+}
+
+// plural says n things: "1 projection", "3 projections".
+func plural(n int, thing string) string {
+	if n == 1 {
+		return "1 " + thing
+	}
+	return fmt.Sprintf("%d %ss", n, thing)
+}
+
+// seconds renders s seconds to the microsecond.
+func seconds(s float64) time.Duration {
+	return time.Duration(s * float64(time.Second)).Round(time.Microsecond)
 }
 
 func writeIndented(w io.Writer, v any) error {

@@ -3,6 +3,7 @@ package main
 import (
 	"io"
 	"log/slog"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -54,6 +55,20 @@ func TestProjectionsCommands(t *testing.T) {
 	}
 	if !strings.Contains(stderr, "events") {
 		t.Errorf("rebuild drew no progress bar: %q", stderr)
+	}
+	// The server's default: one fewer than its cores, at least 1, at most
+	// the two projections rebuilt.
+	want := plural(min(2, max(1, runtime.GOMAXPROCS(0)-1)), "projection") + " at once"
+	if !strings.Contains(stdout, want) || !strings.Contains(stdout, "the switch held writes") {
+		t.Errorf("rebuild with the server's default parallelism: %s, want %q", stdout, want)
+	}
+	code, stdout, stderr = runCLI("operator", "projections", "rebuild", "-address", addr, "-quiet", "-parallel", "-1", "namespaces", "servers")
+	if code != 0 || !strings.Contains(stdout, "2 projections at once") {
+		t.Errorf("rebuild -parallel -1: %d\n%s%s", code, stdout, stderr)
+	}
+	code, _, stderr = runCLI("operator", "projections", "rebuild", "-address", addr, "-parallel", "-3")
+	if code == 0 || !strings.Contains(stderr, "Parallelism") {
+		t.Errorf("rebuild -parallel -3: %d %s", code, stderr)
 	}
 	code, stdout, stderr = runCLI("operator", "history", "-address", addr)
 	if code != 0 || !strings.Contains(stdout, "Applied index") || !strings.Contains(stdout, "Projection versions") ||
