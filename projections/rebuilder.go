@@ -44,7 +44,18 @@ const (
 	JobRunning = "running"
 	JobDone    = "done"
 	JobFailed  = "failed"
+	// JobCancelled: an operator cancelled it (Rebuilder.Cancel); what it
+	// built was discarded and the live projections are as they were.
+	JobCancelled = "cancelled"
 )
+
+// ErrJobCancelled ends a job an operator cancelled.
+var ErrJobCancelled = errors.New("ordo: the projection job was cancelled")
+
+// Ended reports whether the job has ended: done, failed or cancelled.
+func (j Job) Ended() bool {
+	return j.State == JobDone || j.State == JobFailed || j.State == JobCancelled
+}
 
 // Projection states.
 const (
@@ -164,6 +175,10 @@ type Rebuilder struct {
 		rateFrom   rateMark
 		// switchFrom is when the running job's switch began.
 		switchFrom time.Time
+		// cancel ends the running job (Cancel); cancelQueued has the
+		// queued one end as soon as it starts.
+		cancel       context.CancelCauseFunc
+		cancelQueued bool
 	}
 }
 
@@ -351,6 +366,8 @@ func (r *Rebuilder) Do(ctx context.Context, kind string, list []string) (Job, er
 func (r *Rebuilder) run(ctx context.Context, j *Job) (Job, error) {
 	r.runMu.Lock()
 	defer r.runMu.Unlock()
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
 	projs, err := r.resolve(j.Projections)
 	now := r.now()
 	r.mu.Lock()
@@ -358,6 +375,11 @@ func (r *Rebuilder) run(ctx context.Context, j *Job) (Job, error) {
 	r.mu.eventsSeen = 0
 	r.mu.rateFrom = rateMark{at: now}
 	r.mu.switchFrom = time.Time{}
+	r.mu.cancel = cancel
+	if r.mu.cancelQueued {
+		r.mu.cancelQueued = false
+		cancel(ErrJobCancelled)
+	}
 	r.mu.Unlock()
 	var results []VerifyResult
 	if err == nil {
@@ -374,13 +396,19 @@ func (r *Rebuilder) run(ctx context.Context, j *Job) (Job, error) {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.mu.cancel = nil
 	for _, p := range projs {
 		delete(r.mu.building, p.Name())
 		r.metrics.lag.WithLabelValues(p.Name()).Set(0)
 	}
 	j.Finished, j.Results = r.now(), results
 	j.State = JobDone
-	if err != nil {
+	switch {
+	case err != nil && errors.Is(context.Cause(ctx), ErrJobCancelled):
+		err = ErrJobCancelled
+		j.State, j.Error, j.Results = JobCancelled, err.Error(), nil
+		r.log.Warn("projection job cancelled", "job", j.ID, "kind", j.Kind, "projections", fmt.Sprint(j.Projections))
+	case err != nil:
 		j.State, j.Error = JobFailed, err.Error()
 	}
 	r.mu.current, r.mu.last = nil, j
@@ -388,13 +416,35 @@ func (r *Rebuilder) run(ctx context.Context, j *Job) (Job, error) {
 	return *j, err
 }
 
+// Cancel ends the queued or running rebuild or verify and returns it as
+// it stood (its state turns JobCancelled once it has stopped; see Job):
+// a rebuild's shadow is discarded and its markers dropped, so the live
+// projections stay as they were and a restart does not resume it. A
+// rebuild already switching may finish first. False when no job is queued
+// or running.
+func (r *Rebuilder) Cancel() (Job, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	j := r.mu.current
+	if j == nil {
+		return Job{}, false
+	}
+	if r.mu.cancel != nil {
+		r.mu.cancel(ErrJobCancelled)
+	} else {
+		r.mu.cancelQueued = true
+	}
+	return *j, true
+}
+
 func (r *Rebuilder) rebuild(ctx context.Context, projs []Projection, parallel int) error {
 	if err := r.fsm.markRebuild(projs); err != nil {
 		return err
 	}
 	err := r.fsm.rebuildOnline(ctx, projs, r.cfg.CatchUpLag, parallel, r.observe)
-	if err != nil && ctx.Err() == nil {
-		// A failure that is not a stop would fail again on every start.
+	if err != nil && (ctx.Err() == nil || errors.Is(context.Cause(ctx), ErrJobCancelled)) {
+		// A failure that is not a stop would fail again on every start;
+		// an operator who cancelled does not want it resumed.
 		if uerr := r.fsm.unmarkRebuild(projs); uerr != nil {
 			r.log.Error("drop rebuild markers", "err", uerr)
 		}

@@ -33,7 +33,8 @@ func newProjectionsCommand(g *globals) *cobra.Command {
 They are local to a server: these commands act on the server -address names
 (or, with -offline, on a stopped server's data directory).`,
 	}
-	cmd.AddCommand(newProjectionsListCommand(g), newProjectionsRebuildCommand(g), newProjectionsVerifyCommand(g))
+	cmd.AddCommand(newProjectionsListCommand(g), newProjectionsRebuildCommand(g), newProjectionsVerifyCommand(g),
+		newProjectionsCancelCommand(g))
 	return cmd
 }
 
@@ -209,6 +210,31 @@ func newProjectionsVerifyCommand(g *globals) *cobra.Command {
 	return cmd
 }
 
+func newProjectionsCancelCommand(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "cancel",
+		Short: "Cancel the server's running or queued projection rebuild or verify",
+		Long: `Cancel stops the projection rebuild or verify the server runs (or has
+queued). A rebuild's shadow is discarded: the live projections stay as they
+were, and a restart does not resume it. A rebuild already switching its
+projections live may finish first. Follow the job with
+` + "`ordo operator projections list`" + `.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, err := g.client()
+			if err != nil {
+				return err
+			}
+			var j projections.Job
+			if err := c.do(cmd.Context(), "DELETE", "/v1/operator/projections/job", nil, nil, &j); err != nil {
+				return fmt.Errorf("cancel: %w", err)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "cancelling %s of %s (job %d, %s)\n", j.Kind, strings.Join(j.Projections, ", "), j.ID, j.State)
+			return nil
+		},
+	}
+}
+
 // onlineJob starts a job on the server, then polls it, drawing its
 // progress, until it ends.
 func onlineJob(cmd *cobra.Command, g *globals, kind string, names []string, parallel int, detach, quiet bool) error {
@@ -266,7 +292,7 @@ func offlineJob(cmd *cobra.Command, off *offlineFlags, kind string, names []stri
 	}
 	j, _ := rb.Job()
 	j, ferr := follow(cmd.Context(), cmd.ErrOrStderr(), j, poll, quiet)
-	if err := <-done; err != nil && ferr == nil && j.State != projections.JobFailed {
+	if err := <-done; err != nil && ferr == nil && !j.Ended() {
 		ferr = err
 	}
 	if ferr != nil {
@@ -329,7 +355,7 @@ func follow(ctx context.Context, w io.Writer, j projections.Job, poll func(conte
 			bar.Describe(fmt.Sprintf("%s %s [%s]", j.Kind, strings.Join(j.Projections, ","), phase))
 			_ = bar.Set64(int64(min(j.Events, j.Target)))
 		}
-		if j.State == projections.JobDone || j.State == projections.JobFailed {
+		if j.Ended() {
 			if bar != nil {
 				if j.State == projections.JobDone && j.Target > 0 {
 					_ = bar.Finish()
@@ -354,8 +380,11 @@ func follow(ctx context.Context, w io.Writer, j projections.Job, poll func(conte
 // report prints a finished job: an error for a failed one, the checksums
 // of a verify (an error when one differs), a summary of a rebuild.
 func report(w io.Writer, j projections.Job) error {
-	if j.State == projections.JobFailed {
+	switch j.State {
+	case projections.JobFailed:
 		return fmt.Errorf("%s of %s failed: %s", j.Kind, strings.Join(j.Projections, ", "), j.Error)
+	case projections.JobCancelled:
+		return fmt.Errorf("%s of %s cancelled: the live projections are as they were", j.Kind, strings.Join(j.Projections, ", "))
 	}
 	took := j.Finished.Sub(j.Started)
 	switch j.Kind {

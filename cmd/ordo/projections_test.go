@@ -66,6 +66,10 @@ func TestProjectionsCommands(t *testing.T) {
 	if code != 0 || !strings.Contains(stdout, "2 projections at once") {
 		t.Errorf("rebuild -parallel -1: %d\n%s%s", code, stdout, stderr)
 	}
+	code, _, stderr = runCLI("operator", "projections", "cancel", "-address", addr)
+	if code == 0 || !strings.Contains(stderr, "running projection job") {
+		t.Errorf("cancel with no job running: %d %s", code, stderr)
+	}
 	code, _, stderr = runCLI("operator", "projections", "rebuild", "-address", addr, "-parallel", "-3")
 	if code == 0 || !strings.Contains(stderr, "Parallelism") {
 		t.Errorf("rebuild -parallel -3: %d %s", code, stderr)

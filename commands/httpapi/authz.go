@@ -138,6 +138,7 @@ var routeAccess = map[string]access{
 	"POST /v1/operator/projections/verify":  opRule(write),
 	"PUT /v1/operator/projections/verify":   opRule(write),
 	"GET /v1/operator/projections/job":      opRule(read),
+	"DELETE /v1/operator/projections/job":   opRule(write),
 	"GET /v1/operator/mirror":               opRule(read),
 	"POST /v1/operator/mirror/verify":       opRule(write),
 	"PUT /v1/operator/mirror/verify":        opRule(write),

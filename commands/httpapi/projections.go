@@ -21,6 +21,7 @@ import (
 //	POST /v1/operator/projections/rebuild  {"Projections": [...], "Parallelism": n}   start an online rebuild (none: all); 202 with the job
 //	POST /v1/operator/projections/verify   {"Projections": [...], "Parallelism": n}   rebuild into scratch space and compare checksums; 202
 //	GET  /v1/operator/projections/job      the running job, else the last one: progress, events/s, ETA, results
+//	DELETE /v1/operator/projections/job    cancel the running or queued job; 200 with it, 404 when there is none
 func (s *Server) projectionRoutes() {
 	s.handle("GET /v1/operator/projections", s.listProjections)
 	s.handle("POST /v1/operator/projections/rebuild", s.submitProjectionJob(projections.JobRebuild))
@@ -28,6 +29,7 @@ func (s *Server) projectionRoutes() {
 	s.handle("POST /v1/operator/projections/verify", s.submitProjectionJob(projections.JobVerify))
 	s.handle("PUT /v1/operator/projections/verify", s.submitProjectionJob(projections.JobVerify))
 	s.handle("GET /v1/operator/projections/job", s.projectionJob)
+	s.handle("DELETE /v1/operator/projections/job", s.cancelProjectionJob)
 }
 
 // ProjectionList is the answer of GET /v1/operator/projections.
@@ -110,6 +112,20 @@ func (s *Server) submitProjectionJob(kind string) http.HandlerFunc {
 
 func (s *Server) projectionJob(w http.ResponseWriter, _ *http.Request) {
 	projectionJob(w, s.cfg.Rebuilds)
+}
+
+func (s *Server) cancelProjectionJob(w http.ResponseWriter, _ *http.Request) {
+	rb := s.cfg.Rebuilds
+	if rb == nil {
+		writeJSON(w, http.StatusNotImplemented, errorBody{Error: noRebuilder{}.Error(), Status: http.StatusNotImplemented})
+		return
+	}
+	j, ok := rb.Cancel()
+	if !ok {
+		writeError(w, &commands.NotFoundError{Kind: "running projection job", ID: "any"})
+		return
+	}
+	writeJSON(w, http.StatusOK, j)
 }
 
 func projectionJob(w http.ResponseWriter, rb *projections.Rebuilder) {
