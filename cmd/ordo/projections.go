@@ -260,6 +260,9 @@ func onlineJob(cmd *cobra.Command, g *globals, kind string, names []string, para
 		return cur, err
 	}
 	j, err = follow(cmd.Context(), cmd.ErrOrStderr(), j, poll, quiet)
+	if errors.Is(err, context.Canceled) {
+		return fmt.Errorf("stopped following job %d; the server goes on with the %s (`ordo operator projections cancel` stops it)", j.ID, kind)
+	}
 	if err != nil {
 		return err
 	}
