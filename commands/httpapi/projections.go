@@ -53,13 +53,21 @@ type noRebuilder struct{}
 
 func (noRebuilder) Error() string { return "this server runs no projection rebuilder" }
 
+// haveRebuilder answers 501 and reports false when the server runs no
+// rebuilder.
+func haveRebuilder(w http.ResponseWriter, rb *projections.Rebuilder) bool {
+	if rb == nil {
+		writeJSON(w, http.StatusNotImplemented, errorBody{Error: noRebuilder{}.Error(), Status: http.StatusNotImplemented})
+	}
+	return rb != nil
+}
+
 func (s *Server) listProjections(w http.ResponseWriter, r *http.Request) {
 	listProjections(w, r, s.cfg.Rebuilds)
 }
 
 func listProjections(w http.ResponseWriter, r *http.Request, rb *projections.Rebuilder) {
-	if rb == nil {
-		writeJSON(w, http.StatusNotImplemented, errorBody{Error: noRebuilder{}.Error(), Status: http.StatusNotImplemented})
+	if !haveRebuilder(w, rb) {
 		return
 	}
 	sums, _ := strconv.ParseBool(r.URL.Query().Get("checksum"))
@@ -78,8 +86,7 @@ func listProjections(w http.ResponseWriter, r *http.Request, rb *projections.Reb
 func (s *Server) submitProjectionJob(kind string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		rb := s.cfg.Rebuilds
-		if rb == nil {
-			writeJSON(w, http.StatusNotImplemented, errorBody{Error: noRebuilder{}.Error(), Status: http.StatusNotImplemented})
+		if !haveRebuilder(w, rb) {
 			return
 		}
 		var body ProjectionJobRequest
@@ -115,27 +122,22 @@ func (s *Server) projectionJob(w http.ResponseWriter, _ *http.Request) {
 }
 
 func (s *Server) cancelProjectionJob(w http.ResponseWriter, _ *http.Request) {
-	rb := s.cfg.Rebuilds
-	if rb == nil {
-		writeJSON(w, http.StatusNotImplemented, errorBody{Error: noRebuilder{}.Error(), Status: http.StatusNotImplemented})
-		return
-	}
-	j, ok := rb.Cancel()
-	if !ok {
-		writeError(w, &commands.NotFoundError{Kind: "running projection job", ID: "any"})
-		return
-	}
-	writeJSON(w, http.StatusOK, j)
+	answerJob(w, s.cfg.Rebuilds, "running projection job", (*projections.Rebuilder).Cancel)
 }
 
 func projectionJob(w http.ResponseWriter, rb *projections.Rebuilder) {
-	if rb == nil {
-		writeJSON(w, http.StatusNotImplemented, errorBody{Error: noRebuilder{}.Error(), Status: http.StatusNotImplemented})
+	answerJob(w, rb, "projection job", (*projections.Rebuilder).Job)
+}
+
+// answerJob writes the job get returns from rb, or 404 naming what when
+// it returns none.
+func answerJob(w http.ResponseWriter, rb *projections.Rebuilder, what string, get func(*projections.Rebuilder) (projections.Job, bool)) {
+	if !haveRebuilder(w, rb) {
 		return
 	}
-	j, ok := rb.Job()
+	j, ok := get(rb)
 	if !ok {
-		writeError(w, &commands.NotFoundError{Kind: "projection job", ID: "any"})
+		writeError(w, &commands.NotFoundError{Kind: what, ID: "any"})
 		return
 	}
 	writeJSON(w, http.StatusOK, j)

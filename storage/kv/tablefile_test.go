@@ -226,11 +226,10 @@ func TestFormatUpgrade(t *testing.T) {
 	}
 }
 
-// TestReplaceHalfDone: a batch that fails after the ingest fails Replace
-// with ErrHalfReplaced, the store holding the file's writes and none of
-// the batch's.
-func TestReplaceHalfDone(t *testing.T) {
-	s := openTest(t, t.TempDir())
+// fileOverOld writes "a/1" and "b" as "old" into s (its memtable holds
+// them) and returns a table file setting "a/1" to "file".
+func fileOverOld(t *testing.T, s *Store) *TableFile {
+	t.Helper()
 	mustSet(t, s, "a/1", "old", "b", "old")
 	f, err := s.NewTableFile()
 	if err != nil {
@@ -239,6 +238,15 @@ func TestReplaceHalfDone(t *testing.T) {
 	if err := f.Set([]byte("a/1"), []byte("file")); err != nil {
 		t.Fatal(err)
 	}
+	return f
+}
+
+// TestReplaceHalfDone: a batch that fails after the ingest fails Replace
+// with ErrHalfReplaced, the store holding the file's writes and none of
+// the batch's.
+func TestReplaceHalfDone(t *testing.T) {
+	s := openTest(t, t.TempDir())
+	f := fileOverOld(t, s)
 	wb := s.WriteBatch()
 	if err := wb.Set([]byte("b"), []byte("batch")); err != nil {
 		t.Fatal(err)
@@ -262,15 +270,7 @@ func TestCheckpointAfterReplace(t *testing.T) {
 	for i := range 5 {
 		dir := t.TempDir()
 		s := openTest(t, filepath.Join(dir, "store"))
-		mustSet(t, s, "a/1", "old", "b", "old")
-		f, err := s.NewTableFile()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := f.Set([]byte("a/1"), []byte("file")); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := s.Replace(f, s.WriteBatch()); err != nil {
+		if _, err := s.Replace(fileOverOld(t, s), s.WriteBatch()); err != nil {
 			t.Fatal(err)
 		}
 		cp := filepath.Join(dir, "checkpoint")
