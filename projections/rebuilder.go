@@ -175,10 +175,10 @@ type Rebuilder struct {
 		rateFrom   rateMark
 		// switchFrom is when the running job's switch began.
 		switchFrom time.Time
-		// cancel ends the running job (Cancel); cancelQueued has the
-		// queued one end as soon as it starts.
+		// cancel ends the running job (Cancel); the job whose ID is
+		// cancelQueued (a queued one) ends as soon as it starts.
 		cancel       context.CancelCauseFunc
-		cancelQueued bool
+		cancelQueued uint64
 	}
 }
 
@@ -376,8 +376,8 @@ func (r *Rebuilder) run(ctx context.Context, j *Job) (Job, error) {
 	r.mu.rateFrom = rateMark{at: now}
 	r.mu.switchFrom = time.Time{}
 	r.mu.cancel = cancel
-	if r.mu.cancelQueued {
-		r.mu.cancelQueued = false
+	if r.mu.cancelQueued == j.ID {
+		r.mu.cancelQueued = 0
 		cancel(ErrJobCancelled)
 	}
 	r.mu.Unlock()
@@ -432,7 +432,7 @@ func (r *Rebuilder) Cancel() (Job, bool) {
 	if r.mu.cancel != nil {
 		r.mu.cancel(ErrJobCancelled)
 	} else {
-		r.mu.cancelQueued = true
+		r.mu.cancelQueued = j.ID
 	}
 	return *j, true
 }
