@@ -121,13 +121,32 @@ func newProjectionsListCommand(g *globals) *cobra.Command {
 			if asJSON {
 				return writeIndented(cmd.OutOrStdout(), list)
 			}
-			return printProjections(cmd.OutOrStdout(), list.Projections)
+			if err := printProjections(cmd.OutOrStdout(), list.Projections); err != nil {
+				return err
+			}
+			if list.Job != nil {
+				fmt.Fprintln(cmd.OutOrStdout(), jobLine(*list.Job))
+			}
+			return nil
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the server's JSON answer")
 	cmd.Flags().BoolVar(&checksums, "checksum", true, "compute each projection's checksum (reads every row)")
 	off.add(cmd)
 	return cmd
+}
+
+// jobLine says, under the list, what the running or last job is doing or
+// did.
+func jobLine(j projections.Job) string {
+	line := fmt.Sprintf("\nJob %d: %s of %s, %s", j.ID, j.Kind, strings.Join(j.Projections, ", "), j.State)
+	if j.State == projections.JobRunning {
+		line += fmt.Sprintf(" (%s, %d of %d events, %s at once)", j.Phase, j.Events, j.Target, plural(j.Parallelism, "projection"))
+	}
+	if j.Error != "" && j.State != projections.JobCancelled {
+		line += ": " + j.Error
+	}
+	return line
 }
 
 // printProjections writes the table of `ordo operator projections list`.

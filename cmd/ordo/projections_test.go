@@ -74,6 +74,10 @@ func TestProjectionsCommands(t *testing.T) {
 	if code == 0 || !strings.Contains(stderr, "Parallelism") {
 		t.Errorf("rebuild -parallel -3: %d %s", code, stderr)
 	}
+	code, stdout, stderr = runCLI("operator", "projections", "list", "-address", addr, "-checksum=false")
+	if code != 0 || !strings.Contains(stdout, "Job 2: rebuild of namespaces, servers, done") {
+		t.Errorf("list after a rebuild names no job: %d\n%s%s", code, stdout, stderr)
+	}
 	code, stdout, stderr = runCLI("operator", "history", "-address", addr)
 	if code != 0 || !strings.Contains(stdout, "Applied index") || !strings.Contains(stdout, "Projection versions") ||
 		!strings.Contains(stdout, "namespaces=") || !strings.Contains(stdout, "Checkpoints") {
