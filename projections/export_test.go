@@ -36,3 +36,7 @@ func ApplyEvent(w kv.Writer, p Projection, ev *events.Event, index uint64) error
 // SetPreparedHook makes f's online rebuilds call fn once the switch's table
 // file is written, before they catch up for the last time.
 func SetPreparedHook(f *FSM, fn func()) { f.prepared = fn }
+
+// BusyFunc returns the test a job of r would use of whether the server
+// applies entries.
+func BusyFunc(r *Rebuilder) func() bool { return r.busy() }

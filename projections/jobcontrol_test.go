@@ -39,9 +39,10 @@ func (p probeProj) Apply(_ *projections.Tx, _ *events.Event) error {
 	return nil
 }
 
-// TestRebuildParallelism: an operator's rebuild or verify replays at most
-// as many projections at once as asked (the default leaves the server a
-// core), and says so in its job; asking for all lets them overlap.
+// TestRebuildParallelism: while the server applies entries, an operator's
+// rebuild or verify replays at most as many projections at once as asked
+// (the default leaves the server a core), and says so in its job; while
+// it applies nothing, or when asked for all, they overlap.
 func TestRebuildParallelism(t *testing.T) {
 	o := &overlap{}
 	projs := append(allProjs(), probeProj{"probe_a", o}, probeProj{"probe_b", o}, probeProj{"probe_c", o})
@@ -55,7 +56,7 @@ func TestRebuildParallelism(t *testing.T) {
 	applyInBatches(t, rng, f, randomLogs(t, rng, 3000))
 
 	rb := projections.NewRebuilder(f, projections.RebuilderConfig{Logger: discard(), Clock: time.Now,
-		ScratchDir: t.TempDir(), Parallelism: 1})
+		ScratchDir: t.TempDir(), Parallelism: 1, Busy: func() bool { return true }})
 	t.Cleanup(rb.Close)
 	for _, kind := range []string{projections.JobRebuild, projections.JobVerify} {
 		o.most.Store(0)
@@ -71,8 +72,19 @@ func TestRebuildParallelism(t *testing.T) {
 		}
 	}
 
+	idle := projections.NewRebuilder(f, projections.RebuilderConfig{Logger: discard(), Clock: time.Now,
+		ScratchDir: t.TempDir(), Parallelism: 1, Busy: func() bool { return false }})
+	t.Cleanup(idle.Close)
+	o.most.Store(0)
+	if job, err := idle.Do(t.Context(), projections.JobRebuild, nil); err != nil || job.Parallelism != 1 {
+		t.Fatalf("idle rebuild: %v, parallelism %d", err, job.Parallelism)
+	}
+	if m := o.most.Load(); m < 2 {
+		t.Errorf("with the server idle, at most %d probes applied at once", m)
+	}
+
 	all := projections.NewRebuilder(f, projections.RebuilderConfig{Logger: discard(), Clock: time.Now,
-		ScratchDir: t.TempDir(), Parallelism: -1})
+		ScratchDir: t.TempDir(), Parallelism: -1, Busy: func() bool { return true }})
 	t.Cleanup(all.Close)
 	o.most.Store(0)
 	job, err := all.Do(t.Context(), projections.JobRebuild, nil)
@@ -87,6 +99,40 @@ func TestRebuildParallelism(t *testing.T) {
 	}
 	if _, err := all.SubmitParallel(projections.JobRebuild, nil, -2); err == nil {
 		t.Error("parallelism -2 accepted")
+	}
+}
+
+// TestRebuildBusy: by default a rebuild counts the server busy once its
+// applied index moves, and idle again a second (by the Rebuilder's clock)
+// after it last moved.
+func TestRebuildBusy(t *testing.T) {
+	rng := rand.New(rand.NewSource(47))
+	store := pt.OpenStore(t)
+	f, err := projections.NewFSM(store, projections.FSMConfig{Projections: allProjs(), Logger: discard()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(f.Close)
+	logs := randomLogs(t, rng, 20)
+	f.Apply(logs[:10])
+	now := time.Unix(1_700_000_000, 0)
+	rb := projections.NewRebuilder(f, projections.RebuilderConfig{Logger: discard(), Clock: func() time.Time { return now }})
+	t.Cleanup(rb.Close)
+	busy := projections.BusyFunc(rb)
+	if busy() {
+		t.Error("busy before anything applied since the job began")
+	}
+	f.Apply(logs[10:])
+	if !busy() {
+		t.Error("not busy right after an apply")
+	}
+	now = now.Add(999 * time.Millisecond)
+	if !busy() {
+		t.Error("not busy 999 ms after an apply")
+	}
+	now = now.Add(time.Millisecond)
+	if busy() {
+		t.Error("still busy a second after the last apply")
 	}
 }
 

@@ -124,15 +124,17 @@ func (l *lanes) run(src kv.Reader, from, to uint64) error {
 	return <-readErr
 }
 
-// limit has at most n lanes apply events at once (0: all of them), so a
-// rebuild running beside a serving server leaves it cores.
-func (l *lanes) limit(n int) {
+// limit has at most n lanes apply events at once (0: all of them) while
+// busy reports true (nil: always), so a rebuild running beside a serving
+// server leaves it cores while it applies entries, and takes them all
+// while it is idle.
+func (l *lanes) limit(n int, busy func() bool) {
 	var sem chan struct{}
 	if n > 0 && n < len(l.rs) {
 		sem = make(chan struct{}, n)
 	}
 	for _, r := range l.rs {
-		r.sem = sem
+		r.sem, r.busy = sem, busy
 	}
 }
 

@@ -47,7 +47,7 @@ func Rebuild(src kv.Reader, dst *kv.Store, projs []Projection, to uint64, progre
 		return RebuildStats{}, err
 	}
 	if fresh && len(projs) > 1 {
-		return scratchRebuild(context.Background(), src, dst, projs, to, 0, progress)
+		return scratchRebuild(context.Background(), src, dst, projs, to, 0, nil, progress)
 	}
 	w := newFreshWriter(dst, fresh, freshRowsLimit)
 	defer w.close()
@@ -80,9 +80,11 @@ type replayer struct {
 	progress func(RebuildStats)
 	// check, when set, is called after each commit; an error ends the run.
 	check func() error
-	// sem, when set, is held while a chunk of events is applied: lanes
-	// sharing it apply that many chunks at once (lanes.limit).
-	sem chan struct{}
+	// sem, when set, is held while a chunk of events is applied, if busy
+	// (nil: always) says so: lanes sharing it apply that many chunks at
+	// once (lanes.limit).
+	sem  chan struct{}
+	busy func() bool
 }
 
 // run replays the archive of src from index from through to (0: to its
@@ -122,7 +124,7 @@ func (r *replayer) consume(chunks <-chan []*events.Event) error {
 
 // applyChunk applies the events of chunk, holding sem when set.
 func (r *replayer) applyChunk(chunk []*events.Event, guard *shadowWriter) error {
-	if r.sem != nil {
+	if r.sem != nil && (r.busy == nil || r.busy()) {
 		r.sem <- struct{}{}
 		defer func() { <-r.sem }()
 	}

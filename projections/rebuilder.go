@@ -139,12 +139,18 @@ type RebuilderConfig struct {
 	// it, removed afterwards); default os.TempDir().
 	ScratchDir string
 	// Parallelism is how many projections an operator's rebuild or verify
-	// replays at once while the server serves, unless the job asks
-	// otherwise (SubmitParallel): 0 means GOMAXPROCS-1, at least 1, which
-	// leaves the FSM, raft and the API a core; -1 every projection at once.
-	// A startup rebuild, before the server serves, and the last entries of
-	// a switch, which writes wait for, use every core.
+	// replays at once while the server applies entries, unless the job
+	// asks otherwise (SubmitParallel): 0 means GOMAXPROCS-1, at least 1,
+	// which leaves the FSM, raft and the API a core; -1 every projection
+	// at once. While the server applies nothing (see Busy) every
+	// projection replays at once. A startup rebuild, before the server
+	// serves, and the last entries of a switch, which writes wait for, use
+	// every core.
 	Parallelism int
+	// Busy reports whether the server is applying entries, for
+	// Parallelism; default: the FSM's applied index moved within the last
+	// second (by Clock, else the wall clock).
+	Busy func() bool
 	// CatchUpLag is how many entries behind the applied index an online
 	// rebuild may be when it takes the FSM's apply lock to replay the rest
 	// and switch: what writes wait for. Default 1024.
@@ -295,6 +301,34 @@ func (r *Rebuilder) SubmitParallel(kind string, list []string, parallel int) (Jo
 	return *j, nil
 }
 
+// idleAfter is how long the FSM must have applied nothing for a rebuild
+// to take every core (RebuilderConfig.Busy).
+const idleAfter = time.Second
+
+// busy returns the job's test of whether the server applies entries:
+// RebuilderConfig.Busy, else whether the FSM's applied index moved within
+// idleAfter, starting from the index when the job began.
+func (r *Rebuilder) busy() func() bool {
+	if r.cfg.Busy != nil {
+		return r.cfg.Busy
+	}
+	now := r.cfg.Clock
+	if now == nil {
+		now = time.Now
+	}
+	var mu sync.Mutex
+	index, moved := r.fsm.Applied(), time.Time{}
+	return func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		t := now()
+		if i := r.fsm.Applied(); i != index {
+			index, moved = i, t
+		}
+		return !moved.IsZero() && t.Sub(moved) < idleAfter
+	}
+}
+
 // parallelism resolves a job's parallelism (SubmitParallel) for n
 // projections: how many replay at once, at most n.
 func (r *Rebuilder) parallelism(asked, n int) int {
@@ -385,7 +419,7 @@ func (r *Rebuilder) run(ctx context.Context, j *Job) (Job, error) {
 	if err == nil {
 		switch j.Kind {
 		case JobStartup:
-			err = r.fsm.rebuildOnline(ctx, projs, r.cfg.CatchUpLag, j.Parallelism, r.observe)
+			err = r.fsm.rebuildOnline(ctx, projs, r.cfg.CatchUpLag, j.Parallelism, nil, r.observe)
 		case JobRebuild:
 			err = r.rebuild(ctx, projs, j.Parallelism)
 		case JobVerify:
@@ -441,7 +475,7 @@ func (r *Rebuilder) rebuild(ctx context.Context, projs []Projection, parallel in
 	if err := r.fsm.markRebuild(projs); err != nil {
 		return err
 	}
-	err := r.fsm.rebuildOnline(ctx, projs, r.cfg.CatchUpLag, parallel, r.observe)
+	err := r.fsm.rebuildOnline(ctx, projs, r.cfg.CatchUpLag, parallel, r.busy(), r.observe)
 	if err != nil && (ctx.Err() == nil || errors.Is(context.Cause(ctx), ErrJobCancelled)) {
 		// A failure that is not a stop would fail again on every start;
 		// an operator who cancelled does not want it resumed.
@@ -480,7 +514,7 @@ func (r *Rebuilder) verify(ctx context.Context, projs []Projection, parallel int
 	if target, err := archive.Len(snap); err == nil {
 		prog.Target = target
 	}
-	_, err = scratchRebuild(ctx, snap, dst, projs, applied, parallel, func(st RebuildStats) {
+	_, err = scratchRebuild(ctx, snap, dst, projs, applied, parallel, r.busy(), func(st RebuildStats) {
 		prog.Events, prog.Index = st.Events, st.Last
 		r.observeJob(prog)
 	})

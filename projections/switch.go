@@ -82,14 +82,15 @@ const maxCatchUpRounds = 16
 // from the store (nothing applies meanwhile, so nothing is lost or applied
 // twice) and switches (shadowBuild.switchLive). On failure the shadow is
 // discarded and the live projections are untouched. Until it takes the
-// apply lock, at most parallel projections replay at once (0: all).
-func (f *FSM) rebuildOnline(ctx context.Context, projs []Projection, lag uint64, parallel int, obs func(RebuildProgress)) error {
+// apply lock, at most parallel projections replay at once (0: all) while
+// busy (nil: always) says the server is applying entries.
+func (f *FSM) rebuildOnline(ctx context.Context, projs []Projection, lag uint64, parallel int, busy func() bool, obs func(RebuildProgress)) error {
 	gen := f.gen.Load()
 	sb, err := newShadowBuild(f.store, f.builds.Add(1), projs)
 	if err != nil {
 		return err
 	}
-	sb.l.limit(parallel)
+	sb.l.limit(parallel, busy)
 	done := false
 	defer func() {
 		sb.close()
@@ -211,7 +212,7 @@ func (f *FSM) finishLocked(sb *shadowBuild, prog *RebuildProgress, obs func(Rebu
 	}
 	prog.Head, prog.Target = head, target
 	obs(*prog)
-	sb.l.limit(0) // writes wait: every core replays the rest
+	sb.l.limit(0, nil) // writes wait: every core replays the rest
 	if err := sb.catchUp(f.store, head); err != nil {
 		return err
 	}
@@ -320,7 +321,7 @@ func staleError(stale []Stale) error {
 
 // scratchRebuild rebuilds projs from the archive of src through index to
 // into the empty store dst (Verify's scratch space), a lane per projection.
-func scratchRebuild(ctx context.Context, src kv.Reader, dst *kv.Store, projs []Projection, to uint64, parallel int, obs func(RebuildStats)) (RebuildStats, error) {
+func scratchRebuild(ctx context.Context, src kv.Reader, dst *kv.Store, projs []Projection, to uint64, parallel int, busy func() bool, obs func(RebuildStats)) (RebuildStats, error) {
 	b := dst.Batch()
 	if err := CheckVersions(NewView(b), projs); err != nil {
 		b.Close()
@@ -331,7 +332,7 @@ func scratchRebuild(ctx context.Context, src kv.Reader, dst *kv.Store, projs []P
 	}
 	l := newLanes(dst, nil, true, projs, ctx.Err)
 	defer l.close()
-	l.limit(parallel)
+	l.limit(parallel, busy)
 	l.progress = obs
 	if err := l.run(src, 1, to); err != nil {
 		return l.stats(), err
