@@ -20,9 +20,10 @@
 // (shadow.go) while the live projections serve, catches up with the FSM,
 // writes the shadow into a table file, then, under the FSM's apply lock,
 // ingests it and commits what the build wrote since (switch.go). Each
-// projection replays on its own goroutine (lanes.go); an operator's
-// rebuild or verify lets RebuilderConfig.Parallelism of them apply at once
-// (by default one fewer than the cores), leaving the serving server a core.
+// projection replays on its own goroutine (lanes.go); while the server
+// applies entries, an operator's rebuild or verify lets
+// RebuilderConfig.Parallelism of them apply at once (by default one fewer
+// than the cores), leaving the serving server a core.
 //
 // # Concurrency
 //

@@ -172,7 +172,7 @@ func printProjections(w io.Writer, list []projections.ProjectionStatus) error {
 
 // parallelUsage describes the -parallel flag of the online rebuild and
 // verify.
-const parallelUsage = "projections replayed at once while the server serves (0: the server's default, which leaves it a core; -1: all at once, fastest); offline jobs use every core"
+const parallelUsage = "projections replayed at once while the server applies entries (0: the server's default, which leaves it a core; -1: all at once, fastest); an idle server and offline jobs use every core"
 
 func newProjectionsRebuildCommand(g *globals) *cobra.Command {
 	var detach, quiet bool
@@ -184,9 +184,10 @@ func newProjectionsRebuildCommand(g *globals) *cobra.Command {
 		Long: `Rebuild rebuilds the named projections (all when none is named) from the
 event archive. Online, the server builds them into a shadow keyspace while
 the old ones keep serving, catches up with new writes, then switches in one
-atomic batch; a progress bar shows events/s and the ETA. By default it
-replays one projection fewer at once than the server has cores, so the
-cluster keeps its pace meanwhile; -parallel -1 replays them all at once.
+atomic batch; a progress bar shows events/s and the ETA. While the server
+applies entries it replays one projection fewer at once than the server
+has cores (by default), so the cluster keeps its pace; an idle server
+replays them all at once, and so does -parallel -1.
 With -offline -data-dir, it rebuilds a stopped server's projections (and
 any that a version change made stale) in place of the server.`,
 		RunE: func(cmd *cobra.Command, names []string) error {

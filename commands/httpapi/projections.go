@@ -43,7 +43,8 @@ type ProjectionList struct {
 type ProjectionJobRequest struct {
 	// Projections names the projections; empty means all.
 	Projections []string
-	// Parallelism is how many projections the job replays at once: 0 the
+	// Parallelism is how many projections the job replays at once while
+	// the server applies entries (all of them while it is idle): 0 the
 	// server's default (one fewer than its cores, at least 1), -1 all of
 	// them, n > 0 at most n.
 	Parallelism int `json:",omitempty"`

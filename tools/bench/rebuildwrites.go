@@ -144,7 +144,7 @@ func rebuildUnderWrites(f *projections.FSM, parallel int) ([]row, error) {
 	if werr != nil {
 		return nil, werr
 	}
-	how := fmt.Sprintf("%d projections at once, the default", job.Parallelism)
+	how := fmt.Sprintf("the default: at most %d at once while the FSM applies", job.Parallelism)
 	if parallel < 0 {
 		how = "all projections at once"
 	}
