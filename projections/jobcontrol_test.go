@@ -134,6 +134,21 @@ func TestRebuildBusy(t *testing.T) {
 	if busy() {
 		t.Error("still busy a second after the last apply")
 	}
+
+	// Without a clock: busy when the index moved since the last test.
+	noClock := projections.NewRebuilder(f, projections.RebuilderConfig{Logger: discard()})
+	t.Cleanup(noClock.Close)
+	busy = projections.BusyFunc(noClock)
+	if busy() {
+		t.Error("busy (no clock) before anything applied")
+	}
+	f.Apply(randomLogs(t, rng, 30)[20:])
+	if !busy() {
+		t.Error("not busy (no clock) after an apply")
+	}
+	if busy() {
+		t.Error("still busy (no clock) with nothing applied since the last test")
+	}
 }
 
 // cancellingProj cancels its Rebuilder's job the first time a rebuild or

@@ -149,7 +149,7 @@ type RebuilderConfig struct {
 	Parallelism int
 	// Busy reports whether the server is applying entries, for
 	// Parallelism; default: the FSM's applied index moved within the last
-	// second (by Clock, else the wall clock).
+	// second by Clock (without a Clock: since the last test).
 	Busy func() bool
 	// CatchUpLag is how many entries behind the applied index an online
 	// rebuild may be when it takes the FSM's apply lock to replay the rest
@@ -307,23 +307,26 @@ const idleAfter = time.Second
 
 // busy returns the job's test of whether the server applies entries:
 // RebuilderConfig.Busy, else whether the FSM's applied index moved within
-// idleAfter, starting from the index when the job began.
+// idleAfter by the Rebuilder's clock (without one, since the last test),
+// starting from the index when the job began.
 func (r *Rebuilder) busy() func() bool {
 	if r.cfg.Busy != nil {
 		return r.cfg.Busy
-	}
-	now := r.cfg.Clock
-	if now == nil {
-		now = time.Now
 	}
 	var mu sync.Mutex
 	index, moved := r.fsm.Applied(), time.Time{}
 	return func() bool {
 		mu.Lock()
 		defer mu.Unlock()
-		t := now()
-		if i := r.fsm.Applied(); i != index {
-			index, moved = i, t
+		i := r.fsm.Applied()
+		changed := i != index
+		index = i
+		if r.cfg.Clock == nil {
+			return changed
+		}
+		t := r.cfg.Clock()
+		if changed {
+			moved = t
 		}
 		return !moved.IsZero() && t.Sub(moved) < idleAfter
 	}
