@@ -49,6 +49,9 @@ const (
 	JobCancelled = "cancelled"
 )
 
+// ErrParallelism is a job's parallelism below -1 (SubmitParallel).
+var ErrParallelism = errors.New("parallelism must be -1 (all at once), 0 (the server's default) or a positive count")
+
 // ErrJobCancelled ends a job an operator cancelled.
 var ErrJobCancelled = errors.New("ordo: the projection job was cancelled")
 
@@ -149,7 +152,7 @@ type RebuilderConfig struct {
 	Parallelism int
 	// Busy reports whether the server is applying entries, for
 	// Parallelism; default: the FSM's applied index moved within the last
-	// second by Clock (without a Clock: since the last test).
+	// second by Clock (without a Clock: always).
 	Busy func() bool
 	// CatchUpLag is how many entries behind the applied index an online
 	// rebuild may be when it takes the FSM's apply lock to replay the rest
@@ -283,7 +286,7 @@ func (r *Rebuilder) SubmitParallel(kind string, list []string, parallel int) (Jo
 		return Job{}, fmt.Errorf("projections: unknown job kind %q", kind)
 	}
 	if parallel < -1 {
-		return Job{}, fmt.Errorf("projections: parallelism %d: want -1 (all), 0 (the default) or a count", parallel)
+		return Job{}, fmt.Errorf("%d: %w", parallel, ErrParallelism)
 	}
 	projs, err := r.resolve(list)
 	if err != nil {
@@ -307,26 +310,23 @@ const idleAfter = time.Second
 
 // busy returns the job's test of whether the server applies entries:
 // RebuilderConfig.Busy, else whether the FSM's applied index moved within
-// idleAfter by the Rebuilder's clock (without one, since the last test),
-// starting from the index when the job began.
+// idleAfter by the Rebuilder's clock, starting from the index when the job
+// began; without a clock, always (the limit always holds).
 func (r *Rebuilder) busy() func() bool {
 	if r.cfg.Busy != nil {
 		return r.cfg.Busy
+	}
+	if r.cfg.Clock == nil {
+		return nil // lanes.limit: always busy
 	}
 	var mu sync.Mutex
 	index, moved := r.fsm.Applied(), time.Time{}
 	return func() bool {
 		mu.Lock()
 		defer mu.Unlock()
-		i := r.fsm.Applied()
-		changed := i != index
-		index = i
-		if r.cfg.Clock == nil {
-			return changed
-		}
 		t := r.cfg.Clock()
-		if changed {
-			moved = t
+		if i := r.fsm.Applied(); i != index {
+			index, moved = i, t
 		}
 		return !moved.IsZero() && t.Sub(moved) < idleAfter
 	}
@@ -335,11 +335,8 @@ func (r *Rebuilder) busy() func() bool {
 // parallelism resolves a job's parallelism (SubmitParallel) for n
 // projections: how many replay at once, at most n.
 func (r *Rebuilder) parallelism(asked, n int) int {
-	switch {
-	case asked == 0:
+	if asked == 0 {
 		asked = r.cfg.Parallelism
-	case asked < 0:
-		return n
 	}
 	if asked < 0 || asked > n {
 		return n

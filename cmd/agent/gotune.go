@@ -1,7 +1,6 @@
 package agent
 
 import (
-	"math"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -47,7 +46,7 @@ func TuneGC(procRoot string) (percent int, limit int64) {
 	}
 	defer f.Close()
 	total, err := fingerprint.ParseMemInfo(f)
-	if err != nil || total == 0 || total/2 > math.MaxInt64 {
+	if err != nil || total == 0 {
 		return percent, 0
 	}
 	limit = int64(total / 2)

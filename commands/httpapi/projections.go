@@ -97,13 +97,12 @@ func (s *Server) submitProjectionJob(kind string) http.HandlerFunc {
 				return
 			}
 		}
-		if body.Parallelism < -1 {
-			writeError(w, commands.Invalid("Parallelism", "%d: want -1 (all at once), 0 (the server's default) or a positive count", body.Parallelism))
-			return
-		}
 		j, err := rb.SubmitParallel(kind, body.Projections, body.Parallelism)
 		var unknown *projections.UnknownProjectionError
 		switch {
+		case errors.Is(err, projections.ErrParallelism):
+			writeError(w, commands.Invalid("Parallelism", "%v", err))
+			return
 		case errors.As(err, &unknown):
 			writeError(w, commands.Invalid("Projections", "%v", err))
 			return

@@ -26,8 +26,8 @@ func (s *Store) Checkpoint(dir string) error {
 	// the log that refers to it: the copy would not open. Flush it into
 	// the LSM first; Replace cannot run meanwhile (the gate).
 	if n := s.ingests.Load(); n != s.flushedIngests.Load() {
-		if err := s.db.Flush(); err != nil {
-			return fmt.Errorf("checkpoint %s: flush the ingested tables: %w", dir, err)
+		if err := s.FlushMemtable(); err != nil {
+			return fmt.Errorf("checkpoint %s: %w", dir, err)
 		}
 		s.flushedIngests.Store(n)
 	}
