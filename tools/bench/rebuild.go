@@ -141,3 +141,43 @@ func startProfile(path string) (func(), error) {
 	}
 	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }
+
+// scratchRows measures the from-scratch rebuild alone, the figure to
+// watch while working on the rebuild's rate. With keep set, the generated
+// history lives in that directory and a later run reuses it (its size is
+// then the one it was generated with).
+func scratchRows(n int, keep string) ([]row, error) {
+	dir, err := os.MkdirTemp("", "ordo-bench-rebuild-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	var src *kv.Store
+	switch _, statErr := os.Stat(keep); {
+	case keep != "" && statErr == nil:
+		src, err = kv.Open(keep, kv.DefaultConfig())
+	case keep != "":
+		src, _, err = rebuildHistory(keep, n)
+	default:
+		src, _, err = rebuildHistory(dir+"/src", n)
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer src.Close()
+	stopProfile, err := startProfile(rebuildProfile)
+	if err != nil {
+		return nil, err
+	}
+	st, full, fullCPU, err := scratchRebuild(src, dir+"/dst")
+	stopProfile()
+	if err != nil {
+		return nil, err
+	}
+	return []row{
+		{"rebuild: history", float64(st.Events), "events"},
+		{"rebuild: every projection from scratch into a fresh store", float64(st.Events) / full.Seconds(), "events/s"},
+		{"rebuild: every projection from scratch, total", full.Seconds(), "s"},
+		{"rebuild: every projection from scratch, CPU per event", fullCPU.Seconds() * 1e6 / float64(st.Events), "µs"},
+	}, nil
+}
