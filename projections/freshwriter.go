@@ -1,8 +1,10 @@
 package projections
 
 import (
+	"bytes"
 	"hash/maphash"
 	"slices"
+	"strings"
 
 	"github.com/ordoplane/ordo/storage/kv"
 )
@@ -37,18 +39,38 @@ const freshKeysLimit = 32 << 20
 type freshWriter struct {
 	store *kv.Store
 	b     *kv.WriteBatch
-	// pending are the keys written since the last flush; their values
-	// (nil: deleted) are in cur.
-	pending map[string]struct{}
-	// cur and prev are the cache's generations; a nil value is a row
-	// known to be absent.
-	cur, prev map[string][]byte
+	// cur and prev are the cache's generations; an entry's nil value is a
+	// row known to be absent.
+	cur, prev map[string]cached
 	size      int
 	limit     int
+	// pending are the rows written since the last flush, in the order
+	// first written; an entry of cur waiting for the current flush has
+	// its slot.
+	pending []pendingRow
+	flushes uint32
+	// keyBuf is where flush lays out the key it hands to Pebble.
+	keyBuf []byte
 	// complete: keys holds the hash of every key the store holds.
 	complete bool
 	keys     map[uint64]struct{}
 	seed     maphash.Seed
+}
+
+// cached is a row a freshWriter keeps: its value (nil: absent) and, for a
+// write not yet flushed, the flush it waits for (1 + the number of
+// flushes before it; 0: none) and its slot in pending.
+type cached struct {
+	v       []byte
+	pending uint32
+	slot    uint32
+}
+
+// pendingRow is a row written since the last flush: its key and last
+// value (nil: deleted).
+type pendingRow struct {
+	key string
+	v   []byte
 }
 
 var _ kv.Writer = (*freshWriter)(nil)
@@ -57,7 +79,7 @@ var _ kv.Writer = (*freshWriter)(nil)
 // rows per generation; complete says the store (or the keyspace written)
 // is empty.
 func newFreshWriter(store *kv.Store, complete bool, limit int) *freshWriter {
-	w := &freshWriter{store: store, b: store.WriteBatch(), cur: map[string][]byte{}, pending: map[string]struct{}{},
+	w := &freshWriter{store: store, b: store.WriteBatch(), cur: map[string]cached{},
 		limit: limit, complete: complete, seed: maphash.MakeSeed()}
 	if complete {
 		w.keys = map[uint64]struct{}{}
@@ -66,12 +88,12 @@ func newFreshWriter(store *kv.Store, complete bool, limit int) *freshWriter {
 }
 
 func (w *freshWriter) Get(key []byte) ([]byte, error) {
-	if v, ok := w.cur[string(key)]; ok {
-		return present(v)
+	if c, ok := w.cur[string(key)]; ok {
+		return present(c.v)
 	}
-	if v, ok := w.prev[string(key)]; ok {
-		w.keep(string(key), v)
-		return present(v)
+	if c, ok := w.prev[string(key)]; ok {
+		w.keep(string(key), c.v, false)
+		return present(c.v)
 	}
 	if w.complete {
 		if _, ok := w.keys[maphash.Bytes(w.seed, key)]; !ok {
@@ -81,9 +103,9 @@ func (w *freshWriter) Get(key []byte) ([]byte, error) {
 	v, err := w.store.Get(key)
 	switch {
 	case err == nil:
-		w.keep(string(key), v)
+		w.keep(string(key), v, false)
 	case err == kv.ErrNotFound:
-		w.keep(string(key), nil)
+		w.keep(string(key), nil, false)
 	}
 	return v, err
 }
@@ -104,35 +126,48 @@ func (w *freshWriter) Scan(lower, upper []byte, reverse bool, fn func(k, v []byt
 }
 
 func (w *freshWriter) Set(key, value []byte) error {
-	v := make([]byte, len(value))
-	copy(v, value)
-	k := string(key)
-	if old := w.keep(k, v); old == nil {
+	return w.setOwned(key, bytes.Clone(value))
+}
+
+// setOwned is Set keeping value, which the caller hands over.
+func (w *freshWriter) setOwned(key, value []byte) error {
+	if value == nil {
+		value = []byte{} // nil is an absent row
+	}
+	if old := w.keep(string(key), value, true); old == nil {
 		// A key the generation holds with a value is one the store holds
 		// or this writer wrote: written already.
 		w.written(key)
 	}
-	w.pending[k] = struct{}{}
 	return nil
 }
 
 func (w *freshWriter) Delete(key []byte) error {
-	k := string(key)
-	w.keep(k, nil)
-	w.pending[k] = struct{}{}
+	w.keep(string(key), nil, true)
 	return nil
 }
 
-// keep caches key's value (nil: absent) in the current generation and
-// returns the value it replaced there (nil: none, or absent).
-func (w *freshWriter) keep(key string, v []byte) []byte {
-	old, ok := w.cur[key]
+// keep caches key's value (nil: absent) in the current generation, to be
+// flushed when pending, and returns the value it replaced there (nil:
+// none, or absent).
+func (w *freshWriter) keep(key string, v []byte, pending bool) []byte {
+	c, ok := w.cur[key]
 	if ok {
-		w.size -= len(key) + len(old)
+		w.size -= len(key) + len(c.v)
 	}
-	w.cur[key] = v
+	flush, slot := w.flushes+1, c.slot
+	switch {
+	case pending && c.pending == flush:
+		w.pending[slot].v = v
+	case pending:
+		slot = uint32(len(w.pending))
+		w.pending = append(w.pending, pendingRow{key: key, v: v})
+	default:
+		flush = c.pending // a read keeps a write waiting
+	}
+	w.cur[key] = cached{v: v, pending: flush, slot: slot}
 	w.size += len(key) + len(v)
-	return old
+	return c.v
 }
 
 // written records that the store holds key; past freshKeysLimit the
@@ -156,23 +191,22 @@ func (w *freshWriter) flush() error {
 	if len(w.pending) == 0 {
 		return nil
 	}
-	keys := make([]string, 0, len(w.pending))
-	for k := range w.pending {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	for _, k := range keys {
+	slices.SortFunc(w.pending, func(a, b pendingRow) int { return strings.Compare(a.key, b.key) })
+	for _, p := range w.pending {
+		w.keyBuf = append(w.keyBuf[:0], p.key...)
 		var err error
-		if v := w.cur[k]; v != nil {
-			err = w.b.Set([]byte(k), v)
+		if p.v != nil {
+			err = w.b.Set(w.keyBuf, p.v)
 		} else {
-			err = w.b.Delete([]byte(k))
+			err = w.b.Delete(w.keyBuf)
 		}
 		if err != nil {
 			return err
 		}
 	}
 	clear(w.pending)
+	w.pending = w.pending[:0]
+	w.flushes++ // every entry's pending flush is past
 	if err := w.b.Commit(false); err != nil {
 		return err
 	}
@@ -187,7 +221,7 @@ func (w *freshWriter) commit() error {
 		return err
 	}
 	if w.size > w.limit {
-		w.prev, w.cur, w.size = w.cur, make(map[string][]byte, len(w.cur)), 0
+		w.prev, w.cur, w.size = w.cur, make(map[string]cached, len(w.cur)), 0
 	}
 	return nil
 }

@@ -72,6 +72,7 @@ type replayer struct {
 	// tables holds the index of the last entry that changed each table.
 	tables  map[string]uint64
 	tx      *Tx
+	spare   *Tx    // the last entry's, reused for the next
 	pending uint64 // entries since the last commit
 	st      RebuildStats
 	// extra, when set, adds writes to the open batch before each commit.
@@ -138,7 +139,7 @@ func (r *replayer) applyChunk(chunk []*events.Event, guard *shadowWriter) error 
 			}
 		}
 		if r.tx == nil {
-			r.tx = newTx(r.w, ev.Index, ev.Time)
+			r.tx = r.nextTx(ev)
 		}
 		for _, p := range r.projs {
 			err := p.Apply(r.tx, ev)
@@ -161,7 +162,17 @@ func (r *replayer) endEntry() {
 	}
 	r.st.Entries++
 	r.pending++
-	r.tx = nil
+	r.spare, r.tx = r.tx, nil
+}
+
+// nextTx returns the Tx of ev's entry, reusing the last one's.
+func (r *replayer) nextTx(ev *events.Event) *Tx {
+	if tx := r.spare; tx != nil {
+		r.spare = nil
+		tx.reset(ev.Index, ev.Time)
+		return tx
+	}
+	return newTx(r.w, ev.Index, ev.Time)
 }
 
 // commit writes the table indexes that moved and commits the open batch.

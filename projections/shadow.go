@@ -40,22 +40,34 @@ type shadowWriter struct {
 	touched map[string]struct{}
 	// err is the first refusal, in case a projection drops the error.
 	err error
+	// lastOwned is the table of the last key found owned.
+	lastOwned []byte
 }
 
 var _ kv.Writer = (*shadowWriter)(nil)
 
 func (s *shadowWriter) key(k []byte) ([]byte, error) {
-	if !s.owned[string(keyTable(k))] { // no allocation for the lookup
+	tb := keyTable(k)
+	if len(tb) > 0 && bytes.Equal(tb, s.lastOwned) {
+		return s.prefixed(k), nil
+	}
+	if !s.owned[string(tb)] { // no allocation for the lookup
 		err := fmt.Errorf("%w: %q, outside the tables of the projections replayed", ErrForeignTable, k)
 		if s.err == nil {
 			s.err = err
 		}
 		return nil, err
 	}
+	s.lastOwned = append(s.lastOwned[:0], tb...)
+	return s.prefixed(k), nil
+}
+
+// prefixed returns k in the shadow keyspace.
+func (s *shadowWriter) prefixed(k []byte) []byte {
 	if len(s.prefix) == 0 { // a rebuild into an empty store: the live keys
-		return k, nil
+		return k
 	}
-	return prefixed(s.prefix, k), nil
+	return prefixed(s.prefix, k)
 }
 
 func (s *shadowWriter) Get(k []byte) ([]byte, error) {
@@ -85,6 +97,17 @@ func (s *shadowWriter) Set(k, v []byte) error {
 	}
 	s.touch(k)
 	return s.w.Set(sk, v)
+}
+
+// setOwned is Set handing k and v over: the writer below keeps v when
+// it can.
+func (s *shadowWriter) setOwned(k, v []byte) error {
+	sk, err := s.key(k)
+	if err != nil {
+		return err
+	}
+	s.touch(k)
+	return setOwned(s.w, sk, v)
 }
 
 func (s *shadowWriter) Delete(k []byte) error {

@@ -19,10 +19,58 @@ type Tx struct {
 	// keys are the changed keys of key-watched tables (WatchKeys), as
 	// KeyTopic names.
 	keys map[string]struct{}
+	// last is the row Get read or Put wrote last: Put keeps a row's
+	// create index, and a projection mostly writes the row it just read.
+	last lastRow
+}
+
+// lastRow is the create index of a row a Tx read or wrote last (found
+// false: the row is absent).
+type lastRow struct {
+	table, key string
+	create     uint64
+	found      bool
+	valid      bool
 }
 
 func newTx(w kv.Writer, index uint64, time int64) *Tx {
 	return &Tx{View: View{r: w}, w: w, index: index, time: time, changed: map[string]struct{}{}}
+}
+
+// reset makes tx the Tx of the next entry, keeping its maps.
+func (tx *Tx) reset(index uint64, time int64) {
+	tx.index, tx.time = index, time
+	clear(tx.changed)
+	tx.keys = nil
+	tx.last = lastRow{}
+}
+
+// Get returns the row at key in table, or ErrNotFound, as View.Get.
+func (tx *Tx) Get(table, key string) (Row, error) {
+	r, err := tx.View.Get(table, key)
+	switch {
+	case err == nil:
+		tx.last = lastRow{table: table, key: key, create: r.CreateIndex, found: true, valid: true}
+	case errors.Is(err, ErrNotFound):
+		tx.last = lastRow{table: table, key: key, valid: true}
+	}
+	return r, err
+}
+
+// createIndex returns the create index of the row at key in table, and
+// whether it exists.
+func (tx *Tx) createIndex(table, key string) (uint64, bool, error) {
+	if l := &tx.last; l.valid && l.key == key && l.table == table {
+		return l.create, l.found, nil
+	}
+	r, err := tx.Get(table, key)
+	switch {
+	case err == nil:
+		return r.CreateIndex, true, nil
+	case errors.Is(err, ErrNotFound):
+		return 0, false, nil
+	}
+	return 0, false, err
 }
 
 // Index returns the index of the entry being applied.
@@ -33,17 +81,17 @@ func (tx *Tx) Time() int64 { return tx.time }
 
 // Put writes value at key in table, keeping the row's create index.
 func (tx *Tx) Put(table, key string, value []byte) error {
-	create := tx.index
-	old, err := tx.Get(table, key)
-	switch {
-	case err == nil:
-		create = old.CreateIndex
-	case !errors.Is(err, ErrNotFound):
+	create, found, err := tx.createIndex(table, key)
+	if err != nil {
 		return err
 	}
-	if err := tx.w.Set(rowKey(table, key), encodeRow(Row{CreateIndex: create, ModifyIndex: tx.index, Value: value})); err != nil {
+	if !found {
+		create = tx.index
+	}
+	if err := setOwned(tx.w, rowKey(table, key), encodeRow(Row{CreateIndex: create, ModifyIndex: tx.index, Value: value})); err != nil {
 		return fmt.Errorf("put %s/%s: %w", table, key, err)
 	}
+	tx.last = lastRow{table: table, key: key, create: create, found: true, valid: true}
 	tx.changed[table] = struct{}{}
 	tx.touch(table, key)
 	return nil
@@ -53,9 +101,10 @@ func (tx *Tx) Put(table, key string, value []byte) error {
 // reads) without reading the old row first: both indexes become the
 // entry's. Apply stays deterministic, so a rebuild writes the same rows.
 func (tx *Tx) PutIndex(table, key string) error {
-	if err := tx.w.Set(rowKey(table, key), encodeRow(Row{CreateIndex: tx.index, ModifyIndex: tx.index})); err != nil {
+	if err := setOwned(tx.w, rowKey(table, key), encodeRow(Row{CreateIndex: tx.index, ModifyIndex: tx.index})); err != nil {
 		return fmt.Errorf("put index %s/%s: %w", table, key, err)
 	}
+	tx.forget(table, key)
 	tx.changed[table] = struct{}{}
 	return nil
 }
@@ -63,14 +112,13 @@ func (tx *Tx) PutIndex(table, key string) error {
 // Delete removes key from table and reports whether it existed; the table
 // counts as changed only when it did.
 func (tx *Tx) Delete(table, key string) (bool, error) {
-	if _, err := tx.Get(table, key); errors.Is(err, ErrNotFound) {
-		return false, nil
-	} else if err != nil {
+	if _, found, err := tx.createIndex(table, key); err != nil || !found {
 		return false, err
 	}
 	if err := tx.w.Delete(rowKey(table, key)); err != nil {
 		return false, fmt.Errorf("delete %s/%s: %w", table, key, err)
 	}
+	tx.last = lastRow{table: table, key: key, valid: true}
 	tx.changed[table] = struct{}{}
 	tx.touch(table, key)
 	return true, nil
@@ -83,9 +131,32 @@ func (tx *Tx) DeleteKnown(table, key string) error {
 	if err := tx.w.Delete(rowKey(table, key)); err != nil {
 		return fmt.Errorf("delete %s/%s: %w", table, key, err)
 	}
+	tx.last = lastRow{table: table, key: key, valid: true}
 	tx.changed[table] = struct{}{}
 	tx.touch(table, key)
 	return nil
+}
+
+// forget drops what tx remembers of the row at key in table.
+func (tx *Tx) forget(table, key string) {
+	if tx.last.key == key && tx.last.table == table {
+		tx.last = lastRow{}
+	}
+}
+
+// ownedSetter is a kv.Writer that can keep a value it is given instead of
+// copying it.
+type ownedSetter interface {
+	setOwned(key, value []byte) error
+}
+
+// setOwned writes value at key through w, handing both over: the caller
+// made them for this write and keeps neither.
+func setOwned(w kv.Writer, key, value []byte) error {
+	if o, ok := w.(ownedSetter); ok {
+		return o.setOwned(key, value)
+	}
+	return w.Set(key, value)
 }
 
 // changedTables returns the changed tables in sorted order.

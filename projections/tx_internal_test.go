@@ -1,0 +1,152 @@
+package projections
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/ordoplane/ordo/storage/kv"
+)
+
+// TestTxKeepsCreateIndex: Put keeps a row's create index whether or not
+// the Tx read the row just before, and a row deleted in between is
+// created anew.
+func TestTxKeepsCreateIndex(t *testing.T) {
+	store, err := kv.Open(t.TempDir(), kv.DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	w := newFreshWriter(store, true, 1<<20)
+	defer w.close()
+	rowAt := func(key string) Row {
+		t.Helper()
+		r, err := NewView(w).Get("t", key)
+		if err != nil {
+			t.Fatalf("get %s: %v", key, err)
+		}
+		return r
+	}
+	tx := newTx(w, 3, 0)
+	for _, k := range []string{"a", "b", "c", "d"} {
+		if err := tx.Put("t", k, []byte(k)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tx.reset(7, 0)
+	// Read then written: kept.
+	if _, err := tx.Get("t", "a"); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Put("t", "a", []byte("a2")); err != nil {
+		t.Fatal(err)
+	}
+	// Written without a read, after another row was read: kept.
+	if _, err := tx.Get("t", "a"); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Put("t", "b", []byte("b2")); err != nil {
+		t.Fatal(err)
+	}
+	// Read, deleted without a read, written: created anew.
+	if _, err := tx.Get("t", "c"); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.DeleteKnown("t", "c"); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Put("t", "c", []byte("c2")); err != nil {
+		t.Fatal(err)
+	}
+	// Read, replaced by an index row (created by this entry), deleted
+	// and written again.
+	if _, err := tx.Get("t", "d"); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.PutIndex("t", "d"); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Put("t", "d", []byte("d2")); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string][2]uint64{"a": {3, 7}, "b": {3, 7}, "c": {7, 7}, "d": {7, 7}}
+	for k, ix := range want {
+		if r := rowAt(k); r.CreateIndex != ix[0] || r.ModifyIndex != ix[1] {
+			t.Errorf("row %s: create %d, modify %d; want %d, %d", k, r.CreateIndex, r.ModifyIndex, ix[0], ix[1])
+		}
+	}
+	tx.reset(9, 0)
+	if ok, err := tx.Delete("t", "a"); !ok || err != nil {
+		t.Fatalf("delete a: %v, %v", ok, err)
+	}
+	if ok, err := tx.Delete("t", "a"); ok || err != nil {
+		t.Fatalf("delete a again: %v, %v; want false", ok, err)
+	}
+	if err := tx.Put("t", "a", []byte("a3")); err != nil {
+		t.Fatal(err)
+	}
+	if r := rowAt("a"); r.CreateIndex != 9 {
+		t.Errorf("row a deleted and written at 9: create %d", r.CreateIndex)
+	}
+}
+
+// TestFreshWriterPending: a key rewritten before a flush reaches the
+// store once with its last value, a delete wins over an earlier write,
+// and a read does not drop a write waiting for the flush.
+func TestFreshWriterPending(t *testing.T) {
+	store, err := kv.Open(t.TempDir(), kv.DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	w := newFreshWriter(store, true, 1) // ages the cache at every commit
+	defer w.close()
+	set := func(k, v string) {
+		t.Helper()
+		if err := w.Set([]byte(k), []byte(v)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	set("k1", "v1")
+	set("k2", "v2")
+	set("k1", "v1b")
+	set("k3", "v3")
+	if err := w.Delete([]byte("k2")); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := w.Get([]byte("k3")); err != nil || string(v) != "v3" {
+		t.Fatalf("k3 before the flush: %q, %v", v, err)
+	}
+	if err := w.commit(); err != nil {
+		t.Fatal(err)
+	}
+	stored := func(k string) string {
+		t.Helper()
+		v, err := store.Get([]byte(k))
+		if errors.Is(err, kv.ErrNotFound) {
+			return "<absent>"
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(v)
+	}
+	for k, want := range map[string]string{"k1": "v1b", "k2": "<absent>", "k3": "v3"} {
+		if got := stored(k); got != want {
+			t.Errorf("stored %s = %s, want %s", k, got, want)
+		}
+	}
+	// From the previous generation, read then rewritten.
+	if v, err := w.Get([]byte("k1")); err != nil || string(v) != "v1b" {
+		t.Fatalf("k1 after the commit: %q, %v", v, err)
+	}
+	set("k1", "v1c")
+	if _, err := w.Get([]byte("k2")); !errors.Is(err, kv.ErrNotFound) {
+		t.Fatalf("k2 deleted: %v", err)
+	}
+	if err := w.commit(); err != nil {
+		t.Fatal(err)
+	}
+	if got := stored("k1"); got != "v1c" {
+		t.Errorf("stored k1 = %s, want v1c", got)
+	}
+}
