@@ -51,10 +51,42 @@ type freshWriter struct {
 	flushes uint32
 	// keyBuf is where flush lays out the key it hands to Pebble.
 	keyBuf []byte
-	// complete: keys holds the hash of every key the store holds.
+	// complete: keys holds the hash of every key the store holds in the
+	// tables hashed says are (a table first read before it is written;
+	// hashing the keys of a table nothing reads, say an index the history
+	// appends to, would be wasted).
 	complete bool
 	keys     map[uint64]struct{}
 	seed     maphash.Seed
+	hashed   tableFlags
+	// tableAt is where a key's table name starts: after the shadow
+	// keyspace's prefix.
+	tableAt int
+}
+
+// tableFlags is a flag per table, with the last table asked for
+// remembered (a run of writes mostly stays in one table).
+type tableFlags struct {
+	m        map[string]bool
+	last     []byte
+	lastFlag bool
+}
+
+// get returns table's flag, setting it to def when the table has none.
+func (f *tableFlags) get(table []byte, def bool) bool {
+	if len(f.last) > 0 && bytes.Equal(table, f.last) {
+		return f.lastFlag
+	}
+	v, ok := f.m[string(table)]
+	if !ok {
+		if f.m == nil {
+			f.m = map[string]bool{}
+		}
+		v = def
+		f.m[string(table)] = v
+	}
+	f.last, f.lastFlag = append(f.last[:0], table...), v
+	return v
 }
 
 // cached is a row a freshWriter keeps: its value (nil: absent) and, for a
@@ -95,7 +127,7 @@ func (w *freshWriter) Get(key []byte) ([]byte, error) {
 		w.keep(string(key), c.v, false)
 		return present(c.v)
 	}
-	if w.complete {
+	if w.complete && w.hashes(key, true) {
 		if _, ok := w.keys[maphash.Bytes(w.seed, key)]; !ok {
 			return nil, kv.ErrNotFound
 		}
@@ -173,7 +205,7 @@ func (w *freshWriter) keep(key string, v []byte, pending bool) []byte {
 // written records that the store holds key; past freshKeysLimit the
 // writer stops answering absence itself.
 func (w *freshWriter) written(key []byte) {
-	if !w.complete {
+	if !w.complete || !w.hashes(key, false) {
 		return
 	}
 	if len(w.keys) >= freshKeysLimit {
@@ -181,6 +213,20 @@ func (w *freshWriter) written(key []byte) {
 		return
 	}
 	w.keys[maphash.Bytes(w.seed, key)] = struct{}{}
+}
+
+// hashes reports whether the writer keeps the hashes of the keys of key's
+// table: from the table's first read, if no write came before it. A key
+// of no table is never hashed.
+func (w *freshWriter) hashes(key []byte, read bool) bool {
+	if len(key) < w.tableAt {
+		return false
+	}
+	tb := keyTable(key[w.tableAt:])
+	if len(tb) == 0 {
+		return false
+	}
+	return w.hashed.get(tb, read)
 }
 
 // flush writes the pending keys' last values into the batch in key order

@@ -43,6 +43,7 @@ func newLanes(store *kv.Store, prefix []byte, empty bool, projs []Projection, ch
 			owned[t] = true
 		}
 		fw := newFreshWriter(store, empty, freshRowsLimit/len(projs)) // the lanes share the bound
+		fw.tableAt = len(prefix)
 		sw := &shadowWriter{w: fw, prefix: prefix, owned: owned}
 		r := &replayer{projs: []Projection{p}, store: store, fw: fw, w: sw, tables: map[string]uint64{}, check: check}
 		l.sws = append(l.sws, sw)

@@ -150,3 +150,38 @@ func TestFreshWriterPending(t *testing.T) {
 		t.Errorf("stored k1 = %s, want v1c", got)
 	}
 }
+
+// TestFreshWriterUnhashedTable: a fresh writer hashes the keys of a table
+// only from a read that comes before any write; the keys of a table first
+// written are found in the store once the cache has dropped them.
+func TestFreshWriterUnhashedTable(t *testing.T) {
+	store, err := kv.Open(t.TempDir(), kv.DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	w := newFreshWriter(store, true, 1) // ages the cache at every commit
+	defer w.close()
+	read, written := rowKey("read", "a"), rowKey("written", "a")
+	if _, err := w.Get(read); !errors.Is(err, kv.ErrNotFound) {
+		t.Fatalf("get from an empty store: %v", err)
+	}
+	for _, k := range [][]byte{read, written, rowKey("written", "b")} {
+		if err := w.Set(k, []byte("v")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for range 2 { // the rows leave both generations of the cache
+		if err := w.commit(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, k := range [][]byte{read, written, rowKey("written", "b")} {
+		if v, err := w.Get(k); err != nil || string(v) != "v" {
+			t.Errorf("get %q: %q, %v", k, v, err)
+		}
+	}
+	if _, err := w.Get(rowKey("read", "b")); !errors.Is(err, kv.ErrNotFound) {
+		t.Errorf("a key never written: %v", err)
+	}
+}
