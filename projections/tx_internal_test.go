@@ -11,13 +11,7 @@ import (
 // the Tx read the row just before, and a row deleted in between is
 // created anew.
 func TestTxKeepsCreateIndex(t *testing.T) {
-	store, err := kv.Open(t.TempDir(), kv.DefaultConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
-	w := newFreshWriter(store, true, 1<<20)
-	defer w.close()
+	_, w := freshStore(t, 1<<20)
 	rowAt := func(key string) Row {
 		t.Helper()
 		r, err := NewView(w).Get("t", key)
@@ -33,41 +27,27 @@ func TestTxKeepsCreateIndex(t *testing.T) {
 		}
 	}
 	tx.reset(7, 0)
-	// Read then written: kept.
-	if _, err := tx.Get("t", "a"); err != nil {
-		t.Fatal(err)
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
 	}
-	if err := tx.Put("t", "a", []byte("a2")); err != nil {
-		t.Fatal(err)
+	get := func(key string) {
+		t.Helper()
+		_, err := tx.Get("t", key)
+		must(err)
 	}
-	// Written without a read, after another row was read: kept.
-	if _, err := tx.Get("t", "a"); err != nil {
-		t.Fatal(err)
-	}
-	if err := tx.Put("t", "b", []byte("b2")); err != nil {
-		t.Fatal(err)
-	}
-	// Read, deleted without a read, written: created anew.
-	if _, err := tx.Get("t", "c"); err != nil {
-		t.Fatal(err)
-	}
-	if err := tx.DeleteKnown("t", "c"); err != nil {
-		t.Fatal(err)
-	}
-	if err := tx.Put("t", "c", []byte("c2")); err != nil {
-		t.Fatal(err)
-	}
-	// Read, replaced by an index row (created by this entry), deleted
-	// and written again.
-	if _, err := tx.Get("t", "d"); err != nil {
-		t.Fatal(err)
-	}
-	if err := tx.PutIndex("t", "d"); err != nil {
-		t.Fatal(err)
-	}
-	if err := tx.Put("t", "d", []byte("d2")); err != nil {
-		t.Fatal(err)
-	}
+	get("a") // read then written: kept
+	must(tx.Put("t", "a", []byte("a2")))
+	get("a") // written without a read, after another row was read: kept
+	must(tx.Put("t", "b", []byte("b2")))
+	get("c") // read, deleted without a read, written: created anew
+	must(tx.DeleteKnown("t", "c"))
+	must(tx.Put("t", "c", []byte("c2")))
+	get("d") // read, replaced by an index row (created by this entry), written
+	must(tx.PutIndex("t", "d"))
+	must(tx.Put("t", "d", []byte("d2")))
 	want := map[string][2]uint64{"a": {3, 7}, "b": {3, 7}, "c": {7, 7}, "d": {7, 7}}
 	for k, ix := range want {
 		if r := rowAt(k); r.CreateIndex != ix[0] || r.ModifyIndex != ix[1] {
@@ -93,13 +73,7 @@ func TestTxKeepsCreateIndex(t *testing.T) {
 // store once with its last value, a delete wins over an earlier write,
 // and a read does not drop a write waiting for the flush.
 func TestFreshWriterPending(t *testing.T) {
-	store, err := kv.Open(t.TempDir(), kv.DefaultConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
-	w := newFreshWriter(store, true, 1) // ages the cache at every commit
-	defer w.close()
+	store, w := agingWriter(t)
 	set := func(k, v string) {
 		t.Helper()
 		if err := w.Set([]byte(k), []byte(v)); err != nil {
@@ -155,13 +129,7 @@ func TestFreshWriterPending(t *testing.T) {
 // only from a read that comes before any write; the keys of a table first
 // written are found in the store once the cache has dropped them.
 func TestFreshWriterUnhashedTable(t *testing.T) {
-	store, err := kv.Open(t.TempDir(), kv.DefaultConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
-	w := newFreshWriter(store, true, 1) // ages the cache at every commit
-	defer w.close()
+	_, w := agingWriter(t)
 	read, written := rowKey("read", "a"), rowKey("written", "a")
 	if _, err := w.Get(read); !errors.Is(err, kv.ErrNotFound) {
 		t.Fatalf("get from an empty store: %v", err)
@@ -184,4 +152,27 @@ func TestFreshWriterUnhashedTable(t *testing.T) {
 	if _, err := w.Get(rowKey("read", "b")); !errors.Is(err, kv.ErrNotFound) {
 		t.Errorf("a key never written: %v", err)
 	}
+}
+
+// freshStore returns a writer into an empty store keeping limit bytes of
+// rows per generation; both close when the test ends.
+func freshStore(t *testing.T, limit int) (*kv.Store, *freshWriter) {
+	t.Helper()
+	store, err := kv.Open(t.TempDir(), kv.DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := newFreshWriter(store, true, limit)
+	t.Cleanup(func() {
+		w.close()
+		store.Close()
+	})
+	return store, w
+}
+
+// agingWriter is freshStore with a writer whose cache ages at every
+// commit.
+func agingWriter(t *testing.T) (*kv.Store, *freshWriter) {
+	t.Helper()
+	return freshStore(t, 1)
 }

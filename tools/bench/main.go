@@ -104,7 +104,7 @@ func main() {
 		run("replay", func() ([]row, error) { return replayRate(*replay) })
 		run("export", func() ([]row, error) { return exportReplayRates(*exportEvents) }) // export.go
 		run("history", func() ([]row, error) { return historyLatency(101000, 1000) })
-		run("rebuild", func() ([]row, error) { return rebuildRows(*rebuildN) }) // rebuild.go
+		run("rebuild", func() ([]row, error) { return rebuildRows(*rebuildN) })                      // rebuild.go
 		run("rebuild-scratch", func() ([]row, error) { return scratchRows(*rebuildN, *rebuildSrc) }) // rebuild.go
 		run("timetravel", func() ([]row, error) { return timeTravelRows(*rebuildN, timeTravelEvery, 20) })
 		run("c1m", func() ([]row, error) { return c1m(or(*nodes, 5000), or(*jobs, 100), *perJob, *workers) })

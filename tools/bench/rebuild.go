@@ -57,12 +57,7 @@ func rebuildRows(n int) ([]row, error) {
 	gen := time.Since(t0)
 	fmt.Fprintf(os.Stderr, "bench: rebuild history of %d events generated in %s\n", evs, gen.Round(time.Millisecond))
 
-	stopProfile, err := startProfile(rebuildProfile)
-	if err != nil {
-		return nil, err
-	}
-	st, full, fullCPU, err := scratchRebuild(src, dir+"/dst")
-	stopProfile()
+	scratch, err := profiledScratch(src, dir+"/dst")
 	if err != nil {
 		return nil, err
 	}
@@ -85,17 +80,13 @@ func rebuildRows(n int) ([]row, error) {
 	if err != nil {
 		return nil, err
 	}
-	return append([]row{
-		{"rebuild: generated history (nodes, jobs, evals, allocs)", float64(st.Events), "events"},
-		{"rebuild: every projection from scratch into a fresh store", float64(st.Events) / full.Seconds(), "events/s"},
-		{"rebuild: every projection from scratch, total", full.Seconds(), "s"},
-		{"rebuild: every projection from scratch, CPU per event", fullCPU.Seconds() * 1e6 / float64(st.Events), "µs"},
+	return append(append(scratch, []row{
 		{"rebuild: online into the shadow, switch included (the default: every projection at once, the FSM idle)", float64(job.Events) / online.Seconds(), "events/s"},
 		{"rebuild: online, total", online.Seconds(), "s"},
 		{"rebuild: online, CPU per event", onlineCPU.Seconds() * 1e6 / float64(job.Events), "µs"},
 		{"rebuild: online, the switch (the FSM applies nothing meanwhile)", job.SwitchSeconds * 1000, "ms"},
 		{"rebuild: online, reads held in the switch", job.ReadPauseSeconds * 1000, "ms"},
-	}, loaded...), nil
+	}...), loaded...), nil
 }
 
 // scratchRebuild rebuilds every projection from src into a fresh store in
@@ -165,17 +156,24 @@ func scratchRows(n int, keep string) ([]row, error) {
 		return nil, err
 	}
 	defer src.Close()
+	return profiledScratch(src, dir+"/dst")
+}
+
+// profiledScratch rebuilds every projection from src into a fresh store
+// in dir, with the CPU profile -rebuild-profile asks for, and returns the
+// from-scratch figures.
+func profiledScratch(src *kv.Store, dir string) ([]row, error) {
 	stopProfile, err := startProfile(rebuildProfile)
 	if err != nil {
 		return nil, err
 	}
-	st, full, fullCPU, err := scratchRebuild(src, dir+"/dst")
+	st, full, fullCPU, err := scratchRebuild(src, dir)
 	stopProfile()
 	if err != nil {
 		return nil, err
 	}
 	return []row{
-		{"rebuild: history", float64(st.Events), "events"},
+		{"rebuild: generated history (nodes, jobs, evals, allocs)", float64(st.Events), "events"},
 		{"rebuild: every projection from scratch into a fresh store", float64(st.Events) / full.Seconds(), "events/s"},
 		{"rebuild: every projection from scratch, total", full.Seconds(), "s"},
 		{"rebuild: every projection from scratch, CPU per event", fullCPU.Seconds() * 1e6 / float64(st.Events), "µs"},
