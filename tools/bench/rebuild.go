@@ -72,21 +72,37 @@ func rebuildRows(n int) ([]row, error) {
 	if err != nil {
 		return nil, err
 	}
-	rb := projections.NewRebuilder(f, projections.RebuilderConfig{Clock: time.Now})
-	defer rb.Close()
-	t0, c0 := time.Now(), cpuTime()
-	job, err := rb.Do(context.Background(), projections.JobRebuild, nil)
-	online, onlineCPU := time.Since(t0), cpuTime()-c0
+	online, err := onlineIdle(f, "")
 	if err != nil {
 		return nil, err
 	}
-	return append(append(scratch, []row{
+	return append(append(scratch, online...), loaded...), nil
+}
+
+// onlineIdle rebuilds every projection of f online, the FSM idle (what
+// `ordo operator projections rebuild` does), with a CPU profile into
+// profile when set, and returns its figures.
+func onlineIdle(f *projections.FSM, profile string) ([]row, error) {
+	rb := projections.NewRebuilder(f, projections.RebuilderConfig{Clock: time.Now})
+	defer rb.Close()
+	stopProfile, err := startProfile(profile)
+	if err != nil {
+		return nil, err
+	}
+	t0, c0 := time.Now(), cpuTime()
+	job, err := rb.Do(context.Background(), projections.JobRebuild, nil)
+	online, onlineCPU := time.Since(t0), cpuTime()-c0
+	stopProfile()
+	if err != nil {
+		return nil, err
+	}
+	return []row{
 		{"rebuild: online into the shadow, switch included (the default: every projection at once, the FSM idle)", float64(job.Events) / online.Seconds(), "events/s"},
 		{"rebuild: online, total", online.Seconds(), "s"},
 		{"rebuild: online, CPU per event", onlineCPU.Seconds() * 1e6 / float64(job.Events), "µs"},
 		{"rebuild: online, the switch (the FSM applies nothing meanwhile)", job.SwitchSeconds * 1000, "ms"},
 		{"rebuild: online, reads held in the switch", job.ReadPauseSeconds * 1000, "ms"},
-	}...), loaded...), nil
+	}, nil
 }
 
 // scratchRebuild rebuilds every projection from src into a fresh store in
@@ -133,11 +149,12 @@ func startProfile(path string) (func(), error) {
 	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }
 
-// scratchRows measures the from-scratch rebuild alone, the figure to
-// watch while working on the rebuild's rate. With keep set, the generated
-// history lives in that directory and a later run reuses it (its size is
-// then the one it was generated with).
-func scratchRows(n int, keep string) ([]row, error) {
+// scratchRows measures the from-scratch rebuild alone (online: the
+// online rebuild, the FSM idle, alone), the figure to watch while working
+// on the rebuild's rate. With keep set, the generated history lives in
+// that directory and a later run reuses it (its size is then the one it
+// was generated with; an online rebuild leaves it as it found it).
+func scratchRows(n int, keep string, online bool) ([]row, error) {
 	dir, err := os.MkdirTemp("", "ordo-bench-rebuild-")
 	if err != nil {
 		return nil, err
@@ -156,7 +173,15 @@ func scratchRows(n int, keep string) ([]row, error) {
 		return nil, err
 	}
 	defer src.Close()
-	return profiledScratch(src, dir+"/dst")
+	if !online {
+		return profiledScratch(src, dir+"/dst")
+	}
+	f, err := projections.NewFSM(src, projections.FSMConfig{Projections: all.Projections(), AllowStale: true})
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return onlineIdle(f, rebuildProfile)
 }
 
 // profiledScratch rebuilds every projection from src into a fresh store

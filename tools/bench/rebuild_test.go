@@ -23,3 +23,24 @@ func TestRebuildRows(t *testing.T) {
 		}
 	}
 }
+
+// TestScratchRows: rebuild-scratch and rebuild-online keep the history
+// they generate and reuse it.
+func TestScratchRows(t *testing.T) {
+	keep := t.TempDir() + "/src"
+	first, err := scratchRows(4000, keep, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	online, err := scratchRows(4000, keep, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := scratchRows(1, keep, false) // the kept history, not one of 1 event
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(first) != 4 || len(online) != 5 || len(again) != 4 || first[0].value < 4000 || again[0].value != first[0].value {
+		t.Fatalf("first %+v, online %+v, again %+v", first, online, again)
+	}
+}
