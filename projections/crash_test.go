@@ -104,18 +104,18 @@ func TestRebuildCrash(t *testing.T) {
 
 			runChild(t, scenario, dir)
 
+			if !hasScratch(t, dir) {
+				t.Fatal("the killed rebuild left no scratch store: it was not killed mid-rebuild")
+			}
 			store, err = kv.Open(dir, kv.DefaultConfig())
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer store.Close()
-			if !hasPrefix(t, store, "sh/") {
-				t.Fatal("the killed rebuild left no shadow: it was not killed mid-rebuild")
-			}
 			set := crashSet(scenario)
 			f2, rb := openFSM(t, store, nil, set...)
-			if hasPrefix(t, store, "sh/") {
-				t.Error("the half-built shadow survived the reopen")
+			if hasScratch(t, dir) || hasPrefix(t, store, "sh/") {
+				t.Error("the half-built projections survived the reopen")
 			}
 			// The live projections are untouched by the half-built rebuild.
 			for name, sum := range pt.Checksums(t, store, allProjs()) {
@@ -212,6 +212,17 @@ func runChild(t *testing.T, scenario, dir string) {
 		t.Fatal(err)
 	}
 	cmd.Wait()
+}
+
+// hasScratch reports whether the store in dir holds a scratch store (a
+// rebuild's, running or killed).
+func hasScratch(t *testing.T, dir string) bool {
+	t.Helper()
+	dirs, err := kv.ScratchStores(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(dirs) > 0
 }
 
 func hasPrefix(t *testing.T, r kv.Reader, prefix string) bool {

@@ -41,8 +41,6 @@ type FSM struct {
 	gen atomic.Uint64
 	// epoch counts restores and rebuild switches (Commit.Epoch).
 	epoch atomic.Uint64
-	// builds numbers shadow builds, each in its own part of the shadow.
-	builds atomic.Uint64
 	// prepared, when set (tests), runs once an online rebuild has written
 	// its switch's table file.
 	prepared func()

@@ -194,8 +194,8 @@ func TestCancelJob(t *testing.T) {
 		if got := pt.Checksums(t, store, projs); !reflect.DeepEqual(got, before) {
 			t.Errorf("a cancelled %s changed the live projections", kind)
 		}
-		if hasPrefix(t, store, "sh/") || hasPrefix(t, store, "rb/") {
-			t.Errorf("a cancelled %s left its shadow or markers", kind)
+		if hasScratch(t, store.Dir()) || hasPrefix(t, store, "rb/") {
+			t.Errorf("a cancelled %s left its scratch store or markers", kind)
 		}
 	}
 

@@ -23,8 +23,8 @@ func TestSnapshotLeavesShadowOut(t *testing.T) {
 		if snap.Len() > 0 || p.Events == 0 || p.Phase != projections.PhaseBuilding {
 			return
 		}
-		if !hasPrefix(t, store, "sh/") || !hasPrefix(t, store, "rb/") {
-			t.Error("no shadow or marker while the rebuild runs")
+		if !hasScratch(t, store.Dir()) || !hasPrefix(t, store, "rb/") {
+			t.Error("no scratch store or marker while the rebuild runs")
 		}
 		s, err := f.Snapshot()
 		if err != nil {

@@ -10,17 +10,11 @@ import (
 	"github.com/ordoplane/ordo/storage/kv"
 )
 
-// The shadow keyspace holds projections being rebuilt next to the live
-// ones, in the same store: build n writes a live key K (a row
-// "t/<table>\x00<key>" or a table index "ti/<table>") at "sh/<n>/"+K.
-// Nothing reads it but the build; the switch moves it over the live keys
-// (prepare, switchLive). It is local to a server: raft snapshots leave it
-// out, and a server discards all of it on start (a shadow found then is a
-// build a crash interrupted).
+// The shadow keyspace ("sh/") is where servers before the scratch store
+// (shadowBuild) built projections, in the live store; nothing writes it
+// now, and a server discards what an older one left there on start. Raft
+// snapshots leave it out.
 const shadowPrefix = "sh/"
-
-// buildPrefix is the part of the shadow keyspace of build n.
-func buildPrefix(n uint64) []byte { return fmt.Appendf(nil, "%s%d/", shadowPrefix, n) }
 
 func prefixed(prefix, k []byte) []byte {
 	out := make([]byte, 0, len(prefix)+len(k))
@@ -125,28 +119,28 @@ func (s *shadowWriter) touch(k []byte) {
 	}
 }
 
-// shadowBuild is one rebuild of some projections into the shadow keyspace
-// of a store, from that store's archive. It replays range after range
-// (catchUp), each starting where the last ended, then switches.
+// shadowBuild is one rebuild of some projections into a scratch store
+// beside the live one (kv.Store.OpenScratch), from the live store's
+// archive: the live store's LSM takes none of the build's writes and
+// compactions, only the finished tables, ingested at the switch. It
+// replays range after range (catchUp), each starting where the last
+// ended, then switches.
 type shadowBuild struct {
-	store  *kv.Store
-	prefix []byte
-	projs  []Projection
-	tables []string
-	l      *lanes
+	store *kv.Store // the live store
+	// scratch holds the projections being built, under their live keys.
+	scratch *kv.Store
+	projs   []Projection
+	tables  []string
+	l       *lanes
 	// upTo is the index through which the archive has been replayed.
 	upTo uint64
 	// file, once prepared, replaces the live tables at the switch.
 	file *kv.TableFile
 }
 
-// newShadowBuild returns build n of projs, into its part of the shadow
-// keyspace, which it clears.
-func newShadowBuild(store *kv.Store, n uint64, projs []Projection) (*shadowBuild, error) {
-	prefix := buildPrefix(n)
-	if err := store.DeleteRange(prefix, kv.PrefixEnd(prefix), false); err != nil {
-		return nil, err
-	}
+// newShadowBuild returns a build of projs in a new scratch store beside
+// store.
+func newShadowBuild(store *kv.Store, projs []Projection) (*shadowBuild, error) {
 	owned := map[string]bool{}
 	var tables []string
 	for _, p := range projs {
@@ -158,9 +152,13 @@ func newShadowBuild(store *kv.Store, n uint64, projs []Projection) (*shadowBuild
 			tables = append(tables, t)
 		}
 	}
-	// The shadow is empty and only this build writes it, so each lane's
-	// writer answers point reads from memory.
-	return &shadowBuild{store: store, prefix: prefix, projs: projs, tables: tables, l: newLanes(store, prefix, true, projs, nil)}, nil
+	scratch, err := store.OpenScratch()
+	if err != nil {
+		return nil, err
+	}
+	// The scratch store is empty and only this build writes it, so each
+	// lane's writer answers point reads from memory.
+	return &shadowBuild{store: store, scratch: scratch, projs: projs, tables: tables, l: newLanes(scratch, nil, true, projs, nil)}, nil
 }
 
 // catchUp replays the archive of src after the last index replayed through
@@ -176,19 +174,15 @@ func (s *shadowBuild) catchUp(src kv.Reader, to uint64) error {
 	return nil
 }
 
-// close releases the open batch; the shadow stays until discarded or
-// switched.
-func (s *shadowBuild) close() {
+// close ends the build, switched or not: it releases the open batches
+// and the table file not ingested, and deletes the scratch store.
+func (s *shadowBuild) close() error {
 	s.l.close()
 	if s.file != nil {
 		s.file.Discard()
 		s.file = nil
 	}
-}
-
-// discard deletes the build's part of the shadow keyspace.
-func (s *shadowBuild) discard() error {
-	return s.store.DeleteRange(s.prefix, kv.PrefixEnd(s.prefix), false)
+	return s.scratch.Close()
 }
 
 // prepare writes what the shadow holds into a table file that replaces
@@ -220,7 +214,7 @@ func (s *shadowBuild) prepare() error {
 
 // writeFile writes the file prepare describes, in key order: the
 // projections' versions deleted ("pm/"), each table's live rows deleted and
-// the shadow's written ("t/"), each table's index ("ti/").
+// the rebuilt ones written ("t/"), each table's index ("ti/").
 func (s *shadowBuild) writeFile(f *kv.TableFile) error {
 	names := names(s.projs)
 	slices.Sort(names)
@@ -235,16 +229,15 @@ func (s *shadowBuild) writeFile(f *kv.TableFile) error {
 		if err := f.DeleteRange(live, kv.PrefixEnd(live)); err != nil {
 			return err
 		}
-		sh := prefixed(s.prefix, live)
-		err := s.store.Scan(sh, kv.PrefixEnd(sh), false, func(k, v []byte) error {
-			return f.Set(k[len(s.prefix):], v)
+		err := s.scratch.Scan(live, kv.PrefixEnd(live), false, func(k, v []byte) error {
+			return f.Set(k, v)
 		})
 		if err != nil {
 			return fmt.Errorf("switch %s: %w", t, err)
 		}
 	}
 	for _, t := range tables {
-		idx, err := s.store.Get(prefixed(s.prefix, tableIndexKey(t)))
+		idx, err := s.scratch.Get(tableIndexKey(t))
 		switch {
 		case err == nil:
 			err = f.Set(tableIndexKey(t), idx)
@@ -276,7 +269,7 @@ func (s *shadowBuild) switchLive() (time.Duration, error) {
 	wb := s.store.WriteBatch()
 	defer wb.Close() // (nothing once Replace committed it)
 	for _, k := range s.l.touched() {
-		v, err := s.store.Get(prefixed(s.prefix, k))
+		v, err := s.scratch.Get(k)
 		switch {
 		case err == nil:
 			err = wb.Set(k, v)
@@ -299,11 +292,8 @@ func (s *shadowBuild) switchLive() (time.Duration, error) {
 }
 
 // finalWrites adds to wb what the switch commits after the ingest besides
-// the keys written since: the shadow deleted, the versions, the markers.
+// the keys written since: the versions, the markers.
 func (s *shadowBuild) finalWrites(wb *kv.WriteBatch) error {
-	if err := wb.DeleteRange(s.prefix, kv.PrefixEnd(s.prefix)); err != nil {
-		return err
-	}
 	for _, p := range s.projs {
 		if err := writeMeta(wb, p); err != nil {
 			return err

@@ -86,18 +86,17 @@ const maxCatchUpRounds = 16
 // busy (nil: always) says the server is applying entries.
 func (f *FSM) rebuildOnline(ctx context.Context, projs []Projection, lag uint64, parallel int, busy func() bool, obs func(RebuildProgress)) error {
 	gen := f.gen.Load()
-	sb, err := newShadowBuild(f.store, f.builds.Add(1), projs)
+	sb, err := newShadowBuild(f.store, projs)
 	if err != nil {
 		return err
 	}
 	sb.l.limit(parallel, busy)
 	done := false
 	defer func() {
-		sb.close()
+		if err := sb.close(); err != nil {
+			f.log.Error("remove a rebuild's scratch store", "err", err)
+		}
 		if !done {
-			if err := sb.discard(); err != nil {
-				f.log.Error("discard shadow", "err", err)
-			}
 			obs(RebuildProgress{Projections: names(projs), Phase: PhaseFailed})
 		}
 	}()
@@ -173,17 +172,16 @@ func (f *FSM) rebuildOnline(ctx context.Context, projs []Projection, lag uint64,
 // rebuildLocked rebuilds projs from the archive through the applied index
 // and switches them live; the caller holds the apply lock.
 func (f *FSM) rebuildLocked(ctx context.Context, projs []Projection, obs func(RebuildProgress)) error {
-	sb, err := newShadowBuild(f.store, f.builds.Add(1), projs)
+	sb, err := newShadowBuild(f.store, projs)
 	if err != nil {
 		return err
 	}
 	done := false
 	defer func() {
-		sb.close()
+		if err := sb.close(); err != nil {
+			f.log.Error("remove a rebuild's scratch store", "err", err)
+		}
 		if !done {
-			if err := sb.discard(); err != nil {
-				f.log.Error("discard shadow", "err", err)
-			}
 			obs(RebuildProgress{Projections: names(projs), Phase: PhaseFailed})
 		}
 	}()

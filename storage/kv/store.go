@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -86,6 +87,8 @@ type Store struct {
 	// ingests counts the files Replace ingested; flushedIngests is how
 	// many of them a flush since put in the LSM (see Checkpoint).
 	ingests, flushedIngests atomic.Uint64
+	// removeOnClose: a scratch store (OpenScratch), deleted when closed.
+	removeOnClose bool
 }
 
 // formatVersion is the Pebble format a store is kept at.
@@ -144,6 +147,10 @@ func Open(dir string, cfg Config) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("open pebble %s: %w", dir, err)
 	}
+	if err := removeScratch(dir); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open pebble %s: %w", dir, err)
+	}
 	wo := pebble.NoSync
 	if cfg.Sync {
 		wo = pebble.Sync
@@ -151,8 +158,16 @@ func Open(dir string, cfg Config) (*Store, error) {
 	return &Store{db: db, sync: wo, dir: dir, opts: opts, stalls: st}, nil
 }
 
-// Close closes the store.
-func (s *Store) Close() error { return s.db.Close() }
+// Close closes the store (and deletes it, for a scratch store).
+func (s *Store) Close() error {
+	err := s.db.Close()
+	if s.removeOnClose {
+		if rmErr := os.RemoveAll(s.dir); err == nil && rmErr != nil {
+			err = fmt.Errorf("remove scratch store: %w", rmErr)
+		}
+	}
+	return err
+}
 
 // Get implements Reader against the latest committed state.
 func (s *Store) Get(key []byte) ([]byte, error) {
