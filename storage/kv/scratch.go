@@ -17,7 +17,7 @@ const scratchCacheBytes = 16 << 20
 // ends with s's process: an online rebuild builds its projections there,
 // away from the live store's LSM, and moves the result in with Replace.
 // It writes no write-ahead log (what it holds is lost at a crash, which a
-// rebuild restarts anyway). Closing it deletes it, and opening s deletes
+// rebuild restarts anyway) and has the Bulk shape. Closing it deletes it, and opening s deletes
 // any scratch store a stop left.
 func (s *Store) OpenScratch() (*Store, error) {
 	parent := filepath.Join(s.dir, scratchDir)
@@ -28,7 +28,7 @@ func (s *Store) OpenScratch() (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("scratch store: %w", err)
 	}
-	st, err := Open(dir, Config{CacheBytes: scratchCacheBytes, DisableWAL: true})
+	st, err := Open(dir, Config{CacheBytes: scratchCacheBytes, DisableWAL: true, Bulk: true})
 	if err != nil {
 		os.RemoveAll(dir)
 		return nil, err

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"sync"
 	"sync/atomic"
@@ -47,6 +48,10 @@ type Config struct {
 	// table is lost at a crash or Close. For scratch stores thrown away
 	// anyway (time travel's materialised states).
 	DisableWAL bool
+	// Bulk shapes the LSM for a store written once, then read once (a
+	// scratch store): level 0 takes many tables before they are compacted
+	// and writes never stall for it.
+	Bulk bool
 	// DisableCompactions runs no compaction unless asked: for a store
 	// opened only to be read briefly or flushed and closed (a checkpoint
 	// being finished), where a compaction Pebble starts on open (it finds
@@ -91,6 +96,10 @@ type Store struct {
 	removeOnClose bool
 }
 
+// bulkL0Tables is a Bulk store's L0CompactionThreshold: it compacts
+// level 0 once it holds half as many sublevels.
+const bulkL0Tables = 32
+
 // formatVersion is the Pebble format a store is kept at.
 const formatVersion = pebble.FormatFlushableIngest
 
@@ -134,6 +143,19 @@ func Open(dir string, cfg Config) (*Store, error) {
 	opts.FormatMajorVersion = formatVersion
 	st := newStalls(time.Now)
 	opts.EventListener = st.listener()
+	if cfg.Bulk {
+		// A rebuild's scratch store flushes tables that each span every
+		// table of the projections being built, so every compaction out
+		// of level 0 rewrites most of the store: compacting at 16
+		// sublevels (Pebble's score is twice the sublevels over the
+		// threshold) instead of 2 leaves a 1,000,000-event scheduling
+		// history (14 flushes) uncompacted, read through its level-0
+		// tables' bloom filters, and makes its online rebuild about 5%
+		// faster (docs/operations.md). Nothing waits on the store's
+		// writes, so they never stall.
+		opts.L0CompactionThreshold = bulkL0Tables
+		opts.L0StopWritesThreshold = math.MaxInt32
+	}
 	opts.EnsureDefaults()
 	if cfg.CacheBytes > 0 {
 		defer SetCache(opts, cfg.CacheBytes)()
