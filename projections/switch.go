@@ -318,7 +318,10 @@ func staleError(stale []Stale) error {
 }
 
 // scratchRebuild rebuilds projs from the archive of src through index to
-// into the empty store dst (Verify's scratch space), a lane per projection.
+// into the empty store dst (Verify's scratch space, a replay's fresh
+// store), a lane per projection. The lanes write into a scratch store of
+// dst's, which dst then ingests whole as one table: dst's LSM flushes and
+// compacts none of the rows, and ends with them in one level.
 func scratchRebuild(ctx context.Context, src kv.Reader, dst *kv.Store, projs []Projection, to uint64, parallel int, busy func() bool, obs func(RebuildStats)) (RebuildStats, error) {
 	b := dst.Batch()
 	if err := CheckVersions(NewView(b), projs); err != nil {
@@ -328,7 +331,12 @@ func scratchRebuild(ctx context.Context, src kv.Reader, dst *kv.Store, projs []P
 	if err := b.Commit(); err != nil {
 		return RebuildStats{}, err
 	}
-	l := newLanes(dst, nil, true, projs, ctx.Err)
+	scratch, err := dst.OpenScratch()
+	if err != nil {
+		return RebuildStats{}, err
+	}
+	defer scratch.Close()
+	l := newLanes(scratch, nil, true, projs, ctx.Err)
 	defer l.close()
 	l.limit(parallel, busy)
 	l.progress = obs
@@ -336,10 +344,22 @@ func scratchRebuild(ctx context.Context, src kv.Reader, dst *kv.Store, projs []P
 		return l.stats(), err
 	}
 	st := l.stats()
+	f, err := dst.NewTableFile()
+	if err != nil {
+		return st, err
+	}
+	// The lanes wrote rows and table indexes only (their writers refuse
+	// any other key), all of them committed now.
+	if err := scratch.Scan(nil, nil, false, f.Set); err != nil {
+		f.Discard()
+		return st, fmt.Errorf("rebuild: %w", err)
+	}
 	wb := dst.WriteBatch()
 	if err := wb.Set(appliedKey, kv.Uint64Value(st.Last)); err != nil {
 		wb.Close()
+		f.Discard()
 		return st, err
 	}
-	return st, wb.Commit(false)
+	_, err = dst.Replace(f, wb)
+	return st, err
 }
