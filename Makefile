@@ -30,7 +30,7 @@ unit:
 # BENCHFLAGS picks figures and sizes, e.g. BENCHFLAGS="-only simfleet -nodes 2000".
 bench:
 	$(GO) run ./tools/bench $(BENCHFLAGS)
-	$(GO) test -run '^$$' -bench . -benchtime 2s ./storage/raftstore/ ./projections/ ./commands/acl/ ./commands/variables/ ./history/timetravel/
+	$(GO) test -run '^$$' -bench . -benchtime 2s ./events/ ./storage/raftstore/ ./projections/ ./commands/acl/ ./commands/variables/ ./history/timetravel/
 
 # A short pass of every fuzz target.
 fuzz:

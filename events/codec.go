@@ -2,6 +2,7 @@ package events
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"sync"
@@ -43,7 +44,13 @@ func encode(v any) ([]byte, error) {
 // projections differ from live ones.
 func Marshal(v any) ([]byte, error) { return encode(v) }
 
-func decode(data []byte, v any) error {
+func decode(data []byte, v any) error { return decodeFrom(data, v, false) }
+
+// decodeFrom decodes data into v; with slicePayloads, an event's payload
+// is cut out of data by its structure rather than copied byte by byte by
+// the decoder (decodePayload): for values with no decoder of their own
+// around their events (an entry, an event).
+func decodeFrom(data []byte, v any, slicePayloads bool) error {
 	if len(data) > MaxEncodedSize {
 		return fmt.Errorf("%d bytes exceeds %d", len(data), MaxEncodedSize)
 	}
@@ -52,8 +59,54 @@ func decode(data []byte, v any) error {
 	}
 	dec := msgpack.GetDecoder()
 	defer msgpack.PutDecoder(dec)
-	dec.Reset(bytes.NewReader(data))
+	dec.Reset(&sliceReader{b: data, slicePayloads: slicePayloads})
 	return dec.Decode(v)
+}
+
+// sliceReader reads a byte slice, as bytes.Reader does, and lets
+// decodePayload take a value from it whole.
+type sliceReader struct {
+	b             []byte
+	i             int
+	slicePayloads bool
+}
+
+func (r *sliceReader) Read(p []byte) (int, error) {
+	if r.i >= len(r.b) {
+		return 0, io.EOF
+	}
+	n := copy(p, r.b[r.i:])
+	r.i += n
+	return n, nil
+}
+
+func (r *sliceReader) ReadByte() (byte, error) {
+	if r.i >= len(r.b) {
+		return 0, io.EOF
+	}
+	c := r.b[r.i]
+	r.i++
+	return c, nil
+}
+
+func (r *sliceReader) UnreadByte() error {
+	if r.i == 0 {
+		return errors.New("events: unread at the start")
+	}
+	r.i--
+	return nil
+}
+
+// takeValue returns a copy of the msgpack value at the reader's position
+// and moves past it.
+func (r *sliceReader) takeValue() ([]byte, error) {
+	end, err := valueEnd(r.b, r.i)
+	if err != nil {
+		return nil, err
+	}
+	v := bytes.Clone(r.b[r.i:end])
+	r.i = end
+	return v, nil
 }
 
 // EncodeEntry encodes e for the raft log.
@@ -68,7 +121,7 @@ func EncodeEntry(e *Entry) ([]byte, error) {
 // DecodeEntry decodes an entry written by EncodeEntry.
 func DecodeEntry(data []byte) (*Entry, error) {
 	var e Entry
-	if err := decode(data, &e); err != nil {
+	if err := decodeFrom(data, &e, true); err != nil {
 		return nil, fmt.Errorf("decode entry: %w", err)
 	}
 	return &e, nil
@@ -86,7 +139,7 @@ func EncodeEvent(ev *Event) ([]byte, error) {
 // DecodeEvent decodes an event written by EncodeEvent.
 func DecodeEvent(data []byte) (*Event, error) {
 	var ev Event
-	if err := decode(data, &ev); err != nil {
+	if err := decodeFrom(data, &ev, true); err != nil {
 		return nil, fmt.Errorf("decode event: %w", err)
 	}
 	return &ev, nil

@@ -95,5 +95,8 @@ func decodePayload(dec *msgpack.Decoder) (msgpack.RawMessage, error) {
 	if c == 0xc0 {
 		return nil, dec.DecodeNil()
 	}
+	if r, ok := dec.Buffered().(*sliceReader); ok && r.slicePayloads {
+		return r.takeValue()
+	}
 	return dec.DecodeRaw()
 }

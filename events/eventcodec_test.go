@@ -55,6 +55,12 @@ func FuzzEventDecoderMatchesReflection(f *testing.F) {
 		werr := msgpack.Unmarshal(data, &want)
 		var got Event
 		gerr := msgpack.Unmarshal(data, &got)
+		// DecodeEvent cuts the payload out by its structure instead.
+		if sliced, serr := DecodeEvent(data); (serr == nil) != (gerr == nil) {
+			t.Fatalf("DecodeEvent: %v, the decoder: %v", serr, gerr)
+		} else if serr == nil && !reflect.DeepEqual(*sliced, got) {
+			t.Fatalf("DecodeEvent %+v\nthe decoder %+v", *sliced, got)
+		}
 		if werr != nil || gerr != nil {
 			// One refuses: reflection also takes structs as arrays, which
 			// ordo never writes, and the custom decoder converts integer
