@@ -16,10 +16,11 @@
 // RebuildStale rebuilds, before raft starts, the projections another
 // version wrote (FSM.Stale); Run executes the rebuilds and verifies
 // operators Submit, and resumes those a stop interrupted; Status and Job
-// report them. A rebuild builds into a shadow keyspace of the same store
-// (shadow.go) while the live projections serve, catches up with the FSM,
-// writes the shadow into a table file, then, under the FSM's apply lock,
-// ingests it and commits what the build wrote since (switch.go). Each
+// report them. A rebuild builds into a scratch store beside the live one
+// (shadow.go; kv.Store.OpenScratch) while the live projections serve,
+// catches up with the FSM, writes what it built into a table file of the
+// live store, then, under the FSM's apply lock, ingests it and commits
+// what the build wrote since (switch.go). Each
 // projection replays on its own goroutine (lanes.go); while the server
 // applies entries, an operator's rebuild or verify lets
 // RebuilderConfig.Parallelism of them apply at once (by default one fewer
@@ -44,9 +45,9 @@
 //     projections (Checksum equal).
 //   - Nothing applies to a stale projection: Apply refuses to run until it
 //     has been rebuilt.
-//   - A rebuild writes only its own shadow keyspace, its markers and, at the
+//   - A rebuild writes only its own scratch store, its markers and, at the
 //     switch, the tables and metadata of the projections it rebuilt: it
 //     appends nothing and moves no applied index. Readers see the old
-//     projection or the rebuilt one, never a mix; a shadow a crash left is
-//     discarded on open and never serves.
+//     projection or the rebuilt one, never a mix; a scratch store a crash
+//     left is deleted on open and never serves.
 package projections

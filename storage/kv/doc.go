@@ -10,7 +10,11 @@
 // the whole state inside a raft snapshot. To replace millions of keys at
 // once (a projection rebuild's switch), write them in key order into a
 // TableFile and Replace: Pebble ingests the file, then a batch of what must
-// land over it commits. Keys are built with the helpers in keys.go.
+// land over it commits. Work that builds millions of keys only to move them
+// in that way (a rebuild) writes them into a scratch store (OpenScratch):
+// inside the store's directory, without a write-ahead log, shaped for a
+// bulk load, deleted when closed and when its store opens. Keys are built
+// with the helpers in keys.go.
 // Health and WriteStalls sample the LSM (NewCollector exports both), to
 // tell a write Pebble held back from one that waited for the CPU.
 //
@@ -27,6 +31,8 @@
 //   - Get returns a copy the caller may keep; Scan's key and value are valid
 //     only during the callback.
 //   - A missing key is ErrNotFound, never a nil value with a nil error.
+//   - A scratch store never outlives its process's use of it: Close deletes
+//     it, and Open deletes those a stop left, once Pebble's lock is held.
 //   - Stores are kept at Pebble's FormatFlushableIngest (Open moves an
 //     older one there, one way): an ingest never waits for a memtable
 //     flush, and Checkpoint flushes first if one may still be queued, so a
