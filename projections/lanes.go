@@ -2,6 +2,7 @@ package projections
 
 import (
 	"bytes"
+	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -24,6 +25,9 @@ type lanes struct {
 	// of the lane furthest behind.
 	progress func(RebuildStats)
 	mu       sync.Mutex // serialises progress calls
+	// sem and busy are the limit set by limit.
+	sem  chan struct{}
+	busy func() bool
 }
 
 // laneMark is what a lane has replayed, readable from other goroutines.
@@ -134,9 +138,19 @@ func (l *lanes) limit(n int, busy func() bool) {
 	if n > 0 && n < len(l.rs) {
 		sem = make(chan struct{}, n)
 	}
+	l.sem, l.busy = sem, busy
 	for _, r := range l.rs {
 		r.sem, r.busy = sem, busy
 	}
+}
+
+// workers returns how many goroutines work the lanes leave room for now:
+// their limit while busy says so, else every core.
+func (l *lanes) workers() int {
+	if l.sem != nil && (l.busy == nil || l.busy()) {
+		return cap(l.sem)
+	}
+	return runtime.GOMAXPROCS(0)
 }
 
 // setCheck makes every lane call check after each commit.

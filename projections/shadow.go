@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/ordoplane/ordo/storage/kv"
@@ -134,8 +135,8 @@ type shadowBuild struct {
 	l       *lanes
 	// upTo is the index through which the archive has been replayed.
 	upTo uint64
-	// file, once prepared, replaces the live tables at the switch.
-	file *kv.TableFile
+	// files, once prepared, replace the live tables at the switch.
+	files []*kv.TableFile
 }
 
 // newShadowBuild returns a build of projs in a new scratch store beside
@@ -178,77 +179,145 @@ func (s *shadowBuild) catchUp(src kv.Reader, to uint64) error {
 // and the table file not ingested, and deletes the scratch store.
 func (s *shadowBuild) close() error {
 	s.l.close()
-	if s.file != nil {
-		s.file.Discard()
-		s.file = nil
-	}
+	discardFiles(s.files)
+	s.files = nil
 	return s.scratch.Close()
 }
 
-// prepare writes what the shadow holds into a table file that replaces
-// the live tables of the built projections when the switch ingests it, and
-// from then on has the build record the keys it writes, which the switch
-// copies over the file's. An online rebuild prepares before it takes the
-// FSM's apply lock, so the bulk of the copy does not stop the FSM.
+// prepare writes what the scratch store holds into table files that
+// replace the live tables of the built projections when the switch
+// ingests them, and from then on has the build record the keys it writes,
+// which the switch copies over the files'. An online rebuild prepares
+// before it takes the FSM's apply lock, so the bulk of the copy does not
+// stop the FSM.
 //
-// The file also deletes the projections' stored versions: a stop between
-// its ingest and the switch's batch, which writes them back, leaves the
+// The files also delete the projections' stored versions: a stop between
+// their ingest and the switch's batch, which writes them back, leaves the
 // projections stale, rebuilt before the server serves again.
 func (s *shadowBuild) prepare() error {
-	f, err := s.store.NewTableFile()
+	versions, err := s.store.NewTableFile()
 	if err != nil {
 		return err
 	}
-	if err := s.writeFile(f); err != nil {
-		f.Discard()
+	names := names(s.projs)
+	slices.Sort(names)
+	for _, n := range names {
+		if err == nil {
+			err = versions.Delete(projectionMetaKey(n))
+		}
+	}
+	if err != nil {
+		versions.Discard()
 		return err
 	}
-	if err := f.Finish(); err != nil {
-		f.Discard()
+	files, err := tableFiles(s.scratch, s.store, s.tables, true, s.l.workers())
+	if err != nil {
+		versions.Discard()
 		return err
 	}
-	s.file = f
+	s.files = append(files, versions)
 	s.l.track()
 	return nil
 }
 
-// writeFile writes the file prepare describes, in key order: the
-// projections' versions deleted ("pm/"), each table's live rows deleted and
-// the rebuilt ones written ("t/"), each table's index ("ti/").
-func (s *shadowBuild) writeFile(f *kv.TableFile) error {
-	names := names(s.projs)
-	slices.Sort(names)
-	for _, n := range names {
-		if err := f.Delete(projectionMetaKey(n)); err != nil {
-			return err
-		}
+// tableFiles writes the rows of tables, and their table indexes, from src
+// into table files of dst: a file per table and one of the indexes, over
+// key ranges that do not overlap, written (and synced) by up to workers
+// goroutines. With replace, each table's file first deletes the rows dst
+// holds in it, and the index of a table src has none of is deleted.
+func tableFiles(src kv.Reader, dst *kv.Store, tables []string, replace bool, workers int) ([]*kv.TableFile, error) {
+	tables = slices.Compact(slices.Sorted(slices.Values(tables)))
+	files := make([]*kv.TableFile, len(tables)+1)
+	errs := make([]error, len(tables)+1)
+	jobs := make(chan int)
+	var wg sync.WaitGroup
+	for range max(1, min(workers, len(tables))) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range jobs {
+				files[i], errs[i] = tableFile(src, dst, tables[i], replace)
+			}
+		}()
 	}
-	tables := slices.Sorted(slices.Values(s.tables))
-	for _, t := range tables {
-		live := tablePrefix(t)
-		if err := f.DeleteRange(live, kv.PrefixEnd(live)); err != nil {
-			return err
-		}
-		err := s.scratch.Scan(live, kv.PrefixEnd(live), false, func(k, v []byte) error {
-			return f.Set(k, v)
-		})
-		if err != nil {
-			return fmt.Errorf("switch %s: %w", t, err)
-		}
+	for i := range tables {
+		jobs <- i
+	}
+	close(jobs)
+	files[len(tables)], errs[len(tables)] = indexFile(src, dst, tables, replace)
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		discardFiles(files)
+		return nil, err
+	}
+	return files, nil
+}
+
+// tableFile writes table's rows from src into a finished table file of
+// dst, after a deletion of dst's rows when replace is set.
+func tableFile(src kv.Reader, dst *kv.Store, table string, replace bool) (*kv.TableFile, error) {
+	f, err := dst.NewTableFile()
+	if err != nil {
+		return nil, err
+	}
+	live := tablePrefix(table)
+	if replace {
+		err = f.DeleteRange(live, kv.PrefixEnd(live))
+	}
+	if err == nil {
+		err = src.Scan(live, kv.PrefixEnd(live), false, f.Set)
+	}
+	if err == nil {
+		err = f.Finish()
+	}
+	if err != nil {
+		f.Discard()
+		return nil, fmt.Errorf("table %s: %w", table, err)
+	}
+	return f, nil
+}
+
+// indexFile writes the table indexes of tables (sorted) from src into a
+// finished table file of dst; with replace, the index of a table src has
+// none of is deleted.
+func indexFile(src kv.Reader, dst *kv.Store, tables []string, replace bool) (*kv.TableFile, error) {
+	f, err := dst.NewTableFile()
+	if err != nil {
+		return nil, err
 	}
 	for _, t := range tables {
-		idx, err := s.scratch.Get(tableIndexKey(t))
+		var idx []byte
+		idx, err = src.Get(tableIndexKey(t))
 		switch {
 		case err == nil:
 			err = f.Set(tableIndexKey(t), idx)
-		case errors.Is(err, kv.ErrNotFound):
+		case errors.Is(err, kv.ErrNotFound) && replace:
 			err = f.Delete(tableIndexKey(t))
+		case errors.Is(err, kv.ErrNotFound):
+			err = nil
 		}
 		if err != nil {
-			return err
+			break
 		}
 	}
-	return nil
+	if err == nil {
+		err = f.Finish()
+	}
+	if err != nil {
+		f.Discard()
+		return nil, fmt.Errorf("table indexes: %w", err)
+	}
+	return f, nil
+}
+
+// discardFiles discards the table files of fs not taken yet (nil ones
+// skipped).
+func discardFiles(fs []*kv.TableFile) {
+	for _, f := range fs {
+		if f != nil {
+			f.Discard()
+		}
+	}
 }
 
 // switchLive replaces the live tables of the built projections with the
@@ -261,7 +330,7 @@ func (s *shadowBuild) writeFile(f *kv.TableFile) error {
 // and has caught the shadow up to the applied index. It returns how long
 // readers waited.
 func (s *shadowBuild) switchLive() (time.Duration, error) {
-	if s.file == nil {
+	if s.files == nil {
 		if err := s.prepare(); err != nil {
 			return 0, err
 		}
@@ -286,9 +355,9 @@ func (s *shadowBuild) switchLive() (time.Duration, error) {
 	// The ingest overlaps what the memtables hold (the live tables the FSM
 	// writes): Pebble queues the file behind them rather than flushing them
 	// first (the store's format, kv.Open), so readers wait for neither.
-	f := s.file
-	s.file = nil
-	return s.store.Replace(f, wb)
+	fs := s.files
+	s.files = nil
+	return s.store.ReplaceAll(fs, wb)
 }
 
 // finalWrites adds to wb what the switch commits after the ingest besides

@@ -344,22 +344,22 @@ func scratchRebuild(ctx context.Context, src kv.Reader, dst *kv.Store, projs []P
 		return l.stats(), err
 	}
 	st := l.stats()
-	f, err := dst.NewTableFile()
-	if err != nil {
-		return st, err
-	}
 	// The lanes wrote rows and table indexes only (their writers refuse
 	// any other key), all of them committed now.
-	if err := scratch.Scan(nil, nil, false, f.Set); err != nil {
-		f.Discard()
+	var tables []string
+	for _, p := range projs {
+		tables = append(tables, p.Tables()...)
+	}
+	files, err := tableFiles(scratch, dst, tables, false, l.workers())
+	if err != nil {
 		return st, fmt.Errorf("rebuild: %w", err)
 	}
 	wb := dst.WriteBatch()
 	if err := wb.Set(appliedKey, kv.Uint64Value(st.Last)); err != nil {
 		wb.Close()
-		f.Discard()
+		discardFiles(files)
 		return st, err
 	}
-	_, err = dst.Replace(f, wb)
+	_, err = dst.ReplaceAll(files, wb)
 	return st, err
 }

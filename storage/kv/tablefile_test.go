@@ -288,3 +288,43 @@ func TestCheckpointAfterReplace(t *testing.T) {
 		}
 	}
 }
+
+// TestReplaceAll: files over ranges that do not overlap are ingested
+// together, each file's range deletion removing what the store held in
+// its own range only; a file with nothing in it is skipped; all are
+// removed.
+func TestReplaceAll(t *testing.T) {
+	s := openTest(t, t.TempDir())
+	mustSet(t, s, "a/1", "old", "a/2", "old", "b/1", "old", "c", "old")
+	file := func(steps ...func(*TableFile) error) *TableFile {
+		t.Helper()
+		f, err := s.NewTableFile()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, step := range steps {
+			if err := step(f); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return f
+	}
+	a := file(func(f *TableFile) error { return f.DeleteRange([]byte("a/"), PrefixEnd([]byte("a/"))) },
+		func(f *TableFile) error { return f.Set([]byte("a/3"), []byte("new")) })
+	b := file(func(f *TableFile) error { return f.Set([]byte("b/2"), []byte("new")) })
+	empty := file()
+	wb := s.WriteBatch()
+	if err := wb.Set([]byte("d"), []byte("batch")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.ReplaceAll([]*TableFile{b, empty, a}, wb); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"a/3": "new", "b/1": "old", "b/2": "new", "c": "old", "d": "batch"}
+	if got := contents(t, s); !maps.Equal(got, want) {
+		t.Errorf("after ReplaceAll: %v, want %v", got, want)
+	}
+	if left, _ := os.ReadDir(filepath.Join(s.dir, tableFilesDir)); len(left) != 0 {
+		t.Errorf("table files left: %v", left)
+	}
+}
