@@ -18,8 +18,8 @@
 // operators Submit, and resumes those a stop interrupted; Status and Job
 // report them. A rebuild builds into a scratch store beside the live one
 // (shadow.go; kv.Store.OpenScratch) while the live projections serve,
-// catches up with the FSM, writes what it built into a table file of the
-// live store, then, under the FSM's apply lock, ingests it and commits
+// catches up with the FSM, writes what it built into table files of the
+// live store, then, under the FSM's apply lock, ingests them and commits
 // what the build wrote since (switch.go). Each
 // projection replays on its own goroutine (lanes.go); while the server
 // applies entries, an operator's rebuild or verify lets
