@@ -47,8 +47,10 @@ var _ projections.Projection = Projection{}
 // Name implements projections.Projection.
 func (Projection) Name() string { return "allocs" }
 
-// Version implements projections.Projection.
-func (Projection) Version() int { return 5 }
+// Version implements projections.Projection. 6: a live allocation that
+// stays on its node no longer rewrites the node's usage row unless its
+// resources changed (the row's create and modify indexes differ from 5's).
+func (Projection) Version() int { return 6 }
 
 // Tables implements projections.Projection.
 func (Projection) Tables() []string {

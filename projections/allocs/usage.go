@@ -21,31 +21,45 @@ type Usage struct {
 }
 
 // adjustUsage moves the usage of old (before) to a (after): either may be
-// nil; terminal allocations count for nothing.
+// nil; terminal allocations count for nothing. A live allocation that
+// stays live on its node moves its node's usage only if its resources
+// changed (a client update, the most frequent change, rewrites nothing).
 func adjustUsage(tx *projections.Tx, old, a *events.Allocation) error {
 	if err := adjustSigning(tx, old, a); err != nil { // signing.go (N5)
 		return err
 	}
-	if old != nil && !old.Terminal() {
-		if err := addUsage(tx, old.NodeID, old.Resources, -1); err != nil {
+	oldLive, newLive := old != nil && !old.Terminal(), a != nil && !a.Terminal()
+	if oldLive && newLive && old.NodeID == a.NodeID {
+		d := events.Resources{CPU: a.Resources.CPU - old.Resources.CPU, MemoryMB: a.Resources.MemoryMB - old.Resources.MemoryMB,
+			DiskMB: a.Resources.DiskMB - old.Resources.DiskMB}
+		if d == (events.Resources{}) {
+			return nil
+		}
+		return addUsage(tx, a.NodeID, d, 0)
+	}
+	if oldLive {
+		r := old.Resources
+		if err := addUsage(tx, old.NodeID, events.Resources{CPU: -r.CPU, MemoryMB: -r.MemoryMB, DiskMB: -r.DiskMB}, -1); err != nil {
 			return err
 		}
 	}
-	if a != nil && !a.Terminal() {
+	if newLive {
 		return addUsage(tx, a.NodeID, a.Resources, 1)
 	}
 	return nil
 }
 
-func addUsage(tx *projections.Tx, node string, r events.Resources, sign int) error {
+// addUsage adds d and n allocations to node's usage; the row goes when no
+// allocation is left.
+func addUsage(tx *projections.Tx, node string, d events.Resources, n int) error {
 	u, err := NodeUsage(tx.View, node)
 	if err != nil {
 		return err
 	}
-	u.Resources.CPU += sign * r.CPU
-	u.Resources.MemoryMB += sign * r.MemoryMB
-	u.Resources.DiskMB += sign * r.DiskMB
-	u.Allocs += sign
+	u.Resources.CPU += d.CPU
+	u.Resources.MemoryMB += d.MemoryMB
+	u.Resources.DiskMB += d.DiskMB
+	u.Allocs += n
 	if u.Allocs == 0 {
 		_, err := tx.Delete(UsageTable, node)
 		return err
