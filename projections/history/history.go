@@ -77,10 +77,33 @@ func EntityPrefix(kind, id string) string { return kind + "\x00" + id + "\x00" }
 
 // rowKey is EntityPrefix followed by the zero-padded index and seq.
 func rowKey(kind, id string, index uint64, seq uint32) string {
-	return EntityPrefix(kind, id) + posSuffix(Pos{Index: index, Seq: seq})
+	b := make([]byte, 0, len(kind)+len(id)+2+posLen)
+	b = append(append(append(append(b, kind...), 0), id...), 0)
+	return string(appendPos(b, Pos{Index: index, Seq: seq}))
 }
 
-func posSuffix(p Pos) string { return fmt.Sprintf("%020d\x00%010d", p.Index, p.Seq) }
+func posSuffix(p Pos) string { return string(appendPos(nil, p)) }
+
+// posLen is the length of a row key's position: 20 digits of index, a
+// zero byte, 10 digits of seq.
+const posLen = 31
+
+// appendPos appends p as a row key's position, the index and seq
+// zero-padded so that keys sort by position.
+func appendPos(b []byte, p Pos) []byte {
+	b = appendPadded(b, p.Index, 20)
+	return appendPadded(append(b, 0), uint64(p.Seq), 10)
+}
+
+// appendPadded appends n in decimal, zero-padded to width digits.
+func appendPadded(b []byte, n uint64, width int) []byte {
+	var digits [20]byte
+	d := strconv.AppendUint(digits[:0], n, 10)
+	for range width - len(d) {
+		b = append(b, '0')
+	}
+	return append(b, d...)
+}
 
 // Pos is the position of an event in the log: the raft index of its entry
 // and its sequence within it.
