@@ -221,30 +221,29 @@ func (s *shadowBuild) prepare() error {
 }
 
 // tableFiles writes the rows of tables, and their table indexes, from src
-// into table files of dst: a file per table and one of the indexes, over
-// key ranges that do not overlap, written (and synced) by up to workers
-// goroutines. With replace, each table's file first deletes the rows dst
-// holds in it, and the index of a table src has none of is deleted.
-func tableFiles(src kv.Reader, dst *kv.Store, tables []string, replace bool, workers int) ([]*kv.TableFile, error) {
+// into table files of dst: a file per run of tables (in key order, of
+// about equal size) and one of the indexes, over key ranges that do not
+// overlap, written (and synced) by up to workers goroutines. With replace,
+// each table's rows in dst are deleted first, and the index of a table
+// src has none of is deleted. Fewer, larger files make the ingest that
+// takes them quicker: it holds the switch.
+func tableFiles(src *kv.Store, dst *kv.Store, tables []string, replace bool, workers int) ([]*kv.TableFile, error) {
 	tables = slices.Compact(slices.Sorted(slices.Values(tables)))
-	files := make([]*kv.TableFile, len(tables)+1)
-	errs := make([]error, len(tables)+1)
-	jobs := make(chan int)
+	runs, err := tableRuns(src, tables, max(1, workers))
+	if err != nil {
+		return nil, err
+	}
+	files := make([]*kv.TableFile, len(runs)+1)
+	errs := make([]error, len(runs)+1)
 	var wg sync.WaitGroup
-	for range max(1, min(workers, len(tables))) {
+	for i, run := range runs {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for i := range jobs {
-				files[i], errs[i] = tableFile(src, dst, tables[i], replace)
-			}
+			files[i], errs[i] = tableFile(src, dst, run, replace)
 		}()
 	}
-	for i := range tables {
-		jobs <- i
-	}
-	close(jobs)
-	files[len(tables)], errs[len(tables)] = indexFile(src, dst, tables, replace)
+	files[len(runs)], errs[len(runs)] = indexFile(src, dst, tables, replace)
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
 		discardFiles(files)
@@ -253,26 +252,60 @@ func tableFiles(src kv.Reader, dst *kv.Store, tables []string, replace bool, wor
 	return files, nil
 }
 
-// tableFile writes table's rows from src into a finished table file of
-// dst, after a deletion of dst's rows when replace is set.
-func tableFile(src kv.Reader, dst *kv.Store, table string, replace bool) (*kv.TableFile, error) {
+// tableRuns splits tables (sorted) into at most n runs of consecutive
+// tables holding about as many bytes each in src.
+func tableRuns(src *kv.Store, tables []string, n int) ([][]string, error) {
+	sizes := make([]uint64, len(tables))
+	var total uint64
+	for i, t := range tables {
+		p := tablePrefix(t)
+		size, err := src.EstimateBytes(p, kv.PrefixEnd(p))
+		if err != nil {
+			return nil, err
+		}
+		sizes[i] = size + 1 // an empty table still counts
+		total += sizes[i]
+	}
+	var runs [][]string
+	var run []string
+	var acc uint64
+	for i, t := range tables {
+		run = append(run, t)
+		acc += sizes[i]
+		if len(runs) < n-1 && acc*uint64(n) >= total*uint64(len(runs)+1) {
+			runs, run = append(runs, run), nil
+		}
+	}
+	if len(run) > 0 {
+		runs = append(runs, run)
+	}
+	return runs, nil
+}
+
+// tableFile writes the rows of tables (sorted) from src into a finished
+// table file of dst, each table after a deletion of dst's rows in it when
+// replace is set.
+func tableFile(src kv.Reader, dst *kv.Store, tables []string, replace bool) (*kv.TableFile, error) {
 	f, err := dst.NewTableFile()
 	if err != nil {
 		return nil, err
 	}
-	live := tablePrefix(table)
-	if replace {
-		err = f.DeleteRange(live, kv.PrefixEnd(live))
+	for _, t := range tables {
+		live := tablePrefix(t)
+		if replace {
+			err = f.DeleteRange(live, kv.PrefixEnd(live))
+		}
+		if err == nil {
+			err = src.Scan(live, kv.PrefixEnd(live), false, f.Set)
+		}
+		if err != nil {
+			f.Discard()
+			return nil, fmt.Errorf("table %s: %w", t, err)
+		}
 	}
-	if err == nil {
-		err = src.Scan(live, kv.PrefixEnd(live), false, f.Set)
-	}
-	if err == nil {
-		err = f.Finish()
-	}
-	if err != nil {
+	if err := f.Finish(); err != nil {
 		f.Discard()
-		return nil, fmt.Errorf("table %s: %w", table, err)
+		return nil, err
 	}
 	return f, nil
 }

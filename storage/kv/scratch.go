@@ -62,3 +62,14 @@ func ScratchStores(dir string) ([]string, error) {
 	}
 	return out, nil
 }
+
+// EstimateBytes estimates the bytes the store's tables hold in [lower,
+// upper) (what its memtables hold is not counted): enough to share out
+// work over key ranges.
+func (s *Store) EstimateBytes(lower, upper []byte) (uint64, error) {
+	n, err := s.db.EstimateDiskUsage(lower, upper)
+	if err != nil {
+		return 0, fmt.Errorf("estimate bytes: %w", err)
+	}
+	return n, nil
+}
