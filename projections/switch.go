@@ -157,6 +157,12 @@ func (f *FSM) rebuildOnline(ctx context.Context, projs []Projection, lag uint64,
 	if err := approach(); err != nil {
 		return err
 	}
+	// The ingest under the lock rotates the memtable and syncs the
+	// write-ahead log it leaves: flushed now, while the FSM applies, they
+	// hold only what the last moments wrote.
+	if err := f.store.FlushMemtable(); err != nil {
+		return err
+	}
 	f.applyMu.Lock()
 	defer f.applyMu.Unlock()
 	if f.gen.Load() != gen {
