@@ -49,7 +49,7 @@ func main() {
 	duration := flag.Duration("duration", 10*time.Second, "how long each load runs")
 	replay := flag.Int("replay", 200000, "events in the archive for the apply and replay figures")
 	addr := flag.String("addr", "", "load this server's HTTP address instead of starting servers")
-	only := flag.String("only", "", "run only these, comma-separated: load1, load3, apply, replay, export, history, rebuild, rebuild-scratch, rebuild-online, timetravel, c1m, simfleet, simfleet-fast, c1m-http, mirror, evaldelete, rotation, launcher, csi")
+	only := flag.String("only", "", "run only these, comma-separated: load1, load3, apply, replay, export, history, rebuild, rebuild-scratch, rebuild-online, rebuild-writes, timetravel, c1m, simfleet, simfleet-fast, c1m-http, mirror, evaldelete, rotation, launcher, csi")
 	nodes := flag.Int("nodes", 0, "simulated nodes (0: 5000 for c1m, 10000 for simfleet, simfleet-fast and c1m-http)")
 	jobs := flag.Int("jobs", 0, "jobs for c1m and c1m-http (0: 100 for c1m, 5 for c1m-http)")
 	perJob := flag.Int("per-job", 1000, "allocations per job for c1m and c1m-http")
@@ -66,7 +66,7 @@ func main() {
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile here")
 	rebuildN := flag.Int("rebuild-events", 1_000_000, "events in the generated history of the rebuild and timetravel figures")
 	flag.StringVar(&rebuildProfile, "rebuild-profile", "", "write a CPU profile of the from-scratch rebuild alone here")
-	rebuildSrc := flag.String("rebuild-src", "", "rebuild-scratch and rebuild-online keep their generated history in this directory and reuses it on the next run")
+	rebuildSrc := flag.String("rebuild-src", "", "rebuild-scratch, rebuild-online and rebuild-writes keep their generated history in this directory and reuses it on the next run")
 	flag.Parse()
 	stopProfile, err := startProfile(*cpuprofile) // rebuild.go
 	if err != nil {
@@ -104,9 +104,10 @@ func main() {
 		run("replay", func() ([]row, error) { return replayRate(*replay) })
 		run("export", func() ([]row, error) { return exportReplayRates(*exportEvents) }) // export.go
 		run("history", func() ([]row, error) { return historyLatency(101000, 1000) })
-		run("rebuild", func() ([]row, error) { return rebuildRows(*rebuildN) })                             // rebuild.go
-		run("rebuild-scratch", func() ([]row, error) { return scratchRows(*rebuildN, *rebuildSrc, false) }) // rebuild.go
-		run("rebuild-online", func() ([]row, error) { return scratchRows(*rebuildN, *rebuildSrc, true) })   // rebuild.go
+		run("rebuild", func() ([]row, error) { return rebuildRows(*rebuildN) })                                 // rebuild.go
+		run("rebuild-scratch", func() ([]row, error) { return scratchRows(*rebuildN, *rebuildSrc, "scratch") }) // rebuild.go
+		run("rebuild-online", func() ([]row, error) { return scratchRows(*rebuildN, *rebuildSrc, "online") })
+		run("rebuild-writes", func() ([]row, error) { return scratchRows(*rebuildN, *rebuildSrc, "writes") })
 		run("timetravel", func() ([]row, error) { return timeTravelRows(*rebuildN, timeTravelEvery, 20) })
 		run("c1m", func() ([]row, error) { return c1m(or(*nodes, 5000), or(*jobs, 100), *perJob, *workers) })
 		run("simfleet", func() ([]row, error) { return fleetHeartbeats(or(*nodes, 10000), *fleetWindow, 0) })

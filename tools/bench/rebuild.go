@@ -149,12 +149,13 @@ func startProfile(path string) (func(), error) {
 	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }
 
-// scratchRows measures the from-scratch rebuild alone (online: the
-// online rebuild, the FSM idle, alone), the figure to watch while working
-// on the rebuild's rate. With keep set, the generated history lives in
+// scratchRows measures one part of the rebuild figures alone, the ones to
+// watch while working on a rebuild: mode "scratch" the from-scratch
+// rebuild, "online" the online rebuild with the FSM idle, "writes" the
+// online rebuilds under a write load. With keep set, the generated history lives in
 // that directory and a later run reuses it (its size is then the one it
 // was generated with; an online rebuild leaves it as it found it).
-func scratchRows(n int, keep string, online bool) ([]row, error) {
+func scratchRows(n int, keep string, mode string) ([]row, error) {
 	dir, err := os.MkdirTemp("", "ordo-bench-rebuild-")
 	if err != nil {
 		return nil, err
@@ -173,7 +174,7 @@ func scratchRows(n int, keep string, online bool) ([]row, error) {
 		return nil, err
 	}
 	defer src.Close()
-	if !online {
+	if mode == "scratch" {
 		return profiledScratch(src, dir+"/dst")
 	}
 	f, err := projections.NewFSM(src, projections.FSMConfig{Projections: all.Projections(), AllowStale: true})
@@ -181,6 +182,9 @@ func scratchRows(n int, keep string, online bool) ([]row, error) {
 		return nil, err
 	}
 	defer f.Close()
+	if mode == "writes" {
+		return onlineUnderWrites(f) // rebuildwrites.go
+	}
 	return onlineIdle(f, rebuildProfile)
 }
 

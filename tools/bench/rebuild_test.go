@@ -25,18 +25,18 @@ func TestRebuildRows(t *testing.T) {
 }
 
 // TestScratchRows: rebuild-scratch and rebuild-online keep the history
-// they generate and reuse it.
+// they generate and reuse it (rebuild-writes runs TestRebuildRows' part).
 func TestScratchRows(t *testing.T) {
 	keep := t.TempDir() + "/src"
-	first, err := scratchRows(4000, keep, false)
+	first, err := scratchRows(4000, keep, "scratch")
 	if err != nil {
 		t.Fatal(err)
 	}
-	online, err := scratchRows(4000, keep, true)
+	online, err := scratchRows(4000, keep, "online")
 	if err != nil {
 		t.Fatal(err)
 	}
-	again, err := scratchRows(1, keep, false) // the kept history, not one of 1 event
+	again, err := scratchRows(1, keep, "scratch") // the kept history, not one of 1 event
 	if err != nil {
 		t.Fatal(err)
 	}
