@@ -59,9 +59,6 @@ type freshWriter struct {
 	keys     map[uint64]struct{}
 	seed     maphash.Seed
 	hashed   tableFlags
-	// tableAt is where a key's table name starts: after the shadow
-	// keyspace's prefix.
-	tableAt int
 }
 
 // tableFlags is a flag per table, with the last table asked for
@@ -219,10 +216,7 @@ func (w *freshWriter) written(key []byte) {
 // table: from the table's first read, if no write came before it. A key
 // of no table is never hashed.
 func (w *freshWriter) hashes(key []byte, read bool) bool {
-	if len(key) < w.tableAt {
-		return false
-	}
-	tb := keyTable(key[w.tableAt:])
+	tb := keyTable(key)
 	if len(tb) == 0 {
 		return false
 	}

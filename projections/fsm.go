@@ -96,7 +96,8 @@ func NewFSM(store *kv.Store, cfg FSMConfig) (*FSM, error) {
 	return f, nil
 }
 
-// load reads the store's state: it discards a shadow a stop left behind,
+// load reads the store's state: it discards a shadow keyspace an earlier
+// ordo left behind (kv.Open deletes scratch stores a stop left),
 // finds stale projections and interrupted rebuilds, and resumes at the
 // stored applied index.
 func (f *FSM) load() error {

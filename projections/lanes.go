@@ -35,11 +35,10 @@ type laneMark struct {
 	events, entries, last atomic.Uint64
 }
 
-// newLanes returns a lane per projection of projs, writing into store
-// under prefix (nil: the live keys); empty says nothing is stored under
-// prefix yet. check, when set, is called after each commit of each lane;
+// newLanes returns a lane per projection of projs, writing into store;
+// empty says the store holds none of their tables yet. check, when set, is called after each commit of each lane;
 // an error ends the run.
-func newLanes(store *kv.Store, prefix []byte, empty bool, projs []Projection, check func() error) *lanes {
+func newLanes(store *kv.Store, empty bool, projs []Projection, check func() error) *lanes {
 	l := &lanes{done: make([]laneMark, len(projs))}
 	for i, p := range projs {
 		owned := map[string]bool{}
@@ -47,8 +46,7 @@ func newLanes(store *kv.Store, prefix []byte, empty bool, projs []Projection, ch
 			owned[t] = true
 		}
 		fw := newFreshWriter(store, empty, freshRowsLimit/len(projs)) // the lanes share the bound
-		fw.tableAt = len(prefix)
-		sw := &shadowWriter{w: fw, prefix: prefix, owned: owned}
+		sw := &shadowWriter{w: fw, owned: owned}
 		r := &replayer{projs: []Projection{p}, store: store, fw: fw, w: sw, tables: map[string]uint64{}, check: check}
 		l.sws = append(l.sws, sw)
 		mark := &l.done[i]

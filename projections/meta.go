@@ -124,7 +124,8 @@ func writeMeta(w setter, p Projection) error {
 
 // rebuildMarker is stored at markerKey(name) while an operator's rebuild of
 // the projection runs: a server that stops before the switch finds it on
-// start, discards the half-built shadow and runs the rebuild again. A
+// start (its half-built scratch store deleted by then) and runs the
+// rebuild again. A
 // rebuild for a version change needs no marker: the stored version still
 // differs after a crash.
 type rebuildMarker struct {

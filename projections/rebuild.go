@@ -63,12 +63,12 @@ func Rebuild(src kv.Reader, dst *kv.Store, projs []Projection, to uint64, progre
 // replayer applies archived events to projections through a writer, entry
 // by entry, exactly as the FSM did, committing every rebuildBatchEntries
 // entries. It runs once over a range (Rebuild) or range after range, each
-// starting where the last ended (a shadow rebuild catching up).
+// starting where the last ended (an online rebuild catching up).
 type replayer struct {
 	projs []Projection
 	store *kv.Store
 	fw    *freshWriter // the open batch, committed into store
-	w     kv.Writer    // what a Tx writes through: fw, or a shadow over it
+	w     kv.Writer    // what a Tx writes through: fw, or a shadowWriter over it
 	// tables holds the index of the last entry that changed each table.
 	tables  map[string]uint64
 	tx      *Tx

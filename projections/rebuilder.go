@@ -452,7 +452,7 @@ func (r *Rebuilder) run(ctx context.Context, j *Job) (Job, error) {
 
 // Cancel ends the queued or running rebuild or verify and returns it as
 // it stood (its state turns JobCancelled once it has stopped; see Job):
-// a rebuild's shadow is discarded and its markers dropped, so the live
+// a rebuild's scratch store is deleted and its markers dropped, so the live
 // projections stay as they were and a restart does not resume it. A
 // rebuild already switching may finish first. False when no job is queued
 // or running.

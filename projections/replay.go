@@ -68,7 +68,7 @@ func Replay(ctx context.Context, src kv.Reader, dst *kv.Store, projs []Projectio
 			return st, err
 		}
 	}
-	l := newLanes(dst, nil, empty, projs, ctx.Err)
+	l := newLanes(dst, empty, projs, ctx.Err)
 	defer l.close()
 	l.progress = progress
 	if err := l.run(src, from+1, to); err != nil {

@@ -17,21 +17,15 @@ import (
 // snapshots leave it out.
 const shadowPrefix = "sh/"
 
-func prefixed(prefix, k []byte) []byte {
-	out := make([]byte, 0, len(prefix)+len(k))
-	return append(append(out, prefix...), k...)
-}
-
 // shadowWriter is what the projections being rebuilt write through: it
-// maps their keys into the shadow keyspace, and refuses any key outside
-// their tables, so a rebuild writes nothing else (no archive, no applied
-// index, no other projection) and a projection that read another's table
-// fails loudly instead of reading an empty shadow.
+// refuses any key outside their tables, so a rebuild writes nothing else
+// (no archive, no applied index, no other projection) and a projection
+// that read another's table fails loudly instead of reading an empty one,
+// and it records the keys written once asked to (track).
 type shadowWriter struct {
-	w      kv.Writer
-	prefix []byte
-	owned  map[string]bool
-	// touched, when set, records the (unprefixed) keys written.
+	w     kv.Writer
+	owned map[string]bool
+	// touched, when set, records the keys written.
 	touched map[string]struct{}
 	// err is the first refusal, in case a projection drops the error.
 	err error
@@ -41,77 +35,61 @@ type shadowWriter struct {
 
 var _ kv.Writer = (*shadowWriter)(nil)
 
-func (s *shadowWriter) key(k []byte) ([]byte, error) {
+// check refuses k unless it is a key of an owned table.
+func (s *shadowWriter) check(k []byte) error {
 	tb := keyTable(k)
 	if len(tb) > 0 && bytes.Equal(tb, s.lastOwned) {
-		return s.prefixed(k), nil
+		return nil
 	}
 	if !s.owned[string(tb)] { // no allocation for the lookup
 		err := fmt.Errorf("%w: %q, outside the tables of the projections replayed", ErrForeignTable, k)
 		if s.err == nil {
 			s.err = err
 		}
-		return nil, err
+		return err
 	}
 	s.lastOwned = append(s.lastOwned[:0], tb...)
-	return s.prefixed(k), nil
-}
-
-// prefixed returns k in the shadow keyspace.
-func (s *shadowWriter) prefixed(k []byte) []byte {
-	if len(s.prefix) == 0 { // a rebuild into an empty store: the live keys
-		return k
-	}
-	return prefixed(s.prefix, k)
+	return nil
 }
 
 func (s *shadowWriter) Get(k []byte) ([]byte, error) {
-	sk, err := s.key(k)
-	if err != nil {
+	if err := s.check(k); err != nil {
 		return nil, err
 	}
-	return s.w.Get(sk)
+	return s.w.Get(k)
 }
 
 func (s *shadowWriter) Scan(lower, upper []byte, reverse bool, fn func(k, v []byte) error) error {
-	sl, err := s.key(lower)
-	if err != nil {
+	if err := s.check(lower); err != nil {
 		return err
 	}
-	su := kv.PrefixEnd(s.prefix)
-	if upper != nil {
-		su = prefixed(s.prefix, upper)
-	}
-	return s.w.Scan(sl, su, reverse, func(k, v []byte) error { return fn(k[len(s.prefix):], v) })
+	return s.w.Scan(lower, upper, reverse, fn)
 }
 
 func (s *shadowWriter) Set(k, v []byte) error {
-	sk, err := s.key(k)
-	if err != nil {
+	if err := s.check(k); err != nil {
 		return err
 	}
 	s.touch(k)
-	return s.w.Set(sk, v)
+	return s.w.Set(k, v)
 }
 
 // setOwned is Set handing k and v over: the writer below keeps v when
 // it can.
 func (s *shadowWriter) setOwned(k, v []byte) error {
-	sk, err := s.key(k)
-	if err != nil {
+	if err := s.check(k); err != nil {
 		return err
 	}
 	s.touch(k)
-	return setOwned(s.w, sk, v)
+	return setOwned(s.w, k, v)
 }
 
 func (s *shadowWriter) Delete(k []byte) error {
-	sk, err := s.key(k)
-	if err != nil {
+	if err := s.check(k); err != nil {
 		return err
 	}
 	s.touch(k)
-	return s.w.Delete(sk)
+	return s.w.Delete(k)
 }
 
 func (s *shadowWriter) touch(k []byte) {
@@ -159,7 +137,7 @@ func newShadowBuild(store *kv.Store, projs []Projection) (*shadowBuild, error) {
 	}
 	// The scratch store is empty and only this build writes it, so each
 	// lane's writer answers point reads from memory.
-	return &shadowBuild{store: store, scratch: scratch, projs: projs, tables: tables, l: newLanes(scratch, nil, true, projs, nil)}, nil
+	return &shadowBuild{store: store, scratch: scratch, projs: projs, tables: tables, l: newLanes(scratch, true, projs, nil)}, nil
 }
 
 // catchUp replays the archive of src after the last index replayed through
@@ -205,6 +183,9 @@ func (s *shadowBuild) prepare() error {
 		if err == nil {
 			err = versions.Delete(projectionMetaKey(n))
 		}
+	}
+	if err == nil {
+		err = versions.Finish() // its sync, too, out of the switch
 	}
 	if err != nil {
 		versions.Discard()
@@ -365,13 +346,13 @@ func discardFiles(fs []*kv.TableFile) {
 }
 
 // switchLive replaces the live tables of the built projections with the
-// shadow: it ingests the prepared file (preparing it now if the build has
-// not), then commits, in one synced batch, the keys the build wrote since,
-// the projections' versions, their rebuild markers cleared and the shadow
-// deleted. Readers wait for both steps, so a reader sees the old
+// ones built: it ingests the prepared files (preparing them now if the
+// build has not), then commits, in one synced batch, the keys the build
+// wrote since, the projections' versions and their rebuild markers
+// cleared. Readers wait for both steps, so a reader sees the old
 // projections or the new, never a mix; a stop between the two leaves the
 // projections stale (see prepare). The caller holds the FSM's apply lock
-// and has caught the shadow up to the applied index. It returns how long
+// and has caught the build up to the applied index. It returns how long
 // readers waited.
 func (s *shadowBuild) switchLive() (time.Duration, error) {
 	if s.files == nil {

@@ -17,14 +17,15 @@ var ErrRebuildVoid = errors.New("ordo: a raft snapshot was restored during the r
 
 // Phases of a rebuild, as RebuildProgress reports them.
 const (
-	// PhaseBuilding: replaying the archive into the shadow, toward the head.
+	// PhaseBuilding: replaying the archive into the scratch store, toward
+	// the head.
 	PhaseBuilding = "building"
 	// PhaseSwitching: holding the FSM's apply lock (writes wait), replaying
-	// the last entries and switching the shadow live.
+	// the last entries and switching the rebuilt projections live.
 	PhaseSwitching = "switching"
 	// PhaseDone: the rebuilt projections serve.
 	PhaseDone = "done"
-	// PhaseFailed: the rebuild stopped; its shadow is discarded and the
+	// PhaseFailed: the rebuild stopped; its scratch store is deleted and the
 	// live projections are as they were.
 	PhaseFailed = "failed"
 )
@@ -73,15 +74,16 @@ func (f *FSM) setObserver(obs func(RebuildProgress)) {
 // whatever the gap.
 const maxCatchUpRounds = 16
 
-// rebuildOnline rebuilds projs from the archive into the shadow keyspace
+// rebuildOnline rebuilds projs from the archive into a scratch store
 // while the live projections keep serving and the FSM keeps applying to
 // them: it replays toward the applied index from consistent snapshots
 // until it is within lag entries of it (or has tried maxCatchUpRounds
-// times), writes the shadow into the switch's table file, approaches the
-// applied index again, then takes the apply lock, replays the last entries
-// from the store (nothing applies meanwhile, so nothing is lost or applied
-// twice) and switches (shadowBuild.switchLive). On failure the shadow is
-// discarded and the live projections are untouched. Until it takes the
+// times), writes what it built into the switch's table files, approaches
+// the applied index again, flushes the live memtable, then takes the
+// apply lock, replays the last entries from the store (nothing applies
+// meanwhile, so nothing is lost or applied twice) and switches
+// (shadowBuild.switchLive). On failure the scratch store is deleted and
+// the live projections are untouched. Until it takes the
 // apply lock, at most parallel projections replay at once (0: all) while
 // busy (nil: always) says the server is applying entries.
 func (f *FSM) rebuildOnline(ctx context.Context, projs []Projection, lag uint64, parallel int, busy func() bool, obs func(RebuildProgress)) error {
@@ -144,10 +146,9 @@ func (f *FSM) rebuildOnline(ctx context.Context, projs []Projection, lag uint64,
 	if err := approach(); err != nil {
 		return err
 	}
-	// The bulk of the switch, copying the shadow into a table file, runs
-	// while the FSM applies; the build then approaches again what it
-	// applied meanwhile, and a flush empties the memtable the switch's
-	// ingest would otherwise flush under the lock.
+	// The bulk of the switch, copying what was built into table files,
+	// runs while the FSM applies; the build then approaches again what it
+	// applied meanwhile.
 	if err := sb.prepare(); err != nil {
 		return err
 	}
@@ -342,7 +343,7 @@ func scratchRebuild(ctx context.Context, src kv.Reader, dst *kv.Store, projs []P
 		return RebuildStats{}, err
 	}
 	defer scratch.Close()
-	l := newLanes(scratch, nil, true, projs, ctx.Err)
+	l := newLanes(scratch, true, projs, ctx.Err)
 	defer l.close()
 	l.limit(parallel, busy)
 	l.progress = obs
