@@ -17,8 +17,8 @@ const scratchCacheBytes = 16 << 20
 // ends with s's process: an online rebuild builds its projections there,
 // away from the live store's LSM, and moves the result in with Replace.
 // It writes no write-ahead log (what it holds is lost at a crash, which a
-// rebuild restarts anyway) and has the Bulk shape. Closing it deletes it, and opening s deletes
-// any scratch store a stop left.
+// rebuild restarts anyway) and has the Bulk shape. Closing it deletes
+// it, and opening s deletes any scratch store a stop left.
 func (s *Store) OpenScratch() (*Store, error) {
 	parent := filepath.Join(s.dir, scratchDir)
 	if err := os.MkdirAll(parent, 0o755); err != nil {
@@ -42,9 +42,6 @@ func removeScratch(dir string) error {
 	return os.RemoveAll(filepath.Join(dir, scratchDir))
 }
 
-// Dir returns the store's directory.
-func (s *Store) Dir() string { return s.dir }
-
 // ScratchStores returns the directories of the scratch stores in dir, a
 // store's directory: those open, or those a stop left until the store
 // opens again.
@@ -61,15 +58,4 @@ func ScratchStores(dir string) ([]string, error) {
 		out = append(out, filepath.Join(dir, scratchDir, e.Name()))
 	}
 	return out, nil
-}
-
-// EstimateBytes estimates the bytes the store's tables hold in [lower,
-// upper) (what its memtables hold is not counted): enough to share out
-// work over key ranges.
-func (s *Store) EstimateBytes(lower, upper []byte) (uint64, error) {
-	n, err := s.db.EstimateDiskUsage(lower, upper)
-	if err != nil {
-		return 0, fmt.Errorf("estimate bytes: %w", err)
-	}
-	return n, nil
 }

@@ -191,6 +191,20 @@ func (s *Store) Close() error {
 	return err
 }
 
+// Dir returns the store's directory.
+func (s *Store) Dir() string { return s.dir }
+
+// EstimateBytes estimates the bytes the store's tables hold in [lower,
+// upper) (what its memtables hold is not counted): enough to share out
+// work over key ranges.
+func (s *Store) EstimateBytes(lower, upper []byte) (uint64, error) {
+	n, err := s.db.EstimateDiskUsage(lower, upper)
+	if err != nil {
+		return 0, fmt.Errorf("estimate bytes: %w", err)
+	}
+	return n, nil
+}
+
 // Get implements Reader against the latest committed state.
 func (s *Store) Get(key []byte) ([]byte, error) {
 	s.gate.RLock()
