@@ -36,7 +36,8 @@ type laneMark struct {
 }
 
 // newLanes returns a lane per projection of projs, writing into store;
-// empty says the store holds none of their tables yet. check, when set, is called after each commit of each lane;
+// empty says the store holds none of their tables yet. check, when set,
+// is called after each commit of each lane;
 // an error ends the run.
 func newLanes(store *kv.Store, empty bool, projs []Projection, check func() error) *lanes {
 	l := &lanes{done: make([]laneMark, len(projs))}

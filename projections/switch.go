@@ -327,8 +327,8 @@ func staleError(stale []Stale) error {
 // scratchRebuild rebuilds projs from the archive of src through index to
 // into the empty store dst (Verify's scratch space, a replay's fresh
 // store), a lane per projection. The lanes write into a scratch store of
-// dst's, which dst then ingests whole as one table: dst's LSM flushes and
-// compacts none of the rows, and ends with them in one level.
+// dst's, whose tables dst then ingests whole as table files: dst's LSM
+// flushes and compacts none of the rows, and ends with them in one level.
 func scratchRebuild(ctx context.Context, src kv.Reader, dst *kv.Store, projs []Projection, to uint64, parallel int, busy func() bool, obs func(RebuildStats)) (RebuildStats, error) {
 	b := dst.Batch()
 	if err := CheckVersions(NewView(b), projs); err != nil {
