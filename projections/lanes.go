@@ -37,8 +37,7 @@ type laneMark struct {
 
 // newLanes returns a lane per projection of projs, writing into store;
 // empty says the store holds none of their tables yet. check, when set,
-// is called after each commit of each lane;
-// an error ends the run.
+// is called after each commit of each lane; an error ends the run.
 func newLanes(store *kv.Store, empty bool, projs []Projection, check func() error) *lanes {
 	l := &lanes{done: make([]laneMark, len(projs))}
 	for i, p := range projs {
