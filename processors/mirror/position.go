@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/ordoplane/ordo/events"
 )
 
 // Position is an event's place in the log: the raft index it committed at
@@ -27,18 +29,7 @@ func (p Position) IsZero() bool { return p == Position{} }
 func (p Position) String() string { return string(p.appendSequence(nil)) }
 
 func (p Position) appendSequence(b []byte) []byte {
-	b = appendPadded(b, p.Index, 20)
-	b = append(b, '-')
-	return appendPadded(b, uint64(p.Seq), 10)
-}
-
-func appendPadded(b []byte, v uint64, width int) []byte {
-	var digits [20]byte
-	d := strconv.AppendUint(digits[:0], v, 10)
-	for range width - len(d) {
-		b = append(b, '0')
-	}
-	return append(b, d...)
+	return events.AppendPosition(b, p.Index, p.Seq, '-')
 }
 
 // ParseSequence parses a ce_sequence value written by String.

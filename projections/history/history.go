@@ -90,20 +90,7 @@ const posLen = 31
 
 // appendPos appends p as a row key's position, the index and seq
 // zero-padded so that keys sort by position.
-func appendPos(b []byte, p Pos) []byte {
-	b = appendPadded(b, p.Index, 20)
-	return appendPadded(append(b, 0), uint64(p.Seq), 10)
-}
-
-// appendPadded appends n in decimal, zero-padded to width digits.
-func appendPadded(b []byte, n uint64, width int) []byte {
-	var digits [20]byte
-	d := strconv.AppendUint(digits[:0], n, 10)
-	for range width - len(d) {
-		b = append(b, '0')
-	}
-	return append(b, d...)
-}
+func appendPos(b []byte, p Pos) []byte { return events.AppendPosition(b, p.Index, p.Seq, 0) }
 
 // Pos is the position of an event in the log: the raft index of its entry
 // and its sequence within it.
