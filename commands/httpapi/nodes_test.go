@@ -283,14 +283,26 @@ func TestMissedHeartbeatMarksNodeDown(t *testing.T) {
 	if !back {
 		t.Fatalf("the heartbeat at index %d did not make the node ready", hb.Index)
 	}
-	var missed float64
-	mfs, _ := d.Registry().Gather()
-	for _, mf := range mfs {
-		if mf.GetName() == "ordo_heartbeat_missed_total" {
-			missed = mf.GetMetric()[0].GetCounter().GetValue()
+	// The monitor counts the miss once its command has applied, after
+	// the node read down above: wait for the count.
+	missed := func() float64 {
+		mfs, _ := d.Registry().Gather()
+		for _, mf := range mfs {
+			if mf.GetName() == "ordo_heartbeat_missed_total" {
+				return mf.GetMetric()[0].GetCounter().GetValue()
+			}
 		}
+		return 0
 	}
-	if missed < 1 {
-		t.Fatalf("ordo_heartbeat_missed_total = %v", missed)
+	deadline := time.NewTimer(testTimeout)
+	defer deadline.Stop()
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	for missed() < 1 {
+		select {
+		case <-tick.C:
+		case <-deadline.C:
+			t.Fatalf("ordo_heartbeat_missed_total = %v", missed())
+		}
 	}
 }
