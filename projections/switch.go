@@ -160,8 +160,12 @@ func (f *FSM) rebuildOnline(ctx context.Context, projs []Projection, lag uint64,
 	}
 	// The ingest under the lock rotates the memtable and syncs the
 	// write-ahead log it leaves: flushed now, while the FSM applies, they
-	// hold only what the last moments wrote.
+	// hold only what the last moments wrote; what the FSM applied during
+	// the flush is approached again.
 	if err := f.store.FlushMemtable(); err != nil {
+		return err
+	}
+	if err := approach(); err != nil {
 		return err
 	}
 	f.applyMu.Lock()
