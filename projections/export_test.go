@@ -40,3 +40,6 @@ func SetPreparedHook(f *FSM, fn func()) { f.prepared = fn }
 // BusyFunc returns the test a job of r would use of whether the server
 // applies entries.
 func BusyFunc(r *Rebuilder) func() bool { return r.busy() }
+
+// ScratchDirOf returns where r's verifies put their scratch stores.
+func ScratchDirOf(r *Rebuilder) string { return r.cfg.ScratchDir }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math/rand"
+	"os"
 	"reflect"
 	"runtime"
 	"sync/atomic"
@@ -167,7 +168,7 @@ func (p *cancellingProj) Apply(*projections.Tx, *events.Event) error {
 
 // TestCancelJob: an operator's cancel ends a running rebuild or verify, or
 // a queued one as it starts: the job says cancelled, the live projections
-// are as they were, the shadow and the rebuild markers are gone (a restart
+// are as they were, the scratch stores and the rebuild markers are gone (a restart
 // resumes nothing), and the next job runs.
 func TestCancelJob(t *testing.T) {
 	c := &cancellingProj{}
@@ -196,6 +197,9 @@ func TestCancelJob(t *testing.T) {
 		}
 		if hasScratch(t, store.Dir()) || hasPrefix(t, store, "rb/") {
 			t.Errorf("a cancelled %s left its scratch store or markers", kind)
+		}
+		if left, err := os.ReadDir(projections.ScratchDirOf(rb)); err != nil || len(left) != 0 {
+			t.Errorf("a cancelled %s left %v in the verify scratch space (%v)", kind, left, err)
 		}
 	}
 

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"runtime"
 	"sync"
 	"time"
@@ -487,7 +486,9 @@ func (r *Rebuilder) rebuild(ctx context.Context, projs []Projection, parallel in
 }
 
 // verify rebuilds projs from a consistent snapshot's archive into a
-// scratch store and compares each with the snapshot's live projection.
+// scratch store and compares each with the snapshot's live projection:
+// the checksums read the scratch store as the lanes left it, copied
+// nowhere.
 func (r *Rebuilder) verify(ctx context.Context, projs []Projection, parallel int) ([]VerifyResult, error) {
 	snap := r.fsm.store.Snapshot()
 	defer snap.Close()
@@ -495,26 +496,16 @@ func (r *Rebuilder) verify(ctx context.Context, projs []Projection, parallel int
 	if err != nil {
 		return nil, err
 	}
-	if r.cfg.ScratchDir != "" {
-		if err := os.MkdirAll(r.cfg.ScratchDir, 0o755); err != nil {
-			return nil, fmt.Errorf("verify scratch space: %w", err)
-		}
-	}
-	dir, err := os.MkdirTemp(r.cfg.ScratchDir, "ordo-verify-")
+	dst, err := kv.OpenScratchIn(r.cfg.ScratchDir)
 	if err != nil {
 		return nil, fmt.Errorf("verify scratch space: %w", err)
-	}
-	defer os.RemoveAll(dir)
-	dst, err := kv.Open(dir, kv.DefaultConfig())
-	if err != nil {
-		return nil, err
 	}
 	defer dst.Close()
 	prog := RebuildProgress{Projections: names(projs), Phase: PhaseBuilding, Head: applied}
 	if target, err := archive.Len(snap); err == nil {
 		prog.Target = target
 	}
-	_, err = scratchRebuild(ctx, snap, dst, projs, applied, parallel, r.busy(), func(st RebuildStats) {
+	_, _, err = buildInto(ctx, snap, dst, projs, applied, parallel, r.busy(), func(st RebuildStats) {
 		prog.Events, prog.Index = st.Events, st.Last
 		r.observeJob(prog)
 	})

@@ -382,7 +382,7 @@ func (s *shadowBuild) switchLive() (time.Duration, error) {
 	// first (the store's format, kv.Open), so readers wait for neither.
 	fs := s.files
 	s.files = nil
-	return s.store.ReplaceAll(fs, wb)
+	return s.store.Replace(fs, wb)
 }
 
 // finalWrites adds to wb what the switch commits after the ingest besides

@@ -347,21 +347,17 @@ func scratchRebuild(ctx context.Context, src kv.Reader, dst *kv.Store, projs []P
 		return RebuildStats{}, err
 	}
 	defer scratch.Close()
-	l := newLanes(scratch, true, projs, ctx.Err)
-	defer l.close()
-	l.limit(parallel, busy)
-	l.progress = obs
-	if err := l.run(src, 1, to); err != nil {
-		return l.stats(), err
+	st, workers, err := buildInto(ctx, src, scratch, projs, to, parallel, busy, obs)
+	if err != nil {
+		return st, err
 	}
-	st := l.stats()
 	// The lanes wrote rows and table indexes only (their writers refuse
 	// any other key), all of them committed now.
 	var tables []string
 	for _, p := range projs {
 		tables = append(tables, p.Tables()...)
 	}
-	files, err := tableFiles(scratch, dst, tables, false, l.workers())
+	files, err := tableFiles(scratch, dst, tables, false, workers)
 	if err != nil {
 		return st, fmt.Errorf("rebuild: %w", err)
 	}
@@ -371,6 +367,21 @@ func scratchRebuild(ctx context.Context, src kv.Reader, dst *kv.Store, projs []P
 		discardFiles(files)
 		return st, err
 	}
-	_, err = dst.ReplaceAll(files, wb)
+	_, err = dst.Replace(files, wb)
 	return st, err
+}
+
+// buildInto replays projs from the archive of src through index to into
+// the empty store scratch, a lane per projection, at most parallel at once
+// while busy says so (lanes.limit); it returns what it replayed and how
+// many goroutines the lanes leave room for now (lanes.workers).
+func buildInto(ctx context.Context, src kv.Reader, scratch *kv.Store, projs []Projection, to uint64, parallel int, busy func() bool, obs func(RebuildStats)) (RebuildStats, int, error) {
+	l := newLanes(scratch, true, projs, ctx.Err)
+	defer l.close()
+	l.limit(parallel, busy)
+	l.progress = obs
+	if err := l.run(src, 1, to); err != nil {
+		return l.stats(), 0, err
+	}
+	return l.stats(), l.workers(), nil
 }

@@ -235,8 +235,8 @@ func newProjectionsCancelCommand(g *globals) *cobra.Command {
 		Use:   "cancel",
 		Short: "Cancel the server's running or queued projection rebuild or verify",
 		Long: `Cancel stops the projection rebuild or verify the server runs (or has
-queued). A rebuild's shadow is discarded: the live projections stay as they
-were, and a restart does not resume it. A rebuild already switching its
+queued). A rebuild's scratch store is deleted: the live projections stay
+as they were, and a restart does not resume it. A rebuild already switching its
 projections live may finish first. Follow the job with
 ` + "`ordo operator projections list`" + `.`,
 		Args: cobra.NoArgs,

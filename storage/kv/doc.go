@@ -9,8 +9,8 @@
 // writes (the FSM), a Snapshot for consistent reads, and Export/Import to move
 // the whole state inside a raft snapshot. To replace millions of keys at
 // once (a projection rebuild's switch), write them in key order into a
-// TableFile and Replace: Pebble ingests the file, then a batch of what must
-// land over it commits. Work that builds millions of keys only to move them
+// TableFile (or several, over ranges apart) and Replace: Pebble ingests the
+// files, then a batch of what must land over them commits. Work that builds millions of keys only to move them
 // in that way (a rebuild) writes them into a scratch store (OpenScratch):
 // inside the store's directory, without a write-ahead log, shaped for a
 // bulk load, deleted when closed and when its store opens. Keys are built

@@ -20,7 +20,16 @@ const scratchCacheBytes = 16 << 20
 // rebuild restarts anyway) and has the Bulk shape. Closing it deletes
 // it, and opening s deletes any scratch store a stop left.
 func (s *Store) OpenScratch() (*Store, error) {
-	parent := filepath.Join(s.dir, scratchDir)
+	return OpenScratchIn(filepath.Join(s.dir, scratchDir))
+}
+
+// OpenScratchIn opens a new, empty scratch store (see OpenScratch) in a
+// directory of its own under parent (the system's temporary directory
+// when empty), deleted when closed; nothing deletes one a crash left.
+func OpenScratchIn(parent string) (*Store, error) {
+	if parent == "" {
+		parent = os.TempDir()
+	}
 	if err := os.MkdirAll(parent, 0o755); err != nil {
 		return nil, fmt.Errorf("scratch store: %w", err)
 	}

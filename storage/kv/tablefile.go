@@ -123,23 +123,18 @@ func (t *TableFile) Discard() {
 	os.Remove(t.path)
 }
 
-// Replace ingests the table file t, then commits wb durably: a reader
-// (Get, Scan, Snapshot, Checkpoint) sees the store as it was before both
-// or after both, never between, because readers wait while Replace runs;
-// it returns how long they were held.
-// The ingest is atomic and durable on its own; wb is what must follow it
-// (say, writes newer than the file's). Writers must not commit meanwhile
-// (the caller excludes them): they could land between the two. An ingest
-// that overlaps what the memtables hold is queued behind them, not made to
-// wait for their flush (the store's format: see Open).
-func (s *Store) Replace(t *TableFile, wb *WriteBatch) (held time.Duration, err error) {
-	return s.ReplaceAll([]*TableFile{t}, wb)
-}
-
-// ReplaceAll is Replace with several table files, ingested in one atomic
-// step: files written side by side (on several cores) over key ranges
-// that do not overlap.
-func (s *Store) ReplaceAll(ts []*TableFile, wb *WriteBatch) (held time.Duration, err error) {
+// Replace ingests the table files ts in one atomic step, then commits wb
+// durably: a reader (Get, Scan, Snapshot, Checkpoint) sees the store as it
+// was before both or after both, never between, because readers wait
+// while Replace runs; it returns how long they were held. The files cover
+// key ranges that do not overlap (written side by side, on several
+// cores); one with nothing in it is skipped. The ingest is atomic and
+// durable on its own; wb is what must follow it (say, writes newer than
+// the files'). Writers must not commit meanwhile (the caller excludes
+// them): they could land between the two. An ingest that overlaps what
+// the memtables hold is queued behind them, not made to wait for their
+// flush (the store's format: see Open).
+func (s *Store) Replace(ts []*TableFile, wb *WriteBatch) (held time.Duration, err error) {
 	defer wb.Close()
 	var paths []string
 	for _, t := range ts {

@@ -86,7 +86,7 @@ func TestReplace(t *testing.T) {
 		readersHeld = true
 		return nil
 	})
-	held, err := s.Replace(f, wb)
+	held, err := s.Replace([]*TableFile{f}, wb)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -253,7 +253,7 @@ func TestReplaceHalfDone(t *testing.T) {
 	}
 	disk := errors.New("disk full")
 	s.SetReplaceHook(func() error { return disk })
-	if _, err := s.Replace(f, wb); !errors.Is(err, ErrHalfReplaced) || !errors.Is(err, disk) {
+	if _, err := s.Replace([]*TableFile{f}, wb); !errors.Is(err, ErrHalfReplaced) || !errors.Is(err, disk) {
 		t.Fatalf("Replace = %v, want ErrHalfReplaced wrapping the batch's error", err)
 	}
 	for k, want := range map[string]string{"a/1": "file", "b": "old"} {
@@ -270,7 +270,7 @@ func TestCheckpointAfterReplace(t *testing.T) {
 	for i := range 5 {
 		dir := t.TempDir()
 		s := openTest(t, filepath.Join(dir, "store"))
-		if _, err := s.Replace(fileOverOld(t, s), s.WriteBatch()); err != nil {
+		if _, err := s.Replace([]*TableFile{fileOverOld(t, s)}, s.WriteBatch()); err != nil {
 			t.Fatal(err)
 		}
 		cp := filepath.Join(dir, "checkpoint")
@@ -289,11 +289,11 @@ func TestCheckpointAfterReplace(t *testing.T) {
 	}
 }
 
-// TestReplaceAll: files over ranges that do not overlap are ingested
+// TestReplaceFiles: files over ranges that do not overlap are ingested
 // together, each file's range deletion removing what the store held in
 // its own range only; a file with nothing in it is skipped; all are
 // removed.
-func TestReplaceAll(t *testing.T) {
+func TestReplaceFiles(t *testing.T) {
 	s := openTest(t, t.TempDir())
 	mustSet(t, s, "a/1", "old", "a/2", "old", "b/1", "old", "c", "old")
 	file := func(steps ...func(*TableFile) error) *TableFile {
@@ -317,12 +317,12 @@ func TestReplaceAll(t *testing.T) {
 	if err := wb.Set([]byte("d"), []byte("batch")); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.ReplaceAll([]*TableFile{b, empty, a}, wb); err != nil {
+	if _, err := s.Replace([]*TableFile{b, empty, a}, wb); err != nil {
 		t.Fatal(err)
 	}
 	want := map[string]string{"a/3": "new", "b/1": "old", "b/2": "new", "c": "old", "d": "batch"}
 	if got := contents(t, s); !maps.Equal(got, want) {
-		t.Errorf("after ReplaceAll: %v, want %v", got, want)
+		t.Errorf("after Replace: %v, want %v", got, want)
 	}
 	if left, _ := os.ReadDir(filepath.Join(s.dir, tableFilesDir)); len(left) != 0 {
 		t.Errorf("table files left: %v", left)
