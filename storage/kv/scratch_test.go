@@ -2,8 +2,10 @@ package kv
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"testing"
+	"time"
 )
 
 // TestScratchStore: a scratch store starts empty, lives inside its
@@ -63,4 +65,62 @@ func TestScratchStore(t *testing.T) {
 	if v, err := s.Get([]byte("k")); err != nil || string(v) != "live" {
 		t.Errorf("the reopened store reads %q, %v", v, err)
 	}
+}
+
+// TestScratchStoreNoReadCompactions: reading a bulk store's overlapping
+// level-0 tables over and over, as the copy into table files does once,
+// compacts nothing, where the same store sampling its reads compacts
+// them.
+func TestScratchStoreNoReadCompactions(t *testing.T) {
+	if n := readCompactions(t, bulkReadSampling); n != 0 {
+		t.Errorf("a bulk store ran %d read compactions", n)
+	}
+	// The control: with Pebble's default sampling, the same reads compact
+	// (else the test above proves nothing).
+	if n := readCompactions(t, 0); n == 0 {
+		t.Error("the control store ran no read compaction")
+	}
+}
+
+// readCompactions writes three overlapping level-0 tables into a bulk
+// store reading with sampling multiplier m (0: Pebble's default), reads
+// them through many times and returns how many read compactions ran.
+func readCompactions(t *testing.T, m int64) int64 {
+	t.Helper()
+	defer func(old int64) { bulkReadSampling = old }(bulkReadSampling)
+	bulkReadSampling = m
+	s, err := Open(t.TempDir(), Config{DisableWAL: true, Bulk: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	val := make([]byte, 100)
+	for round := 0; round < 3; round++ {
+		b := s.WriteBatch()
+		for i := 0; i < 10000; i++ {
+			if err := b.Set([]byte(fmt.Sprintf("k%06d", i)), val); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := b.Commit(false); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.FlushMemtable(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := 0; i < 400; i++ {
+		if err := s.Scan([]byte("k"), []byte("l"), false, func(k, v []byte) error { return nil }); err != nil {
+			t.Fatal(err)
+		}
+		if n := s.db.Metrics().Compact.ReadCount; n > 0 {
+			return n
+		}
+	}
+	// A read compaction is scheduled after the read that asks for it.
+	deadline := time.Now().Add(time.Second)
+	for time.Now().Before(deadline) && s.db.Metrics().Compact.ReadCount == 0 {
+		time.Sleep(10 * time.Millisecond)
+	}
+	return s.db.Metrics().Compact.ReadCount
 }
