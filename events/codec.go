@@ -38,6 +38,19 @@ func encode(v any) ([]byte, error) {
 	return bytes.Clone(pe.buf.Bytes()), nil
 }
 
+// AppendMarshal appends Marshal's encoding of v to dst: a caller that
+// copies the bytes somewhere anyway (a Pebble batch) encodes into a
+// buffer it reuses.
+func AppendMarshal(dst []byte, v any) ([]byte, error) {
+	pe := encPool.Get().(*pooledEncoder)
+	defer encPool.Put(pe)
+	pe.buf.Reset()
+	if err := pe.enc.Encode(v); err != nil {
+		return dst, err
+	}
+	return append(dst, pe.buf.Bytes()...), nil
+}
+
 // Marshal encodes v as msgpack with map keys sorted, so equal values always
 // encode to equal bytes. Payloads and projection rows are encoded with it:
 // msgpack.Marshal writes maps in random order, which would make rebuilt

@@ -49,8 +49,9 @@ type freshWriter struct {
 	// its slot.
 	pending []pendingRow
 	flushes uint32
-	// keyBuf is where flush lays out the key it hands to Pebble.
-	keyBuf []byte
+	// keyBuf and rowBuf are where flush lays out the key and the encoded
+	// row values it hands to Pebble.
+	keyBuf, rowBuf []byte
 	// complete: keys holds the hash of every key the store holds in the
 	// tables hashed says are (a table first read before it is written;
 	// hashing the keys of a table nothing reads, say an index the history
@@ -86,20 +87,40 @@ func (f *tableFlags) get(table []byte, def bool) bool {
 	return v
 }
 
-// cached is a row a freshWriter keeps: its value (nil: absent) and, for a
-// write not yet flushed, the flush it waits for (1 + the number of
-// flushes before it; 0: none) and its slot in pending.
+// cached is a row a freshWriter keeps: its bytes (nil: absent), its
+// decoded value when a projection read or wrote it as one (GetValue,
+// PutValue) and, for a write not yet flushed, the flush it waits for (1 +
+// the number of flushes before it; 0: none) and its slot in pending.
 type cached struct {
+	// v is the row; for a row written as a value (enc set), only its
+	// header: its bytes are made when needed.
 	v       []byte
+	val     any
+	enc     encoder
 	pending uint32
 	slot    uint32
 }
 
+// valueBytes is what a freshWriter counts for a decoded value it keeps
+// (the size of its encoding is not known until it is encoded).
+const valueBytes = 256
+
+// size is what the row at key counts against the writer's limit.
+func (c *cached) size(key string) int {
+	n := len(key) + len(c.v)
+	if c.val != nil {
+		n += valueBytes
+	}
+	return n
+}
+
 // pendingRow is a row written since the last flush: its key and last
-// value (nil: deleted).
+// value (v nil: deleted; enc set: v is the header, val the value).
 type pendingRow struct {
 	key string
 	v   []byte
+	val any
+	enc encoder
 }
 
 var _ kv.Writer = (*freshWriter)(nil)
@@ -117,11 +138,16 @@ func newFreshWriter(store *kv.Store, complete bool, limit int) *freshWriter {
 }
 
 func (w *freshWriter) Get(key []byte) ([]byte, error) {
-	if c, ok := w.cur[string(key)]; ok {
-		return present(c.v)
+	c, ok := w.cur[string(key)]
+	if !ok {
+		if c, ok = w.prev[string(key)]; ok {
+			c = w.keep(string(key), cached{v: c.v, val: c.val, enc: c.enc}, false)
+		}
 	}
-	if c, ok := w.prev[string(key)]; ok {
-		w.keep(string(key), c.v, false)
+	if ok {
+		if c.enc != nil {
+			return w.encode(string(key), c)
+		}
 		return present(c.v)
 	}
 	if w.complete && w.hashes(key, true) {
@@ -132,11 +158,66 @@ func (w *freshWriter) Get(key []byte) ([]byte, error) {
 	v, err := w.store.Get(key)
 	switch {
 	case err == nil:
-		w.keep(string(key), v, false)
+		w.keep(string(key), cached{v: v}, false)
 	case err == kv.ErrNotFound:
-		w.keep(string(key), nil, false)
+		w.keep(string(key), cached{}, false)
 	}
 	return v, err
+}
+
+// encode returns the bytes of c, a row at key written as a value, and
+// keeps them: a reader asked for the bytes.
+func (w *freshWriter) encode(key string, c cached) ([]byte, error) {
+	b, err := c.enc.appendEncoded(append(make([]byte, 0, 2*valueBytes), c.v...), c.val)
+	if err != nil {
+		return nil, err
+	}
+	w.size -= c.size(key)
+	c.v, c.enc = b, nil
+	if c.pending == w.flushes+1 {
+		p := &w.pending[c.slot]
+		p.v, p.enc = b, nil
+	}
+	w.cur[key] = c
+	w.size += c.size(key)
+	return b, nil
+}
+
+// value implements valueWriter.
+func (w *freshWriter) value(key []byte) (any, Row, valueState) {
+	c, ok := w.cur[string(key)]
+	if !ok {
+		if c, ok = w.prev[string(key)]; !ok {
+			return nil, Row{}, valueUnknown
+		}
+		c = w.keep(string(key), cached{v: c.v, val: c.val, enc: c.enc}, false)
+	}
+	switch {
+	case c.v == nil:
+		return nil, Row{}, valueAbsent
+	case c.val == nil:
+		return nil, Row{}, valueUnknown
+	}
+	return c.val, rowHead(c.v), valueKept
+}
+
+// keepValue implements valueWriter.
+func (w *freshWriter) keepValue(key []byte, v any) {
+	c, ok := w.cur[string(key)]
+	if !ok || c.v == nil || c.enc != nil {
+		return
+	}
+	c.val = v
+	w.cur[string(key)] = c
+	w.size += valueBytes
+}
+
+// setValue implements valueWriter.
+func (w *freshWriter) setValue(key []byte, r Row, v any, enc encoder) error {
+	if old := w.keep(string(key), cached{v: encodeRow(r), val: v, enc: enc}, true); old.v == nil {
+		w.written(key)
+	}
+	return nil
 }
 
 // present returns v, or kv.ErrNotFound for a row known absent.
@@ -163,7 +244,7 @@ func (w *freshWriter) setOwned(key, value []byte) error {
 	if value == nil {
 		value = []byte{} // nil is an absent row
 	}
-	if old := w.keep(string(key), value, true); old == nil {
+	if old := w.keep(string(key), cached{v: value}, true); old.v == nil {
 		// A key the generation holds with a value is one the store holds
 		// or this writer wrote: written already.
 		w.written(key)
@@ -172,31 +253,35 @@ func (w *freshWriter) setOwned(key, value []byte) error {
 }
 
 func (w *freshWriter) Delete(key []byte) error {
-	w.keep(string(key), nil, true)
+	w.keep(string(key), cached{}, true)
 	return nil
 }
 
-// keep caches key's value (nil: absent) in the current generation, to be
-// flushed when pending, and returns the value it replaced there (nil:
-// none, or absent).
-func (w *freshWriter) keep(key string, v []byte, pending bool) []byte {
+// keep caches n as key's row in the current generation, to be flushed
+// when pending, and returns n as kept. When pending, it returns the row it
+// replaced there (v nil: none, or absent) instead.
+func (w *freshWriter) keep(key string, n cached, pending bool) cached {
 	c, ok := w.cur[key]
 	if ok {
-		w.size -= len(key) + len(c.v)
+		w.size -= c.size(key)
 	}
 	flush, slot := w.flushes+1, c.slot
 	switch {
 	case pending && c.pending == flush:
-		w.pending[slot].v = v
+		w.pending[slot] = pendingRow{key: w.pending[slot].key, v: n.v, val: n.val, enc: n.enc}
 	case pending:
 		slot = uint32(len(w.pending))
-		w.pending = append(w.pending, pendingRow{key: key, v: v})
+		w.pending = append(w.pending, pendingRow{key: key, v: n.v, val: n.val, enc: n.enc})
 	default:
 		flush = c.pending // a read keeps a write waiting
 	}
-	w.cur[key] = cached{v: v, pending: flush, slot: slot}
-	w.size += len(key) + len(v)
-	return c.v
+	n.pending, n.slot = flush, slot
+	w.cur[key] = n
+	w.size += n.size(key)
+	if pending {
+		return c
+	}
+	return n
 }
 
 // written records that the store holds key; past freshKeysLimit the
@@ -235,9 +320,14 @@ func (w *freshWriter) flush() error {
 	for _, p := range w.pending {
 		w.keyBuf = append(w.keyBuf[:0], p.key...)
 		var err error
-		if p.v != nil {
+		switch {
+		case p.enc != nil:
+			if w.rowBuf, err = p.enc.appendEncoded(append(w.rowBuf[:0], p.v...), p.val); err == nil {
+				err = w.b.Set(w.keyBuf, w.rowBuf)
+			}
+		case p.v != nil:
 			err = w.b.Set(w.keyBuf, p.v)
-		} else {
+		default:
 			err = w.b.Delete(w.keyBuf)
 		}
 		if err != nil {

@@ -28,6 +28,11 @@ func encodeRow(r Row) []byte {
 	return append(b, r.Value...)
 }
 
+// rowHead returns the indexes of the row b, at least a header long.
+func rowHead(b []byte) Row {
+	return Row{CreateIndex: binary.BigEndian.Uint64(b), ModifyIndex: binary.BigEndian.Uint64(b[8:])}
+}
+
 func decodeRow(b []byte) (Row, error) {
 	if len(b) < rowHeader {
 		return Row{}, fmt.Errorf("row of %d bytes is shorter than its header", len(b))

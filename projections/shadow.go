@@ -92,6 +92,39 @@ func (s *shadowWriter) Delete(k []byte) error {
 	return s.w.Delete(k)
 }
 
+// value implements valueWriter: the writer below's, for an owned table.
+func (s *shadowWriter) value(k []byte) (any, Row, valueState) {
+	vw, ok := s.w.(valueWriter)
+	if !ok || s.check(k) != nil {
+		return nil, Row{}, valueUnknown // Get refuses it
+	}
+	return vw.value(k)
+}
+
+// keepValue implements valueWriter.
+func (s *shadowWriter) keepValue(k []byte, v any) {
+	if vw, ok := s.w.(valueWriter); ok {
+		vw.keepValue(k, v)
+	}
+}
+
+// setValue implements valueWriter: as setOwned, with the value encoded
+// here when the writer below keeps no values.
+func (s *shadowWriter) setValue(k []byte, r Row, v any, enc encoder) error {
+	if err := s.check(k); err != nil {
+		return err
+	}
+	s.touch(k)
+	if vw, ok := s.w.(valueWriter); ok {
+		return vw.setValue(k, r, v, enc)
+	}
+	b, err := enc.appendEncoded(encodeRow(r), v)
+	if err != nil {
+		return err
+	}
+	return setOwned(s.w, k, b)
+}
+
 func (s *shadowWriter) touch(k []byte) {
 	if s.touched != nil {
 		s.touched[string(k)] = struct{}{}

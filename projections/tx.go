@@ -81,20 +81,35 @@ func (tx *Tx) Time() int64 { return tx.time }
 
 // Put writes value at key in table, keeping the row's create index.
 func (tx *Tx) Put(table, key string, value []byte) error {
-	create, found, err := tx.createIndex(table, key)
+	create, err := tx.rowCreate(table, key)
 	if err != nil {
 		return err
-	}
-	if !found {
-		create = tx.index
 	}
 	if err := setOwned(tx.w, rowKey(table, key), encodeRow(Row{CreateIndex: create, ModifyIndex: tx.index, Value: value})); err != nil {
 		return fmt.Errorf("put %s/%s: %w", table, key, err)
 	}
+	tx.wrote(table, key, create)
+	return nil
+}
+
+// rowCreate returns the create index a write of the row at key in table
+// gives it: the row's, or this entry's for a new row.
+func (tx *Tx) rowCreate(table, key string) (uint64, error) {
+	create, found, err := tx.createIndex(table, key)
+	if err != nil {
+		return 0, err
+	}
+	if !found {
+		create = tx.index
+	}
+	return create, nil
+}
+
+// wrote records a write of the row at key in table, created at create.
+func (tx *Tx) wrote(table, key string, create uint64) {
 	tx.last = lastRow{table: table, key: key, create: create, found: true, valid: true}
 	tx.changed[table] = struct{}{}
 	tx.touch(table, key)
-	return nil
 }
 
 // PutIndex writes an index row (a key whose value and create index nobody

@@ -157,20 +157,22 @@ func indexKeys(a *events.Allocation) [3][2]string {
 	}
 }
 
+// allocCodec encodes Table's rows.
+var allocCodec = projections.Codec[events.Allocation]{Name: "alloc"}
+
+// lookup returns a copy of the alloc id, nil when there is none: the
+// caller may change it and put it.
 func lookup(tx *projections.Tx, id string) (*Alloc, error) {
-	a, err := Get(tx.View, id)
-	if errors.Is(err, projections.ErrNotFound) {
-		return nil, nil
+	a, r, err := projections.LookupValue(tx, &allocCodec, Table, id)
+	if err != nil || a == nil {
+		return nil, err
 	}
-	return a, err
+	return &Alloc{Allocation: *a, CreateIndex: r.CreateIndex, ModifyIndex: r.ModifyIndex}, nil
 }
 
+// put writes a, which the caller then leaves alone.
 func put(tx *projections.Tx, a *events.Allocation) error {
-	b, err := events.Marshal(a)
-	if err != nil {
-		return fmt.Errorf("encode alloc %q: %w", a.ID, err)
-	}
-	return tx.Put(Table, a.ID, b)
+	return projections.PutValue(tx, &allocCodec, Table, a.ID, a)
 }
 
 func place(tx *projections.Tx, a *events.Allocation) error {
@@ -181,7 +183,8 @@ func place(tx *projections.Tx, a *events.Allocation) error {
 	if err != nil {
 		return err
 	}
-	if err := put(tx, a); err != nil {
+	cp := *a // the event's is shared with the other projections
+	if err := put(tx, &cp); err != nil {
 		return err
 	}
 	var before *events.Allocation

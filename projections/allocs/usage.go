@@ -52,9 +52,11 @@ func adjustUsage(tx *projections.Tx, old, a *events.Allocation) error {
 // addUsage adds d and n allocations to node's usage; the row goes when no
 // allocation is left.
 func addUsage(tx *projections.Tx, node string, d events.Resources, n int) error {
-	u, err := NodeUsage(tx.View, node)
-	if err != nil {
+	var u Usage
+	if was, _, err := projections.LookupValue(tx, &usageCodec, UsageTable, node); err != nil {
 		return err
+	} else if was != nil {
+		u = *was
 	}
 	u.Resources.CPU += d.CPU
 	u.Resources.MemoryMB += d.MemoryMB
@@ -64,12 +66,11 @@ func addUsage(tx *projections.Tx, node string, d events.Resources, n int) error 
 		_, err := tx.Delete(UsageTable, node)
 		return err
 	}
-	b, err := events.Marshal(&u)
-	if err != nil {
-		return fmt.Errorf("encode usage of node %q: %w", node, err)
-	}
-	return tx.Put(UsageTable, node, b)
+	return projections.PutValue(tx, &usageCodec, UsageTable, node, &u)
 }
+
+// usageCodec encodes UsageTable's rows.
+var usageCodec = projections.Codec[Usage]{Name: "node usage"}
 
 // NodeUsage returns what the node's live allocations use.
 func NodeUsage(v projections.View, node string) (Usage, error) {

@@ -168,7 +168,7 @@ func applyRegistered(tx *projections.Tx, job *events.Job) error {
 	if err != nil {
 		return err
 	}
-	s, _, err := loadSummary(tx.View, job.Namespace, job.ID)
+	s, err := txSummary(tx, job.Namespace, job.ID)
 	var was string
 	switch {
 	case errors.Is(err, projections.ErrNotFound):
@@ -212,7 +212,7 @@ func applyDeregistered(tx *projections.Tx, p *events.JobDeregistered) error {
 	if err := putJob(tx, &spec); err != nil {
 		return err
 	}
-	s, _, err := loadSummary(tx.View, spec.Namespace, spec.ID)
+	s, err := txSummary(tx, spec.Namespace, spec.ID)
 	if errors.Is(err, projections.ErrNotFound) {
 		return nil
 	} else if err != nil {
@@ -241,7 +241,7 @@ func purge(tx *projections.Tx, job *events.Job) error {
 			return err
 		}
 	}
-	s, _, err := loadSummary(tx.View, job.Namespace, job.ID)
+	s, err := txSummary(tx, job.Namespace, job.ID)
 	if errors.Is(err, projections.ErrNotFound) {
 		return nil
 	} else if err != nil {
@@ -259,7 +259,7 @@ func moveChild(tx *projections.Tx, child *events.Job, from, to string) error {
 	if child.ParentID == "" || from == to {
 		return nil
 	}
-	ps, _, err := loadSummary(tx.View, child.Namespace, child.ParentID)
+	ps, err := txSummary(tx, child.Namespace, child.ParentID)
 	if errors.Is(err, projections.ErrNotFound) {
 		return nil
 	} else if err != nil {
@@ -300,6 +300,9 @@ type jobHead struct {
 	} `msgpack:"job"`
 }
 
+// headCodec decodes job rows' heads.
+var headCodec = projections.Codec[jobHead]{Name: "job head"}
+
 // decodeJobHead decodes a job row's head into a Job holding those fields
 // alone.
 func decodeJobHead(b []byte) (*events.Job, error) {
@@ -307,9 +310,14 @@ func decodeJobHead(b []byte) (*events.Job, error) {
 	if err := msgpack.Unmarshal(b, &h); err != nil {
 		return nil, fmt.Errorf("decode job row: %w", err)
 	}
-	j := h.Job
+	return h.job(), nil
+}
+
+// job returns a Job holding the head's fields alone.
+func (h *jobHead) job() *events.Job {
+	j := &h.Job
 	return &events.Job{ID: j.ID, Namespace: j.Namespace, Periodic: j.Periodic, ParameterizedJob: j.ParameterizedJob,
-		Stop: j.Stop, ParentID: j.ParentID, Dispatched: j.Dispatched}, nil
+		Stop: j.Stop, ParentID: j.ParentID, Dispatched: j.Dispatched}
 }
 
 func fromRow(r projections.Row) (*Job, error) {

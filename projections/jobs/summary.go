@@ -1,9 +1,9 @@
 package jobs
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
+	"maps"
 	"sort"
 
 	"github.com/vmihailenco/msgpack/v5"
@@ -139,18 +139,51 @@ func loadSummary(v projections.View, ns, id string) (*summaryRow, projections.Ro
 	return s, r, err
 }
 
-// writeSummary stores s unless it is what the row holds already (N15).
-func writeSummary(tx *projections.Tx, ns, id string, s *summaryRow) error {
-	b, err := events.Marshal(s)
+// summaryCodec encodes SummaryTable's rows.
+var summaryCodec = projections.Codec[summaryRow]{Name: "job summary"}
+
+// txSummary returns a copy of the summary of job id in ns, for the caller
+// to change and write, or projections.ErrNotFound.
+func txSummary(tx *projections.Tx, ns, id string) (*summaryRow, error) {
+	s, _, err := projections.GetValue(tx, &summaryCodec, SummaryTable, Key(ns, id))
 	if err != nil {
-		return fmt.Errorf("encode summary of %q: %w", id, err)
+		return nil, err
 	}
-	if old, err := tx.Get(SummaryTable, Key(ns, id)); err == nil && bytes.Equal(old.Value, b) {
-		return nil
-	} else if err != nil && !errors.Is(err, projections.ErrNotFound) {
+	return s.clone(), nil
+}
+
+// clone returns a copy of s sharing nothing with it.
+func (s *summaryRow) clone() *summaryRow {
+	c := *s
+	c.Groups = maps.Clone(s.Groups)
+	if s.Children != nil {
+		ch := *s.Children
+		c.Children = &ch
+	}
+	return &c
+}
+
+// encodesAs reports whether s and o encode to the same bytes: empty and
+// nil group maps alike (both are left out), a nil Children apart from a
+// zero one (only nil is).
+func (s *summaryRow) encodesAs(o *summaryRow) bool {
+	if (s.Children == nil) != (o.Children == nil) || s.Children != nil && *s.Children != *o.Children {
+		return false
+	}
+	return s.Status == o.Status && s.JobCreateIndex == o.JobCreateIndex && maps.Equal(s.Groups, o.Groups)
+}
+
+// writeSummary stores s unless it is what the row holds already (N15);
+// s is handed over.
+func writeSummary(tx *projections.Tx, ns, id string, s *summaryRow) error {
+	old, _, err := projections.LookupValue(tx, &summaryCodec, SummaryTable, Key(ns, id))
+	if err != nil {
 		return err
 	}
-	return tx.Put(SummaryTable, Key(ns, id), b)
+	if old != nil && old.encodesAs(s) {
+		return nil
+	}
+	return projections.PutValue(tx, &summaryCodec, SummaryTable, Key(ns, id), s)
 }
 
 // saveSummary derives s's status from job, stores s and moves the job in
@@ -185,7 +218,7 @@ func (c *summaries) get(ns, id string) (*summaryRow, error) {
 	if cs, ok := c.rows[k]; ok {
 		return cs.row, nil
 	}
-	s, _, err := loadSummary(c.tx.View, ns, id)
+	s, err := txSummary(c.tx, ns, id)
 	if errors.Is(err, projections.ErrNotFound) {
 		c.rows[k] = &cachedSummary{}
 		return nil, nil
@@ -208,16 +241,13 @@ func (c *summaries) flush() error {
 	for _, k := range keys {
 		cs := c.rows[k]
 		ns, id := splitKey(k)
-		r, err := c.tx.Get(Table, k)
+		h, _, err := projections.GetValue(c.tx, &headCodec, Table, k)
 		if errors.Is(err, projections.ErrNotFound) {
 			continue // purged earlier in this entry
 		} else if err != nil {
 			return err
 		}
-		job, err := decodeJobHead(r.Value)
-		if err != nil {
-			return err
-		}
+		job := h.job()
 		if job.Namespace != ns || job.ID != id {
 			return fmt.Errorf("job row %q holds %s/%s", k, job.Namespace, job.ID)
 		}
@@ -228,29 +258,27 @@ func (c *summaries) flush() error {
 	return nil
 }
 
+// refCodec encodes AllocsTable's rows.
+var refCodec = projections.Codec[allocRef]{Name: "alloc ref"}
+
+// getRef returns a copy of allocation id's ref, nil when there is none.
 func getRef(tx *projections.Tx, id string) (*allocRef, error) {
-	r, err := tx.Get(AllocsTable, id)
-	if errors.Is(err, projections.ErrNotFound) {
-		return nil, nil
-	} else if err != nil {
+	ref, _, err := projections.LookupValue(tx, &refCodec, AllocsTable, id)
+	if err != nil || ref == nil {
 		return nil, err
 	}
-	var ref allocRef
-	if err := msgpack.Unmarshal(r.Value, &ref); err != nil {
-		return nil, fmt.Errorf("decode alloc ref %q: %w", id, err)
-	}
-	return &ref, nil
+	cp := *ref
+	return &cp, nil
 }
 
+// putRef stores ref, handed over, unless the row holds it already (equal
+// refs encode alike: no field is left out when empty).
 func putRef(tx *projections.Tx, id string, ref *allocRef) error {
-	b, err := events.Marshal(ref)
-	if err != nil {
+	old, _, err := projections.LookupValue(tx, &refCodec, AllocsTable, id)
+	if err != nil || old != nil && *old == *ref {
 		return err
 	}
-	if old, err := tx.Get(AllocsTable, id); err == nil && bytes.Equal(old.Value, b) {
-		return nil
-	}
-	return tx.Put(AllocsTable, id, b)
+	return projections.PutValue(tx, &refCodec, AllocsTable, id, ref)
 }
 
 // move moves allocation ref from its recorded client status to status,

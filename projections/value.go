@@ -1,0 +1,134 @@
+package projections
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/vmihailenco/msgpack/v5"
+
+	"github.com/ordoplane/ordo/events"
+)
+
+// Codec encodes the rows of a table whose values are T: as events.Marshal
+// and msgpack.Unmarshal, the projections' row encoding. Reading and
+// writing rows through it (GetValue, PutValue) gives the same rows as
+// Get and Put of the encoded bytes; during a replay the writer keeps the
+// decoded values too, so a row a run of entries keeps rewriting (an
+// allocation, a job's summary) is decoded once and encoded once per
+// commit instead of once per entry.
+type Codec[T any] struct {
+	// Name names the rows in errors ("alloc", "job summary").
+	Name string
+}
+
+// decode decodes a row value.
+func (c *Codec[T]) decode(b []byte) (*T, error) {
+	v := new(T)
+	if err := msgpack.Unmarshal(b, v); err != nil {
+		return nil, fmt.Errorf("decode %s row: %w", c.Name, err)
+	}
+	return v, nil
+}
+
+// appendEncoded implements encoder.
+func (c *Codec[T]) appendEncoded(dst []byte, v any) ([]byte, error) {
+	b, err := events.AppendMarshal(dst, v.(*T))
+	if err != nil {
+		return dst, fmt.Errorf("encode %s row: %w", c.Name, err)
+	}
+	return b, nil
+}
+
+// encoder appends the encoding of a value a writer keeps to dst.
+type encoder interface {
+	appendEncoded(dst []byte, v any) ([]byte, error)
+}
+
+// valueState is what a valueWriter knows of a row.
+type valueState uint8
+
+const (
+	valueUnknown valueState = iota // nothing decoded: read the bytes
+	valueAbsent                    // the row does not exist
+	valueKept                      // the decoded value is kept
+)
+
+// valueWriter is a kv.Writer that keeps decoded row values (a replay's
+// freshWriter). The values it keeps and is given are shared: nobody may
+// change them, a projection changes a copy and puts that.
+type valueWriter interface {
+	// value returns the value kept for the row at key, with the row's
+	// create and modify indexes.
+	value(key []byte) (v any, r Row, st valueState)
+	// keepValue keeps v as the decoded value of the row at key, which
+	// Get has just returned.
+	keepValue(key []byte, v any)
+	// setValue writes the row at key with value v, encoded by enc when
+	// the writer needs the bytes.
+	setValue(key []byte, r Row, v any, enc encoder) error
+}
+
+// GetValue returns the decoded value of the row at key in table, and the
+// row (its Value unset when the writer kept the decoded value), or
+// ErrNotFound. The value may be shared with the writer: the caller must
+// not change it (copy it, change the copy, PutValue the copy).
+func GetValue[T any](tx *Tx, c *Codec[T], table, key string) (*T, Row, error) {
+	vw, _ := tx.w.(valueWriter)
+	var k []byte
+	if vw != nil {
+		k = rowKey(table, key)
+		v, r, st := vw.value(k)
+		if t, ok := v.(*T); st == valueKept && ok {
+			tx.last = lastRow{table: table, key: key, create: r.CreateIndex, found: true, valid: true}
+			return t, r, nil
+		}
+		if st == valueAbsent {
+			tx.last = lastRow{table: table, key: key, valid: true}
+			return nil, Row{}, ErrNotFound
+		}
+	}
+	r, err := tx.Get(table, key)
+	if err != nil {
+		return nil, r, err
+	}
+	t, err := c.decode(r.Value)
+	if err != nil {
+		return nil, r, fmt.Errorf("%s/%s: %w", table, key, err)
+	}
+	if vw != nil {
+		vw.keepValue(k, t)
+	}
+	return t, r, nil
+}
+
+// LookupValue is GetValue with an absent row as nil.
+func LookupValue[T any](tx *Tx, c *Codec[T], table, key string) (*T, Row, error) {
+	v, r, err := GetValue(tx, c, table, key)
+	if errors.Is(err, ErrNotFound) {
+		return nil, Row{}, nil
+	}
+	return v, r, err
+}
+
+// PutValue writes v at key in table as Put writes its encoding, keeping
+// the row's create index. v is handed over: the caller must not change it
+// afterwards.
+func PutValue[T any](tx *Tx, c *Codec[T], table, key string, v *T) error {
+	vw, ok := tx.w.(valueWriter)
+	if !ok {
+		b, err := c.appendEncoded(nil, v)
+		if err != nil {
+			return fmt.Errorf("%s/%s: %w", table, key, err)
+		}
+		return tx.Put(table, key, b)
+	}
+	create, err := tx.rowCreate(table, key)
+	if err != nil {
+		return err
+	}
+	if err := vw.setValue(rowKey(table, key), Row{CreateIndex: create, ModifyIndex: tx.index}, v, c); err != nil {
+		return fmt.Errorf("put %s/%s: %w", table, key, err)
+	}
+	tx.wrote(table, key, create)
+	return nil
+}
