@@ -2,6 +2,7 @@ package projections
 
 import (
 	"bytes"
+	"cmp"
 	"hash/maphash"
 	"slices"
 	"strings"
@@ -48,6 +49,7 @@ type freshWriter struct {
 	// first written; an entry of cur waiting for the current flush has
 	// its slot.
 	pending []pendingRow
+	values  []pendingValue
 	flushes uint32
 	// keyBuf and rowBuf are where flush lays out the key and the encoded
 	// row values it hands to Pebble.
@@ -60,6 +62,10 @@ type freshWriter struct {
 	keys     map[uint64]struct{}
 	seed     maphash.Seed
 	hashed   tableFlags
+	// read flags the tables something read: the rows of one nothing read
+	// (an index a projection only adds to, say the history's) are
+	// written without the cache, their keys neither kept nor looked up.
+	read tableFlags
 }
 
 // tableFlags is a flag per table, with the last table asked for
@@ -85,6 +91,15 @@ func (f *tableFlags) get(table []byte, def bool) bool {
 	}
 	f.last, f.lastFlag = append(f.last[:0], table...), v
 	return v
+}
+
+// set sets table's flag to v.
+func (f *tableFlags) set(table []byte, v bool) {
+	if f.m == nil {
+		f.m = map[string]bool{}
+	}
+	f.m[string(table)] = v
+	f.last, f.lastFlag = append(f.last[:0], table...), v
 }
 
 // cached is a row a freshWriter keeps: its bytes (nil: absent), its
@@ -115,12 +130,36 @@ func (c *cached) size(key string) int {
 }
 
 // pendingRow is a row written since the last flush: its key and last
-// value (v nil: deleted; enc set: v is the header, val the value).
+// value (v nil: deleted), or for a row written as a value, its header and
+// 1 + its value's place in the writer's values. Kept small: flush sorts
+// them.
 type pendingRow struct {
-	key string
-	v   []byte
+	key   string
+	v     []byte
+	value uint32
+	// seq orders the writes of one key: a table nothing read is written
+	// without the cache (writeOnly), so its key may be pending twice.
+	seq uint32
+}
+
+// pendingValue is the value of a row written as one since the last flush.
+type pendingValue struct {
 	val any
 	enc encoder
+}
+
+// setPending makes p the pending write of n.
+func (w *freshWriter) setPending(p *pendingRow, n *cached) {
+	p.v = n.v
+	switch {
+	case n.enc == nil:
+		p.value = 0
+	case p.value == 0:
+		w.values = append(w.values, pendingValue{n.val, n.enc})
+		p.value = uint32(len(w.values))
+	default:
+		w.values[p.value-1] = pendingValue{n.val, n.enc}
+	}
 }
 
 var _ kv.Writer = (*freshWriter)(nil)
@@ -138,6 +177,9 @@ func newFreshWriter(store *kv.Store, complete bool, limit int) *freshWriter {
 }
 
 func (w *freshWriter) Get(key []byte) ([]byte, error) {
+	if err := w.reading(key); err != nil {
+		return nil, err
+	}
 	c, ok := w.cur[string(key)]
 	if !ok {
 		if c, ok = w.prev[string(key)]; ok {
@@ -175,8 +217,7 @@ func (w *freshWriter) encode(key string, c cached) ([]byte, error) {
 	w.size -= c.size(key)
 	c.v, c.enc = b, nil
 	if c.pending == w.flushes+1 {
-		p := &w.pending[c.slot]
-		p.v, p.enc = b, nil
+		w.setPending(&w.pending[c.slot], &c)
 	}
 	w.cur[key] = c
 	w.size += c.size(key)
@@ -244,6 +285,10 @@ func (w *freshWriter) setOwned(key, value []byte) error {
 	if value == nil {
 		value = []byte{} // nil is an absent row
 	}
+	if w.writeOnly(key, value) {
+		w.written(key)
+		return nil
+	}
 	if old := w.keep(string(key), cached{v: value}, true); old.v == nil {
 		// A key the generation holds with a value is one the store holds
 		// or this writer wrote: written already.
@@ -253,8 +298,32 @@ func (w *freshWriter) setOwned(key, value []byte) error {
 }
 
 func (w *freshWriter) Delete(key []byte) error {
-	w.keep(string(key), cached{}, true)
+	if !w.writeOnly(key, nil) {
+		w.keep(string(key), cached{}, true)
+	}
 	return nil
+}
+
+// writeOnly writes v at key (nil: deletes key) straight into pending when
+// nothing has read key's table, and reports whether it did.
+func (w *freshWriter) writeOnly(key, v []byte) bool {
+	tb := keyTable(key)
+	if len(tb) == 0 || w.read.get(tb, false) {
+		return false
+	}
+	w.pending = append(w.pending, pendingRow{key: string(key), v: v, seq: uint32(len(w.pending))})
+	return true
+}
+
+// reading flags key's table as read, first flushing what was written to
+// it without the cache, which a read of the cache would miss.
+func (w *freshWriter) reading(key []byte) error {
+	tb := keyTable(key)
+	if len(tb) == 0 || w.read.get(tb, true) {
+		return nil
+	}
+	w.read.set(tb, true)
+	return w.flush()
 }
 
 // keep caches n as key's row in the current generation, to be flushed
@@ -268,10 +337,11 @@ func (w *freshWriter) keep(key string, n cached, pending bool) cached {
 	flush, slot := w.flushes+1, c.slot
 	switch {
 	case pending && c.pending == flush:
-		w.pending[slot] = pendingRow{key: w.pending[slot].key, v: n.v, val: n.val, enc: n.enc}
+		w.setPending(&w.pending[slot], &n)
 	case pending:
 		slot = uint32(len(w.pending))
-		w.pending = append(w.pending, pendingRow{key: key, v: n.v, val: n.val, enc: n.enc})
+		w.pending = append(w.pending, pendingRow{key: key, seq: slot})
+		w.setPending(&w.pending[slot], &n)
 	default:
 		flush = c.pending // a read keeps a write waiting
 	}
@@ -316,13 +386,19 @@ func (w *freshWriter) flush() error {
 	if len(w.pending) == 0 {
 		return nil
 	}
-	slices.SortFunc(w.pending, func(a, b pendingRow) int { return strings.Compare(a.key, b.key) })
+	slices.SortFunc(w.pending, func(a, b pendingRow) int {
+		if c := strings.Compare(a.key, b.key); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.seq, b.seq)
+	})
 	for _, p := range w.pending {
 		w.keyBuf = append(w.keyBuf[:0], p.key...)
 		var err error
 		switch {
-		case p.enc != nil:
-			if w.rowBuf, err = p.enc.appendEncoded(append(w.rowBuf[:0], p.v...), p.val); err == nil {
+		case p.value != 0:
+			pv := &w.values[p.value-1]
+			if w.rowBuf, err = pv.enc.appendEncoded(append(w.rowBuf[:0], p.v...), pv.val); err == nil {
 				err = w.b.Set(w.keyBuf, w.rowBuf)
 			}
 		case p.v != nil:
@@ -336,6 +412,8 @@ func (w *freshWriter) flush() error {
 	}
 	clear(w.pending)
 	w.pending = w.pending[:0]
+	clear(w.values)
+	w.values = w.values[:0]
 	w.flushes++ // every entry's pending flush is past
 	if err := w.b.Commit(false); err != nil {
 		return err

@@ -156,6 +156,58 @@ func TestFreshWriterUnhashedTable(t *testing.T) {
 	}
 }
 
+// TestFreshWriterWriteOnlyTable: the rows of a table nothing read yet,
+// written past the cache, keep their order of writing per key (the last
+// write wins, a delete included) in the store, and a first read of the
+// table, before any commit, sees them; writes after it go through the
+// cache.
+func TestFreshWriterWriteOnlyTable(t *testing.T) {
+	store, w := freshStore(t, 1<<20)
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	for j := 99; j >= 0; j-- { // descending, each twice: a sort may reverse the run
+		k := rowKey("idx", fmt.Sprintf("x%02d", j))
+		must(w.Set(k, []byte("first")))
+		must(w.Set(k, []byte("second")))
+	}
+	must(w.commit())
+	a, b, c := rowKey("idx", "a"), rowKey("idx", "b"), rowKey("idx", "c")
+	for i := range 40 { // many writes of each key, so a sort could swap them
+		must(w.Set(a, []byte(fmt.Sprint("a", i))))
+		must(w.Set(b, []byte(fmt.Sprint("b", i))))
+		must(w.Set(c, []byte("c")))
+	}
+	must(w.Delete(c))
+	must(w.commit())
+	for k, want := range map[string]string{"a": "a39", "b": "b39", "x00": "second", "x50": "second", "x99": "second"} {
+		if v, err := store.Get(rowKey("idx", k)); err != nil || string(v) != want {
+			t.Errorf("stored %s: %q, %v; want %q", k, v, err, want)
+		}
+	}
+	if _, err := store.Get(c); !errors.Is(err, kv.ErrNotFound) {
+		t.Errorf("a key deleted after its writes is stored: %v", err)
+	}
+	must(w.Set(a, []byte("a40")))
+	must(w.Set(c, []byte("c2")))
+	if v, err := w.Get(a); err != nil || string(v) != "a40" { // the first read, nothing committed
+		t.Errorf("first read of a: %q, %v", v, err)
+	}
+	must(w.Set(b, []byte("b40")))
+	if v, err := w.Get(b); err != nil || string(v) != "b40" {
+		t.Errorf("read of b after the first read: %q, %v", v, err)
+	}
+	if len(w.pending) != 1 || w.cur[string(b)].v == nil {
+		t.Errorf("a write after the first read is not cached: %d pending, %+v", len(w.pending), w.cur[string(b)])
+	}
+	if v, err := w.Get(c); err != nil || string(v) != "c2" {
+		t.Errorf("read of c: %q, %v", v, err)
+	}
+}
+
 // freshStore returns a writer into an empty store keeping limit bytes of
 // rows per generation; both close when the test ends.
 func freshStore(t *testing.T, limit int) (*kv.Store, *freshWriter) {

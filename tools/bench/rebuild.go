@@ -106,8 +106,9 @@ func onlineIdle(f *projections.FSM, profile string) ([]row, error) {
 }
 
 // scratchRebuild rebuilds every projection from src into a fresh store in
-// dir, and returns what it replayed, the time and the process CPU it took.
-func scratchRebuild(src *kv.Store, dir string) (projections.RebuildStats, time.Duration, time.Duration, error) {
+// dir, calls done, checks what it rebuilt, and returns what it replayed,
+// the time and the process CPU it took.
+func scratchRebuild(src *kv.Store, dir string, done func()) (projections.RebuildStats, time.Duration, time.Duration, error) {
 	dst, err := kv.Open(dir, kv.DefaultConfig())
 	if err != nil {
 		return projections.RebuildStats{}, 0, 0, err
@@ -116,6 +117,7 @@ func scratchRebuild(src *kv.Store, dir string) (projections.RebuildStats, time.D
 	t0, c0 := time.Now(), cpuTime()
 	st, err := projections.Rebuild(src, dst, all.Projections(), 0, nil)
 	took, cpu := time.Since(t0), cpuTime()-c0
+	done()
 	if err != nil {
 		return st, 0, 0, err
 	}
@@ -220,8 +222,7 @@ func profiledScratch(src *kv.Store, dir string) ([]row, error) {
 	if err != nil {
 		return nil, err
 	}
-	st, full, fullCPU, err := scratchRebuild(src, dir)
-	stopProfile()
+	st, full, fullCPU, err := scratchRebuild(src, dir, stopProfile)
 	if err != nil {
 		return nil, err
 	}
