@@ -46,7 +46,11 @@ func decodeRow(b []byte) (Row, error) {
 
 // rowKey is "t/<table>\x00<key>".
 func rowKey(table, key string) []byte {
-	k := make([]byte, 0, 3+len(table)+len(key))
+	return appendRowKey(make([]byte, 0, 3+len(table)+len(key)), table, key)
+}
+
+// appendRowKey appends rowKey(table, key) to k.
+func appendRowKey(k []byte, table, key string) []byte {
 	k = append(k, "t/"...)
 	k = append(k, table...)
 	k = append(k, 0)

@@ -22,6 +22,8 @@ type Tx struct {
 	// last is the row Get read or Put wrote last: Put keeps a row's
 	// create index, and a projection mostly writes the row it just read.
 	last lastRow
+	// keyBuf is where Get lays out the key it reads.
+	keyBuf []byte
 }
 
 // lastRow is the create index of a row a Tx read or wrote last (found
@@ -47,7 +49,8 @@ func (tx *Tx) reset(index uint64, time int64) {
 
 // Get returns the row at key in table, or ErrNotFound, as View.Get.
 func (tx *Tx) Get(table, key string) (Row, error) {
-	r, err := tx.View.Get(table, key)
+	tx.keyBuf = appendRowKey(tx.keyBuf[:0], table, key)
+	r, err := tx.View.getKey(tx.keyBuf, table, key)
 	switch {
 	case err == nil:
 		tx.last = lastRow{table: table, key: key, create: r.CreateIndex, found: true, valid: true}

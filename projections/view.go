@@ -22,7 +22,12 @@ func (v View) Reader() kv.Reader { return v.r }
 
 // Get returns the row at key in table, or ErrNotFound.
 func (v View) Get(table, key string) (Row, error) {
-	b, err := v.r.Get(rowKey(table, key))
+	return v.getKey(rowKey(table, key), table, key)
+}
+
+// getKey is Get of the row at k, rowKey(table, key).
+func (v View) getKey(k []byte, table, key string) (Row, error) {
+	b, err := v.r.Get(k)
 	if errors.Is(err, kv.ErrNotFound) {
 		return Row{}, ErrNotFound
 	}
