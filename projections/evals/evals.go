@@ -84,22 +84,19 @@ func (Projection) Apply(tx *projections.Tx, ev *events.Event) error {
 // JobKey returns the ByJobTable prefix of a job's evals.
 func JobKey(namespace, job string) string { return namespace + "\x00" + job + "\x00" }
 
+// evalCodec encodes Table's rows.
+var evalCodec = projections.Codec[events.Evaluation]{Name: "eval"}
+
 func upsert(tx *projections.Tx, e *events.Evaluation) error {
 	if e.ID == "" {
 		return nil
 	}
-	old, err := Get(tx.View, e.ID)
-	switch {
-	case errors.Is(err, projections.ErrNotFound):
-		old = nil
-	case err != nil:
+	old, _, err := projections.LookupValue(tx, &evalCodec, Table, e.ID)
+	if err != nil {
 		return err
 	}
-	b, err := events.Marshal(e)
-	if err != nil {
-		return fmt.Errorf("encode eval %q: %w", e.ID, err)
-	}
-	if err := tx.Put(Table, e.ID, b); err != nil {
+	cp := *e // the event's is shared with the other projections
+	if err := projections.PutValue(tx, &evalCodec, Table, e.ID, &cp); err != nil {
 		return err
 	}
 	// Index rows are new keys here (a new eval, or one moved to another
