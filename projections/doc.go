@@ -8,7 +8,9 @@
 //
 // Each projection (sub-packages namespaces, servers, …; the full set is in
 // package projections/all) implements Projection and writes rows through a
-// Tx. Readers take a View (NewView over a kv.Snapshot) and use the
+// Tx: as bytes (Get, Put, PutIndex) or, for rows it rewrites often, as
+// decoded values through a Codec (GetValue, PutValue), which a replay keeps
+// decoded across entries and encodes once per commit (value.go). Readers take a View (NewView over a kv.Snapshot) and use the
 // projection's query functions. Blocking readers wait on the Notifier.
 // Rebuild replays an archive into fresh projections; Checksum compares them.
 //
@@ -39,6 +41,10 @@
 //
 //   - Apply is deterministic: it reads only the entry and the projections; no
 //     clock, no randomness, no map iteration order, no I/O besides the batch.
+//   - A value GetValue returns or PutValue is given is shared with the
+//     replay's writer: nobody changes it; a projection changes a copy and
+//     puts that. A row written as a value is the row Put of its encoding
+//     writes.
 //   - A row carries the create and modify index of the entries that wrote it;
 //     a table's index moves only when a row of it actually changed (N15).
 //   - Deleting the projections and replaying the archive yields identical
