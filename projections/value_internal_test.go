@@ -185,3 +185,39 @@ func TestValueKeptAcrossEntries(t *testing.T) {
 		t.Errorf("the decoded value is not kept")
 	}
 }
+
+// TestPutValueChanged: a value equal to the row's is not written and the
+// table does not change (N15); a different one is, through a replay's
+// writer and a batch alike.
+func TestPutValueChanged(t *testing.T) {
+	same := func(a, b *testValue) bool { return a.Name == b.Name && a.Count == b.Count && len(a.Tags) == len(b.Tags) }
+	for _, fresh := range []bool{true, false} {
+		var w kv.Writer
+		if fresh {
+			_, w = freshStore(t, 1<<20)
+		} else {
+			store, err := kv.Open(t.TempDir(), kv.DefaultConfig())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer store.Close()
+			b := store.Batch()
+			defer b.Close()
+			w = b
+		}
+		tx := newTx(w, 2, 0)
+		if wrote, err := PutValueChanged(tx, &testCodec, "v", "k", &testValue{Name: "a"}, same); err != nil || !wrote {
+			t.Fatalf("fresh %v: a new row: %v, %v", fresh, wrote, err)
+		}
+		tx.reset(3, 0)
+		if wrote, err := PutValueChanged(tx, &testCodec, "v", "k", &testValue{Name: "a", Tags: map[string]string{}}, same); err != nil || wrote || len(tx.changedTables()) != 0 {
+			t.Errorf("fresh %v: an equal value: wrote %v, %v, changed %v", fresh, wrote, err, tx.changedTables())
+		}
+		if wrote, err := PutValueChanged(tx, &testCodec, "v", "k", &testValue{Name: "a", Count: 1}, same); err != nil || !wrote {
+			t.Errorf("fresh %v: a changed value: %v, %v", fresh, wrote, err)
+		}
+		if r, err := tx.Get("v", "k"); err != nil || r.CreateIndex != 2 || r.ModifyIndex != 3 {
+			t.Errorf("fresh %v: row %+v, %v", fresh, r, err)
+		}
+	}
+}

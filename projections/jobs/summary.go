@@ -176,14 +176,8 @@ func (s *summaryRow) encodesAs(o *summaryRow) bool {
 // writeSummary stores s unless it is what the row holds already (N15);
 // s is handed over.
 func writeSummary(tx *projections.Tx, ns, id string, s *summaryRow) error {
-	old, _, err := projections.LookupValue(tx, &summaryCodec, SummaryTable, Key(ns, id))
-	if err != nil {
-		return err
-	}
-	if old != nil && old.encodesAs(s) {
-		return nil
-	}
-	return projections.PutValue(tx, &summaryCodec, SummaryTable, Key(ns, id), s)
+	_, err := projections.PutValueChanged(tx, &summaryCodec, SummaryTable, Key(ns, id), s, (*summaryRow).encodesAs)
+	return err
 }
 
 // saveSummary derives s's status from job, stores s and moves the job in
@@ -274,11 +268,8 @@ func getRef(tx *projections.Tx, id string) (*allocRef, error) {
 // putRef stores ref, handed over, unless the row holds it already (equal
 // refs encode alike: no field is left out when empty).
 func putRef(tx *projections.Tx, id string, ref *allocRef) error {
-	old, _, err := projections.LookupValue(tx, &refCodec, AllocsTable, id)
-	if err != nil || old != nil && *old == *ref {
-		return err
-	}
-	return projections.PutValue(tx, &refCodec, AllocsTable, id, ref)
+	_, err := projections.PutValueChanged(tx, &refCodec, AllocsTable, id, ref, func(a, b *allocRef) bool { return *a == *b })
+	return err
 }
 
 // move moves allocation ref from its recorded client status to status,
