@@ -248,9 +248,10 @@ func (w *freshWriter) keepValue(key []byte, v any) {
 	if !ok || c.v == nil || c.enc != nil {
 		return
 	}
+	w.size -= c.size(string(key))
 	c.val = v
 	w.cur[string(key)] = c
-	w.size += valueBytes
+	w.size += c.size(string(key))
 }
 
 // setValue implements valueWriter.
@@ -286,6 +287,8 @@ func (w *freshWriter) setOwned(key, value []byte) error {
 		value = []byte{} // nil is an absent row
 	}
 	if w.writeOnly(key, value) {
+		// Marks the table unhashed (its first access is this write), so
+		// a later read asks the store, which holds the key.
 		w.written(key)
 		return nil
 	}
