@@ -190,7 +190,9 @@ func TestValueKeptAcrossEntries(t *testing.T) {
 // table does not change (N15); a different one is, through a replay's
 // writer and a batch alike.
 func TestPutValueChanged(t *testing.T) {
-	same := func(a, b *testValue) bool { return a.Name == b.Name && a.Count == b.Count && len(a.Tags) == len(b.Tags) }
+	same := func(a, b *testValue) bool {
+		return a.Name == b.Name && a.Count == b.Count && len(a.Tags) == len(b.Tags)
+	}
 	for _, fresh := range []bool{true, false} {
 		var w kv.Writer
 		if fresh {
