@@ -26,8 +26,14 @@ var sortedMapTypes = []any{
 	map[string]*VolumeRequest(nil), // csi.go
 }
 
-func init() {
-	for _, m := range sortedMapTypes {
+func init() { SortMapKeys(sortedMapTypes...) }
+
+// SortMapKeys makes Marshal write maps of the types of maps (maps with
+// string keys, given as nil values) with their keys sorted, as it does
+// those of the payloads: for the map types of other packages' encoded
+// values, a projection's rows. Call it from an init function.
+func SortMapKeys(maps ...any) {
+	for _, m := range maps {
 		msgpack.Register(m, encodeSortedMap, nil)
 	}
 }

@@ -73,6 +73,10 @@ type Summary struct {
 	ModifyIndex uint64
 }
 
+// A summary row's groups are encoded in key order, as every map of a row
+// must be for a rebuild to equal the live projection.
+func init() { events.SortMapKeys(map[string]TaskGroupSummary(nil)) }
+
 // summaryRow is what SummaryTable stores.
 type summaryRow struct {
 	Groups   map[string]TaskGroupSummary `msgpack:"g,omitempty"`

@@ -2,6 +2,7 @@ package jobs
 
 import (
 	"bytes"
+	"fmt"
 	"testing"
 
 	"github.com/ordoplane/ordo/events"
@@ -29,6 +30,16 @@ func TestSummaryEncodesAs(t *testing.T) {
 			if got, want := a.encodesAs(b), bytes.Equal(ea, eb); got != want {
 				t.Errorf("rows %d and %d: encodesAs %v, equal encodings %v", i, j, got, want)
 			}
+		}
+	}
+	many := &summaryRow{Groups: map[string]TaskGroupSummary{}}
+	for i := range 20 {
+		many.Groups[fmt.Sprint("g", i)] = TaskGroupSummary{Running: i}
+	}
+	first, _ := events.Marshal(many)
+	for range 20 {
+		if again, _ := events.Marshal(many); !bytes.Equal(first, again) {
+			t.Fatal("a summary of several groups encoded to different bytes")
 		}
 	}
 	s := &summaryRow{Groups: map[string]TaskGroupSummary{"web": {Running: 1}}, Children: &Children{Dead: 1}}
