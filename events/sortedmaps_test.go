@@ -3,6 +3,7 @@ package events_test
 import (
 	"bytes"
 	"fmt"
+	"reflect"
 	"testing"
 
 	"github.com/vmihailenco/msgpack/v5"
@@ -44,5 +45,57 @@ func TestMapsEncodeSorted(t *testing.T) {
 	var back events.Evaluation
 	if err := msgpack.Unmarshal(b, &back); err != nil || back.QueuedAllocations["k39"] != 39 || back.FailedTGAllocs["b"].ClassExhausted["k7"] != 7 {
 		t.Fatalf("round trip = %+v, %v", back, err)
+	}
+}
+
+// TestEveryPayloadMapSorted: every map type a payload holds, however
+// deeply, encodes its keys in order (msgpack sorts a few map types itself;
+// the others must be registered), so a new payload field of a new map
+// type cannot make rebuilt projections differ from live ones.
+func TestEveryPayloadMapSorted(t *testing.T) {
+	seen := map[reflect.Type]bool{}
+	var walk func(reflect.Type)
+	walk = func(tp reflect.Type) {
+		if seen[tp] {
+			return
+		}
+		seen[tp] = true
+		switch tp.Kind() {
+		case reflect.Pointer, reflect.Slice, reflect.Array:
+			walk(tp.Elem())
+		case reflect.Struct:
+			for i := range tp.NumField() {
+				if f := tp.Field(i); f.IsExported() {
+					walk(f.Type)
+				}
+			}
+		case reflect.Map:
+			walk(tp.Elem())
+			if tp.Key().Kind() != reflect.String {
+				t.Errorf("%v: a map whose keys are not strings", tp)
+				return
+			}
+			m := reflect.MakeMap(tp)
+			for i := range 30 {
+				m.SetMapIndex(reflect.ValueOf(fmt.Sprint("k", i)).Convert(tp.Key()), reflect.Zero(tp.Elem()))
+			}
+			first, err := events.Marshal(m.Interface())
+			if err != nil {
+				t.Errorf("%v: %v", tp, err)
+				return
+			}
+			for range 10 {
+				if again, _ := events.Marshal(m.Interface()); !bytes.Equal(first, again) {
+					t.Errorf("%v encodes in Go's map order: add it to sortedMapTypes", tp)
+					return
+				}
+			}
+		}
+	}
+	for _, ty := range events.Types() {
+		walk(reflect.TypeOf(ty.New()))
+	}
+	if len(seen) < 50 {
+		t.Fatalf("walked only %d types", len(seen))
 	}
 }
