@@ -57,18 +57,21 @@ func AppendMarshal(dst []byte, v any) ([]byte, error) {
 // projections differ from live ones.
 func Marshal(v any) ([]byte, error) { return encode(v) }
 
-func decode(data []byte, v any) error { return decodeFrom(data, v, false) }
+func decode(data []byte, v any) error { return decodeFrom(data, v, false, false) }
 
 // decodeFrom decodes data into v; with slicePayloads, an event's payload
 // is cut out of data by its structure rather than copied byte by byte by
 // the decoder (decodePayload): for values with no decoder of their own
-// around their events (an entry, an event).
-func decodeFrom(data []byte, v any, slicePayloads bool) error {
+// around their events (an entry, an event). checked says data's structure
+// was checked already, as part of a value holding it.
+func decodeFrom(data []byte, v any, slicePayloads, checked bool) error {
 	if len(data) > MaxEncodedSize {
 		return fmt.Errorf("%d bytes exceeds %d", len(data), MaxEncodedSize)
 	}
-	if err := checkStructure(data); err != nil {
-		return err
+	if !checked {
+		if err := checkStructure(data); err != nil {
+			return err
+		}
 	}
 	dec := msgpack.GetDecoder()
 	defer msgpack.PutDecoder(dec)
@@ -134,7 +137,7 @@ func EncodeEntry(e *Entry) ([]byte, error) {
 // DecodeEntry decodes an entry written by EncodeEntry.
 func DecodeEntry(data []byte) (*Entry, error) {
 	var e Entry
-	if err := decodeFrom(data, &e, true); err != nil {
+	if err := decodeFrom(data, &e, true, false); err != nil {
 		return nil, fmt.Errorf("decode entry: %w", err)
 	}
 	return &e, nil
@@ -152,10 +155,28 @@ func EncodeEvent(ev *Event) ([]byte, error) {
 // DecodeEvent decodes an event written by EncodeEvent.
 func DecodeEvent(data []byte) (*Event, error) {
 	var ev Event
-	if err := decodeFrom(data, &ev, true); err != nil {
+	if err := decodeFrom(data, &ev, true, false); err != nil {
 		return nil, fmt.Errorf("decode event: %w", err)
 	}
 	return &ev, nil
+}
+
+// DecodeEventPredecoded is DecodeEvent followed by Predecode, for a
+// replay's reader: the payload, cut out of data whose whole structure
+// DecodeEvent checked, is not checked a second time.
+func DecodeEventPredecoded(data []byte) (*Event, error) {
+	ev, err := DecodeEvent(data)
+	if err != nil {
+		return nil, err
+	}
+	predecode(ev, true)
+	return ev, nil
+}
+
+// sameBytes reports whether a and b are the same non-empty bytes in
+// memory (not merely equal).
+func sameBytes(a, b []byte) bool {
+	return len(a) > 0 && len(a) == len(b) && &a[0] == &b[0]
 }
 
 // maxNesting bounds how deeply arrays and maps may nest in decoded input.

@@ -61,6 +61,9 @@ func FuzzEventDecoderMatchesReflection(f *testing.F) {
 		} else if serr == nil && !reflect.DeepEqual(*sliced, got) {
 			t.Fatalf("DecodeEvent %+v\nthe decoder %+v", *sliced, got)
 		}
+		if gerr == nil {
+			samePredecoded(t, data)
+		}
 		if werr != nil || gerr != nil {
 			// One refuses: reflection also takes structs as arrays, which
 			// ordo never writes, and the custom decoder converts integer
@@ -80,4 +83,55 @@ func isMap(data []byte) bool {
 	}
 	c := data[0]
 	return c&0xf0 == 0x80 || c == 0xde || c == 0xdf || c == 0xc0
+}
+
+// samePredecoded fails unless DecodeEventPredecoded gives the payload
+// (or the error) DecodeEvent and Decode give.
+func samePredecoded(t *testing.T, data []byte) {
+	t.Helper()
+	ev, err := DecodeEvent(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, werr := Decode(ev)
+	pre, err := DecodeEventPredecoded(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, gerr := Decode(pre)
+	if (werr == nil) != (gerr == nil) || !reflect.DeepEqual(got, want) {
+		t.Fatalf("predecoded %+v, %v; decoded %+v, %v", got, gerr, want, werr)
+	}
+}
+
+// TestDecodeEventPredecoded: a replay's reader decodes an archived
+// event's payload, written now or by an older version and upcast, as
+// Decode does.
+func TestDecodeEventPredecoded(t *testing.T) {
+	ev, err := New("e1", &AllocsClientUpdated{NodeID: "n1", Updates: []AllocClientUpdate{{ID: "a1", ClientStatus: AllocClientRunning}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := EncodeEvent(&ev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	samePredecoded(t, data)
+	pre, _ := DecodeEventPredecoded(data)
+	if p, err := Decode(pre); err != nil || p.(*AllocsClientUpdated).Updates[0].ID != "a1" {
+		t.Fatalf("%+v, %v", p, err)
+	}
+	old, err := Marshal(&namespaceUpsertedV1{Name: "web", Description: "front"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v1 := Event{Type: "NamespaceUpserted", Version: 1, ID: "e2", Payload: old}
+	if data, err = EncodeEvent(&v1); err != nil {
+		t.Fatal(err)
+	}
+	samePredecoded(t, data)
+	pre, _ = DecodeEventPredecoded(data)
+	if p, err := Decode(pre); err != nil || p.(*NamespaceUpserted).Namespace.Name != "web" {
+		t.Fatalf("upcast: %+v, %v", p, err)
+	}
 }

@@ -130,7 +130,12 @@ func Upcast(ev *Event) (msgpack.RawMessage, error) {
 // Decode returns the event's payload at its type's current version,
 // upcasting older versions step by step. After Predecode it returns the
 // payload Predecode decoded, shared: the caller must not modify it.
-func Decode(ev *Event) (Payload, error) {
+func Decode(ev *Event) (Payload, error) { return decodePayloadOf(ev, false) }
+
+// decodePayloadOf is Decode; checked says ev's payload is a part of
+// bytes whose structure was checked (DecodeEvent's input), so that a
+// payload it decodes as written (not upcast) need not be checked again.
+func decodePayloadOf(ev *Event, checked bool) (Payload, error) {
 	if ev.decoded != nil {
 		return ev.decoded, nil
 	}
@@ -139,7 +144,7 @@ func Decode(ev *Event) (Payload, error) {
 		return nil, err
 	}
 	p := types[ev.Type].New()
-	if err := decode(raw, p); err != nil {
+	if err := decodeFrom(raw, p, false, checked && sameBytes(raw, ev.Payload)); err != nil {
 		return nil, fmt.Errorf("decode %s v%d payload: %w", ev.Type, ev.Version, err)
 	}
 	return p, nil
@@ -149,8 +154,11 @@ func Decode(ev *Event) (Payload, error) {
 // returns it rather than decoding again: for the FSM and replays, which
 // hand each event to every projection (which only read it). A payload that
 // does not decode is left for each Decode to report.
-func Predecode(ev *Event) {
-	if p, err := Decode(ev); err == nil {
+func Predecode(ev *Event) { predecode(ev, false) }
+
+// predecode is Predecode; checked as decodePayloadOf's.
+func predecode(ev *Event, checked bool) {
+	if p, err := decodePayloadOf(ev, checked); err == nil {
 		ev.decoded = p
 	}
 }

@@ -215,11 +215,11 @@ func readArchive(src kv.Reader, from, to uint64, out chan<- []*events.Event, sto
 		}
 	}
 	err := archive.Scan(src, from, to, func(index uint64, seq uint32, data []byte) error {
-		ev, err := events.DecodeEvent(data)
+		// Decoded once for every projection (lane).
+		ev, err := events.DecodeEventPredecoded(data)
 		if err != nil {
 			return fmt.Errorf("archive %d/%d: %w", index, seq, err)
 		}
-		events.Predecode(ev) // once for every projection (lane)
 		chunk = append(chunk, ev)
 		if len(chunk) == rebuildChunk {
 			return send()
