@@ -77,7 +77,9 @@ func GetValue[T any](tx *Tx, c *Codec[T], table, key string) (*T, Row, error) {
 	vw, _ := tx.w.(valueWriter)
 	var k []byte
 	if vw != nil {
-		k = rowKey(table, key)
+		// In the Tx's key buffer: Get lays out the same key there.
+		tx.keyBuf = appendRowKey(tx.keyBuf[:0], table, key)
+		k = tx.keyBuf
 		v, r, st := vw.value(k)
 		if t, ok := v.(*T); st == valueKept && ok {
 			tx.last = lastRow{table: table, key: key, create: r.CreateIndex, found: true, valid: true}
