@@ -49,8 +49,7 @@ func (tx *Tx) reset(index uint64, time int64) {
 
 // Get returns the row at key in table, or ErrNotFound, as View.Get.
 func (tx *Tx) Get(table, key string) (Row, error) {
-	tx.keyBuf = appendRowKey(tx.keyBuf[:0], table, key)
-	r, err := tx.View.getKey(tx.keyBuf, table, key)
+	r, err := tx.View.getKey(tx.key(table, key), table, key)
 	switch {
 	case err == nil:
 		tx.last = lastRow{table: table, key: key, create: r.CreateIndex, found: true, valid: true}
@@ -76,6 +75,13 @@ func (tx *Tx) createIndex(table, key string) (uint64, bool, error) {
 	return 0, false, err
 }
 
+// key lays out the key of the row at key in table in the Tx's buffer,
+// valid until the next call: writers copy what they keep of a key.
+func (tx *Tx) key(table, key string) []byte {
+	tx.keyBuf = appendRowKey(tx.keyBuf[:0], table, key)
+	return tx.keyBuf
+}
+
 // Index returns the index of the entry being applied.
 func (tx *Tx) Index() uint64 { return tx.index }
 
@@ -88,7 +94,7 @@ func (tx *Tx) Put(table, key string, value []byte) error {
 	if err != nil {
 		return err
 	}
-	if err := setOwned(tx.w, rowKey(table, key), encodeRow(Row{CreateIndex: create, ModifyIndex: tx.index, Value: value})); err != nil {
+	if err := setOwned(tx.w, tx.key(table, key), encodeRow(Row{CreateIndex: create, ModifyIndex: tx.index, Value: value})); err != nil {
 		return fmt.Errorf("put %s/%s: %w", table, key, err)
 	}
 	tx.wrote(table, key, create)
@@ -119,7 +125,7 @@ func (tx *Tx) wrote(table, key string, create uint64) {
 // reads) without reading the old row first: both indexes become the
 // entry's. Apply stays deterministic, so a rebuild writes the same rows.
 func (tx *Tx) PutIndex(table, key string) error {
-	if err := setOwned(tx.w, rowKey(table, key), encodeRow(Row{CreateIndex: tx.index, ModifyIndex: tx.index})); err != nil {
+	if err := setOwned(tx.w, tx.key(table, key), encodeRow(Row{CreateIndex: tx.index, ModifyIndex: tx.index})); err != nil {
 		return fmt.Errorf("put index %s/%s: %w", table, key, err)
 	}
 	tx.forget(table, key)
@@ -133,7 +139,7 @@ func (tx *Tx) Delete(table, key string) (bool, error) {
 	if _, found, err := tx.createIndex(table, key); err != nil || !found {
 		return false, err
 	}
-	if err := tx.w.Delete(rowKey(table, key)); err != nil {
+	if err := tx.w.Delete(tx.key(table, key)); err != nil {
 		return false, fmt.Errorf("delete %s/%s: %w", table, key, err)
 	}
 	tx.last = lastRow{table: table, key: key, valid: true}
@@ -146,7 +152,7 @@ func (tx *Tx) Delete(table, key string) (bool, error) {
 // the caller knows exist (the index rows of a row it just read), where
 // Delete's read would be wasted. The table counts as changed.
 func (tx *Tx) DeleteKnown(table, key string) error {
-	if err := tx.w.Delete(rowKey(table, key)); err != nil {
+	if err := tx.w.Delete(tx.key(table, key)); err != nil {
 		return fmt.Errorf("delete %s/%s: %w", table, key, err)
 	}
 	tx.last = lastRow{table: table, key: key, valid: true}
@@ -163,13 +169,13 @@ func (tx *Tx) forget(table, key string) {
 }
 
 // ownedSetter is a kv.Writer that can keep a value it is given instead of
-// copying it.
+// copying it (a key it copies, as every kv.Writer does).
 type ownedSetter interface {
 	setOwned(key, value []byte) error
 }
 
-// setOwned writes value at key through w, handing both over: the caller
-// made them for this write and keeps neither.
+// setOwned writes value at key through w, handing value over: the caller
+// made it for this write and does not keep it.
 func setOwned(w kv.Writer, key, value []byte) error {
 	if o, ok := w.(ownedSetter); ok {
 		return o.setOwned(key, value)

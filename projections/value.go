@@ -78,8 +78,7 @@ func GetValue[T any](tx *Tx, c *Codec[T], table, key string) (*T, Row, error) {
 	var k []byte
 	if vw != nil {
 		// In the Tx's key buffer: Get lays out the same key there.
-		tx.keyBuf = appendRowKey(tx.keyBuf[:0], table, key)
-		k = tx.keyBuf
+		k = tx.key(table, key)
 		v, r, st := vw.value(k)
 		if t, ok := v.(*T); st == valueKept && ok {
 			tx.last = lastRow{table: table, key: key, create: r.CreateIndex, found: true, valid: true}
@@ -129,7 +128,7 @@ func PutValue[T any](tx *Tx, c *Codec[T], table, key string, v *T) error {
 	if err != nil {
 		return err
 	}
-	if err := vw.setValue(rowKey(table, key), Row{CreateIndex: create, ModifyIndex: tx.index}, v, c); err != nil {
+	if err := vw.setValue(tx.key(table, key), Row{CreateIndex: create, ModifyIndex: tx.index}, v, c); err != nil {
 		return fmt.Errorf("put %s/%s: %w", table, key, err)
 	}
 	tx.wrote(table, key, create)

@@ -26,7 +26,8 @@ type Reader interface {
 	Scan(lower, upper []byte, reverse bool, fn func(k, v []byte) error) error
 }
 
-// Writer reads and writes keys.
+// Writer reads and writes keys. Set and Delete copy what they keep of
+// their arguments: a caller may reuse its buffers once they return.
 type Writer interface {
 	Reader
 	Set(key, value []byte) error
