@@ -29,13 +29,11 @@ type pooledEncoder struct {
 }
 
 func encode(v any) ([]byte, error) {
-	pe := encPool.Get().(*pooledEncoder)
-	defer encPool.Put(pe)
-	pe.buf.Reset()
-	if err := pe.enc.Encode(v); err != nil {
+	b, err := AppendMarshal(nil, v)
+	if err != nil {
 		return nil, err
 	}
-	return bytes.Clone(pe.buf.Bytes()), nil
+	return b, nil
 }
 
 // AppendMarshal appends Marshal's encoding of v to dst: a caller that

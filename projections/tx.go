@@ -22,7 +22,8 @@ type Tx struct {
 	// last is the row Get read or Put wrote last: Put keeps a row's
 	// create index, and a projection mostly writes the row it just read.
 	last lastRow
-	// keyBuf is where Get lays out the key it reads.
+	// keyBuf is where the Tx lays out the key of the row it reads or
+	// writes (key).
 	keyBuf []byte
 }
 
