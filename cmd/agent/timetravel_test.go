@@ -20,6 +20,7 @@ import (
 	"github.com/ordoplane/ordo/cmd/agent"
 	"github.com/ordoplane/ordo/events"
 	"github.com/ordoplane/ordo/history/timetravel"
+	"github.com/ordoplane/ordo/projections"
 	"github.com/ordoplane/ordo/storage/archive"
 	"github.com/ordoplane/ordo/test/replay"
 )
@@ -150,7 +151,7 @@ func (r *recorder) read(path string) answer {
 	r.t.Helper()
 	from := r.a.FSM().Applied()
 	ans := get(r.t, r.a, path)
-	rec := recorded{path: path, from: from, to: r.a.FSM().Applied(), ans: ans}
+	rec := recorded{path: path, from: from, to: r.storedApplied(), ans: ans}
 	if ans.status == http.StatusOK {
 		idx, err := strconv.ParseUint(ans.header.Get("X-Nomad-Index"), 10, 64)
 		if err != nil {
@@ -160,6 +161,21 @@ func (r *recorder) read(path string) answer {
 	}
 	r.reads = append(r.reads, rec)
 	return ans
+}
+
+// storedApplied returns the applied index the state store holds now: the
+// state a read answered from is at or below it. The FSM's Applied counter
+// moves just after its batch commits, so a read can see an entry before
+// the counter says it was applied.
+func (r *recorder) storedApplied() uint64 {
+	r.t.Helper()
+	snap := r.a.FSM().Store().Snapshot()
+	defer snap.Close()
+	i, err := projections.NewView(snap).AppliedIndex()
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	return i
 }
 
 // ids reads a list endpoint and returns up to n of its items' IDs.
