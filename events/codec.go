@@ -28,13 +28,7 @@ type pooledEncoder struct {
 	enc *msgpack.Encoder
 }
 
-func encode(v any) ([]byte, error) {
-	b, err := AppendMarshal(nil, v)
-	if err != nil {
-		return nil, err
-	}
-	return b, nil
-}
+func encode(v any) ([]byte, error) { return AppendMarshal(nil, v) }
 
 // AppendMarshal appends Marshal's encoding of v to dst: a caller that
 // copies the bytes somewhere anyway (a Pebble batch) encodes into a

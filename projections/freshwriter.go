@@ -34,9 +34,11 @@ const freshKeysLimit = 32 << 20
 // row forward. A scan commits the batch first and reads the store.
 //
 // A writer into an empty store (or keyspace) is complete: it wrote every
-// key the store holds, so it keeps the hash of every key it wrote and
-// answers a key it never wrote as absent without asking Pebble (a rebuild
-// mostly writes new rows, and asks for each first).
+// key the store holds, so it keeps the hash of every key it wrote to a
+// table read before it was written and answers a key of such a table it
+// never wrote as absent without asking Pebble (a rebuild mostly writes
+// new rows, and asks for each first). The rows of a table nothing has
+// read go straight to the batch's pending rows, past the cache.
 type freshWriter struct {
 	store *kv.Store
 	b     *kv.WriteBatch
@@ -55,51 +57,67 @@ type freshWriter struct {
 	// row values it hands to Pebble.
 	keyBuf, rowBuf []byte
 	// complete: keys holds the hash of every key the store holds in the
-	// tables hashed says are (a table first read before it is written;
-	// hashing the keys of a table nothing reads, say an index the history
-	// appends to, would be wasted).
+	// tables read before they were written (readFirst; hashing the keys
+	// of a table nothing reads, say an index the history appends to,
+	// would be wasted).
 	complete bool
 	keys     map[uint64]struct{}
 	seed     maphash.Seed
-	hashed   tableFlags
-	// read flags the tables something read: the rows of one nothing read
-	// (an index a projection only adds to, say the history's) are
-	// written without the cache, their keys neither kept nor looked up.
-	read tableFlags
+	uses     tableUses
 }
 
-// tableFlags is a flag per table, with the last table asked for
-// remembered (a run of writes mostly stays in one table).
-type tableFlags struct {
-	m        map[string]bool
-	last     []byte
-	lastFlag bool
+// tableUse is how a freshWriter has used a table so far.
+type tableUse uint8
+
+const (
+	unused tableUse = iota
+	// writtenOnly: written, never read; its rows go straight to pending,
+	// past the cache (an index a projection only adds to, say the
+	// history's), and its keys are not hashed.
+	writtenOnly
+	// readFirst: read before it was written; its keys are hashed.
+	readFirst
+	// readLater: read after it was written, or a key of no table; its
+	// keys are not hashed.
+	readLater
+)
+
+// tableUses is the use of each table, with the last table asked for
+// remembered (a run of reads and writes mostly stays in one table).
+type tableUses struct {
+	m       map[string]tableUse
+	last    []byte
+	lastUse tableUse
 }
 
-// get returns table's flag, setting it to def when the table has none.
-func (f *tableFlags) get(table []byte, def bool) bool {
-	if len(f.last) > 0 && bytes.Equal(table, f.last) {
-		return f.lastFlag
+// note records a read (or a write) of key's table and returns the table's
+// use before and after it.
+func (u *tableUses) note(key []byte, read bool) (before, after tableUse) {
+	tb := keyTable(key)
+	if len(tb) == 0 {
+		return readLater, readLater
 	}
-	v, ok := f.m[string(table)]
-	if !ok {
-		if f.m == nil {
-			f.m = map[string]bool{}
+	if len(u.last) > 0 && bytes.Equal(tb, u.last) {
+		before = u.lastUse
+	} else {
+		before = u.m[string(tb)] // no allocation for the lookup
+	}
+	switch after = before; {
+	case before == unused && read:
+		after = readFirst
+	case before == unused:
+		after = writtenOnly
+	case before == writtenOnly && read:
+		after = readLater
+	}
+	if after != before {
+		if u.m == nil {
+			u.m = map[string]tableUse{}
 		}
-		v = def
-		f.m[string(table)] = v
+		u.m[string(tb)] = after
 	}
-	f.last, f.lastFlag = append(f.last[:0], table...), v
-	return v
-}
-
-// set sets table's flag to v.
-func (f *tableFlags) set(table []byte, v bool) {
-	if f.m == nil {
-		f.m = map[string]bool{}
-	}
-	f.m[string(table)] = v
-	f.last, f.lastFlag = append(f.last[:0], table...), v
+	u.last, u.lastUse = append(u.last[:0], tb...), after
+	return before, after
 }
 
 // cached is a row a freshWriter keeps: its bytes (nil: absent), its
@@ -138,7 +156,7 @@ type pendingRow struct {
 	v     []byte
 	value uint32
 	// seq orders the writes of one key: a table nothing read is written
-	// without the cache (writeOnly), so its key may be pending twice.
+	// past the cache (writtenOnly), so its key may be pending twice.
 	seq uint32
 }
 
@@ -177,22 +195,21 @@ func newFreshWriter(store *kv.Store, complete bool, limit int) *freshWriter {
 }
 
 func (w *freshWriter) Get(key []byte) ([]byte, error) {
-	if err := w.reading(key); err != nil {
-		return nil, err
-	}
-	c, ok := w.cur[string(key)]
-	if !ok {
-		if c, ok = w.prev[string(key)]; ok {
-			c = w.keep(string(key), cached{v: c.v, val: c.val, enc: c.enc}, false)
+	before, use := w.uses.note(key, true)
+	if before == writtenOnly {
+		// The first read of the table: what was written to it past the
+		// cache goes to the store first.
+		if err := w.flush(); err != nil {
+			return nil, err
 		}
 	}
-	if ok {
+	if c, ok := w.lookup(key); ok {
 		if c.enc != nil {
 			return w.encode(string(key), c)
 		}
 		return present(c.v)
 	}
-	if w.complete && w.hashes(key, true) {
+	if w.complete && use == readFirst {
 		if _, ok := w.keys[maphash.Bytes(w.seed, key)]; !ok {
 			return nil, kv.ErrNotFound
 		}
@@ -224,16 +241,24 @@ func (w *freshWriter) encode(key string, c cached) ([]byte, error) {
 	return b, nil
 }
 
+// lookup returns the row the cache holds at key, moving one found in the
+// previous generation into the current one.
+func (w *freshWriter) lookup(key []byte) (cached, bool) {
+	if c, ok := w.cur[string(key)]; ok {
+		return c, true
+	}
+	if c, ok := w.prev[string(key)]; ok {
+		return w.keep(string(key), cached{v: c.v, val: c.val, enc: c.enc}, false), true
+	}
+	return cached{}, false
+}
+
 // value implements valueWriter.
 func (w *freshWriter) value(key []byte) (any, Row, valueState) {
-	c, ok := w.cur[string(key)]
-	if !ok {
-		if c, ok = w.prev[string(key)]; !ok {
-			return nil, Row{}, valueUnknown
-		}
-		c = w.keep(string(key), cached{v: c.v, val: c.val, enc: c.enc}, false)
-	}
+	c, ok := w.lookup(key)
 	switch {
+	case !ok:
+		return nil, Row{}, valueUnknown
 	case c.v == nil:
 		return nil, Row{}, valueAbsent
 	case c.val == nil:
@@ -256,9 +281,8 @@ func (w *freshWriter) keepValue(key []byte, v any) {
 
 // setValue implements valueWriter.
 func (w *freshWriter) setValue(key []byte, r Row, v any, enc encoder) error {
-	if old := w.keep(string(key), cached{v: encodeRow(r), val: v, enc: enc}, true); old.v == nil {
-		w.written(key)
-	}
+	_, use := w.uses.note(key, false)
+	w.kept(key, use, cached{v: encodeRow(r), val: v, enc: enc})
 	return nil
 }
 
@@ -286,47 +310,33 @@ func (w *freshWriter) setOwned(key, value []byte) error {
 	if value == nil {
 		value = []byte{} // nil is an absent row
 	}
-	if w.writeOnly(key, value) {
-		// Marks the table unhashed (its first access is this write), so
-		// a later read asks the store, which holds the key.
-		w.written(key)
-		return nil
-	}
-	if old := w.keep(string(key), cached{v: value}, true); old.v == nil {
-		// A key the generation holds with a value is one the store holds
-		// or this writer wrote: written already.
-		w.written(key)
-	}
+	w.write(key, cached{v: value})
 	return nil
 }
 
 func (w *freshWriter) Delete(key []byte) error {
-	if !w.writeOnly(key, nil) {
-		w.keep(string(key), cached{}, true)
-	}
+	w.write(key, cached{})
 	return nil
 }
 
-// writeOnly writes v at key (nil: deletes key) straight into pending when
-// nothing has read key's table, and reports whether it did.
-func (w *freshWriter) writeOnly(key, v []byte) bool {
-	tb := keyTable(key)
-	if len(tb) == 0 || w.read.get(tb, false) {
-		return false
+// write writes n at key: straight into pending when nothing has read
+// key's table, else through the cache.
+func (w *freshWriter) write(key []byte, n cached) {
+	if _, use := w.uses.note(key, false); use != writtenOnly {
+		w.kept(key, use, n)
+		return
 	}
-	w.pending = append(w.pending, pendingRow{key: string(key), v: v, seq: uint32(len(w.pending))})
-	return true
+	w.pending = append(w.pending, pendingRow{key: string(key), v: n.v, seq: uint32(len(w.pending))})
 }
 
-// reading flags key's table as read, first flushing what was written to
-// it without the cache, which a read of the cache would miss.
-func (w *freshWriter) reading(key []byte) error {
-	tb := keyTable(key)
-	if len(tb) == 0 || w.read.get(tb, true) {
-		return nil
+// kept keeps n as key's pending row (see keep) in a table of use, and
+// hashes key if it is new to a hashed table.
+func (w *freshWriter) kept(key []byte, use tableUse, n cached) {
+	// A key the generation holds with a value is one the store holds or
+	// this writer wrote: written already.
+	if old := w.keep(string(key), n, true); old.v == nil && n.v != nil && use == readFirst {
+		w.written(key)
 	}
-	w.read.set(tb, true)
-	return w.flush()
 }
 
 // keep caches n as key's row in the current generation, to be flushed
@@ -357,10 +367,10 @@ func (w *freshWriter) keep(key string, n cached, pending bool) cached {
 	return n
 }
 
-// written records that the store holds key; past freshKeysLimit the
-// writer stops answering absence itself.
+// written records that the store holds key, of a readFirst table; past
+// freshKeysLimit the writer stops answering absence itself.
 func (w *freshWriter) written(key []byte) {
-	if !w.complete || !w.hashes(key, false) {
+	if !w.complete {
 		return
 	}
 	if len(w.keys) >= freshKeysLimit {
@@ -368,17 +378,6 @@ func (w *freshWriter) written(key []byte) {
 		return
 	}
 	w.keys[maphash.Bytes(w.seed, key)] = struct{}{}
-}
-
-// hashes reports whether the writer keeps the hashes of the keys of key's
-// table: from the table's first read, if no write came before it. A key
-// of no table is never hashed.
-func (w *freshWriter) hashes(key []byte, read bool) bool {
-	tb := keyTable(key)
-	if len(tb) == 0 {
-		return false
-	}
-	return w.hashed.get(tb, read)
 }
 
 // flush writes the pending keys' last values into the batch in key order

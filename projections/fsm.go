@@ -170,7 +170,9 @@ func (f *FSM) Projections() []Projection { return append([]Projection(nil), f.pr
 // Notifier returns the notifier woken after each applied entry.
 func (f *FSM) Notifier() *Notifier { return f.notify }
 
-// Applied returns the last applied index.
+// Applied returns the last applied index. It moves just after the batch
+// that applied the entry commits: a reader of the store may see an entry
+// for a moment before Applied says it was applied, never after.
 func (f *FSM) Applied() uint64 { return f.applied.Load() }
 
 // MaxApply returns the longest time one raft batch took to apply (commit

@@ -136,26 +136,26 @@ func PutValue[T any](tx *Tx, c *Codec[T], table, key string, v *T) error {
 }
 
 // PutValueChanged is PutValue unless the row holds v already, when it
-// writes nothing and reports false (N15: a table's index moves only when a
-// row changed). same must say whether two values encode to the same bytes:
-// a replay's writer compares the values it keeps, any other writer the
-// encoded bytes.
-func PutValueChanged[T any](tx *Tx, c *Codec[T], table, key string, v *T, same func(a, b *T) bool) (bool, error) {
+// writes nothing (N15: a table's index moves only when a row changed).
+// same must say whether two values encode to the same bytes: a replay's
+// writer compares the values it keeps, any other writer the encoded
+// bytes.
+func PutValueChanged[T any](tx *Tx, c *Codec[T], table, key string, v *T, same func(a, b *T) bool) error {
 	if _, ok := tx.w.(valueWriter); ok {
 		old, _, err := LookupValue(tx, c, table, key)
 		if err != nil || old != nil && same(old, v) {
-			return false, err
+			return err
 		}
-		return true, PutValue(tx, c, table, key, v)
+		return PutValue(tx, c, table, key, v)
 	}
 	b, err := c.appendEncoded(nil, v)
 	if err != nil {
-		return false, fmt.Errorf("%s/%s: %w", table, key, err)
+		return fmt.Errorf("%s/%s: %w", table, key, err)
 	}
 	if old, err := tx.Get(table, key); err == nil && bytes.Equal(old.Value, b) {
-		return false, nil
+		return nil
 	} else if err != nil && !errors.Is(err, ErrNotFound) {
-		return false, err
+		return err
 	}
-	return true, tx.Put(table, key, b)
+	return tx.Put(table, key, b)
 }

@@ -207,16 +207,31 @@ func TestPutValueChanged(t *testing.T) {
 			defer b.Close()
 			w = b
 		}
+		must := func(err error) {
+			t.Helper()
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		row := func() Row {
+			t.Helper()
+			r, err := NewView(w).Get("v", "k")
+			must(err)
+			return r
+		}
 		tx := newTx(w, 2, 0)
-		if wrote, err := PutValueChanged(tx, &testCodec, "v", "k", &testValue{Name: "a"}, same); err != nil || !wrote {
-			t.Fatalf("fresh %v: a new row: %v, %v", fresh, wrote, err)
+		must(PutValueChanged(tx, &testCodec, "v", "k", &testValue{Name: "a"}, same))
+		if got := tx.changedTables(); len(got) != 1 {
+			t.Fatalf("fresh %v: a new row changed %v", fresh, got)
 		}
 		tx.reset(3, 0)
-		if wrote, err := PutValueChanged(tx, &testCodec, "v", "k", &testValue{Name: "a", Tags: map[string]string{}}, same); err != nil || wrote || len(tx.changedTables()) != 0 {
-			t.Errorf("fresh %v: an equal value: wrote %v, %v, changed %v", fresh, wrote, err, tx.changedTables())
+		must(PutValueChanged(tx, &testCodec, "v", "k", &testValue{Name: "a", Tags: map[string]string{}}, same))
+		if got, r := tx.changedTables(), row(); len(got) != 0 || r.ModifyIndex != 2 {
+			t.Errorf("fresh %v: an equal value: changed %v, row %+v", fresh, got, r)
 		}
-		if wrote, err := PutValueChanged(tx, &testCodec, "v", "k", &testValue{Name: "a", Count: 1}, same); err != nil || !wrote {
-			t.Errorf("fresh %v: a changed value: %v, %v", fresh, wrote, err)
+		must(PutValueChanged(tx, &testCodec, "v", "k", &testValue{Name: "a", Count: 1}, same))
+		if got := tx.changedTables(); len(got) != 1 {
+			t.Errorf("fresh %v: a changed value changed %v", fresh, got)
 		}
 		if r, err := tx.Get("v", "k"); err != nil || r.CreateIndex != 2 || r.ModifyIndex != 3 {
 			t.Errorf("fresh %v: row %+v, %v", fresh, r, err)

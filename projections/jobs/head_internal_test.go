@@ -20,10 +20,11 @@ func TestJobHeadDecodesStatusFields(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	head, err := decodeJobHead(b)
-	if err != nil {
+	var h jobHead // as headCodec decodes a job row
+	if err := msgpack.Unmarshal(b, &h); err != nil {
 		t.Fatal(err)
 	}
+	head := h.job()
 	want := &events.Job{ID: full.ID, Namespace: full.Namespace, Stop: true, ParentID: "parent", Dispatched: true,
 		Periodic: full.Periodic, ParameterizedJob: full.ParameterizedJob}
 	if !reflect.DeepEqual(head, want) {

@@ -305,16 +305,6 @@ type jobHead struct {
 // headCodec decodes job rows' heads.
 var headCodec = projections.Codec[jobHead]{Name: "job head"}
 
-// decodeJobHead decodes a job row's head into a Job holding those fields
-// alone.
-func decodeJobHead(b []byte) (*events.Job, error) {
-	var h jobHead
-	if err := msgpack.Unmarshal(b, &h); err != nil {
-		return nil, fmt.Errorf("decode job row: %w", err)
-	}
-	return h.job(), nil
-}
-
 // job returns a Job holding the head's fields alone.
 func (h *jobHead) job() *events.Job {
 	j := &h.Job

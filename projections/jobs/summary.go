@@ -180,8 +180,7 @@ func (s *summaryRow) encodesAs(o *summaryRow) bool {
 // writeSummary stores s unless it is what the row holds already (N15);
 // s is handed over.
 func writeSummary(tx *projections.Tx, ns, id string, s *summaryRow) error {
-	_, err := projections.PutValueChanged(tx, &summaryCodec, SummaryTable, Key(ns, id), s, (*summaryRow).encodesAs)
-	return err
+	return projections.PutValueChanged(tx, &summaryCodec, SummaryTable, Key(ns, id), s, (*summaryRow).encodesAs)
 }
 
 // saveSummary derives s's status from job, stores s and moves the job in
@@ -272,8 +271,7 @@ func getRef(tx *projections.Tx, id string) (*allocRef, error) {
 // putRef stores ref, handed over, unless the row holds it already (equal
 // refs encode alike: no field is left out when empty).
 func putRef(tx *projections.Tx, id string, ref *allocRef) error {
-	_, err := projections.PutValueChanged(tx, &refCodec, AllocsTable, id, ref, func(a, b *allocRef) bool { return *a == *b })
-	return err
+	return projections.PutValueChanged(tx, &refCodec, AllocsTable, id, ref, func(a, b *allocRef) bool { return *a == *b })
 }
 
 // move moves allocation ref from its recorded client status to status,

@@ -1,0 +1,48 @@
+package projections
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+)
+
+// TestTableRuns: the tables are shared out in order, each once, into at
+// most the runs asked for, the large tables apart.
+func TestTableRuns(t *testing.T) {
+	store, w := freshStore(t, 1<<20)
+	big := make([]byte, 64<<10)
+	for i := range big {
+		big[i] = byte(i * 7919 >> 3) // does not compress away
+	}
+	for _, tb := range []string{"a", "d"} {
+		for i := range 64 {
+			if err := PutRow(w, tb, fmt.Sprint(i), Row{Value: big}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for _, tb := range []string{"b", "c"} {
+		if err := PutRow(w, tb, "x", Row{Value: []byte("small")}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.commit(); err != nil {
+		t.Fatal(err)
+	}
+	if err := store.FlushMemtable(); err != nil {
+		t.Fatal(err)
+	}
+	tables := []string{"a", "b", "c", "d", "e"}
+	for _, n := range []int{1, 2, 8} {
+		runs, err := tableRuns(store, tables, n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(slices.Concat(runs...), tables) || len(runs) > n || slices.ContainsFunc(runs, func(r []string) bool { return len(r) == 0 }) {
+			t.Fatalf("%d runs: %v", n, runs)
+		}
+		if n == 2 && (len(runs) != 2 || !slices.Contains(runs[0], "a") || !slices.Contains(runs[1], "d")) {
+			t.Errorf("2 runs: %v, want a and d apart", runs)
+		}
+	}
+}
