@@ -147,6 +147,9 @@ func EncodeEvent(ev *Event) ([]byte, error) {
 // DecodeEvent decodes an event written by EncodeEvent.
 func DecodeEvent(data []byte) (*Event, error) {
 	var ev Event
+	if len(data) <= MaxEncodedSize && decodeEventFast(data, &ev) {
+		return &ev, nil
+	}
 	if err := decodeFrom(data, &ev, true, false); err != nil {
 		return nil, fmt.Errorf("decode event: %w", err)
 	}

@@ -55,8 +55,8 @@ func (ev *Event) DecodeMsgpack(dec *msgpack.Decoder) error {
 
 func decodeKeys(dec *msgpack.Decoder) ([]Key, error) {
 	n, err := dec.DecodeArrayLen()
-	if err != nil || n <= 0 {
-		return nil, err
+	if err != nil || n < 0 {
+		return nil, err // nil: no keys
 	}
 	keys := make([]Key, n)
 	for i := range keys {
