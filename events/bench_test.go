@@ -48,3 +48,28 @@ func BenchmarkDecodeClientUpdate(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkDecodePlaced decodes the payload of a placement of four
+// allocations, as a rebuild's reader does (Predecode), and the scheduler's
+// reads of allocations decode each.
+func BenchmarkDecodePlaced(b *testing.B) {
+	placed := make([]Allocation, 4)
+	for k := range placed {
+		placed[k] = Allocation{ID: fmt.Sprintf("alloc-1-%d", k), Namespace: "team-1", EvalID: "eval-1",
+			Name: fmt.Sprintf("web.web[%d]", k), NodeID: "node-0001", JobID: "job-1", JobVersion: 1,
+			TaskGroup: "web", Resources: Resources{CPU: 100, MemoryMB: 64},
+			DesiredStatus: AllocDesiredRun, ClientStatus: AllocClientPending, CreateTime: 5}
+	}
+	ev, err := New("e1", &AllocsPlaced{EvalID: "eval-1", Allocs: placed})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(ev.Payload)))
+	b.ReportAllocs()
+	for b.Loop() {
+		ev.decoded = nil
+		if _, err := Decode(&ev); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -51,6 +51,12 @@ func Marshal(v any) ([]byte, error) { return encode(v) }
 
 func decode(data []byte, v any) error { return decodeFrom(data, v, false, false) }
 
+// Unmarshal decodes data into v as msgpack.Unmarshal does (without
+// checking its structure first: a projection's row, which ordo wrote),
+// reading from the bytes themselves, so a value with a decoder of its own
+// from bytes (an allocation) uses it.
+func Unmarshal(data []byte, v any) error { return decodeFrom(data, v, false, true) }
+
 // decodeFrom decodes data into v; with slicePayloads, an event's payload
 // is cut out of data by its structure rather than copied byte by byte by
 // the decoder (decodePayload): for values with no decoder of their own

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/vmihailenco/msgpack/v5"
-
 	"github.com/ordoplane/ordo/events"
 )
 
@@ -25,7 +23,7 @@ type Codec[T any] struct {
 // decode decodes a row value.
 func (c *Codec[T]) decode(b []byte) (*T, error) {
 	v := new(T)
-	if err := msgpack.Unmarshal(b, v); err != nil {
+	if err := events.Unmarshal(b, v); err != nil {
 		return nil, fmt.Errorf("decode %s row: %w", c.Name, err)
 	}
 	return v, nil

@@ -4,8 +4,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/vmihailenco/msgpack/v5"
-
 	"github.com/ordoplane/ordo/events"
 	"github.com/ordoplane/ordo/projections"
 	"github.com/ordoplane/ordo/projections/order"
@@ -298,7 +296,7 @@ func remove(tx *projections.Tx, id string) error {
 
 func fromRow(r projections.Row) (*Alloc, error) {
 	a := &Alloc{CreateIndex: r.CreateIndex, ModifyIndex: r.ModifyIndex}
-	if err := msgpack.Unmarshal(r.Value, &a.Allocation); err != nil {
+	if err := events.Unmarshal(r.Value, &a.Allocation); err != nil {
 		return nil, fmt.Errorf("decode alloc row: %w", err)
 	}
 	return a, nil

@@ -1,0 +1,103 @@
+package events
+
+import (
+	"reflect"
+	"testing"
+
+	"github.com/vmihailenco/msgpack/v5"
+)
+
+// fullAllocation sets every field of an allocation.
+func fullAllocation() Allocation {
+	yes := true
+	return Allocation{ID: "a1", Namespace: "ns", EvalID: "e1", Name: "web.web[0]", NodeID: "n1", NodeName: "node one",
+		JobID: "web", JobVersion: 1 << 40, TaskGroup: "web", Resources: Resources{CPU: 100, MemoryMB: 64, DiskMB: -3},
+		DesiredStatus: AllocDesiredRun, DesiredDescription: "dd", DesiredTransition: DesiredTransition{Migrate: &yes},
+		ClientStatus: AllocClientRunning, ClientDescription: "cd",
+		TaskStates:   map[string]*TaskState{"server": {State: TaskStateRunning, Restarts: 2, Events: []TaskEvent{{Type: TaskEventStarted}}}},
+		DeploymentID: "d1", DeploymentStatus: &AllocDeploymentStatus{Healthy: &yes, Timestamp: 9, Canary: true},
+		PreviousAllocation: "a0", NextAllocation: "a2", RescheduleEvents: []RescheduleEvent{{RescheduleTime: 5, PrevAllocID: "a0", PrevNodeID: "n0"}},
+		FollowupEvalID: "e2", Metrics: &AllocMetric{NodesEvaluated: 3, NodesAvailable: map[string]int{"dc1": 2}},
+		SigningKeyID: "k", CreateTime: -7, ModifyTime: 1 << 50}
+}
+
+// reflectedAllocation decodes data into an allocation by reflection.
+func reflectedAllocation(data []byte) (Allocation, error) {
+	var p plainAllocation
+	err := msgpack.Unmarshal(data, &p)
+	return Allocation(p), err
+}
+
+// TestAllocationDecoder: every field of an allocation, alone and in a
+// placement's payload, decodes from bytes as reflection decodes it, and
+// a reader that is not a byte slice's gets reflection's answer.
+func TestAllocationDecoder(t *testing.T) {
+	for _, a := range []Allocation{{}, {ID: "x"}, fullAllocation()} {
+		data, err := Marshal(&a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := reflectedAllocation(data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(want, a) {
+			t.Fatalf("reflection: %+v, encoded %+v", want, a)
+		}
+		var got Allocation
+		if err := decode(data, &got); err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("from bytes %+v\nreflection %+v", got, want)
+		}
+		var viaReader Allocation
+		if err := msgpack.Unmarshal(data, &viaReader); err != nil || !reflect.DeepEqual(viaReader, want) {
+			t.Fatalf("through a reader: %+v, %v", viaReader, err)
+		}
+		// Fields absent from the input are kept, as reflection keeps them.
+		kept := Allocation{NodeName: "kept", ID: "old"}
+		keptWant := plainAllocation{NodeName: "kept", ID: "old"}
+		if err := decode(data, &kept); err != nil {
+			t.Fatal(err)
+		}
+		if err := msgpack.Unmarshal(data, &keptWant); err != nil || !reflect.DeepEqual(kept, Allocation(keptWant)) {
+			t.Fatalf("into a set allocation: %+v, reflection %+v", kept, keptWant)
+		}
+	}
+	p := &AllocsPlaced{EvalID: "e1", Allocs: []Allocation{fullAllocation(), {ID: "b"}}}
+	ev, err := New("ev", p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := Decode(&ev)
+	if err != nil || !reflect.DeepEqual(got, p) {
+		t.Fatalf("payload %+v, %v; want %+v", got, err, p)
+	}
+}
+
+func FuzzAllocationDecoder(f *testing.F) {
+	for _, a := range []Allocation{{}, fullAllocation()} {
+		data, err := Marshal(&a)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data)
+	}
+	f.Add([]byte{0xc0})
+	f.Add([]byte{0x81, 0xa3, 'r', 'e', 's', 0xc0})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if checkStructure(data) != nil {
+			return
+		}
+		want, werr := reflectedAllocation(data)
+		var got Allocation
+		gerr := decode(data, &got)
+		if (werr == nil) != (gerr == nil) {
+			t.Fatalf("from bytes: %v, reflection: %v", gerr, werr)
+		}
+		if werr == nil && !reflect.DeepEqual(got, want) {
+			t.Fatalf("from bytes %+v\nreflection %+v", got, want)
+		}
+	})
+}
