@@ -173,3 +173,109 @@ func (d *fastReader) reflected(v any) bool {
 	d.i = end
 	return true
 }
+
+var _ msgpack.CustomEncoder = (*Allocation)(nil)
+
+// EncodeMsgpack implements msgpack.CustomEncoder: the bytes reflection
+// writes (FuzzAllocationEncoder holds it to them), with the fields taken
+// in turn rather than looked up by reflection; the rarer nested fields
+// are encoded by reflection.
+func (a *Allocation) EncodeMsgpack(enc *msgpack.Encoder) error {
+	dtSet := a.DesiredTransition != (DesiredTransition{})
+	n := 10 // id, ns, eval, n, node, job, tg, res, ds, cs: never omitted
+	for _, set := range [...]bool{a.NodeName != "", a.JobVersion != 0, a.DesiredDescription != "", dtSet,
+		a.ClientDescription != "", len(a.TaskStates) > 0, a.DeploymentID != "", a.DeploymentStatus != nil,
+		a.PreviousAllocation != "", a.NextAllocation != "", len(a.RescheduleEvents) > 0, a.FollowupEvalID != "",
+		a.Metrics != nil, a.SigningKeyID != "", a.CreateTime != 0, a.ModifyTime != 0} {
+		if set {
+			n++
+		}
+	}
+	w := fieldWriter{enc: enc}
+	w.err = enc.EncodeMapLen(n)
+	w.str("id", a.ID, true)
+	w.str("ns", a.Namespace, true)
+	w.str("eval", a.EvalID, true)
+	w.str("n", a.Name, true)
+	w.str("node", a.NodeID, true)
+	w.str("nn", a.NodeName, a.NodeName != "")
+	w.str("job", a.JobID, true)
+	if a.JobVersion != 0 {
+		w.key("jv")
+		w.do(enc.EncodeUint64(a.JobVersion))
+	}
+	w.str("tg", a.TaskGroup, true)
+	w.key("res")
+	a.Resources.encode(&w)
+	w.str("ds", a.DesiredStatus, true)
+	w.str("dd", a.DesiredDescription, a.DesiredDescription != "")
+	w.value("dt", &a.DesiredTransition, dtSet)
+	w.str("cs", a.ClientStatus, true)
+	w.str("cd", a.ClientDescription, a.ClientDescription != "")
+	w.value("ts", a.TaskStates, len(a.TaskStates) > 0)
+	w.str("dep", a.DeploymentID, a.DeploymentID != "")
+	w.value("depst", a.DeploymentStatus, a.DeploymentStatus != nil)
+	w.str("prev", a.PreviousAllocation, a.PreviousAllocation != "")
+	w.str("next", a.NextAllocation, a.NextAllocation != "")
+	w.value("resch", a.RescheduleEvents, len(a.RescheduleEvents) > 0)
+	w.str("fe", a.FollowupEvalID, a.FollowupEvalID != "")
+	w.value("met", a.Metrics, a.Metrics != nil)
+	w.str("skid", a.SigningKeyID, a.SigningKeyID != "")
+	if a.CreateTime != 0 {
+		w.key("ct")
+		w.do(enc.EncodeInt64(a.CreateTime))
+	}
+	if a.ModifyTime != 0 {
+		w.key("mt")
+		w.do(enc.EncodeInt64(a.ModifyTime))
+	}
+	return w.err
+}
+
+// encode writes r as reflection does.
+func (r *Resources) encode(w *fieldWriter) {
+	fields := 2 // cpu, mem: never omitted
+	if r.DiskMB != 0 {
+		fields++
+	}
+	w.do(w.enc.EncodeMapLen(fields))
+	w.key("cpu")
+	w.do(w.enc.EncodeInt(int64(r.CPU)))
+	w.key("mem")
+	w.do(w.enc.EncodeInt(int64(r.MemoryMB)))
+	if r.DiskMB != 0 {
+		w.key("disk")
+		w.do(w.enc.EncodeInt(int64(r.DiskMB)))
+	}
+}
+
+// fieldWriter writes a struct's fields as a msgpack map's entries,
+// keeping the first error.
+type fieldWriter struct {
+	enc *msgpack.Encoder
+	err error
+}
+
+func (w *fieldWriter) do(err error) {
+	if w.err == nil {
+		w.err = err
+	}
+}
+
+func (w *fieldWriter) key(k string) { w.do(w.enc.EncodeString(k)) }
+
+// str writes the string field k when set says it is not omitted.
+func (w *fieldWriter) str(k, v string, set bool) {
+	if set {
+		w.key(k)
+		w.do(w.enc.EncodeString(v))
+	}
+}
+
+// value writes the field k by reflection when set says it is not omitted.
+func (w *fieldWriter) value(k string, v any, set bool) {
+	if set {
+		w.key(k)
+		w.do(w.enc.Encode(v))
+	}
+}

@@ -1,7 +1,9 @@
 package events
 
 import (
+	"bytes"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/vmihailenco/msgpack/v5"
@@ -99,5 +101,65 @@ func FuzzAllocationDecoder(f *testing.F) {
 		if werr == nil && !reflect.DeepEqual(got, want) {
 			t.Fatalf("from bytes %+v\nreflection %+v", got, want)
 		}
+	})
+}
+
+// sameEncoding fails unless a encodes to the bytes reflection writes.
+func sameEncoding(t *testing.T, a Allocation) {
+	t.Helper()
+	p := plainAllocation(a)
+	want, err := Marshal(&p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := Marshal(&a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatalf("encoded %x\nreflection %x\n%+v", got, want, a)
+	}
+	// In a payload, as a value of a slice.
+	pl, err := Marshal(&AllocsPlaced{Allocs: []Allocation{a}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(pl, want) {
+		t.Fatalf("in a payload %x, reflection %x", pl, want)
+	}
+}
+
+// TestAllocationEncoder: an allocation with every field set, none, and
+// each field set alone encodes as reflection does.
+func TestAllocationEncoder(t *testing.T) {
+	full := fullAllocation()
+	sameEncoding(t, Allocation{})
+	sameEncoding(t, full)
+	fv := reflect.ValueOf(full)
+	for i := range fv.NumField() {
+		var one Allocation
+		reflect.ValueOf(&one).Elem().Field(i).Set(fv.Field(i))
+		sameEncoding(t, one)
+	}
+	sameEncoding(t, Allocation{Resources: Resources{DiskMB: 1}, JobVersion: 300, CreateTime: 1, ModifyTime: -200,
+		Name: strings.Repeat("x", 40), NodeName: strings.Repeat("y", 300), ID: strings.Repeat("z", 70000)})
+}
+
+func FuzzAllocationEncoder(f *testing.F) {
+	full := fullAllocation()
+	data, err := Marshal(&full)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(data)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if checkStructure(data) != nil {
+			return
+		}
+		a, err := reflectedAllocation(data)
+		if err != nil {
+			return
+		}
+		sameEncoding(t, a)
 	})
 }
