@@ -50,7 +50,7 @@ func rowKey(table, key string) []byte {
 }
 
 // appendRowKey appends rowKey(table, key) to k.
-func appendRowKey(k []byte, table, key string) []byte {
+func appendRowKey[K string | []byte](k []byte, table string, key K) []byte {
 	k = append(k, "t/"...)
 	k = append(k, table...)
 	k = append(k, 0)

@@ -25,6 +25,8 @@ type Tx struct {
 	// keyBuf is where the Tx lays out the key of the row it reads or
 	// writes (key).
 	keyBuf []byte
+	// idxRow is the value of the entry's index rows (indexRow).
+	idxRow []byte
 }
 
 // lastRow is the create index of a row a Tx read or wrote last (found
@@ -125,13 +127,35 @@ func (tx *Tx) wrote(table, key string, create uint64) {
 // PutIndex writes an index row (a key whose value and create index nobody
 // reads) without reading the old row first: both indexes become the
 // entry's. Apply stays deterministic, so a rebuild writes the same rows.
-func (tx *Tx) PutIndex(table, key string) error {
-	if err := setOwned(tx.w, tx.key(table, key), encodeRow(Row{CreateIndex: tx.index, ModifyIndex: tx.index})); err != nil {
+func (tx *Tx) PutIndex(table, key string) error { return putIndex(tx, table, key) }
+
+// PutIndexKey is PutIndex of a key laid out in bytes (which the Tx copies):
+// for a projection that writes many index rows, the history's, from a
+// buffer of its own rather than a string each.
+func (tx *Tx) PutIndexKey(table string, key []byte) error { return putIndex(tx, table, key) }
+
+func putIndex[K string | []byte](tx *Tx, table string, key K) error {
+	tx.keyBuf = appendRowKey(tx.keyBuf[:0], table, key)
+	if err := setOwned(tx.w, tx.keyBuf, tx.indexRow()); err != nil {
 		return fmt.Errorf("put index %s/%s: %w", table, key, err)
 	}
-	tx.forget(table, key)
+	if tx.last.key == string(key) && tx.last.table == table {
+		tx.last = lastRow{}
+	}
 	tx.changed[table] = struct{}{}
 	return nil
+}
+
+// indexRow returns the value of an index row the entry writes: a header
+// of its index, twice. Every index row of the entry shares it, so that
+// writing one allocates nothing: writers keep it as they are handed it,
+// and nothing changes it (its capacity ends with it).
+func (tx *Tx) indexRow() []byte {
+	if len(tx.idxRow) == 0 || rowHead(tx.idxRow).CreateIndex != tx.index {
+		b := encodeRow(Row{CreateIndex: tx.index, ModifyIndex: tx.index})
+		tx.idxRow = b[:rowHeader:rowHeader]
+	}
+	return tx.idxRow
 }
 
 // Delete removes key from table and reports whether it existed; the table
@@ -162,21 +186,16 @@ func (tx *Tx) DeleteKnown(table, key string) error {
 	return nil
 }
 
-// forget drops what tx remembers of the row at key in table.
-func (tx *Tx) forget(table, key string) {
-	if tx.last.key == key && tx.last.table == table {
-		tx.last = lastRow{}
-	}
-}
-
 // ownedSetter is a kv.Writer that can keep a value it is given instead of
-// copying it (a key it copies, as every kv.Writer does).
+// copying it (a key it copies, as every kv.Writer does); it never
+// changes the value.
 type ownedSetter interface {
 	setOwned(key, value []byte) error
 }
 
-// setOwned writes value at key through w, handing value over: the caller
-// made it for this write and does not keep it.
+// setOwned writes value at key through w, handing value over: the
+// writer may keep it, and nobody changes it afterwards (the index rows
+// of an entry share one: Tx.indexRow).
 func setOwned(w kv.Writer, key, value []byte) error {
 	if o, ok := w.(ownedSetter); ok {
 		return o.setOwned(key, value)

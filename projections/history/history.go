@@ -52,12 +52,13 @@ func (Projection) Tables() []string { return []string{Table} }
 // Keys with an empty value name nothing and are skipped; a key repeated in
 // one event (two allocs on one node) writes the same row twice.
 func (Projection) Apply(tx *projections.Tx, ev *events.Event) error {
+	var buf [128]byte
 	for _, k := range ev.Keys {
 		id := entityID(ev, k)
 		if k.Kind == "" || id == "" {
 			continue
 		}
-		if err := tx.PutIndex(Table, rowKey(k.Kind, id, ev.Index, ev.Seq)); err != nil {
+		if err := tx.PutIndexKey(Table, appendRowKey(buf[:0], k.Kind, id, ev.Index, ev.Seq)); err != nil {
 			return err
 		}
 	}
@@ -77,9 +78,13 @@ func EntityPrefix(kind, id string) string { return kind + "\x00" + id + "\x00" }
 
 // rowKey is EntityPrefix followed by the zero-padded index and seq.
 func rowKey(kind, id string, index uint64, seq uint32) string {
-	b := make([]byte, 0, len(kind)+len(id)+2+posLen)
+	return string(appendRowKey(make([]byte, 0, len(kind)+len(id)+2+posLen), kind, id, index, seq))
+}
+
+// appendRowKey appends rowKey(kind, id, index, seq) to b.
+func appendRowKey(b []byte, kind, id string, index uint64, seq uint32) []byte {
 	b = append(append(append(append(b, kind...), 0), id...), 0)
-	return string(appendPos(b, Pos{Index: index, Seq: seq}))
+	return appendPos(b, Pos{Index: index, Seq: seq})
 }
 
 func posSuffix(p Pos) string { return string(appendPos(nil, p)) }
