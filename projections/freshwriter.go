@@ -2,10 +2,7 @@ package projections
 
 import (
 	"bytes"
-	"cmp"
 	"hash/maphash"
-	"slices"
-	"strings"
 
 	"github.com/ordoplane/ordo/storage/kv"
 )
@@ -388,12 +385,7 @@ func (w *freshWriter) flush() error {
 	if len(w.pending) == 0 {
 		return nil
 	}
-	slices.SortFunc(w.pending, func(a, b pendingRow) int {
-		if c := strings.Compare(a.key, b.key); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.seq, b.seq)
-	})
+	sortPending(w.pending)
 	for _, p := range w.pending {
 		w.keyBuf = append(w.keyBuf[:0], p.key...)
 		var err error
