@@ -17,14 +17,7 @@ type plainAllocation Allocation
 // else, or any form decodeFast does not take, is decoded by reflection,
 // as before. Both decode an allocation the same (FuzzAllocationDecoder).
 func (a *Allocation) DecodeMsgpack(dec *msgpack.Decoder) error {
-	if r, ok := dec.Buffered().(*sliceReader); ok {
-		d := fastReader{b: r.b, i: r.i}
-		if a.decodeFast(&d) {
-			r.i = d.i
-			return nil
-		}
-	}
-	return dec.Decode((*plainAllocation)(a))
+	return decodeFastOr(dec, a.decodeFast, (*plainAllocation)(a))
 }
 
 // decodeFast decodes the allocation at d into a, as reflection does (a's

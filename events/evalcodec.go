@@ -16,14 +16,7 @@ type plainEvaluation Evaluation
 // (Allocation.DecodeMsgpack), else by reflection. FuzzEvaluationDecoder
 // holds the two to the same result.
 func (e *Evaluation) DecodeMsgpack(dec *msgpack.Decoder) error {
-	if r, ok := dec.Buffered().(*sliceReader); ok {
-		d := fastReader{b: r.b, i: r.i}
-		if e.decodeFast(&d) {
-			r.i = d.i
-			return nil
-		}
-	}
-	return dec.Decode((*plainEvaluation)(e))
+	return decodeFastOr(dec, e.decodeFast, (*plainEvaluation)(e))
 }
 
 // decodeFast decodes the evaluation at d into e, as reflection does.

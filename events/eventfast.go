@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/binary"
 	"strings"
+
+	"github.com/vmihailenco/msgpack/v5"
 )
 
 // decodeEventFast decodes data, an event as EncodeEvent writes it, into ev
@@ -221,6 +223,52 @@ func (s *stringSpans) set() {
 		*sp.dst = all[at : at+sp.n]
 		at += sp.n
 	}
+}
+
+// decodeFastOr decodes the value at dec with fast when dec reads a byte
+// slice (decodeFrom) and fast takes the value's form, else by reflection
+// into plain (the value as a type without a decoder of its own).
+func decodeFastOr(dec *msgpack.Decoder, fast func(*fastReader) bool, plain any) error {
+	if r, ok := dec.Buffered().(*sliceReader); ok {
+		d := fastReader{b: r.b, i: r.i}
+		if fast(&d) {
+			r.i = d.i
+			return nil
+		}
+	}
+	return dec.Decode(plain)
+}
+
+// decodeSlice decodes the array at d into *s as reflection does (a nil
+// is a nil slice, an empty array an empty one; elements are decoded into
+// those *s holds, its capacity reused), each element with elem.
+func decodeSlice[T any](d *fastReader, s *[]T, elem func(*T, *fastReader) bool) bool {
+	if d.nil() {
+		*s = nil
+		return true
+	}
+	n, ok := d.arrayLen()
+	if !ok || n > len(d.b)-d.i {
+		return false
+	}
+	v := *s
+	if n == 0 && v == nil {
+		*s = []T{}
+		return true
+	}
+	if cap(v) >= n {
+		v = v[:n]
+	} else {
+		v = v[:cap(v)]
+		v = append(v, make([]T, n-len(v))...)
+	}
+	for i := range n {
+		if !elem(&v[i], d) {
+			return false
+		}
+	}
+	*s = v
+	return true
 }
 
 // fastReader reads msgpack values from bytes, accepting what the msgpack

@@ -14,14 +14,7 @@ type plainClientUpdate AllocClientUpdate
 // from bytes as an allocation does (Allocation.DecodeMsgpack), else by
 // reflection. FuzzClientUpdateDecoder holds the two to the same result.
 func (u *AllocClientUpdate) DecodeMsgpack(dec *msgpack.Decoder) error {
-	if r, ok := dec.Buffered().(*sliceReader); ok {
-		d := fastReader{b: r.b, i: r.i}
-		if u.decodeFast(&d) {
-			r.i = d.i
-			return nil
-		}
-	}
-	return dec.Decode((*plainClientUpdate)(u))
+	return decodeFastOr(dec, u.decodeFast, (*plainClientUpdate)(u))
 }
 
 // decodeFast decodes the update at d into u, as reflection does.
