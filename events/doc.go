@@ -22,4 +22,14 @@
 //   - Encoded fixtures of every version live in testdata and decode in tests.
 //   - Fields a type lists as sensitive are redacted by Redacted before an event
 //     leaves the cluster.
+//   - msgpack's reflection is the reference codec. The types a replay
+//     decodes most (the envelope, allocations, client updates, evals and
+//     the payloads carrying them) also decode straight from bytes, and
+//     allocations encode field by field (eventfast.go, alloccodec.go,
+//     updatecodec.go, evalcodec.go, payloadcodec.go); each gives exactly
+//     what reflection gives — the same value, the same bytes, or an error
+//     where reflection errs — held to it by a test and a fuzz target, and
+//     falls back to reflection on any form it does not take. A field added
+//     to one of those types is added to its codec (the tests that set
+//     every field fail until it is).
 package events
