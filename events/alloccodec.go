@@ -17,89 +17,92 @@ type plainAllocation Allocation
 // else, or any form decodeFast does not take, is decoded by reflection,
 // as before. Both decode an allocation the same (FuzzAllocationDecoder).
 func (a *Allocation) DecodeMsgpack(dec *msgpack.Decoder) error {
-	return decodeFastOr(dec, a.decodeFast, (*plainAllocation)(a))
+	if r := bytesOf(dec); r != nil {
+		d := fastReader{b: r.b, i: r.i}
+		if a.decodeFast(&d) {
+			r.i = d.i
+			return nil
+		}
+	}
+	return dec.Decode((*plainAllocation)(a))
 }
 
 // decodeFast decodes the allocation at d into a, as reflection does (a's
 // fields absent from the input are left as they are), and reports whether
 // it could; a may be partly written when it could not.
 func (a *Allocation) decodeFast(d *fastReader) bool {
-	n, ok := d.mapLen()
-	if !ok {
-		return false
-	}
-	strs := stringSpans{src: d.b}
-	for range n {
-		key, ok := d.str()
-		if !ok {
-			return false
+	strs := &stringSpans{src: d.b}
+	ok := d.fields(func(key []byte) bool {
+		if dst := a.stringField(key); dst != nil {
+			return d.strTo(strs, dst)
 		}
-		var dst *string
 		switch string(key) {
-		case "id":
-			dst = &a.ID
-		case "ns":
-			dst = &a.Namespace
-		case "eval":
-			dst = &a.EvalID
-		case "n":
-			dst = &a.Name
-		case "node":
-			dst = &a.NodeID
-		case "nn":
-			dst = &a.NodeName
-		case "job":
-			dst = &a.JobID
-		case "tg":
-			dst = &a.TaskGroup
-		case "ds":
-			dst = &a.DesiredStatus
-		case "dd":
-			dst = &a.DesiredDescription
-		case "cs":
-			dst = &a.ClientStatus
-		case "cd":
-			dst = &a.ClientDescription
-		case "dep":
-			dst = &a.DeploymentID
-		case "prev":
-			dst = &a.PreviousAllocation
-		case "next":
-			dst = &a.NextAllocation
-		case "fe":
-			dst = &a.FollowupEvalID
-		case "skid":
-			dst = &a.SigningKeyID
 		case "jv":
-			ok = d.uintTo(&a.JobVersion)
+			return d.uintTo(&a.JobVersion)
 		case "ct":
-			ok = d.intTo(&a.CreateTime)
+			return d.intTo(&a.CreateTime)
 		case "mt":
-			ok = d.intTo(&a.ModifyTime)
+			return d.intTo(&a.ModifyTime)
 		case "res":
-			ok = a.Resources.decodeFast(d)
+			return a.Resources.decodeFast(d)
 		case "dt":
-			ok = d.reflected(&a.DesiredTransition)
+			return d.reflected(&a.DesiredTransition)
 		case "ts":
-			ok = d.reflected(&a.TaskStates)
+			return d.reflected(&a.TaskStates)
 		case "depst":
-			ok = d.reflected(&a.DeploymentStatus)
+			return d.reflected(&a.DeploymentStatus)
 		case "resch":
-			ok = d.reflected(&a.RescheduleEvents)
+			return d.reflected(&a.RescheduleEvents)
 		case "met":
-			ok = d.reflected(&a.Metrics)
-		default:
-			ok = d.skip()
+			return d.reflected(&a.Metrics)
 		}
-		if dst != nil {
-			ok = d.strTo(&strs, dst)
-		}
-		if !ok {
-			return false
-		}
+		return d.skip()
+	})
+	if ok {
+		strs.set()
 	}
-	strs.set()
-	return true
+	return ok
+}
+
+// stringField returns a's string field encoded under key, nil for none.
+func (a *Allocation) stringField(key []byte) *string {
+	switch string(key) {
+	case "id":
+		return &a.ID
+	case "ns":
+		return &a.Namespace
+	case "eval":
+		return &a.EvalID
+	case "n":
+		return &a.Name
+	case "node":
+		return &a.NodeID
+	case "nn":
+		return &a.NodeName
+	case "job":
+		return &a.JobID
+	case "tg":
+		return &a.TaskGroup
+	case "ds":
+		return &a.DesiredStatus
+	case "dd":
+		return &a.DesiredDescription
+	case "cs":
+		return &a.ClientStatus
+	case "cd":
+		return &a.ClientDescription
+	case "dep":
+		return &a.DeploymentID
+	case "prev":
+		return &a.PreviousAllocation
+	case "next":
+		return &a.NextAllocation
+	case "fe":
+		return &a.FollowupEvalID
+	case "skid":
+		return &a.SigningKeyID
+	}
+	return nil
 }
 
 // decodeFast decodes the resources at d into r, as reflection does.
@@ -108,34 +111,17 @@ func (r *Resources) decodeFast(d *fastReader) bool {
 		*r = Resources{}
 		return true
 	}
-	n, ok := d.mapLen()
-	if !ok {
-		return false
-	}
-	for range n {
-		key, ok := d.str()
-		if !ok {
-			return false
-		}
-		var v int64
+	return d.fields(func(key []byte) bool {
 		switch string(key) {
 		case "cpu":
-			ok = d.intTo(&v)
-			r.CPU = int(v)
+			return d.intFieldTo(&r.CPU)
 		case "mem":
-			ok = d.intTo(&v)
-			r.MemoryMB = int(v)
+			return d.intFieldTo(&r.MemoryMB)
 		case "disk":
-			ok = d.intTo(&v)
-			r.DiskMB = int(v)
-		default:
-			ok = d.skip()
+			return d.intFieldTo(&r.DiskMB)
 		}
-		if !ok {
-			return false
-		}
-	}
-	return true
+		return d.skip()
+	})
 }
 
 // uintTo reads an unsigned integer into dst (see uint).
@@ -152,6 +138,15 @@ func (d *fastReader) intTo(dst *int64) bool {
 	v, ok := d.uint()
 	if ok {
 		*dst = int64(v)
+	}
+	return ok
+}
+
+// intFieldTo reads an integer into dst, an int.
+func (d *fastReader) intFieldTo(dst *int) bool {
+	v, ok := d.uint()
+	if ok {
+		*dst = int(int64(v))
 	}
 	return ok
 }

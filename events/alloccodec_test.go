@@ -31,43 +31,31 @@ func reflectedAllocation(data []byte) (Allocation, error) {
 }
 
 // TestAllocationDecoder: every field of an allocation, alone and in a
-// placement's payload, decodes from bytes as reflection decodes it, and
-// a reader that is not a byte slice's gets reflection's answer.
+// placement's payload, decodes from bytes as reflection decodes it (also
+// into an allocation already set), and a reader that is not a byte
+// slice's gets reflection's answer.
 func TestAllocationDecoder(t *testing.T) {
 	for _, a := range []Allocation{{}, {ID: "x"}, fullAllocation()} {
 		data, err := Marshal(&a)
 		if err != nil {
 			t.Fatal(err)
 		}
-		want, err := reflectedAllocation(data)
-		if err != nil {
-			t.Fatal(err)
+		if want, err := reflectedAllocation(data); err != nil || !reflect.DeepEqual(want, a) {
+			t.Fatalf("reflection: %+v, %v; encoded %+v", want, err, a)
 		}
-		if !reflect.DeepEqual(want, a) {
-			t.Fatalf("reflection: %+v, encoded %+v", want, a)
-		}
-		var got Allocation
-		if err := decode(data, &got); err != nil {
-			t.Fatal(err)
-		}
-		if !reflect.DeepEqual(got, want) {
-			t.Fatalf("from bytes %+v\nreflection %+v", got, want)
-		}
+		sameAsReflection(t, data, new(Allocation), new(plainAllocation))
+		sameAsReflection(t, data, &Allocation{NodeName: "kept", ID: "old"}, &plainAllocation{NodeName: "kept", ID: "old"})
 		var viaReader Allocation
-		if err := msgpack.Unmarshal(data, &viaReader); err != nil || !reflect.DeepEqual(viaReader, want) {
+		if err := msgpack.Unmarshal(data, &viaReader); err != nil || !reflect.DeepEqual(viaReader, a) {
 			t.Fatalf("through a reader: %+v, %v", viaReader, err)
 		}
-		// Fields absent from the input are kept, as reflection keeps them.
-		kept := Allocation{NodeName: "kept", ID: "old"}
-		keptWant := plainAllocation{NodeName: "kept", ID: "old"}
-		if err := decode(data, &kept); err != nil {
-			t.Fatal(err)
-		}
-		if err := msgpack.Unmarshal(data, &keptWant); err != nil || !reflect.DeepEqual(kept, Allocation(keptWant)) {
-			t.Fatalf("into a set allocation: %+v, reflection %+v", kept, keptWant)
-		}
 	}
-	p := &AllocsPlaced{EvalID: "e1", Allocs: []Allocation{fullAllocation(), {ID: "b"}}}
+	samePayload(t, &AllocsPlaced{EvalID: "e1", Allocs: []Allocation{fullAllocation(), {ID: "b"}}})
+}
+
+// samePayload fails unless p, in an event, decodes back to itself.
+func samePayload(t *testing.T, p Payload) {
+	t.Helper()
 	ev, err := New("ev", p)
 	if err != nil {
 		t.Fatal(err)
@@ -79,27 +67,13 @@ func TestAllocationDecoder(t *testing.T) {
 }
 
 func FuzzAllocationDecoder(f *testing.F) {
-	for _, a := range []Allocation{{}, fullAllocation()} {
-		data, err := Marshal(&a)
-		if err != nil {
-			f.Fatal(err)
-		}
-		f.Add(data)
-	}
+	full := fullAllocation()
+	addEncoded(f, &Allocation{}, &full)
 	f.Add([]byte{0xc0})
 	f.Add([]byte{0x81, 0xa3, 'r', 'e', 's', 0xc0})
 	f.Fuzz(func(t *testing.T, data []byte) {
-		if checkStructure(data) != nil {
-			return
-		}
-		want, werr := reflectedAllocation(data)
-		var got Allocation
-		gerr := decode(data, &got)
-		if (werr == nil) != (gerr == nil) {
-			t.Fatalf("from bytes: %v, reflection: %v", gerr, werr)
-		}
-		if werr == nil && !reflect.DeepEqual(got, want) {
-			t.Fatalf("from bytes %+v\nreflection %+v", got, want)
+		if checkStructure(data) == nil {
+			sameAsReflection(t, data, new(Allocation), new(plainAllocation))
 		}
 	})
 }
@@ -147,11 +121,7 @@ func TestAllocationEncoder(t *testing.T) {
 
 func FuzzAllocationEncoder(f *testing.F) {
 	full := fullAllocation()
-	data, err := Marshal(&full)
-	if err != nil {
-		f.Fatal(err)
-	}
-	f.Add(data)
+	addEncoded(f, &full)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		if checkStructure(data) != nil {
 			return

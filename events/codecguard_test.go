@@ -47,6 +47,35 @@ func fill(v reflect.Value, n int) {
 	}
 }
 
+// sameAsReflection fails unless data decodes from bytes into fast as
+// reflection decodes it into plain (fast's type without its decoder,
+// holding what fast holds: fields absent from data are kept): the same
+// value, or an error from both.
+func sameAsReflection(t *testing.T, data []byte, fast, plain any) {
+	t.Helper()
+	werr := msgpack.Unmarshal(data, plain)
+	gerr := decode(data, fast)
+	if (werr == nil) != (gerr == nil) {
+		t.Fatalf("%T from bytes: %v, reflection: %v", fast, gerr, werr)
+	}
+	got := reflect.ValueOf(fast).Elem().Interface()
+	want := reflect.ValueOf(plain).Elem().Convert(reflect.TypeOf(fast).Elem()).Interface()
+	if werr == nil && !reflect.DeepEqual(got, want) {
+		t.Fatalf("%T from bytes %+v\nreflection %+v", fast, got, want)
+	}
+}
+
+// addEncoded adds each of vs, encoded, to f's corpus.
+func addEncoded(f *testing.F, vs ...any) {
+	for _, v := range vs {
+		data, err := Marshal(v)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data)
+	}
+}
+
 // TestHandCodecsKnowEveryField: every field of the types with a codec of
 // their own set, each decodes from bytes as reflection decodes it into
 // its plain twin, and an allocation encodes to reflection's bytes — so a

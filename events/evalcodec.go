@@ -1,10 +1,6 @@
 package events
 
-import (
-	"time"
-
-	"github.com/vmihailenco/msgpack/v5"
-)
+import "github.com/vmihailenco/msgpack/v5"
 
 var _ msgpack.CustomDecoder = (*Evaluation)(nil)
 
@@ -16,84 +12,84 @@ type plainEvaluation Evaluation
 // (Allocation.DecodeMsgpack), else by reflection. FuzzEvaluationDecoder
 // holds the two to the same result.
 func (e *Evaluation) DecodeMsgpack(dec *msgpack.Decoder) error {
-	return decodeFastOr(dec, e.decodeFast, (*plainEvaluation)(e))
+	if r := bytesOf(dec); r != nil {
+		d := fastReader{b: r.b, i: r.i}
+		if e.decodeFast(&d) {
+			r.i = d.i
+			return nil
+		}
+	}
+	return dec.Decode((*plainEvaluation)(e))
 }
 
 // decodeFast decodes the evaluation at d into e, as reflection does.
 func (e *Evaluation) decodeFast(d *fastReader) bool {
-	n, ok := d.mapLen()
-	if !ok {
-		return false
-	}
-	strs := stringSpans{src: d.b}
-	for range n {
-		key, ok := d.str()
-		if !ok {
-			return false
+	strs := &stringSpans{src: d.b}
+	ok := d.fields(func(key []byte) bool {
+		if dst := e.stringField(key); dst != nil {
+			return d.strTo(strs, dst)
 		}
-		var dst *string
-		var v int64
 		switch string(key) {
-		case "id":
-			dst = &e.ID
-		case "ns":
-			dst = &e.Namespace
-		case "ty":
-			dst = &e.Type
-		case "trig":
-			dst = &e.TriggeredBy
-		case "job":
-			dst = &e.JobID
-		case "node":
-			dst = &e.NodeID
-		case "dep":
-			dst = &e.DeploymentID
-		case "st":
-			dst = &e.Status
-		case "std":
-			dst = &e.StatusDescription
-		case "next":
-			dst = &e.NextEval
-		case "prev":
-			dst = &e.PreviousEval
-		case "blk":
-			dst = &e.BlockedEval
 		case "pri":
-			ok = d.intTo(&v)
-			e.Priority = int(v)
+			return d.intFieldTo(&e.Priority)
 		case "jmi":
-			ok = d.uintTo(&e.JobModifyIndex)
+			return d.uintTo(&e.JobModifyIndex)
 		case "nmi":
-			ok = d.uintTo(&e.NodeModifyIndex)
+			return d.uintTo(&e.NodeModifyIndex)
 		case "si":
-			ok = d.uintTo(&e.SnapshotIndex)
+			return d.uintTo(&e.SnapshotIndex)
 		case "wait":
-			ok = d.intTo(&v)
-			e.Wait = time.Duration(v)
+			return d.intTo((*int64)(&e.Wait))
 		case "wu":
-			ok = d.intTo(&e.WaitUntil)
+			return d.intTo(&e.WaitUntil)
 		case "ct":
-			ok = d.intTo(&e.CreateTime)
+			return d.intTo(&e.CreateTime)
 		case "mt":
-			ok = d.intTo(&e.ModifyTime)
+			return d.intTo(&e.ModifyTime)
 		case "ecc":
-			ok = d.boolTo(&e.EscapedComputedClass)
+			return d.boolTo(&e.EscapedComputedClass)
 		case "ce":
-			ok = d.reflected(&e.ClassEligibility)
+			return d.reflected(&e.ClassEligibility)
 		case "qa":
-			ok = d.reflected(&e.QueuedAllocations)
+			return d.reflected(&e.QueuedAllocations)
 		case "fail":
-			ok = d.reflected(&e.FailedTGAllocs)
-		default:
-			ok = d.skip()
+			return d.reflected(&e.FailedTGAllocs)
 		}
-		if dst != nil {
-			ok = d.strTo(&strs, dst)
-		}
-		if !ok {
-			return false
-		}
+		return d.skip()
+	})
+	if ok {
+		strs.set()
 	}
-	strs.set()
-	return true
+	return ok
+}
+
+// stringField returns e's string field encoded under key, nil for none.
+func (e *Evaluation) stringField(key []byte) *string {
+	switch string(key) {
+	case "id":
+		return &e.ID
+	case "ns":
+		return &e.Namespace
+	case "ty":
+		return &e.Type
+	case "trig":
+		return &e.TriggeredBy
+	case "job":
+		return &e.JobID
+	case "node":
+		return &e.NodeID
+	case "dep":
+		return &e.DeploymentID
+	case "st":
+		return &e.Status
+	case "std":
+		return &e.StatusDescription
+	case "next":
+		return &e.NextEval
+	case "prev":
+		return &e.PreviousEval
+	case "blk":
+		return &e.BlockedEval
+	}
+	return nil
 }

@@ -1,11 +1,8 @@
 package events
 
 import (
-	"reflect"
 	"testing"
 	"time"
-
-	"github.com/vmihailenco/msgpack/v5"
 )
 
 // fullEvaluation sets every field of an evaluation msgpack carries.
@@ -26,54 +23,18 @@ func TestEvaluationDecoder(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var want plainEvaluation
-		if err := msgpack.Unmarshal(data, &want); err != nil {
-			t.Fatal(err)
-		}
-		var got Evaluation
-		if err := decode(data, &got); err != nil || !reflect.DeepEqual(got, Evaluation(want)) {
-			t.Fatalf("from bytes %+v, %v\nreflection %+v", got, err, want)
-		}
-		kept := Evaluation{BlockedEval: "kept", CreateIndex: 4}
-		keptWant := plainEvaluation{BlockedEval: "kept", CreateIndex: 4}
-		if err := decode(data, &kept); err != nil {
-			t.Fatal(err)
-		}
-		if err := msgpack.Unmarshal(data, &keptWant); err != nil || !reflect.DeepEqual(kept, Evaluation(keptWant)) {
-			t.Fatalf("into a set evaluation: %+v\nreflection %+v", kept, keptWant)
-		}
+		sameAsReflection(t, data, new(Evaluation), new(plainEvaluation))
+		sameAsReflection(t, data, &Evaluation{BlockedEval: "kept", CreateIndex: 4}, &plainEvaluation{BlockedEval: "kept", CreateIndex: 4})
 	}
-	p := &EvalsUpserted{Evals: []Evaluation{fullEvaluation(), {ID: "b"}}}
-	ev, err := New("ev", p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := Decode(&ev)
-	if err != nil || !reflect.DeepEqual(got, p) {
-		t.Fatalf("payload %+v, %v; want %+v", got, err, p)
-	}
+	samePayload(t, &EvalsUpserted{Evals: []Evaluation{fullEvaluation(), {ID: "b"}}})
 }
 
 func FuzzEvaluationDecoder(f *testing.F) {
 	e := fullEvaluation()
-	data, err := Marshal(&e)
-	if err != nil {
-		f.Fatal(err)
-	}
-	f.Add(data)
+	addEncoded(f, &e)
 	f.Fuzz(func(t *testing.T, data []byte) {
-		if checkStructure(data) != nil {
-			return
-		}
-		var want plainEvaluation
-		werr := msgpack.Unmarshal(data, &want)
-		var got Evaluation
-		gerr := decode(data, &got)
-		if (werr == nil) != (gerr == nil) {
-			t.Fatalf("from bytes: %v, reflection: %v", gerr, werr)
-		}
-		if werr == nil && !reflect.DeepEqual(got, Evaluation(want)) {
-			t.Fatalf("from bytes %+v\nreflection %+v", got, want)
+		if checkStructure(data) == nil {
+			sameAsReflection(t, data, new(Evaluation), new(plainEvaluation))
 		}
 	})
 }

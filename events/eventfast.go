@@ -225,18 +225,14 @@ func (s *stringSpans) set() {
 	}
 }
 
-// decodeFastOr decodes the value at dec with fast when dec reads a byte
-// slice (decodeFrom) and fast takes the value's form, else by reflection
-// into plain (the value as a type without a decoder of its own).
-func decodeFastOr(dec *msgpack.Decoder, fast func(*fastReader) bool, plain any) error {
-	if r, ok := dec.Buffered().(*sliceReader); ok {
-		d := fastReader{b: r.b, i: r.i}
-		if fast(&d) {
-			r.i = d.i
-			return nil
-		}
-	}
-	return dec.Decode(plain)
+// bytesOf returns the reader of dec when it reads a byte slice
+// (decodeFrom), for a type that decodes straight from bytes: it reads
+// from the reader's position with a fastReader, and moves the reader
+// past what it read when it could decode the value, else leaves the
+// value to reflection.
+func bytesOf(dec *msgpack.Decoder) *sliceReader {
+	r, _ := dec.Buffered().(*sliceReader)
+	return r
 }
 
 // decodeSlice decodes the array at d into *s as reflection does (a nil
@@ -268,6 +264,22 @@ func decodeSlice[T any](d *fastReader, s *[]T, elem func(*T, *fastReader) bool) 
 		}
 	}
 	*s = v
+	return true
+}
+
+// fields reads a map's entries (not a nil), calling field with each key
+// while it returns true; the value is field's to read.
+func (d *fastReader) fields(field func(key []byte) bool) bool {
+	n, ok := d.mapLen()
+	if !ok {
+		return false
+	}
+	for range n {
+		key, ok := d.str()
+		if !ok || !field(key) {
+			return false
+		}
+	}
 	return true
 }
 

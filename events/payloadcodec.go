@@ -22,15 +22,22 @@ type (
 
 // DecodeMsgpack implements msgpack.CustomDecoder.
 func (p *AllocsPlaced) DecodeMsgpack(dec *msgpack.Decoder) error {
-	return decodeFastOr(dec, p.decodeFast, (*plainAllocsPlaced)(p))
+	if r := bytesOf(dec); r != nil {
+		d := fastReader{b: r.b, i: r.i}
+		if p.decodeFast(&d) {
+			r.i = d.i
+			return nil
+		}
+	}
+	return dec.Decode((*plainAllocsPlaced)(p))
 }
 
 func (p *AllocsPlaced) decodeFast(d *fastReader) bool {
-	strs := stringSpans{src: d.b}
+	strs := &stringSpans{src: d.b}
 	ok := d.fields(func(key []byte) bool {
 		switch string(key) {
 		case "eval":
-			return d.strTo(&strs, &p.EvalID)
+			return d.strTo(strs, &p.EvalID)
 		case "allocs":
 			return decodeSlice(d, &p.Allocs, (*Allocation).decodeFast)
 		}
@@ -44,15 +51,22 @@ func (p *AllocsPlaced) decodeFast(d *fastReader) bool {
 
 // DecodeMsgpack implements msgpack.CustomDecoder.
 func (p *AllocsClientUpdated) DecodeMsgpack(dec *msgpack.Decoder) error {
-	return decodeFastOr(dec, p.decodeFast, (*plainAllocsClientUpdated)(p))
+	if r := bytesOf(dec); r != nil {
+		d := fastReader{b: r.b, i: r.i}
+		if p.decodeFast(&d) {
+			r.i = d.i
+			return nil
+		}
+	}
+	return dec.Decode((*plainAllocsClientUpdated)(p))
 }
 
 func (p *AllocsClientUpdated) decodeFast(d *fastReader) bool {
-	strs := stringSpans{src: d.b}
+	strs := &stringSpans{src: d.b}
 	ok := d.fields(func(key []byte) bool {
 		switch string(key) {
 		case "node":
-			return d.strTo(&strs, &p.NodeID)
+			return d.strTo(strs, &p.NodeID)
 		case "up":
 			return decodeSlice(d, &p.Updates, (*AllocClientUpdate).decodeFast)
 		}
@@ -66,7 +80,14 @@ func (p *AllocsClientUpdated) decodeFast(d *fastReader) bool {
 
 // DecodeMsgpack implements msgpack.CustomDecoder.
 func (p *EvalsUpserted) DecodeMsgpack(dec *msgpack.Decoder) error {
-	return decodeFastOr(dec, p.decodeFast, (*plainEvalsUpserted)(p))
+	if r := bytesOf(dec); r != nil {
+		d := fastReader{b: r.b, i: r.i}
+		if p.decodeFast(&d) {
+			r.i = d.i
+			return nil
+		}
+	}
+	return dec.Decode((*plainEvalsUpserted)(p))
 }
 
 func (p *EvalsUpserted) decodeFast(d *fastReader) bool {
@@ -76,20 +97,4 @@ func (p *EvalsUpserted) decodeFast(d *fastReader) bool {
 		}
 		return d.skip()
 	})
-}
-
-// fields reads a map's entries (not a nil), calling field with each key
-// while it returns true; the value is field's to read.
-func (d *fastReader) fields(field func(key []byte) bool) bool {
-	n, ok := d.mapLen()
-	if !ok {
-		return false
-	}
-	for range n {
-		key, ok := d.str()
-		if !ok || !field(key) {
-			return false
-		}
-	}
-	return true
 }

@@ -14,41 +14,38 @@ type plainClientUpdate AllocClientUpdate
 // from bytes as an allocation does (Allocation.DecodeMsgpack), else by
 // reflection. FuzzClientUpdateDecoder holds the two to the same result.
 func (u *AllocClientUpdate) DecodeMsgpack(dec *msgpack.Decoder) error {
-	return decodeFastOr(dec, u.decodeFast, (*plainClientUpdate)(u))
+	if r := bytesOf(dec); r != nil {
+		d := fastReader{b: r.b, i: r.i}
+		if u.decodeFast(&d) {
+			r.i = d.i
+			return nil
+		}
+	}
+	return dec.Decode((*plainClientUpdate)(u))
 }
 
 // decodeFast decodes the update at d into u, as reflection does.
 func (u *AllocClientUpdate) decodeFast(d *fastReader) bool {
-	n, ok := d.mapLen()
-	if !ok {
-		return false
-	}
-	strs := stringSpans{src: d.b}
-	for range n {
-		key, ok := d.str()
-		if !ok {
-			return false
-		}
+	strs := &stringSpans{src: d.b}
+	ok := d.fields(func(key []byte) bool {
 		switch string(key) {
 		case "id":
-			ok = d.strTo(&strs, &u.ID)
+			return d.strTo(strs, &u.ID)
 		case "cs":
-			ok = d.strTo(&strs, &u.ClientStatus)
+			return d.strTo(strs, &u.ClientStatus)
 		case "cd":
-			ok = d.strTo(&strs, &u.ClientDescription)
+			return d.strTo(strs, &u.ClientDescription)
 		case "ts":
-			ok = d.taskStates(&u.TaskStates, &strs)
+			return d.taskStates(&u.TaskStates, strs)
 		case "depst":
-			ok = d.reflected(&u.DeploymentStatus)
-		default:
-			ok = d.skip()
+			return d.reflected(&u.DeploymentStatus)
 		}
-		if !ok {
-			return false
-		}
+		return d.skip()
+	})
+	if ok {
+		strs.set()
 	}
-	strs.set()
-	return true
+	return ok
 }
 
 // taskStates decodes a map of task states into *m as reflection does: a
@@ -85,38 +82,23 @@ func (d *fastReader) taskStates(m *map[string]*TaskState, strs *stringSpans) boo
 // decodeFast decodes the task state at d (a map) into s, as reflection
 // does.
 func (s *TaskState) decodeFast(d *fastReader, strs *stringSpans) bool {
-	n, ok := d.mapLen()
-	if !ok {
-		return false
-	}
-	for range n {
-		key, ok := d.str()
-		if !ok {
-			return false
-		}
-		var v int64
+	return d.fields(func(key []byte) bool {
 		switch string(key) {
 		case "st":
-			ok = d.strTo(strs, &s.State)
+			return d.strTo(strs, &s.State)
 		case "f":
-			ok = d.boolTo(&s.Failed)
+			return d.boolTo(&s.Failed)
 		case "r":
-			ok = d.intTo(&v)
-			s.Restarts = int(v)
+			return d.intFieldTo(&s.Restarts)
 		case "sa":
-			ok = d.intTo(&s.StartedAt)
+			return d.intTo(&s.StartedAt)
 		case "fa":
-			ok = d.intTo(&s.FinishedAt)
+			return d.intTo(&s.FinishedAt)
 		case "ev":
-			ok = d.reflected(&s.Events)
-		default:
-			ok = d.skip()
+			return d.reflected(&s.Events)
 		}
-		if !ok {
-			return false
-		}
-	}
-	return true
+		return d.skip()
+	})
 }
 
 // boolTo reads a bool (nil is false) into dst.

@@ -1,11 +1,6 @@
 package events
 
-import (
-	"reflect"
-	"testing"
-
-	"github.com/vmihailenco/msgpack/v5"
-)
+import "testing"
 
 // fullClientUpdate sets every field of a client's update.
 func fullClientUpdate() AllocClientUpdate {
@@ -28,55 +23,21 @@ func TestClientUpdateDecoder(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var want plainClientUpdate
-		if err := msgpack.Unmarshal(data, &want); err != nil {
-			t.Fatal(err)
-		}
-		var got AllocClientUpdate
-		if err := decode(data, &got); err != nil || !reflect.DeepEqual(got, AllocClientUpdate(want)) {
-			t.Fatalf("from bytes %+v, %v\nreflection %+v", got, err, want)
-		}
-		kept := AllocClientUpdate{ClientDescription: "kept", TaskStates: map[string]*TaskState{"old": {State: "x"}}}
-		keptWant := plainClientUpdate{ClientDescription: "kept", TaskStates: map[string]*TaskState{"old": {State: "x"}}}
-		if err := decode(data, &kept); err != nil {
-			t.Fatal(err)
-		}
-		if err := msgpack.Unmarshal(data, &keptWant); err != nil || !reflect.DeepEqual(kept, AllocClientUpdate(keptWant)) {
-			t.Fatalf("into a set update: %+v\nreflection %+v", kept, keptWant)
-		}
+		sameAsReflection(t, data, new(AllocClientUpdate), new(plainClientUpdate))
+		kept := func() map[string]*TaskState { return map[string]*TaskState{"old": {State: "x"}} }
+		sameAsReflection(t, data, &AllocClientUpdate{ClientDescription: "kept", TaskStates: kept()},
+			&plainClientUpdate{ClientDescription: "kept", TaskStates: kept()})
 	}
-	p := &AllocsClientUpdated{NodeID: "n1", Updates: []AllocClientUpdate{fullClientUpdate(), {ID: "b"}}}
-	ev, err := New("ev", p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := Decode(&ev)
-	if err != nil || !reflect.DeepEqual(got, p) {
-		t.Fatalf("payload %+v, %v; want %+v", got, err, p)
-	}
+	samePayload(t, &AllocsClientUpdated{NodeID: "n1", Updates: []AllocClientUpdate{fullClientUpdate(), {ID: "b"}}})
 }
 
 func FuzzClientUpdateDecoder(f *testing.F) {
 	u := fullClientUpdate()
-	data, err := Marshal(&u)
-	if err != nil {
-		f.Fatal(err)
-	}
-	f.Add(data)
+	addEncoded(f, &u)
 	f.Add([]byte{0x81, 0xa2, 't', 's', 0x81, 0xa1, 'x', 0x81, 0xa1, 'f', 0xc3})
 	f.Fuzz(func(t *testing.T, data []byte) {
-		if checkStructure(data) != nil {
-			return
-		}
-		var want plainClientUpdate
-		werr := msgpack.Unmarshal(data, &want)
-		var got AllocClientUpdate
-		gerr := decode(data, &got)
-		if (werr == nil) != (gerr == nil) {
-			t.Fatalf("from bytes: %v, reflection: %v", gerr, werr)
-		}
-		if werr == nil && !reflect.DeepEqual(got, AllocClientUpdate(want)) {
-			t.Fatalf("from bytes %+v\nreflection %+v", got, want)
+		if checkStructure(data) == nil {
+			sameAsReflection(t, data, new(AllocClientUpdate), new(plainClientUpdate))
 		}
 	})
 }
