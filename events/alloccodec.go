@@ -124,44 +124,6 @@ func (r *Resources) decodeFast(d *fastReader) bool {
 	})
 }
 
-// uintTo reads an unsigned integer into dst (see uint).
-func (d *fastReader) uintTo(dst *uint64) bool {
-	v, ok := d.uint()
-	if ok {
-		*dst = v
-	}
-	return ok
-}
-
-// intTo reads an integer into dst: the same bits as uint reads.
-func (d *fastReader) intTo(dst *int64) bool {
-	v, ok := d.uint()
-	if ok {
-		*dst = int64(v)
-	}
-	return ok
-}
-
-// intFieldTo reads an integer into dst, an int.
-func (d *fastReader) intFieldTo(dst *int) bool {
-	v, ok := d.uint()
-	if ok {
-		*dst = int(int64(v))
-	}
-	return ok
-}
-
-// reflected decodes the value at d into v (a pointer to a field) by
-// reflection.
-func (d *fastReader) reflected(v any) bool {
-	end, err := valueEnd(d.b, d.i)
-	if err != nil || decodeFrom(d.b[d.i:end], v, false, true) != nil {
-		return false
-	}
-	d.i = end
-	return true
-}
-
 var _ msgpack.CustomEncoder = (*Allocation)(nil)
 
 // EncodeMsgpack implements msgpack.CustomEncoder: the bytes reflection

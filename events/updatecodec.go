@@ -100,19 +100,3 @@ func (s *TaskState) decodeFast(d *fastReader, strs *stringSpans) bool {
 		return d.skip()
 	})
 }
-
-// boolTo reads a bool (nil is false) into dst.
-func (d *fastReader) boolTo(dst *bool) bool {
-	c, ok := d.code()
-	switch {
-	case !ok:
-		return false
-	case c == 0xc0 || c == 0xc2:
-		*dst = false
-	case c == 0xc3:
-		*dst = true
-	default:
-		return false
-	}
-	return true
-}
