@@ -49,8 +49,6 @@ func AppendMarshal(dst []byte, v any) ([]byte, error) {
 // projections differ from live ones.
 func Marshal(v any) ([]byte, error) { return encode(v) }
 
-func decode(data []byte, v any) error { return decodeFrom(data, v, false, false) }
-
 // Unmarshal decodes data into v as msgpack.Unmarshal does (without
 // checking its structure first: a projection's row, which ordo wrote),
 // reading from the bytes themselves, so a value with a decoder of its own

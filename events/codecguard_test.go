@@ -47,6 +47,10 @@ func fill(v reflect.Value, n int) {
 	}
 }
 
+// decode decodes data into v as the events' decoders do (the structure
+// checked first, then read from the bytes themselves).
+func decode(data []byte, v any) error { return decodeFrom(data, v, false, false) }
+
 // sameAsReflection fails unless data decodes from bytes into fast as
 // reflection decodes it into plain (fast's type without its decoder,
 // holding what fast holds: fields absent from data are kept): the same

@@ -53,39 +53,29 @@ func (d *fastReader) code() (byte, bool) {
 }
 
 // mapLen reads a map's header (not a nil).
-func (d *fastReader) mapLen() (int, bool) {
-	c, ok := d.code()
-	switch {
-	case !ok:
-		return 0, false
-	case c >= 0x80 && c <= 0x8f:
-		return int(c & 0x0f), true
-	case c == 0xde:
-		n, ok := d.n(2)
-		return int(n), ok
-	case c == 0xdf:
-		n, ok := d.n(4)
-		return int(n), ok
-	}
-	return 0, false
-}
+func (d *fastReader) mapLen() (int, bool) { return d.length(0x80, 0xde, 0xdf) }
 
 // arrayLen reads an array's header (not a nil).
-func (d *fastReader) arrayLen() (int, bool) {
+func (d *fastReader) arrayLen() (int, bool) { return d.length(0x90, 0xdc, 0xdd) }
+
+// length reads the header of a map or an array: fix (the 16 codes from
+// fix on hold the length) or code16 or code32 followed by it.
+func (d *fastReader) length(fix, code16, code32 byte) (int, bool) {
 	c, ok := d.code()
+	var n uint64
 	switch {
 	case !ok:
 		return 0, false
-	case c >= 0x90 && c <= 0x9f:
+	case c >= fix && c <= fix+0x0f:
 		return int(c & 0x0f), true
-	case c == 0xdc:
-		n, ok := d.n(2)
-		return int(n), ok
-	case c == 0xdd:
-		n, ok := d.n(4)
-		return int(n), ok
+	case c == code16:
+		n, ok = d.n(2)
+	case c == code32:
+		n, ok = d.n(4)
+	default:
+		return 0, false
 	}
-	return 0, false
+	return int(n), ok
 }
 
 // str reads a string (or bytes; nil is empty) without copying it.

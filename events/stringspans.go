@@ -12,12 +12,11 @@ type stringSpans struct {
 	total int
 }
 
-// span is a string to set: src[off:off+n] made a string, or interned
-// when in is set.
+// span is a string to set: interned when set (a name of a registered
+// type or a kind, never empty), else src[off:off+n] made a string.
 type span struct {
 	dst      *string
 	off, n   uint32
-	in       bool
 	interned string
 }
 
@@ -42,7 +41,7 @@ func (s *stringSpans) add(dst *string, b []byte) {
 
 // intern sets dst to interned, in its turn.
 func (s *stringSpans) intern(dst *string, interned string) {
-	s.push(span{dst: dst, in: true, interned: interned})
+	s.push(span{dst: dst, interned: interned})
 }
 
 // set makes the strings gathered and sets each, in the order read.
@@ -59,7 +58,7 @@ func (s *stringSpans) set() {
 	}
 	at := uint32(0)
 	for _, sp := range spans {
-		if sp.in {
+		if sp.interned != "" {
 			*sp.dst = sp.interned
 			continue
 		}

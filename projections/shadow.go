@@ -293,17 +293,6 @@ func discardShadow(store *kv.Store) error {
 	return store.DeleteRange(lower, kv.PrefixEnd(lower), false)
 }
 
-// hasShadow reports whether r holds any shadow key.
-func hasShadow(r kv.Reader) (bool, error) {
-	found := false
-	lower := []byte(shadowPrefix)
-	err := r.Scan(lower, kv.PrefixEnd(lower), false, func(_, _ []byte) error {
-		found = true
-		return kv.ErrStop
-	})
-	return found, err
-}
-
 // withoutLocal hides what is local to a server (the shadow keyspace and
 // the rebuild markers) from a raft snapshot's export.
 type withoutLocal struct{ r kv.Reader }

@@ -248,7 +248,7 @@ func removePage(tx *projections.Tx, ids []string) error {
 
 func fromRow(r projections.Row) (*Eval, error) {
 	e := &Eval{}
-	if err := msgpack.Unmarshal(r.Value, &e.Evaluation); err != nil {
+	if err := events.Unmarshal(r.Value, &e.Evaluation); err != nil {
 		return nil, fmt.Errorf("decode eval row: %w", err)
 	}
 	e.CreateIndex, e.ModifyIndex = r.CreateIndex, r.ModifyIndex

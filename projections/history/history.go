@@ -76,22 +76,13 @@ func entityID(ev *events.Event, k events.Key) string {
 // EntityPrefix returns the key prefix of every row of one entity.
 func EntityPrefix(kind, id string) string { return kind + "\x00" + id + "\x00" }
 
-// rowKey is EntityPrefix followed by the zero-padded index and seq.
-func rowKey(kind, id string, index uint64, seq uint32) string {
-	return string(appendRowKey(make([]byte, 0, len(kind)+len(id)+2+posLen), kind, id, index, seq))
-}
-
-// appendRowKey appends rowKey(kind, id, index, seq) to b.
+// appendRowKey appends the key of the row of an event at (index, seq)
+// about an entity: EntityPrefix followed by the zero-padded index and
+// seq.
 func appendRowKey(b []byte, kind, id string, index uint64, seq uint32) []byte {
 	b = append(append(append(append(b, kind...), 0), id...), 0)
 	return appendPos(b, Pos{Index: index, Seq: seq})
 }
-
-func posSuffix(p Pos) string { return string(appendPos(nil, p)) }
-
-// posLen is the length of a row key's position: 20 digits of index, a
-// zero byte, 10 digits of seq.
-const posLen = 31
 
 // appendPos appends p as a row key's position, the index and seq
 // zero-padded so that keys sort by position.

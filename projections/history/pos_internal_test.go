@@ -17,11 +17,11 @@ func TestRowKeyFormat(t *testing.T) {
 	}
 	for _, p := range cases {
 		want := fmt.Sprintf("alloc\x00a-1\x00%020d\x00%010d", p.Index, p.Seq)
-		if got := rowKey("alloc", "a-1", p.Index, p.Seq); got != want {
+		if got := string(appendRowKey(nil, "alloc", "a-1", p.Index, p.Seq)); got != want {
 			t.Fatalf("rowKey at %v: %q, want %q", p, got, want)
 		}
-		if back, err := parseSuffix(posSuffix(p)); err != nil || back != p {
-			t.Fatalf("parseSuffix(posSuffix(%v)) = %v, %v", p, back, err)
+		if back, err := parseSuffix(string(appendPos(nil, p))); err != nil || back != p {
+			t.Fatalf("parseSuffix(appendPos(%v)) = %v, %v", p, back, err)
 		}
 	}
 }
