@@ -106,6 +106,7 @@ type sched struct {
 	onNodeGroup    map[string]int                   // node\x00group → live allocs of the group
 	planClaims     planClaims                       // volume key → claims this plan's placements make (csi.go)
 	ids            int
+	taken          map[string]bool // ids of the eval's allocations in the state (nextAllocID)
 	followUps      int
 	deploymentID   string
 }

@@ -197,3 +197,64 @@ func TestDeriveIDStable(t *testing.T) {
 		t.Fatalf("ids %q %q", a, b)
 	}
 }
+
+// TestRetryMintsFreshIDs: an eval whose plan was partly refused is
+// computed again on the state holding what its first plan placed, as the
+// worker does. The retry must place the rest under ids of its own: an id
+// of the first attempt would move that allocation to another node (the
+// fleet test saw a node told its running allocation was not on it).
+func TestRetryMintsFreshIDs(t *testing.T) {
+	h := fleet(8)
+	j := schedulertest.Job("web", events.JobTypeService, 12)
+	h.State.UpsertJob(j)
+	h.Bump()
+	for _, id := range []string{"node-00001", "node-00004", "node-00006"} {
+		h.Reject[id] = true
+	}
+	eval := h.NewEval("default", j.ID, events.EvalTriggerJobRegister)
+	_, res, err := h.Process(eval)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.RejectedNodes) == 0 || len(res.Placements) == 0 {
+		t.Fatalf("want a partly refused plan, got %d placed and %v refused", len(res.Placements), res.RejectedNodes)
+	}
+	first := map[string]string{} // id → node
+	for _, a := range res.Placements {
+		first[a.ID] = a.NodeID
+	}
+	clear(h.Reject)
+	snap := h.State.Clone()
+	retry, _, err := h.Process(eval)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(retry.Placements) != 12-len(first) {
+		t.Fatalf("retry placed %d, want %d", len(retry.Placements), 12-len(first))
+	}
+	for _, a := range retry.Placements {
+		if node, ok := first[a.ID]; ok {
+			t.Fatalf("retry reuses id %s, placed on %s by the first attempt, for %s on %s", a.ID, node, a.Name, a.NodeID)
+		}
+	}
+	live := map[string]bool{}
+	for _, a := range h.State.AllocsByJob("default", j.ID) {
+		if node, ok := first[a.ID]; ok && a.NodeID != node {
+			t.Errorf("allocation %s moved from %s to %s", a.ID, node, a.NodeID)
+		}
+		if !a.Terminal() {
+			live[a.Name] = true
+		}
+	}
+	if len(live) != 12 {
+		t.Fatalf("%d distinct allocations live, want 12", len(live))
+	}
+	// A re-run of the retry on the state it saw mints the same ids.
+	again, err := scheduler.Compute(snap, eval)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(mustEncode(t, again), mustEncode(t, retry)) {
+		t.Fatal("the retry's plan differs when re-run on its snapshot")
+	}
+}

@@ -203,13 +203,38 @@ func (s *sched) failed(tg string, m *events.AllocMetric) {
 }
 
 // newAlloc returns a pending allocation of group tg named name, with the
-// next id derived from the eval.
+// next id derived from the eval (nextAllocID).
 func (s *sched) newAlloc(tg *events.TaskGroup, name string) events.Allocation {
-	id := DeriveID(s.eval.ID, "alloc", s.ids)
-	s.ids++
+	id := s.nextAllocID()
 	return events.Allocation{
 		ID: id, Namespace: s.job.Namespace, EvalID: s.eval.ID, Name: name, JobID: s.job.ID,
 		JobVersion: s.job.Version, TaskGroup: tg.Name, Resources: groupResources(tg),
 		DesiredStatus: events.AllocDesiredRun, ClientStatus: events.AllocClientPending,
+	}
+}
+
+// nextAllocID returns the next id derived from the eval that no
+// allocation of the job has yet. An eval whose plan was partly refused
+// is computed again on a state holding what its first plan placed; the
+// derivation starts at 0 again, so the retry skips the ids its earlier
+// attempts took rather than minting them for other placements (which
+// would move those allocations). It stays a function of the eval and the
+// state, so a re-run on the same snapshot mints the same ids. Only this
+// eval's allocations, all of them the job's, can hold ids derived from it.
+func (s *sched) nextAllocID() string {
+	if s.taken == nil {
+		s.taken = map[string]bool{}
+		for _, a := range s.allocs {
+			if a.EvalID == s.eval.ID {
+				s.taken[a.ID] = true
+			}
+		}
+	}
+	for {
+		id := DeriveID(s.eval.ID, "alloc", s.ids)
+		s.ids++
+		if !s.taken[id] {
+			return id
+		}
 	}
 }

@@ -141,10 +141,11 @@ func running(t *testing.T, c *api.Client, job string) (int, map[string]int) {
 // are replaced on the others; they reconnect and become ready again.
 func TestFleetAgainstDevServer(t *testing.T) {
 	addr, c := startServer(t)
+	calls := &lockedBuffer{}
 	f, err := fleet.New(fleet.Config{
 		Servers: []string{addr}, Nodes: 50, Seed: 7,
 		UpdateBatch: 20 * time.Millisecond, RetryBackoff: 50 * time.Millisecond,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Logger: slog.New(slog.NewTextHandler(calls, &slog.HandlerOptions{Level: slog.LevelDebug})),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -223,4 +224,25 @@ func TestFleetAgainstDevServer(t *testing.T) {
 		// else should fail against a healthy server.
 		t.Errorf("%d errors %s", v, k)
 	}
+	if t.Failed() {
+		t.Logf("the fleet's failed calls:\n%s", calls)
+	}
+}
+
+// lockedBuffer collects the fleet's log lines from its nodes' goroutines.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf strings.Builder
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
