@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"testing"
+	"time"
 
 	"github.com/ordoplane/ordo/projections/namespaces"
 	"github.com/ordoplane/ordo/projections/servers"
@@ -68,7 +69,7 @@ func TestRedoServesEveryTable(t *testing.T) {
 	h.apply(t, 80)
 	i := h.record(t)
 	h.apply(t, 10)
-	tt.redo.log.Flush()
+	redoCaughtUp(t, h, tt)
 	st, err := tt.At(context.Background(), i, namespaces.Table)
 	if err != nil {
 		t.Fatal(err)
@@ -116,5 +117,22 @@ func TestRedoPrunedWithCheckpoints(t *testing.T) {
 	}
 	if got := checksumsAt(t, tt, h.record(t)); !reflect.DeepEqual(got, h.sums[h.fsm.Applied()]) {
 		t.Error("the newest state differs from the live one")
+	}
+}
+
+// redoCaughtUp waits until the redo writer, which runs behind the FSM's
+// commits, has logged every batch committed so far from the start.
+func redoCaughtUp(t *testing.T, h *history, tt *TimeTravel) {
+	t.Helper()
+	applied := h.fsm.Applied()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if reached, _ := tt.redo.log.Reach(0, applied); reached == applied {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the redo log did not reach %d", applied)
+		}
+		time.Sleep(time.Millisecond)
 	}
 }
