@@ -106,7 +106,7 @@ type sched struct {
 	onNodeGroup    map[string]int                   // node\x00group → live allocs of the group
 	planClaims     planClaims                       // volume key → claims this plan's placements make (csi.go)
 	ids            int
-	taken          map[string]bool // ids of the eval's allocations in the state (nextAllocID)
+	taken          map[string]bool // ids derived from the eval the state holds (nextID)
 	followUps      int
 	deploymentID   string
 }
@@ -275,8 +275,7 @@ func (s *sched) addTimeoutFollowUps(times []int64) {
 
 // addFollowUp appends a follow-up eval that runs at waitUntil and returns its id.
 func (s *sched) addFollowUp(trigger string, waitUntil int64) string {
-	id := DeriveID(s.eval.ID, "followup", s.followUps)
-	s.followUps++
+	id := s.nextID("followup", &s.followUps)
 	e := events.Evaluation{
 		ID: id, Namespace: s.eval.Namespace, Priority: s.eval.Priority, Type: s.eval.Type,
 		TriggeredBy: trigger, JobID: s.eval.JobID, Status: events.EvalStatusPending,

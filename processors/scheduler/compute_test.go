@@ -3,7 +3,10 @@ package scheduler_test
 import (
 	"bytes"
 	"fmt"
+	"slices"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/ordoplane/ordo/events"
 	"github.com/ordoplane/ordo/processors/scheduler"
@@ -256,5 +259,51 @@ func TestRetryMintsFreshIDs(t *testing.T) {
 	}
 	if !bytes.Equal(mustEncode(t, again), mustEncode(t, retry)) {
 		t.Fatal("the retry's plan differs when re-run on its snapshot")
+	}
+}
+
+// TestRetryMintsFreshFollowUps: the follow-up evals of delayed
+// reschedules are minted past the ids the state already links allocations
+// to, as a retried eval finds its first attempt's: a re-minted follow-up
+// would move that attempt's allocations to another reschedule time.
+func TestRetryMintsFreshFollowUps(t *testing.T) {
+	h := fleet(4)
+	j := schedulertest.Job("web", events.JobTypeService, 4)
+	h.State.UpsertJob(j)
+	h.Bump()
+	if _, _, err := h.Process(h.NewEval("default", j.ID, events.EvalTriggerJobRegister)); err != nil {
+		t.Fatal(err)
+	}
+	eval := h.NewEval("default", j.ID, events.EvalTriggerRetryFailedAlloc)
+	first := scheduler.DeriveID(eval.ID, "followup", 0)
+	allocs := h.State.AllocsByJob("default", j.ID)
+	slices.SortFunc(allocs, func(a, b *events.Allocation) int { return strings.Compare(a.Name, b.Name) })
+	// Two failed a minute apart (two follow-ups); the first already linked
+	// to the follow-up the eval's first attempt minted.
+	for i, a := range allocs[:2] {
+		c := *a
+		c.ClientStatus, c.ModifyTime = events.AllocClientFailed, h.Now+int64(i)*int64(time.Minute)
+		if i == 0 {
+			c.FollowupEvalID = first
+		}
+		h.State.UpsertAlloc(&c)
+	}
+	h.Bump()
+	plan, err := scheduler.Compute(h.State, eval)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(plan.FollowUps) == 0 {
+		t.Fatalf("no follow-up for the second failed allocation: %+v", plan)
+	}
+	for _, f := range plan.FollowUps {
+		if f.ID == first {
+			t.Fatalf("follow-up %s re-minted (wait until %d), linked from %s already", f.ID, f.WaitUntil, allocs[0].ID)
+		}
+	}
+	for _, u := range plan.Updates {
+		if u.ID == allocs[1].ID && u.FollowupEvalID == first {
+			t.Fatalf("%s linked to the first attempt's follow-up", u.ID)
+		}
 	}
 }

@@ -203,9 +203,9 @@ func (s *sched) failed(tg string, m *events.AllocMetric) {
 }
 
 // newAlloc returns a pending allocation of group tg named name, with the
-// next id derived from the eval (nextAllocID).
+// next id derived from the eval (nextID).
 func (s *sched) newAlloc(tg *events.TaskGroup, name string) events.Allocation {
-	id := s.nextAllocID()
+	id := s.nextID("alloc", &s.ids)
 	return events.Allocation{
 		ID: id, Namespace: s.job.Namespace, EvalID: s.eval.ID, Name: name, JobID: s.job.ID,
 		JobVersion: s.job.Version, TaskGroup: tg.Name, Resources: groupResources(tg),
@@ -213,26 +213,33 @@ func (s *sched) newAlloc(tg *events.TaskGroup, name string) events.Allocation {
 	}
 }
 
-// nextAllocID returns the next id derived from the eval that no
-// allocation of the job has yet. An eval whose plan was partly refused
-// is computed again on a state holding what its first plan placed; the
-// derivation starts at 0 again, so the retry skips the ids its earlier
-// attempts took rather than minting them for other placements (which
-// would move those allocations). It stays a function of the eval and the
-// state, so a re-run on the same snapshot mints the same ids. Only this
-// eval's allocations, all of them the job's, can hold ids derived from it.
-func (s *sched) nextAllocID() string {
+// nextID returns the next id of kind ("alloc", "followup") derived from
+// the eval that the state does not hold yet, counting with n. An eval
+// whose plan was partly refused is computed again on a state holding what
+// its first attempt committed, and the derivation starts at 0 again: the
+// retry skips the ids its earlier attempts took rather than minting them
+// for other allocations or follow-ups (an allocation re-minted would be
+// moved to another node, a follow-up re-minted would be rescheduled to
+// another time). It stays a function of the eval and the state, so a
+// re-run on the same snapshot mints the same ids.
+func (s *sched) nextID(kind string, n *int) string {
 	if s.taken == nil {
+		// Only this eval's allocations, all of them the job's, can hold
+		// ids derived from it, and only the job's allocations link to
+		// its follow-ups.
 		s.taken = map[string]bool{}
 		for _, a := range s.allocs {
 			if a.EvalID == s.eval.ID {
 				s.taken[a.ID] = true
 			}
+			if a.FollowupEvalID != "" {
+				s.taken[a.FollowupEvalID] = true
+			}
 		}
 	}
 	for {
-		id := DeriveID(s.eval.ID, "alloc", s.ids)
-		s.ids++
+		id := DeriveID(s.eval.ID, kind, *n)
+		*n++
 		if !s.taken[id] {
 			return id
 		}
