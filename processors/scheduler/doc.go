@@ -55,6 +55,10 @@
 //     global randomness, no map-order dependence. The same eval against
 //     the same State yields a plan that encodes to the same bytes, with
 //     ids derived from the eval id (DeriveID).
+//   - A plan never mints an allocation or follow-up id the State already
+//     holds: an eval computed again after its plan was partly refused
+//     skips the ids its earlier attempts committed (nextID), so a retry
+//     never moves an allocation to another node.
 //   - The plan records the State's index it was computed at.
 //   - Compute never places on a node that is not ready, eligible and
 //     undrained, nor beyond a node's resources less its reserved resources,
