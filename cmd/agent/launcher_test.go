@@ -1,13 +1,11 @@
 package agent_test
 
 import (
-	"bytes"
 	"encoding/json"
 	"io"
 	"log/slog"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -15,6 +13,7 @@ import (
 	"github.com/ordoplane/ordo/events"
 	"github.com/ordoplane/ordo/projections/launcher"
 	"github.com/ordoplane/ordo/test/testagent"
+	"github.com/ordoplane/ordo/test/testlog"
 )
 
 // simCloud is a sim provider with no min-ready instances, so every
@@ -49,24 +48,6 @@ const staticHosts = `provider "hosts" {
 }
 `
 
-// syncBuffer is a log destination safe for the agent's goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // The agent runs the launcher on the leader: a sim provider applied over
 // HTTP gets a runner, which fulfils a node request with a ready instance
 // and, once the request is deleted, deletes the instance. The launcher's
@@ -78,7 +59,7 @@ func TestAgentRunsLauncher(t *testing.T) {
 	cfg.HTTPAddr, cfg.RaftAddr = "127.0.0.1:0", "127.0.0.1:0"
 	cfg.RaftTimeout = 100 * time.Millisecond
 	cfg.NoSync = true
-	logs := &syncBuffer{}
+	logs := &testlog.Buffer{}
 	cfg.Logger = slog.New(slog.NewTextHandler(logs, nil))
 	cfg.RaftLogOutput = io.Discard
 	cfg.Launcher.PollInterval = 50 * time.Millisecond

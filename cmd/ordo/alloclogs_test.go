@@ -1,13 +1,11 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"io"
 	"log/slog"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -15,25 +13,8 @@ import (
 
 	"github.com/ordoplane/ordo/cmd/agent"
 	"github.com/ordoplane/ordo/test/testagent"
+	"github.com/ordoplane/ordo/test/testlog"
 )
-
-// syncBuffer is a buffer the CLI writes while the test reads it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 func TestLastLines(t *testing.T) {
 	for _, tc := range []struct {
@@ -171,7 +152,7 @@ func TestAllocLogsHello(t *testing.T) {
 	}
 
 	// -f streams until the allocation stops and everything was sent.
-	var out, errOut syncBuffer
+	var out, errOut testlog.Buffer
 	done := make(chan int, 1)
 	go func() { done <- run([]string{"alloc", "logs", "-f", "-address", addr, prefix}, &out, &errOut) }()
 	testagent.WaitFor(t, timeout, "alloc logs -f printing", func() bool { return strings.HasPrefix(out.String(), "hello from ordo\n") })

@@ -11,7 +11,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -19,25 +18,8 @@ import (
 	"github.com/ordoplane/ordo/projections"
 	"github.com/ordoplane/ordo/projections/keyring"
 	"github.com/ordoplane/ordo/projections/namespaces"
+	"github.com/ordoplane/ordo/test/testlog"
 )
-
-// syncBuffer is a log destination tests read while the agent writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) Bytes() []byte {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return bytes.Clone(s.b.Bytes())
-}
 
 // startVarAgent is startAgent with the agent's logs (debug level) in logs
 // when it is not nil, waiting until the keyring has an active key.
@@ -304,7 +286,7 @@ func TestVariableListPaging(t *testing.T) {
 // can see clear text).
 func TestVariableSecretsNeverInClear(t *testing.T) {
 	t.Parallel()
-	logs := &syncBuffer{}
+	logs := &testlog.Buffer{}
 	d := startVarAgent(t, logs)
 	const secret = "Zq7-secret-value-9f3b2c41e8d04a6b"
 	const marker = "marker-path-7c2e"

@@ -1,7 +1,6 @@
 package crash
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -28,6 +27,7 @@ import (
 	"github.com/ordoplane/ordo/storage/archive"
 	"github.com/ordoplane/ordo/storage/kv"
 	"github.com/ordoplane/ordo/test/testagent"
+	"github.com/ordoplane/ordo/test/testlog"
 )
 
 // The child process is this test binary running TestCrashChild with these
@@ -78,33 +78,16 @@ func TestCrashChild(t *testing.T) {
 // child is one run of the server process.
 type child struct {
 	cmd  *exec.Cmd
-	out  *syncBuffer
+	out  *testlog.Buffer
 	done chan struct{} // closed when the process has exited
 	err  error         // cmd.Wait's result, after done
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 func startChild(t *testing.T, dataDir, httpAddr, raftAddr string) *child {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestCrashChild$", "-test.count=1", "-test.timeout=10m")
 	cmd.Env = append(os.Environ(), envChild+"=1", envDataDir+"="+dataDir, envHTTPAddr+"="+httpAddr, envRaftAddr+"="+raftAddr)
-	c := &child{cmd: cmd, out: &syncBuffer{}, done: make(chan struct{})}
+	c := &child{cmd: cmd, out: &testlog.Buffer{}, done: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = c.out, c.out
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start child: %v", err)

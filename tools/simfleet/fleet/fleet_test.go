@@ -13,6 +13,7 @@ import (
 	"github.com/hashicorp/nomad/api"
 
 	"github.com/ordoplane/ordo/cmd/agent"
+	"github.com/ordoplane/ordo/test/testlog"
 	"github.com/ordoplane/ordo/tools/simfleet/fleet"
 )
 
@@ -141,7 +142,7 @@ func running(t *testing.T, c *api.Client, job string) (int, map[string]int) {
 // are replaced on the others; they reconnect and become ready again.
 func TestFleetAgainstDevServer(t *testing.T) {
 	addr, c := startServer(t)
-	calls := &lockedBuffer{}
+	calls := &testlog.Buffer{}
 	f, err := fleet.New(fleet.Config{
 		Servers: []string{addr}, Nodes: 50, Seed: 7,
 		UpdateBatch: 20 * time.Millisecond, RetryBackoff: 50 * time.Millisecond,
@@ -227,22 +228,4 @@ func TestFleetAgainstDevServer(t *testing.T) {
 	if t.Failed() {
 		t.Logf("the fleet's failed calls:\n%s", calls)
 	}
-}
-
-// lockedBuffer collects the fleet's log lines from its nodes' goroutines.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf strings.Builder
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
