@@ -125,7 +125,13 @@ func (Projection) Apply(tx *projections.Tx, ev *events.Event) error {
 	}
 	switch p := p.(type) {
 	case *events.JobRegistered:
-		return applyRegistered(tx, &p.Job)
+		// The row is the payload at its current version: a current event's
+		// bytes need no encoding again.
+		raw, err := events.Upcast(ev)
+		if err != nil {
+			return err
+		}
+		return applyRegistered(tx, &p.Job, raw)
 	case *events.JobDeregistered:
 		return applyDeregistered(tx, p)
 	case *events.EvalsUpserted:
@@ -156,14 +162,21 @@ func putJob(tx *projections.Tx, job *events.Job) error {
 	if err != nil {
 		return fmt.Errorf("encode job %q: %w", job.ID, err)
 	}
+	return putJobRow(tx, job, b)
+}
+
+// putJobRow writes b, job's JobRegistered encoded, as putJob does.
+func putJobRow(tx *projections.Tx, job *events.Job, b []byte) error {
 	if err := tx.Put(Table, Key(job.Namespace, job.ID), b); err != nil {
 		return err
 	}
 	return tx.Put(VersionsTable, VersionKey(job.Namespace, job.ID, job.Version), b)
 }
 
-func applyRegistered(tx *projections.Tx, job *events.Job) error {
-	if err := putJob(tx, job); err != nil {
+// applyRegistered applies a JobRegistered of job, raw its payload at the
+// current version (the row's bytes).
+func applyRegistered(tx *projections.Tx, job *events.Job, raw []byte) error {
+	if err := putJobRow(tx, job, raw); err != nil {
 		return err
 	}
 	row, err := tx.Get(Table, Key(job.Namespace, job.ID))
