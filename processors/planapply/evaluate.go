@@ -15,6 +15,11 @@ const (
 	ReasonNodeIneligible = "node is ineligible"
 	ReasonNodeDraining   = "node is draining"
 	ReasonExhausted      = "resources exhausted"
+	// ReasonAllocElsewhere refuses a placement of an allocation the state
+	// holds on another node: an allocation never moves between nodes, and
+	// placing its id elsewhere would move it (a scheduler minting an id
+	// twice). The node is not at fault, so the tracker does not count it.
+	ReasonAllocElsewhere = "placement of an allocation that is on another node"
 )
 
 // Result is what of a plan may be committed.
@@ -49,7 +54,7 @@ func (r *Result) FullCommit() bool { return len(r.RejectedNodes) == 0 }
 
 // Evaluate re-checks plan against st, the latest state, node by node: a
 // node that gets placements must still exist, be ready, eligible and not
-// draining, and have room for the placements next to every allocation it
+// draining, get no allocation st holds on another node, and have room for the placements next to every allocation it
 // runs now (including ones committed since the plan was computed) less
 // the plan's stops on it. A node that fails loses its whole part of the
 // plan (placements, stops and updates); a node that only loses
@@ -82,7 +87,11 @@ func Evaluate(plan *scheduler.Plan, st scheduler.State) Result {
 	rejected := map[string]string{}
 	slices.Sort(nodeIDs)
 	for _, id := range nodeIDs {
-		if reason := evaluateNode(st, id, placed[id], stopping, stopsOn[id]); reason != "" {
+		reason := elsewhere(st, id, placed[id])
+		if reason == "" {
+			reason = evaluateNode(st, id, placed[id], stopping, stopsOn[id])
+		}
+		if reason != "" {
 			rejected[id] = reason
 		}
 	}
@@ -110,6 +119,19 @@ func Evaluate(plan *scheduler.Plan, st scheduler.State) Result {
 		res.RefreshIndex = st.Index()
 	}
 	return res
+}
+
+// elsewhere returns ReasonAllocElsewhere when one of placements, on node
+// id, names an allocation st holds on another node; else "". An
+// allocation placed again on its own node (an in-place update, or a plan
+// submitted again) is not refused.
+func elsewhere(st scheduler.State, id string, placements []*events.Allocation) string {
+	for _, a := range placements {
+		if old, ok := st.Alloc(a.ID); ok && old.NodeID != id {
+			return ReasonAllocElsewhere
+		}
+	}
+	return ""
 }
 
 // evaluateNode returns why node id cannot take placements, or "". The

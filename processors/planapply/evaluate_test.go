@@ -145,3 +145,35 @@ func TestEvaluateIgnoresAlreadyCommitted(t *testing.T) {
 		t.Fatalf("rejected %v", res.RejectedNodes)
 	}
 }
+
+// A placement of an allocation the state holds on another node would move
+// it: that node's part is refused (the worker re-plans), the rest
+// commits. Placed again on its own node (an in-place update) it is not.
+func TestEvaluateRefusesMovingAnAllocation(t *testing.T) {
+	h, plan := setup(t)
+	res := planapply.Evaluate(plan, h.State)
+	h.Commit(plan, &res)
+	moved, kept := plan.Placements[0], plan.Placements[1]
+	var to string
+	for _, n := range []string{"n1", "n2", "n3"} {
+		if n != moved.NodeID {
+			to = n
+			break
+		}
+	}
+	moved.NodeID, moved.PreviousAllocation = to, ""
+	again := &scheduler.Plan{EvalID: "eval-2", Namespace: plan.Namespace, JobID: plan.JobID,
+		Placements: []events.Allocation{moved, kept}}
+	res = planapply.Evaluate(again, h.State)
+	if !slices.Equal(res.RejectedNodes, []string{to}) || res.Reasons[to] != planapply.ReasonAllocElsewhere {
+		t.Fatalf("rejected %v (%v), want %s for placing %s there", res.RejectedNodes, res.Reasons, to, moved.ID)
+	}
+	for _, a := range res.Placements {
+		if a.ID == moved.ID {
+			t.Fatalf("%s placed on %s, held on %s", a.ID, a.NodeID, plan.Placements[0].NodeID)
+		}
+	}
+	if kept.NodeID != to && (len(res.Placements) != 1 || res.Placements[0].ID != kept.ID) {
+		t.Fatalf("the in-place placement on its own node was not kept: %+v", res.Placements)
+	}
+}

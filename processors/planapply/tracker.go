@@ -91,11 +91,14 @@ func (t *Tracker) Add(node string, now time.Time) bool {
 	return true
 }
 
-// Observe records every node the result rejected, in order, and returns
-// the ones to mark ineligible.
+// Observe records every node the result rejected for a fault of its own,
+// in order, and returns the ones to mark ineligible.
 func (t *Tracker) Observe(r *Result, now time.Time) []string {
 	var out []string
 	for _, id := range r.RejectedNodes {
+		if r.Reasons[id] == ReasonAllocElsewhere {
+			continue // the plan's fault, not the node's
+		}
 		if t.Add(id, now) {
 			out = append(out, id)
 		}

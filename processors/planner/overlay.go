@@ -14,6 +14,7 @@ import (
 // too strictly (a node refused, the worker re-plans), never too leniently.
 type placedOverlay struct {
 	scheduler.State
+	byID   map[string]*events.Allocation
 	byNode map[string][]*events.Allocation
 	usage  map[string]events.Resources
 }
@@ -22,9 +23,11 @@ func withPlaced(st scheduler.State, placements []events.Allocation) scheduler.St
 	if len(placements) == 0 {
 		return st
 	}
-	o := &placedOverlay{State: st, byNode: map[string][]*events.Allocation{}, usage: map[string]events.Resources{}}
+	o := &placedOverlay{State: st, byID: map[string]*events.Allocation{}, byNode: map[string][]*events.Allocation{},
+		usage: map[string]events.Resources{}}
 	for i := range placements {
 		a := &placements[i]
+		o.byID[a.ID] = a
 		o.byNode[a.NodeID] = append(o.byNode[a.NodeID], a)
 		u := o.usage[a.NodeID]
 		u.CPU += a.Resources.CPU
@@ -41,6 +44,14 @@ func (o *placedOverlay) Err() error {
 		return e.Err()
 	}
 	return nil
+}
+
+// Alloc answers an in-flight placement as the snapshot's allocation.
+func (o *placedOverlay) Alloc(id string) (*events.Allocation, bool) {
+	if a, ok := o.byID[id]; ok {
+		return a, true
+	}
+	return o.State.Alloc(id)
 }
 
 // NodeUsage adds the in-flight placements to the node's usage.

@@ -197,6 +197,16 @@ func (s *State) Node(id string) (*scheduler.Node, bool) {
 	return n, true
 }
 
+// Alloc implements scheduler.State.
+func (s *State) Alloc(id string) (*events.Allocation, bool) {
+	a, err := allocs.Get(s.v, id)
+	if err != nil {
+		s.fail(err)
+		return nil, false
+	}
+	return &a.Allocation, true
+}
+
 // AllocsByJob implements scheduler.State.
 func (s *State) AllocsByJob(namespace, jobID string) []*events.Allocation {
 	key := namespace + "\x00" + jobID

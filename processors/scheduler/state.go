@@ -31,6 +31,8 @@ type State interface {
 	Nodes() []*Node
 	// Node returns one node.
 	Node(id string) (*Node, bool)
+	// Alloc returns one allocation, terminal or not.
+	Alloc(id string) (*events.Allocation, bool)
 	// AllocsByJob returns every allocation of the job, terminal ones
 	// included, in any order.
 	AllocsByJob(namespace, jobID string) []*events.Allocation
@@ -145,7 +147,7 @@ func (s *MemState) UpsertAlloc(a *events.Allocation) {
 	s.byNode[a.NodeID][a.ID] = a
 }
 
-// Alloc returns one allocation.
+// Alloc implements State.
 func (s *MemState) Alloc(id string) (*events.Allocation, bool) {
 	a, ok := s.allocs[id]
 	return a, ok
