@@ -23,6 +23,10 @@
 //     the now it is given, and starts no goroutine.
 //   - A node's part of a plan is committed whole or not at all; a node
 //     that only loses allocations always fits.
+//   - No allocation moves between nodes: a placement of an allocation the
+//     state (or the plan still in raft) holds on another node refuses
+//     that node's part (ReasonAllocElsewhere), which the tracker does not
+//     count against the node.
 //   - The tracker is off unless enabled (as in Nomad); when on it names a
 //     node after Threshold rejections within Window (15 in 10 minutes by
 //     default), at most RatePerPeriod per RatePeriod with a burst of Burst
