@@ -14,16 +14,7 @@ import (
 // the plan (not committed) and the nodes it used.
 func setup(t *testing.T) (*schedulertest.Harness, *scheduler.Plan) {
 	t.Helper()
-	h := schedulertest.New()
-	for _, id := range []string{"n1", "n2", "n3"} {
-		h.State.UpsertNode(schedulertest.Node(id))
-	}
-	h.State.UpsertJob(schedulertest.Job("web", events.JobTypeService, 6))
-	h.Bump()
-	plan, err := scheduler.Compute(h.State, h.NewEval("default", "web", events.EvalTriggerJobRegister))
-	if err != nil {
-		t.Fatal(err)
-	}
+	h, plan := schedulertest.Planned(t, 6, "n1", "n2", "n3")
 	if len(plan.Placements) != 6 {
 		t.Fatalf("placed %d", len(plan.Placements))
 	}
@@ -146,25 +137,31 @@ func TestEvaluateIgnoresAlreadyCommitted(t *testing.T) {
 	}
 }
 
+// moveFirst commits plan and returns a plan of another eval placing the
+// first of its allocations again on another node, and that node.
+func moveFirst(t *testing.T, h *schedulertest.Harness, plan *scheduler.Plan, keep ...events.Allocation) (*scheduler.Plan, string) {
+	t.Helper()
+	res := planapply.Evaluate(plan, h.State)
+	h.Commit(plan, &res)
+	moved := plan.Placements[0]
+	to := "n1"
+	if moved.NodeID == to {
+		to = "n2"
+	}
+	moved.NodeID, moved.PreviousAllocation = to, ""
+	return &scheduler.Plan{EvalID: "eval-2", Namespace: plan.Namespace, JobID: plan.JobID,
+		Placements: append([]events.Allocation{moved}, keep...)}, to
+}
+
 // A placement of an allocation the state holds on another node would move
 // it: that node's part is refused (the worker re-plans), the rest
 // commits. Placed again on its own node (an in-place update) it is not.
 func TestEvaluateRefusesMovingAnAllocation(t *testing.T) {
 	h, plan := setup(t)
-	res := planapply.Evaluate(plan, h.State)
-	h.Commit(plan, &res)
-	moved, kept := plan.Placements[0], plan.Placements[1]
-	var to string
-	for _, n := range []string{"n1", "n2", "n3"} {
-		if n != moved.NodeID {
-			to = n
-			break
-		}
-	}
-	moved.NodeID, moved.PreviousAllocation = to, ""
-	again := &scheduler.Plan{EvalID: "eval-2", Namespace: plan.Namespace, JobID: plan.JobID,
-		Placements: []events.Allocation{moved, kept}}
-	res = planapply.Evaluate(again, h.State)
+	kept := plan.Placements[1]
+	again, to := moveFirst(t, h, plan, kept)
+	moved := again.Placements[0]
+	res := planapply.Evaluate(again, h.State)
 	if !slices.Equal(res.RejectedNodes, []string{to}) || res.Reasons[to] != planapply.ReasonAllocElsewhere {
 		t.Fatalf("rejected %v (%v), want %s for placing %s there", res.RejectedNodes, res.Reasons, to, moved.ID)
 	}

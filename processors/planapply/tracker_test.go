@@ -152,16 +152,8 @@ func TestEvaluatorDoesNotBlameNodeForAMove(t *testing.T) {
 	c.Threshold = 1
 	ev := &planapply.Evaluator{Tracker: newTracker(t, c)}
 	h, plan := setup(t)
-	res := planapply.Evaluate(plan, h.State)
-	h.Commit(plan, &res)
-	moved := plan.Placements[0]
-	to := "n1"
-	if moved.NodeID == to {
-		to = "n2"
-	}
-	moved.NodeID = to
-	again := &scheduler.Plan{EvalID: "eval-2", Namespace: plan.Namespace, JobID: plan.JobID, Placements: []events.Allocation{moved}}
-	res = ev.Evaluate(again, h.State, t0)
+	again, to := moveFirst(t, h, plan)
+	res := ev.Evaluate(again, h.State, t0)
 	if res.Reasons[to] != planapply.ReasonAllocElsewhere || len(res.IneligibleNodes) != 0 || ev.Tracker.Count(to, t0) != 0 {
 		t.Fatalf("reasons %v, ineligible %v, count %d", res.Reasons, res.IneligibleNodes, ev.Tracker.Count(to, t0))
 	}

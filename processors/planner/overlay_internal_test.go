@@ -12,16 +12,7 @@ import (
 // In-flight placements count as held: a plan verified against the
 // previous one, still in raft, may not move what that one placed.
 func TestOverlayRefusesMovingAnInflightPlacement(t *testing.T) {
-	h := schedulertest.New()
-	for _, id := range []string{"n1", "n2"} {
-		h.State.UpsertNode(schedulertest.Node(id))
-	}
-	h.State.UpsertJob(schedulertest.Job("web", events.JobTypeService, 2))
-	h.Bump()
-	plan, err := scheduler.Compute(h.State, h.NewEval("default", "web", events.EvalTriggerJobRegister))
-	if err != nil {
-		t.Fatal(err)
-	}
+	h, plan := schedulertest.Planned(t, 2, "n1", "n2")
 	inflight := planapply.Evaluate(plan, h.State)
 	moved := inflight.Placements[0]
 	to := "n1"

@@ -3,6 +3,7 @@ package schedulertest
 import (
 	"fmt"
 	"slices"
+	"testing"
 	"time"
 
 	"github.com/ordoplane/ordo/events"
@@ -175,4 +176,22 @@ func (h *Harness) Eval(id string) (*events.Evaluation, bool) {
 		}
 	}
 	return nil, false
+}
+
+// Planned returns a harness holding ready nodes named ids and the service
+// job "web" of count allocations, and the plan of its registration,
+// computed but not committed.
+func Planned(tb testing.TB, count int, ids ...string) (*Harness, *scheduler.Plan) {
+	tb.Helper()
+	h := New()
+	for _, id := range ids {
+		h.State.UpsertNode(Node(id))
+	}
+	h.State.UpsertJob(Job("web", events.JobTypeService, count))
+	h.Bump()
+	plan, err := scheduler.Compute(h.State, h.NewEval("default", "web", events.EvalTriggerJobRegister))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return h, plan
 }
