@@ -57,9 +57,9 @@ func (r *Result) FullCommit() bool { return len(r.RejectedNodes) == 0 }
 // draining, get no allocation st holds on another node, and have room
 // for the placements next to every allocation it runs now (including
 // ones committed since the plan was computed) less the plan's stops on
-// it. A node that fails loses its whole part of the
-// plan (placements, stops and updates); a node that only loses
-// allocations always fits. Evaluate is pure.
+// it. A node that fails loses its whole part of the plan (placements,
+// stops and updates); a node that only loses allocations always fits.
+// Evaluate is pure.
 func Evaluate(plan *scheduler.Plan, st scheduler.State) Result {
 	res := Result{Deployment: plan.Deployment, FollowUps: plan.FollowUps}
 	nodeOf := map[string]string{} // alloc id → node id, for stops and updates
