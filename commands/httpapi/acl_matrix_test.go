@@ -12,7 +12,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -22,31 +21,14 @@ import (
 	"github.com/ordoplane/ordo/commands/acl"
 	"github.com/ordoplane/ordo/commands/acl/policy"
 	"github.com/ordoplane/ordo/commands/httpapi"
+	"github.com/ordoplane/ordo/test/testlog"
 )
-
-// aclLogBuffer collects the agent's log lines.
-type aclLogBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *aclLogBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *aclLogBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 type aclAgent struct {
 	*agent.Agent
 	base string
 	dir  string
-	logs *aclLogBuffer
+	logs *testlog.Buffer
 	hc   *http.Client
 	down bool // shut down by the test itself
 }
@@ -60,7 +42,7 @@ func startACLAgent(t *testing.T) *aclAgent {
 	cfg.NoSync = true
 	cfg.Scheduler.Disabled = true
 	cfg.ACL.Enabled = true
-	logs := &aclLogBuffer{}
+	logs := &testlog.Buffer{}
 	cfg.Logger = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	cfg.RaftLogOutput = logs
 	a, err := agent.Start(cfg)
