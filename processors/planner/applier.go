@@ -186,6 +186,7 @@ func (a *Applier) prepare(req request, inflight *commitJob) (*commitJob, respons
 	if e, ok := base.(interface{ Err() error }); ok && e.Err() != nil {
 		return nil, response{err: fmt.Errorf("verify plan %s: %w", req.plan.EvalID, e.Err())}
 	}
+	a.movesRefused(req.plan, st, &res)
 	commit := plan.Commit{EvalID: req.plan.EvalID, Placements: res.Placements, Deployment: res.Deployment,
 		NodeIndexes: map[string]uint64{}}
 	commit.Updates = append(append(commit.Updates, res.Stops...), res.Updates...)
@@ -240,7 +241,7 @@ func (a *Applier) commit(ctx context.Context, job *commitJob) response {
 	} else {
 		a.metrics.partial.Inc()
 		res.RefreshIndex = max(res.RefreshIndex, out.Index)
-		log.Info("plan partly committed", "rejected_nodes", res.RejectedNodes)
+		log.Info("plan partly committed", "rejected_nodes", res.RejectedNodes, "reasons", res.Reasons)
 	}
 	a.metrics.placed.Add(float64(len(res.Placements)))
 	for _, id := range res.IneligibleNodes {
@@ -253,6 +254,26 @@ func (a *Applier) commit(ctx context.Context, job *commitJob) response {
 		}
 	}
 	return response{res: res, index: out.Index}
+}
+
+// movesRefused counts and reports the nodes res refused because the plan
+// would have moved an allocation onto them: a scheduler that minted an
+// allocation's id twice, which no plan should do.
+func (a *Applier) movesRefused(p *scheduler.Plan, st scheduler.State, res *planapply.Result) {
+	for _, id := range res.RejectedNodes {
+		if res.Reasons[id] != planapply.ReasonAllocElsewhere {
+			continue
+		}
+		a.metrics.moves.Inc()
+		var ids []string
+		for _, al := range p.Placements {
+			if old, ok := st.Alloc(al.ID); ok && al.NodeID == id && old.NodeID != id {
+				ids = append(ids, al.ID+" (on "+old.NodeID+")")
+			}
+		}
+		a.cfg.Logger.Warn("plan refused on a node: it would move an allocation there", "eval_id", p.EvalID,
+			"job_id", p.JobID, "node_id", id, "alloc_ids", ids)
+	}
 }
 
 func nodeIDs(m map[string]uint64) []string {
@@ -268,6 +289,9 @@ type metrics struct {
 	queued                               prometheus.Gauge
 	latency                              prometheus.Histogram
 	committed, partial, rejected, placed prometheus.Counter
+	// moves counts nodes refused for a placement that would move an
+	// allocation (planapply.ReasonAllocElsewhere).
+	moves prometheus.Counter
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
@@ -281,9 +305,11 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		partial:   prometheus.NewCounter(prometheus.CounterOpts{Name: "ordo_plans_partial_total", Help: "Plans committed in part."}),
 		rejected:  prometheus.NewCounter(prometheus.CounterOpts{Name: "ordo_plans_rejected_total", Help: "Plans rejected at apply."}),
 		placed:    prometheus.NewCounter(prometheus.CounterOpts{Name: "ordo_allocs_placed_total", Help: "Allocations committed by the plan applier."}),
+		moves: prometheus.NewCounter(prometheus.CounterOpts{Name: "ordo_plan_alloc_moves_refused_total",
+			Help: "Nodes refused a plan's part because it would move an allocation there from another node (a scheduler bug)."}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.queued, m.latency, m.committed, m.partial, m.rejected, m.placed)
+		reg.MustRegister(m.queued, m.latency, m.committed, m.partial, m.rejected, m.placed, m.moves)
 	}
 	return m
 }
@@ -292,7 +318,7 @@ func (m *metrics) unregister() {
 	if m.reg == nil {
 		return
 	}
-	for _, c := range []prometheus.Collector{m.queued, m.latency, m.committed, m.partial, m.rejected, m.placed} {
+	for _, c := range []prometheus.Collector{m.queued, m.latency, m.committed, m.partial, m.rejected, m.placed, m.moves} {
 		m.reg.Unregister(c)
 	}
 }

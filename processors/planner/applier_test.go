@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -22,11 +23,19 @@ import (
 	"github.com/ordoplane/ordo/projections/allocs"
 	"github.com/ordoplane/ordo/projections/evals"
 	"github.com/ordoplane/ordo/test/testagent"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 )
 
 // startApplier starts an agent without its own scheduler and an Applier
 // over it, with nodes registered ready, each with cpu MHz.
 func startApplier(t *testing.T, cpu int, nodeIDs ...string) (*agent.Agent, *planner.Applier) {
+	t.Helper()
+	return startApplierWith(t, nil, cpu, nodeIDs...)
+}
+
+// startApplierWith is startApplier with the Applier's metrics in reg.
+func startApplierWith(t *testing.T, reg prometheus.Registerer, cpu int, nodeIDs ...string) (*agent.Agent, *planner.Applier) {
 	t.Helper()
 	cfg := agent.DevConfig()
 	cfg.DataDir = t.TempDir()
@@ -54,7 +63,7 @@ func startApplier(t *testing.T, cpu int, nodeIDs ...string) (*agent.Agent, *plan
 			t.Fatal(err)
 		}
 	}
-	ap, err := planner.New(planner.Config{Pipeline: a.Pipeline(),
+	ap, err := planner.New(planner.Config{Pipeline: a.Pipeline(), Registerer: reg,
 		States: &schedstate.Source{Store: a.Store(), Notifier: a.FSM().Notifier()}, Logger: testagent.Discard()})
 	if err != nil {
 		t.Fatal(err)
@@ -199,5 +208,39 @@ func TestPlanForDeletedEvalIsRefused(t *testing.T) {
 	}
 	if _, err := evals.Get(v, "gone"); !errors.Is(err, projections.ErrNotFound) {
 		t.Fatalf("deleted eval after the refused plan: %v, want not found", err)
+	}
+}
+
+// A plan placing an allocation that is on one node on another is refused
+// there, end to end: nothing moves, the worker is told to refresh, and
+// the refusal is counted (it is a scheduler bug).
+func TestPlanMovingAnAllocationIsRefused(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	a, ap := startApplierWith(t, reg, 1000, "n1", "n2")
+	withEvals(t, a, "e1", "e2")
+	if res, _, err := ap.Submit(context.Background(), onePlacement("e1", "n1", 100), nil); err != nil || !res.FullCommit() {
+		t.Fatalf("first plan: %+v, %v", res, err)
+	}
+	move := onePlacement("e2", "n2", 100)
+	move.Placements[0].ID = "alloc-e1"
+	res, _, err := ap.Submit(context.Background(), move, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Reasons["n2"] != planapply.ReasonAllocElsewhere || res.RefreshIndex == 0 {
+		t.Fatalf("result %+v, want n2 refused (%s) and a refresh", res, planapply.ReasonAllocElsewhere)
+	}
+	snap := a.Store().Snapshot()
+	defer snap.Close()
+	if al, err := allocs.Get(projections.NewView(snap), "alloc-e1"); err != nil || al.NodeID != "n1" {
+		t.Fatalf("alloc-e1: %+v, %v; want it left on n1", al, err)
+	}
+	const want = `
+# HELP ordo_plan_alloc_moves_refused_total Nodes refused a plan's part because it would move an allocation there from another node (a scheduler bug).
+# TYPE ordo_plan_alloc_moves_refused_total counter
+ordo_plan_alloc_moves_refused_total 1
+`
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "ordo_plan_alloc_moves_refused_total"); err != nil {
+		t.Fatal(err)
 	}
 }
