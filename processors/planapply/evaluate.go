@@ -35,6 +35,9 @@ type Result struct {
 	// Reasons says why, per node.
 	RejectedNodes []string
 	Reasons       map[string]string
+	// Moved names, per node refused with ReasonAllocElsewhere, the
+	// allocations the plan would have moved there.
+	Moved map[string][]string
 	// RefreshIndex is non-zero when something was rejected: the worker must
 	// refresh its snapshot to at least this index and schedule again.
 	RefreshIndex uint64
@@ -88,11 +91,13 @@ func Evaluate(plan *scheduler.Plan, st scheduler.State) Result {
 	rejected := map[string]string{}
 	slices.Sort(nodeIDs)
 	for _, id := range nodeIDs {
-		reason := elsewhere(st, id, placed[id])
-		if reason == "" {
-			reason = evaluateNode(st, id, placed[id], stopping, stopsOn[id])
-		}
-		if reason != "" {
+		if moved := elsewhere(st, id, placed[id]); len(moved) > 0 {
+			rejected[id] = ReasonAllocElsewhere
+			if res.Moved == nil {
+				res.Moved = map[string][]string{}
+			}
+			res.Moved[id] = moved
+		} else if reason := evaluateNode(st, id, placed[id], stopping, stopsOn[id]); reason != "" {
 			rejected[id] = reason
 		}
 	}
@@ -122,17 +127,17 @@ func Evaluate(plan *scheduler.Plan, st scheduler.State) Result {
 	return res
 }
 
-// elsewhere returns ReasonAllocElsewhere when one of placements, on node
-// id, names an allocation st holds on another node; else "". An
-// allocation placed again on its own node (an in-place update, or a plan
-// submitted again) is not refused.
-func elsewhere(st scheduler.State, id string, placements []*events.Allocation) string {
+// elsewhere returns the placements on node id that name an allocation st
+// holds on another node. An allocation placed again on its own node (an
+// in-place update, or a plan submitted again) is not among them.
+func elsewhere(st scheduler.State, id string, placements []*events.Allocation) []string {
+	var out []string
 	for _, a := range placements {
 		if old, ok := st.Alloc(a.ID); ok && old.NodeID != id {
-			return ReasonAllocElsewhere
+			out = append(out, a.ID)
 		}
 	}
-	return ""
+	return out
 }
 
 // evaluateNode returns why node id cannot take placements, or "". The

@@ -165,6 +165,9 @@ func TestEvaluateRefusesMovingAnAllocation(t *testing.T) {
 	if !slices.Equal(res.RejectedNodes, []string{to}) || res.Reasons[to] != planapply.ReasonAllocElsewhere {
 		t.Fatalf("rejected %v (%v), want %s for placing %s there", res.RejectedNodes, res.Reasons, to, moved.ID)
 	}
+	if !slices.Equal(res.Moved[to], []string{moved.ID}) {
+		t.Fatalf("moved %v, want %s on %s", res.Moved, moved.ID, to)
+	}
 	for _, a := range res.Placements {
 		if a.ID == moved.ID {
 			t.Fatalf("%s placed on %s, held on %s", a.ID, a.NodeID, plan.Placements[0].NodeID)

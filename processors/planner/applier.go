@@ -186,7 +186,7 @@ func (a *Applier) prepare(req request, inflight *commitJob) (*commitJob, respons
 	if e, ok := base.(interface{ Err() error }); ok && e.Err() != nil {
 		return nil, response{err: fmt.Errorf("verify plan %s: %w", req.plan.EvalID, e.Err())}
 	}
-	a.movesRefused(req.plan, st, &res)
+	a.movesRefused(req.plan, &res)
 	commit := plan.Commit{EvalID: req.plan.EvalID, Placements: res.Placements, Deployment: res.Deployment,
 		NodeIndexes: map[string]uint64{}}
 	commit.Updates = append(append(commit.Updates, res.Stops...), res.Updates...)
@@ -259,20 +259,13 @@ func (a *Applier) commit(ctx context.Context, job *commitJob) response {
 // movesRefused counts and reports the nodes res refused because the plan
 // would have moved an allocation onto them: a scheduler that minted an
 // allocation's id twice, which no plan should do.
-func (a *Applier) movesRefused(p *scheduler.Plan, st scheduler.State, res *planapply.Result) {
+func (a *Applier) movesRefused(p *scheduler.Plan, res *planapply.Result) {
 	for _, id := range res.RejectedNodes {
-		if res.Reasons[id] != planapply.ReasonAllocElsewhere {
-			continue
+		if ids := res.Moved[id]; len(ids) > 0 {
+			a.metrics.moves.Inc()
+			a.cfg.Logger.Warn("plan refused on a node: it would move an allocation there", "eval_id", p.EvalID,
+				"job_id", p.JobID, "node_id", id, "alloc_ids", ids)
 		}
-		a.metrics.moves.Inc()
-		var ids []string
-		for _, al := range p.Placements {
-			if old, ok := st.Alloc(al.ID); ok && al.NodeID == id && old.NodeID != id {
-				ids = append(ids, al.ID+" (on "+old.NodeID+")")
-			}
-		}
-		a.cfg.Logger.Warn("plan refused on a node: it would move an allocation there", "eval_id", p.EvalID,
-			"job_id", p.JobID, "node_id", id, "alloc_ids", ids)
 	}
 }
 

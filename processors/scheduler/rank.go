@@ -212,36 +212,3 @@ func (s *sched) newAlloc(tg *events.TaskGroup, name string) events.Allocation {
 		DesiredStatus: events.AllocDesiredRun, ClientStatus: events.AllocClientPending,
 	}
 }
-
-// nextID returns the next id of kind ("alloc", "followup") derived from
-// the eval that the state does not hold yet, counting with n. An eval
-// whose plan was partly refused is computed again on a state holding what
-// its first attempt committed, and the derivation starts at 0 again: the
-// retry skips the ids its earlier attempts took rather than minting them
-// for other allocations or follow-ups (an allocation re-minted would be
-// moved to another node, a follow-up re-minted would be rescheduled to
-// another time). It stays a function of the eval and the state, so a
-// re-run on the same snapshot mints the same ids.
-func (s *sched) nextID(kind string, n *int) string {
-	if s.taken == nil {
-		// Only this eval's allocations, all of them the job's, can hold
-		// ids derived from it, and only the job's allocations link to
-		// its follow-ups.
-		s.taken = map[string]bool{}
-		for _, a := range s.allocs {
-			if a.EvalID == s.eval.ID {
-				s.taken[a.ID] = true
-			}
-			if a.FollowupEvalID != "" {
-				s.taken[a.FollowupEvalID] = true
-			}
-		}
-	}
-	for {
-		id := DeriveID(s.eval.ID, kind, *n)
-		*n++
-		if !s.taken[id] {
-			return id
-		}
-	}
-}
