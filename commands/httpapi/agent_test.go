@@ -16,7 +16,10 @@ import (
 	"github.com/ordoplane/ordo/cmd/agent"
 	"github.com/ordoplane/ordo/commands/httpapi"
 	"github.com/ordoplane/ordo/projections"
+	"github.com/ordoplane/ordo/projections/keyring"
+	"github.com/ordoplane/ordo/projections/launcher"
 	"github.com/ordoplane/ordo/projections/namespaces"
+	"github.com/ordoplane/ordo/projections/servers"
 	"github.com/ordoplane/ordo/storage/archive"
 )
 
@@ -58,9 +61,16 @@ func startAgent(t testing.TB) *devAgent {
 		}
 	})
 	d := &devAgent{Agent: a, base: "http://" + a.HTTPAddr(), client: client}
-	d.waitFor(t, "default namespace", func(v projections.View) bool {
-		_, err := namespaces.Get(v, namespaces.Default)
-		return err == nil && a.Node().IsLeader()
+	// The leader's start-up writes (its server, the launcher component,
+	// the first root key, the default namespace) land in any order: wait
+	// for all of them, so a test counting the log's events counts its own.
+	d.waitFor(t, "the leader's start-up writes", func(v projections.View) bool {
+		_, nsErr := namespaces.Get(v, namespaces.Default)
+		_, keyErr := keyring.Active(v)
+		comps, compErr := launcher.Components(v, "launcher")
+		srvs, srvErr := servers.List(v)
+		return nsErr == nil && keyErr == nil && compErr == nil && len(comps) > 0 && srvErr == nil && len(srvs) > 0 &&
+			a.Node().IsLeader()
 	})
 	return d
 }
