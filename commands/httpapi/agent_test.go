@@ -16,10 +16,6 @@ import (
 	"github.com/ordoplane/ordo/cmd/agent"
 	"github.com/ordoplane/ordo/commands/httpapi"
 	"github.com/ordoplane/ordo/projections"
-	"github.com/ordoplane/ordo/projections/keyring"
-	"github.com/ordoplane/ordo/projections/launcher"
-	"github.com/ordoplane/ordo/projections/namespaces"
-	"github.com/ordoplane/ordo/projections/servers"
 	"github.com/ordoplane/ordo/storage/archive"
 )
 
@@ -36,43 +32,10 @@ type devAgent struct {
 }
 
 // startAgent starts a dev agent and returns once it leads and has
-// bootstrapped (its servers and the default namespace are in the log).
+// bootstrapped (the leader's start-up writes are all in the log).
 func startAgent(t testing.TB) *devAgent {
 	t.Helper()
-	cfg := agent.DevConfig()
-	cfg.DataDir = t.TempDir()
-	cfg.HTTPAddr = "127.0.0.1:0"
-	cfg.RaftAddr = "127.0.0.1:0"
-	cfg.RaftTimeout = 100 * time.Millisecond
-	cfg.NoSync = true
-	// These tests seed evals by hand and watch tables the scheduler writes.
-	cfg.Scheduler.Disabled = true
-	cfg.Logger = discard
-	cfg.RaftLogOutput = io.Discard
-	a, err := agent.Start(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	client := &http.Client{Timeout: testTimeout}
-	t.Cleanup(func() {
-		client.CloseIdleConnections()
-		if err := a.Shutdown(); err != nil {
-			t.Errorf("shutdown: %v", err)
-		}
-	})
-	d := &devAgent{Agent: a, base: "http://" + a.HTTPAddr(), client: client}
-	// The leader's start-up writes (its server, the launcher component,
-	// the first root key, the default namespace) land in any order: wait
-	// for all of them, so a test counting the log's events counts its own.
-	d.waitFor(t, "the leader's start-up writes", func(v projections.View) bool {
-		_, nsErr := namespaces.Get(v, namespaces.Default)
-		_, keyErr := keyring.Active(v)
-		comps, compErr := launcher.Components(v, "launcher")
-		srvs, srvErr := servers.List(v)
-		return nsErr == nil && keyErr == nil && compErr == nil && len(comps) > 0 && srvErr == nil && len(srvs) > 0 &&
-			a.Node().IsLeader()
-	})
-	return d
+	return startAgentWith(t, func(*agent.Config) {})
 }
 
 // waitFor waits until cond holds on the state store, re-checking after

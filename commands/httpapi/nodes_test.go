@@ -11,9 +11,12 @@ import (
 	"github.com/ordoplane/ordo/cmd/agent"
 	"github.com/ordoplane/ordo/events"
 	"github.com/ordoplane/ordo/projections"
+	"github.com/ordoplane/ordo/projections/keyring"
+	"github.com/ordoplane/ordo/projections/launcher"
 	"github.com/ordoplane/ordo/projections/namespaces"
 	"github.com/ordoplane/ordo/projections/nodes"
 	pt "github.com/ordoplane/ordo/projections/projectionstest"
+	"github.com/ordoplane/ordo/projections/servers"
 )
 
 // startAgentWith starts a dev agent like startAgent, with tweak applied to
@@ -43,9 +46,16 @@ func startAgentWith(t testing.TB, tweak func(*agent.Config)) *devAgent {
 		}
 	})
 	d := &devAgent{Agent: a, base: "http://" + a.HTTPAddr(), client: client}
-	d.waitFor(t, "default namespace", func(v projections.View) bool {
-		_, err := namespaces.Get(v, namespaces.Default)
-		return err == nil && a.Node().IsLeader()
+	// The leader's start-up writes (its server, the launcher component,
+	// the first root key, the default namespace) land in any order: wait
+	// for all of them, so a test counting the log's events counts its own.
+	d.waitFor(t, "the leader's start-up writes", func(v projections.View) bool {
+		_, nsErr := namespaces.Get(v, namespaces.Default)
+		_, keyErr := keyring.Active(v)
+		comps, compErr := launcher.Components(v, "launcher")
+		srvs, srvErr := servers.List(v)
+		return nsErr == nil && keyErr == nil && compErr == nil && (len(comps) > 0 || cfg.Launcher.Disabled) &&
+			srvErr == nil && len(srvs) > 0 && a.Node().IsLeader()
 	})
 	return d
 }
