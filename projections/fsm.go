@@ -593,18 +593,24 @@ func (s *fsmSnapshot) Release() { s.snap.Close() }
 // state is skipped: the state store survives restarts and raft replays
 // only what follows. A restore voids a rebuild in progress; projections
 // the snapshot holds at another version are rebuilt before it returns
-// (with FSMConfig.AllowStale).
+// (with FSMConfig.AllowStale). An operator's restore (RestorePayload)
+// replaces the store the same way and records the payload's index as the
+// applied index: the saved state then stands at the raft index raft
+// installed it at.
 func (f *FSM) Restore(r io.Reader) error {
 	f.applyMu.Lock()
 	defer f.applyMu.Unlock()
 	br := bufio.NewReader(r)
 	hdr := make([]byte, len(snapshotMagic)+8)
-	if _, err := io.ReadFull(br, hdr); err != nil || string(hdr[:len(snapshotMagic)]) != snapshotMagic {
+	_, err := io.ReadFull(br, hdr)
+	magic := string(hdr[:len(snapshotMagic)])
+	if err != nil || magic != snapshotMagic && magic != restoreMagic {
 		return errors.New("restore: not an ordo FSM snapshot")
 	}
+	operator := magic == restoreMagic
 	index := binary.BigEndian.Uint64(hdr[len(snapshotMagic):])
 	if index <= f.applied.Load() {
-		f.log.Info("snapshot skipped: state is newer", "snapshot_index", index, "applied", f.applied.Load())
+		f.log.Info("snapshot skipped: state is newer", "snapshot_index", index, "applied", f.applied.Load(), "operator_restore", operator)
 		_, err := io.Copy(io.Discard, br)
 		return err
 	}
@@ -616,7 +622,17 @@ func (f *FSM) Restore(r io.Reader) error {
 	if err := f.store.Import(br, appliedKey); err != nil {
 		return fmt.Errorf("restore at %d: %w", index, err)
 	}
-	f.log.Info("restored snapshot", "index", index)
+	if operator {
+		w := f.store.WriteBatch()
+		if err := w.Set(appliedKey, kv.Uint64Value(index)); err != nil {
+			w.Close()
+			return fmt.Errorf("restore at %d: %w", index, err)
+		}
+		if err := w.Commit(true); err != nil {
+			return fmt.Errorf("restore at %d: %w", index, err)
+		}
+	}
+	f.log.Info("restored snapshot", "index", index, "operator_restore", operator)
 	if err := f.load(); err != nil {
 		return err
 	}

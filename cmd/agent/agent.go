@@ -62,6 +62,9 @@ type Agent struct {
 	local     localDriver    // the launcher's local driver (capacity.go)
 	mirror    *mirror.Mirror // the Kafka mirror, if configured (mirror.go)
 	kr        *agentKeyring  // the root keyring (keyring.go)
+	// sup runs the leader-only processors; a snapshot restore restarts
+	// them (snapshot.go).
+	sup *supervisor.Supervisor
 
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
@@ -209,7 +212,7 @@ func Start(cfg Config) (a *Agent, err error) {
 		Gatherer: a.reg, Registerer: a.reg, Logger: a.log, EnableDebug: cfg.Dev, JobPlanner: planJob,
 		// History tools: decision re-runs and history file exports.
 		Rescheduler: rerun.ForAPI(scratch, 2), Exporter: export.ForAPI(a.id, Version, scratch, time.Now),
-		Rebuilds: a.rebuilder, Mirror: mirrorAPIs, ACL: aclOpts,
+		Rebuilds: a.rebuilder, Mirror: mirrorAPIs, ACL: aclOpts, Snapshots: a.newSnapshots(),
 		Keyring: a.kr.api(a.cfg.Keyring.ServerToken), Encrypter: a.kr.keyring,
 		Self: httpapi.Self{ID: a.id, Name: a.cfg.Name, HTTPAddr: a.httpAddr, RaftAddr: a.node.Address(),
 			Dev: cfg.Dev, Version: Version, Config: a.cfg},
@@ -281,6 +284,7 @@ func Start(cfg Config) (a *Agent, err error) {
 		procs = append(procs, vw) // csi.go: releases CSI claims of stopped allocations
 	}
 	sup := supervisor.New(supervisor.Config{Logger: a.log, Registerer: a.reg}, procs...)
+	a.sup = sup
 	a.goroutine(func() {
 		if err := a.http.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			a.log.Error("http server stopped", "err", err)

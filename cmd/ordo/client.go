@@ -123,7 +123,12 @@ func (c *client) send(ctx context.Context, method, path string, query url.Values
 		target += "?" + query.Encode()
 	}
 	var body io.Reader
-	if in != nil {
+	contentType := "application/json"
+	switch v := in.(type) {
+	case nil:
+	case io.Reader: // sent as it is: a file being uploaded
+		body, contentType = v, "application/octet-stream"
+	default:
 		b, err := json.Marshal(in)
 		if err != nil {
 			return nil, fmt.Errorf("encode %s %s: %w", method, path, err)
@@ -140,7 +145,7 @@ func (c *client) send(ctx context.Context, method, path string, query url.Values
 		req.Header.Set("X-Nomad-Token", c.token)
 	}
 	if in != nil {
-		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Content-Type", contentType)
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {

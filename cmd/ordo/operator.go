@@ -39,6 +39,7 @@ func newOperatorCommand(g *globals) *cobra.Command {
 	cmd.AddCommand(newMirrorCommand(g))          // mirror.go
 	cmd.AddCommand(newRootKeyCommand(g))         // keyring.go: root keyring list|rotate|remove
 	cmd.AddCommand(newOperatorHistoryCommand(g)) // operator_history.go
+	cmd.AddCommand(newSnapshotCommand(g))        // snapshot.go: save, restore, inspect
 	return cmd
 }
 

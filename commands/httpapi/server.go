@@ -101,6 +101,9 @@ type Config struct {
 	Keyring *KeyringOptions
 	// ACL turns on ACL enforcement (acl.go, authz.go); nil: ACLs disabled.
 	ACL *ACLOptions
+	// Snapshots saves and restores the whole state
+	// (/v1/operator/snapshot, snapshot.go); nil answers 501 there.
+	Snapshots Snapshots
 	// Encrypter seals and opens variable items (variables.go) with the
 	// keyring's active root key; nil answers 503 on the variable endpoints.
 	Encrypter variables.Encrypter
@@ -190,6 +193,9 @@ func (s *Server) routes() {
 	s.eventSchemaRoutes() // eventschema.go: the JSON Schemas of event types
 	// History files and decision re-runs (export.go, debug.go), from this server's archive.
 	s.handle("GET /v1/operator/log/export", s.exportLog)
+	s.handle("GET /v1/operator/snapshot", s.leader(s.saveSnapshot)) // snapshot.go
+	s.handle("PUT /v1/operator/snapshot", s.leader(s.restoreSnapshot))
+	s.handle("POST /v1/operator/snapshot", s.leader(s.restoreSnapshot))
 	s.handle("GET /v1/debug/reschedule/{eval_id}", s.debugReschedule)
 	s.projectionRoutes() // projections.go: rebuild, verify, list (local to this server)
 	s.mirrorRoutes()     // mirror.go: the Kafka mirror's status and verify (on the leader)

@@ -25,6 +25,8 @@ type Supervisor struct {
 	backoff time.Duration
 	leader  prometheus.Gauge
 	reg     prometheus.Registerer
+	// restart carries Restart's requests to Run.
+	restart chan struct{}
 }
 
 // Config configures a Supervisor.
@@ -45,7 +47,7 @@ func New(cfg Config, procs ...Processor) *Supervisor {
 	if cfg.RestartBackoff <= 0 {
 		cfg.RestartBackoff = time.Second
 	}
-	s := &Supervisor{procs: procs, log: cfg.Logger, backoff: cfg.RestartBackoff, reg: cfg.Registerer,
+	s := &Supervisor{procs: procs, log: cfg.Logger, backoff: cfg.RestartBackoff, reg: cfg.Registerer, restart: make(chan struct{}, 1),
 		leader: prometheus.NewGauge(prometheus.GaugeOpts{Name: "ordo_raft_leader", Help: "1 while this server is the raft leader."})}
 	if cfg.Registerer != nil {
 		cfg.Registerer.MustRegister(s.leader)
@@ -68,8 +70,18 @@ func (s *Supervisor) Run(ctx context.Context, changes <-chan bool) error {
 				stop()
 			}
 			return nil
+		case <-s.restart:
+			if stop != nil {
+				s.log.Info("restarting processors: the state they started from was replaced", "processors", len(s.procs))
+				stop()
+				stop = s.start(ctx)
+			}
 		case leading := <-changes:
 			if leading && stop == nil {
+				select {
+				case <-s.restart: // moot: they start from the state as it is now
+				default:
+				}
 				s.log.Info("leadership gained: starting processors", "processors", len(s.procs))
 				s.leader.Set(1)
 				stop = s.start(ctx)
@@ -80,6 +92,17 @@ func (s *Supervisor) Run(ctx context.Context, changes <-chan bool) error {
 				stop = nil
 			}
 		}
+	}
+}
+
+// Restart stops the running processors and starts them again, so that
+// they rebuild what they hold in memory from the state as it is now (a
+// snapshot restore replaced it); it does nothing while this server does
+// not lead. It returns at once; Run restarts them.
+func (s *Supervisor) Restart() {
+	select {
+	case s.restart <- struct{}{}:
+	default: // one is pending already
 	}
 }
 

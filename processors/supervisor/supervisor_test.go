@@ -111,3 +111,32 @@ func waitGoroutines(t *testing.T, before int) {
 		runtime.Gosched()
 	}
 }
+
+func TestRestartRestartsRunningProcessorsOnly(t *testing.T) {
+	p := newProbe()
+	s := New(Config{Logger: quiet()}, p)
+	changes := make(chan bool)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error)
+	go func() { done <- s.Run(ctx, changes) }()
+
+	s.Restart() // not leading: nothing runs, nothing starts
+	changes <- true
+	recv(t, p.started, "start on leadership")
+	if n := p.runs.Load(); n != 1 {
+		t.Fatalf("a restart asked before leadership started the processor %d times", n)
+	}
+	s.Restart()
+	recv(t, p.stopped, "stop for the restart")
+	recv(t, p.started, "start again after the restart")
+	if n := p.runs.Load(); n != 2 {
+		t.Fatalf("processor ran %d times, want 2 (once, then once after the restart)", n)
+	}
+	changes <- false
+	recv(t, p.stopped, "stop on leadership loss")
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}

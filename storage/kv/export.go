@@ -19,28 +19,52 @@ const maxExportField = 256 << 20
 
 // Export writes every key of r to w as a stream Import reads back.
 func Export(r Reader, w io.Writer) error {
-	bw := bufio.NewWriterSize(w, 1<<20)
-	if _, err := bw.WriteString(exportMagic); err != nil {
+	ew, err := NewExportWriter(w)
+	if err != nil {
 		return err
 	}
-	var hdr [2 * binary.MaxVarintLen64]byte
-	err := r.Scan(nil, nil, false, func(k, v []byte) error {
-		n := binary.PutUvarint(hdr[:], uint64(len(k)))
-		n += binary.PutUvarint(hdr[n:], uint64(len(v)))
-		if _, err := bw.Write(hdr[:n]); err != nil {
-			return err
-		}
-		if _, err := bw.Write(k); err != nil {
-			return err
-		}
-		_, err := bw.Write(v)
-		return err
-	})
-	if err != nil {
+	if err := r.Scan(nil, nil, false, ew.Set); err != nil {
 		return fmt.Errorf("export: %w", err)
 	}
-	return bw.Flush()
+	return ew.Close()
 }
+
+// ExportWriter writes an export stream (the one Export writes and Import
+// reads back) key by key, for a caller that has the keys from elsewhere
+// than a Reader: a snapshot file being restored.
+type ExportWriter struct {
+	bw  *bufio.Writer
+	hdr [2 * binary.MaxVarintLen64]byte
+}
+
+// NewExportWriter writes the stream's magic to w.
+func NewExportWriter(w io.Writer) (*ExportWriter, error) {
+	ew := &ExportWriter{bw: bufio.NewWriterSize(w, 1<<20)}
+	if _, err := ew.bw.WriteString(exportMagic); err != nil {
+		return nil, err
+	}
+	return ew, nil
+}
+
+// Set writes one key and its value; Import takes them in any order.
+func (ew *ExportWriter) Set(k, v []byte) error {
+	if len(k) > maxExportField || len(v) > maxExportField {
+		return fmt.Errorf("export: a key of %d bytes and a value of %d: more than %d", len(k), len(v), maxExportField)
+	}
+	n := binary.PutUvarint(ew.hdr[:], uint64(len(k)))
+	n += binary.PutUvarint(ew.hdr[n:], uint64(len(v)))
+	if _, err := ew.bw.Write(ew.hdr[:n]); err != nil {
+		return err
+	}
+	if _, err := ew.bw.Write(k); err != nil {
+		return err
+	}
+	_, err := ew.bw.Write(v)
+	return err
+}
+
+// Close flushes the stream; it does not close the underlying writer.
+func (ew *ExportWriter) Close() error { return ew.bw.Flush() }
 
 // Import replaces every key of the store with the stream r, written by
 // Export, and makes the result durable. The keys listed in last are written

@@ -116,6 +116,7 @@ type Node struct {
 	raft      *raft.Raft
 	store     *raftstore.Store
 	transport *raft.NetworkTransport
+	snaps     raft.SnapshotStore
 	leaderCh  chan bool
 	metrics   *metrics
 	// shutdown closes when Shutdown starts.
@@ -175,7 +176,7 @@ func Open(cfg Config, app Applier) (*Node, error) {
 	}
 	cfg.Advertise = string(trans.LocalAddr())
 
-	n.transport = trans
+	n.transport, n.snaps = trans, snaps
 	n.cfg.Advertise = cfg.Advertise
 	rc := raft.DefaultConfig()
 	rc.LocalID = raft.ServerID(cfg.ID)

@@ -1,0 +1,60 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/ordoplane/ordo/commands"
+	"github.com/ordoplane/ordo/commands/httpapi"
+	"github.com/ordoplane/ordo/history/backup"
+	"github.com/ordoplane/ordo/storage/kv"
+	"github.com/ordoplane/ordo/storage/raftlog"
+)
+
+// snapshots serves the operator's snapshot save and restore
+// (httpapi.Snapshots) through history/backup: a restore installs the
+// file through raft and then restarts this server's leader-only
+// processors, so they start again from the restored state.
+type snapshots struct {
+	a        *Agent
+	restorer *backup.Restorer
+}
+
+var _ httpapi.Snapshots = (*snapshots)(nil)
+
+// newSnapshots returns the agent's snapshot endpoints; a restore writes
+// its payload in the data directory's scratch directory.
+func (a *Agent) newSnapshots() *snapshots {
+	s := &snapshots{a: a}
+	s.restorer = backup.NewRestorer(backup.RestoreConfig{Node: a.node, Dir: filepath.Join(a.cfg.DataDir, "scratch"),
+		Logger: a.log, Registerer: a.reg, Restored: func() {
+			if a.sup != nil {
+				a.sup.Restart()
+			}
+		}})
+	return s
+}
+
+func (s *snapshots) Save(w io.Writer, src kv.Reader) error {
+	_, err := backup.Save(w, src, backup.SaveOptions{Server: s.a.id, Version: Version,
+		Projections: s.a.fsm.Projections(), Now: time.Now})
+	return err
+}
+
+func (s *snapshots) Restore(ctx context.Context, body io.Reader) (any, error) {
+	res, err := s.restorer.Restore(ctx, body)
+	switch {
+	case errors.Is(err, backup.ErrInvalid):
+		return nil, commands.Invalid("snapshot", "%s", strings.TrimPrefix(err.Error(), backup.ErrInvalid.Error()+": "))
+	case errors.Is(err, raftlog.ErrNotLeader):
+		return nil, fmt.Errorf("%w: %v", commands.ErrNoLeader, err)
+	case err != nil:
+		return nil, err
+	}
+	return res, nil
+}

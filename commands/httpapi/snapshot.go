@@ -1,0 +1,78 @@
+package httpapi
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+
+	"github.com/ordoplane/ordo/projections"
+	"github.com/ordoplane/ordo/storage/kv"
+)
+
+// errNoSnapshots answers the snapshot endpoints on a server built without
+// them.
+var errNoSnapshots = errors.New("ordo: this server does not save or restore snapshots")
+
+// Snapshots saves and restores the cluster's whole state (Config.Snapshots:
+// history/backup, wired by the agent).
+type Snapshots interface {
+	// Save writes the state src holds (a consistent snapshot of the
+	// state store) to w as a snapshot file.
+	Save(w io.Writer, src kv.Reader) error
+	// Restore checks the snapshot file read from body whole and installs
+	// it on the cluster; it answers what it installed. A file refused for
+	// what it holds is a *commands.ValidationError (400), and nothing is
+	// installed.
+	Restore(ctx context.Context, body io.Reader) (any, error)
+}
+
+// saveSnapshot serves GET /v1/operator/snapshot: the leader's whole
+// state (any server's with ?stale) streamed as a snapshot file, at the
+// applied index X-Nomad-Index names. An error while streaming aborts the
+// response, so the file ends without its trailer and a restore refuses it.
+func (s *Server) saveSnapshot(w http.ResponseWriter, r *http.Request) {
+	if s.cfg.Snapshots == nil {
+		writeJSON(w, http.StatusNotImplemented, errorBody{Error: errNoSnapshots.Error(), Status: http.StatusNotImplemented})
+		return
+	}
+	snap := s.cfg.FSM.Store().Snapshot()
+	defer snap.Close()
+	index, err := projections.NewView(snap).AppliedIndex()
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	lw := &lazyWriter{w: w, start: func() {
+		h := w.Header()
+		h.Set("Content-Type", "application/octet-stream")
+		h.Set("Content-Disposition", fmt.Sprintf("attachment; filename=\"ordo-%d.snap\"", index))
+		setIndex(w, index)
+	}}
+	if err := s.cfg.Snapshots.Save(lw, snap); err != nil {
+		if !lw.started {
+			writeError(w, err)
+			return
+		}
+		s.cfg.Logger.Warn("snapshot save aborted mid-stream", "index", index, "err", err)
+		panic(http.ErrAbortHandler)
+	}
+}
+
+// restoreSnapshot serves PUT /v1/operator/snapshot on the leader: the
+// body is a snapshot file, installed as the whole state of the cluster.
+// The body has no size limit (a state store's size); it is checked whole
+// before anything is installed.
+func (s *Server) restoreSnapshot(w http.ResponseWriter, r *http.Request) {
+	if s.cfg.Snapshots == nil {
+		writeJSON(w, http.StatusNotImplemented, errorBody{Error: errNoSnapshots.Error(), Status: http.StatusNotImplemented})
+		return
+	}
+	out, err := s.cfg.Snapshots.Restore(r.Context(), r.Body)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, out)
+}

@@ -1,0 +1,178 @@
+package backup
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/ordoplane/ordo/projections"
+	"github.com/ordoplane/ordo/storage/raftlog"
+	"github.com/ordoplane/ordo/storage/snapshots"
+)
+
+// ErrInvalid is wrapped by the error of a restore refused for its file:
+// not a snapshot file, damaged, truncated, or of a format this ordo does
+// not read. Nothing was installed.
+var ErrInvalid = errors.New("ordo: invalid snapshot file")
+
+// RestoreConfig configures a Restorer.
+type RestoreConfig struct {
+	// Node is the server's raft node; a restore runs on the leader only.
+	Node *raftlog.Node
+	// Dir is where a restore writes the payload it hands raft, removed
+	// once installed (a server's scratch directory).
+	Dir string
+	// Restored, when set, is called once a restore is installed, before
+	// Restore returns: the agent restarts its leader-only processors
+	// there, so they start again from the restored state.
+	Restored func()
+	// Logger; default slog.Default().
+	Logger *slog.Logger
+	// Registerer receives the restore metrics; nil registers none.
+	Registerer prometheus.Registerer
+}
+
+// Result is what a restore installed.
+type Result struct {
+	// Index is the raft index the saved state now stands at.
+	Index uint64
+	// SnapshotIndex is the index the state was saved at, ClusterID the
+	// cluster it was saved from.
+	SnapshotIndex uint64
+	ClusterID     string
+	// Rows and Bytes are the file's rows and size, Checksum its SHA-256.
+	Rows     uint64
+	Bytes    int64
+	Checksum string
+}
+
+// Restorer restores snapshot files into the cluster, one at a time.
+type Restorer struct {
+	cfg     RestoreConfig
+	mu      sync.Mutex // one restore at a time
+	total   *prometheus.CounterVec
+	seconds prometheus.Histogram
+}
+
+// NewRestorer returns a Restorer.
+func NewRestorer(cfg RestoreConfig) *Restorer {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	r := &Restorer{cfg: cfg,
+		total: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "ordo_snapshot_restores_total",
+			Help: "Operator snapshot restores by result: installed, invalid (the file was refused) or failed."}, []string{"result"}),
+		seconds: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "ordo_snapshot_restore_seconds",
+			Help: "Time an installed snapshot restore took, the file's upload and check included.", Buckets: prometheus.ExponentialBuckets(0.01, 4, 10)}),
+	}
+	if cfg.Registerer != nil {
+		cfg.Registerer.MustRegister(r.total, r.seconds)
+	}
+	return r
+}
+
+// Restore reads a snapshot file from body, checks it whole and installs
+// it on the cluster (see the package doc). A file refused for what it
+// holds returns an error wrapping ErrInvalid, and nothing is installed.
+func (r *Restorer) Restore(ctx context.Context, body io.Reader) (Result, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	start := time.Now()
+	res, err := r.restore(ctx, body)
+	switch {
+	case errors.Is(err, ErrInvalid):
+		r.total.WithLabelValues("invalid").Inc()
+		r.cfg.Logger.Warn("snapshot restore refused: invalid file", "err", err)
+	case err != nil:
+		r.total.WithLabelValues("failed").Inc()
+		r.cfg.Logger.Error("snapshot restore failed", "err", err, "index", res.Index)
+	default:
+		r.total.WithLabelValues("installed").Inc()
+		r.seconds.Observe(time.Since(start).Seconds())
+		r.cfg.Logger.Warn("snapshot restored: the cluster's state was replaced", "index", res.Index,
+			"snapshot_index", res.SnapshotIndex, "snapshot_cluster", res.ClusterID, "rows", res.Rows, "sha256", res.Checksum)
+	}
+	return res, err
+}
+
+func (r *Restorer) restore(ctx context.Context, body io.Reader) (Result, error) {
+	if !r.cfg.Node.IsLeader() {
+		return Result{}, raftlog.ErrNotLeader
+	}
+	if err := os.MkdirAll(r.cfg.Dir, 0o755); err != nil {
+		return Result{}, fmt.Errorf("restore: %w", err)
+	}
+	f, err := os.CreateTemp(r.cfg.Dir, "restore-*.payload")
+	if err != nil {
+		return Result{}, fmt.Errorf("restore: %w", err)
+	}
+	defer os.Remove(f.Name())
+	defer f.Close()
+	size, sum, err := writePayload(f, body)
+	if err != nil {
+		return Result{}, err
+	}
+	res := Result{SnapshotIndex: sum.Header.Index, ClusterID: sum.Header.ClusterID, Rows: sum.Rows, Bytes: sum.Bytes, Checksum: sum.Checksum}
+	res.Index, err = r.cfg.Node.Restore(ctx, f, size, func(index uint64) error {
+		if err := projections.SetRestoreIndex(f, index); err != nil {
+			return err
+		}
+		return f.Sync()
+	})
+	if res.Index != 0 && r.cfg.Restored != nil {
+		r.cfg.Restored() // installed, even if at another index than asked
+	}
+	return res, err
+}
+
+// writePayload reads the snapshot file in body into the raft payload f
+// and returns the payload's size and the file's summary; a file that does
+// not check out whole returns an error wrapping ErrInvalid.
+func writePayload(f *os.File, body io.Reader) (int64, snapshots.Summary, error) {
+	p, err := projections.NewRestorePayload(f)
+	if err != nil {
+		return 0, snapshots.Summary{}, fmt.Errorf("restore: %w", err)
+	}
+	var writeErr error
+	sum, err := snapshots.Verify(body, func(k, v []byte) error {
+		if writeErr = p.Set(k, v); writeErr != nil {
+			return writeErr
+		}
+		return nil
+	})
+	switch {
+	case writeErr != nil:
+		return 0, sum, fmt.Errorf("restore: write payload: %w", writeErr)
+	case err != nil && isFormat(err):
+		return 0, sum, fmt.Errorf("%w: %w", ErrInvalid, err)
+	case err != nil:
+		return 0, sum, fmt.Errorf("restore: read the file: %w", err)
+	case sum.Rows == 0:
+		return 0, sum, fmt.Errorf("%w: it holds no rows", ErrInvalid)
+	}
+	if err := p.Close(); err != nil {
+		return 0, sum, fmt.Errorf("restore: write payload: %w", err)
+	}
+	size, err := f.Seek(0, io.SeekCurrent)
+	if err != nil {
+		return 0, sum, fmt.Errorf("restore: %w", err)
+	}
+	return size, sum, nil
+}
+
+// isFormat reports an error about the file's content, not its transport.
+func isFormat(err error) bool {
+	for _, e := range []error{snapshots.ErrMagic, snapshots.ErrVersion, snapshots.ErrTruncated, snapshots.ErrCorrupt, snapshots.ErrChecksum} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
+}
