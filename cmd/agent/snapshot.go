@@ -11,6 +11,8 @@ import (
 
 	"github.com/ordoplane/ordo/commands"
 	"github.com/ordoplane/ordo/commands/httpapi"
+	"github.com/ordoplane/ordo/commands/server"
+	"github.com/ordoplane/ordo/events"
 	"github.com/ordoplane/ordo/history/backup"
 	"github.com/ordoplane/ordo/storage/kv"
 	"github.com/ordoplane/ordo/storage/raftlog"
@@ -46,7 +48,7 @@ func (s *snapshots) Save(w io.Writer, src kv.Reader) error {
 	return err
 }
 
-func (s *snapshots) Restore(ctx context.Context, body io.Reader) (any, error) {
+func (s *snapshots) Restore(ctx context.Context, req commands.Request, body io.Reader) (any, error) {
 	res, err := s.restorer.Restore(ctx, body)
 	switch {
 	case errors.Is(err, backup.ErrInvalid):
@@ -56,5 +58,23 @@ func (s *snapshots) Restore(ctx context.Context, body io.Reader) (any, error) {
 	case err != nil:
 		return nil, err
 	}
-	return res, nil
+	// The archive records the restore, and who asked for it.
+	rec := server.RecordRestore{Restore: events.SnapshotRestored{Server: s.a.id, Index: res.Index,
+		SnapshotIndex: res.SnapshotIndex, ClusterID: res.ClusterID, SavedBy: res.SavedBy, SavedAt: res.SavedAt,
+		Rows: res.Rows, Checksum: res.Checksum}}
+	out := restored{Result: res}
+	if o, err := s.a.pipeline.Run(ctx, "server.snapshot_restored", req, rec); err != nil {
+		s.a.log.Error("snapshot restored, but recording it in the log failed", "index", res.Index, "err", err)
+	} else {
+		out.RecordedAt = o.Index
+	}
+	return out, nil
+}
+
+// restored is the answer of a restore: what was installed, and the index
+// of the SnapshotRestored event that records it (0: recording it failed;
+// the agent's log says why).
+type restored struct {
+	backup.Result
+	RecordedAt uint64
 }

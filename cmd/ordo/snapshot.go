@@ -26,6 +26,8 @@ type snapshotRestored struct {
 	Rows                 uint64
 	Bytes                int64
 	Checksum             string
+	// RecordedAt is the index of the SnapshotRestored event recording it.
+	RecordedAt uint64
 }
 
 func newSnapshotCommand(g *globals) *cobra.Command {
@@ -140,6 +142,11 @@ in the archive. Restoring needs a management token when ACLs are on.`,
 			fmt.Fprintf(out, "Restored the state of cluster %s saved at index %d (%d rows, SHA-256 %s)\n",
 				res.ClusterID, res.SnapshotIndex, res.Rows, res.Checksum)
 			fmt.Fprintf(out, "The cluster now stands at index %d\n", res.Index)
+			if res.RecordedAt != 0 {
+				fmt.Fprintf(out, "Recorded in the log at index %d (ordo history server <leader>)\n", res.RecordedAt)
+			} else {
+				fmt.Fprintln(out, "Warning: the restore is not recorded in the log (see the leader's log output)")
+			}
 			if res.Checksum != sum.Checksum {
 				return fmt.Errorf("restore snapshot: the server read SHA-256 %s, the file is %s", res.Checksum, sum.Checksum)
 			}

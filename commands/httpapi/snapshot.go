@@ -7,6 +7,8 @@ import (
 	"io"
 	"net/http"
 
+	"github.com/ordoplane/ordo/commands"
+
 	"github.com/ordoplane/ordo/projections"
 	"github.com/ordoplane/ordo/storage/kv"
 )
@@ -22,10 +24,10 @@ type Snapshots interface {
 	// state store) to w as a snapshot file.
 	Save(w io.Writer, src kv.Reader) error
 	// Restore checks the snapshot file read from body whole and installs
-	// it on the cluster; it answers what it installed. A file refused for
-	// what it holds is a *commands.ValidationError (400), and nothing is
-	// installed.
-	Restore(ctx context.Context, body io.Reader) (any, error)
+	// it on the cluster, for req's actor; it answers what it installed. A
+	// file refused for what it holds is a *commands.ValidationError (400),
+	// and nothing is installed.
+	Restore(ctx context.Context, req commands.Request, body io.Reader) (any, error)
 }
 
 // saveSnapshot serves GET /v1/operator/snapshot: the leader's whole
@@ -69,7 +71,7 @@ func (s *Server) restoreSnapshot(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusNotImplemented, errorBody{Error: errNoSnapshots.Error(), Status: http.StatusNotImplemented})
 		return
 	}
-	out, err := s.cfg.Snapshots.Restore(r.Context(), r.Body)
+	out, err := s.cfg.Snapshots.Restore(r.Context(), request(r), r.Body)
 	if err != nil {
 		writeError(w, err)
 		return

@@ -21,8 +21,11 @@ func Samples() map[string]events.Payload {
 		"NamespaceDeleted": &events.NamespaceDeleted{Name: "payments"},
 		"ServerRegistered": &events.ServerRegistered{ID: "server-1", RaftAddr: "10.0.0.1:4647", HTTPAddr: "10.0.0.1:4646"},
 		"ServerRemoved":    &events.ServerRemoved{ID: "server-1"},
-		"JobRegistered":    &events.JobRegistered{Job: SampleJob()},
-		"JobDeregistered":  &events.JobDeregistered{Namespace: "payments", ID: "web", Purge: true, NoShutdownDelay: true},
+		"SnapshotRestored": &events.SnapshotRestored{Server: "server-1", Index: 52310, SnapshotIndex: 48213,
+			ClusterID: "2TzMWxJ0cVVR4x3Q3b7W0qUKn0T", SavedBy: "server-2", SavedAt: 1764597720000000000, Rows: 1204331,
+			Checksum: "4b380894aa70617d4876543fc806fb1cc96d7e8813af138df8d04cbf458796a8"},
+		"JobRegistered":   &events.JobRegistered{Job: SampleJob()},
+		"JobDeregistered": &events.JobDeregistered{Namespace: "payments", ID: "web", Purge: true, NoShutdownDelay: true},
 	}
 	maps.Copy(out, nodeSamples())
 	maps.Copy(out, schedSamples())

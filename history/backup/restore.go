@@ -47,6 +47,10 @@ type Result struct {
 	// cluster it was saved from.
 	SnapshotIndex uint64
 	ClusterID     string
+	// SavedBy is the server that saved it, SavedAt when (Unix
+	// nanoseconds, 0 when the file does not say).
+	SavedBy string
+	SavedAt int64
 	// Rows and Bytes are the file's rows and size, Checksum its SHA-256.
 	Rows     uint64
 	Bytes    int64
@@ -119,7 +123,11 @@ func (r *Restorer) restore(ctx context.Context, body io.Reader) (Result, error) 
 	if err != nil {
 		return Result{}, err
 	}
-	res := Result{SnapshotIndex: sum.Header.Index, ClusterID: sum.Header.ClusterID, Rows: sum.Rows, Bytes: sum.Bytes, Checksum: sum.Checksum}
+	h := sum.Header
+	res := Result{SnapshotIndex: h.Index, ClusterID: h.ClusterID, SavedBy: h.Server, Rows: sum.Rows, Bytes: sum.Bytes, Checksum: sum.Checksum}
+	if !h.Created.IsZero() {
+		res.SavedAt = h.Created.UnixNano()
+	}
 	res.Index, err = r.cfg.Node.Restore(ctx, f, size, func(index uint64) error {
 		if err := projections.SetRestoreIndex(f, index); err != nil {
 			return err

@@ -128,6 +128,34 @@ func sameAsFile(t *testing.T, s *testagent.Server, file []byte, restored uint64)
 	}
 }
 
+// restoreRecord returns the SnapshotRestored event archived at index.
+func restoreRecord(t *testing.T, r kv.Reader, index uint64) *events.SnapshotRestored {
+	t.Helper()
+	var rec *events.SnapshotRestored
+	archive.Scan(r, index, index, func(_ uint64, _ uint32, data []byte) error {
+		ev, err := events.DecodeEvent(data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := events.Decode(ev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec, _ = p.(*events.SnapshotRestored)
+		return nil
+	})
+	if rec == nil {
+		t.Fatalf("no SnapshotRestored event at index %d", index)
+	}
+	return rec
+}
+
+// checksum is a file's SHA-256 as a snapshot Reader reports it.
+func checksum(file []byte) string {
+	sum, _ := snapshots.Verify(bytes.NewReader(file), nil)
+	return sum.Checksum
+}
+
 func namespaceNames(t *testing.T, r kv.Reader) map[string]bool {
 	t.Helper()
 	out := map[string]bool{}
@@ -169,11 +197,11 @@ func TestOperatorRestoreAcrossCluster(t *testing.T) {
 	if status != http.StatusOK {
 		t.Fatalf("restore: %d %s", status, body)
 	}
-	var res struct{ Index, SnapshotIndex uint64 }
+	var res struct{ Index, SnapshotIndex, RecordedAt uint64 }
 	if err := json.Unmarshal(body, &res); err != nil {
 		t.Fatal(err)
 	}
-	if res.SnapshotIndex != h.Index || res.Index <= h.Index {
+	if res.SnapshotIndex != h.Index || res.Index <= h.Index || res.RecordedAt <= res.Index {
 		t.Fatalf("restore answered %s for a file saved at %d", body, h.Index)
 	}
 	for _, s := range []*testagent.Server{l, fs[0]} {
@@ -181,6 +209,11 @@ func TestOperatorRestoreAcrossCluster(t *testing.T) {
 		sameAsFile(t, s, file, res.Index)
 		if names := namespaceNames(t, s.A.Store()); names["lost-00"] || !names["saved-00"] {
 			t.Fatalf("%s after the restore holds namespaces %v", s.Name, names)
+		}
+		testagent.WaitFor(t, testagent.ServerTimeout, s.Name+" to apply the restore's record", func() bool { return s.A.FSM().Applied() >= res.RecordedAt })
+		rec := restoreRecord(t, s.A.Store(), res.RecordedAt)
+		if rec.Index != res.Index || rec.SnapshotIndex != h.Index || rec.Server != l.A.ID() || rec.Checksum != checksum(file) {
+			t.Fatalf("%s records the restore as %+v", s.Name, rec)
 		}
 	}
 

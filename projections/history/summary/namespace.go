@@ -21,6 +21,9 @@ func init() {
 	register("ServerRegistered", func(s *step, p events.Payload) string {
 		return serverRegistered(s, p.(*events.ServerRegistered))
 	})
+	register("SnapshotRestored", func(_ *step, p events.Payload) string {
+		return snapshotRestored(p.(*events.SnapshotRestored))
+	})
 	register("ServerRemoved", func(s *step, p events.Payload) string {
 		id := p.(*events.ServerRemoved).ID
 		if s.t.kind != events.KindServer {
@@ -74,4 +77,14 @@ func serverRegistered(s *step, p *events.ServerRegistered) string {
 		return "registered again: " + line
 	}
 	return "registered again, no change"
+}
+
+func snapshotRestored(p *events.SnapshotRestored) string {
+	from := "cluster " + p.ClusterID
+	if p.SavedBy != "" {
+		from += ", saved by " + p.SavedBy
+	}
+	return "restored the state saved at index " + strconv.FormatUint(p.SnapshotIndex, 10) + " (" + from +
+		"; " + strconv.FormatUint(p.Rows, 10) + " rows, SHA-256 " + p.Checksum + "), installed at index " +
+		strconv.FormatUint(p.Index, 10)
 }
