@@ -79,6 +79,20 @@ type atRequest struct {
 
 type atKey struct{}
 
+// refuseHistorical answers 400 to a historical request (at_index,
+// at_time) to an endpoint that only serves the current state, saying
+// why, and reports whether it did. Such an endpoint streams what it
+// reads from the store itself, so the guard on historical answers
+// (historicalWriter) would only cut its stream short.
+func refuseHistorical(w http.ResponseWriter, r *http.Request, why string) bool {
+	at, _ := r.Context().Value(atKey{}).(*atRequest)
+	if at == nil {
+		return false
+	}
+	writeError(w, commands.Invalid(at.field, "%s", why))
+	return true
+}
+
 // parseAt reads a request's at_index or at_time; nil when it has neither.
 // The errors name the parameter at fault.
 func parseAt(r *http.Request) (*atRequest, error) {

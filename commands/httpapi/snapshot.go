@@ -39,6 +39,9 @@ func (s *Server) saveSnapshot(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusNotImplemented, errorBody{Error: errNoSnapshots.Error(), Status: http.StatusNotImplemented})
 		return
 	}
+	if refuseHistorical(w, r, "a snapshot saves the current state, not a past one") {
+		return
+	}
 	snap := s.cfg.FSM.Store().Snapshot()
 	defer snap.Close()
 	index, err := projections.NewView(snap).AppliedIndex()
