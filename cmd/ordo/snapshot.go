@@ -58,6 +58,15 @@ then renamed. Saving needs a management token when ACLs are on.`,
 			if err != nil {
 				return err
 			}
+			// The file first: a path that cannot be written fails before
+			// the server streams anything.
+			path, tmp := args[0], args[0]+".partial"
+			f, err := os.Create(tmp)
+			if err != nil {
+				return fmt.Errorf("save snapshot: %w", err)
+			}
+			defer os.Remove(tmp) // a no-op once renamed
+			defer f.Close()
 			q := url.Values{}
 			if stale {
 				q.Set("stale", "true")
@@ -67,23 +76,16 @@ then renamed. Saving needs a management token when ACLs are on.`,
 				return fmt.Errorf("save snapshot: %w", err)
 			}
 			defer body.Close()
-			return saveSnapshot(cmd.OutOrStdout(), body, args[0])
+			return saveSnapshot(cmd.OutOrStdout(), body, f, path)
 		},
 	}
 	cmd.Flags().BoolVar(&stale, "stale", false, "let any server answer with its own state, even without a leader")
 	return cmd
 }
 
-// saveSnapshot writes a snapshot file to path through path.partial,
-// checks it and renames it into place.
-func saveSnapshot(out io.Writer, body io.Reader, path string) error {
-	tmp := path + ".partial"
-	f, err := os.Create(tmp)
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp) // a no-op once renamed
-	defer f.Close()
+// saveSnapshot downloads a snapshot file from body into f (path's
+// ".partial" file), checks it whole and renames it to path.
+func saveSnapshot(out io.Writer, body io.Reader, f *os.File, path string) error {
 	if _, err := io.Copy(f, body); err != nil {
 		return fmt.Errorf("save snapshot: download: %w", err)
 	}
@@ -97,7 +99,7 @@ func saveSnapshot(out io.Writer, body io.Reader, path string) error {
 	if err != nil {
 		return fmt.Errorf("save snapshot: the file received does not check out: %w", err)
 	}
-	if err := os.Rename(tmp, path); err != nil {
+	if err := os.Rename(f.Name(), path); err != nil {
 		return err
 	}
 	fmt.Fprintf(out, "Saved the state of cluster %s at index %d to %s\n", sum.Header.ClusterID, sum.Header.Index, path)
