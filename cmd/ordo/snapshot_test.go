@@ -4,14 +4,13 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"github.com/ordoplane/ordo/history/backup/backuptest"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
-
-	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/ordoplane/ordo/projections"
 	"github.com/ordoplane/ordo/storage/snapshots"
@@ -40,29 +39,6 @@ func applyNamespace(t *testing.T, addr, name string) {
 	if code, _, stderr := runCLI("namespace", "apply", "-address", addr, "-description", "made by the snapshot test", name); code != 0 {
 		t.Fatalf("namespace apply %s: %d %s", name, code, stderr)
 	}
-}
-
-// restoreCounts returns the server's ordo_snapshot_restores_total by result.
-func restoreCounts(t *testing.T, reg prometheus.Gatherer) map[string]float64 {
-	t.Helper()
-	mfs, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := map[string]float64{}
-	for _, mf := range mfs {
-		if mf.GetName() != "ordo_snapshot_restores_total" {
-			continue
-		}
-		for _, m := range mf.GetMetric() {
-			for _, l := range m.GetLabel() {
-				if l.GetName() == "result" {
-					out[l.GetValue()] = m.GetCounter().GetValue()
-				}
-			}
-		}
-	}
-	return out
 }
 
 // tableRows returns the Rows cell of table's line in inspect's table.
@@ -230,7 +206,7 @@ func TestSnapshotSaveInspectRestore(t *testing.T) {
 			t.Errorf("saved namespace %s not listed after the restore: %v", ns, after)
 		}
 	}
-	if c := restoreCounts(t, a.Registry()); c["installed"] != 1 || c["invalid"] != 0 {
+	if c := backuptest.RestoreCounts(t, a.Registry()); c["installed"] != 1 || c["invalid"] != 0 {
 		t.Errorf("restore counts %v after one restore", c)
 	}
 	// The cluster goes on writing past the restore.
@@ -261,7 +237,7 @@ func TestSnapshotSaveInspectRestore(t *testing.T) {
 		!strings.Contains(stderr, "does not check out") {
 		t.Errorf("restore of a damaged file: %d %q %q", code, stdout, stderr)
 	}
-	if c := restoreCounts(t, a.Registry()); c["installed"] != 1 || c["invalid"] != 0 || c["failed"] != 0 {
+	if c := backuptest.RestoreCounts(t, a.Registry()); c["installed"] != 1 || c["invalid"] != 0 || c["failed"] != 0 {
 		t.Errorf("restore counts %v: the damaged file reached the server", c)
 	}
 	if got := a.Node().Stats()["last_snapshot_index"]; got != lastSnap {

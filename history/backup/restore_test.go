@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"github.com/ordoplane/ordo/history/backup/backuptest"
 	"io"
 	"log/slog"
 	"os"
@@ -64,29 +65,6 @@ func startServer(t *testing.T, bootstrap bool) *server {
 		waitFor(t, 10*time.Second, "the node to lead", n.IsLeader)
 	}
 	return s
-}
-
-// counts returns ordo_snapshot_restores_total by result.
-func counts(t testing.TB, reg *prometheus.Registry) map[string]float64 {
-	t.Helper()
-	mfs, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := map[string]float64{}
-	for _, mf := range mfs {
-		if mf.GetName() != "ordo_snapshot_restores_total" {
-			continue
-		}
-		for _, m := range mf.GetMetric() {
-			for _, l := range m.GetLabel() {
-				if l.GetName() == "result" {
-					out[l.GetValue()] = m.GetCounter().GetValue()
-				}
-			}
-		}
-	}
-	return out
 }
 
 func namespaceNames(t testing.TB, r kv.Reader) map[string]bool {
@@ -170,7 +148,7 @@ func TestRestorerInstalls(t *testing.T) {
 	if left, err := os.ReadDir(dir); err != nil || len(left) != 0 {
 		t.Errorf("the scratch directory holds %v (%v)", left, err)
 	}
-	if c := counts(t, reg); c["installed"] != 1 || c["invalid"] != 0 || c["failed"] != 0 {
+	if c := backuptest.RestoreCounts(t, reg); c["installed"] != 1 || c["invalid"] != 0 || c["failed"] != 0 {
 		t.Errorf("restore counts %v", c)
 	}
 
@@ -200,7 +178,7 @@ func TestRestorerInstalls(t *testing.T) {
 	if left, err := os.ReadDir(dir); err != nil || len(left) != 0 {
 		t.Errorf("a refused restore left %v in the scratch directory (%v)", left, err)
 	}
-	if c := counts(t, reg); c["installed"] != 1 || c["invalid"] != 1 || c["failed"] != 0 {
+	if c := backuptest.RestoreCounts(t, reg); c["installed"] != 1 || c["invalid"] != 1 || c["failed"] != 0 {
 		t.Errorf("restore counts %v", c)
 	}
 }

@@ -14,7 +14,6 @@ import (
 	"testing"
 
 	"github.com/ordoplane/ordo/projections"
-	"github.com/ordoplane/ordo/projections/namespaces"
 	"github.com/ordoplane/ordo/storage/kv"
 	"github.com/ordoplane/ordo/storage/snapshots"
 	"github.com/ordoplane/ordo/test/testagent"
@@ -158,15 +157,11 @@ func checksum(file []byte) string {
 
 func namespaceNames(t *testing.T, r kv.Reader) map[string]bool {
 	t.Helper()
-	out := map[string]bool{}
-	err := projections.NewView(r).Scan(namespaces.Table, "", false, func(key string, _ projections.Row) error {
-		out[key] = true
-		return nil
-	})
+	names, err := testagent.StoreNamespaces(r)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return out
+	return names
 }
 
 // TestOperatorRestoreAcrossCluster saves a three-server cluster's state
