@@ -2,7 +2,9 @@ package projections
 
 import (
 	"bytes"
+	"context"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -14,7 +16,9 @@ import (
 // lanes replays the archive into several projections at once: one
 // goroutine reads and decodes the archive, and each lane (one projection,
 // with its own writer and batches) applies it on its own goroutine, so a
-// rebuild of several projections uses every core. It relies on each
+// rebuild of several projections uses every core. A CPU profile tells
+// them apart by the label lane=<projection> (lane=archive for the
+// reader): `go tool pprof -tags`. It relies on each
 // projection reading only its own tables, which each lane's shadowWriter
 // enforces; the events are shared and only read.
 type lanes struct {
@@ -47,7 +51,8 @@ func newLanes(store *kv.Store, empty bool, projs []Projection, check func() erro
 		}
 		fw := newFreshWriter(store, empty, freshRowsLimit/len(projs)) // the lanes share the bound
 		sw := &shadowWriter{w: fw, owned: owned}
-		r := &replayer{projs: []Projection{p}, store: store, fw: fw, w: sw, tables: map[string]uint64{}, check: check}
+		r := &replayer{projs: []Projection{p}, store: store, fw: fw, w: sw, tables: map[string]uint64{}, check: check,
+			labels: pprof.WithLabels(context.Background(), pprof.Labels("lane", p.Name()))}
 		l.sws = append(l.sws, sw)
 		mark := &l.done[i]
 		r.progress = func(st RebuildStats) {
@@ -92,6 +97,7 @@ func (l *lanes) run(src kv.Reader, from, to uint64) error {
 	readErr := make(chan error, 1)
 	go func() {
 		defer close(chunks)
+		pprof.SetGoroutineLabels(pprof.WithLabels(context.Background(), pprof.Labels("lane", "archive")))
 		readErr <- readArchive(src, from, to, chunks, stop)
 	}()
 	ins := make([]chan []*events.Event, len(l.rs))

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"fmt"
+	"runtime/pprof"
 	"sort"
 
 	"github.com/ordoplane/ordo/events"
@@ -86,6 +87,10 @@ type replayer struct {
 	// once (lanes.limit).
 	sem  chan struct{}
 	busy func() bool
+	// labels, when set, are the profiler labels the goroutine applying
+	// chunks carries (lane=<projection>), set again for each chunk since
+	// Pebble's own labelling within a commit drops them.
+	labels context.Context
 }
 
 // run replays the archive of src from index from through to (0: to its
@@ -125,6 +130,9 @@ func (r *replayer) consume(chunks <-chan []*events.Event) error {
 
 // applyChunk applies the events of chunk, holding sem when set.
 func (r *replayer) applyChunk(chunk []*events.Event, guard *shadowWriter) error {
+	if r.labels != nil {
+		pprof.SetGoroutineLabels(r.labels)
+	}
 	if r.sem != nil && (r.busy == nil || r.busy()) {
 		r.sem <- struct{}{}
 		defer func() { <-r.sem }()
