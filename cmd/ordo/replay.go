@@ -29,6 +29,7 @@ import (
 	"github.com/ordoplane/ordo/projections"
 	"github.com/ordoplane/ordo/projections/all"
 	"github.com/ordoplane/ordo/storage/kv"
+	"github.com/ordoplane/ordo/storage/snapshots"
 )
 
 // errReplayReadOnly is what every command a replay would append answers.
@@ -50,7 +51,7 @@ func newReplayCommand() *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "replay [flags] FILE [-- <read command> [flags]]",
-		Short: "Serve reads from an exported history file, with no cluster",
+		Short: "Serve reads from an exported history file or a snapshot, with no cluster",
 		Long: `Replay a history file written by 'ordo log export': rebuild every
 projection from its events into a scratch store, serve the HTTP API over it
 read-only on 127.0.0.1, and run the given ordo command against it:
@@ -70,6 +71,10 @@ A file exported from index 1, or with its base state (the default of
 'ordo log export -from N'), shows the whole cluster as it stood at the
 file's last index. A file exported with -state=false from an index after 1
 holds no earlier state: reads show only what the slice's own events build.
+
+A snapshot file written by 'ordo operator snapshot save' replays too: its
+state is loaded as saved (projections saved at another version are rebuilt
+from its archive), and reads at an earlier index replay its archive.
 
 With no command, the replay prints the file's header; with -serve ADDR it
 serves the API on ADDR until interrupted.`,
@@ -105,6 +110,9 @@ serves the API on ADDR until interrupted.`,
 			}
 			fmt.Fprintln(stderr, "; read-only")
 			if len(inner) == 0 && serve == "" {
+				if r.snapshot != nil {
+					return printSnapshotHeader(cmd.OutOrStdout(), file, *r.snapshot, r.stats)
+				}
 				return printReplayHeader(cmd.OutOrStdout(), file, r.stats)
 			}
 			addr, stop, err := r.serve(serve)
@@ -156,6 +164,9 @@ type replay struct {
 	store *kv.Store
 	fsm   *projections.FSM
 	stats export.LoadStats
+	// snapshot is the file's summary when it is a snapshot file
+	// (replaysnapshot.go) rather than a history file.
+	snapshot *snapshots.Summary
 }
 
 // openReplay loads file into a store under dir.
@@ -166,6 +177,21 @@ func openReplay(file, dir string) (*replay, error) {
 		return nil, err
 	}
 	r := &replay{file: file, dir: dir, store: store}
+	snap, err := isSnapshotFile(file)
+	if err != nil {
+		store.Close()
+		return nil, fmt.Errorf("replay: %w", err)
+	}
+	if snap {
+		if err := openSnapshotReplay(r); err != nil { // replaysnapshot.go
+			if r.fsm != nil {
+				r.fsm.Close()
+			}
+			store.Close()
+			return nil, err
+		}
+		return r, nil
+	}
 	if r.stats, err = export.Load(file, store, all.Projections()); err != nil {
 		store.Close()
 		return nil, fmt.Errorf("replay: %w", err)

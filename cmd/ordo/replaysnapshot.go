@@ -1,0 +1,138 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/ordoplane/ordo/history/export"
+	"github.com/ordoplane/ordo/projections"
+	"github.com/ordoplane/ordo/projections/all"
+	"github.com/ordoplane/ordo/storage/archive"
+	"github.com/ordoplane/ordo/storage/kv"
+	"github.com/ordoplane/ordo/storage/snapshots"
+)
+
+// isSnapshotFile reports whether the file at path starts as a snapshot
+// file does (storage/snapshots), rather than as a history file.
+func isSnapshotFile(path string) (bool, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	magic := make([]byte, len(snapshots.Magic))
+	if _, err := io.ReadFull(f, magic); err != nil {
+		return false, nil // too short for either: the history file's reader says why
+	}
+	return string(magic) == snapshots.Magic, nil
+}
+
+// snapshotBatchBytes is how much loadSnapshot writes per batch.
+const snapshotBatchBytes = 4 << 20
+
+// loadSnapshot copies the rows of the snapshot file at path into dst, an
+// empty store, checking the file whole as it goes (a file that does not
+// check out leaves dst partial: discard it).
+func loadSnapshot(path string, dst *kv.Store) (snapshots.Summary, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return snapshots.Summary{}, err
+	}
+	defer f.Close()
+	w := dst.WriteBatch()
+	defer func() { w.Close() }()
+	sum, err := snapshots.Verify(bufio.NewReaderSize(f, 1<<20), func(k, v []byte) error {
+		if err := w.Set(k, v); err != nil {
+			return err
+		}
+		if w.Len() < snapshotBatchBytes {
+			return nil
+		}
+		if err := w.Commit(false); err != nil {
+			return err
+		}
+		w = dst.WriteBatch()
+		return nil
+	})
+	if err != nil {
+		return sum, fmt.Errorf("snapshot file %s: %w", path, err)
+	}
+	return sum, w.Commit(false)
+}
+
+// openSnapshotReplay loads the snapshot file at file into r's store and
+// opens the FSM over it; projections saved at another version than this
+// binary's are rebuilt from the file's archive first.
+func openSnapshotReplay(r *replay) error {
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	sum, err := loadSnapshot(r.file, r.store)
+	if err != nil {
+		return fmt.Errorf("replay: %w", err)
+	}
+	if r.fsm, err = projections.NewFSM(r.store, projections.FSMConfig{Projections: all.Projections(), Logger: quiet, AllowStale: true}); err != nil {
+		return err
+	}
+	if len(r.fsm.Stale()) > 0 {
+		rb := projections.NewRebuilder(r.fsm, projections.RebuilderConfig{Logger: quiet, Clock: time.Now,
+			ScratchDir: filepath.Join(r.dir, "scratch")})
+		if err := rb.RebuildStale(context.Background()); err != nil {
+			return fmt.Errorf("replay: rebuild the projections the snapshot holds at other versions: %w", err)
+		}
+	}
+	h := sum.Header
+	first, err := firstArchived(r.store)
+	if err != nil {
+		return err
+	}
+	last, err := archive.Last(r.store)
+	if err != nil {
+		return err
+	}
+	events, err := archive.Len(r.store)
+	if err != nil {
+		return err
+	}
+	r.snapshot = &sum
+	r.stats = export.LoadStats{Events: events, Checksum: sum.Checksum, Header: export.Header{
+		ClusterID: h.ClusterID, ClusterIDSource: "snapshot", Server: h.Server, From: 1,
+		FirstIndex: first, LastIndex: last, Events: events, Created: h.Created, OrdoVersion: h.OrdoVersion}}
+	return nil
+}
+
+// firstArchived returns the index of the first event src's archive holds,
+// 0 when it holds none.
+func firstArchived(src kv.Reader) (uint64, error) {
+	var first uint64
+	err := archive.Scan(src, 1, 0, func(index uint64, _ uint32, _ []byte) error {
+		first = index
+		return kv.ErrStop
+	})
+	if err != nil && !errors.Is(err, kv.ErrStop) {
+		return 0, err
+	}
+	return first, nil
+}
+
+// printSnapshotHeader describes a loaded snapshot file.
+func printSnapshotHeader(w io.Writer, file string, sum snapshots.Summary, st export.LoadStats) error {
+	h := sum.Header
+	return printPairs(w, []pair{
+		{"File", file},
+		{"Kind", "snapshot (the whole state at one index)"},
+		{"Format Version", fmt.Sprint(h.FormatVersion)},
+		{"Cluster ID", orDash(h.ClusterID)},
+		{"Saved By", orDash(h.Server)},
+		{"Created", h.Created.UTC().Format(time.RFC3339)},
+		{"Index", fmt.Sprint(h.Index)},
+		{"Archive", fmt.Sprintf("%d events at indexes %d to %d", st.Events, st.Header.FirstIndex, st.Header.LastIndex)},
+		{"Rows", fmt.Sprint(sum.Rows)},
+		{"SHA-256", sum.Checksum},
+	})
+}
