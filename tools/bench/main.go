@@ -49,7 +49,7 @@ func main() {
 	duration := flag.Duration("duration", 10*time.Second, "how long each load runs")
 	replay := flag.Int("replay", 200000, "events in the archive for the apply and replay figures")
 	addr := flag.String("addr", "", "load this server's HTTP address instead of starting servers")
-	only := flag.String("only", "", "run only these, comma-separated: load1, load3, apply, replay, export, history, rebuild, rebuild-scratch, rebuild-online, rebuild-writes, timetravel, c1m, simfleet, simfleet-fast, c1m-http, mirror, evaldelete, rotation, launcher, csi")
+	only := flag.String("only", "", "run only these, comma-separated: load1, load3, apply, replay, export, history, rebuild, rebuild-scratch, rebuild-online, rebuild-writes, snapshot, timetravel, c1m, simfleet, simfleet-fast, c1m-http, mirror, evaldelete, rotation, launcher, csi")
 	nodes := flag.Int("nodes", 0, "simulated nodes (0: 5000 for c1m, 10000 for simfleet, simfleet-fast and c1m-http)")
 	jobs := flag.Int("jobs", 0, "jobs for c1m and c1m-http (0: 100 for c1m, 5 for c1m-http)")
 	perJob := flag.Int("per-job", 1000, "allocations per job for c1m and c1m-http")
@@ -108,6 +108,7 @@ func main() {
 		run("rebuild-scratch", func() ([]row, error) { return scratchRows(*rebuildN, *rebuildSrc, "scratch") }) // rebuild.go
 		run("rebuild-online", func() ([]row, error) { return scratchRows(*rebuildN, *rebuildSrc, "online") })
 		run("rebuild-writes", func() ([]row, error) { return scratchRows(*rebuildN, *rebuildSrc, "writes") })
+		run("snapshot", func() ([]row, error) { return snapshotRows(*rebuildN, *rebuildSrc) }) // snapshot.go
 		run("timetravel", func() ([]row, error) { return timeTravelRows(*rebuildN, timeTravelEvery, 20) })
 		run("c1m", func() ([]row, error) { return c1m(or(*nodes, 5000), or(*jobs, 100), *perJob, *workers) })
 		run("simfleet", func() ([]row, error) { return fleetHeartbeats(or(*nodes, 10000), *fleetWindow, 0) })

@@ -175,6 +175,21 @@ func startProfile(path string) (func(), error) {
 	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }
 
+// keptHistory opens the generated history of n events kept in keep, or
+// generates it there first; with keep empty, it generates it in a
+// directory under dir.
+func keptHistory(n int, keep, dir string) (*kv.Store, error) {
+	if keep == "" {
+		src, _, err := rebuildHistory(dir+"/src", n)
+		return src, err
+	}
+	if _, err := os.Stat(keep); err == nil {
+		return kv.Open(keep, kv.DefaultConfig())
+	}
+	src, _, err := rebuildHistory(keep, n)
+	return src, err
+}
+
 // scratchRows measures one part of the rebuild figures alone, the ones to
 // watch while working on a rebuild: mode "scratch" the from-scratch
 // rebuild, "online" the online rebuild with the FSM idle, "writes" the
@@ -187,15 +202,7 @@ func scratchRows(n int, keep string, mode string) ([]row, error) {
 		return nil, err
 	}
 	defer os.RemoveAll(dir)
-	var src *kv.Store
-	switch _, statErr := os.Stat(keep); {
-	case keep != "" && statErr == nil:
-		src, err = kv.Open(keep, kv.DefaultConfig())
-	case keep != "":
-		src, _, err = rebuildHistory(keep, n)
-	default:
-		src, _, err = rebuildHistory(dir+"/src", n)
-	}
+	src, err := keptHistory(n, keep, dir)
 	if err != nil {
 		return nil, err
 	}
