@@ -1,11 +1,13 @@
-// Package server owns the cluster membership commands: recording a server's
+// Package server owns the cluster-level commands: recording a server's
 // raft and HTTP addresses in the log when it joins, so every server can find
-// the leader's HTTP address.
+// the leader's HTTP address, and recording an operator's snapshot restore,
+// so the archive says where its history was replaced.
 //
 // # Usage
 //
 // The leader runs Register for itself on gaining leadership and for each
-// server it adds as a voter.
+// server it adds as a voter, and RecordRestore once it has installed a
+// snapshot file (history/backup).
 //
 // # Concurrency
 //
@@ -14,4 +16,5 @@
 // # Invariants
 //
 //   - Registering a server whose addresses are already recorded appends nothing.
+//   - A recorded restore appends one SnapshotRestored event, as given.
 package server

@@ -1,5 +1,3 @@
-// Package backuptest holds what tests of snapshot restores share: reading
-// a server's restore metrics.
 package backuptest
 
 import (

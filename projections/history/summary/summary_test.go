@@ -366,11 +366,13 @@ func TestSummaries(t *testing.T) {
 			&events.ServerRegistered{ID: "s1", RaftAddr: "10.0.0.1:4647", HTTPAddr: "10.0.0.1:4646"},
 			&events.ServerRegistered{ID: "s1", RaftAddr: "10.0.0.2:4647", HTTPAddr: "10.0.0.1:4646"},
 			&events.ServerRegistered{ID: "s1", RaftAddr: "10.0.0.2:4647", HTTPAddr: "10.0.0.1:4646"},
+			&events.SnapshotRestored{Server: "s1", Index: 4107, SnapshotIndex: 10, ClusterID: "c1", SavedBy: "s2", Rows: 46, Checksum: "4b38"},
 			&events.ServerRemoved{ID: "s1"},
 		}, []string{
 			"joined (raft 10.0.0.1:4647, http 10.0.0.1:4646)\n  RaftAddr: \"\" → \"10.0.0.1:4647\"\n  HTTPAddr: \"\" → \"10.0.0.1:4646\"",
 			"registered again: raft 10.0.0.1:4647 → 10.0.0.2:4647\n  RaftAddr: \"10.0.0.1:4647\" → \"10.0.0.2:4647\"",
 			"registered again, no change",
+			"restored the state saved at index 10 (cluster c1, saved by s2; 46 rows, SHA-256 4b38), installed at index 4107",
 			"removed from the raft configuration",
 		}},
 	} {
