@@ -212,6 +212,24 @@ func TestOperatorRestoreAcrossCluster(t *testing.T) {
 		}
 	}
 
+	// The leader's processors started again from the restored state: its
+	// launcher, stopped for the restart, deregistered its component.
+	testagent.WaitFor(t, testagent.ServerTimeout, "the leader's launcher to restart", func() bool {
+		found := false
+		archive.Scan(l.A.Store(), res.Index, 0, func(_ uint64, _ uint32, data []byte) error {
+			ev, err := events.DecodeEvent(data)
+			if err != nil || ev.Type != "ComponentDeregistered" {
+				return nil
+			}
+			p, err := events.Decode(ev)
+			if err == nil && p.(*events.ComponentDeregistered).Server == l.A.ID() {
+				found = true
+			}
+			return nil
+		})
+		return found
+	})
+
 	// The cluster goes on past the restore's index, the server that was
 	// down installs the restore by a snapshot and catches up.
 	put(t, l.HTTP, "after")
