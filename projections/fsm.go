@@ -28,8 +28,11 @@ type FSM struct {
 	notify  *Notifier
 	log     *slog.Logger
 	applied atomic.Uint64
-	metrics fsmMetrics
-	clock   func() time.Time
+	// restored is the index of the last operator restore the store holds
+	// (RestoredAt).
+	restored atomic.Uint64
+	metrics  fsmMetrics
+	clock    func() time.Time
 	// counters is touched only by Apply and Restore, on raft's FSM goroutine.
 	counters   archiveCounters
 	allowStale bool
@@ -139,6 +142,11 @@ func (f *FSM) load() error {
 		b.Close()
 		return err
 	}
+	restored, err := NewView(b).uint(restoredKey)
+	if err != nil {
+		b.Close()
+		return err
+	}
 	if err := b.Commit(); err != nil {
 		return err
 	}
@@ -152,9 +160,17 @@ func (f *FSM) load() error {
 	f.mu.stale, f.mu.pending = stale, keep
 	f.mu.Unlock()
 	f.applied.Store(idx)
+	f.restored.Store(restored)
 	f.notify.publish(idx, nil, true)
 	return nil
 }
+
+// RestoredAt returns the raft index of the last operator restore
+// (RestorePayload) the store holds, 0 when none: the state before it is
+// the restored one, so whatever a server kept of its states before that
+// index (time travel's versions, checkpoints, redo log) describes a
+// history that is no longer the archive's.
+func (f *FSM) RestoredAt() uint64 { return f.restored.Load() }
 
 // Stale returns the projections that must be rebuilt before the FSM
 // applies anything (see FSMConfig.AllowStale).
@@ -624,7 +640,7 @@ func (f *FSM) Restore(r io.Reader) error {
 	}
 	if operator {
 		w := f.store.WriteBatch()
-		if err := w.Set(appliedKey, kv.Uint64Value(index)); err != nil {
+		if err := errors.Join(w.Set(restoredKey, kv.Uint64Value(index)), w.Set(appliedKey, kv.Uint64Value(index))); err != nil {
 			w.Close()
 			return fmt.Errorf("restore at %d: %w", index, err)
 		}

@@ -57,10 +57,11 @@ func NewRestorePayload(w io.Writer) (*RestorePayload, error) {
 	return &RestorePayload{bw: bw, ew: ew}, nil
 }
 
-// Set adds a row of the saved state. What is local to a server and the
-// saved applied index are dropped: the restore records its own.
+// Set adds a row of the saved state. What is local to a server, the
+// saved applied index and the saved state's own last restore are
+// dropped: the restore records its own.
 func (p *RestorePayload) Set(k, v []byte) error {
-	if bytes.HasPrefix(k, []byte(shadowPrefix)) || bytes.HasPrefix(k, []byte(markerPrefix)) || bytes.Equal(k, appliedKey) {
+	if bytes.HasPrefix(k, []byte(shadowPrefix)) || bytes.HasPrefix(k, []byte(markerPrefix)) || bytes.Equal(k, appliedKey) || bytes.Equal(k, restoredKey) {
 		return nil
 	}
 	return p.ew.Set(k, v)

@@ -63,6 +63,10 @@ func tableIndexKey(table string) []byte { return append([]byte("ti/"), table...)
 
 var appliedKey = []byte("meta/applied")
 
+// restoredKey holds the raft index of the last operator restore
+// (FSM.RestoredAt).
+var restoredKey = []byte("meta/restored")
+
 func projectionMetaKey(name string) []byte { return append([]byte("pm/"), name...) }
 
 func rejectionKey(index uint64) []byte { return kv.Uint64([]byte("rej/"), index) }

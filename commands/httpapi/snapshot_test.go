@@ -37,7 +37,12 @@ func TestSnapshotEndpoints(t *testing.T) {
 		}
 	}
 
-	d.putNamespace(t, "lost", "after the save")
+	lostAt := d.putNamespace(t, "lost", "after the save")
+	// Time travel serves the state at that index from what it keeps (the
+	// versions store, checkpoints, cached states)...
+	if names := namespacesAt(t, d, lostAt); !names["lost"] {
+		t.Fatalf("at_index=%d before the restore: %v", lostAt, names)
+	}
 	before := d.archiveLen(t)
 	cut := r.body[:len(r.body)-10]
 	for name, body := range map[string][]byte{"empty": nil, "not a snapshot": []byte("hello"), "truncated": cut} {
@@ -60,6 +65,14 @@ func TestSnapshotEndpoints(t *testing.T) {
 		t.Fatalf("restore answered %s", res.body)
 	}
 	d.waitApplied(t, out.RecordedAt)
+	// ...which, after the restore, is the replaced history: the state at
+	// that index is now the saved one.
+	if names := namespacesAt(t, d, lostAt); names["lost"] || !names["kept"] {
+		t.Fatalf("at_index=%d after the restore: %v, want the saved state", lostAt, names)
+	}
+	if names := namespacesAt(t, d, out.RecordedAt); names["lost"] || !names["kept"] {
+		t.Fatalf("at_index=%d after the restore: %v", out.RecordedAt, names)
+	}
 	if got := d.do(t, http.MethodGet, "/v1/namespace/lost", nil); got.status != http.StatusNotFound {
 		t.Fatalf("a namespace written after the save survived the restore: %d", got.status)
 	}
@@ -70,4 +83,20 @@ func TestSnapshotEndpoints(t *testing.T) {
 	if !bytes.Contains(hist.body, []byte("SnapshotRestored")) || !bytes.Contains(hist.body, []byte("installed at index "+strconv.FormatUint(out.Index, 10))) {
 		t.Fatalf("the server's history does not show the restore: %s", hist.body)
 	}
+}
+
+// namespacesAt lists the namespaces at index through time travel.
+func namespacesAt(t *testing.T, d *devAgent, index uint64) map[string]bool {
+	t.Helper()
+	r := d.do(t, http.MethodGet, "/v1/namespaces?at_index="+strconv.FormatUint(index, 10), nil)
+	if r.status != http.StatusOK {
+		t.Fatalf("namespaces at %d: %d %s", index, r.status, r.body)
+	}
+	var list []struct{ Name string }
+	r.decode(t, &list)
+	out := map[string]bool{}
+	for _, ns := range list {
+		out[ns.Name] = true
+	}
+	return out
 }

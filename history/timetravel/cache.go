@@ -18,6 +18,9 @@ var ErrClosed = errors.New("ordo: time travel is closed")
 type stateKey struct {
 	index uint64
 	set   string
+	// floor is the FSM's last operator restore when it was built: a
+	// restore makes every state cached before it stale.
+	floor uint64
 }
 
 // materialised is one state, materialised in its own scratch store.

@@ -101,8 +101,8 @@ func (k *redoKeeper) close() error {
 // records were written by this code's projection versions, so the
 // checkpoint must hold the same ones; else nothing is applied.
 func (t *TimeTravel) forward(store *kv.Store, base, index uint64) (uint64, error) {
-	if t.redo == nil {
-		return base, nil
+	if t.redo == nil || base < t.cfg.FSM.RestoredAt() {
+		return base, nil // records before an operator restore are of a replaced history
 	}
 	if _, n := t.redo.log.Reach(base, index); n == 0 {
 		return base, nil
@@ -127,13 +127,16 @@ func (t *TimeTravel) forward(store *kv.Store, base, index uint64) (uint64, error
 // redoReaches reports whether a read at index would start from redo
 // records: then a state of every projection costs little more than one
 // of some.
-func (t *TimeTravel) redoReaches(index uint64) bool {
+func (t *TimeTravel) redoReaches(index, floor uint64) bool {
 	if t.redo == nil {
 		return false
 	}
 	base, _, release, ok := t.cps.acquire(index)
 	if ok {
 		release()
+	}
+	if base < floor {
+		return false
 	}
 	_, n := t.redo.log.Reach(base, index)
 	return n > 0

@@ -228,19 +228,22 @@ func (t *TimeTravel) At(ctx context.Context, index uint64, tables ...string) (*S
 		return nil, fmt.Errorf("%w: %d is not in [1, %d]", ErrBeyondApplied, index, applied)
 	}
 	start := t.cfg.Clock()
+	// What this server kept from before an operator restore describes a
+	// replaced history: only what it kept since serves.
+	floor := t.cfg.FSM.RestoredAt()
 	if t.versions != nil {
-		if r, ok := t.versions.reader(ctx, index); ok {
+		if r, ok := t.versions.reader(ctx, index, floor); ok {
 			t.metrics.versionsReads.Inc()
 			t.metrics.readSeconds.Observe(t.cfg.Clock().Sub(start).Seconds())
 			return &State{Index: index, reader: &guard{r: r}, release: func() {}}, nil
 		}
 	}
 	projs, set := t.owners(tables)
-	key := stateKey{index: index, set: set}
-	if set != "" && (t.cache.has(stateKey{index: index}) || t.redoReaches(index)) {
-		projs, key = t.cfg.Projections, stateKey{index: index}
+	key := stateKey{index: index, set: set, floor: floor}
+	if set != "" && (t.cache.has(stateKey{index: index, floor: floor}) || t.redoReaches(index, floor)) {
+		projs, key = t.cfg.Projections, stateKey{index: index, floor: floor}
 	}
-	m, release, err := t.cache.get(ctx, key, func() (*kv.Store, string, error) { return t.materialise(index, projs) })
+	m, release, err := t.cache.get(ctx, key, func() (*kv.Store, string, error) { return t.materialise(index, floor, projs) })
 	if err != nil {
 		return nil, err
 	}
@@ -346,14 +349,15 @@ func (g *guard) Scan(lower, upper []byte, reverse bool, fn func(k, v []byte) err
 }
 
 // materialise builds the state of projs at index in a new scratch
-// directory, which it removes on failure.
-func (t *TimeTravel) materialise(index uint64, projs []projections.Projection) (*kv.Store, string, error) {
+// directory, which it removes on failure, from a checkpoint taken at or
+// after floor (or from nothing).
+func (t *TimeTravel) materialise(index, floor uint64, projs []projections.Projection) (*kv.Store, string, error) {
 	if t.ctx.Err() != nil {
 		return nil, "", ErrClosed
 	}
 	t.metrics.materialisations.Inc()
 	dir := filepath.Join(t.scratch, strconv.FormatUint(index, 10)+"-"+strconv.FormatUint(t.seq.Add(1), 10))
-	from, err := t.copyBase(index, dir)
+	from, err := t.copyBase(index, floor, dir)
 	if err != nil {
 		return nil, "", fmt.Errorf("materialise index %d: %w", index, err)
 	}
@@ -399,14 +403,17 @@ func (t *TimeTravel) replay(dir string, base, index uint64, projs []projections.
 }
 
 // copyBase copies the newest checkpoint at or below index into dir and
-// returns its index; with none, it leaves dir to be created empty and
-// returns 0.
-func (t *TimeTravel) copyBase(index uint64, dir string) (uint64, error) {
+// returns its index; with none, or none taken at or after floor, it
+// leaves dir to be created empty and returns 0.
+func (t *TimeTravel) copyBase(index, floor uint64, dir string) (uint64, error) {
 	at, path, release, ok := t.cps.acquire(index)
 	if !ok {
 		return 0, nil
 	}
 	defer release()
+	if at < floor {
+		return 0, nil
+	}
 	if err := kv.CopyCheckpoint(path, dir); err != nil {
 		_ = os.RemoveAll(dir)
 		return 0, err

@@ -197,8 +197,9 @@ func (k *versionKeeper) prune(index uint64) {
 
 // reader returns a reader of the state at index from the versions store,
 // waiting up to versionsCatchUp for the writer to reach an index past its
-// newest span; ok is false when no span covers index.
-func (k *versionKeeper) reader(ctx context.Context, index uint64) (kv.Reader, bool) {
+// newest span; ok is false when no span covers index, or the span that
+// does began before floor (an operator restore replaced what it holds).
+func (k *versionKeeper) reader(ctx context.Context, index, floor uint64) (kv.Reader, bool) {
 	deadline := time.NewTimer(versionsCatchUp)
 	defer deadline.Stop()
 	for {
@@ -206,6 +207,9 @@ func (k *versionKeeper) reader(ctx context.Context, index uint64) (kv.Reader, bo
 		wrote := k.wrote
 		k.mu.Unlock()
 		if r, err := k.store.At(index, k.tag); err == nil {
+			if !spanFrom(k.store.Spans(), index, floor) {
+				return nil, false
+			}
 			return &appliedAt{r: r, index: kv.Uint64Value(index)}, true
 		}
 		if last, _ := k.store.Last(); index <= last || k.broken.Load() {
@@ -219,6 +223,17 @@ func (k *versionKeeper) reader(ctx context.Context, index uint64) (kv.Reader, bo
 			return nil, false
 		}
 	}
+}
+
+// spanFrom reports whether the span of spans covering index began at or
+// after floor.
+func spanFrom(spans []versions.Span, index, floor uint64) bool {
+	for _, sp := range spans {
+		if sp.From <= index && index <= sp.To {
+			return sp.From >= floor
+		}
+	}
+	return false
 }
 
 // settle waits until what was queued before it is written (and pruned).
