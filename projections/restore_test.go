@@ -3,7 +3,6 @@ package projections_test
 import (
 	"bytes"
 	"os"
-	"path/filepath"
 	"reflect"
 	"testing"
 
@@ -11,31 +10,6 @@ import (
 	pt "github.com/ordoplane/ordo/projections/projectionstest"
 	"github.com/ordoplane/ordo/storage/kv"
 )
-
-// restorePayload writes the saved rows of src into a restore payload file
-// installing them at index.
-func restorePayload(t *testing.T, src kv.Reader, index uint64) *os.File {
-	t.Helper()
-	f, err := os.Create(filepath.Join(t.TempDir(), "payload"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { f.Close() })
-	p, err := projections.NewRestorePayload(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := projections.SavedRows(src, p.Set); err != nil {
-		t.Fatal(err)
-	}
-	if err := p.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := projections.SetRestoreIndex(f, index); err != nil {
-		t.Fatal(err)
-	}
-	return f
-}
 
 func restoreFrom(t *testing.T, f *projections.FSM, payload *os.File) {
 	t.Helper()
@@ -73,7 +47,7 @@ func TestOperatorRestoreInstallsAnOlderStateAtItsIndex(t *testing.T) {
 	}
 
 	const at = 4100
-	payload := restorePayload(t, saved, at)
+	payload := pt.RestorePayload(t, saved, at)
 	restoreFrom(t, fd, payload)
 	if fd.Applied() != at {
 		t.Fatalf("restored FSM applied %d, want the payload's %d", fd.Applied(), at)
@@ -131,7 +105,7 @@ func TestRestorePayloadDropsLocalKeys(t *testing.T) {
 	}
 	dst := pt.OpenStore(t)
 	fd := pt.NewFSM(t, dst)
-	restoreFrom(t, fd, restorePayload(t, saved, 9))
+	restoreFrom(t, fd, pt.RestorePayload(t, saved, 9))
 	for _, k := range []string{"sh/t/namespaces\x00x", "rb/namespaces"} {
 		if _, err := dst.Get([]byte(k)); err != kv.ErrNotFound {
 			t.Fatalf("the restore installed the local key %q (%v)", k, err)

@@ -1,12 +1,11 @@
 package timetravel
 
 import (
-	"os"
-	"path/filepath"
 	"reflect"
 	"testing"
 
 	"github.com/ordoplane/ordo/projections"
+	pt "github.com/ordoplane/ordo/projections/projectionstest"
 )
 
 // TestAtAfterOperatorRestore: what a server kept of its past states —
@@ -35,7 +34,9 @@ func testAtAfterOperatorRestore(t *testing.T, o Options) {
 	}
 	h.apply(t, 60)
 	saved := h.record(t)
-	payload := savedPayload(t, h)
+	snap := h.store.Snapshot()
+	payload := pt.RestorePayload(t, snap, 0) // its index is known only at the restore
+	snap.Close()
 
 	// The history the restore replaces: a checkpoint in it, and states
 	// read (and cached) from it.
@@ -77,28 +78,4 @@ func testAtAfterOperatorRestore(t *testing.T, o Options) {
 			t.Errorf("%s: At(%d) differs from the state it should show", c.name, c.index)
 		}
 	}
-}
-
-// savedPayload writes the live state of h into a restore payload, as a
-// snapshot file saved now and restored later would hand raft.
-func savedPayload(t *testing.T, h *history) *os.File {
-	t.Helper()
-	f, err := os.Create(filepath.Join(t.TempDir(), "payload"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { f.Close() })
-	p, err := projections.NewRestorePayload(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	snap := h.store.Snapshot()
-	defer snap.Close()
-	if err := projections.SavedRows(snap, p.Set); err != nil {
-		t.Fatal(err)
-	}
-	if err := p.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return f
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"sync"
 	"testing"
 
@@ -181,4 +183,33 @@ func (l *FSMLog) Append(_ context.Context, data []byte) (any, uint64, error) {
 	defer l.mu.Unlock()
 	index := l.FSM.Applied() + 1
 	return l.FSM.Apply([]raftlog.Log{{Index: index, Term: 1, Data: data}})[0], index, nil
+}
+
+// RestorePayload writes the rows src would save into a restore payload
+// file (projections.RestorePayload) naming index, and returns it open at
+// its start, as raft would hand it to FSM.Restore.
+func RestorePayload(tb testing.TB, src kv.Reader, index uint64) *os.File {
+	tb.Helper()
+	f, err := os.Create(filepath.Join(tb.TempDir(), "payload"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { f.Close() })
+	p, err := projections.NewRestorePayload(f)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := projections.SavedRows(src, p.Set); err != nil {
+		tb.Fatal(err)
+	}
+	if err := p.Close(); err != nil {
+		tb.Fatal(err)
+	}
+	if err := projections.SetRestoreIndex(f, index); err != nil {
+		tb.Fatal(err)
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		tb.Fatal(err)
+	}
+	return f
 }

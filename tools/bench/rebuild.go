@@ -197,7 +197,13 @@ func keptHistory(n int, keep, dir string) (*kv.Store, error) {
 // that directory and a later run reuses it (its size is then the one it
 // was generated with; an online rebuild leaves it as it found it).
 func scratchRows(n int, keep string, mode string) ([]row, error) {
-	dir, err := os.MkdirTemp("", "ordo-bench-rebuild-")
+	return withKeptHistory(n, keep, func(src *kv.Store, dir string) ([]row, error) { return scratchMode(src, dir, mode) })
+}
+
+// withKeptHistory calls fn with the generated history of n events
+// (keptHistory) and a temporary directory, removed after.
+func withKeptHistory(n int, keep string, fn func(src *kv.Store, dir string) ([]row, error)) ([]row, error) {
+	dir, err := os.MkdirTemp("", "ordo-bench-history-")
 	if err != nil {
 		return nil, err
 	}
@@ -207,6 +213,12 @@ func scratchRows(n int, keep string, mode string) ([]row, error) {
 		return nil, err
 	}
 	defer src.Close()
+	return fn(src, dir)
+}
+
+// scratchMode measures the rebuild figures of mode (see scratchRows) on
+// src, with dir for its stores.
+func scratchMode(src *kv.Store, dir, mode string) ([]row, error) {
 	if mode == "scratch" {
 		return profiledScratch(src, dir+"/dst")
 	}

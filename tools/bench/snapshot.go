@@ -12,6 +12,7 @@ import (
 
 	"github.com/ordoplane/ordo/history/backup"
 	"github.com/ordoplane/ordo/projections/all"
+	"github.com/ordoplane/ordo/storage/kv"
 	"github.com/ordoplane/ordo/storage/snapshots"
 )
 
@@ -21,16 +22,12 @@ import (
 // machine (raft over loopback TCP): the time the leader took to answer,
 // and until every server had applied the restore's record.
 func snapshotRows(n int, keep string) ([]row, error) {
-	dir, err := os.MkdirTemp("", "ordo-bench-snapshot-")
-	if err != nil {
-		return nil, err
-	}
-	defer os.RemoveAll(dir)
-	src, err := keptHistory(n, keep, dir)
-	if err != nil {
-		return nil, err
-	}
-	defer src.Close()
+	return withKeptHistory(n, keep, snapshotFigures) // rebuild.go
+}
+
+// snapshotFigures measures snapshotRows' figures on src, with dir for
+// the file and the cluster.
+func snapshotFigures(src *kv.Store, dir string) ([]row, error) {
 	path := filepath.Join(dir, "bench.snap")
 	f, err := os.Create(path)
 	if err != nil {
