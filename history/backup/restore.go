@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -79,8 +80,20 @@ func NewRestorer(cfg RestoreConfig) *Restorer {
 	if cfg.Registerer != nil {
 		cfg.Registerer.MustRegister(r.total, r.seconds)
 	}
+	// A stop in the middle of a restore leaves its payload behind.
+	if left, _ := filepath.Glob(filepath.Join(cfg.Dir, payloadPattern)); len(left) > 0 {
+		for _, p := range left {
+			if err := os.Remove(p); err != nil {
+				cfg.Logger.Warn("remove a restore payload a stop left", "path", p, "err", err)
+			}
+		}
+	}
 	return r
 }
+
+// payloadPattern names the payload files a restore writes in
+// RestoreConfig.Dir.
+const payloadPattern = "restore-*.payload"
 
 // Restore reads a snapshot file from body, checks it whole and installs
 // it on the cluster (see the package doc). A file refused for what it
@@ -113,7 +126,7 @@ func (r *Restorer) restore(ctx context.Context, body io.Reader) (Result, error) 
 	if err := os.MkdirAll(r.cfg.Dir, 0o755); err != nil {
 		return Result{}, fmt.Errorf("restore: %w", err)
 	}
-	f, err := os.CreateTemp(r.cfg.Dir, "restore-*.payload")
+	f, err := os.CreateTemp(r.cfg.Dir, payloadPattern)
 	if err != nil {
 		return Result{}, fmt.Errorf("restore: %w", err)
 	}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -209,4 +210,23 @@ func (c *countingReader) Read(b []byte) (int, error) {
 	n, err := c.r.Read(b)
 	c.n += n
 	return n, err
+}
+
+// A restore payload a stop left in the scratch directory is removed when
+// the next Restorer is made; other files there are not.
+func TestNewRestorerRemovesLeftPayloads(t *testing.T) {
+	dir := t.TempDir()
+	left, other := filepath.Join(dir, "restore-123.payload"), filepath.Join(dir, "rerun-7")
+	for _, p := range []string{left, other} {
+		if err := os.WriteFile(p, []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	NewRestorer(RestoreConfig{Dir: dir})
+	if _, err := os.Stat(left); !os.IsNotExist(err) {
+		t.Fatalf("the left payload is still there (%v)", err)
+	}
+	if _, err := os.Stat(other); err != nil {
+		t.Fatalf("another file was removed: %v", err)
+	}
 }
