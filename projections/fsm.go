@@ -530,6 +530,13 @@ func recordCommand(w kv.Writer, id string, rec commandRecord) error {
 	return w.Set(commandKey(id), b)
 }
 
+// CommandIndex returns the index of the entry the command id was first
+// recorded at, whatever its body; ok is false when id was never recorded.
+func CommandIndex(v View, id string) (uint64, bool, error) {
+	rec, ok, err := lookupCommand(v.r, id)
+	return rec.Index, ok, err
+}
+
 // CommandResult returns the result recorded for idempotency key id, if a
 // command with it was applied. A record of another request (hash differs)
 // yields a *RejectedError saying the key was reused.

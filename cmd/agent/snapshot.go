@@ -14,6 +14,8 @@ import (
 	"github.com/ordoplane/ordo/commands/server"
 	"github.com/ordoplane/ordo/events"
 	"github.com/ordoplane/ordo/history/backup"
+	"github.com/ordoplane/ordo/projections"
+	"github.com/ordoplane/ordo/storage/archive"
 	"github.com/ordoplane/ordo/storage/kv"
 	"github.com/ordoplane/ordo/storage/raftlog"
 )
@@ -49,6 +51,12 @@ func (s *snapshots) Save(w io.Writer, src kv.Reader) error {
 }
 
 func (s *snapshots) Restore(ctx context.Context, req commands.Request, body io.Reader) (any, error) {
+	// A retry (the same Idempotency-Key) answers what the first restore
+	// installed instead of installing the file again over what was
+	// written since.
+	if prev, ok, err := s.previous(req.CommandID); err != nil || ok {
+		return prev, err
+	}
 	res, err := s.restorer.Restore(ctx, body)
 	switch {
 	case errors.Is(err, backup.ErrInvalid):
@@ -73,8 +81,43 @@ func (s *snapshots) Restore(ctx context.Context, req commands.Request, body io.R
 
 // restored is the answer of a restore: what was installed, and the index
 // of the SnapshotRestored event that records it (0: recording it failed;
-// the agent's log says why).
+// the agent's log says why). Duplicate: a retry, answered from that
+// event, installed nothing.
 type restored struct {
 	backup.Result
 	RecordedAt uint64
+	Duplicate  bool `json:",omitempty"`
+}
+
+// previous returns the answer of the restore recorded with command id
+// id, if one is: ok is false when id is empty or unused; a key used by
+// another command is a conflict.
+func (s *snapshots) previous(id string) (restored, bool, error) {
+	if id == "" {
+		return restored{}, false, nil
+	}
+	snap := s.a.store.Snapshot()
+	defer snap.Close()
+	index, ok, err := projections.CommandIndex(projections.NewView(snap), id)
+	if err != nil || !ok {
+		return restored{}, false, err
+	}
+	var rec *events.SnapshotRestored
+	err = archive.Scan(snap, index, index, func(_ uint64, _ uint32, data []byte) error {
+		ev, err := events.DecodeEvent(data)
+		if err != nil || ev.Type != "SnapshotRestored" {
+			return err
+		}
+		p, err := events.Decode(ev)
+		rec, _ = p.(*events.SnapshotRestored)
+		return err
+	})
+	if err != nil {
+		return restored{}, false, err
+	}
+	if rec == nil {
+		return restored{}, false, &commands.ConflictError{Reason: fmt.Sprintf("Idempotency-Key %q was used at index %d by another command", id, index)}
+	}
+	return restored{Duplicate: true, RecordedAt: index, Result: backup.Result{Index: rec.Index, SnapshotIndex: rec.SnapshotIndex,
+		ClusterID: rec.ClusterID, SavedBy: rec.SavedBy, SavedAt: rec.SavedAt, Rows: rec.Rows, Checksum: rec.Checksum}}, true, nil
 }

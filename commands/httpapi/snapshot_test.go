@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"net/http"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/ordoplane/ordo/storage/snapshots"
@@ -55,7 +56,7 @@ func TestSnapshotEndpoints(t *testing.T) {
 		t.Fatalf("refused restores moved the archive from %d to %d events", before, after)
 	}
 
-	res := d.do(t, http.MethodPut, "/v1/operator/snapshot", bytes.NewReader(r.body))
+	res := d.do(t, http.MethodPut, "/v1/operator/snapshot", bytes.NewReader(r.body), "Idempotency-Key", "restore-1")
 	if res.status != http.StatusOK {
 		t.Fatalf("restore: %d %s", res.status, res.body)
 	}
@@ -79,6 +80,30 @@ func TestSnapshotEndpoints(t *testing.T) {
 	if got := d.do(t, http.MethodGet, "/v1/namespace/kept", nil); got.status != http.StatusOK {
 		t.Fatalf("a saved namespace is gone after the restore: %d", got.status)
 	}
+	// A retry with the same key answers the first restore's outcome and
+	// installs nothing over what was written since; a key another command
+	// used is a conflict.
+	d.putNamespace(t, "between", "after the restore")
+	retry := d.do(t, http.MethodPut, "/v1/operator/snapshot", bytes.NewReader(r.body), "Idempotency-Key", "restore-1")
+	var again struct {
+		Index, RecordedAt uint64
+		Duplicate         bool
+	}
+	retry.decode(t, &again)
+	if retry.status != http.StatusOK || !again.Duplicate || again.Index != out.Index || again.RecordedAt != out.RecordedAt {
+		t.Fatalf("a retried restore answered %d %s, the first %s", retry.status, retry.body, res.body)
+	}
+	if got := d.do(t, http.MethodGet, "/v1/namespace/between", nil); got.status != http.StatusOK {
+		t.Fatalf("a retried restore installed the file again: %d", got.status)
+	}
+	nsKey := d.do(t, http.MethodPut, "/v1/namespace/keyed", strings.NewReader(`{"Name":"keyed"}`), "Idempotency-Key", "ns-1")
+	if nsKey.status != http.StatusOK {
+		t.Fatalf("PUT namespace: %d %s", nsKey.status, nsKey.body)
+	}
+	if c := d.do(t, http.MethodPut, "/v1/operator/snapshot", bytes.NewReader(r.body), "Idempotency-Key", "ns-1"); c.status != http.StatusConflict {
+		t.Fatalf("a restore with a key another command used: %d %s", c.status, c.body)
+	}
+
 	hist := d.do(t, http.MethodGet, "/v1/history/server/"+d.ID(), nil)
 	if !bytes.Contains(hist.body, []byte("SnapshotRestored")) || !bytes.Contains(hist.body, []byte("installed at index "+strconv.FormatUint(out.Index, 10))) {
 		t.Fatalf("the server's history does not show the restore: %s", hist.body)
