@@ -7,6 +7,7 @@ import (
 	"io"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/ordoplane/ordo/commands"
@@ -27,6 +28,9 @@ import (
 type snapshots struct {
 	a        *Agent
 	restorer *backup.Restorer
+	// mu holds a restore from its retry check to its record, so a retry
+	// sent while the first restore runs finds its record.
+	mu sync.Mutex
 }
 
 var _ httpapi.Snapshots = (*snapshots)(nil)
@@ -51,6 +55,8 @@ func (s *snapshots) Save(w io.Writer, src kv.Reader) error {
 }
 
 func (s *snapshots) Restore(ctx context.Context, req commands.Request, body io.Reader) (any, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	// A retry (the same Idempotency-Key) answers what the first restore
 	// installed instead of installing the file again over what was
 	// written since.
