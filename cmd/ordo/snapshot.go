@@ -10,11 +10,13 @@ import (
 	"os"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/ordoplane/ordo/projections"
+	"github.com/ordoplane/ordo/projections/keyring"
 	"github.com/ordoplane/ordo/storage/snapshots"
 )
 
@@ -169,6 +171,9 @@ type snapshotInspection struct {
 	Events uint64
 	Tables map[string]*tableSize
 	Other  tableSize
+	// RootKeys are the ids of the root keys the state knows: their
+	// material is not in the file but in the saving cluster's keystores.
+	RootKeys []string
 }
 
 // tableSize counts rows and their bytes (keys and values).
@@ -217,6 +222,9 @@ func inspectSnapshot(r io.Reader) (snapshotInspection, error) {
 				in.Tables[t] = &tableSize{}
 			}
 			in.Tables[t].add(k, v)
+			if row := "t/" + keyring.Table + "\x00"; bytes.HasPrefix(k, []byte(row)) {
+				in.RootKeys = append(in.RootKeys, string(k[len(row):]))
+			}
 		default:
 			in.Other.add(k, v)
 		}
@@ -227,6 +235,14 @@ func inspectSnapshot(r io.Reader) (snapshotInspection, error) {
 	}
 	in.Header, in.Checksum, in.Bytes, in.Rows, in.Events = sum.Header, sum.Checksum, sum.Bytes, sum.Rows, events.Rows
 	return in, nil
+}
+
+// rootKeys describes the root keys a snapshot's state knows.
+func rootKeys(ids []string) string {
+	if len(ids) == 0 {
+		return "none"
+	}
+	return strings.Join(ids, ", ") + " (material not in the file: a restore into another cluster needs them in its keystore)"
 }
 
 // printInspection writes inspect's report.
@@ -242,6 +258,7 @@ func printInspection(w io.Writer, in snapshotInspection) error {
 		{"Format", strconv.Itoa(int(h.FormatVersion))}, {"Size", fmt.Sprintf("%d bytes", in.Bytes)},
 		{"Rows", strconv.FormatUint(in.Rows, 10)}, {"Events", strconv.FormatUint(in.Events, 10)},
 		{"SHA-256", in.Checksum},
+		{"Root keys", rootKeys(in.RootKeys)},
 	}
 	for _, f := range fields {
 		fmt.Fprintf(w, "%-13s= %s\n", f[0], f[1])

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/ordoplane/ordo/projections"
+	"github.com/ordoplane/ordo/projections/keyring"
 	"github.com/ordoplane/ordo/storage/snapshots"
 )
 
@@ -165,9 +166,15 @@ func TestSnapshotSaveInspectRestore(t *testing.T) {
 		Rows     uint64
 		Events   uint64
 		Tables   map[string]struct{ Rows, Bytes uint64 }
+		RootKeys []string
 	}
 	if err := json.Unmarshal([]byte(stdout), &in); err != nil {
 		t.Fatalf("inspect -json: %v\n%s", err, stdout)
+	}
+	// The dev server made its first root key; the file knows its id only.
+	keys, err := keyring.List(projections.NewView(a.Store()))
+	if err != nil || len(keys) == 0 || len(in.RootKeys) != len(keys) || in.RootKeys[0] != keys[0].KeyID {
+		t.Errorf("inspect lists root keys %v, the server %v (%v)", in.RootKeys, keys, err)
 	}
 	if in.Header.Index != h.Index || in.Header.ClusterID != a.ID() || in.Checksum != sum.Checksum || in.Rows != sum.Rows ||
 		in.Events == 0 || in.Tables["namespaces"].Rows != uint64(nsRows) {
