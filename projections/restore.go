@@ -22,8 +22,7 @@ const RestoreIndexOffset = int64(len(restoreMagic))
 
 // SavedRows calls fn with every key of r a saved state carries, in key
 // order: what a raft snapshot carries (the archive, the projections and
-// their metadata), not what is local to one server (the shadow keyspace,
-// the rebuild markers).
+// their metadata), not what is local to one server (isLocal).
 func SavedRows(r kv.Reader, fn func(k, v []byte) error) error {
 	return withoutLocal{r}.Scan(nil, nil, false, fn)
 }
@@ -61,7 +60,7 @@ func NewRestorePayload(w io.Writer) (*RestorePayload, error) {
 // saved applied index and the saved state's own last restore are
 // dropped: the restore records its own.
 func (p *RestorePayload) Set(k, v []byte) error {
-	if bytes.HasPrefix(k, []byte(shadowPrefix)) || bytes.HasPrefix(k, []byte(markerPrefix)) || bytes.Equal(k, appliedKey) || bytes.Equal(k, restoredKey) {
+	if isLocal(k) || bytes.Equal(k, appliedKey) || bytes.Equal(k, restoredKey) {
 		return nil
 	}
 	return p.ew.Set(k, v)

@@ -293,17 +293,23 @@ func discardShadow(store *kv.Store) error {
 	return store.DeleteRange(lower, kv.PrefixEnd(lower), false)
 }
 
-// withoutLocal hides what is local to a server (the shadow keyspace and
-// the rebuild markers) from a raft snapshot's export.
+// withoutLocal hides what is local to a server (isLocal) from a raft
+// snapshot's export.
 type withoutLocal struct{ r kv.Reader }
 
 func (l withoutLocal) Get(k []byte) ([]byte, error) { return l.r.Get(k) }
 
 func (l withoutLocal) Scan(lower, upper []byte, reverse bool, fn func(k, v []byte) error) error {
 	return l.r.Scan(lower, upper, reverse, func(k, v []byte) error {
-		if bytes.HasPrefix(k, []byte(shadowPrefix)) || bytes.HasPrefix(k, []byte(markerPrefix)) {
+		if isLocal(k) {
 			return nil
 		}
 		return fn(k, v)
 	})
+}
+
+// isLocal reports a key of what is local to one server: the shadow
+// keyspace of a rebuild and the rebuild markers.
+func isLocal(k []byte) bool {
+	return bytes.HasPrefix(k, []byte(shadowPrefix)) || bytes.HasPrefix(k, []byte(markerPrefix))
 }

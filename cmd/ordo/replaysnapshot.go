@@ -1,9 +1,7 @@
 package main
 
 import (
-	"bufio"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -34,37 +32,17 @@ func isSnapshotFile(path string) (bool, error) {
 	return string(magic) == snapshots.Magic, nil
 }
 
-// snapshotBatchBytes is how much loadSnapshot writes per batch.
-const snapshotBatchBytes = 4 << 20
-
 // loadSnapshot copies the rows of the snapshot file at path into dst, an
 // empty store, checking the file whole as it goes (a file that does not
 // check out leaves dst partial: discard it).
 func loadSnapshot(path string, dst *kv.Store) (snapshots.Summary, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return snapshots.Summary{}, err
-	}
-	defer f.Close()
-	w := dst.WriteBatch()
-	defer func() { w.Close() }()
-	sum, err := snapshots.Verify(bufio.NewReaderSize(f, 1<<20), func(k, v []byte) error {
-		if err := w.Set(k, v); err != nil {
-			return err
-		}
-		if w.Len() < snapshotBatchBytes {
-			return nil
-		}
-		if err := w.Commit(false); err != nil {
-			return err
-		}
-		w = dst.WriteBatch()
-		return nil
-	})
+	l := dst.Loader(0)
+	defer l.Close()
+	sum, err := snapshots.VerifyFile(path, l.Set)
 	if err != nil {
 		return sum, fmt.Errorf("snapshot file %s: %w", path, err)
 	}
-	return sum, w.Commit(false)
+	return sum, l.Commit()
 }
 
 // openSnapshotReplay loads the snapshot file at file into r's store and
@@ -87,7 +65,7 @@ func openSnapshotReplay(r *replay) error {
 		}
 	}
 	h := sum.Header
-	first, err := firstArchived(r.store)
+	first, err := archive.First(r.store)
 	if err != nil {
 		return err
 	}
@@ -104,20 +82,6 @@ func openSnapshotReplay(r *replay) error {
 		ClusterID: h.ClusterID, ClusterIDSource: "snapshot", Server: h.Server, From: 1,
 		FirstIndex: first, LastIndex: last, Events: events, Created: h.Created, OrdoVersion: h.OrdoVersion}}
 	return nil
-}
-
-// firstArchived returns the index of the first event src's archive holds,
-// 0 when it holds none.
-func firstArchived(src kv.Reader) (uint64, error) {
-	var first uint64
-	err := archive.Scan(src, 1, 0, func(index uint64, _ uint32, _ []byte) error {
-		first = index
-		return kv.ErrStop
-	})
-	if err != nil && !errors.Is(err, kv.ErrStop) {
-		return 0, err
-	}
-	return first, nil
 }
 
 // printSnapshotHeader describes a loaded snapshot file.

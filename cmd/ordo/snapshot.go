@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -94,10 +93,7 @@ func saveSnapshot(out io.Writer, body io.Reader, f *os.File, path string) error 
 	if err := f.Sync(); err != nil {
 		return err
 	}
-	if _, err := f.Seek(0, io.SeekStart); err != nil {
-		return err
-	}
-	sum, err := snapshots.Verify(bufio.NewReader(f), nil)
+	sum, err := snapshots.VerifyFile(f.Name(), nil)
 	if err != nil {
 		return fmt.Errorf("save snapshot: the file received does not check out: %w", err)
 	}
@@ -122,24 +118,21 @@ and may be retried. Events appended after the file was saved are no longer
 in the archive. Restoring needs a management token when ACLs are on.`,
 		Args: oneArg("FILE"),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			sum, err := snapshots.VerifyFile(args[0], nil)
+			if err != nil {
+				return fmt.Errorf("restore snapshot: %s does not check out: %w", args[0], err)
+			}
 			f, err := os.Open(args[0])
 			if err != nil {
 				return err
 			}
 			defer f.Close()
-			sum, err := snapshots.Verify(bufio.NewReader(f), nil)
-			if err != nil {
-				return fmt.Errorf("restore snapshot: %s does not check out: %w", args[0], err)
-			}
-			if _, err := f.Seek(0, io.SeekStart); err != nil {
-				return err
-			}
 			c, err := g.client()
 			if err != nil {
 				return err
 			}
 			var res snapshotRestored
-			if err := c.put(cmd.Context(), "/v1/operator/snapshot", bufio.NewReader(f), &res); err != nil {
+			if err := c.put(cmd.Context(), "/v1/operator/snapshot", f, &res); err != nil {
 				return fmt.Errorf("restore snapshot: %w", err)
 			}
 			out := cmd.OutOrStdout()
@@ -188,12 +181,7 @@ func newSnapshotInspectCommand() *cobra.Command {
 		Short: "Check a snapshot file whole and describe what it holds",
 		Args:  oneArg("FILE"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			f, err := os.Open(args[0])
-			if err != nil {
-				return err
-			}
-			defer f.Close()
-			in, err := inspectSnapshot(bufio.NewReader(f))
+			in, err := inspectSnapshot(args[0])
 			if err != nil {
 				return fmt.Errorf("inspect snapshot: %s: %w", args[0], err)
 			}
@@ -209,11 +197,12 @@ func newSnapshotInspectCommand() *cobra.Command {
 	return cmd
 }
 
-// inspectSnapshot reads a whole snapshot file and counts what it holds.
-func inspectSnapshot(r io.Reader) (snapshotInspection, error) {
+// inspectSnapshot reads the whole snapshot file at path and counts what
+// it holds.
+func inspectSnapshot(path string) (snapshotInspection, error) {
 	in := snapshotInspection{Tables: map[string]*tableSize{}}
 	var events tableSize
-	sum, err := snapshots.Verify(r, func(k, v []byte) error {
+	sum, err := snapshots.VerifyFile(path, func(k, v []byte) error {
 		switch t, ok := projections.KeyTable(k); {
 		case bytes.HasPrefix(k, []byte("log/")):
 			events.add(k, v)

@@ -46,7 +46,7 @@ func newState(t testing.TB, n int) *state {
 	s := &state{store: projectionstest.OpenStore(t)}
 	s.fsm = projectionstest.NewFSM(t, s.store)
 	for i := 1; i <= n; i++ {
-		s.apply(t, payloads(i)...)
+		s.apply(t, projectionstest.HistoryPayloads(i)...)
 	}
 	w := s.store.WriteBatch()
 	for _, k := range []string{shadowPrefix + "t/namespaces\x00old", shadowPrefix + "meta/applied", markerPrefix + "namespaces"} {
@@ -58,22 +58,6 @@ func newState(t testing.TB, n int) *state {
 		t.Fatal(err)
 	}
 	return s
-}
-
-func payloads(i int) []events.Payload {
-	var ps []events.Payload
-	switch {
-	case i == 1:
-		ps = append(ps, &events.ServerRegistered{ID: "server-1", RaftAddr: "127.0.0.1:4647", HTTPAddr: "127.0.0.1:4646"})
-	case i%5 == 0:
-		ps = append(ps, &events.NamespaceDeleted{Name: fmt.Sprintf("ns-%d", i%7)})
-	default:
-		ps = append(ps, &events.NamespaceUpserted{Namespace: events.Namespace{Name: fmt.Sprintf("ns-%d", i%7), Description: fmt.Sprint("at ", i)}})
-	}
-	if i%4 == 0 {
-		ps = append(ps, &events.NamespaceUpserted{Namespace: events.Namespace{Name: fmt.Sprintf("other-%d", i), Description: "second"}})
-	}
-	return ps
 }
 
 // apply applies the next entry, carrying ps, at its own index and time.

@@ -159,7 +159,7 @@ func TestWritePayloadInvalid(t *testing.T) {
 			if tc.cause != nil && !errors.Is(err, tc.cause) {
 				t.Errorf("err = %v, want one wrapping %v too", err, tc.cause)
 			}
-			if !isFormat(err) && tc.phrase == "" {
+			if !snapshots.IsInvalid(err) && tc.phrase == "" {
 				t.Errorf("err = %v names no format error", err)
 			}
 			if tc.phrase != "" && !strings.Contains(err.Error(), tc.phrase) {

@@ -163,15 +163,13 @@ func writePayload(f *os.File, body io.Reader) (int64, snapshots.Summary, error) 
 	}
 	var writeErr error
 	sum, err := snapshots.Verify(body, func(k, v []byte) error {
-		if writeErr = p.Set(k, v); writeErr != nil {
-			return writeErr
-		}
-		return nil
+		writeErr = p.Set(k, v)
+		return writeErr
 	})
 	switch {
 	case writeErr != nil:
 		return 0, sum, fmt.Errorf("restore: write payload: %w", writeErr)
-	case err != nil && isFormat(err):
+	case err != nil && snapshots.IsInvalid(err):
 		return 0, sum, fmt.Errorf("%w: %w", ErrInvalid, err)
 	case err != nil:
 		return 0, sum, fmt.Errorf("restore: read the file: %w", err)
@@ -186,14 +184,4 @@ func writePayload(f *os.File, body io.Reader) (int64, snapshots.Summary, error) 
 		return 0, sum, fmt.Errorf("restore: %w", err)
 	}
 	return size, sum, nil
-}
-
-// isFormat reports an error about the file's content, not its transport.
-func isFormat(err error) bool {
-	for _, e := range []error{snapshots.ErrMagic, snapshots.ErrVersion, snapshots.ErrTruncated, snapshots.ErrCorrupt, snapshots.ErrChecksum} {
-		if errors.Is(err, e) {
-			return true
-		}
-	}
-	return false
 }

@@ -35,18 +35,7 @@ func history(t testing.TB, n int) *kv.Store {
 	store := projectionstest.OpenStore(t)
 	fsm := projectionstest.NewFSM(t, store)
 	for i := 1; i <= n; i++ {
-		var ps []events.Payload
-		switch {
-		case i == 1:
-			ps = append(ps, &events.ServerRegistered{ID: "server-1", RaftAddr: "127.0.0.1:4647", HTTPAddr: "127.0.0.1:4646"})
-		case i%5 == 0:
-			ps = append(ps, &events.NamespaceDeleted{Name: fmt.Sprintf("ns-%d", i%7)})
-		default:
-			ps = append(ps, &events.NamespaceUpserted{Namespace: events.Namespace{Name: fmt.Sprintf("ns-%d", i%7), Description: fmt.Sprint("at ", i)}})
-		}
-		if i%4 == 0 {
-			ps = append(ps, &events.NamespaceUpserted{Namespace: events.Namespace{Name: fmt.Sprintf("other-%d", i), Description: "second"}})
-		}
+		ps := projectionstest.HistoryPayloads(i)
 		if res := projectionstest.ApplyOne(t, fsm, uint64(i), projectionstest.Entry(t, fmt.Sprintf("cmd-%d", i), ps...)); res.Err != nil {
 			t.Fatalf("entry %d: %v", i, res.Err)
 		}

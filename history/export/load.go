@@ -22,9 +22,6 @@ type LoadStats struct {
 	Checksum string
 }
 
-// loadBatchBytes is how much Load writes per batch when it copies rows.
-const loadBatchBytes = 4 << 20
-
 // Load replays the history file at path into dst, an empty store: the
 // base state rows if the file has them, then every event applied to projs
 // (projections.Rebuild, as the FSM applied them), then the events copied
@@ -82,12 +79,8 @@ func Load(path string, dst *kv.Store, projs []projections.Projection) (LoadStats
 // check the file beyond them: Load does.
 func LoadState(path string, dst *kv.Store) (uint64, error) {
 	return readFile(path, func(r *Reader) (uint64, error) {
-		b := dst.WriteBatch() // Set copies the key and value into the batch
-		defer func() {
-			if b != nil {
-				b.Close()
-			}
-		}()
+		l := dst.Loader(0)
+		defer l.Close()
 		var n uint64
 		for {
 			rec, err := r.Next()
@@ -97,21 +90,12 @@ func LoadState(path string, dst *kv.Store) (uint64, error) {
 			if err != nil {
 				return n, err
 			}
-			if err := b.Set(rec.Key, rec.Value); err != nil {
+			if err := l.Set(rec.Key, rec.Value); err != nil {
 				return n, err
 			}
 			n++
-			if b.Len() > loadBatchBytes {
-				err := b.Commit(false) // releases b
-				if b = nil; err != nil {
-					return n, err
-				}
-				b = dst.WriteBatch()
-			}
 		}
-		err := b.Commit(false)
-		b = nil
-		return n, err
+		return n, l.Commit()
 	})
 }
 
@@ -120,12 +104,8 @@ func LoadState(path string, dst *kv.Store) (uint64, error) {
 func copyArchive(path string, dst *kv.Store) (string, error) {
 	var sum string
 	_, err := readFile(path, func(r *Reader) (uint64, error) {
-		b := dst.WriteBatch() // Set copies the key and value into the batch
-		defer func() {
-			if b != nil {
-				b.Close()
-			}
-		}()
+		l := dst.Loader(0)
+		defer l.Close()
 		var n, last uint64
 		for {
 			rec, err := r.Next()
@@ -138,20 +118,12 @@ func copyArchive(path string, dst *kv.Store) (string, error) {
 			if rec.Kind != KindEvent {
 				continue
 			}
-			if err := b.Set(archive.Key(rec.Index, rec.Seq), rec.Data); err != nil {
+			if err := l.Set(archive.Key(rec.Index, rec.Seq), rec.Data); err != nil {
 				return n, err
 			}
 			n, last = n+1, rec.Index
-			if b.Len() > loadBatchBytes {
-				err := b.Commit(false) // releases b
-				if b = nil; err != nil {
-					return n, err
-				}
-				b = dst.WriteBatch()
-			}
 		}
-		err := b.Commit(false)
-		if b = nil; err != nil {
+		if err := l.Commit(); err != nil {
 			return n, err
 		}
 		counters := dst.Batch()

@@ -99,10 +99,12 @@ func (k *redoKeeper) close() error {
 // store, base 0), toward index by applying the redo records chained from
 // base; it returns the index reached (base when no record applies). The
 // records were written by this code's projection versions, so the
-// checkpoint must hold the same ones; else nothing is applied.
-func (t *TimeTravel) forward(store *kv.Store, base, index uint64) (uint64, error) {
-	if t.redo == nil || base < t.cfg.FSM.RestoredAt() {
-		return base, nil // records before an operator restore are of a replaced history
+// checkpoint must hold the same ones; else nothing is applied. Nor are
+// any when base is before floor, the FSM's last operator restore: the
+// records there are of the history it replaced.
+func (t *TimeTravel) forward(store *kv.Store, base, floor, index uint64) (uint64, error) {
+	if t.redo == nil || base < floor {
+		return base, nil
 	}
 	if _, n := t.redo.log.Reach(base, index); n == 0 {
 		return base, nil

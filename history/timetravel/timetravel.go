@@ -361,13 +361,13 @@ func (t *TimeTravel) materialise(index, floor uint64, projs []projections.Projec
 	if err != nil {
 		return nil, "", fmt.Errorf("materialise index %d: %w", index, err)
 	}
-	store, err := t.replay(dir, from, index, projs)
+	store, err := t.replay(dir, from, floor, index, projs)
 	if errors.Is(err, projections.ErrRebuildNeeded) && from > 0 {
 		// A checkpoint written by other versions of the projections:
 		// replay from the start instead.
 		t.log.Warn("checkpoint holds other projection versions; replaying from the start", "checkpoint", from, "err", err)
 		if err = os.RemoveAll(dir); err == nil {
-			store, err = t.replay(dir, 0, index, projs)
+			store, err = t.replay(dir, 0, floor, index, projs)
 		}
 	}
 	if err != nil {
@@ -382,15 +382,16 @@ func (t *TimeTravel) materialise(index, floor uint64, projs []projections.Projec
 
 // replay opens the store in dir (a copied checkpoint at base, or nothing
 // yet: base 0) and brings projs forward to index: through the redo
-// records chained from base when every projection is wanted, then from
-// the live archive's events.
-func (t *TimeTravel) replay(dir string, base, index uint64, projs []projections.Projection) (*kv.Store, error) {
+// records chained from base when every projection is wanted (and base is
+// at or after floor, the FSM's last operator restore), then from the
+// live archive's events.
+func (t *TimeTravel) replay(dir string, base, floor, index uint64, projs []projections.Projection) (*kv.Store, error) {
 	store, err := kv.Open(dir, kv.Config{CacheBytes: scratchCacheBytes, DisableWAL: true})
 	if err != nil {
 		return nil, err
 	}
 	if len(projs) == len(t.cfg.Projections) {
-		if _, err := t.forward(store, base, index); err != nil {
+		if _, err := t.forward(store, base, floor, index); err != nil {
 			store.Close()
 			return nil, err
 		}

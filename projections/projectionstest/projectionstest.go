@@ -213,3 +213,22 @@ func RestorePayload(tb testing.TB, src kv.Reader, index uint64) *os.File {
 	}
 	return f
 }
+
+// HistoryPayloads returns the payloads of entry i of a small sample
+// history: a server registered at 1, then namespaces created, updated and
+// deleted (seven names), two events in every fourth entry.
+func HistoryPayloads(i int) []events.Payload {
+	var ps []events.Payload
+	switch {
+	case i == 1:
+		ps = append(ps, &events.ServerRegistered{ID: "server-1", RaftAddr: "127.0.0.1:4647", HTTPAddr: "127.0.0.1:4646"})
+	case i%5 == 0:
+		ps = append(ps, &events.NamespaceDeleted{Name: fmt.Sprintf("ns-%d", i%7)})
+	default:
+		ps = append(ps, &events.NamespaceUpserted{Namespace: events.Namespace{Name: fmt.Sprintf("ns-%d", i%7), Description: fmt.Sprint("at ", i)}})
+	}
+	if i%4 == 0 {
+		ps = append(ps, &events.NamespaceUpserted{Namespace: events.Namespace{Name: fmt.Sprintf("other-%d", i), Description: "second"}})
+	}
+	return ps
+}

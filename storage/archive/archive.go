@@ -43,6 +43,20 @@ func SetCounters(w kv.Writer, length, last uint64) error {
 // Len returns how many events the archive holds.
 func Len(r kv.Reader) (uint64, error) { return readUint(r, lenKey) }
 
+// First returns the index of the first event r's archive holds, 0 when
+// it holds none.
+func First(r kv.Reader) (uint64, error) {
+	var first uint64
+	err := Scan(r, 1, 0, func(index uint64, _ uint32, _ []byte) error {
+		first = index
+		return kv.ErrStop
+	})
+	if err != nil && !errors.Is(err, kv.ErrStop) {
+		return 0, err
+	}
+	return first, nil
+}
+
 // Last returns the index of the newest archived event, 0 when empty.
 func Last(r kv.Reader) (uint64, error) { return readUint(r, lastKey) }
 

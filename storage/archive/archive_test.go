@@ -158,7 +158,7 @@ func TestScanIgnoresOtherKeys(t *testing.T) {
 
 func TestLenLast(t *testing.T) {
 	s := open(t)
-	for name, f := range map[string]func(kv.Reader) (uint64, error){"Len": archive.Len, "Last": archive.Last} {
+	for name, f := range map[string]func(kv.Reader) (uint64, error){"Len": archive.Len, "Last": archive.Last, "First": archive.First} {
 		if n, err := f(s); n != 0 || err != nil {
 			t.Errorf("%s of an empty archive = %d, %v", name, n, err)
 		}
@@ -172,6 +172,9 @@ func TestLenLast(t *testing.T) {
 	last, err := archive.Last(s)
 	if err != nil || last != 9 {
 		t.Errorf("Last = %d, %v; want 9", last, err)
+	}
+	if first, err := archive.First(s); err != nil || first != 3 {
+		t.Errorf("First = %d, %v; want 3", first, err)
 	}
 	// The counters are read through any reader, a batch included.
 	b := s.Batch()

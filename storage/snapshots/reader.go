@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"hash"
 	"io"
+	"os"
 )
 
 // Reader decodes a snapshot file and checks it as it goes.
@@ -187,6 +188,17 @@ func (r *Reader) corrupt(format string, args ...any) error {
 	return fmt.Errorf("%w: %s (offset %d)", ErrCorrupt, fmt.Sprintf(format, args...), r.off)
 }
 
+// IsInvalid reports whether err is about what a file holds (one of the
+// sentinels above) rather than about reading it.
+func IsInvalid(err error) bool {
+	for _, e := range []error{ErrMagic, ErrVersion, ErrTruncated, ErrCorrupt, ErrChecksum} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
+}
+
 // Summary is what Verify learns about a whole file.
 type Summary struct {
 	Header   Header
@@ -215,4 +227,14 @@ func Verify(r io.Reader, each func(key, value []byte) error) (Summary, error) {
 		}
 	}
 	return Summary{Header: rd.Header(), Checksum: rd.Checksum(), Bytes: rd.Bytes(), Rows: rd.Rows()}, nil
+}
+
+// VerifyFile is Verify of the file at path.
+func VerifyFile(path string, each func(key, value []byte) error) (Summary, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return Summary{}, err
+	}
+	defer f.Close()
+	return Verify(f, each)
 }
