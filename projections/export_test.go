@@ -43,3 +43,11 @@ func BusyFunc(r *Rebuilder) func() bool { return r.busy() }
 
 // ScratchDirOf returns where r's verifies put their scratch stores.
 func ScratchDirOf(r *Rebuilder) string { return r.cfg.ScratchDir }
+
+// SetRowLogBudget sets the bytes a rebuild's row logs may hold and
+// returns a function restoring the default.
+func SetRowLogBudget(n int64) func() {
+	old := rowLogBudget
+	rowLogBudget = n
+	return func() { rowLogBudget = old }
+}

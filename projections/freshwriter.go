@@ -61,6 +61,11 @@ type freshWriter struct {
 	keys     map[uint64]struct{}
 	seed     maphash.Seed
 	uses     tableUses
+	// log, when set, takes the rows of tables nothing has read (a
+	// from-scratch rebuild's lanes: rowLog) instead of pending; spilled
+	// says the open batch holds rows the log wrote into it.
+	log     *rowLog
+	spilled bool
 }
 
 // tableUse is how a freshWriter has used a table so far.
@@ -196,6 +201,9 @@ func (w *freshWriter) Get(key []byte) ([]byte, error) {
 	if before == writtenOnly {
 		// The first read of the table: what was written to it past the
 		// cache goes to the store first.
+		if err := w.spillLog(); err != nil {
+			return nil, err
+		}
 		if err := w.flush(); err != nil {
 			return nil, err
 		}
@@ -292,6 +300,9 @@ func present(v []byte) ([]byte, error) {
 }
 
 func (w *freshWriter) Scan(lower, upper []byte, reverse bool, fn func(k, v []byte) error) error {
+	if err := w.spillLog(); err != nil {
+		return err
+	}
 	if err := w.flush(); err != nil {
 		return err
 	}
@@ -321,6 +332,10 @@ func (w *freshWriter) Delete(key []byte) error {
 func (w *freshWriter) write(key []byte, n cached) {
 	if _, use := w.uses.note(key, false); use != writtenOnly {
 		w.kept(key, use, n)
+		return
+	}
+	if w.log != nil && bytes.HasPrefix(key, rowsPrefix) {
+		w.log.add(key, n.v)
 		return
 	}
 	w.pending = append(w.pending, pendingRow{key: string(key), v: n.v, seq: uint32(len(w.pending))})
@@ -382,7 +397,7 @@ func (w *freshWriter) written(key []byte) {
 // one went, far cheaper than scattered ones), commits it and starts the
 // next one.
 func (w *freshWriter) flush() error {
-	if len(w.pending) == 0 {
+	if len(w.pending) == 0 && !w.spilled {
 		return nil
 	}
 	sortPending(w.pending)
@@ -409,6 +424,7 @@ func (w *freshWriter) flush() error {
 	clear(w.values)
 	w.values = w.values[:0]
 	w.flushes++ // every entry's pending flush is past
+	w.spilled = false
 	if err := w.b.Commit(false); err != nil {
 		return err
 	}
@@ -422,10 +438,30 @@ func (w *freshWriter) commit() error {
 	if err := w.flush(); err != nil {
 		return err
 	}
+	if w.log != nil && w.log.cut() {
+		// Over the budget: this lane's log goes to the store.
+		if err := w.spillLog(); err != nil {
+			return err
+		}
+		if err := w.flush(); err != nil {
+			return err
+		}
+	}
 	if w.size > w.limit {
 		w.prev, w.cur, w.size = w.cur, make(map[string]cached, len(w.cur)), 0
 	}
 	return nil
+}
+
+// spillLog writes what the log holds into the open batch, before the
+// pending rows (which are newer), for the store to hold it: a table it
+// logged is about to be read, or the logs outgrew their budget.
+func (w *freshWriter) spillLog() error {
+	if w.log == nil || w.log.empty() {
+		return nil
+	}
+	w.spilled = true
+	return w.log.spill(w.b)
 }
 
 // close releases the open batch.

@@ -183,6 +183,28 @@ func (l *lanes) touched() [][]byte {
 	return out
 }
 
+// logRows has every lane keep the rows of tables it has not read in a
+// row log (rowLog) rather than in the store, all of the lanes' logs
+// within rowLogBudget: for a build whose table files are written from the
+// store and the logs (tableFiles), read by nothing else.
+func (l *lanes) logRows() {
+	budget := new(atomic.Int64)
+	for _, r := range l.rs {
+		r.fw.log = newRowLog(budget)
+	}
+}
+
+// logs returns the lanes' row logs (none unless logRows).
+func (l *lanes) logs() []*rowLog {
+	var out []*rowLog
+	for _, r := range l.rs {
+		if r.fw.log != nil {
+			out = append(out, r.fw.log)
+		}
+	}
+	return out
+}
+
 // close releases the lanes' open batches.
 func (l *lanes) close() {
 	for _, r := range l.rs {

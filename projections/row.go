@@ -44,6 +44,9 @@ func decodeRow(b []byte) (Row, error) {
 	}, nil
 }
 
+// rowsPrefix begins every row's key (rowKey).
+var rowsPrefix = []byte("t/")
+
 // rowKey is "t/<table>\x00<key>".
 func rowKey(table, key string) []byte {
 	return appendRowKey(make([]byte, 0, 3+len(table)+len(key)), table, key)

@@ -223,7 +223,7 @@ func (s *shadowBuild) prepare() error {
 		versions.Discard()
 		return err
 	}
-	files, err := tableFiles(s.scratch, s.store, s.tables, true, s.l.workers())
+	files, err := tableFiles(s.scratch, s.store, s.tables, true, s.l.workers(), nil)
 	if err != nil {
 		versions.Discard()
 		return err

@@ -347,7 +347,12 @@ func scratchRebuild(ctx context.Context, src kv.Reader, dst *kv.Store, projs []P
 		return RebuildStats{}, err
 	}
 	defer scratch.Close()
-	st, workers, err := buildInto(ctx, src, scratch, projs, to, parallel, busy, obs)
+	l := newLanes(scratch, true, projs, ctx.Err)
+	defer l.close()
+	// Rows no lane reads stay in the lanes' logs, out of the scratch
+	// store, and go straight into the table files.
+	l.logRows()
+	st, workers, err := buildWith(l, src, to, parallel, busy, obs)
 	if err != nil {
 		return st, err
 	}
@@ -357,7 +362,7 @@ func scratchRebuild(ctx context.Context, src kv.Reader, dst *kv.Store, projs []P
 	for _, p := range projs {
 		tables = append(tables, p.Tables()...)
 	}
-	files, err := tableFiles(scratch, dst, tables, false, workers)
+	files, err := tableFiles(scratch, dst, tables, false, workers, l.logs())
 	if err != nil {
 		return st, fmt.Errorf("rebuild: %w", err)
 	}
@@ -378,6 +383,11 @@ func scratchRebuild(ctx context.Context, src kv.Reader, dst *kv.Store, projs []P
 func buildInto(ctx context.Context, src kv.Reader, scratch *kv.Store, projs []Projection, to uint64, parallel int, busy func() bool, obs func(RebuildStats)) (RebuildStats, int, error) {
 	l := newLanes(scratch, true, projs, ctx.Err)
 	defer l.close()
+	return buildWith(l, src, to, parallel, busy, obs)
+}
+
+// buildWith is buildInto through the lanes l.
+func buildWith(l *lanes, src kv.Reader, to uint64, parallel int, busy func() bool, obs func(RebuildStats)) (RebuildStats, int, error) {
 	l.limit(parallel, busy)
 	l.progress = obs
 	if err := l.run(src, 1, to); err != nil {

@@ -1,6 +1,7 @@
 package projections
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"slices"
@@ -10,19 +11,20 @@ import (
 )
 
 // tableFiles writes the rows of tables, and their table indexes, from src
-// into table files of dst: a file per run of tables (in key order, of
+// (and the rows logs hold, newer than src's: rowLog) into table files of
+// dst: a file per run of tables (in key order, of
 // about equal size; as many runs as workers, and at least two) and one of
 // the indexes, over key ranges that do not overlap, written (and synced)
 // by up to workers goroutines. With replace,
 // each table's rows in dst are deleted first, and the index of a table
 // src has none of is deleted. Fewer, larger files make the ingest that
 // takes them quicker: it holds the switch.
-func tableFiles(src *kv.Store, dst *kv.Store, tables []string, replace bool, workers int) ([]*kv.TableFile, error) {
+func tableFiles(src *kv.Store, dst *kv.Store, tables []string, replace bool, workers int, logs []*rowLog) ([]*kv.TableFile, error) {
 	tables = slices.Compact(slices.Sorted(slices.Values(tables)))
 	workers = max(1, workers)
 	// At least two runs: the ingest of one file of every table took the
 	// switch of a busy server's rebuild 20 ms, of two 7-9 ms.
-	runs, err := tableRuns(src, tables, max(2, workers))
+	runs, err := tableRuns(src, tables, max(2, workers), logs)
 	if err != nil {
 		return nil, err
 	}
@@ -35,7 +37,7 @@ func tableFiles(src *kv.Store, dst *kv.Store, tables []string, replace bool, wor
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				files[i], errs[i] = tableFile(src, dst, runs[i], replace)
+				files[i], errs[i] = tableFile(src, dst, runs[i], replace, logs)
 			}
 		}()
 	}
@@ -53,8 +55,8 @@ func tableFiles(src *kv.Store, dst *kv.Store, tables []string, replace bool, wor
 }
 
 // tableRuns splits tables (sorted) into at most n runs of consecutive
-// tables holding about as many bytes each in src.
-func tableRuns(src *kv.Store, tables []string, n int) ([][]string, error) {
+// tables holding about as many bytes each in src and logs.
+func tableRuns(src *kv.Store, tables []string, n int, logs []*rowLog) ([][]string, error) {
 	sizes := make([]uint64, len(tables))
 	var total uint64
 	for i, t := range tables {
@@ -62,6 +64,9 @@ func tableRuns(src *kv.Store, tables []string, n int) ([][]string, error) {
 		size, err := src.EstimateBytes(p, kv.PrefixEnd(p))
 		if err != nil {
 			return nil, err
+		}
+		for _, l := range logs {
+			size += l.tables[t]
 		}
 		sizes[i] = size + 1 // an empty table still counts
 		total += sizes[i]
@@ -82,10 +87,10 @@ func tableRuns(src *kv.Store, tables []string, n int) ([][]string, error) {
 	return runs, nil
 }
 
-// tableFile writes the rows of tables (sorted) from src into a finished
-// table file of dst, each table after a deletion of dst's rows in it when
-// replace is set.
-func tableFile(src kv.Reader, dst *kv.Store, tables []string, replace bool) (*kv.TableFile, error) {
+// tableFile writes the rows of tables (sorted) from src, with those logs
+// hold over them, into a finished table file of dst, each table after a
+// deletion of dst's rows in it when replace is set.
+func tableFile(src kv.Reader, dst *kv.Store, tables []string, replace bool, logs []*rowLog) (*kv.TableFile, error) {
 	f, err := dst.NewTableFile()
 	if err != nil {
 		return nil, err
@@ -96,7 +101,7 @@ func tableFile(src kv.Reader, dst *kv.Store, tables []string, replace bool) (*kv
 			err = f.DeleteRange(live, kv.PrefixEnd(live))
 		}
 		if err == nil {
-			err = src.Scan(live, kv.PrefixEnd(live), false, f.Set)
+			err = copyTable(src, f, live, logs)
 		}
 		if err != nil {
 			f.Discard()
@@ -108,6 +113,46 @@ func tableFile(src kv.Reader, dst *kv.Store, tables []string, replace bool) (*kv
 		return nil, err
 	}
 	return f, nil
+}
+
+// copyTable writes the rows of src under prefix into f, merged with the
+// rows logs hold there: a logged row is newer than src's at its key, and a
+// logged deletion leaves the key out.
+func copyTable(src kv.Reader, f *kv.TableFile, prefix []byte, logs []*rowLog) error {
+	end := kv.PrefixEnd(prefix)
+	m := mergeRows(logs, prefix, end)
+	more := m.next()
+	// emit writes the logged row the merge stands at and moves on.
+	emit := func() error {
+		var err error
+		if m.value != nil {
+			err = f.Set(m.key, m.value)
+		}
+		more = m.next()
+		return err
+	}
+	// logged writes the logged rows before k (all of them: k nil).
+	logged := func(k []byte) error {
+		for more && (k == nil || bytes.Compare(m.key, k) < 0) {
+			if err := emit(); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	err := src.Scan(prefix, end, false, func(k, v []byte) error {
+		if err := logged(k); err != nil {
+			return err
+		}
+		if more && bytes.Equal(m.key, k) {
+			return emit()
+		}
+		return f.Set(k, v)
+	})
+	if err != nil {
+		return err
+	}
+	return logged(nil)
 }
 
 // indexFile writes the table indexes of tables (sorted) from src into a

@@ -34,7 +34,7 @@ func TestTableRuns(t *testing.T) {
 	}
 	tables := []string{"a", "b", "c", "d", "e"}
 	for _, n := range []int{1, 2, 8} {
-		runs, err := tableRuns(store, tables, n)
+		runs, err := tableRuns(store, tables, n, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

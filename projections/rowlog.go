@@ -1,0 +1,230 @@
+package projections
+
+import (
+	"bytes"
+	"container/heap"
+	"sort"
+	"sync/atomic"
+
+	"github.com/ordoplane/ordo/storage/kv"
+)
+
+// rowLogBudget bounds the bytes the row logs of one rebuild hold in
+// memory, all lanes together; past it, the lane that crossed it writes its
+// log into the scratch store, as rows went before there were logs.
+var rowLogBudget int64 = 1 << 30
+
+// rowLog holds, in memory, the rows a from-scratch rebuild's writer wrote
+// to tables nothing has read: the indexes a projection only adds to (the
+// history's, an allocation's by node, job and eval), most of the rows a
+// rebuild writes. Kept out of the scratch store, they cost neither its
+// memtable nor its flushes, nor the read that copies it into table files:
+// the switch's files take them from the log, merged with what the scratch
+// store holds (rowMerge).
+//
+// Rows arrive in the stage, in the order written; each commit of the
+// writer cuts the stage into a run: sorted by key, the last write of each
+// key kept, laid out in one pointer-free buffer (the collector never scans
+// it). A later run is newer than an earlier one.
+type rowLog struct {
+	stage []pendingRow
+	runs  []logRun
+	// held is the bytes the runs hold; budget, shared by the lanes of a
+	// rebuild, is what all their logs hold.
+	held   int64
+	budget *atomic.Int64
+	// tables is the bytes of each table's rows in the runs, which a
+	// rebuild's table files are sized by (tableRuns).
+	tables map[string]uint64
+}
+
+// logRun is a run of a rowLog: its rows in key order, a key once.
+type logRun struct {
+	data []byte
+	recs []logRec
+}
+
+// logRec is a row of a run: its key and value in the run's data (vlen -1:
+// the row is deleted).
+type logRec struct {
+	off, klen uint32
+	vlen      int32
+}
+
+func (r *logRun) key(i int) []byte {
+	c := r.recs[i]
+	return r.data[c.off : c.off+c.klen]
+}
+
+// value returns the value of row i, nil when the row is deleted.
+func (r *logRun) value(i int) []byte {
+	c := r.recs[i]
+	if c.vlen < 0 {
+		return nil
+	}
+	start := c.off + c.klen
+	return r.data[start : start+uint32(c.vlen)]
+}
+
+func newRowLog(budget *atomic.Int64) *rowLog {
+	return &rowLog{budget: budget, tables: map[string]uint64{}}
+}
+
+// add logs v at key (v nil: a deletion). v is handed over.
+func (l *rowLog) add(key, v []byte) {
+	l.stage = append(l.stage, pendingRow{key: string(key), v: v, seq: uint32(len(l.stage))})
+}
+
+// empty reports whether the log holds no row.
+func (l *rowLog) empty() bool { return len(l.stage) == 0 && len(l.runs) == 0 }
+
+// cut makes the stage a run and reports whether the rebuild's logs now
+// hold more than their budget.
+func (l *rowLog) cut() bool {
+	if len(l.stage) == 0 {
+		return false
+	}
+	sortPending(l.stage)
+	size, n := 0, 0
+	for i := range l.stage {
+		if i+1 < len(l.stage) && l.stage[i+1].key == l.stage[i].key {
+			continue // a later write of the key follows
+		}
+		size += len(l.stage[i].key) + len(l.stage[i].v)
+		n++
+	}
+	run := logRun{data: make([]byte, 0, size), recs: make([]logRec, 0, n)}
+	for i, p := range l.stage {
+		if i+1 < len(l.stage) && l.stage[i+1].key == p.key {
+			continue
+		}
+		rec := logRec{off: uint32(len(run.data)), klen: uint32(len(p.key)), vlen: -1}
+		run.data = append(run.data, p.key...)
+		if p.v != nil {
+			rec.vlen = int32(len(p.v))
+			run.data = append(run.data, p.v...)
+		}
+		run.recs = append(run.recs, rec)
+		l.tables[string(keyTable(run.key(len(run.recs)-1)))] += uint64(len(p.key) + len(p.v))
+	}
+	clear(l.stage)
+	l.stage = l.stage[:0]
+	l.runs = append(l.runs, run)
+	grown := int64(len(run.data) + 12*len(run.recs))
+	l.held += grown
+	return l.budget.Add(grown) > rowLogBudget
+}
+
+// spill writes every row the log holds into b, oldest first (a batch
+// keeps the last write of a key), and empties the log.
+func (l *rowLog) spill(b *kv.WriteBatch) error {
+	for ri := range l.runs {
+		r := &l.runs[ri]
+		for i := range r.recs {
+			if err := setOrDelete(b, r.key(i), r.value(i)); err != nil {
+				return err
+			}
+		}
+	}
+	for _, p := range l.stage {
+		if err := setOrDelete(b, []byte(p.key), p.v); err != nil {
+			return err
+		}
+	}
+	l.release()
+	return nil
+}
+
+// release drops every row the log holds.
+func (l *rowLog) release() {
+	l.budget.Add(-l.held)
+	clear(l.stage)
+	l.stage, l.runs, l.held = l.stage[:0], nil, 0
+	clear(l.tables)
+}
+
+func setOrDelete(b *kv.WriteBatch, k, v []byte) error {
+	if v == nil {
+		return b.Delete(k)
+	}
+	return b.Set(k, v)
+}
+
+// rowMerge iterates, in key order, over the rows of the runs of some logs
+// within a key range, the newest write of each key: a k-way merge of the
+// runs, each cut to the range.
+type rowMerge struct {
+	h mergeHeap
+	// key and value are the current row's (value nil: deleted).
+	key, value []byte
+}
+
+// mergeCursor is where a merge stands in one run; rank orders runs by age
+// (higher: newer).
+type mergeCursor struct {
+	run       *logRun
+	i, end    int
+	rank      int
+	cachedKey []byte
+}
+
+type mergeHeap []*mergeCursor
+
+func (h mergeHeap) Len() int { return len(h) }
+func (h mergeHeap) Less(i, j int) bool {
+	if c := bytes.Compare(h[i].cachedKey, h[j].cachedKey); c != 0 {
+		return c < 0
+	}
+	return h[i].rank > h[j].rank // the newest write of a key first
+}
+func (h mergeHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *mergeHeap) Push(x any)   { *h = append(*h, x.(*mergeCursor)) }
+func (h *mergeHeap) Pop() any     { old := *h; c := old[len(old)-1]; *h = old[:len(old)-1]; return c }
+func (c *mergeCursor) load() bool {
+	if c.i >= c.end {
+		return false
+	}
+	c.cachedKey = c.run.key(c.i)
+	return true
+}
+
+// mergeRows returns a merge of the rows of logs' runs with keys in [lower,
+// upper); every log's runs are newer than the logs before it.
+func mergeRows(logs []*rowLog, lower, upper []byte) *rowMerge {
+	m := &rowMerge{}
+	rank := 0
+	for _, l := range logs {
+		for ri := range l.runs {
+			r := &l.runs[ri]
+			lo := sort.Search(len(r.recs), func(i int) bool { return bytes.Compare(r.key(i), lower) >= 0 })
+			hi := sort.Search(len(r.recs), func(i int) bool { return bytes.Compare(r.key(i), upper) >= 0 })
+			c := &mergeCursor{run: r, i: lo, end: hi, rank: rank}
+			rank++
+			if c.load() {
+				m.h = append(m.h, c)
+			}
+		}
+	}
+	heap.Init(&m.h)
+	return m
+}
+
+// next moves to the next key, false past the last.
+func (m *rowMerge) next() bool {
+	if len(m.h) == 0 {
+		return false
+	}
+	top := m.h[0]
+	m.key, m.value = top.cachedKey, top.run.value(top.i)
+	// Older writes of the key go.
+	for len(m.h) > 0 && bytes.Equal(m.h[0].cachedKey, m.key) {
+		c := m.h[0]
+		c.i++
+		if c.load() {
+			heap.Fix(&m.h, 0)
+		} else {
+			heap.Pop(&m.h)
+		}
+	}
+	return true
+}
