@@ -13,7 +13,7 @@ import (
 
 // schedulingLogs returns n raft log entries of a scheduling workload:
 // nodes, jobs registered again and again, evals, allocations placed under
-// new ids and updated by their clients; in its last third allocations are
+// new ids and updated by their clients; in its last sixth allocations are
 // also deleted and jobs purged, so the tables a rebuild only wrote until
 // then (the allocations' indexes) are read from there on.
 func schedulingLogs(t testing.TB, rng *rand.Rand, n int) []raftlog.Log {
@@ -41,9 +41,9 @@ func schedulingLogs(t testing.TB, rng *rand.Rand, n int) []raftlog.Log {
 		case r < 8 && placed > 0:
 			ps = append(ps, &events.AllocsClientUpdated{NodeID: node, Updates: []events.AllocClientUpdate{{
 				ID: fmt.Sprint("alloc-", 1+rng.Intn(placed)), ClientStatus: events.AllocClientRunning}}})
-		case i > 2*n/3 && r < 9 && placed > 0:
+		case i > 5*n/6 && r < 9 && placed > 0:
 			ps = append(ps, &events.AllocsDeleted{IDs: []string{fmt.Sprint("alloc-", 1+rng.Intn(placed))}})
-		case i > 2*n/3:
+		case i > 5*n/6:
 			ps = append(ps, &events.JobDeregistered{Namespace: ns, ID: job, Purge: true})
 		default:
 			ps = append(ps, &events.NodeStatusUpdated{ID: node, Status: events.NodeStatusReady, UpdatedAt: int64(i)})
@@ -64,7 +64,7 @@ func TestRebuildWithRowLogsEqualsLive(t *testing.T) {
 	const seed = 20261202
 	live := pt.OpenStore(t)
 	f := pt.NewFSM(t, live)
-	logs := schedulingLogs(t, rand.New(rand.NewSource(seed)), 5000)
+	logs := schedulingLogs(t, rand.New(rand.NewSource(seed)), 6000)
 	for len(logs) > 0 {
 		n := min(len(logs), 128)
 		pt.Apply(t, f, logs[:n]...)
