@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"container/heap"
 	"sort"
+	"strings"
 	"sync/atomic"
 
 	"github.com/ordoplane/ordo/storage/kv"
@@ -27,7 +28,12 @@ var rowLogBudget int64 = 1 << 30
 // key kept, laid out in one pointer-free buffer (the collector never scans
 // it). A later run is newer than an earlier one.
 type rowLog struct {
+	// stage holds the rows since the last cut; until the cut, their keys
+	// are laid out one after the other in keys (a string each would be
+	// an allocation each), ends[i] where row i's ends.
 	stage []pendingRow
+	keys  strings.Builder
+	ends  []uint32
 	runs  []logRun
 	// held is the bytes the runs hold; budget, shared by the lanes of a
 	// rebuild, is what all their logs hold.
@@ -72,7 +78,18 @@ func newRowLog(budget *atomic.Int64) *rowLog {
 
 // add logs v at key (v nil: a deletion). v is handed over.
 func (l *rowLog) add(key, v []byte) {
-	l.stage = append(l.stage, pendingRow{key: string(key), v: v, seq: uint32(len(l.stage))})
+	l.keys.Write(key)
+	l.ends = append(l.ends, uint32(l.keys.Len()))
+	l.stage = append(l.stage, pendingRow{v: v, seq: uint32(len(l.stage))})
+}
+
+// keyed gives the stage's rows their keys, from keys.
+func (l *rowLog) keyed() {
+	all, start := l.keys.String(), uint32(0)
+	for i, end := range l.ends {
+		l.stage[i].key, start = all[start:end], end
+	}
+	l.keys, l.ends = strings.Builder{}, l.ends[:0] // the rows' keys keep the old buffer
 }
 
 // empty reports whether the log holds no row.
@@ -84,6 +101,7 @@ func (l *rowLog) cut() bool {
 	if len(l.stage) == 0 {
 		return false
 	}
+	l.keyed()
 	sortPending(l.stage)
 	size, n := 0, 0
 	for i := range l.stage {
@@ -126,6 +144,7 @@ func (l *rowLog) spill(b *kv.WriteBatch) error {
 			}
 		}
 	}
+	l.keyed()
 	for _, p := range l.stage {
 		if err := setOrDelete(b, []byte(p.key), p.v); err != nil {
 			return err
@@ -138,6 +157,8 @@ func (l *rowLog) spill(b *kv.WriteBatch) error {
 // release drops every row the log holds.
 func (l *rowLog) release() {
 	l.budget.Add(-l.held)
+	l.keys.Reset()
+	l.ends = l.ends[:0]
 	clear(l.stage)
 	l.stage, l.runs, l.held = l.stage[:0], nil, 0
 	clear(l.tables)
