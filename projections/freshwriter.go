@@ -338,7 +338,7 @@ func (w *freshWriter) write(key []byte, n cached) {
 		w.kept(key, use, n)
 		return
 	}
-	if w.log != nil && bytes.HasPrefix(key, rowsPrefix) {
+	if w.log != nil && w.log.frozen == nil && bytes.HasPrefix(key, rowsPrefix) {
 		w.log.add(key, n.v)
 		return
 	}

@@ -164,10 +164,20 @@ func (l *lanes) setCheck(check func() error) {
 	}
 }
 
-// track has every lane record the keys it writes from now on.
+// track has every lane record the keys it writes from now on, and its
+// row log, if any, take no more rows: what it holds is in the switch's
+// table files, what follows goes to the store, for the switch to copy
+// over them (shadowBuild.prepare).
 func (l *lanes) track() {
-	for _, sw := range l.sws {
-		sw.touched = map[string]struct{}{}
+	for i, sw := range l.sws {
+		touched := map[string]struct{}{}
+		sw.touched = touched
+		if log := l.rs[i].fw.log; log != nil {
+			log.freeze(func(k []byte) bool {
+				_, ok := touched[string(k)]
+				return ok
+			})
+		}
 	}
 }
 

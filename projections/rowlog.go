@@ -42,6 +42,10 @@ type rowLog struct {
 	// tables is the bytes of each table's rows in the runs, which a
 	// rebuild's table files are sized by (tableRuns).
 	tables map[string]uint64
+	// frozen, once the log's rows are in an online rebuild's table files
+	// (freeze), says it takes no more rows; a spill then leaves out the
+	// keys frozen reports written since, which the store holds newer.
+	frozen func(key []byte) bool
 }
 
 // logRun is a run of a rowLog: its rows in key order, a key once.
@@ -133,12 +137,24 @@ func (l *rowLog) cut() bool {
 	return l.budget.Add(grown) > rowLogBudget
 }
 
+// freeze makes the log take no more rows, its rows and those written
+// before it in the table files of an online rebuild: written reports the
+// keys written after, into the store, which a spill must not overwrite.
+func (l *rowLog) freeze(written func(key []byte) bool) {
+	l.cut()
+	l.frozen = written
+}
+
 // spill writes every row the log holds into b, oldest first (a batch
-// keeps the last write of a key), and empties the log.
+// keeps the last write of a key), and empties the log; a frozen log's
+// rows at keys written since it froze are left out.
 func (l *rowLog) spill(b *kv.WriteBatch) error {
 	for ri := range l.runs {
 		r := &l.runs[ri]
 		for i := range r.recs {
+			if l.frozen != nil && l.frozen(r.key(i)) {
+				continue
+			}
 			if err := setOrDelete(b, r.key(i), r.value(i)); err != nil {
 				return err
 			}

@@ -220,3 +220,48 @@ func TestCopyTableMergesLog(t *testing.T) {
 		t.Errorf("table file rows %q, want %s", got, want)
 	}
 }
+
+// TestFrozenLogSpillKeepsNewerWrites: once frozen (its rows in an online
+// rebuild's table files), a log takes no more rows, and a read of its
+// table writes its rows into the store except at the keys written since,
+// which the store holds newer (a row or a deletion).
+func TestFrozenLogSpillKeepsNewerWrites(t *testing.T) {
+	store, w := loggingWriter(t)
+	for _, k := range []string{"a", "b", "c"} {
+		if err := w.Set(rowKey("idx", k), []byte("logged")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.commit(); err != nil {
+		t.Fatal(err)
+	}
+	since := map[string]bool{}
+	w.log.freeze(func(k []byte) bool { return since[string(k)] })
+	since[string(rowKey("idx", "b"))] = true
+	if err := w.Set(rowKey("idx", "b"), []byte("newer")); err != nil {
+		t.Fatal(err)
+	}
+	since[string(rowKey("idx", "c"))] = true
+	if err := w.Delete(rowKey("idx", "c")); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.commit(); err != nil {
+		t.Fatal(err)
+	}
+	if len(w.log.runs) != 1 || len(w.log.stage) != 0 {
+		t.Fatalf("a frozen log took rows: %d runs, %d staged", len(w.log.runs), len(w.log.stage))
+	}
+	if v, err := store.Get(rowKey("idx", "b")); err != nil || string(v) != "newer" {
+		t.Fatalf("a write after the freeze is not in the store: %q, %v", v, err)
+	}
+	want := map[string]string{"a": "logged", "b": "newer", "c": ""}
+	for _, k := range []string{"a", "b", "c"} {
+		v, err := w.Get(rowKey("idx", k))
+		if errors.Is(err, kv.ErrNotFound) {
+			v, err = nil, nil
+		}
+		if err != nil || string(v) != want[k] {
+			t.Errorf("read of %s after the spill: %q, %v; want %q", k, v, err, want[k])
+		}
+	}
+}

@@ -168,8 +168,11 @@ func newShadowBuild(store *kv.Store, projs []Projection) (*shadowBuild, error) {
 		return nil, err
 	}
 	// The scratch store is empty and only this build writes it, so each
-	// lane's writer answers point reads from memory.
-	return &shadowBuild{store: store, scratch: scratch, projs: projs, tables: tables, l: newLanes(scratch, true, projs, nil)}, nil
+	// lane's writer answers point reads from memory; rows no lane reads
+	// stay in the lanes' logs until the switch's table files take them.
+	l := newLanes(scratch, true, projs, nil)
+	l.logRows()
+	return &shadowBuild{store: store, scratch: scratch, projs: projs, tables: tables, l: l}, nil
 }
 
 // catchUp replays the archive of src after the last index replayed through
@@ -223,7 +226,7 @@ func (s *shadowBuild) prepare() error {
 		versions.Discard()
 		return err
 	}
-	files, err := tableFiles(s.scratch, s.store, s.tables, true, s.l.workers(), nil)
+	files, err := tableFiles(s.scratch, s.store, s.tables, true, s.l.workers(), s.l.logs())
 	if err != nil {
 		versions.Discard()
 		return err
