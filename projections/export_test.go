@@ -51,3 +51,11 @@ func SetRowLogBudget(n int64) func() {
 	rowLogBudget = n
 	return func() { rowLogBudget = old }
 }
+
+// SetRowArenaBudget sets the bytes a rebuild's row arenas may hold and
+// returns a function restoring the default.
+func SetRowArenaBudget(n int64) func() {
+	old := rowArenaBudget
+	rowArenaBudget = n
+	return func() { rowArenaBudget = old }
+}

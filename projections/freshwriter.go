@@ -39,7 +39,9 @@ const freshKeysLimit = 32 << 20
 // table read before it was written and answers a key of such a table it
 // never wrote as absent without asking Pebble (a rebuild mostly writes
 // new rows, and asks for each first). The rows of a table nothing has
-// read go straight to the batch's pending rows, past the cache.
+// read go straight to the batch's pending rows, past the cache, or, for
+// a rebuild's lanes, to the writer's row log (rowLog), which keeps them
+// out of the store until the switch's table files take them.
 type freshWriter struct {
 	store *kv.Store
 	b     *kv.WriteBatch
@@ -70,7 +72,22 @@ type freshWriter struct {
 	// says the open batch holds rows the log wrote into it.
 	log     *rowLog
 	spilled bool
+	// arena, when set, keeps the bytes of the rows committed to the
+	// tables of arenaTables (rowArena), which a read that misses the cache
+	// finds before the store. A table joins them once the writer has read
+	// arenaAfterReads of its rows from the store: the rows a projection
+	// reads long after it wrote them (a job registered again), not those
+	// it reads only while it still keeps them (an allocation, updated
+	// right after its placement), whose copies would be wasted.
+	arena       *rowArena
+	arenaTables map[string]bool
+	storeReads  map[string]int
+	arenaLast   lastTable // the last table flush asked about
 }
+
+// arenaAfterReads is how many of a table's rows a writer with an arena
+// reads from the store before it keeps the table's rows in the arena.
+const arenaAfterReads = 64
 
 // tableUse is how a freshWriter has used a table so far.
 type tableUse uint8
@@ -222,6 +239,15 @@ func (w *freshWriter) Get(key []byte) ([]byte, error) {
 		if _, ok := w.keys[maphash.Bytes(w.seed, key)]; !ok {
 			return nil, kv.ErrNotFound
 		}
+	}
+	if w.arena != nil {
+		if v, ok := w.arena.get(key); ok {
+			w.keep(string(key), cached{v: v}, false)
+			return present(v)
+		}
+	}
+	if w.arena != nil {
+		w.readFromStore(key)
 	}
 	v, err := w.store.Get(key)
 	switch {
@@ -408,16 +434,22 @@ func (w *freshWriter) flush() error {
 	for _, p := range w.pending {
 		w.keyBuf = append(w.keyBuf[:0], p.key...)
 		var err error
+		var v []byte // the row as committed (nil: deleted)
 		switch {
 		case p.value != 0:
 			pv := &w.values[p.value-1]
 			if w.rowBuf, err = pv.enc.appendEncoded(append(w.rowBuf[:0], p.v...), pv.val); err == nil {
-				err = w.b.Set(w.keyBuf, w.rowBuf)
+				v = w.rowBuf
+				err = w.b.Set(w.keyBuf, v)
 			}
 		case p.v != nil:
-			err = w.b.Set(w.keyBuf, p.v)
+			v = p.v
+			err = w.b.Set(w.keyBuf, v)
 		default:
 			err = w.b.Delete(w.keyBuf)
+		}
+		if w.arena != nil && err == nil && w.arenaLast.of(w.keyBuf, w.arenaTables) {
+			w.arena.put(w.keyBuf, v)
 		}
 		if err != nil {
 			return err
@@ -455,6 +487,40 @@ func (w *freshWriter) commit() error {
 		w.prev, w.cur, w.size = w.cur, make(map[string]cached, len(w.cur)), 0
 	}
 	return nil
+}
+
+// readFromStore counts a read of key's row from the store, its table's
+// rows kept in the arena from arenaAfterReads on.
+func (w *freshWriter) readFromStore(key []byte) {
+	tb := keyTable(key)
+	if len(tb) == 0 || w.arenaTables[string(tb)] {
+		return
+	}
+	if w.storeReads == nil {
+		w.storeReads, w.arenaTables = map[string]int{}, map[string]bool{}
+	}
+	n := w.storeReads[string(tb)] + 1
+	w.storeReads[string(tb)] = n
+	if n >= arenaAfterReads {
+		w.arenaTables[string(tb)] = true
+		w.arenaLast = lastTable{}
+	}
+}
+
+// lastTable remembers whether the table of the last key asked for is in
+// a set: a flush's rows come in key order, a table's together.
+type lastTable struct {
+	table []byte
+	in    bool
+}
+
+// of reports whether key's table is in set.
+func (l *lastTable) of(key []byte, set map[string]bool) bool {
+	tb := keyTable(key)
+	if l.table == nil || !bytes.Equal(tb, l.table) {
+		l.table, l.in = append(l.table[:0], tb...), set[string(tb)]
+	}
+	return l.in
 }
 
 // spillLog writes what the log holds into the open batch, before the

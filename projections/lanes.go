@@ -195,12 +195,15 @@ func (l *lanes) touched() [][]byte {
 
 // logRows has every lane keep the rows of tables it has not read in a
 // row log (rowLog) rather than in the store, all of the lanes' logs
-// within rowLogBudget: for a build whose table files are written from the
-// store and the logs (tableFiles), read by nothing else.
+// within rowLogBudget, and the rows it commits to the tables it reads in
+// a row arena (rowArena), within rowArenaBudget: for a build whose table
+// files are written from the store and the logs (tableFiles), read by
+// nothing else.
 func (l *lanes) logRows() {
-	budget := new(atomic.Int64)
+	logs, arenas := new(atomic.Int64), new(atomic.Int64)
 	for _, r := range l.rs {
-		r.fw.log = newRowLog(budget)
+		r.fw.log = newRowLog(logs)
+		r.fw.arena = newRowArena(arenas)
 	}
 }
 

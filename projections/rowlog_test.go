@@ -57,9 +57,10 @@ func schedulingLogs(t testing.TB, rng *rand.Rand, n int) []raftlog.Log {
 
 // TestRebuildWithRowLogsEqualsLive: a from-scratch rebuild of a history
 // long enough for several commits per lane, whose lanes keep the rows of
-// tables they have not read in row logs, equals the live projections: with
-// the logs held to the end, and with a budget so small that every commit
-// writes them into the scratch store.
+// tables they have not read in row logs and those they committed in row
+// arenas, equals the live projections: with the logs held to the end, and
+// with budgets so small that every commit writes the logs into the
+// scratch store and the arenas forget what they hold at every chunk.
 func TestRebuildWithRowLogsEqualsLive(t *testing.T) {
 	const seed = 20261202
 	live := pt.OpenStore(t)
@@ -75,6 +76,7 @@ func TestRebuildWithRowLogsEqualsLive(t *testing.T) {
 		t.Run(fmt.Sprint("budget ", budget), func(t *testing.T) {
 			if budget > 0 {
 				defer projections.SetRowLogBudget(budget)()
+				defer projections.SetRowArenaBudget(budget)()
 			}
 			rebuilt, _ := rebuild(t, live, 0)
 			for name, sum := range pt.Checksums(t, rebuilt, allProjs()) {

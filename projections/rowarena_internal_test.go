@@ -1,0 +1,165 @@
+package projections
+
+import (
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"testing"
+
+	"github.com/ordoplane/ordo/storage/kv"
+)
+
+// TestRowArena: a key reads back its last row put, a deletion as known and
+// absent; a key never put, or put past a reset, is not known.
+func TestRowArena(t *testing.T) {
+	a := newRowArena(new(atomic.Int64))
+	a.put([]byte("t/a\x00k1"), []byte("v1"))
+	a.put([]byte("t/a\x00k2"), []byte("v2"))
+	a.put([]byte("t/a\x00k1"), []byte("v1b"))
+	a.put([]byte("t/a\x00k3"), nil)
+	a.put([]byte("t/a\x00k4"), []byte{})
+	for k, want := range map[string]string{"k1": "v1b", "k2": "v2", "k4": ""} {
+		v, ok := a.get([]byte("t/a\x00" + k))
+		if !ok || v == nil || string(v) != want {
+			t.Errorf("%s = %q, %v; want %q", k, v, ok, want)
+		}
+	}
+	if v, ok := a.get([]byte("t/a\x00k3")); !ok || v != nil {
+		t.Errorf("a deleted row = %q, %v; want known and absent", v, ok)
+	}
+	if _, ok := a.get([]byte("t/a\x00k5")); ok {
+		t.Error("a key never put is known")
+	}
+	a.reset()
+	if _, ok := a.get([]byte("t/a\x00k1")); ok || a.held != 0 || a.budget.Load() != 0 {
+		t.Errorf("after a reset: known %v, holding %d, budget %d", ok, a.held, a.budget.Load())
+	}
+}
+
+// TestRowArenaBudget: an arena that takes the rebuild's arenas past their
+// budget forgets its rows and goes on; rows past a chunk are not kept.
+func TestRowArenaBudget(t *testing.T) {
+	defer func(old int64) { rowArenaBudget = old }(rowArenaBudget)
+	rowArenaBudget = 2 * rowArenaChunk
+	budget := new(atomic.Int64)
+	a, b := newRowArena(budget), newRowArena(budget)
+	b.put([]byte("t/b\x00k"), []byte("b"))
+	a.put([]byte("t/a\x00first"), []byte("a"))
+	big := make([]byte, rowArenaChunk/2)
+	for i := range 4 { // past a's share: a resets, b keeps its row
+		a.put([]byte(fmt.Sprint("t/a\x00big", i)), big)
+	}
+	if _, ok := a.get([]byte("t/a\x00first")); ok {
+		t.Error("an arena past the budget kept its first row")
+	}
+	if _, ok := a.get([]byte("t/a\x00big3")); !ok {
+		t.Error("the row put after the reset is not kept")
+	}
+	if v, ok := b.get([]byte("t/b\x00k")); !ok || string(v) != "b" {
+		t.Errorf("the other arena's row = %q, %v", v, ok)
+	}
+	if budget.Load() > rowArenaBudget+rowArenaChunk || budget.Load() != a.held+b.held {
+		t.Errorf("budget %d, arenas hold %d and %d", budget.Load(), a.held, b.held)
+	}
+	a.put([]byte("t/a\x00big3"), make([]byte, rowArenaChunk))
+	if _, ok := a.get([]byte("t/a\x00big3")); ok {
+		t.Error("a row larger than a chunk is answered from the arena (its older row)")
+	}
+}
+
+// TestArenaAnswersAgedRows: a row committed and aged out of a writer's
+// cache is read back from its arena, not the store (changed behind the
+// writer's back here, to tell them apart); a deletion too.
+func TestArenaAnswersAgedRows(t *testing.T) {
+	store, w := agingWriter(t)
+	w.arena, w.arenaTables = newRowArena(new(atomic.Int64)), map[string]bool{"tb": true}
+	if _, err := w.Get(rowKey("tb", "gone")); !errors.Is(err, kv.ErrNotFound) { // the table is read first
+		t.Fatal(err)
+	}
+	for _, k := range []string{"k", "gone"} {
+		if err := w.Set(rowKey("tb", k), []byte("written")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.commit(); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Delete(rowKey("tb", "gone")); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 { // commits of other rows age the cache
+		if err := w.commit(); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Set(rowKey("tb", fmt.Sprint("other", i)), []byte("x")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	behind := store.WriteBatch()
+	for _, k := range []string{"k", "gone"} {
+		if err := behind.Set(rowKey("tb", k), []byte("behind")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := behind.Commit(false); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := w.Get(rowKey("tb", "k")); err != nil || string(v) != "written" {
+		t.Errorf("an aged row read %q, %v; want its arena's", v, err)
+	}
+	if v, err := w.Get(rowKey("tb", "gone")); !errors.Is(err, kv.ErrNotFound) {
+		t.Errorf("an aged deletion read %q, %v; want not found", v, err)
+	}
+}
+
+// TestArenaTakesTablesReadFromStore: a writer keeps a table's rows in its
+// arena once it has read arenaAfterReads of them from the store, the rows
+// it commits from then on, not those of a table it has not.
+func TestArenaTakesTablesReadFromStore(t *testing.T) {
+	_, w := agingWriter(t)
+	w.arena = newRowArena(new(atomic.Int64))
+	age := func() {
+		t.Helper()
+		for i := range 3 {
+			if err := w.commit(); err != nil {
+				t.Fatal(err)
+			}
+			if err := w.Set(rowKey("other", fmt.Sprint(i)), []byte("x")); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for i := range arenaAfterReads {
+		if err := w.Set(rowKey("tb", fmt.Sprint(i)), []byte("v")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Set(rowKey("cold", "k"), []byte("v")); err != nil {
+		t.Fatal(err)
+	}
+	age()
+	if _, ok := w.arena.get(rowKey("tb", "0")); ok {
+		t.Fatal("a table nothing read back is in the arena")
+	}
+	for i := range arenaAfterReads {
+		if _, err := w.Get(rowKey("tb", fmt.Sprint(i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !w.arenaTables["tb"] || w.arenaTables["cold"] {
+		t.Fatalf("arena tables %v after %d reads of tb from the store", w.arenaTables, arenaAfterReads)
+	}
+	if err := w.Set(rowKey("tb", "new"), []byte("v")); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Set(rowKey("cold", "new"), []byte("v")); err != nil {
+		t.Fatal(err)
+	}
+	age()
+	if _, ok := w.arena.get(rowKey("tb", "new")); !ok {
+		t.Error("a row of a table read from the store, committed since, is not in the arena")
+	}
+	if _, ok := w.arena.get(rowKey("cold", "new")); ok {
+		t.Error("a row of a table not read from the store is in the arena")
+	}
+}
