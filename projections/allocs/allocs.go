@@ -3,6 +3,7 @@ package allocs
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/ordoplane/ordo/events"
 	"github.com/ordoplane/ordo/projections"
@@ -112,14 +113,19 @@ func (Projection) Apply(tx *projections.Tx, ev *events.Event) error {
 }
 
 // touchNodes moves the NodeChangesTable row of each node to this index,
-// once per node.
+// once per node, in the order first named.
 func touchNodes(tx *projections.Tx, nodes []string) error {
-	seen := make(map[string]bool, len(nodes))
-	for _, n := range nodes {
-		if n == "" || seen[n] {
+	var seen map[string]bool // for many nodes; a few are looked through
+	if len(nodes) > 16 {
+		seen = make(map[string]bool, len(nodes))
+	}
+	for i, n := range nodes {
+		if n == "" || seen != nil && seen[n] || seen == nil && slices.Contains(nodes[:i], n) {
 			continue
 		}
-		seen[n] = true
+		if seen != nil {
+			seen[n] = true
+		}
 		if err := tx.Put(NodeChangesTable, n, nil); err != nil {
 			return err
 		}

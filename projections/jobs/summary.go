@@ -205,15 +205,18 @@ type cachedSummary struct {
 	was string
 }
 
-func newSummaries(tx *projections.Tx) *summaries {
-	return &summaries{tx: tx, rows: map[string]*cachedSummary{}}
-}
+// newSummaries returns the summaries of an event: its rows map is made
+// when first needed (most events touch one job, many none).
+func newSummaries(tx *projections.Tx) *summaries { return &summaries{tx: tx} }
 
 // get returns the summary of job id in ns, nil when there is none.
 func (c *summaries) get(ns, id string) (*summaryRow, error) {
 	k := Key(ns, id)
 	if cs, ok := c.rows[k]; ok {
 		return cs.row, nil
+	}
+	if c.rows == nil {
+		c.rows = map[string]*cachedSummary{}
 	}
 	s, err := txSummary(c.tx, ns, id)
 	if errors.Is(err, projections.ErrNotFound) {
@@ -228,6 +231,9 @@ func (c *summaries) get(ns, id string) (*summaryRow, error) {
 
 // flush writes every summary touched, in key order.
 func (c *summaries) flush() error {
+	if len(c.rows) == 0 {
+		return nil
+	}
 	keys := make([]string, 0, len(c.rows))
 	for k, cs := range c.rows {
 		if cs.row != nil {
@@ -321,7 +327,7 @@ func (c *summaries) update(id, to string) error {
 func applyPlaced(tx *projections.Tx, p *events.AllocsPlaced) error {
 	c := newSummaries(tx)
 	// A plan places many allocations of one job: read its row once.
-	created := map[string]uint64{}
+	created := make(map[string]uint64, 1)
 	for i := range p.Allocs {
 		a := &p.Allocs[i]
 		ref, err := getRef(tx, a.ID)
