@@ -245,8 +245,6 @@ func (w *freshWriter) Get(key []byte) ([]byte, error) {
 			w.keep(string(key), cached{v: v}, false)
 			return present(v)
 		}
-	}
-	if w.arena != nil {
 		w.readFromStore(key)
 	}
 	v, err := w.store.Get(key)

@@ -63,14 +63,9 @@ func schedulingLogs(t testing.TB, rng *rand.Rand, n int) []raftlog.Log {
 // scratch store and the arenas forget what they hold at every chunk.
 func TestRebuildWithRowLogsEqualsLive(t *testing.T) {
 	const seed = 20261202
+	rng := rand.New(rand.NewSource(seed))
 	live := pt.OpenStore(t)
-	f := pt.NewFSM(t, live)
-	logs := schedulingLogs(t, rand.New(rand.NewSource(seed)), 6000)
-	for len(logs) > 0 {
-		n := min(len(logs), 128)
-		pt.Apply(t, f, logs[:n]...)
-		logs = logs[n:]
-	}
+	applyInBatches(t, rng, pt.NewFSM(t, live), schedulingLogs(t, rng, 6000))
 	want := pt.Checksums(t, live, allProjs())
 	for _, budget := range []int64{0, 1} {
 		t.Run(fmt.Sprint("budget ", budget), func(t *testing.T) {
