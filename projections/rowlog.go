@@ -93,7 +93,10 @@ func (l *rowLog) keyed() {
 	for i, end := range l.ends {
 		l.stage[i].key, start = all[start:end], end
 	}
-	l.keys, l.ends = strings.Builder{}, l.ends[:0] // the rows' keys keep the old buffer
+	// The rows' keys keep the old buffer; the next is made as large, not
+	// grown to it by doubling.
+	l.keys, l.ends = strings.Builder{}, l.ends[:0]
+	l.keys.Grow(len(all) + len(all)/8)
 }
 
 // empty reports whether the log holds no row.
