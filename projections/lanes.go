@@ -196,11 +196,11 @@ func (l *lanes) touched() [][]byte {
 // logRows has every lane keep the rows of tables it has not read in a
 // row log (rowLog) rather than in the store, all of the lanes' logs
 // within rowLogBudget, and the rows it commits to the tables it reads in
-// a row arena (rowArena), within rowArenaBudget: for a build whose table
-// files are written from the store and the logs (tableFiles), read by
-// nothing else.
+// a row arena (rowArena), within rowArenaBudget (both less in a process
+// with a small soft memory limit): for a build whose table files are
+// written from the store and the logs (tableFiles), read by nothing else.
 func (l *lanes) logRows() {
-	logs, arenas := new(atomic.Int64), new(atomic.Int64)
+	logs, arenas := rebuildBudget(rowLogBudget, 8), rebuildBudget(rowArenaBudget, 16)
 	for _, r := range l.rs {
 		r.fw.log = newRowLog(logs)
 		r.fw.arena = newRowArena(arenas)

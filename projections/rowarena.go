@@ -4,12 +4,12 @@ import (
 	"bytes"
 	"encoding/binary"
 	"hash/maphash"
-	"sync/atomic"
 )
 
 // rowArenaBudget bounds the bytes the row arenas of one rebuild hold, all
-// lanes together; a lane whose arena takes the total past it empties its
-// own.
+// lanes together, and a sixteenth of the process's soft memory limit, if
+// it has one, bounds it too (rebuildBudget); a lane whose arena takes the
+// total past it empties its own.
 var rowArenaBudget int64 = 512 << 20
 
 // rowArenaChunk is the size of an arena's buffers.
@@ -28,10 +28,10 @@ type rowArena struct {
 	chunks [][]byte
 	seed   maphash.Seed
 	held   int64
-	budget *atomic.Int64
+	budget *memBudget
 }
 
-func newRowArena(budget *atomic.Int64) *rowArena {
+func newRowArena(budget *memBudget) *rowArena {
 	return &rowArena{index: map[uint64]uint64{}, seed: maphash.MakeSeed(), budget: budget}
 }
 
@@ -48,7 +48,7 @@ func (a *rowArena) put(key, v []byte) {
 	}
 	last := len(a.chunks) - 1
 	if last < 0 || len(a.chunks[last])+n > cap(a.chunks[last]) {
-		if a.budget.Add(rowArenaChunk) > rowArenaBudget && a.held > 0 {
+		if a.budget.add(rowArenaChunk) && a.held > 0 {
 			a.reset()
 		}
 		a.chunks = append(a.chunks, make([]byte, 0, rowArenaChunk))
@@ -93,7 +93,7 @@ func (a *rowArena) get(key []byte) (v []byte, ok bool) {
 // reset forgets every row: the buffers go to the collector once no cached
 // row still refers to them.
 func (a *rowArena) reset() {
-	a.budget.Add(-a.held)
+	a.budget.add(-a.held)
 	a.held = 0
 	a.chunks = nil
 	clear(a.index)

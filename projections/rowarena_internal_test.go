@@ -3,7 +3,6 @@ package projections
 import (
 	"errors"
 	"fmt"
-	"sync/atomic"
 	"testing"
 
 	"github.com/ordoplane/ordo/storage/kv"
@@ -12,7 +11,7 @@ import (
 // TestRowArena: a key reads back its last row put, a deletion as known and
 // absent; a key never put, or put past a reset, is not known.
 func TestRowArena(t *testing.T) {
-	a := newRowArena(new(atomic.Int64))
+	a := newRowArena(&memBudget{limit: rowArenaBudget})
 	a.put([]byte("t/a\x00k1"), []byte("v1"))
 	a.put([]byte("t/a\x00k2"), []byte("v2"))
 	a.put([]byte("t/a\x00k1"), []byte("v1b"))
@@ -31,17 +30,15 @@ func TestRowArena(t *testing.T) {
 		t.Error("a key never put is known")
 	}
 	a.reset()
-	if _, ok := a.get([]byte("t/a\x00k1")); ok || a.held != 0 || a.budget.Load() != 0 {
-		t.Errorf("after a reset: known %v, holding %d, budget %d", ok, a.held, a.budget.Load())
+	if _, ok := a.get([]byte("t/a\x00k1")); ok || a.held != 0 || a.budget.used.Load() != 0 {
+		t.Errorf("after a reset: known %v, holding %d, budget %d", ok, a.held, a.budget.used.Load())
 	}
 }
 
 // TestRowArenaBudget: an arena that takes the rebuild's arenas past their
 // budget forgets its rows and goes on; rows past a chunk are not kept.
 func TestRowArenaBudget(t *testing.T) {
-	defer func(old int64) { rowArenaBudget = old }(rowArenaBudget)
-	rowArenaBudget = 2 * rowArenaChunk
-	budget := new(atomic.Int64)
+	budget := &memBudget{limit: 2 * rowArenaChunk}
 	a, b := newRowArena(budget), newRowArena(budget)
 	b.put([]byte("t/b\x00k"), []byte("b"))
 	a.put([]byte("t/a\x00first"), []byte("a"))
@@ -58,8 +55,8 @@ func TestRowArenaBudget(t *testing.T) {
 	if v, ok := b.get([]byte("t/b\x00k")); !ok || string(v) != "b" {
 		t.Errorf("the other arena's row = %q, %v", v, ok)
 	}
-	if budget.Load() > rowArenaBudget+rowArenaChunk || budget.Load() != a.held+b.held {
-		t.Errorf("budget %d, arenas hold %d and %d", budget.Load(), a.held, b.held)
+	if used := budget.used.Load(); used > budget.limit+rowArenaChunk || used != a.held+b.held {
+		t.Errorf("budget %d, arenas hold %d and %d", used, a.held, b.held)
 	}
 	a.put([]byte("t/a\x00big3"), make([]byte, rowArenaChunk))
 	if _, ok := a.get([]byte("t/a\x00big3")); ok {
@@ -72,7 +69,7 @@ func TestRowArenaBudget(t *testing.T) {
 // writer's back here, to tell them apart); a deletion too.
 func TestArenaAnswersAgedRows(t *testing.T) {
 	store, w := agingWriter(t)
-	w.arena, w.arenaTables = newRowArena(new(atomic.Int64)), map[string]bool{"tb": true}
+	w.arena, w.arenaTables = newRowArena(&memBudget{limit: rowArenaBudget}), map[string]bool{"tb": true}
 	if _, err := w.Get(rowKey("tb", "gone")); !errors.Is(err, kv.ErrNotFound) { // the table is read first
 		t.Fatal(err)
 	}
@@ -117,7 +114,7 @@ func TestArenaAnswersAgedRows(t *testing.T) {
 // it commits from then on, not those of a table it has not.
 func TestArenaTakesTablesReadFromStore(t *testing.T) {
 	_, w := agingWriter(t)
-	w.arena = newRowArena(new(atomic.Int64))
+	w.arena = newRowArena(&memBudget{limit: rowArenaBudget})
 	age := func() {
 		t.Helper()
 		for i := range 3 {

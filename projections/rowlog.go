@@ -3,6 +3,8 @@ package projections
 import (
 	"bytes"
 	"container/heap"
+	"math"
+	"runtime/debug"
 	"sort"
 	"strings"
 	"sync/atomic"
@@ -11,9 +13,30 @@ import (
 )
 
 // rowLogBudget bounds the bytes the row logs of one rebuild hold in
-// memory, all lanes together; past it, the lane that crossed it writes its
-// log into the scratch store, as rows went before there were logs.
+// memory, all lanes together, and an eighth of the process's soft memory
+// limit, if it has one, bounds it too (rebuildBudget); past it, the lane
+// that crossed it writes its log into the scratch store, as rows went
+// before there were logs.
 var rowLogBudget int64 = 1 << 30
+
+// memBudget is the bytes the row logs, or the row arenas, of one
+// rebuild's lanes may hold together, and what they hold.
+type memBudget struct {
+	limit int64
+	used  atomic.Int64
+}
+
+// add adds n bytes held and reports whether they now exceed the limit.
+func (b *memBudget) add(n int64) bool { return b.used.Add(n) > b.limit }
+
+// rebuildBudget returns a budget of limit bytes, or of the process's soft
+// memory limit (debug.SetMemoryLimit) over share if that is less.
+func rebuildBudget(limit, share int64) *memBudget {
+	if soft := debug.SetMemoryLimit(-1); soft != math.MaxInt64 {
+		limit = min(limit, soft/share)
+	}
+	return &memBudget{limit: limit}
+}
 
 // rowLog holds, in memory, the rows a from-scratch rebuild's writer wrote
 // to tables nothing has read: the indexes a projection only adds to (the
@@ -38,7 +61,7 @@ type rowLog struct {
 	// held is the bytes the runs hold; budget, shared by the lanes of a
 	// rebuild, is what all their logs hold.
 	held   int64
-	budget *atomic.Int64
+	budget *memBudget
 	// tables is the bytes of each table's rows in the runs, which a
 	// rebuild's table files are sized by (tableRuns).
 	tables map[string]uint64
@@ -76,7 +99,7 @@ func (r *logRun) value(i int) []byte {
 	return r.data[start : start+uint32(c.vlen)]
 }
 
-func newRowLog(budget *atomic.Int64) *rowLog {
+func newRowLog(budget *memBudget) *rowLog {
 	return &rowLog{budget: budget, tables: map[string]uint64{}}
 }
 
@@ -137,7 +160,7 @@ func (l *rowLog) cut() bool {
 	l.runs = append(l.runs, run)
 	grown := int64(len(run.data) + 12*len(run.recs))
 	l.held += grown
-	return l.budget.Add(grown) > rowLogBudget
+	return l.budget.add(grown)
 }
 
 // freeze makes the log take no more rows, its rows and those written
@@ -175,7 +198,7 @@ func (l *rowLog) spill(b *kv.WriteBatch) error {
 
 // release drops every row the log holds.
 func (l *rowLog) release() {
-	l.budget.Add(-l.held)
+	l.budget.add(-l.held)
 	l.keys.Reset()
 	l.ends = l.ends[:0]
 	clear(l.stage)

@@ -3,7 +3,8 @@ package projections
 import (
 	"errors"
 	"fmt"
-	"sync/atomic"
+	"math"
+	"runtime/debug"
 	"testing"
 
 	"github.com/ordoplane/ordo/storage/kv"
@@ -28,7 +29,7 @@ func mergedRows(logs []*rowLog, lower, upper string) []string {
 // each key once, in order, with its last write (a deletion included), and
 // only the keys of the range asked for.
 func TestRowLogKeepsNewestWrite(t *testing.T) {
-	l := newRowLog(new(atomic.Int64))
+	l := newRowLog(&memBudget{limit: rowLogBudget})
 	l.add([]byte("t/a\x00k2"), []byte("v1"))
 	l.add([]byte("t/a\x00k1"), []byte("v1"))
 	l.add([]byte("t/a\x00k2"), []byte("v2")) // newer, same run
@@ -61,9 +62,7 @@ func TestRowLogKeepsNewestWrite(t *testing.T) {
 // TestRowLogBudget: a cut reports the logs sharing a budget over it, and
 // what a log releases leaves the budget.
 func TestRowLogBudget(t *testing.T) {
-	defer func(old int64) { rowLogBudget = old }(rowLogBudget)
-	rowLogBudget = 100
-	budget := new(atomic.Int64)
+	budget := &memBudget{limit: 100}
 	a, b := newRowLog(budget), newRowLog(budget)
 	a.add([]byte("t/a\x00k"), make([]byte, 40))
 	if a.cut() {
@@ -71,11 +70,11 @@ func TestRowLogBudget(t *testing.T) {
 	}
 	b.add([]byte("t/b\x00k"), make([]byte, 60))
 	if !b.cut() {
-		t.Fatalf("logs holding %d bytes of a budget of 100 not reported over it", budget.Load())
+		t.Fatalf("logs holding %d bytes of a budget of 100 not reported over it", budget.used.Load())
 	}
 	b.release()
-	if budget.Load() != a.held || a.held == 0 {
-		t.Errorf("budget holds %d, a log %d", budget.Load(), a.held)
+	if budget.used.Load() != a.held || a.held == 0 {
+		t.Errorf("budget holds %d, a log %d", budget.used.Load(), a.held)
 	}
 }
 
@@ -83,7 +82,7 @@ func TestRowLogBudget(t *testing.T) {
 func loggingWriter(t *testing.T) (*kv.Store, *freshWriter) {
 	t.Helper()
 	store, w := freshStore(t, 1<<20)
-	w.log = newRowLog(new(atomic.Int64))
+	w.log = newRowLog(&memBudget{limit: rowLogBudget})
 	return store, w
 }
 
@@ -160,7 +159,7 @@ func TestLoggedTableReadSpills(t *testing.T) {
 			if fmt.Sprint(got) != "[v1 v2]" {
 				t.Errorf("read %q, want [v1 v2]", got)
 			}
-			if !w.log.empty() || w.log.held != 0 || w.log.budget.Load() != 0 {
+			if !w.log.empty() || w.log.held != 0 || w.log.budget.used.Load() != 0 {
 				t.Errorf("the log still holds rows after the spill: %d runs, %d staged", len(w.log.runs), len(w.log.stage))
 			}
 			if _, err := store.Get(rowKey("idx", "2")); err != nil {
@@ -263,5 +262,23 @@ func TestFrozenLogSpillKeepsNewerWrites(t *testing.T) {
 		if err != nil || string(v) != want[k] {
 			t.Errorf("read of %s after the spill: %q, %v; want %q", k, v, err, want[k])
 		}
+	}
+}
+
+// TestRebuildBudget: a rebuild's budgets are their default, or a share of
+// the process's soft memory limit when that is less.
+func TestRebuildBudget(t *testing.T) {
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(-1))
+	debug.SetMemoryLimit(math.MaxInt64)
+	if b := rebuildBudget(1<<30, 8); b.limit != 1<<30 {
+		t.Errorf("no soft limit: budget %d, want 1 GiB", b.limit)
+	}
+	debug.SetMemoryLimit(2 << 30)
+	if b := rebuildBudget(1<<30, 8); b.limit != 256<<20 {
+		t.Errorf("a 2 GiB soft limit: budget %d, want 256 MiB", b.limit)
+	}
+	debug.SetMemoryLimit(64 << 30)
+	if b := rebuildBudget(1<<30, 8); b.limit != 1<<30 {
+		t.Errorf("a 64 GiB soft limit: budget %d, want 1 GiB", b.limit)
 	}
 }
