@@ -157,6 +157,7 @@ func (m *Mirror) Run(ctx context.Context) error {
 	m.setRunning(true)
 	defer m.setRunning(false)
 	for failures := 0; ; {
+		before := m.Mirrored()
 		err := m.session(ctx)
 		if ctx.Err() != nil {
 			return ctx.Err()
@@ -164,6 +165,14 @@ func (m *Mirror) Run(ctx context.Context) error {
 		if err == nil {
 			failures = 0
 			continue
+		}
+		if m.Mirrored() != before {
+			// The session committed before it failed: Kafka works, and
+			// this failure is the first of a new run, waiting the least
+			// (sessions that each commit a little before dying would
+			// otherwise wait ever longer, up to MaxBackoff, and fall
+			// behind for no reason).
+			failures = 0
 		}
 		m.metrics.errors.Inc()
 		wait := backoff(failures, m.cfg.MinBackoff, m.cfg.MaxBackoff)

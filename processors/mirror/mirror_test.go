@@ -4,10 +4,12 @@ import (
 	"errors"
 	"math/rand/v2"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -133,5 +135,73 @@ func TestSensitiveFieldNeverReachesTopic(t *testing.T) {
 			}
 			verify(t, m, l)
 		})
+	}
+}
+
+// waitsClock is the system clock whose After records the waits asked
+// for at least min (the retries' backoffs), answering each at once.
+type waitsClock struct {
+	min   time.Duration
+	mu    sync.Mutex
+	waits []time.Duration
+}
+
+func (c *waitsClock) Now() time.Time { return time.Now() }
+
+func (c *waitsClock) After(d time.Duration) <-chan time.Time {
+	if d >= c.min {
+		c.mu.Lock()
+		c.waits = append(c.waits, d)
+		c.mu.Unlock()
+		d = time.Millisecond
+	}
+	return time.After(d)
+}
+
+// TestBackoffRestartsAfterProgress: a session that committed before it
+// failed is retried after the least backoff, however many sessions failed
+// before it; only failures in a row without a commit wait longer. Every
+// third produce request fails, so each session commits a little and dies.
+func TestBackoffRestartsAfterProgress(t *testing.T) {
+	l := newLog(t)
+	k := startKafka(t)
+	var mu sync.Mutex
+	commits, kills := 0, 0
+	k.ControlKey(int16(kmsg.EndTxn), func(req kmsg.Request) (kmsg.Response, error, bool) {
+		k.KeepControl()
+		mu.Lock()
+		defer mu.Unlock()
+		if commits++; commits%3 == 0 {
+			// An answer the client does not retry: the session ends.
+			kills++
+			resp := req.ResponseKind().(*kmsg.EndTxnResponse)
+			resp.ErrorCode = kerr.InvalidTxnState.Code
+			return resp, nil, true
+		}
+		return nil, nil, false
+	})
+	const minBackoff = 10 * time.Millisecond
+	clock := &waitsClock{min: minBackoff}
+	m := newMirror(t, l, k.ListenAddrs(), func(c *Config) {
+		c.ChunkEvents, c.Clock, c.Linger = 5, clock, time.Millisecond
+		c.MinBackoff, c.MaxBackoff = minBackoff, time.Hour
+	})
+	defer m.Close()
+	l.namespaces(60, 2, 20)
+	r := run(m)
+	waitFor(t, 60*time.Second, "everything mirrored", func() bool { return m.Mirrored() == l.last() })
+	r.stop(t)
+	clock.mu.Lock()
+	defer clock.mu.Unlock()
+	mu.Lock()
+	defer mu.Unlock()
+	if len(clock.waits) < 5 {
+		t.Fatalf("%d retries (%d commits refused); the test needs sessions that die", len(clock.waits), kills)
+	}
+	for i, w := range clock.waits {
+		if w > 4*minBackoff {
+			t.Fatalf("retry %d of %d waited %s (all: %v); a session that committed restarts the backoff at %s",
+				i+1, len(clock.waits), w, clock.waits, minBackoff)
+		}
 	}
 }
