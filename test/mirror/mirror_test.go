@@ -237,10 +237,26 @@ func TestClusterMirrorFailover(t *testing.T) {
 	failover()
 	submit(total)
 
-	leader = testagent.WaitForLeader(t, servers)
-	testagent.WaitFor(t, 3*timeout, "every event mirrored", func() bool {
-		return leader.A.Mirror().Mirrored() == lastPosition(t, leader.A)
+	// The leader may change again meanwhile (the restarted server's
+	// return can start an election on a loaded machine): whichever server
+	// leads mirrors the rest, so ask the current one each time.
+	mirrored := testagent.Poll(3*timeout, func() bool {
+		l := testagent.LeaderOf(servers)
+		return l != nil && l.A.Mirror().Mirrored() == lastPosition(t, l.A)
 	})
+	if !mirrored {
+		for _, s := range servers {
+			if s.A == nil {
+				continue
+			}
+			st := s.A.Mirror().Status(t.Context())
+			t.Logf("%s: leader %v, archive at %+v, mirror running %v, mirrored %d.%d, resumed after %d.%d, lag %d events, last error %q",
+				s.Name, s.A.Node().IsLeader(), lastPosition(t, s.A), st.Running, st.MirroredIndex, st.MirroredSeq,
+				st.ResumeIndex, st.ResumeSeq, st.LagEvents, st.LastError)
+		}
+		t.Fatalf("timed out after %v waiting for every event mirrored", 3*timeout)
+	}
+	leader = testagent.WaitForLeader(t, servers)
 	mu.Lock()
 	t.Logf("%d injected mirror deaths", kills)
 	mu.Unlock()
