@@ -142,6 +142,14 @@ func (l *rowLog) cut() bool {
 		n++
 	}
 	run := logRun{data: make([]byte, 0, size), recs: make([]logRec, 0, n)}
+	// The rows are in key order: a table's come together, counted once.
+	var table []byte
+	var tableBytes uint64
+	count := func() {
+		if tableBytes > 0 {
+			l.tables[string(table)] += tableBytes
+		}
+	}
 	for i, p := range l.stage {
 		if i+1 < len(l.stage) && l.stage[i+1].key == p.key {
 			continue
@@ -153,8 +161,13 @@ func (l *rowLog) cut() bool {
 			run.data = append(run.data, p.v...)
 		}
 		run.recs = append(run.recs, rec)
-		l.tables[string(keyTable(run.key(len(run.recs)-1)))] += uint64(len(p.key) + len(p.v))
+		if tb := keyTable(run.key(len(run.recs) - 1)); !bytes.Equal(tb, table) {
+			count()
+			table, tableBytes = tb, 0
+		}
+		tableBytes += uint64(len(p.key) + len(p.v))
 	}
+	count()
 	clear(l.stage)
 	l.stage = l.stage[:0]
 	l.runs = append(l.runs, run)

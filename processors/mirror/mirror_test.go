@@ -139,7 +139,8 @@ func TestSensitiveFieldNeverReachesTopic(t *testing.T) {
 }
 
 // waitsClock is the system clock whose After records the waits asked
-// for at least min (the retries' backoffs), answering each at once.
+// for at least min (the retries' backoffs) and answers each after a
+// millisecond.
 type waitsClock struct {
 	min   time.Duration
 	mu    sync.Mutex
