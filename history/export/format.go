@@ -1,15 +1,13 @@
 package export
 
 import (
-	"bufio"
-	"crypto/sha256"
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"hash"
 	"io"
 	"time"
+
+	"github.com/ordoplane/ordo/storage/framing"
 )
 
 // Magic starts every history file.
@@ -95,14 +93,15 @@ type Header struct {
 	OrdoVersion string `json:",omitempty"`
 }
 
+// format is the history file's framing.
+var format = framing.Format{Name: "history file", Magic: Magic, Version: Version, MaxHeader: MaxHeader,
+	ErrMagic: ErrMagic, ErrVersion: ErrVersion, ErrTruncated: ErrTruncated, ErrCorrupt: ErrCorrupt}
+
 // Writer writes a history file: the header, then WriteState rows, then
 // WriteEvent records in commit order, then Close writes the trailer. It
 // checks the records against the header as Reader will.
 type Writer struct {
-	bw   *bufio.Writer
-	sum  hash.Hash
-	out  io.Writer // bw and sum
-	h    Header
+	fw   *framing.Writer
 	chk  checker
 	err  error
 	done bool
@@ -113,29 +112,11 @@ type Writer struct {
 // FirstIndex, LastIndex, StateRows) must be those of the records that will
 // follow; Close fails otherwise.
 func NewWriter(w io.Writer, h Header) (*Writer, error) {
-	hdr, err := json.Marshal(h)
+	fw, err := format.NewWriter(w, 256<<10, h)
 	if err != nil {
-		return nil, fmt.Errorf("history file header: %w", err)
+		return nil, err
 	}
-	if len(hdr) > MaxHeader {
-		return nil, fmt.Errorf("history file header: %d bytes, more than %d", len(hdr), MaxHeader)
-	}
-	wr := &Writer{bw: bufio.NewWriterSize(w, 256<<10), sum: sha256.New(), h: h}
-	wr.out = io.MultiWriter(wr.bw, wr.sum)
-	wr.chk.h = h
-	var pre [len(Magic) + 6]byte
-	copy(pre[:], Magic)
-	binary.BigEndian.PutUint16(pre[len(Magic):], Version)
-	binary.BigEndian.PutUint32(pre[len(Magic)+2:], uint32(len(hdr)))
-	wr.write(pre[:])
-	wr.write(hdr)
-	return wr, wr.err
-}
-
-func (w *Writer) write(b []byte) {
-	if w.err == nil {
-		_, w.err = w.out.Write(b)
-	}
+	return &Writer{fw: fw, chk: checker{h: h}}, nil
 }
 
 // WriteState writes one row of the base state; rows come before events.
@@ -149,9 +130,9 @@ func (w *Writer) WriteState(key, value []byte) error {
 	w.buf[0] = tagState
 	binary.BigEndian.PutUint32(w.buf[1:], uint32(len(key)))
 	binary.BigEndian.PutUint32(w.buf[5:], uint32(len(value)))
-	w.write(w.buf[:9])
-	w.write(key)
-	w.write(value)
+	w.fw.Write(w.buf[:9])
+	w.fw.Write(key)
+	w.err = w.fw.Write(value)
 	return w.err
 }
 
@@ -168,13 +149,14 @@ func (w *Writer) WriteEvent(index uint64, seq uint32, data []byte) error {
 	binary.BigEndian.PutUint64(w.buf[1:], index)
 	binary.BigEndian.PutUint32(w.buf[9:], seq)
 	binary.BigEndian.PutUint32(w.buf[13:], uint32(len(data)))
-	w.write(w.buf[:17])
-	w.write(data)
+	w.fw.Write(w.buf[:17])
+	w.err = w.fw.Write(data)
 	return w.err
 }
 
-// Close checks the counts against the header, writes the trailer and
-// flushes. It does not close the underlying writer.
+// Close checks the counts against the header, writes the trailer (its
+// tag, then the digest of every byte before it) and flushes. It does not
+// close the underlying writer.
 func (w *Writer) Close() error {
 	if w.done {
 		return w.err
@@ -187,14 +169,7 @@ func (w *Writer) Close() error {
 		w.err = err
 		return err
 	}
-	var tr [1 + sha256.Size]byte
-	tr[0] = tagTrailer
-	w.sum.Sum(tr[1:1])
-	if _, err := w.bw.Write(tr[:]); err != nil {
-		w.err = err
-		return err
-	}
-	w.err = w.bw.Flush()
+	w.err = w.fw.Finish([]byte{tagTrailer})
 	return w.err
 }
 

@@ -1,16 +1,13 @@
 package export
 
 import (
-	"bufio"
-	"bytes"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"hash"
 	"io"
+
+	"github.com/ordoplane/ordo/storage/framing"
 )
 
 // Kind says what a Record holds.
@@ -36,12 +33,9 @@ type Record struct {
 
 // Reader decodes a history file and checks it as it goes.
 type Reader struct {
-	br     *bufio.Reader
-	sum    hash.Hash
-	off    int64 // bytes consumed
+	fr     *framing.Reader
 	h      Header
 	chk    checker
-	buf    bytes.Buffer
 	fixed  [16]byte
 	done   bool
 	err    error
@@ -50,40 +44,16 @@ type Reader struct {
 
 // NewReader reads the magic, the version and the header from r.
 func NewReader(r io.Reader) (*Reader, error) {
-	rd := &Reader{br: bufio.NewReaderSize(r, 64<<10), sum: sha256.New()}
-	magic := rd.fixed[:len(Magic)]
-	if err := rd.read(magic); err != nil {
-		if errors.Is(err, ErrTruncated) {
-			return nil, fmt.Errorf("%w (the stream is shorter than the magic)", ErrMagic)
-		}
-		return nil, err
-	}
-	if string(magic) != Magic {
-		return nil, fmt.Errorf("%w: it starts with %q, not %q", ErrMagic, magic, Magic)
-	}
-	ver := rd.fixed[:6]
-	if err := rd.read(ver); err != nil {
-		return nil, err
-	}
-	rd.h.FormatVersion = binary.BigEndian.Uint16(ver)
-	if rd.h.FormatVersion == 0 || rd.h.FormatVersion > Version {
-		return nil, fmt.Errorf("%w: format version %d; this ordo reads versions 1 to %d", ErrVersion, rd.h.FormatVersion, Version)
-	}
-	n := binary.BigEndian.Uint32(ver[2:])
-	if n > MaxHeader {
-		return nil, rd.corrupt("header of %d bytes, more than %d", n, MaxHeader)
-	}
-	hdr, err := rd.readN(int(n))
+	rd := &Reader{}
+	fr, version, err := format.NewReader(r, 64<<10, &rd.h, func() string {
+		return fmt.Sprintf("in the middle of a record (%d events of %d read)", rd.chk.events, rd.h.Events)
+	})
 	if err != nil {
 		return nil, err
 	}
-	version := rd.h.FormatVersion
-	if err := json.Unmarshal(hdr, &rd.h); err != nil {
-		return nil, rd.corrupt("header: %v", err)
-	}
-	rd.h.FormatVersion = version
+	rd.fr, rd.h.FormatVersion = fr, version
 	if err := checkHeader(rd.h); err != nil {
-		return nil, fmt.Errorf("%w (offset %d)", err, rd.off)
+		return nil, fmt.Errorf("%w (offset %d)", err, fr.Offset())
 	}
 	rd.chk.h = rd.h
 	return rd, nil
@@ -129,62 +99,58 @@ func (r *Reader) Next() (Record, error) {
 }
 
 func (r *Reader) next() (Record, error) {
-	tag, err := r.br.ReadByte()
+	at := r.fr.Offset()
+	tag, err := r.fr.Byte()
 	if err == io.EOF {
-		return Record{}, fmt.Errorf("%w: it ends at offset %d with no trailer (%d events of %d read)", ErrTruncated, r.off, r.chk.events, r.h.Events)
+		return Record{}, fmt.Errorf("%w: it ends at offset %d with no trailer (%d events of %d read)", ErrTruncated, at, r.chk.events, r.h.Events)
 	} else if err != nil {
-		return Record{}, fmt.Errorf("read history file at offset %d: %w", r.off, err)
+		return Record{}, err
 	}
-	at := r.off
 	switch tag {
 	case tagTrailer:
-		return Record{}, r.trailer()
+		return Record{}, r.trailer(at)
 	case tagState:
-		r.off++
-		r.sum.Write([]byte{tag})
+		r.fr.Hash(tag)
 		lens := r.fixed[:8]
-		if err := r.read(lens); err != nil {
+		if err := r.fr.Read(lens); err != nil {
 			return Record{}, err
 		}
 		kl, vl := binary.BigEndian.Uint32(lens), binary.BigEndian.Uint32(lens[4:])
 		if err := r.chk.state(int(kl), int(vl)); err != nil {
 			return Record{}, fmt.Errorf("%w (record %d at offset %d)", err, r.chk.recordNumber, at)
 		}
-		b, err := r.readN(int(kl) + int(vl))
+		b, err := r.fr.ReadN(int(kl) + int(vl))
 		if err != nil {
 			return Record{}, err
 		}
 		return Record{Kind: KindState, Key: b[:kl], Value: b[kl:]}, nil
 	case tagEvent:
-		r.off++
-		r.sum.Write([]byte{tag})
+		r.fr.Hash(tag)
 		hdr := r.fixed[:16]
-		if err := r.read(hdr); err != nil {
+		if err := r.fr.Read(hdr); err != nil {
 			return Record{}, err
 		}
 		index, seq, n := binary.BigEndian.Uint64(hdr), binary.BigEndian.Uint32(hdr[8:]), binary.BigEndian.Uint32(hdr[12:])
 		if err := r.chk.event(index, seq, int(n)); err != nil {
 			return Record{}, fmt.Errorf("%w (record %d at offset %d)", err, r.chk.recordNumber, at)
 		}
-		b, err := r.readN(int(n))
+		b, err := r.fr.ReadN(int(n))
 		if err != nil {
 			return Record{}, err
 		}
 		return Record{Kind: KindEvent, Index: index, Seq: seq, Data: b}, nil
 	}
-	return Record{}, r.corrupt("unknown record tag 0x%02x", tag)
+	return Record{}, r.fr.Corrupt("unknown record tag 0x%02x", tag)
 }
 
-// trailer checks the checksum, the counts and that nothing follows.
-func (r *Reader) trailer() error {
-	at := r.off
-	r.off++
-	r.sum.Sum(r.digest[:0])
-	var got [sha256.Size]byte
-	if _, err := io.ReadFull(r.br, got[:]); err != nil {
-		return fmt.Errorf("%w: the trailer at offset %d is cut short", ErrTruncated, at)
+// trailer checks the checksum, the counts and that nothing follows; the
+// trailer's tag is at offset at.
+func (r *Reader) trailer(at int64) error {
+	r.digest = r.fr.Digest()
+	got, err := r.fr.ReadDigest(at)
+	if err != nil {
+		return err
 	}
-	r.off += sha256.Size
 	if got != r.digest {
 		return fmt.Errorf("%w: the trailer says %x, the content hashes to %x: the file was damaged after it was written",
 			ErrChecksum, got, r.digest)
@@ -192,46 +158,11 @@ func (r *Reader) trailer() error {
 	if err := r.chk.end(); err != nil {
 		return fmt.Errorf("%w (at the trailer, offset %d)", err, at)
 	}
-	if _, err := r.br.ReadByte(); err != io.EOF {
-		return r.corrupt("data after the trailer")
+	if err := r.fr.CheckEnd(); err != nil {
+		return err
 	}
 	r.done = true
 	return io.EOF
-}
-
-// read fills b from the stream, hashing it.
-func (r *Reader) read(b []byte) error {
-	n, err := io.ReadFull(r.br, b)
-	r.sum.Write(b[:n])
-	r.off += int64(n)
-	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-		return fmt.Errorf("%w: it ends at offset %d in the middle of a record (%d events of %d read)", ErrTruncated, r.off, r.chk.events, r.h.Events)
-	}
-	if err != nil {
-		return fmt.Errorf("read history file at offset %d: %w", r.off, err)
-	}
-	return nil
-}
-
-// readN reads n bytes into the Reader's buffer, which grows only as data
-// arrives, so a damaged length cannot make it allocate what is not there.
-func (r *Reader) readN(n int) ([]byte, error) {
-	r.buf.Reset()
-	got, err := io.CopyN(&r.buf, r.br, int64(n))
-	b := r.buf.Bytes()
-	r.sum.Write(b)
-	r.off += got
-	if errors.Is(err, io.EOF) {
-		return nil, fmt.Errorf("%w: it ends at offset %d in the middle of a record (%d events of %d read)", ErrTruncated, r.off, r.chk.events, r.h.Events)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("read history file at offset %d: %w", r.off, err)
-	}
-	return b, nil
-}
-
-func (r *Reader) corrupt(format string, args ...any) error {
-	return fmt.Errorf("%w: %s (offset %d)", ErrCorrupt, fmt.Sprintf(format, args...), r.off)
 }
 
 // Summary is what Verify learns about a whole file.
@@ -264,6 +195,6 @@ func Verify(r io.Reader) (Summary, error) {
 			s.StateRows++
 		}
 	}
-	s.Checksum, s.Bytes = rd.Checksum(), rd.off
+	s.Checksum, s.Bytes = rd.Checksum(), rd.fr.Offset()
 	return s, nil
 }

@@ -1,16 +1,14 @@
 package snapshots
 
 import (
-	"bufio"
 	"bytes"
-	"crypto/sha256"
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"hash"
 	"io"
 	"time"
+
+	"github.com/ordoplane/ordo/storage/framing"
 )
 
 // Magic starts every snapshot file.
@@ -74,12 +72,14 @@ type Header struct {
 	OrdoVersion string `json:",omitempty"`
 }
 
+// format is the snapshot file's framing.
+var format = framing.Format{Name: "snapshot file", Magic: Magic, Version: Version, MaxHeader: MaxHeader,
+	ErrMagic: ErrMagic, ErrVersion: ErrVersion, ErrTruncated: ErrTruncated, ErrCorrupt: ErrCorrupt}
+
 // Writer writes a snapshot file: the header, then Row records in key
 // order, then Close writes the trailer.
 type Writer struct {
-	bw   *bufio.Writer
-	sum  hash.Hash
-	out  io.Writer // bw and sum
+	fw   *framing.Writer
 	rows uint64
 	last []byte
 	err  error
@@ -89,28 +89,11 @@ type Writer struct {
 
 // NewWriter writes the magic, the version and h to w.
 func NewWriter(w io.Writer, h Header) (*Writer, error) {
-	hdr, err := json.Marshal(h)
+	fw, err := format.NewWriter(w, 1<<20, h)
 	if err != nil {
-		return nil, fmt.Errorf("snapshot file header: %w", err)
+		return nil, err
 	}
-	if len(hdr) > MaxHeader {
-		return nil, fmt.Errorf("snapshot file header: %d bytes, more than %d", len(hdr), MaxHeader)
-	}
-	wr := &Writer{bw: bufio.NewWriterSize(w, 1<<20), sum: sha256.New()}
-	wr.out = io.MultiWriter(wr.bw, wr.sum)
-	pre := make([]byte, 0, len(Magic)+6)
-	pre = append(pre, Magic...)
-	pre = binary.BigEndian.AppendUint16(pre, Version)
-	pre = binary.BigEndian.AppendUint32(pre, uint32(len(hdr)))
-	wr.write(pre)
-	wr.write(hdr)
-	return wr, wr.err
-}
-
-func (w *Writer) write(b []byte) {
-	if w.err == nil {
-		_, w.err = w.out.Write(b)
-	}
+	return &Writer{fw: fw}, nil
 }
 
 // Row writes one key of the state store and its value; keys must come in
@@ -129,9 +112,9 @@ func (w *Writer) Row(key, value []byte) error {
 	w.pre[0] = tagRow
 	binary.BigEndian.PutUint32(w.pre[1:], uint32(len(key)))
 	binary.BigEndian.PutUint32(w.pre[5:], uint32(len(value)))
-	w.write(w.pre[:])
-	w.write(key)
-	w.write(value)
+	w.fw.Write(w.pre[:])
+	w.fw.Write(key)
+	w.err = w.fw.Write(value)
 	w.last = append(w.last[:0], key...)
 	w.rows++
 	return w.err
@@ -140,23 +123,19 @@ func (w *Writer) Row(key, value []byte) error {
 // Rows returns how many rows were written.
 func (w *Writer) Rows() uint64 { return w.rows }
 
-// Close writes the trailer and flushes; it does not close the underlying
-// writer.
+// Close writes the trailer — its tag and the row count, covered by the
+// digest that follows them — and flushes; it does not close the
+// underlying writer.
 func (w *Writer) Close() error {
 	if w.done || w.err != nil {
 		return w.err
 	}
 	w.done = true
-	tr := make([]byte, 0, 9+sha256.Size)
+	tr := make([]byte, 0, 9)
 	tr = append(tr, tagTrailer)
 	tr = binary.BigEndian.AppendUint64(tr, w.rows)
-	w.sum.Write(tr) // the digest covers every byte before it
-	tr = w.sum.Sum(tr)
-	if _, err := w.bw.Write(tr); err != nil {
-		w.err = err
-		return err
-	}
-	w.err = w.bw.Flush()
+	w.fw.Write(tr)
+	w.err = w.fw.Finish(nil)
 	return w.err
 }
 

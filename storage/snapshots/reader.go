@@ -1,63 +1,38 @@
 package snapshots
 
 import (
-	"bufio"
-	"bytes"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"hash"
 	"io"
 	"os"
+
+	"github.com/ordoplane/ordo/storage/framing"
 )
 
 // Reader decodes a snapshot file and checks it as it goes.
 type Reader struct {
-	br     *bufio.Reader
-	sum    hash.Hash
-	off    int64 // bytes consumed
+	fr     *framing.Reader
 	h      Header
 	rows   uint64
 	last   []byte
-	buf    bytes.Buffer
-	fixed  [16]byte
+	fixed  [8]byte
 	err    error
 	digest [sha256.Size]byte
 }
 
 // NewReader reads the magic, the version and the header from r.
 func NewReader(r io.Reader) (*Reader, error) {
-	rd := &Reader{br: bufio.NewReaderSize(r, 1<<20), sum: sha256.New()}
-	magic := rd.fixed[:len(Magic)]
-	if err := rd.read(magic); err != nil {
-		return nil, fmt.Errorf("%w (the stream is shorter than the magic)", ErrMagic)
-	}
-	if string(magic) != Magic {
-		return nil, fmt.Errorf("%w: it starts with %q, not %q", ErrMagic, magic, Magic)
-	}
-	pre := rd.fixed[:6]
-	if err := rd.read(pre); err != nil {
-		return nil, err
-	}
-	version := binary.BigEndian.Uint16(pre)
-	if version == 0 || version > Version {
-		return nil, fmt.Errorf("%w: format version %d; this ordo reads versions 1 to %d", ErrVersion, version, Version)
-	}
-	n := binary.BigEndian.Uint32(pre[2:])
-	if n > MaxHeader {
-		return nil, rd.corrupt("a header of %d bytes, more than %d", n, MaxHeader)
-	}
-	hdr, err := rd.readN(int(n))
+	rd := &Reader{}
+	fr, version, err := format.NewReader(r, 1<<20, &rd.h, func() string {
+		return fmt.Sprintf("after %d rows, with no trailer", rd.rows)
+	})
 	if err != nil {
 		return nil, err
 	}
-	if err := json.Unmarshal(hdr, &rd.h); err != nil {
-		return nil, rd.corrupt("header: %v", err)
-	}
-	rd.h.FormatVersion = version
+	rd.fr, rd.h.FormatVersion = fr, version
 	return rd, nil
 }
 
@@ -68,7 +43,7 @@ func (r *Reader) Header() Header { return r.h }
 func (r *Reader) Rows() uint64 { return r.rows }
 
 // Bytes returns how many bytes of the file were read.
-func (r *Reader) Bytes() int64 { return r.off }
+func (r *Reader) Bytes() int64 { return r.fr.Offset() }
 
 // Checksum returns the file's SHA-256, hex-encoded, once Next returned
 // io.EOF; "" before.
@@ -93,9 +68,9 @@ func (r *Reader) Next() (key, value []byte, err error) {
 }
 
 func (r *Reader) next() ([]byte, []byte, error) {
-	at := r.off
+	at := r.fr.Offset()
 	tag := r.fixed[:1]
-	if err := r.read(tag); err != nil {
+	if err := r.fr.Read(tag); err != nil {
 		return nil, nil, err
 	}
 	switch tag[0] {
@@ -103,10 +78,10 @@ func (r *Reader) next() ([]byte, []byte, error) {
 		return nil, nil, r.trailer(at)
 	case tagRow:
 	default:
-		return nil, nil, r.corrupt("unknown record tag 0x%02x at offset %d", tag[0], at)
+		return nil, nil, r.fr.Corrupt("unknown record tag 0x%02x at offset %d", tag[0], at)
 	}
 	lens := r.fixed[:8]
-	if err := r.read(lens); err != nil {
+	if err := r.fr.Read(lens); err != nil {
 		return nil, nil, err
 	}
 	kl, vl := int(binary.BigEndian.Uint32(lens)), int(binary.BigEndian.Uint32(lens[4:]))
@@ -114,7 +89,7 @@ func (r *Reader) next() ([]byte, []byte, error) {
 		return nil, nil, fmt.Errorf("%w: row %d at offset %d: a key of %d bytes (1 to %d) and a value of %d (at most %d)",
 			ErrCorrupt, r.rows+1, at, kl, MaxKey, vl, MaxValue)
 	}
-	b, err := r.readN(kl + vl)
+	b, err := r.fr.ReadN(kl + vl)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -129,15 +104,14 @@ func (r *Reader) next() ([]byte, []byte, error) {
 // trailer checks the row count, the checksum and that nothing follows.
 func (r *Reader) trailer(at int64) error {
 	count := r.fixed[:8]
-	if err := r.read(count); err != nil {
+	if err := r.fr.Read(count); err != nil {
 		return fmt.Errorf("%w: the trailer at offset %d is cut short", ErrTruncated, at)
 	}
-	r.sum.Sum(r.digest[:0])
-	var got [sha256.Size]byte
-	if _, err := io.ReadFull(r.br, got[:]); err != nil {
-		return fmt.Errorf("%w: the trailer at offset %d is cut short", ErrTruncated, at)
+	r.digest = r.fr.Digest()
+	got, err := r.fr.ReadDigest(at)
+	if err != nil {
+		return err
 	}
-	r.off += sha256.Size
 	if got != r.digest {
 		return fmt.Errorf("%w: the trailer says %x, the content hashes to %x: the file was damaged after it was written",
 			ErrChecksum, got, r.digest)
@@ -145,47 +119,10 @@ func (r *Reader) trailer(at int64) error {
 	if n := binary.BigEndian.Uint64(count); n != r.rows {
 		return fmt.Errorf("%w: the trailer counts %d rows, the file holds %d", ErrCorrupt, n, r.rows)
 	}
-	if _, err := r.br.ReadByte(); err != io.EOF {
-		return r.corrupt("data after the trailer")
+	if err := r.fr.CheckEnd(); err != nil {
+		return err
 	}
 	return io.EOF
-}
-
-// read fills b from the stream, hashing it.
-func (r *Reader) read(b []byte) error {
-	n, err := io.ReadFull(r.br, b)
-	r.sum.Write(b[:n])
-	r.off += int64(n)
-	return r.readErr(err)
-}
-
-// readN reads n bytes into the Reader's buffer, which grows only as data
-// arrives, so a damaged length cannot make it allocate what is not there.
-func (r *Reader) readN(n int) ([]byte, error) {
-	r.buf.Reset()
-	got, err := io.CopyN(&r.buf, r.br, int64(n))
-	b := r.buf.Bytes()
-	r.sum.Write(b)
-	r.off += got
-	if err := r.readErr(err); err != nil {
-		return nil, err
-	}
-	return b, nil
-}
-
-// readErr names a short read as truncation, at the offset reached.
-func (r *Reader) readErr(err error) error {
-	switch {
-	case err == nil:
-		return nil
-	case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
-		return fmt.Errorf("%w: it ends at offset %d, after %d rows, with no trailer", ErrTruncated, r.off, r.rows)
-	}
-	return fmt.Errorf("read snapshot file at offset %d: %w", r.off, err)
-}
-
-func (r *Reader) corrupt(format string, args ...any) error {
-	return fmt.Errorf("%w: %s (offset %d)", ErrCorrupt, fmt.Sprintf(format, args...), r.off)
 }
 
 // IsInvalid reports whether err is about what a file holds (one of the
