@@ -193,13 +193,13 @@ func (l *lanes) touched() [][]byte {
 	return out
 }
 
-// logRows has every lane keep the rows of tables it has not read in a
+// keepRowsInMemory has every lane keep the rows of tables it has not read in a
 // row log (rowLog) rather than in the store, all of the lanes' logs
 // within rowLogBudget, and the rows it commits to the tables it reads in
 // a row arena (rowArena), within rowArenaBudget (both less in a process
 // with a small soft memory limit): for a build whose table files are
 // written from the store and the logs (tableFiles), read by nothing else.
-func (l *lanes) logRows() {
+func (l *lanes) keepRowsInMemory() {
 	logs, arenas := rebuildBudget(rowLogBudget, 8), rebuildBudget(rowArenaBudget, 16)
 	for _, r := range l.rs {
 		r.fw.log = newRowLog(logs)
@@ -207,7 +207,7 @@ func (l *lanes) logRows() {
 	}
 }
 
-// logs returns the lanes' row logs (none unless logRows).
+// logs returns the lanes' row logs (none unless keepRowsInMemory).
 func (l *lanes) logs() []*rowLog {
 	var out []*rowLog
 	for _, r := range l.rs {

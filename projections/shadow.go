@@ -171,7 +171,7 @@ func newShadowBuild(store *kv.Store, projs []Projection) (*shadowBuild, error) {
 	// lane's writer answers point reads from memory; rows no lane reads
 	// stay in the lanes' logs until the switch's table files take them.
 	l := newLanes(scratch, true, projs, nil)
-	l.logRows()
+	l.keepRowsInMemory()
 	return &shadowBuild{store: store, scratch: scratch, projs: projs, tables: tables, l: l}, nil
 }
 

@@ -351,7 +351,7 @@ func scratchRebuild(ctx context.Context, src kv.Reader, dst *kv.Store, projs []P
 	defer l.close()
 	// Rows no lane reads stay in the lanes' logs, out of the scratch
 	// store, and go straight into the table files.
-	l.logRows()
+	l.keepRowsInMemory()
 	st, workers, err := buildWith(l, src, to, parallel, busy, obs)
 	if err != nil {
 		return st, err
