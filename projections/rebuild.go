@@ -166,7 +166,7 @@ func (r *replayer) applyChunk(chunk []*events.Event, guard *shadowWriter) error 
 }
 
 func (r *replayer) endEntry() {
-	for _, t := range r.tx.changedTables() {
+	for t := range r.tx.changed { // commit writes them in key order
 		r.tables[t] = r.tx.index
 	}
 	r.st.Entries++
@@ -181,7 +181,9 @@ func (r *replayer) nextTx(ev *events.Event) *Tx {
 		tx.reset(ev.Index, ev.Time)
 		return tx
 	}
-	return newTx(r.w, ev.Index, ev.Time)
+	tx := newTx(r.w, ev.Index, ev.Time)
+	tx.quiet = true
+	return tx
 }
 
 // commit writes the table indexes that moved and commits the open batch.

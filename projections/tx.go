@@ -27,6 +27,9 @@ type Tx struct {
 	keyBuf []byte
 	// idxRow is the value of the entry's index rows (indexRow).
 	idxRow []byte
+	// quiet: nobody waits on the keys changed (a replay's Tx), so they
+	// are not gathered as topics.
+	quiet bool
 }
 
 // lastRow is the create index of a row a Tx read or wrote last (found
@@ -215,7 +218,7 @@ func (tx *Tx) changedTables() []string {
 
 // touch records a changed key of a key-watched table.
 func (tx *Tx) touch(table, key string) {
-	if !keyWatched[table] {
+	if tx.quiet || !keyWatched[table] {
 		return
 	}
 	if tx.keys == nil {
