@@ -194,11 +194,8 @@ func applyRegistered(tx *projections.Tx, job *events.Job, raw []byte) error {
 		was = s.Status
 	}
 	for _, tg := range job.TaskGroups {
-		if _, ok := s.Groups[tg.Name]; !ok {
-			if s.Groups == nil {
-				s.Groups = map[string]TaskGroupSummary{}
-			}
-			s.Groups[tg.Name] = TaskGroupSummary{}
+		if _, ok := s.Groups.get(tg.Name); !ok {
+			s.Groups.set(tg.Name, TaskGroupSummary{})
 		}
 	}
 	if (Periodic(job) || Parameterized(job)) && s.Children == nil {

@@ -126,7 +126,7 @@ func GetSummary(v projections.View, ns, id string) (*Summary, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := &Summary{JobID: id, Namespace: ns, Summary: s.Groups, Children: s.Children,
+	out := &Summary{JobID: id, Namespace: ns, Summary: s.Groups.asMap(), Children: s.Children,
 		CreateIndex: r.CreateIndex, ModifyIndex: r.ModifyIndex}
 	if out.Summary == nil {
 		out.Summary = map[string]TaskGroupSummary{}

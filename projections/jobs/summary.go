@@ -3,7 +3,7 @@ package jobs
 import (
 	"errors"
 	"fmt"
-	"maps"
+	"slices"
 	"sort"
 
 	"github.com/vmihailenco/msgpack/v5"
@@ -73,14 +73,10 @@ type Summary struct {
 	ModifyIndex uint64
 }
 
-// A summary row's groups are encoded in key order, as every map of a row
-// must be for a rebuild to equal the live projection.
-func init() { events.SortMapKeys(map[string]TaskGroupSummary(nil)) }
-
 // summaryRow is what SummaryTable stores.
 type summaryRow struct {
-	Groups   map[string]TaskGroupSummary `msgpack:"g,omitempty"`
-	Children *Children                   `msgpack:"ch,omitempty"`
+	Groups   groupCounts `msgpack:"g,omitempty"`
+	Children *Children   `msgpack:"ch,omitempty"`
 	// Status is the job's status derived from the counts, kept so a
 	// child's change of status moves its parent's children counts.
 	Status string `msgpack:"st"`
@@ -159,7 +155,7 @@ func txSummary(tx *projections.Tx, ns, id string) (*summaryRow, error) {
 // clone returns a copy of s sharing nothing with it.
 func (s *summaryRow) clone() *summaryRow {
 	c := *s
-	c.Groups = maps.Clone(s.Groups)
+	c.Groups = slices.Clone(s.Groups)
 	if s.Children != nil {
 		ch := *s.Children
 		c.Children = &ch
@@ -174,7 +170,7 @@ func (s *summaryRow) encodesAs(o *summaryRow) bool {
 	if (s.Children == nil) != (o.Children == nil) || s.Children != nil && *s.Children != *o.Children {
 		return false
 	}
-	return s.Status == o.Status && s.JobCreateIndex == o.JobCreateIndex && maps.Equal(s.Groups, o.Groups)
+	return s.Status == o.Status && s.JobCreateIndex == o.JobCreateIndex && slices.Equal(s.Groups, o.Groups)
 }
 
 // writeSummary stores s unless it is what the row holds already (N15);
@@ -291,7 +287,7 @@ func (c *summaries) move(ref *allocRef, from, to string) error {
 	if err != nil || s == nil || s.JobCreateIndex != ref.JobCreateIndex {
 		return err
 	}
-	g, ok := s.Groups[ref.Group]
+	g, ok := s.Groups.get(ref.Group)
 	if !ok && from != "" {
 		return nil
 	}
@@ -304,10 +300,7 @@ func (c *summaries) move(ref *allocRef, from, to string) error {
 	if from == "" && to == events.AllocClientPending && g.Queued > 0 {
 		g.Queued--
 	}
-	if s.Groups == nil {
-		s.Groups = map[string]TaskGroupSummary{}
-	}
-	s.Groups[ref.Group] = g
+	s.Groups.set(ref.Group, g)
 	return nil
 }
 
@@ -405,9 +398,9 @@ func applyEvals(tx *projections.Tx, p *events.EvalsUpserted) error {
 			continue
 		}
 		for tg, n := range e.QueuedAllocations {
-			if g, ok := s.Groups[tg]; ok {
+			if g, ok := s.Groups.get(tg); ok {
 				g.Queued = n
-				s.Groups[tg] = g
+				s.Groups.set(tg, g)
 			}
 		}
 	}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/vmihailenco/msgpack/v5"
+
 	"github.com/ordoplane/ordo/events"
 )
 
@@ -14,10 +16,10 @@ import (
 func TestSummaryEncodesAs(t *testing.T) {
 	rows := []*summaryRow{
 		{},
-		{Groups: map[string]TaskGroupSummary{}},
-		{Groups: map[string]TaskGroupSummary{"web": {}}},
-		{Groups: map[string]TaskGroupSummary{"web": {Running: 1}}},
-		{Groups: map[string]TaskGroupSummary{"web": {Running: 1}, "db": {}}},
+		{Groups: groupCounts{}},
+		{Groups: counts(map[string]TaskGroupSummary{"web": {}})},
+		{Groups: counts(map[string]TaskGroupSummary{"web": {Running: 1}})},
+		{Groups: counts(map[string]TaskGroupSummary{"web": {Running: 1}, "db": {}})},
 		{Children: &Children{}},
 		{Children: &Children{Running: 2}},
 		{Status: StatusRunning},
@@ -32,9 +34,9 @@ func TestSummaryEncodesAs(t *testing.T) {
 			}
 		}
 	}
-	many := &summaryRow{Groups: map[string]TaskGroupSummary{}}
+	many := &summaryRow{}
 	for i := range 20 {
-		many.Groups[fmt.Sprint("g", i)] = TaskGroupSummary{Running: i}
+		many.Groups.set(fmt.Sprint("g", i), TaskGroupSummary{Running: i})
 	}
 	first, _ := events.Marshal(many)
 	for range 20 {
@@ -42,11 +44,92 @@ func TestSummaryEncodesAs(t *testing.T) {
 			t.Fatal("a summary of several groups encoded to different bytes")
 		}
 	}
-	s := &summaryRow{Groups: map[string]TaskGroupSummary{"web": {Running: 1}}, Children: &Children{Dead: 1}}
+	s := &summaryRow{Groups: counts(map[string]TaskGroupSummary{"web": {Running: 1}}), Children: &Children{Dead: 1}}
 	c := s.clone()
-	c.Groups["web"] = TaskGroupSummary{}
+	c.Groups.set("web", TaskGroupSummary{})
 	c.Children.Dead = 5
-	if s.Groups["web"].Running != 1 || s.Children.Dead != 1 {
+	if g, _ := s.Groups.get("web"); g.Running != 1 || s.Children.Dead != 1 {
 		t.Errorf("changing a clone changed the original: %+v %+v", s.Groups, s.Children)
+	}
+}
+
+// counts returns m's counts as a summary row holds them.
+func counts(m map[string]TaskGroupSummary) groupCounts {
+	var gs groupCounts
+	for name, c := range m {
+		gs.set(name, c)
+	}
+	return gs
+}
+
+// mapSummaryRow is summaryRow as it was stored before its groups were a
+// sorted slice: a map, encoded in key order.
+type mapSummaryRow struct {
+	Groups         map[string]TaskGroupSummary `msgpack:"g,omitempty"`
+	Children       *Children                   `msgpack:"ch,omitempty"`
+	Status         string                      `msgpack:"st"`
+	JobCreateIndex uint64                      `msgpack:"jci"`
+}
+
+func init() { events.SortMapKeys(map[string]TaskGroupSummary(nil)) }
+
+// TestGroupCountsEncodeAsMap: a summary row encodes to the bytes its map
+// of groups did, so a stored projection stays valid (and a rebuild equals
+// one built before), and decodes those bytes back, a key given twice
+// keeping its last counts.
+func TestGroupCountsEncodeAsMap(t *testing.T) {
+	for _, m := range []map[string]TaskGroupSummary{
+		nil,
+		{},
+		{"web": {Running: 2, Queued: 1}},
+		{"web": {Running: 1}, "db": {Failed: 3}, "cache": {}, "a": {Lost: 1, Unknown: 2, Complete: 4, Starting: 5}},
+	} {
+		old := mapSummaryRow{Groups: m, Status: StatusRunning, JobCreateIndex: 9, Children: &Children{Dead: 1}}
+		row := summaryRow{Groups: counts(m), Status: StatusRunning, JobCreateIndex: 9, Children: &Children{Dead: 1}}
+		want, err := events.Marshal(&old)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := events.Marshal(&row)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("groups %v: encoded %x, the map encoded %x", m, got, want)
+		}
+		back, err := decodeSummary(want)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !back.encodesAs(&row) || len(back.Groups) != len(m) {
+			t.Errorf("groups %v: decoded %+v", m, back.Groups)
+		}
+		for name, c := range m {
+			if g, ok := back.Groups.get(name); !ok || g != c {
+				t.Errorf("group %s: decoded %+v, %v; want %+v", name, g, ok, c)
+			}
+		}
+	}
+	// Two entries of one group, out of order: the last one counts.
+	var b bytes.Buffer
+	enc := msgpack.NewEncoder(&b)
+	enc.EncodeMapLen(1)
+	enc.EncodeString("g")
+	enc.EncodeMapLen(3)
+	for _, g := range []struct {
+		name string
+		n    int
+	}{{"web", 1}, {"db", 2}, {"web", 3}} {
+		enc.EncodeString(g.name)
+		enc.Encode(&TaskGroupSummary{Running: g.n})
+	}
+	back, err := decodeSummary(b.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	web, _ := back.Groups.get("web")
+	db, _ := back.Groups.get("db")
+	if len(back.Groups) != 2 || web.Running != 3 || db.Running != 2 || back.Groups[0].Name != "db" {
+		t.Errorf("decoded %+v, want db 2 then web 3", back.Groups)
 	}
 }
