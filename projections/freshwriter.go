@@ -64,7 +64,7 @@ type freshWriter struct {
 	// of a table nothing reads, say an index the history appends to,
 	// would be wasted).
 	complete bool
-	keys     map[uint64]struct{}
+	keys     *keyFilter
 	seed     maphash.Seed
 	uses     tableUses
 	// log, when set, takes the rows of tables nothing has read (a
@@ -212,7 +212,7 @@ func newFreshWriter(store *kv.Store, complete bool, limit int) *freshWriter {
 	w := &freshWriter{store: store, b: store.WriteBatch(), cur: map[string]cached{},
 		limit: limit, complete: complete, seed: maphash.MakeSeed()}
 	if complete {
-		w.keys = map[uint64]struct{}{}
+		w.keys = &keyFilter{}
 	}
 	return w
 }
@@ -236,7 +236,7 @@ func (w *freshWriter) Get(key []byte) ([]byte, error) {
 		return present(c.v)
 	}
 	if w.complete && use == readFirst {
-		if _, ok := w.keys[maphash.Bytes(w.seed, key)]; !ok {
+		if !w.keys.mayHave(maphash.Bytes(w.seed, key)) {
 			return nil, kv.ErrNotFound
 		}
 	}
@@ -413,11 +413,11 @@ func (w *freshWriter) written(key []byte) {
 	if !w.complete {
 		return
 	}
-	if len(w.keys) >= freshKeysLimit {
+	if w.keys.len() >= freshKeysLimit {
 		w.complete, w.keys = false, nil
 		return
 	}
-	w.keys[maphash.Bytes(w.seed, key)] = struct{}{}
+	w.keys.add(maphash.Bytes(w.seed, key))
 }
 
 // flush writes the pending keys' last values into the batch in key order
