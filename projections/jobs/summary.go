@@ -4,7 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sort"
+	"strings"
 
 	"github.com/vmihailenco/msgpack/v5"
 
@@ -190,56 +190,73 @@ func saveSummary(tx *projections.Tx, job *events.Job, s *summaryRow, was string)
 }
 
 // summaries caches the summaries one event touches, so an event about many
-// allocations of one job reads and writes its summary once.
+// allocations of one job reads and writes its summary once. Most events
+// touch one job (many none): it is kept apart, without a map.
 type summaries struct {
-	tx   *projections.Tx
-	rows map[string]*cachedSummary
+	tx    *projections.Tx
+	first cachedSummary
+	more  map[string]*cachedSummary // by Key, the jobs after the first
 }
 
 type cachedSummary struct {
-	row *summaryRow // nil when the job has no summary
-	was string
+	ns, id string
+	row    *summaryRow // nil when the job has no summary
+	was    string
+	set    bool
 }
 
-// newSummaries returns the summaries of an event: its rows map is made
-// when first needed (most events touch one job, many none).
+// newSummaries returns the summaries of an event.
 func newSummaries(tx *projections.Tx) *summaries { return &summaries{tx: tx} }
 
 // get returns the summary of job id in ns, nil when there is none.
 func (c *summaries) get(ns, id string) (*summaryRow, error) {
-	k := Key(ns, id)
-	if cs, ok := c.rows[k]; ok {
-		return cs.row, nil
+	if c.first.set && c.first.ns == ns && c.first.id == id {
+		return c.first.row, nil
 	}
-	if c.rows == nil {
-		c.rows = map[string]*cachedSummary{}
+	var k string
+	if c.first.set {
+		k = Key(ns, id)
+		if cs, ok := c.more[k]; ok {
+			return cs.row, nil
+		}
 	}
+	cs := cachedSummary{ns: ns, id: id, set: true}
 	s, err := txSummary(c.tx, ns, id)
-	if errors.Is(err, projections.ErrNotFound) {
-		c.rows[k] = &cachedSummary{}
-		return nil, nil
-	} else if err != nil {
+	switch {
+	case err == nil:
+		cs.row, cs.was = s, s.Status
+	case !errors.Is(err, projections.ErrNotFound):
 		return nil, err
 	}
-	c.rows[k] = &cachedSummary{row: s, was: s.Status}
-	return s, nil
+	if !c.first.set {
+		c.first = cs
+	} else {
+		if c.more == nil {
+			c.more = map[string]*cachedSummary{}
+		}
+		c.more[k] = &cs
+	}
+	return cs.row, nil
 }
 
 // flush writes every summary touched, in key order.
 func (c *summaries) flush() error {
-	if len(c.rows) == 0 {
+	if !c.first.set {
 		return nil
 	}
-	keys := make([]string, 0, len(c.rows))
-	for k, cs := range c.rows {
-		if cs.row != nil {
-			keys = append(keys, k)
-		}
+	touched := make([]*cachedSummary, 0, 1+len(c.more))
+	touched = append(touched, &c.first)
+	for _, cs := range c.more {
+		touched = append(touched, cs)
 	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		cs := c.rows[k]
-		ns, id := splitKey(k)
+	if len(touched) > 1 {
+		slices.SortFunc(touched, func(a, b *cachedSummary) int { return strings.Compare(Key(a.ns, a.id), Key(b.ns, b.id)) })
+	}
+	for _, cs := range touched {
+		if cs.row == nil {
+			continue
+		}
+		k := Key(cs.ns, cs.id)
 		h, _, err := projections.GetValue(c.tx, &headCodec, Table, k)
 		if errors.Is(err, projections.ErrNotFound) {
 			continue // purged earlier in this entry
@@ -247,7 +264,7 @@ func (c *summaries) flush() error {
 			return err
 		}
 		job := h.job()
-		if job.Namespace != ns || job.ID != id {
+		if job.Namespace != cs.ns || job.ID != cs.id {
 			return fmt.Errorf("job row %q holds %s/%s", k, job.Namespace, job.ID)
 		}
 		if err := saveSummary(c.tx, job, cs.row, cs.was); err != nil {
