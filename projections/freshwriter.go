@@ -109,22 +109,30 @@ const (
 // remembered (a run of reads and writes mostly stays in one table).
 type tableUses struct {
 	m       map[string]tableUse
-	last    []byte
+	last    []byte // the rows' prefix of the last table (rowPrefix)
 	lastUse tableUse
 }
 
 // note records a read (or a write) of key's table and returns the table's
 // use before and after it.
 func (u *tableUses) note(key []byte, read bool) (before, after tableUse) {
+	if len(u.last) > 0 && bytes.HasPrefix(key, u.last) {
+		before = u.lastUse
+		return before, u.noted(nil, before, read)
+	}
 	tb := keyTable(key)
 	if len(tb) == 0 {
 		return readLater, readLater
 	}
-	if len(u.last) > 0 && bytes.Equal(tb, u.last) {
-		before = u.lastUse
-	} else {
-		before = u.m[string(tb)] // no allocation for the lookup
-	}
+	before = u.m[string(tb)] // no allocation for the lookup
+	after = u.noted(tb, before, read)
+	u.last, u.lastUse = rowPrefix(u.last[:0], tb), after
+	return before, after
+}
+
+// noted records the use of table tb (nil: the last one), used so far as
+// before, after a read (or a write), and returns its use now.
+func (u *tableUses) noted(tb []byte, before tableUse, read bool) (after tableUse) {
 	switch after = before; {
 	case before == unused && read:
 		after = readFirst
@@ -134,13 +142,16 @@ func (u *tableUses) note(key []byte, read bool) (before, after tableUse) {
 		after = readLater
 	}
 	if after != before {
+		if tb == nil {
+			tb = keyTable(u.last)
+			u.lastUse = after
+		}
 		if u.m == nil {
 			u.m = map[string]tableUse{}
 		}
 		u.m[string(tb)] = after
 	}
-	u.last, u.lastUse = append(u.last[:0], tb...), after
-	return before, after
+	return after
 }
 
 // cached is a row a freshWriter keeps: its bytes (nil: absent), its

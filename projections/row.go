@@ -47,6 +47,11 @@ func decodeRow(b []byte) (Row, error) {
 // rowsPrefix begins every row's key (rowKey).
 var rowsPrefix = []byte("t/")
 
+// rowPrefix appends to b the prefix every row key of table starts with.
+func rowPrefix(b, table []byte) []byte {
+	return append(append(append(b, rowsPrefix...), table...), 0)
+}
+
 // rowKey is "t/<table>\x00<key>".
 func rowKey(table, key string) []byte {
 	return appendRowKey(make([]byte, 0, 3+len(table)+len(key)), table, key)

@@ -28,7 +28,8 @@ type shadowWriter struct {
 	touched map[string]struct{}
 	// err is the first refusal, in case a projection drops the error.
 	err error
-	// lastOwned is the table of the last key found owned.
+	// lastOwned is the rows' prefix of the table of the last key found
+	// owned (rowPrefix): a key it starts is owned, without a lookup.
 	lastOwned []byte
 }
 
@@ -36,10 +37,10 @@ var _ kv.Writer = (*shadowWriter)(nil)
 
 // check refuses k unless it is a key of an owned table.
 func (s *shadowWriter) check(k []byte) error {
-	tb := keyTable(k)
-	if len(tb) > 0 && bytes.Equal(tb, s.lastOwned) {
+	if len(s.lastOwned) > 0 && bytes.HasPrefix(k, s.lastOwned) {
 		return nil
 	}
+	tb := keyTable(k)
 	if !s.owned[string(tb)] { // no allocation for the lookup
 		err := fmt.Errorf("%w: %q, outside the tables of the projections replayed", ErrForeignTable, k)
 		if s.err == nil {
@@ -47,7 +48,7 @@ func (s *shadowWriter) check(k []byte) error {
 		}
 		return err
 	}
-	s.lastOwned = append(s.lastOwned[:0], tb...)
+	s.lastOwned = rowPrefix(s.lastOwned[:0], tb)
 	return nil
 }
 
