@@ -6,8 +6,8 @@ import (
 	"math"
 	"runtime/debug"
 	"sort"
-	"strings"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/ordoplane/ordo/storage/kv"
 )
@@ -53,9 +53,12 @@ func rebuildBudget(limit, share int64) *memBudget {
 type rowLog struct {
 	// stage holds the rows since the last cut; until the cut, their keys
 	// are laid out one after the other in keys (a string each would be
-	// an allocation each), ends[i] where row i's ends.
+	// an allocation each), ends[i] where row i's ends. A cut (or a
+	// spill) gives the stage's rows their keys as strings in keys
+	// (keyed), copies what it keeps, and clears the stage before keys is
+	// written again: one buffer serves every cut.
 	stage []pendingRow
-	keys  strings.Builder
+	keys  []byte
 	ends  []uint32
 	runs  []logRun
 	// held is the bytes the runs hold; budget, shared by the lanes of a
@@ -105,21 +108,26 @@ func newRowLog(budget *memBudget) *rowLog {
 
 // add logs v at key (v nil: a deletion). v is handed over.
 func (l *rowLog) add(key, v []byte) {
-	l.keys.Write(key)
-	l.ends = append(l.ends, uint32(l.keys.Len()))
+	l.keys = append(l.keys, key...)
+	l.ends = append(l.ends, uint32(len(l.keys)))
 	l.stage = append(l.stage, pendingRow{v: v, seq: uint32(len(l.stage))})
 }
 
-// keyed gives the stage's rows their keys, from keys.
+// keyed gives the stage's rows their keys, strings in keys valid until
+// the stage is cleared (clearStage).
 func (l *rowLog) keyed() {
-	all, start := l.keys.String(), uint32(0)
+	all, start := unsafe.String(unsafe.SliceData(l.keys), len(l.keys)), uint32(0)
 	for i, end := range l.ends {
 		l.stage[i].key, start = all[start:end], end
 	}
-	// The rows' keys keep the old buffer; the next is made as large, not
-	// grown to it by doubling.
-	l.keys, l.ends = strings.Builder{}, l.ends[:0]
-	l.keys.Grow(len(all) + len(all)/8)
+	l.ends = l.ends[:0]
+}
+
+// clearStage empties the stage, whose keys nothing refers to any more,
+// for keys to take the next rows' keys.
+func (l *rowLog) clearStage() {
+	clear(l.stage)
+	l.stage, l.keys = l.stage[:0], l.keys[:0]
 }
 
 // empty reports whether the log holds no row.
@@ -168,8 +176,7 @@ func (l *rowLog) cut() bool {
 		tableBytes += uint64(len(p.key) + len(p.v))
 	}
 	count()
-	clear(l.stage)
-	l.stage = l.stage[:0]
+	l.clearStage()
 	l.runs = append(l.runs, run)
 	grown := int64(len(run.data) + 12*len(run.recs))
 	l.held += grown
@@ -212,10 +219,9 @@ func (l *rowLog) spill(b *kv.WriteBatch) error {
 // release drops every row the log holds.
 func (l *rowLog) release() {
 	l.budget.add(-l.held)
-	l.keys.Reset()
 	l.ends = l.ends[:0]
-	clear(l.stage)
-	l.stage, l.runs, l.held = l.stage[:0], nil, 0
+	l.clearStage()
+	l.runs, l.held = nil, 0
 	clear(l.tables)
 }
 
