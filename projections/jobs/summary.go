@@ -337,7 +337,7 @@ func (c *summaries) update(id, to string) error {
 func applyPlaced(tx *projections.Tx, p *events.AllocsPlaced) error {
 	c := newSummaries(tx)
 	// A plan places many allocations of one job: read its row once.
-	created := make(map[string]uint64, 1)
+	var created jobCreated
 	for i := range p.Allocs {
 		a := &p.Allocs[i]
 		ref, err := getRef(tx, a.ID)
@@ -352,14 +352,7 @@ func applyPlaced(tx *projections.Tx, p *events.AllocsPlaced) error {
 			continue
 		}
 		ref = &allocRef{Namespace: a.Namespace, JobID: a.JobID, Group: a.TaskGroup, ClientStatus: a.ClientStatus}
-		jk := Key(a.Namespace, a.JobID)
-		if ci, ok := created[jk]; ok {
-			ref.JobCreateIndex = ci
-		} else if r, err := tx.Get(Table, jk); err == nil {
-			ref.JobCreateIndex, created[jk] = r.CreateIndex, r.CreateIndex
-		} else if errors.Is(err, projections.ErrNotFound) {
-			created[jk] = 0
-		} else {
+		if ref.JobCreateIndex, err = created.of(tx, a.Namespace, a.JobID); err != nil {
 			return err
 		}
 		if err := c.move(ref, "", a.ClientStatus); err != nil {
@@ -370,6 +363,30 @@ func applyPlaced(tx *projections.Tx, p *events.AllocsPlaced) error {
 		}
 	}
 	return c.flush()
+}
+
+// jobCreated is the create index of the job row an event's allocations
+// last named (0: none), read once for a run of allocations of one job.
+type jobCreated struct {
+	ns, id string
+	index  uint64
+	known  bool
+}
+
+// of returns the create index of job id in ns, 0 when it has no row.
+func (j *jobCreated) of(tx *projections.Tx, ns, id string) (uint64, error) {
+	if j.known && j.ns == ns && j.id == id {
+		return j.index, nil
+	}
+	r, err := tx.Get(Table, Key(ns, id))
+	switch {
+	case errors.Is(err, projections.ErrNotFound):
+		r.CreateIndex = 0
+	case err != nil:
+		return 0, err
+	}
+	*j = jobCreated{ns: ns, id: id, index: r.CreateIndex, known: true}
+	return j.index, nil
 }
 
 func applyDesired(tx *projections.Tx, p *events.AllocsDesiredUpdated) error {
