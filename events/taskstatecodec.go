@@ -9,7 +9,7 @@ var _ msgpack.CustomEncoder = (*TaskState)(nil)
 // without reflection's walk of the fields and the slice it makes to leave
 // out the empty ones (every allocation row a client update writes holds
 // its tasks' states); a task's events are encoded by reflection.
-func (s *TaskState) EncodeMsgpack(enc *msgpack.Encoder) error {
+func (s TaskState) EncodeMsgpack(enc *msgpack.Encoder) error {
 	n := 1 // st: never omitted
 	for _, set := range [...]bool{s.Failed, s.Restarts != 0, s.StartedAt != 0, s.FinishedAt != 0, len(s.Events) > 0} {
 		if set {

@@ -68,7 +68,7 @@ func (gs groupCounts) EncodeMsgpack(enc *msgpack.Encoder) error {
 		if err := enc.EncodeString(gs[i].Name); err != nil {
 			return err
 		}
-		if err := enc.Encode(&gs[i].TaskGroupSummary); err != nil {
+		if err := gs[i].TaskGroupSummary.EncodeMsgpack(enc); err != nil {
 			return err
 		}
 	}
