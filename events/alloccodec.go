@@ -222,6 +222,22 @@ func (w *fieldWriter) str(k, v string, set bool) {
 	}
 }
 
+// uint writes the uint64 field k unless it is zero (omitted).
+func (w *fieldWriter) uint(k string, v uint64) {
+	if v != 0 {
+		w.key(k)
+		w.do(w.enc.EncodeUint64(v))
+	}
+}
+
+// int64 writes the int64 field k unless it is zero (omitted).
+func (w *fieldWriter) int64(k string, v int64) {
+	if v != 0 {
+		w.key(k)
+		w.do(w.enc.EncodeInt64(v))
+	}
+}
+
 // value writes the field k by reflection when set says it is not omitted.
 func (w *fieldWriter) value(k string, v any, set bool) {
 	if set {

@@ -82,9 +82,9 @@ func addEncoded(f *testing.F, vs ...any) {
 
 // TestHandCodecsKnowEveryField: every field of the types with a codec of
 // their own set, each decodes from bytes as reflection decodes it into
-// its plain twin, and an allocation and a task state encode to
-// reflection's bytes — so a field added to one of them without its codec
-// fails here.
+// its plain twin, and an allocation, an evaluation and a task state
+// encode to reflection's bytes — so a field added to one of them without
+// its codec fails here.
 func TestHandCodecsKnowEveryField(t *testing.T) {
 	for _, c := range []struct{ fast, plain any }{
 		{new(Allocation), new(plainAllocation)},
@@ -132,6 +132,15 @@ func TestHandCodecsKnowEveryField(t *testing.T) {
 	got, err := Marshal(&a)
 	if err != nil || !bytes.Equal(got, want) {
 		t.Errorf("allocation encoded %x, %v\nreflection %x", got, err, want)
+	}
+	var pe plainEvaluation
+	fill(reflect.ValueOf(&pe).Elem(), 0)
+	if want, err = Marshal(&pe); err != nil {
+		t.Fatal(err)
+	}
+	e := Evaluation(pe)
+	if got, err = Marshal(&e); err != nil || !bytes.Equal(got, want) {
+		t.Errorf("evaluation encoded %x, %v\nreflection %x", got, err, want)
 	}
 	var ps plainTaskState
 	fill(reflect.ValueOf(&ps).Elem(), 0)

@@ -1,8 +1,13 @@
 package events
 
 import (
+	"bytes"
+	"math"
+	"reflect"
 	"testing"
 	"time"
+
+	"github.com/vmihailenco/msgpack/v5"
 )
 
 // fullEvaluation sets every field of an evaluation msgpack carries.
@@ -36,5 +41,71 @@ func FuzzEvaluationDecoder(f *testing.F) {
 		if checkStructure(data) == nil {
 			sameAsReflection(t, data, new(Evaluation), new(plainEvaluation))
 		}
+	})
+}
+
+// sameEvaluationEncoding fails t unless e encodes as reflection encodes
+// it, alone and in a payload.
+func sameEvaluationEncoding(t *testing.T, e Evaluation) {
+	t.Helper()
+	p := plainEvaluation(e)
+	want, err := Marshal(&p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := Marshal(&e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatalf("encoded %x\nreflection %x\n%+v", got, want, e)
+	}
+	pl, err := Marshal(&EvalsUpserted{Evals: []Evaluation{e}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(pl, want) {
+		t.Fatalf("in a payload %x, reflection %x", pl, want)
+	}
+}
+
+// TestEvaluationEncoder: an evaluation with every field set, none, and
+// each field set alone encodes as reflection does, also as a value in a
+// map.
+func TestEvaluationEncoder(t *testing.T) {
+	full := fullEvaluation()
+	sameEvaluationEncoding(t, Evaluation{})
+	sameEvaluationEncoding(t, full)
+	v := reflect.ValueOf(full)
+	for i := range v.NumField() {
+		one := reflect.New(v.Type()).Elem()
+		one.Field(i).Set(v.Field(i))
+		sameEvaluationEncoding(t, one.Interface().(Evaluation))
+	}
+	sameEvaluationEncoding(t, Evaluation{Priority: math.MinInt, JobModifyIndex: math.MaxUint64, WaitUntil: math.MinInt64, Wait: 1})
+	got, err := Marshal(map[string]Evaluation{"e": full})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := Marshal(map[string]plainEvaluation{"e": plainEvaluation(full)})
+	if err != nil || !bytes.Equal(got, want) {
+		t.Fatalf("in a map: %x, reflection %x (%v)", got, want, err)
+	}
+}
+
+// FuzzEvaluationEncoder: any evaluation reflection decodes encodes as
+// reflection encodes it.
+func FuzzEvaluationEncoder(f *testing.F) {
+	e := fullEvaluation()
+	addEncoded(f, &e)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if checkStructure(data) != nil {
+			return
+		}
+		var p plainEvaluation
+		if msgpack.Unmarshal(data, &p) != nil {
+			return
+		}
+		sameEvaluationEncoding(t, Evaluation(p))
 	})
 }
