@@ -132,15 +132,11 @@ var _ msgpack.CustomEncoder = (*Allocation)(nil)
 // are encoded by reflection.
 func (a *Allocation) EncodeMsgpack(enc *msgpack.Encoder) error {
 	dtSet := a.DesiredTransition != (DesiredTransition{})
-	n := 10 // id, ns, eval, n, node, job, tg, res, ds, cs: never omitted
-	for _, set := range [...]bool{a.NodeName != "", a.JobVersion != 0, a.DesiredDescription != "", dtSet,
+	// id, ns, eval, n, node, job, tg, res, ds, cs: never omitted
+	n := 10 + countSet(a.NodeName != "", a.JobVersion != 0, a.DesiredDescription != "", dtSet,
 		a.ClientDescription != "", len(a.TaskStates) > 0, a.DeploymentID != "", a.DeploymentStatus != nil,
 		a.PreviousAllocation != "", a.NextAllocation != "", len(a.RescheduleEvents) > 0, a.FollowupEvalID != "",
-		a.Metrics != nil, a.SigningKeyID != "", a.CreateTime != 0, a.ModifyTime != 0} {
-		if set {
-			n++
-		}
-	}
+		a.Metrics != nil, a.SigningKeyID != "", a.CreateTime != 0, a.ModifyTime != 0)
 	w := fieldWriter{enc: enc}
 	w.err = enc.EncodeMapLen(n)
 	w.str("id", a.ID, true)
@@ -150,10 +146,7 @@ func (a *Allocation) EncodeMsgpack(enc *msgpack.Encoder) error {
 	w.str("node", a.NodeID, true)
 	w.str("nn", a.NodeName, a.NodeName != "")
 	w.str("job", a.JobID, true)
-	if a.JobVersion != 0 {
-		w.key("jv")
-		w.do(enc.EncodeUint64(a.JobVersion))
-	}
+	w.uint("jv", a.JobVersion)
 	w.str("tg", a.TaskGroup, true)
 	w.key("res")
 	a.Resources.encode(&w)
@@ -171,14 +164,8 @@ func (a *Allocation) EncodeMsgpack(enc *msgpack.Encoder) error {
 	w.str("fe", a.FollowupEvalID, a.FollowupEvalID != "")
 	w.value("met", a.Metrics, a.Metrics != nil)
 	w.str("skid", a.SigningKeyID, a.SigningKeyID != "")
-	if a.CreateTime != 0 {
-		w.key("ct")
-		w.do(enc.EncodeInt64(a.CreateTime))
-	}
-	if a.ModifyTime != 0 {
-		w.key("mt")
-		w.do(enc.EncodeInt64(a.ModifyTime))
-	}
+	w.int64("ct", a.CreateTime)
+	w.int64("mt", a.ModifyTime)
 	return w.err
 }
 
@@ -197,6 +184,18 @@ func (r *Resources) encode(w *fieldWriter) {
 		w.key("disk")
 		w.do(w.enc.EncodeInt(int64(r.DiskMB)))
 	}
+}
+
+// countSet returns how many of fields are set: the size of the map of a
+// struct's fields not left out.
+func countSet(fields ...bool) int {
+	n := 0
+	for _, set := range fields {
+		if set {
+			n++
+		}
+	}
+	return n
 }
 
 // fieldWriter writes a struct's fields as a msgpack map's entries,

@@ -69,6 +69,31 @@ func sameAsReflection(t *testing.T, data []byte, fast, plain any) {
 	}
 }
 
+// encodesAsPlain fails t unless fast encodes as reflection encodes plain
+// (its type without the encoder, holding what fast holds), and in, a
+// value holding fast, holds those bytes.
+func encodesAsPlain(t *testing.T, fast, plain, in any) {
+	t.Helper()
+	want, err := Marshal(plain)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := Marshal(fast)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatalf("encoded %x\nreflection %x\n%+v", got, want, fast)
+	}
+	held, err := Marshal(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(held, want) {
+		t.Fatalf("held in %T: %x, reflection %x", in, held, want)
+	}
+}
+
 // addEncoded adds each of vs, encoded, to f's corpus.
 func addEncoded(f *testing.F, vs ...any) {
 	for _, v := range vs {
@@ -122,34 +147,22 @@ func TestHandCodecsKnowEveryField(t *testing.T) {
 			t.Errorf("%T decoded from bytes:\n%+v\nreflection:\n%+v", c.fast, reflect.ValueOf(got).Elem().Interface(), want)
 		}
 	}
-	var p plainAllocation
-	fill(reflect.ValueOf(&p).Elem(), 0)
-	want, err := Marshal(&p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	a := Allocation(p)
-	got, err := Marshal(&a)
-	if err != nil || !bytes.Equal(got, want) {
-		t.Errorf("allocation encoded %x, %v\nreflection %x", got, err, want)
-	}
-	var pe plainEvaluation
-	fill(reflect.ValueOf(&pe).Elem(), 0)
-	if want, err = Marshal(&pe); err != nil {
-		t.Fatal(err)
-	}
-	e := Evaluation(pe)
-	if got, err = Marshal(&e); err != nil || !bytes.Equal(got, want) {
-		t.Errorf("evaluation encoded %x, %v\nreflection %x", got, err, want)
-	}
-	var ps plainTaskState
-	fill(reflect.ValueOf(&ps).Elem(), 0)
-	if want, err = Marshal(&ps); err != nil {
-		t.Fatal(err)
-	}
-	s := TaskState(ps)
-	if got, err = Marshal(&s); err != nil || !bytes.Equal(got, want) {
-		t.Errorf("task state encoded %x, %v\nreflection %x", got, err, want)
+	// The encoders: each plain twin filled, then its value in its type.
+	for _, c := range []struct{ fast, plain any }{
+		{new(Allocation), new(plainAllocation)},
+		{new(Evaluation), new(plainEvaluation)},
+		{new(TaskState), new(plainTaskState)},
+	} {
+		fill(reflect.ValueOf(c.plain).Elem(), 0)
+		want, err := Marshal(c.plain)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fast := reflect.ValueOf(c.fast).Elem()
+		fast.Set(reflect.ValueOf(c.plain).Elem().Convert(fast.Type()))
+		if got, err := Marshal(c.fast); err != nil || !bytes.Equal(got, want) {
+			t.Errorf("%T encoded %x, %v\nreflection %x", c.fast, got, err, want)
+		}
 	}
 }
 

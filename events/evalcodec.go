@@ -101,15 +101,11 @@ var _ msgpack.CustomEncoder = Evaluation{}
 // hold it to them), the fields taken in turn; its maps are encoded by
 // reflection (in key order). On a value, so that one in a map encodes too.
 func (e Evaluation) EncodeMsgpack(enc *msgpack.Encoder) error {
-	n := 7 // id, ns, pri, ty, trig, job, st: never omitted
-	for _, set := range [...]bool{e.JobModifyIndex != 0, e.NodeID != "", e.NodeModifyIndex != 0, e.DeploymentID != "",
+	// id, ns, pri, ty, trig, job, st: never omitted
+	n := 7 + countSet(e.JobModifyIndex != 0, e.NodeID != "", e.NodeModifyIndex != 0, e.DeploymentID != "",
 		e.StatusDescription != "", e.Wait != 0, e.WaitUntil != 0, e.NextEval != "", e.PreviousEval != "",
 		e.BlockedEval != "", len(e.ClassEligibility) > 0, e.EscapedComputedClass, len(e.QueuedAllocations) > 0,
-		len(e.FailedTGAllocs) > 0, e.SnapshotIndex != 0, e.CreateTime != 0, e.ModifyTime != 0} {
-		if set {
-			n++
-		}
-	}
+		len(e.FailedTGAllocs) > 0, e.SnapshotIndex != 0, e.CreateTime != 0, e.ModifyTime != 0)
 	w := fieldWriter{enc: enc}
 	w.err = enc.EncodeMapLen(n)
 	w.str("id", e.ID, true)

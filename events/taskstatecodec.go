@@ -10,12 +10,7 @@ var _ msgpack.CustomEncoder = (*TaskState)(nil)
 // out the empty ones (every allocation row a client update writes holds
 // its tasks' states); a task's events are encoded by reflection.
 func (s TaskState) EncodeMsgpack(enc *msgpack.Encoder) error {
-	n := 1 // st: never omitted
-	for _, set := range [...]bool{s.Failed, s.Restarts != 0, s.StartedAt != 0, s.FinishedAt != 0, len(s.Events) > 0} {
-		if set {
-			n++
-		}
-	}
+	n := 1 + countSet(s.Failed, s.Restarts != 0, s.StartedAt != 0, s.FinishedAt != 0, len(s.Events) > 0) // st: never omitted
 	w := fieldWriter{enc: enc}
 	w.err = enc.EncodeMapLen(n)
 	w.str("st", s.State, true)
@@ -27,14 +22,8 @@ func (s TaskState) EncodeMsgpack(enc *msgpack.Encoder) error {
 		w.key("r")
 		w.do(enc.EncodeInt(int64(s.Restarts)))
 	}
-	if s.StartedAt != 0 {
-		w.key("sa")
-		w.do(enc.EncodeInt64(s.StartedAt))
-	}
-	if s.FinishedAt != 0 {
-		w.key("fa")
-		w.do(enc.EncodeInt64(s.FinishedAt))
-	}
+	w.int64("sa", s.StartedAt)
+	w.int64("fa", s.FinishedAt)
 	w.value("ev", s.Events, len(s.Events) > 0)
 	return w.err
 }
