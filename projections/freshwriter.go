@@ -83,6 +83,10 @@ type freshWriter struct {
 	arenaTables map[string]bool
 	storeReads  map[string]int
 	arenaLast   lastTable // the last table flush asked about
+	// missed is the key value last found uncached, when missedOK: the
+	// Get that follows (GetValue's) need not look for it again.
+	missed   []byte
+	missedOK bool
 }
 
 // arenaAfterReads is how many of a table's rows a writer with an arena
@@ -240,7 +244,9 @@ func (w *freshWriter) Get(key []byte) ([]byte, error) {
 			return nil, err
 		}
 	}
-	if c, ok := w.lookup(key); ok {
+	if w.missedOK && bytes.Equal(key, w.missed) {
+		w.missedOK = false // value just found it uncached
+	} else if c, ok := w.lookup(key); ok {
 		if c.enc != nil {
 			return w.encode(string(key), c)
 		}
@@ -302,6 +308,7 @@ func (w *freshWriter) value(key []byte) (any, Row, valueState) {
 	c, ok := w.lookup(key)
 	switch {
 	case !ok:
+		w.missed, w.missedOK = append(w.missed[:0], key...), true
 		return nil, Row{}, valueUnknown
 	case c.v == nil:
 		return nil, Row{}, valueAbsent
@@ -369,6 +376,7 @@ func (w *freshWriter) Delete(key []byte) error {
 // write writes n at key: straight into pending when nothing has read
 // key's table, else through the cache.
 func (w *freshWriter) write(key []byte, n cached) {
+	w.missedOK = false
 	if _, use := w.uses.note(key, false); use != writtenOnly {
 		w.kept(key, use, n)
 		return
@@ -394,6 +402,7 @@ func (w *freshWriter) kept(key []byte, use tableUse, n cached) {
 // when pending, and returns n as kept. When pending, it returns the row it
 // replaced there (v nil: none, or absent) instead.
 func (w *freshWriter) keep(key string, n cached, pending bool) cached {
+	w.missedOK = false
 	c, ok := w.cur[key]
 	if ok {
 		w.size -= c.size(key)

@@ -229,3 +229,36 @@ func agingWriter(t *testing.T) (*kv.Store, *freshWriter) {
 	t.Helper()
 	return freshStore(t, 1)
 }
+
+// TestGetAfterValueMiss: the Get that follows a value found uncached
+// (GetValue's) reads the row without looking for it again, and finds a
+// row written in between.
+func TestGetAfterValueMiss(t *testing.T) {
+	store, w := freshStore(t, 1<<20)
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	k := rowKey("tb", "a")
+	b := store.WriteBatch()
+	must(b.Set(k, encodeRow(Row{CreateIndex: 3, ModifyIndex: 4, Value: []byte("stored")})))
+	must(b.Commit(false))
+	w.complete = false // the store holds rows the writer did not write
+	if _, _, st := w.value(k); st != valueUnknown || !w.missedOK {
+		t.Fatalf("an uncached row: state %v, missed %v", st, w.missedOK)
+	}
+	if v, err := w.Get(k); err != nil || rowHead(v).ModifyIndex != 4 || string(v[rowHeader:]) != "stored" {
+		t.Fatalf("read after the miss: %q, %v", v, err)
+	}
+	if w.missedOK {
+		t.Error("the miss outlived the Get it was for")
+	}
+	k2 := rowKey("tb", "b")
+	w.value(k2)
+	must(w.Set(k2, encodeRow(Row{Value: []byte("written")})))
+	if v, err := w.Get(k2); err != nil || string(v[rowHeader:]) != "written" {
+		t.Fatalf("a row written after its miss: %q, %v", v, err)
+	}
+}
