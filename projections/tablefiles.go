@@ -14,7 +14,8 @@ import (
 // (and the rows logs hold, newer than src's: rowLog) into table files of
 // dst: a file per run of tables (in key order, of
 // about equal size; as many runs as workers, and at least two) and one of
-// the indexes, over key ranges that do not overlap, written (and synced)
+// the indexes, over key ranges that do not overlap (a run split where
+// its tables go from read only by scans to not: scanRuns), written (and synced)
 // by up to workers goroutines. With replace,
 // each table's rows in dst are deleted first, and the index of a table
 // src has none of is deleted. Fewer, larger files make the ingest that
@@ -28,6 +29,7 @@ func tableFiles(src *kv.Store, dst *kv.Store, tables []string, replace bool, wor
 	if err != nil {
 		return nil, err
 	}
+	runs = scanRuns(runs)
 	files := make([]*kv.TableFile, len(runs)+1)
 	errs := make([]error, len(runs)+1)
 	next := make(chan int)
@@ -87,11 +89,32 @@ func tableRuns(src *kv.Store, tables []string, n int, logs []*rowLog) ([][]strin
 	return runs, nil
 }
 
+// scanRuns splits each run of tables where it goes from tables read only
+// by scans (ScanOnly) to others or back, so that a file holds one kind
+// and a file of the first kind is written without Bloom filters.
+func scanRuns(runs [][]string) [][]string {
+	var out [][]string
+	for _, run := range runs {
+		start := 0
+		for i := 1; i <= len(run); i++ {
+			if i == len(run) || scanOnly[run[i]] != scanOnly[run[start]] {
+				out = append(out, run[start:i])
+				start = i
+			}
+		}
+	}
+	return out
+}
+
 // tableFile writes the rows of tables (sorted) from src, with those logs
 // hold over them, into a finished table file of dst, each table after a
 // deletion of dst's rows in it when replace is set.
 func tableFile(src kv.Reader, dst *kv.Store, tables []string, replace bool, logs []*rowLog) (*kv.TableFile, error) {
-	f, err := dst.NewTableFile()
+	newFile := dst.NewTableFile
+	if scanOnly[tables[0]] { // a run of scanRuns: all of them
+		newFile = dst.NewScanTableFile
+	}
+	f, err := newFile()
 	if err != nil {
 		return nil, err
 	}

@@ -2,6 +2,7 @@ package projections
 
 import (
 	"fmt"
+	"reflect"
 	"slices"
 	"testing"
 )
@@ -44,5 +45,18 @@ func TestTableRuns(t *testing.T) {
 		if n == 2 && (len(runs) != 2 || !slices.Contains(runs[0], "a") || !slices.Contains(runs[1], "d")) {
 			t.Errorf("2 runs: %v, want a and d apart", runs)
 		}
+	}
+}
+
+// TestScanRuns: runs of tables split where they go from tables read only
+// by scans to others and back, each piece in order, and a run of one
+// kind is left whole.
+func TestScanRuns(t *testing.T) {
+	scanOnly["zz_idx1"], scanOnly["zz_idx2"] = true, true
+	defer func() { delete(scanOnly, "zz_idx1"); delete(scanOnly, "zz_idx2") }()
+	got := scanRuns([][]string{{"a", "b"}, {"c", "zz_idx1", "zz_idx2", "zz_row"}, {"zz_idx1"}})
+	want := [][]string{{"a", "b"}, {"c"}, {"zz_idx1", "zz_idx2"}, {"zz_row"}, {"zz_idx1"}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("runs %q, want %q", got, want)
 	}
 }

@@ -29,7 +29,12 @@ const (
 	NodeChangesTable = "alloc_node_changes"
 )
 
-func init() { projections.WatchKeys(NodeChangesTable) }
+func init() {
+	projections.WatchKeys(NodeChangesTable)
+	for _, t := range []string{ByNodeTable, ByJobTable, ByEvalTable, ByCreateTable} {
+		projections.ScanOnly(t)
+	}
+}
 
 // Alloc is an allocation as readers see it.
 type Alloc struct {

@@ -23,6 +23,11 @@ const (
 	ByCreateTable = "evals_by_create"
 )
 
+func init() {
+	projections.ScanOnly(ByJobTable)
+	projections.ScanOnly(ByCreateTable)
+}
+
 // Eval is an evaluation as readers see it: its CreateIndex and
 // ModifyIndex are the row's.
 type Eval struct {

@@ -13,6 +13,9 @@ import (
 // Table holds one row per (entity, event).
 const Table = "entity_events"
 
+// The history's rows are read by scans of an entity's prefix only.
+func init() { projections.ScanOnly(Table) }
+
 // Kinds lists the entity kinds events carry in their Keys, sorted. A kind
 // added to events is added here.
 var Kinds = []string{

@@ -44,7 +44,13 @@ var tableFileSeq atomic.Uint64
 var ErrHalfReplaced = errors.New("kv: table file ingested, the batch after it failed")
 
 // NewTableFile starts a table file for this store.
-func (s *Store) NewTableFile() (*TableFile, error) {
+func (s *Store) NewTableFile() (*TableFile, error) { return s.newTableFile(true) }
+
+// NewScanTableFile starts a table file for this store without Bloom
+// filters: for keys read only by scans, which filters never help.
+func (s *Store) NewScanTableFile() (*TableFile, error) { return s.newTableFile(false) }
+
+func (s *Store) newTableFile(filter bool) (*TableFile, error) {
 	dir := filepath.Join(s.dir, tableFilesDir)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("table file: %w", err)
@@ -55,6 +61,9 @@ func (s *Store) NewTableFile() (*TableFile, error) {
 		return nil, fmt.Errorf("table file: %w", err)
 	}
 	opts := s.opts.MakeWriterOptions(0, s.db.FormatMajorVersion().MaxTableFormat())
+	if !filter {
+		opts.FilterPolicy = nil
+	}
 	return &TableFile{path: path, w: sstable.NewWriter(objstorageprovider.NewFileWritable(f), opts)}, nil
 }
 

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/cockroachdb/pebble"
+	"github.com/cockroachdb/pebble/sstable"
 )
 
 func openTest(t *testing.T, dir string) *Store {
@@ -326,5 +327,50 @@ func TestReplaceFiles(t *testing.T) {
 	}
 	if left, _ := os.ReadDir(filepath.Join(s.dir, tableFilesDir)); len(left) != 0 {
 		t.Errorf("table files left: %v", left)
+	}
+}
+
+// TestScanTableFileHasNoFilter: a table file for scanned keys is written
+// without a Bloom filter, another with the store's, and both ingest and
+// read alike.
+func TestScanTableFileHasNoFilter(t *testing.T) {
+	s := openTest(t, t.TempDir())
+	for _, c := range []struct {
+		newFile func() (*TableFile, error)
+		key     string
+		filter  bool
+	}{{s.NewTableFile, "a/1", true}, {s.NewScanTableFile, "b/1", false}} {
+		f, err := c.newFile()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := f.Set([]byte(c.key), []byte("v")); err != nil {
+			t.Fatal(err)
+		}
+		if err := f.Finish(); err != nil {
+			t.Fatal(err)
+		}
+		file, err := os.Open(f.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		readable, err := sstable.NewSimpleReadable(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := sstable.NewReader(readable, sstable.ReaderOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := r.Properties.FilterPolicyName != ""; got != c.filter {
+			t.Errorf("%s: filter %q, want one: %v", c.key, r.Properties.FilterPolicyName, c.filter)
+		}
+		r.Close()
+		if _, err := s.Replace([]*TableFile{f}, s.WriteBatch()); err != nil {
+			t.Fatal(err)
+		}
+		if v, err := s.Get([]byte(c.key)); err != nil || string(v) != "v" {
+			t.Errorf("%s after the ingest: %q, %v", c.key, v, err)
+		}
 	}
 }
