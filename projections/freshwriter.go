@@ -62,7 +62,8 @@ type freshWriter struct {
 	// complete: keys holds the hash of every key the store holds in the
 	// tables read before they were written (readFirst; hashing the keys
 	// of a table nothing reads, say an index the history appends to,
-	// would be wasted).
+	// would be wasted), in a filter that may also claim a few it does not
+	// hold (keyFilter: those are read from the store).
 	complete bool
 	keys     *keyFilter
 	seed     maphash.Seed
