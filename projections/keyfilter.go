@@ -7,10 +7,10 @@ import "math/bits"
 // a key from the store (a rebuild asks for nearly every row it creates).
 // It is a blocked Bloom filter (each hash sets filterProbes bits in one
 // 64-byte block, so a lookup touches one cache line) that grows by adding
-// a filter four times larger whenever the last one holds its capacity. A
-// map of every hash it replaced held 2,000,000 hashes of a
-// 1,000,000-event rebuild in about 40 MiB, each lookup a cache miss; the
-// filters hold them in 8 MiB.
+// a filter four times larger whenever the last one holds its capacity. It
+// replaced a map of every hash, whose lookups were cache misses: they
+// cost a 1,000,000-event rebuild 0.73 s of CPU, the filters' 0.36 s, in
+// 12 bits a hash instead of the map's bytes.
 type keyFilter struct {
 	levels []filterLevel
 	n      int // hashes added
