@@ -133,114 +133,46 @@ var _ msgpack.CustomEncoder = (*Allocation)(nil)
 func (a *Allocation) EncodeMsgpack(enc *msgpack.Encoder) error {
 	dtSet := a.DesiredTransition != (DesiredTransition{})
 	// id, ns, eval, n, node, job, tg, res, ds, cs: never omitted
-	n := 10 + countSet(a.NodeName != "", a.JobVersion != 0, a.DesiredDescription != "", dtSet,
+	n := 10 + CountSet(a.NodeName != "", a.JobVersion != 0, a.DesiredDescription != "", dtSet,
 		a.ClientDescription != "", len(a.TaskStates) > 0, a.DeploymentID != "", a.DeploymentStatus != nil,
 		a.PreviousAllocation != "", a.NextAllocation != "", len(a.RescheduleEvents) > 0, a.FollowupEvalID != "",
 		a.Metrics != nil, a.SigningKeyID != "", a.CreateTime != 0, a.ModifyTime != 0)
-	w := fieldWriter{enc: enc}
-	w.err = enc.EncodeMapLen(n)
-	w.str("id", a.ID, true)
-	w.str("ns", a.Namespace, true)
-	w.str("eval", a.EvalID, true)
-	w.str("n", a.Name, true)
-	w.str("node", a.NodeID, true)
-	w.str("nn", a.NodeName, a.NodeName != "")
-	w.str("job", a.JobID, true)
-	w.uint("jv", a.JobVersion)
-	w.str("tg", a.TaskGroup, true)
-	w.key("res")
+	w := NewFieldWriter(enc, n)
+	w.Str("id", a.ID, true)
+	w.Str("ns", a.Namespace, true)
+	w.Str("eval", a.EvalID, true)
+	w.Str("n", a.Name, true)
+	w.Str("node", a.NodeID, true)
+	w.Str("nn", a.NodeName, a.NodeName != "")
+	w.Str("job", a.JobID, true)
+	w.Uint("jv", a.JobVersion, a.JobVersion != 0)
+	w.Str("tg", a.TaskGroup, true)
+	w.Key("res")
 	a.Resources.encode(&w)
-	w.str("ds", a.DesiredStatus, true)
-	w.str("dd", a.DesiredDescription, a.DesiredDescription != "")
-	w.value("dt", &a.DesiredTransition, dtSet)
-	w.str("cs", a.ClientStatus, true)
-	w.str("cd", a.ClientDescription, a.ClientDescription != "")
-	w.value("ts", a.TaskStates, len(a.TaskStates) > 0)
-	w.str("dep", a.DeploymentID, a.DeploymentID != "")
-	w.value("depst", a.DeploymentStatus, a.DeploymentStatus != nil)
-	w.str("prev", a.PreviousAllocation, a.PreviousAllocation != "")
-	w.str("next", a.NextAllocation, a.NextAllocation != "")
-	w.value("resch", a.RescheduleEvents, len(a.RescheduleEvents) > 0)
-	w.str("fe", a.FollowupEvalID, a.FollowupEvalID != "")
-	w.value("met", a.Metrics, a.Metrics != nil)
-	w.str("skid", a.SigningKeyID, a.SigningKeyID != "")
-	w.int64("ct", a.CreateTime)
-	w.int64("mt", a.ModifyTime)
-	return w.err
+	w.Str("ds", a.DesiredStatus, true)
+	w.Str("dd", a.DesiredDescription, a.DesiredDescription != "")
+	w.Value("dt", &a.DesiredTransition, dtSet)
+	w.Str("cs", a.ClientStatus, true)
+	w.Str("cd", a.ClientDescription, a.ClientDescription != "")
+	w.Value("ts", a.TaskStates, len(a.TaskStates) > 0)
+	w.Str("dep", a.DeploymentID, a.DeploymentID != "")
+	w.Value("depst", a.DeploymentStatus, a.DeploymentStatus != nil)
+	w.Str("prev", a.PreviousAllocation, a.PreviousAllocation != "")
+	w.Str("next", a.NextAllocation, a.NextAllocation != "")
+	w.Value("resch", a.RescheduleEvents, len(a.RescheduleEvents) > 0)
+	w.Str("fe", a.FollowupEvalID, a.FollowupEvalID != "")
+	w.Value("met", a.Metrics, a.Metrics != nil)
+	w.Str("skid", a.SigningKeyID, a.SigningKeyID != "")
+	w.Int64("ct", a.CreateTime, a.CreateTime != 0)
+	w.Int64("mt", a.ModifyTime, a.ModifyTime != 0)
+	return w.Err()
 }
 
-// encode writes r as reflection does.
-func (r *Resources) encode(w *fieldWriter) {
-	fields := 2 // cpu, mem: never omitted
-	if r.DiskMB != 0 {
-		fields++
-	}
-	w.do(w.enc.EncodeMapLen(fields))
-	w.key("cpu")
-	w.do(w.enc.EncodeInt(int64(r.CPU)))
-	w.key("mem")
-	w.do(w.enc.EncodeInt(int64(r.MemoryMB)))
-	if r.DiskMB != 0 {
-		w.key("disk")
-		w.do(w.enc.EncodeInt(int64(r.DiskMB)))
-	}
-}
-
-// countSet returns how many of fields are set: the size of the map of a
-// struct's fields not left out.
-func countSet(fields ...bool) int {
-	n := 0
-	for _, set := range fields {
-		if set {
-			n++
-		}
-	}
-	return n
-}
-
-// fieldWriter writes a struct's fields as a msgpack map's entries,
-// keeping the first error.
-type fieldWriter struct {
-	enc *msgpack.Encoder
-	err error
-}
-
-func (w *fieldWriter) do(err error) {
-	if w.err == nil {
-		w.err = err
-	}
-}
-
-func (w *fieldWriter) key(k string) { w.do(w.enc.EncodeString(k)) }
-
-// str writes the string field k when set says it is not omitted.
-func (w *fieldWriter) str(k, v string, set bool) {
-	if set {
-		w.key(k)
-		w.do(w.enc.EncodeString(v))
-	}
-}
-
-// uint writes the uint64 field k unless it is zero (omitted).
-func (w *fieldWriter) uint(k string, v uint64) {
-	if v != 0 {
-		w.key(k)
-		w.do(w.enc.EncodeUint64(v))
-	}
-}
-
-// int64 writes the int64 field k unless it is zero (omitted).
-func (w *fieldWriter) int64(k string, v int64) {
-	if v != 0 {
-		w.key(k)
-		w.do(w.enc.EncodeInt64(v))
-	}
-}
-
-// value writes the field k by reflection when set says it is not omitted.
-func (w *fieldWriter) value(k string, v any, set bool) {
-	if set {
-		w.key(k)
-		w.do(w.enc.Encode(v))
-	}
+// encode writes r, the value of the field w just named, as reflection
+// does.
+func (r *Resources) encode(w *FieldWriter) {
+	w.Map(2 + CountSet(r.DiskMB != 0)) // cpu, mem: never omitted
+	w.Int("cpu", int64(r.CPU), true)
+	w.Int("mem", int64(r.MemoryMB), true)
+	w.Int("disk", int64(r.DiskMB), r.DiskMB != 0)
 }

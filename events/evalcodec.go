@@ -102,39 +102,34 @@ var _ msgpack.CustomEncoder = Evaluation{}
 // reflection (in key order). On a value, so that one in a map encodes too.
 func (e Evaluation) EncodeMsgpack(enc *msgpack.Encoder) error {
 	// id, ns, pri, ty, trig, job, st: never omitted
-	n := 7 + countSet(e.JobModifyIndex != 0, e.NodeID != "", e.NodeModifyIndex != 0, e.DeploymentID != "",
+	n := 7 + CountSet(e.JobModifyIndex != 0, e.NodeID != "", e.NodeModifyIndex != 0, e.DeploymentID != "",
 		e.StatusDescription != "", e.Wait != 0, e.WaitUntil != 0, e.NextEval != "", e.PreviousEval != "",
 		e.BlockedEval != "", len(e.ClassEligibility) > 0, e.EscapedComputedClass, len(e.QueuedAllocations) > 0,
 		len(e.FailedTGAllocs) > 0, e.SnapshotIndex != 0, e.CreateTime != 0, e.ModifyTime != 0)
-	w := fieldWriter{enc: enc}
-	w.err = enc.EncodeMapLen(n)
-	w.str("id", e.ID, true)
-	w.str("ns", e.Namespace, true)
-	w.key("pri")
-	w.do(enc.EncodeInt(int64(e.Priority)))
-	w.str("ty", e.Type, true)
-	w.str("trig", e.TriggeredBy, true)
-	w.str("job", e.JobID, true)
-	w.uint("jmi", e.JobModifyIndex)
-	w.str("node", e.NodeID, e.NodeID != "")
-	w.uint("nmi", e.NodeModifyIndex)
-	w.str("dep", e.DeploymentID, e.DeploymentID != "")
-	w.str("st", e.Status, true)
-	w.str("std", e.StatusDescription, e.StatusDescription != "")
-	w.int64("wait", int64(e.Wait))
-	w.int64("wu", e.WaitUntil)
-	w.str("next", e.NextEval, e.NextEval != "")
-	w.str("prev", e.PreviousEval, e.PreviousEval != "")
-	w.str("blk", e.BlockedEval, e.BlockedEval != "")
-	w.value("ce", e.ClassEligibility, len(e.ClassEligibility) > 0)
-	if e.EscapedComputedClass {
-		w.key("ecc")
-		w.do(enc.EncodeBool(true))
-	}
-	w.value("qa", e.QueuedAllocations, len(e.QueuedAllocations) > 0)
-	w.value("fail", e.FailedTGAllocs, len(e.FailedTGAllocs) > 0)
-	w.uint("si", e.SnapshotIndex)
-	w.int64("ct", e.CreateTime)
-	w.int64("mt", e.ModifyTime)
-	return w.err
+	w := NewFieldWriter(enc, n)
+	w.Str("id", e.ID, true)
+	w.Str("ns", e.Namespace, true)
+	w.Int("pri", int64(e.Priority), true)
+	w.Str("ty", e.Type, true)
+	w.Str("trig", e.TriggeredBy, true)
+	w.Str("job", e.JobID, true)
+	w.Uint("jmi", e.JobModifyIndex, e.JobModifyIndex != 0)
+	w.Str("node", e.NodeID, e.NodeID != "")
+	w.Uint("nmi", e.NodeModifyIndex, e.NodeModifyIndex != 0)
+	w.Str("dep", e.DeploymentID, e.DeploymentID != "")
+	w.Str("st", e.Status, true)
+	w.Str("std", e.StatusDescription, e.StatusDescription != "")
+	w.Int64("wait", int64(e.Wait), e.Wait != 0)
+	w.Int64("wu", e.WaitUntil, e.WaitUntil != 0)
+	w.Str("next", e.NextEval, e.NextEval != "")
+	w.Str("prev", e.PreviousEval, e.PreviousEval != "")
+	w.Str("blk", e.BlockedEval, e.BlockedEval != "")
+	w.Value("ce", e.ClassEligibility, len(e.ClassEligibility) > 0)
+	w.Bool("ecc", true, e.EscapedComputedClass)
+	w.Value("qa", e.QueuedAllocations, len(e.QueuedAllocations) > 0)
+	w.Value("fail", e.FailedTGAllocs, len(e.FailedTGAllocs) > 0)
+	w.Uint("si", e.SnapshotIndex, e.SnapshotIndex != 0)
+	w.Int64("ct", e.CreateTime, e.CreateTime != 0)
+	w.Int64("mt", e.ModifyTime, e.ModifyTime != 0)
+	return w.Err()
 }

@@ -10,20 +10,13 @@ var _ msgpack.CustomEncoder = (*TaskState)(nil)
 // out the empty ones (every allocation row a client update writes holds
 // its tasks' states); a task's events are encoded by reflection.
 func (s TaskState) EncodeMsgpack(enc *msgpack.Encoder) error {
-	n := 1 + countSet(s.Failed, s.Restarts != 0, s.StartedAt != 0, s.FinishedAt != 0, len(s.Events) > 0) // st: never omitted
-	w := fieldWriter{enc: enc}
-	w.err = enc.EncodeMapLen(n)
-	w.str("st", s.State, true)
-	if s.Failed {
-		w.key("f")
-		w.do(enc.EncodeBool(true))
-	}
-	if s.Restarts != 0 {
-		w.key("r")
-		w.do(enc.EncodeInt(int64(s.Restarts)))
-	}
-	w.int64("sa", s.StartedAt)
-	w.int64("fa", s.FinishedAt)
-	w.value("ev", s.Events, len(s.Events) > 0)
-	return w.err
+	n := 1 + CountSet(s.Failed, s.Restarts != 0, s.StartedAt != 0, s.FinishedAt != 0, len(s.Events) > 0) // st: never omitted
+	w := NewFieldWriter(enc, n)
+	w.Str("st", s.State, true)
+	w.Bool("f", true, s.Failed)
+	w.Int("r", int64(s.Restarts), s.Restarts != 0)
+	w.Int64("sa", s.StartedAt, s.StartedAt != 0)
+	w.Int64("fa", s.FinishedAt, s.FinishedAt != 0)
+	w.Value("ev", s.Events, len(s.Events) > 0)
+	return w.Err()
 }

@@ -113,31 +113,26 @@ const (
 // tableUses is the use of each table, with the last table asked for
 // remembered (a run of reads and writes mostly stays in one table).
 type tableUses struct {
-	m       map[string]tableUse
-	last    []byte // the rows' prefix of the last table (rowPrefix)
-	lastUse tableUse
+	m map[string]tableUse
+	// last and lastPrefix are the last table and the prefix of its rows'
+	// keys (rowPrefix), which a key of it starts with.
+	last, lastPrefix []byte
+	lastUse          tableUse
 }
 
 // note records a read (or a write) of key's table and returns the table's
 // use before and after it.
 func (u *tableUses) note(key []byte, read bool) (before, after tableUse) {
-	if len(u.last) > 0 && bytes.HasPrefix(key, u.last) {
+	if len(u.lastPrefix) > 0 && bytes.HasPrefix(key, u.lastPrefix) {
 		before = u.lastUse
-		return before, u.noted(nil, before, read)
+	} else {
+		tb := keyTable(key)
+		if len(tb) == 0 {
+			return readLater, readLater
+		}
+		before = u.m[string(tb)] // no allocation for the lookup
+		u.last, u.lastPrefix = append(u.last[:0], tb...), rowPrefix(u.lastPrefix[:0], tb)
 	}
-	tb := keyTable(key)
-	if len(tb) == 0 {
-		return readLater, readLater
-	}
-	before = u.m[string(tb)] // no allocation for the lookup
-	after = u.noted(tb, before, read)
-	u.last, u.lastUse = rowPrefix(u.last[:0], tb), after
-	return before, after
-}
-
-// noted records the use of table tb (nil: the last one), used so far as
-// before, after a read (or a write), and returns its use now.
-func (u *tableUses) noted(tb []byte, before tableUse, read bool) (after tableUse) {
 	switch after = before; {
 	case before == unused && read:
 		after = readFirst
@@ -147,16 +142,13 @@ func (u *tableUses) noted(tb []byte, before tableUse, read bool) (after tableUse
 		after = readLater
 	}
 	if after != before {
-		if tb == nil {
-			tb = keyTable(u.last)
-			u.lastUse = after
-		}
 		if u.m == nil {
 			u.m = map[string]tableUse{}
 		}
-		u.m[string(tb)] = after
+		u.m[string(u.last)] = after
 	}
-	return after
+	u.lastUse = after
+	return before, after
 }
 
 // cached is a row a freshWriter keeps: its bytes (nil: absent), its

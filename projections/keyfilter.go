@@ -13,7 +13,6 @@ import "math/bits"
 // 12 bits a hash instead of the map's bytes.
 type keyFilter struct {
 	levels []filterLevel
-	n      int // hashes added
 }
 
 // filterLevel is one Bloom filter of the set: blocks of 8 words.
@@ -81,7 +80,6 @@ func (f *keyFilter) add(h uint64) {
 		f.levels = append(f.levels, newFilterLevel(capacity))
 	}
 	f.levels[len(f.levels)-1].add(h)
-	f.n++
 }
 
 // mayHave reports whether h may have been added; false is certain.
@@ -95,4 +93,10 @@ func (f *keyFilter) mayHave(h uint64) bool {
 }
 
 // len returns how many hashes were added.
-func (f *keyFilter) len() int { return f.n }
+func (f *keyFilter) len() int {
+	n := 0
+	for i := range f.levels {
+		n += f.levels[i].n
+	}
+	return n
+}

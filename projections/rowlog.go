@@ -120,14 +120,13 @@ func (l *rowLog) keyed() {
 	for i, end := range l.ends {
 		l.stage[i].key, start = all[start:end], end
 	}
-	l.ends = l.ends[:0]
 }
 
 // clearStage empties the stage, whose keys nothing refers to any more,
 // for keys to take the next rows' keys.
 func (l *rowLog) clearStage() {
 	clear(l.stage)
-	l.stage, l.keys = l.stage[:0], l.keys[:0]
+	l.stage, l.keys, l.ends = l.stage[:0], l.keys[:0], l.ends[:0]
 }
 
 // empty reports whether the log holds no row.
@@ -219,7 +218,6 @@ func (l *rowLog) spill(b *kv.WriteBatch) error {
 // release drops every row the log holds.
 func (l *rowLog) release() {
 	l.budget.add(-l.held)
-	l.ends = l.ends[:0]
 	l.clearStage()
 	l.runs, l.held = nil, 0
 	clear(l.tables)

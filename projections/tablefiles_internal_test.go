@@ -50,13 +50,37 @@ func TestTableRuns(t *testing.T) {
 
 // TestScanRuns: runs of tables split where they go from tables read only
 // by scans to others and back, each piece in order, and a run of one
-// kind is left whole.
+// kind is left whole; a scan-only run's file has no filters, the others do.
 func TestScanRuns(t *testing.T) {
-	scanOnly["zz_idx1"], scanOnly["zz_idx2"] = true, true
+	scanOnly["zz_idx1"], scanOnly["zz_idx2"] = true, true // tables of no projection
 	defer func() { delete(scanOnly, "zz_idx1"); delete(scanOnly, "zz_idx2") }()
 	got := scanRuns([][]string{{"a", "b"}, {"c", "zz_idx1", "zz_idx2", "zz_row"}, {"zz_idx1"}})
 	want := [][]string{{"a", "b"}, {"c"}, {"zz_idx1", "zz_idx2"}, {"zz_row"}, {"zz_idx1"}}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("runs %q, want %q", got, want)
+	}
+	// The table files of scan-only tables are written without filters,
+	// the others with.
+	src, w := freshStore(t, 1<<20)
+	for _, tb := range []string{"c", "zz_idx1", "zz_row"} {
+		if err := PutRow(w, tb, "x", Row{Value: []byte("v")}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.commit(); err != nil {
+		t.Fatal(err)
+	}
+	dst, _ := freshStore(t, 1<<20)
+	files, err := tableFiles(src, dst, []string{"c", "zz_idx1", "zz_row"}, false, 1, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer discardFiles(files)
+	var filtered []bool
+	for _, f := range files[:len(files)-1] { // the last holds the table indexes
+		filtered = append(filtered, f.Filtered())
+	}
+	if want := []bool{true, false, true}; !slices.Equal(filtered, want) {
+		t.Errorf("files filtered %v, want %v", filtered, want)
 	}
 }

@@ -1,9 +1,9 @@
 package jobs
 
 import (
-	"errors"
-
 	"github.com/vmihailenco/msgpack/v5"
+
+	"github.com/ordoplane/ordo/events"
 )
 
 // The rows a client update rewrites — its allocation's reference and its
@@ -18,104 +18,50 @@ var (
 	_ msgpack.CustomEncoder = (*Children)(nil)
 )
 
-// rowWriter writes a row's fields as a msgpack map's entries, keeping
-// every error.
-type rowWriter struct {
-	enc *msgpack.Encoder
-	err error
-}
-
-func (w *rowWriter) do(err error) { w.err = errors.Join(w.err, err) }
-
-func (w *rowWriter) str(k, v string) {
-	w.do(w.enc.EncodeString(k))
-	w.do(w.enc.EncodeString(v))
-}
-
-// ints writes the int fields of vals named by keys, those not zero (all
-// omitempty), after a map header counting them.
-func (w *rowWriter) ints(keys []string, vals []int) {
-	n := 0
-	for _, v := range vals {
-		if v != 0 {
-			n++
-		}
-	}
-	w.do(w.enc.EncodeMapLen(n))
-	for i, v := range vals {
-		if v != 0 {
-			w.do(w.enc.EncodeString(keys[i]))
-			w.do(w.enc.EncodeInt(int64(v)))
-		}
-	}
-}
-
 // EncodeMsgpack implements msgpack.CustomEncoder (on a value, so that a
 // value in a map encodes too).
 func (r allocRef) EncodeMsgpack(enc *msgpack.Encoder) error {
-	w := rowWriter{enc: enc}
-	w.do(enc.EncodeMapLen(5))
-	w.str("ns", r.Namespace)
-	w.str("job", r.JobID)
-	w.str("tg", r.Group)
-	w.str("cs", r.ClientStatus)
-	w.do(enc.EncodeString("jci"))
-	w.do(enc.EncodeUint64(r.JobCreateIndex))
-	return w.err
+	w := events.NewFieldWriter(enc, 5) // none left out
+	w.Str("ns", r.Namespace, true)
+	w.Str("job", r.JobID, true)
+	w.Str("tg", r.Group, true)
+	w.Str("cs", r.ClientStatus, true)
+	w.Uint("jci", r.JobCreateIndex, true)
+	return w.Err()
 }
-
-var groupKeys = []string{"q", "c", "f", "r", "s", "l", "u"}
 
 // EncodeMsgpack implements msgpack.CustomEncoder (on a value, so that a
 // value in a map encodes too).
 func (g TaskGroupSummary) EncodeMsgpack(enc *msgpack.Encoder) error {
-	w := rowWriter{enc: enc}
-	w.ints(groupKeys, []int{g.Queued, g.Complete, g.Failed, g.Running, g.Starting, g.Lost, g.Unknown})
-	return w.err
+	w := events.NewFieldWriter(enc, events.CountSet(g.Queued != 0, g.Complete != 0, g.Failed != 0,
+		g.Running != 0, g.Starting != 0, g.Lost != 0, g.Unknown != 0))
+	w.Int("q", int64(g.Queued), g.Queued != 0)
+	w.Int("c", int64(g.Complete), g.Complete != 0)
+	w.Int("f", int64(g.Failed), g.Failed != 0)
+	w.Int("r", int64(g.Running), g.Running != 0)
+	w.Int("s", int64(g.Starting), g.Starting != 0)
+	w.Int("l", int64(g.Lost), g.Lost != 0)
+	w.Int("u", int64(g.Unknown), g.Unknown != 0)
+	return w.Err()
 }
 
 // EncodeMsgpack implements msgpack.CustomEncoder (on a value, so that a
 // value in a map encodes too).
 func (c Children) EncodeMsgpack(enc *msgpack.Encoder) error {
-	w := rowWriter{enc: enc}
-	n := 0
-	for _, v := range [...]int64{c.Pending, c.Running, c.Dead} {
-		if v != 0 {
-			n++
-		}
-	}
-	w.do(enc.EncodeMapLen(n))
-	for i, v := range [...]int64{c.Pending, c.Running, c.Dead} {
-		if v != 0 {
-			w.do(enc.EncodeString([...]string{"p", "r", "d"}[i]))
-			w.do(enc.EncodeInt64(v))
-		}
-	}
-	return w.err
+	w := events.NewFieldWriter(enc, events.CountSet(c.Pending != 0, c.Running != 0, c.Dead != 0))
+	w.Int64("p", c.Pending, c.Pending != 0)
+	w.Int64("r", c.Running, c.Running != 0)
+	w.Int64("d", c.Dead, c.Dead != 0)
+	return w.Err()
 }
 
 // EncodeMsgpack implements msgpack.CustomEncoder (on a value, so that a
 // value in a map encodes too).
 func (s summaryRow) EncodeMsgpack(enc *msgpack.Encoder) error {
-	w := rowWriter{enc: enc}
-	n := 2 // st, jci: never omitted
-	if len(s.Groups) > 0 {
-		n++
-	}
-	if s.Children != nil {
-		n++
-	}
-	w.do(enc.EncodeMapLen(n))
-	if len(s.Groups) > 0 {
-		w.do(enc.EncodeString("g"))
-		w.do(s.Groups.EncodeMsgpack(enc))
-	}
-	if s.Children != nil {
-		w.do(enc.EncodeString("ch"))
-		w.do(s.Children.EncodeMsgpack(enc))
-	}
-	w.str("st", s.Status)
-	w.do(enc.EncodeString("jci"))
-	w.do(enc.EncodeUint64(s.JobCreateIndex))
-	return w.err
+	w := events.NewFieldWriter(enc, 2+events.CountSet(len(s.Groups) > 0, s.Children != nil)) // st, jci: never left out
+	w.Value("g", s.Groups, len(s.Groups) > 0)
+	w.Value("ch", s.Children, s.Children != nil)
+	w.Str("st", s.Status, true)
+	w.Uint("jci", s.JobCreateIndex, true)
+	return w.Err()
 }

@@ -65,13 +65,20 @@ func TestRowEncoders(t *testing.T) {
 		{nil, &Children{}}, {map[string]TaskGroupSummary{"web": {Running: 1}}, &children[1]},
 	} {
 		row := summaryRow{Groups: counts(s.groups), Children: s.children, Status: StatusRunning, JobCreateIndex: 9}
-		plain := plainSummary{Status: StatusRunning, JobCreateIndex: 9, Children: (*plainChildren)(s.children)}
-		if len(s.groups) > 0 {
-			plain.Groups = map[string]plainCounts{}
-			for name, c := range s.groups {
-				plain.Groups[name] = plainCounts(c)
-			}
-		}
+		plain := plainSummaryOf(row.Status, row.JobCreateIndex, s.groups, s.children)
 		sameBytes(t, &row, &plain)
 	}
+}
+
+// plainSummaryOf returns a summary row as reflection stored it before its
+// groups were a sorted slice.
+func plainSummaryOf(status string, jci uint64, groups map[string]TaskGroupSummary, children *Children) plainSummary {
+	plain := plainSummary{Status: status, JobCreateIndex: jci, Children: (*plainChildren)(children)}
+	if len(groups) > 0 {
+		plain.Groups = map[string]plainCounts{}
+		for name, c := range groups {
+			plain.Groups[name] = plainCounts(c)
+		}
+	}
+	return plain
 }

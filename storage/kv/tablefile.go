@@ -28,12 +28,13 @@ const tableFilesDir = "ingest"
 // range deletion removes the keys the store held before the ingest, not
 // the file's own.
 type TableFile struct {
-	path    string
-	w       *sstable.Writer
-	last    []byte
-	lastEnd []byte
-	keys    int
-	done    bool
+	path     string
+	filtered bool
+	w        *sstable.Writer
+	last     []byte
+	lastEnd  []byte
+	keys     int
+	done     bool
 }
 
 var tableFileSeq atomic.Uint64
@@ -64,8 +65,12 @@ func (s *Store) newTableFile(filter bool) (*TableFile, error) {
 	if !filter {
 		opts.FilterPolicy = nil
 	}
-	return &TableFile{path: path, w: sstable.NewWriter(objstorageprovider.NewFileWritable(f), opts)}, nil
+	return &TableFile{path: path, filtered: filter, w: sstable.NewWriter(objstorageprovider.NewFileWritable(f), opts)}, nil
 }
+
+// Filtered reports whether the file has Bloom filters (NewTableFile) or
+// not (NewScanTableFile).
+func (t *TableFile) Filtered() bool { return t.filtered }
 
 // Keys returns how many keys and ranges were written.
 func (t *TableFile) Keys() int { return t.keys }
