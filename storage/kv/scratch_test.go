@@ -6,6 +6,8 @@ import (
 	"os"
 	"testing"
 	"time"
+
+	"github.com/cockroachdb/pebble"
 )
 
 // TestScratchStore: a scratch store starts empty, lives inside its
@@ -123,4 +125,46 @@ func readCompactions(t *testing.T, m int64) int64 {
 		time.Sleep(10 * time.Millisecond)
 	}
 	return s.db.Metrics().Compact.ReadCount
+}
+
+// TestScratchStoreUncompressed: a bulk store flushes its tables
+// uncompressed, where a store of the usual shape compresses them.
+func TestScratchStoreUncompressed(t *testing.T) {
+	for _, bulk := range []bool{true, false} {
+		s, err := Open(t.TempDir(), Config{DisableWAL: true, Bulk: bulk})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b := s.WriteBatch()
+		for i := 0; i < 1000; i++ {
+			if err := b.Set([]byte(fmt.Sprintf("k%06d", i)), make([]byte, 100)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := b.Commit(false); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.FlushMemtable(); err != nil {
+			t.Fatal(err)
+		}
+		levels, err := s.db.SSTables(pebble.WithProperties())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, level := range levels {
+			for _, tbl := range level {
+				names = append(names, tbl.Properties.CompressionName)
+			}
+		}
+		if len(names) == 0 {
+			t.Fatalf("bulk %v: no table flushed", bulk)
+		}
+		for _, n := range names {
+			if compressed := n != "NoCompression"; compressed == bulk {
+				t.Errorf("bulk %v: a table compressed with %q", bulk, n)
+			}
+		}
+		s.Close()
+	}
 }
