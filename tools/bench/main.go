@@ -65,7 +65,8 @@ func main() {
 	rotationN := flag.Int("rotation-variables", 100000, "variables the rotation figures seed and re-encrypt with rotate -full")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile here")
 	rebuildN := flag.Int("rebuild-events", 1_000_000, "events in the generated history of the rebuild and timetravel figures")
-	flag.StringVar(&rebuildProfile, "rebuild-profile", "", "write a CPU profile of the from-scratch rebuild alone here")
+	flag.StringVar(&rebuildProfile, "rebuild-profile", "", "write a CPU profile of the from-scratch rebuild alone here (its first run)")
+	flag.IntVar(&rebuildRuns, "rebuild-runs", rebuildRuns, "from-scratch rebuilds to time: the figures are the median run's, with the fastest and slowest rates")
 	rebuildSrc := flag.String("rebuild-src", "", "rebuild-scratch, rebuild-online and rebuild-writes keep their generated history in this directory and reuses it on the next run")
 	flag.Parse()
 	stopProfile, err := startProfile(*cpuprofile) // rebuild.go
