@@ -499,10 +499,10 @@ func (w *freshWriter) commit() error {
 		// grown to the size a generation reaches, it never grows again
 		// (a new one each time was 7% of the bytes a rebuild allocated).
 		next := w.prev
+		clear(next)
 		if next == nil {
 			next = make(map[string]cached, len(w.cur))
 		}
-		clear(next)
 		w.prev, w.cur, w.size = w.cur, next, 0
 	}
 	return nil

@@ -126,6 +126,24 @@ func TestFreshWriterPending(t *testing.T) {
 	}
 }
 
+// TestFreshWriterReusedGeneration: the map of a dropped generation,
+// reused as the next current one, holds none of the rows it held: a key
+// rewritten since reads its last value, not the one that generation kept.
+func TestFreshWriterReusedGeneration(t *testing.T) {
+	_, w := agingWriter(t)
+	for _, v := range []string{"v1", "v2", "v3"} {
+		if err := w.Set([]byte("k"), []byte(v)); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.commit(); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := w.Get([]byte("k")); err != nil || string(got) != v {
+			t.Fatalf("k after writing %s: %q, %v", v, got, err)
+		}
+	}
+}
+
 // TestFreshWriterUnhashedTable: a fresh writer hashes the keys of a table
 // only from a read that comes before any write; the keys of a table first
 // written are found in the store once the cache has dropped them.

@@ -128,7 +128,8 @@ func readCompactions(t *testing.T, m int64) int64 {
 }
 
 // TestScratchStoreUncompressed: a bulk store flushes its tables
-// uncompressed, where a store of the usual shape compresses them.
+// uncompressed, in 32 KiB blocks, where a store of the usual shape
+// compresses them in 4 KiB ones.
 func TestScratchStoreUncompressed(t *testing.T) {
 	for _, bulk := range []bool{true, false} {
 		s, err := Open(t.TempDir(), Config{DisableWAL: true, Bulk: bulk})
@@ -152,10 +153,16 @@ func TestScratchStoreUncompressed(t *testing.T) {
 			t.Fatal(err)
 		}
 		var names []string
+		var blocks uint64
 		for _, level := range levels {
 			for _, tbl := range level {
 				names = append(names, tbl.Properties.CompressionName)
+				blocks += tbl.Properties.NumDataBlocks
 			}
+		}
+		// About 110 KB of rows: 4 blocks of 32 KiB, 27 of 4 KiB.
+		if large := blocks <= 5; large != bulk {
+			t.Errorf("bulk %v: %d data blocks", bulk, blocks)
 		}
 		if len(names) == 0 {
 			t.Fatalf("bulk %v: no table flushed", bulk)

@@ -169,12 +169,11 @@ func Open(dir string, cfg Config) (*Store, error) {
 		// Nor are its tables compressed: they live only as long as the
 		// rebuild, in the page cache more than on disk, and every block
 		// a flush writes is read back once by that scan, so snappy's
-		// encoding and decoding were CPU spent for nothing (about 10% of
-		// a from-scratch rebuild of a 1,000,000-event history). Its
-		// blocks are 32 KiB, not 4: a flush and the scan handle an
-		// eighth as many, and the rows read back (those a writer's cache
-		// no longer holds) cost a larger block each, found in the cache
-		// as often (about 5% more).
+		// encoding and decoding were CPU spent for nothing. Its blocks
+		// are 32 KiB, not 4: a flush and the scan handle an eighth as
+		// many. Together, about 8% less CPU per event for a from-scratch
+		// rebuild of a 1,000,000-event history, measured in alternating
+		// runs on a machine drifting by as much (docs/operations.md).
 		for i := range opts.Levels {
 			opts.Levels[i].Compression = pebble.NoCompression
 			opts.Levels[i].BlockSize = 32 << 10
