@@ -252,6 +252,8 @@ func (w *freshWriter) Get(key []byte) ([]byte, error) {
 	}
 	if w.arena != nil {
 		if v, ok := w.arena.get(key); ok {
+			// A copy: the cache may keep it past the arena's next reset.
+			v = bytes.Clone(v)
 			w.keep(string(key), cached{v: v}, false)
 			return present(v)
 		}

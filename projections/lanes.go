@@ -218,9 +218,16 @@ func (l *lanes) logs() []*rowLog {
 	return out
 }
 
-// close releases the lanes' open batches.
+// close releases the lanes' open batches and the memory of their row
+// logs and arenas.
 func (l *lanes) close() {
 	for _, r := range l.rs {
 		r.fw.close()
+		if r.fw.log != nil {
+			r.fw.log.release()
+		}
+		if r.fw.arena != nil {
+			r.fw.arena.reset()
+		}
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/binary"
 	"hash/maphash"
+
+	"github.com/ordoplane/ordo/storage/slab"
 )
 
 // rowArenaBudget bounds the bytes the row arenas of one rebuild hold, all
@@ -19,13 +21,16 @@ const rowArenaChunk = 4 << 20
 // committed to the tables it reads (a job, its summary, an allocation),
 // so that a row that left the writer's cache long ago (a job registered
 // again 150,000 events later) is read back from memory rather than
-// through the scratch store's level 0. The collector scans none of it: the
-// index maps key hashes to places in buffers of bytes. A hash that two
-// keys share names the last one put; a read checks the key, and a miss
-// reads the store, which holds every committed row.
+// through the scratch store's level 0. The buffers are outside Go's heap
+// (mem: the collector neither scans nor counts them), the index maps key
+// hashes to places in them. A hash that two keys share names the last one
+// put; a read checks the key, and a miss reads the store, which holds
+// every committed row. What get returns is valid until the next reset or
+// release: a caller that keeps it keeps a copy.
 type rowArena struct {
 	index  map[uint64]uint64 // key hash → chunk<<32 | offset of its record
 	chunks [][]byte
+	mem    slab.Slab
 	seed   maphash.Seed
 	held   int64
 	budget *memBudget
@@ -51,7 +56,7 @@ func (a *rowArena) put(key, v []byte) {
 		if a.budget.add(rowArenaChunk) && a.held > 0 {
 			a.reset()
 		}
-		a.chunks = append(a.chunks, make([]byte, 0, rowArenaChunk))
+		a.chunks = append(a.chunks, a.mem.Alloc(rowArenaChunk)[:0])
 		a.held += rowArenaChunk
 		last = len(a.chunks) - 1
 	}
@@ -69,7 +74,8 @@ func (a *rowArena) put(key, v []byte) {
 }
 
 // get returns the row put at key (nil: deleted) and whether the arena
-// knows it. The bytes are the arena's: nobody changes them.
+// knows it. The bytes are the arena's, valid until the next reset or
+// release: nobody changes them.
 func (a *rowArena) get(key []byte) (v []byte, ok bool) {
 	at, ok := a.index[maphash.Bytes(a.seed, key)]
 	if !ok {
@@ -90,11 +96,11 @@ func (a *rowArena) get(key []byte) (v []byte, ok bool) {
 	return c[start : start+vlen : start+vlen], true
 }
 
-// reset forgets every row: the buffers go to the collector once no cached
-// row still refers to them.
+// reset forgets every row and returns the buffers' memory.
 func (a *rowArena) reset() {
 	a.budget.add(-a.held)
 	a.held = 0
 	a.chunks = nil
+	a.mem.Release()
 	clear(a.index)
 }

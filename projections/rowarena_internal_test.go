@@ -160,3 +160,38 @@ func TestArenaTakesTablesReadFromStore(t *testing.T) {
 		t.Error("a row of a table not read from the store is in the arena")
 	}
 }
+
+// TestArenaReadOutlivesReset: a row a writer read from its arena stays
+// intact in the writer's cache after the arena resets and returns its
+// memory (unmapped, it would fault the test; reused, it would read
+// another row's bytes).
+func TestArenaReadOutlivesReset(t *testing.T) {
+	_, w := agingWriter(t)
+	w.arena, w.arenaTables = newRowArena(&memBudget{limit: rowArenaBudget}), map[string]bool{"tb": true}
+	if _, err := w.Get(rowKey("tb", "k")); !errors.Is(err, kv.ErrNotFound) { // the table is read first
+		t.Fatal(err)
+	}
+	if err := w.Set(rowKey("tb", "k"), []byte("written")); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 { // commits of other rows age k out of the cache
+		if err := w.commit(); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Set(rowKey("tb", fmt.Sprint("other", i)), []byte("x")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	v, err := w.Get(rowKey("tb", "k"))
+	if err != nil || string(v) != "written" {
+		t.Fatalf("an aged row read %q, %v; want its arena's", v, err)
+	}
+	w.arena.reset()
+	w.arena.put(rowKey("tb", "overwrite"), []byte("XXXXXXXXXXXXXXXXXXXXXXXX"))
+	if string(v) != "written" {
+		t.Errorf("the row read before the reset now reads %q", v)
+	}
+	if again, err := w.Get(rowKey("tb", "k")); err != nil || string(again) != "written" {
+		t.Errorf("the cached row after the reset: %q, %v", again, err)
+	}
+}

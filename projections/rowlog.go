@@ -10,6 +10,7 @@ import (
 	"unsafe"
 
 	"github.com/ordoplane/ordo/storage/kv"
+	"github.com/ordoplane/ordo/storage/slab"
 )
 
 // rowLogBudget bounds the bytes the row logs of one rebuild hold in
@@ -48,8 +49,9 @@ func rebuildBudget(limit, share int64) *memBudget {
 //
 // Rows arrive in the stage, in the order written; each commit of the
 // writer cuts the stage into a run: sorted by key, the last write of each
-// key kept, laid out in one pointer-free buffer (the collector never scans
-// it). A later run is newer than an earlier one.
+// key kept, laid out in pointer-free memory outside Go's heap (mem: the
+// collector neither scans nor counts it). A later run is newer than an
+// earlier one.
 type rowLog struct {
 	// stage holds the rows since the last cut; until the cut, their keys
 	// are laid out one after the other in keys (a string each would be
@@ -61,6 +63,8 @@ type rowLog struct {
 	keys  []byte
 	ends  []uint32
 	runs  []logRun
+	// mem holds the runs' bytes until release.
+	mem slab.Slab
 	// held is the bytes the runs hold; budget, shared by the lanes of a
 	// rebuild, is what all their logs hold.
 	held   int64
@@ -148,7 +152,7 @@ func (l *rowLog) cut() bool {
 		size += len(l.stage[i].key) + len(l.stage[i].v)
 		n++
 	}
-	run := logRun{data: make([]byte, 0, size), recs: make([]logRec, 0, n)}
+	run := logRun{data: l.mem.Alloc(size)[:0], recs: l.recs(n)}
 	// The rows are in key order: a table's come together, counted once.
 	var table []byte
 	var tableBytes uint64
@@ -180,6 +184,12 @@ func (l *rowLog) cut() bool {
 	grown := int64(len(run.data) + 12*len(run.recs))
 	l.held += grown
 	return l.budget.add(grown)
+}
+
+// recs returns room for n records of a run, in the log's memory.
+func (l *rowLog) recs(n int) []logRec {
+	b := l.mem.Alloc(n * int(unsafe.Sizeof(logRec{})))
+	return unsafe.Slice((*logRec)(unsafe.Pointer(unsafe.SliceData(b))), n)[:0]
 }
 
 // freeze makes the log take no more rows, its rows and those written
@@ -215,11 +225,13 @@ func (l *rowLog) spill(b *kv.WriteBatch) error {
 	return nil
 }
 
-// release drops every row the log holds.
+// release drops every row the log holds and returns its memory: nothing
+// may refer to a run's bytes any more.
 func (l *rowLog) release() {
 	l.budget.add(-l.held)
 	l.clearStage()
 	l.runs, l.held = nil, 0
+	l.mem.Release()
 	clear(l.tables)
 }
 

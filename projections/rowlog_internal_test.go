@@ -78,6 +78,26 @@ func TestRowLogBudget(t *testing.T) {
 	}
 }
 
+// TestRowLogMemoryOutsideHeap: a log's runs are held in its slab, not
+// Go's heap, and released with it.
+func TestRowLogMemoryOutsideHeap(t *testing.T) {
+	l := newRowLog(&memBudget{limit: rowLogBudget})
+	for i := range 4096 {
+		l.add(fmt.Appendf(nil, "t/a\x00k%06d", i), make([]byte, 1000))
+	}
+	l.cut()
+	if l.mem.Held() < l.held || l.held < 4096*1000 {
+		t.Fatalf("the log holds %d bytes, its slab %d", l.held, l.mem.Held())
+	}
+	if v := l.runs[0].value(4095); len(v) != 1000 {
+		t.Fatalf("the last row's value is %d bytes", len(v))
+	}
+	l.release()
+	if l.mem.Held() != 0 || l.budget.used.Load() != 0 {
+		t.Errorf("after release: slab %d, budget %d", l.mem.Held(), l.budget.used.Load())
+	}
+}
+
 // loggingWriter is freshStore with a row log.
 func loggingWriter(t *testing.T) (*kv.Store, *freshWriter) {
 	t.Helper()
