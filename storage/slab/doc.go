@@ -5,7 +5,7 @@
 // Bytes on Go's heap count towards the collector's goal: a rebuild that
 // held 450 MB of logged rows had, at a collector target of 400%, a heap
 // goal of 2.2 GB, and nearly every byte it allocated landed on memory the
-// process had never touched, a page fault each 4 KiB (a third of that
+// process had never touched, a page fault each 4 KiB (30% of that
 // rebuild's CPU went to the kernel). A Slab maps its regions from the
 // operating system instead, asks for transparent huge pages on them (one
 // fault each 2 MiB where the kernel grants them), and unmaps them when
