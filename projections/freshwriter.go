@@ -76,13 +76,17 @@ type freshWriter struct {
 	// arena, when set, keeps the bytes of the rows committed to the
 	// tables of arenaTables (rowArena), which a read that misses the cache
 	// finds before the store. A table joins them once the writer has read
-	// arenaAfterReads of its rows from the store: the rows a projection
-	// reads long after it wrote them (a job registered again), not those
-	// it reads only while it still keeps them (an allocation, updated
-	// right after its placement), whose copies would be wasted.
+	// arenaAfterReads of its rows from the store, and at least one for
+	// every arenaReadShare rows it committed to it (tableRows): the rows a
+	// projection reads long after it wrote them (a job registered again,
+	// about a read for each row), not those it reads only while it still
+	// keeps them (an allocation, updated right after its placement, read
+	// from the store once for every few hundred, at a batch's edge), whose
+	// copies would be wasted.
 	arena       *rowArena
 	arenaTables map[string]bool
 	storeReads  map[string]int
+	tableRows   map[string]int
 	arenaLast   lastTable // the last table flush asked about
 	// missed is the key value last found uncached, when missedOK: the
 	// Get that follows (GetValue's) need not look for it again.
@@ -91,8 +95,16 @@ type freshWriter struct {
 }
 
 // arenaAfterReads is how many of a table's rows a writer with an arena
-// reads from the store before it keeps the table's rows in the arena.
-const arenaAfterReads = 64
+// reads from the store before it keeps the table's rows in the arena, and
+// arenaReadShare how many rows committed to the table one such read must
+// be among at most. In the generated scheduling history of make bench,
+// the jobs and their summaries are read about once for each row
+// committed (a job registered again), the allocations, their references
+// in the jobs projection and the job versions once for every 170–370.
+const (
+	arenaAfterReads = 64
+	arenaReadShare  = 16
+)
 
 // tableUse is how a freshWriter has used a table so far.
 type tableUse uint8
@@ -444,6 +456,9 @@ func (w *freshWriter) flush() error {
 		return nil
 	}
 	sortPending(w.pending)
+	if w.arena != nil && w.tableRows == nil {
+		w.tableRows = map[string]int{}
+	}
 	for _, p := range w.pending {
 		w.keyBuf = append(w.keyBuf[:0], p.key...)
 		var err error
@@ -461,12 +476,15 @@ func (w *freshWriter) flush() error {
 		default:
 			err = w.b.Delete(w.keyBuf)
 		}
-		if w.arena != nil && err == nil && w.arenaLast.of(w.keyBuf, w.arenaTables) {
+		if w.arena != nil && err == nil && w.arenaLast.of(w.keyBuf, w.arenaTables, w.tableRows) {
 			w.arena.put(w.keyBuf, v)
 		}
 		if err != nil {
 			return err
 		}
+	}
+	if w.arena != nil {
+		w.arenaLast.count(w.tableRows)
 	}
 	clear(w.pending)
 	w.pending = w.pending[:0]
@@ -522,26 +540,40 @@ func (w *freshWriter) readFromStore(key []byte) {
 	}
 	n := w.storeReads[string(tb)] + 1
 	w.storeReads[string(tb)] = n
-	if n >= arenaAfterReads {
+	if n >= arenaAfterReads && n*arenaReadShare >= w.tableRows[string(tb)] {
 		w.arenaTables[string(tb)] = true
 		w.arenaLast = lastTable{}
 	}
 }
 
 // lastTable remembers whether the table of the last key asked for is in
-// a set: a flush's rows come in key order, a table's together.
+// a set, and counts the keys asked for of it: a flush's rows come in key
+// order, a table's together.
 type lastTable struct {
 	table []byte
 	in    bool
+	keys  int // asked for since last counted
 }
 
-// of reports whether key's table is in set.
-func (l *lastTable) of(key []byte, set map[string]bool) bool {
+// of reports whether key's table is in set; a change of table adds the
+// keys counted of the last one to rows (rows nil: none counted).
+func (l *lastTable) of(key []byte, set map[string]bool, rows map[string]int) bool {
 	tb := keyTable(key)
 	if l.table == nil || !bytes.Equal(tb, l.table) {
+		l.count(rows)
 		l.table, l.in = append(l.table[:0], tb...), set[string(tb)]
 	}
+	l.keys++
 	return l.in
+}
+
+// count adds the keys asked for of the last table since last counted to
+// rows (nil: the count is dropped).
+func (l *lastTable) count(rows map[string]int) {
+	if l.keys > 0 && l.table != nil && rows != nil {
+		rows[string(l.table)] += l.keys
+	}
+	l.keys = 0
 }
 
 // spillLog writes what the log holds into the open batch, before the

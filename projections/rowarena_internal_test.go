@@ -195,3 +195,44 @@ func TestArenaReadOutlivesReset(t *testing.T) {
 		t.Errorf("the cached row after the reset: %q, %v", again, err)
 	}
 }
+
+// TestArenaSkipsTablesRarelyReadBack: a table whose rows the writer reads
+// back from the store arenaAfterReads times, but once for many more than
+// arenaReadShare rows it committed (an allocation read at a batch's edge),
+// stays out of the arena; one read about as often as written joins it.
+func TestArenaSkipsTablesRarelyReadBack(t *testing.T) {
+	_, w := agingWriter(t)
+	w.arena = newRowArena(&memBudget{limit: rowArenaBudget})
+	rows := arenaAfterReads * arenaReadShare * 4
+	for i := range rows {
+		if err := w.Set(rowKey("rare", fmt.Sprint(i)), []byte("v")); err != nil {
+			t.Fatal(err)
+		}
+		if i < arenaAfterReads {
+			if err := w.Set(rowKey("often", fmt.Sprint(i)), []byte("v")); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for i := range 3 { // commits of other rows age the cache
+		if err := w.commit(); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Set(rowKey("other", fmt.Sprint(i)), []byte("x")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range arenaAfterReads {
+		for _, tb := range []string{"rare", "often"} {
+			if _, err := w.Get(rowKey(tb, fmt.Sprint(i))); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if w.tableRows["rare"] != rows {
+		t.Fatalf("rows counted of the rare table: %d, want %d", w.tableRows["rare"], rows)
+	}
+	if w.arenaTables["rare"] || !w.arenaTables["often"] {
+		t.Errorf("arena tables %v after %d reads each of %d and %d rows", w.arenaTables, arenaAfterReads, rows, arenaAfterReads)
+	}
+}
