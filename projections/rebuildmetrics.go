@@ -1,17 +1,24 @@
 package projections
 
-import "github.com/prometheus/client_golang/prometheus"
+import (
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/ordoplane/ordo/storage/slab"
+)
 
 // rebuildMetrics are a Rebuilder's: per projection, the events its
 // rebuilds replayed, how far a running rebuild is behind the head, and its
-// state (one series per state, 1 for the current one), and how long the
-// last switch paused writes and reads.
+// state (one series per state, 1 for the current one), how long the
+// last switch paused writes and reads, and the memory the process's
+// rebuilds hold outside Go's heap (storage/slab), which Go's own memory
+// metrics leave out.
 type rebuildMetrics struct {
 	reg    prometheus.Registerer
 	events *prometheus.CounterVec
 	lag    *prometheus.GaugeVec
 	state  *prometheus.GaugeVec
 	pause  *prometheus.GaugeVec
+	memory prometheus.GaugeFunc
 }
 
 func newRebuildMetrics(reg prometheus.Registerer, projs []Projection) *rebuildMetrics {
@@ -29,13 +36,17 @@ func newRebuildMetrics(reg prometheus.Registerer, projs []Projection) *rebuildMe
 		pause: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "ordo_projection_switch_pause_seconds",
 			Help: "How long the last online rebuild's switch paused writes (the FSM applied nothing) and, within that, reads."}, []string{"paused"}),
+		memory: prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "ordo_projection_rebuild_memory_bytes",
+			Help: "Bytes the process's running rebuilds, verifies and replays hold outside Go's heap (their row logs and arenas); 0 when none runs."},
+			func() float64 { return float64(slab.InUse()) }),
 	}
 	for _, p := range projs {
 		m.events.WithLabelValues(p.Name())
 		m.lag.WithLabelValues(p.Name())
 	}
 	if reg != nil {
-		reg.MustRegister(m.events, m.lag, m.state, m.pause)
+		reg.MustRegister(m.events, m.lag, m.state, m.pause, m.memory)
 	}
 	return m
 }
@@ -48,4 +59,5 @@ func (m *rebuildMetrics) unregister() {
 	m.reg.Unregister(m.lag)
 	m.reg.Unregister(m.state)
 	m.reg.Unregister(m.pause)
+	m.reg.Unregister(m.memory)
 }

@@ -573,3 +573,42 @@ func TestSwitchHalfReplaced(t *testing.T) {
 	}
 	checkAgainstScratch(t, store, allProjs())
 }
+
+// TestRebuildMemoryMetric: while an online rebuild holds its row logs (its
+// table files written, the switch to come), ordo_projection_rebuild_memory_bytes
+// reports the bytes they hold outside Go's heap; once it has switched, none.
+func TestRebuildMemoryMetric(t *testing.T) {
+	rng := rand.New(rand.NewSource(23))
+	store := pt.OpenStore(t)
+	reg := prometheus.NewRegistry()
+	f, rb := openFSM(t, store, reg)
+	applyInBatches(t, rng, f, randomLogs(t, rng, 1000))
+	gauge := func() float64 {
+		t.Helper()
+		mfs, err := reg.Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, mf := range mfs {
+			if mf.GetName() == "ordo_projection_rebuild_memory_bytes" {
+				return mf.GetMetric()[0].GetGauge().GetValue()
+			}
+		}
+		t.Fatal("no ordo_projection_rebuild_memory_bytes")
+		return 0
+	}
+	if g := gauge(); g != 0 {
+		t.Fatalf("before any rebuild: %v bytes", g)
+	}
+	var during float64
+	projections.SetPreparedHook(f, func() { during = gauge() })
+	if _, err := rb.Do(t.Context(), projections.JobRebuild, nil); err != nil {
+		t.Fatal(err)
+	}
+	if during <= 0 {
+		t.Errorf("during the rebuild: %v bytes", during)
+	}
+	if g := gauge(); g != 0 {
+		t.Errorf("after the rebuild: %v bytes", g)
+	}
+}

@@ -1,5 +1,7 @@
 package slab
 
+import "sync/atomic"
+
 // firstRegion and maxRegion bound the size of a Slab's regions: the first
 // is small, so a Slab that holds little maps little; each next one doubles,
 // up to maxRegion.
@@ -7,6 +9,13 @@ const (
 	firstRegion = 1 << 20
 	maxRegion   = 64 << 20
 )
+
+// inUse is the bytes every Slab of the process holds.
+var inUse atomic.Int64
+
+// InUse returns the bytes every Slab of the process holds: what its
+// memory metrics show of them (Go's runtime counts none of it).
+func InUse() int64 { return inUse.Load() }
 
 // Slab hands out bytes from regions mapped outside Go's heap (package
 // doc). The zero value is ready to use.
@@ -43,6 +52,7 @@ func (s *Slab) Alloc(n int) []byte {
 		b, mapped := mapRegion(r)
 		s.regions = append(s.regions, region{b: b, mapped: mapped})
 		s.held += int64(len(b))
+		inUse.Add(int64(len(b)))
 		s.rest = b
 	}
 	b := s.rest[:n:n]
@@ -61,6 +71,7 @@ func (s *Slab) Release() {
 			unmapRegion(r.b)
 		}
 	}
+	inUse.Add(-s.held)
 	clear(s.regions)
 	*s = Slab{regions: s.regions[:0]}
 }

@@ -43,9 +43,12 @@ func TestAllocDistinctZeroAligned(t *testing.T) {
 	if s.Held() < int64(70<<20) {
 		t.Errorf("Held %d after allocating more than 70 MiB", s.Held())
 	}
+	if slab.InUse() != s.Held() {
+		t.Errorf("InUse %d, the only slab holds %d", slab.InUse(), s.Held())
+	}
 	s.Release()
-	if s.Held() != 0 {
-		t.Errorf("Held %d after Release", s.Held())
+	if s.Held() != 0 || slab.InUse() != 0 {
+		t.Errorf("Held %d, InUse %d after Release", s.Held(), slab.InUse())
 	}
 	if b := s.Alloc(16); len(b) != 16 || b[0] != 0 {
 		t.Errorf("Alloc after Release: %v", b)
