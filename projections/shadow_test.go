@@ -576,7 +576,8 @@ func TestSwitchHalfReplaced(t *testing.T) {
 
 // TestRebuildMemoryMetric: while an online rebuild holds its row logs (its
 // table files written, the switch to come), ordo_projection_rebuild_memory_bytes
-// reports the bytes they hold outside Go's heap; once it has switched, none.
+// reports the bytes they hold outside Go's heap; once it has switched, it
+// holds none.
 func TestRebuildMemoryMetric(t *testing.T) {
 	rng := rand.New(rand.NewSource(23))
 	store := pt.OpenStore(t)
@@ -597,18 +598,18 @@ func TestRebuildMemoryMetric(t *testing.T) {
 		t.Fatal("no ordo_projection_rebuild_memory_bytes")
 		return 0
 	}
-	if g := gauge(); g != 0 {
-		t.Fatalf("before any rebuild: %v bytes", g)
-	}
+	// (The process-wide count holds what other tests of this package
+	// left allocated, too.)
+	before := gauge()
 	var during float64
 	projections.SetPreparedHook(f, func() { during = gauge() })
 	if _, err := rb.Do(t.Context(), projections.JobRebuild, nil); err != nil {
 		t.Fatal(err)
 	}
-	if during <= 0 {
-		t.Errorf("during the rebuild: %v bytes", during)
+	if during <= before {
+		t.Errorf("during the rebuild: %v bytes, %v before", during, before)
 	}
-	if g := gauge(); g != 0 {
-		t.Errorf("after the rebuild: %v bytes", g)
+	if g := gauge(); g != before {
+		t.Errorf("after the rebuild: %v bytes, %v before", g, before)
 	}
 }
