@@ -584,20 +584,7 @@ func TestRebuildMemoryMetric(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	f, rb := openFSM(t, store, reg)
 	applyInBatches(t, rng, f, randomLogs(t, rng, 1000))
-	gauge := func() float64 {
-		t.Helper()
-		mfs, err := reg.Gather()
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, mf := range mfs {
-			if mf.GetName() == "ordo_projection_rebuild_memory_bytes" {
-				return mf.GetMetric()[0].GetGauge().GetValue()
-			}
-		}
-		t.Fatal("no ordo_projection_rebuild_memory_bytes")
-		return 0
-	}
+	gauge := func() float64 { return gathered(t, reg, "ordo_projection_rebuild_memory_bytes") }
 	// (The process-wide count holds what other tests of this package
 	// left allocated, too.)
 	before := gauge()
