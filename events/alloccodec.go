@@ -124,20 +124,30 @@ func (r *Resources) decodeFast(d *fastReader) bool {
 	})
 }
 
-var _ msgpack.CustomEncoder = (*Allocation)(nil)
+var (
+	_ msgpack.CustomEncoder = (*Allocation)(nil)
+	_ FieldEncoder          = (*Allocation)(nil)
+)
 
 // EncodeMsgpack implements msgpack.CustomEncoder: the bytes reflection
 // writes (FuzzAllocationEncoder holds it to them), with the fields taken
 // in turn rather than looked up by reflection; the rarer nested fields
 // are encoded by reflection.
 func (a *Allocation) EncodeMsgpack(enc *msgpack.Encoder) error {
+	w := WriterTo(enc)
+	a.EncodeFields(&w)
+	return w.Err()
+}
+
+// EncodeFields implements FieldEncoder.
+func (a *Allocation) EncodeFields(w *FieldWriter) {
 	dtSet := a.DesiredTransition != (DesiredTransition{})
 	// id, ns, eval, n, node, job, tg, res, ds, cs: never omitted
 	n := 10 + CountSet(a.NodeName != "", a.JobVersion != 0, a.DesiredDescription != "", dtSet,
 		a.ClientDescription != "", len(a.TaskStates) > 0, a.DeploymentID != "", a.DeploymentStatus != nil,
 		a.PreviousAllocation != "", a.NextAllocation != "", len(a.RescheduleEvents) > 0, a.FollowupEvalID != "",
 		a.Metrics != nil, a.SigningKeyID != "", a.CreateTime != 0, a.ModifyTime != 0)
-	w := NewFieldWriter(enc, n)
+	w.Map(n)
 	w.Str("id", a.ID, true)
 	w.Str("ns", a.Namespace, true)
 	w.Str("eval", a.EvalID, true)
@@ -148,7 +158,7 @@ func (a *Allocation) EncodeMsgpack(enc *msgpack.Encoder) error {
 	w.Uint("jv", a.JobVersion, a.JobVersion != 0)
 	w.Str("tg", a.TaskGroup, true)
 	w.Key("res")
-	a.Resources.encode(&w)
+	a.Resources.encode(w)
 	w.Str("ds", a.DesiredStatus, true)
 	w.Str("dd", a.DesiredDescription, a.DesiredDescription != "")
 	w.Value("dt", &a.DesiredTransition, dtSet)
@@ -165,7 +175,6 @@ func (a *Allocation) EncodeMsgpack(enc *msgpack.Encoder) error {
 	w.Str("skid", a.SigningKeyID, a.SigningKeyID != "")
 	w.Int64("ct", a.CreateTime, a.CreateTime != 0)
 	w.Int64("mt", a.ModifyTime, a.ModifyTime != 0)
-	return w.Err()
 }
 
 // encode writes r, the value of the field w just named, as reflection

@@ -73,3 +73,24 @@ func BenchmarkDecodePlaced(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkEncodeAllocation encodes an allocation row as the allocations
+// projection writes it after its client reported it running (one task's
+// state), onto a buffer it reuses, as a projection's writer does.
+func BenchmarkEncodeAllocation(b *testing.B) {
+	a := &Allocation{ID: "alloc-1-0", Namespace: "team-1", EvalID: "eval-1", Name: "web.web[0]", NodeID: "node-0001",
+		JobID: "job-1", JobVersion: 1, TaskGroup: "web", Resources: Resources{CPU: 100, MemoryMB: 64},
+		DesiredStatus: AllocDesiredRun, ClientStatus: AllocClientRunning, CreateTime: 5, ModifyTime: 6,
+		TaskStates: map[string]*TaskState{"server": {State: TaskStateRunning, StartedAt: 6}}}
+	buf, err := AppendMarshal(nil, a)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(buf)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if buf, err = AppendMarshal(buf[:0], a); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -33,8 +33,11 @@ func encode(v any) ([]byte, error) { return AppendMarshal(nil, v) }
 
 // AppendMarshal appends Marshal's encoding of v to dst: a caller that
 // copies the bytes somewhere anyway (a Pebble batch) encodes into a
-// buffer it reuses.
+// buffer it reuses. A FieldEncoder writes itself onto dst.
 func AppendMarshal(dst []byte, v any) ([]byte, error) {
+	if fe, ok := v.(FieldEncoder); ok && !nilPointer(v) {
+		return appendFields(dst, fe)
+	}
 	pe := encPool.Get().(*pooledEncoder)
 	defer encPool.Put(pe)
 	pe.buf.Reset()

@@ -70,8 +70,10 @@ func sameAsReflection(t *testing.T, data []byte, fast, plain any) {
 }
 
 // encodesAsPlain fails t unless fast encodes as reflection encodes plain
-// (its type without the encoder, holding what fast holds), and in, a
-// value holding fast, holds those bytes.
+// (its type without the encoder, holding what fast holds) — written
+// straight onto bytes, a FieldEncoder's way — and in, a value holding
+// fast (which msgpack's encoder encodes through fast's EncodeMsgpack),
+// holds those bytes.
 func encodesAsPlain(t *testing.T, fast, plain, in any) {
 	t.Helper()
 	want, err := Marshal(plain)

@@ -94,19 +94,29 @@ func (e *Evaluation) stringField(key []byte) *string {
 	return nil
 }
 
-var _ msgpack.CustomEncoder = Evaluation{}
+var (
+	_ msgpack.CustomEncoder = Evaluation{}
+	_ FieldEncoder          = Evaluation{}
+)
 
 // EncodeMsgpack implements msgpack.CustomEncoder: the bytes reflection
 // writes (TestEvaluationEncoder, FuzzEvaluationEncoder and the field guard
 // hold it to them), the fields taken in turn; its maps are encoded by
 // reflection (in key order). On a value, so that one in a map encodes too.
 func (e Evaluation) EncodeMsgpack(enc *msgpack.Encoder) error {
+	w := WriterTo(enc)
+	e.EncodeFields(&w)
+	return w.Err()
+}
+
+// EncodeFields implements FieldEncoder.
+func (e Evaluation) EncodeFields(w *FieldWriter) {
 	// id, ns, pri, ty, trig, job, st: never omitted
 	n := 7 + CountSet(e.JobModifyIndex != 0, e.NodeID != "", e.NodeModifyIndex != 0, e.DeploymentID != "",
 		e.StatusDescription != "", e.Wait != 0, e.WaitUntil != 0, e.NextEval != "", e.PreviousEval != "",
 		e.BlockedEval != "", len(e.ClassEligibility) > 0, e.EscapedComputedClass, len(e.QueuedAllocations) > 0,
 		len(e.FailedTGAllocs) > 0, e.SnapshotIndex != 0, e.CreateTime != 0, e.ModifyTime != 0)
-	w := NewFieldWriter(enc, n)
+	w.Map(n)
 	w.Str("id", e.ID, true)
 	w.Str("ns", e.Namespace, true)
 	w.Int("pri", int64(e.Priority), true)
@@ -131,5 +141,4 @@ func (e Evaluation) EncodeMsgpack(enc *msgpack.Encoder) error {
 	w.Uint("si", e.SnapshotIndex, e.SnapshotIndex != 0)
 	w.Int64("ct", e.CreateTime, e.CreateTime != 0)
 	w.Int64("mt", e.ModifyTime, e.ModifyTime != 0)
-	return w.Err()
 }

@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/vmihailenco/msgpack/v5"
+
+	"github.com/ordoplane/ordo/events"
 )
 
 // groupCounts are a summary row's counts per task group, sorted by group
@@ -58,21 +60,23 @@ func (gs groupCounts) asMap() map[string]TaskGroupSummary {
 
 // EncodeMsgpack writes the counts as a map in key order.
 func (gs groupCounts) EncodeMsgpack(enc *msgpack.Encoder) error {
+	w := events.WriterTo(enc)
+	gs.EncodeFields(&w)
+	return w.Err()
+}
+
+// EncodeFields implements events.FieldEncoder: a map in key order, nil
+// when there are none.
+func (gs groupCounts) EncodeFields(w *events.FieldWriter) {
 	if gs == nil {
-		return enc.EncodeNil()
+		w.Nil()
+		return
 	}
-	if err := enc.EncodeMapLen(len(gs)); err != nil {
-		return err
-	}
+	w.Map(len(gs))
 	for i := range gs {
-		if err := enc.EncodeString(gs[i].Name); err != nil {
-			return err
-		}
-		if err := gs[i].TaskGroupSummary.EncodeMsgpack(enc); err != nil {
-			return err
-		}
+		w.Key(gs[i].Name)
+		gs[i].TaskGroupSummary.EncodeFields(w)
 	}
-	return nil
 }
 
 // DecodeMsgpack reads a map of counts by group name.

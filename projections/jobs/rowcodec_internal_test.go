@@ -5,6 +5,8 @@ import (
 	"math"
 	"testing"
 
+	"github.com/vmihailenco/msgpack/v5"
+
 	"github.com/ordoplane/ordo/events"
 )
 
@@ -36,6 +38,16 @@ func sameBytes(t *testing.T, got, want any) {
 	}
 	if !bytes.Equal(g, w) {
 		t.Errorf("%+v encoded %x\nreflection %x", got, g, w)
+	}
+	// Within another value, a row encodes through msgpack's encoder.
+	var buf bytes.Buffer
+	enc := msgpack.NewEncoder(&buf)
+	enc.SetSortMapKeys(true)
+	if err := enc.Encode(got); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(buf.Bytes(), w) {
+		t.Errorf("%+v encoded by an encoder %x\nreflection %x", got, buf.Bytes(), w)
 	}
 }
 
