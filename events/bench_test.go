@@ -94,3 +94,24 @@ func BenchmarkEncodeAllocation(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkDecodeJobRegistered decodes the payload of a registration of a
+// service job of one group and task, as a rebuild's reader does
+// (Predecode) and as every read of a job's row does.
+func BenchmarkDecodeJobRegistered(b *testing.B) {
+	ev, err := New("e1", &JobRegistered{Job: Job{ID: "job-1", Name: "web", Namespace: "team-1", Type: JobTypeService,
+		Priority: 50, Datacenters: []string{"dc1"}, NodePool: "default", Version: 1,
+		TaskGroups: []TaskGroup{{Name: "web", Count: 4, Tasks: []Task{{Name: "server", Driver: "exec",
+			Resources: &Resources{CPU: 100, MemoryMB: 64}}}}}}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(ev.Payload)))
+	b.ReportAllocs()
+	for b.Loop() {
+		ev.decoded = nil
+		if _, err := Decode(&ev); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -120,6 +120,8 @@ func TestHandCodecsKnowEveryField(t *testing.T) {
 		{new(AllocsPlaced), new(plainAllocsPlaced)},
 		{new(AllocsClientUpdated), new(plainAllocsClientUpdated)},
 		{new(EvalsUpserted), new(plainEvalsUpserted)},
+		{new(Job), new(plainJob)},
+		{new(JobRegistered), new(plainJobRegistered)},
 		{new(Event), new(plainEvent)},
 	} {
 		fill(reflect.ValueOf(c.plain).Elem(), 0)

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/vmihailenco/msgpack/v5"
-
 	"github.com/ordoplane/ordo/events"
 	"github.com/ordoplane/ordo/projections"
 )
@@ -291,7 +289,7 @@ func moveChild(tx *projections.Tx, child *events.Job, from, to string) error {
 
 func decodeJob(b []byte) (*events.Job, error) {
 	var p events.JobRegistered
-	if err := msgpack.Unmarshal(b, &p); err != nil {
+	if err := events.Unmarshal(b, &p); err != nil { // straight from the bytes
 		return nil, fmt.Errorf("decode job row: %w", err)
 	}
 	return &p.Job, nil
