@@ -93,14 +93,17 @@ type selfDecoder interface {
 
 // decodeDirect does what v's DecodeMsgpack would try first, when v is a
 // selfDecoder, without a msgpack decoder's setup and dispatch to it
-// (BenchmarkDecodeClientUpdate 771 → 450 ns); it reports whether that
-// decoded data, else the decoder takes it as before.
+// (BenchmarkDecodeClientUpdate 771 → 450 ns), or reads a FieldDecoder;
+// it reports whether that decoded data, else the decoder takes it as
+// before (by reflection, for a FieldDecoder).
 func decodeDirect(data []byte, v any) bool {
-	f, ok := v.(selfDecoder)
-	if !ok || reflect.ValueOf(v).IsNil() {
-		return false
+	switch f := v.(type) {
+	case selfDecoder:
+		return !reflect.ValueOf(v).IsNil() && f.decodeFast(&fastReader{b: data})
+	case FieldDecoder:
+		return ReadFields(data, f)
 	}
-	return f.decodeFast(&fastReader{b: data})
+	return false
 }
 
 // sliceReader reads a byte slice, as bytes.Reader does, and lets
@@ -219,6 +222,11 @@ func checkStructure(data []byte) error {
 	_, err := valueEnd(data, 0)
 	return err
 }
+
+// CheckStructure fails unless data starts with a msgpack value safe to
+// hand a msgpack decoder (checkStructure): for bytes ordo did not write
+// itself, before they reach msgpack.Unmarshal.
+func CheckStructure(data []byte) error { return checkStructure(data) }
 
 // valueEnd returns where the msgpack value at data[pos:] ends, with
 // checkStructure's checks.

@@ -6,8 +6,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/vmihailenco/msgpack/v5"
-
 	"github.com/ordoplane/ordo/events"
 	"github.com/ordoplane/ordo/projections"
 )
@@ -122,7 +120,7 @@ func deriveStatus(job *events.Job, s *summaryRow) string {
 
 func decodeSummary(b []byte) (*summaryRow, error) {
 	var s summaryRow
-	if err := msgpack.Unmarshal(b, &s); err != nil {
+	if err := events.Unmarshal(b, &s); err != nil {
 		return nil, fmt.Errorf("decode job summary row: %w", err)
 	}
 	return &s, nil
