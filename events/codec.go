@@ -38,6 +38,11 @@ func AppendMarshal(dst []byte, v any) ([]byte, error) {
 	if fe, ok := v.(FieldEncoder); ok && !nilPointer(v) {
 		return appendFields(dst, fe)
 	}
+	return appendEncoded(dst, v)
+}
+
+// appendEncoded appends v's encoding by a pooled msgpack encoder to dst.
+func appendEncoded(dst []byte, v any) ([]byte, error) {
 	pe := encPool.Get().(*pooledEncoder)
 	defer encPool.Put(pe)
 	pe.buf.Reset()

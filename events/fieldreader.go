@@ -1,7 +1,5 @@
 package events
 
-import "reflect"
-
 // FieldReader reads a struct's fields from msgpack bytes as reflection
 // decodes them, for a type outside this package that decodes itself (a
 // projection's row) to spare reflection's walk: FieldWriter's mirror.
@@ -25,7 +23,7 @@ type FieldDecoder interface {
 // ReadFields decodes data into v through its DecodeFields, and reports
 // whether it could (Unmarshal then leaves data to reflection).
 func ReadFields(data []byte, v FieldDecoder) bool {
-	if rv := reflect.ValueOf(v); rv.Kind() == reflect.Pointer && rv.IsNil() {
+	if nilPointer(v) {
 		return false
 	}
 	r := FieldReader{d: fastReader{b: data}, strs: &stringSpans{src: data}}

@@ -229,14 +229,9 @@ func (w *FieldWriter) Encode(v any) {
 			return
 		}
 	}
-	pe := encPool.Get().(*pooledEncoder)
-	defer encPool.Put(pe)
-	pe.buf.Reset()
-	if err := pe.enc.Encode(v); err != nil {
-		w.do(err)
-		return
-	}
-	w.b = append(w.b, pe.buf.Bytes()...)
+	b, err := appendEncoded(w.b, v)
+	w.b = b
+	w.do(err)
 }
 
 // nilPointer reports whether v holds a nil pointer, which encodes as nil

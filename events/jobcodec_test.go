@@ -40,21 +40,15 @@ func TestJobDecoder(t *testing.T) {
 			t.Fatal(err)
 		}
 		sameAsReflection(t, job, new(Job), new(plainJob))
-		set := serviceJob()
-		set.Meta = map[string]string{"kept": "yes"}
-		sameAsReflection(t, job, &set, (*plainJob)(ptr(serviceJob())).withMeta())
+		set, plainSet := serviceJob(), plainJob(serviceJob())
+		set.Meta, plainSet.Meta = map[string]string{"kept": "yes"}, map[string]string{"kept": "yes"}
+		sameAsReflection(t, job, &set, &plainSet)
 		var viaReader Job
 		if err := msgpack.Unmarshal(job, &viaReader); err != nil || !reflect.DeepEqual(viaReader, j) {
 			t.Fatalf("through a reader: %+v, %v", viaReader, err)
 		}
 		samePayload(t, &JobRegistered{Job: j})
 	}
-}
-
-// withMeta sets the meta TestJobDecoder's job already set holds.
-func (p *plainJob) withMeta() *plainJob {
-	p.Meta = map[string]string{"kept": "yes"}
-	return p
 }
 
 // TestJobDecodesDirectly: a registration's payload in its plain form

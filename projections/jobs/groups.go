@@ -38,6 +38,10 @@ func (gs groupCounts) get(name string) (TaskGroupSummary, bool) {
 
 // set makes c the counts of group name.
 func (gs *groupCounts) set(name string, c TaskGroupSummary) {
+	if k := len(*gs); k > 0 && (*gs)[k-1].Name < name {
+		*gs = append(*gs, groupCount{name, c}) // after the last: a decode's groups come in key order
+		return
+	}
 	i, ok := gs.find(name)
 	if ok {
 		(*gs)[i].TaskGroupSummary = c
@@ -99,11 +103,7 @@ func (gs *groupCounts) DecodeMsgpack(dec *msgpack.Decoder) error {
 		if err := dec.Decode(&c); err != nil {
 			return fmt.Errorf("group %q: %w", name, err)
 		}
-		if k := len(out); k > 0 && out[k-1].Name < name {
-			out = append(out, groupCount{name, c}) // in key order, as written
-		} else {
-			out.set(name, c) // a key given twice keeps its last counts, as in a map
-		}
+		out.set(name, c) // a key given twice keeps its last counts, as in a map
 	}
 	*gs = out
 	return nil

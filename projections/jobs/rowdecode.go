@@ -77,11 +77,7 @@ func (gs *groupCounts) decodeFields(r *events.FieldReader) bool {
 		if !r.Nil() && !c.decodeFields(r) {
 			return false
 		}
-		if k := len(out); k > 0 && out[k-1].Name < name {
-			out = append(out, groupCount{name, c})
-		} else {
-			out.set(name, c)
-		}
+		out.set(name, c)
 	}
 	*gs = out
 	return true
@@ -133,7 +129,7 @@ func (h *jobHead) DecodeFields(r *events.FieldReader) bool {
 			return r.Skip()
 		}
 		if r.Nil() {
-			h.Job = jobHead{}.Job
+			*h = jobHead{} // the job is all a head holds
 			return true
 		}
 		j := &h.Job
