@@ -6,6 +6,7 @@ import (
 	"math"
 	"runtime/debug"
 	"sort"
+	"strings"
 	"sync/atomic"
 	"unsafe"
 
@@ -60,6 +61,7 @@ type rowLog struct {
 	// (keyed), copies what it keeps, and clears the stage before keys is
 	// written again: one buffer serves every cut.
 	stage []pendingRow
+	vals  [][]byte // the stage's values, row i's at seq i
 	keys  []byte
 	ends  []uint32
 	runs  []logRun
@@ -114,7 +116,8 @@ func newRowLog(budget *memBudget) *rowLog {
 func (l *rowLog) add(key, v []byte) {
 	l.keys = append(l.keys, key...)
 	l.ends = append(l.ends, uint32(len(l.keys)))
-	l.stage = append(l.stage, pendingRow{v: v, seq: uint32(len(l.stage))})
+	l.stage = append(l.stage, pendingRow{seq: uint32(len(l.stage))})
+	l.vals = append(l.vals, v)
 }
 
 // keyed gives the stage's rows their keys, strings in keys valid until
@@ -130,7 +133,8 @@ func (l *rowLog) keyed() {
 // for keys to take the next rows' keys.
 func (l *rowLog) clearStage() {
 	clear(l.stage)
-	l.stage, l.keys, l.ends = l.stage[:0], l.keys[:0], l.ends[:0]
+	clear(l.vals)
+	l.stage, l.vals, l.keys, l.ends = l.stage[:0], l.vals[:0], l.keys[:0], l.ends[:0]
 }
 
 // empty reports whether the log holds no row.
@@ -144,39 +148,53 @@ func (l *rowLog) cut() bool {
 	}
 	l.keyed()
 	sortPending(l.stage)
+	// A row a later write of its key follows is left out: marked
+	// (value, which a log's rows do not use) in one pass comparing keys.
 	size, n := 0, 0
 	for i := range l.stage {
-		if i+1 < len(l.stage) && l.stage[i+1].key == l.stage[i].key {
-			continue // a later write of the key follows
+		p := &l.stage[i]
+		if i+1 < len(l.stage) && sameKey(l.stage[i+1].key, p.key) {
+			p.value = superseded
+			continue
 		}
-		size += len(l.stage[i].key) + len(l.stage[i].v)
+		size += len(p.key) + len(l.vals[p.seq])
 		n++
 	}
 	run := logRun{data: l.mem.Alloc(size)[:0], recs: l.recs(n)}
-	// The rows are in key order: a table's come together, counted once.
+	// The rows are in key order: a table's come together, counted once;
+	// prefix is the table's rows' ("t/<table>\x00"), which the next row
+	// of it starts with.
 	var table []byte
+	var prefix string
 	var tableBytes uint64
 	count := func() {
 		if tableBytes > 0 {
 			l.tables[string(table)] += tableBytes
 		}
 	}
-	for i, p := range l.stage {
-		if i+1 < len(l.stage) && l.stage[i+1].key == p.key {
+	for _, p := range l.stage {
+		if p.value == superseded {
 			continue
 		}
+		v := l.vals[p.seq]
 		rec := logRec{off: uint32(len(run.data)), klen: uint32(len(p.key)), vlen: -1}
 		run.data = append(run.data, p.key...)
-		if p.v != nil {
-			rec.vlen = int32(len(p.v))
-			run.data = append(run.data, p.v...)
+		if v != nil {
+			rec.vlen = int32(len(v))
+			run.data = append(run.data, v...)
 		}
 		run.recs = append(run.recs, rec)
-		if tb := keyTable(run.key(len(run.recs) - 1)); !bytes.Equal(tb, table) {
-			count()
-			table, tableBytes = tb, 0
+		if prefix == "" || !strings.HasPrefix(p.key, prefix) {
+			if tb := keyTable(run.key(len(run.recs) - 1)); !bytes.Equal(tb, table) {
+				count()
+				table, tableBytes = tb, 0
+			}
+			prefix = ""
+			if end := len(rowsPrefix) + len(table); end < len(p.key) && p.key[end] == 0 {
+				prefix = p.key[:end+1]
+			}
 		}
-		tableBytes += uint64(len(p.key) + len(p.v))
+		tableBytes += uint64(len(p.key) + len(v))
 	}
 	count()
 	l.clearStage()
@@ -184,6 +202,23 @@ func (l *rowLog) cut() bool {
 	grown := int64(len(run.data) + 12*len(run.recs))
 	l.held += grown
 	return l.budget.add(grown)
+}
+
+// superseded marks a staged row a later write of its key follows.
+const superseded = 1
+
+// sameKey reports whether a and b, neighbours in key order, are equal,
+// looking at their last bytes first: neighbours mostly share a long
+// prefix and differ near the end (an event's position in a history key).
+func sameKey(a, b string) bool {
+	n := len(a)
+	if n != len(b) {
+		return false
+	}
+	if n >= 8 && a[n-8:] != b[n-8:] {
+		return false
+	}
+	return a == b
 }
 
 // recs returns room for n records of a run, in the log's memory.
@@ -217,7 +252,7 @@ func (l *rowLog) spill(b *kv.WriteBatch) error {
 	}
 	l.keyed()
 	for _, p := range l.stage {
-		if err := setOrDelete(b, []byte(p.key), p.v); err != nil {
+		if err := setOrDelete(b, []byte(p.key), l.vals[p.seq]); err != nil {
 			return err
 		}
 	}
