@@ -67,9 +67,9 @@ func FuzzSortPending(f *testing.F) {
 }
 
 // historyStage returns the rows a history lane's stage holds at a cut,
-// in the order written: the entity keys of 4,096 entries of make bench's
-// generated scheduling history (a job registered with its eval, four
-// allocations placed on four nodes, each reported running).
+// in the order written: the 12,800 entity keys of 3,072 entries of make
+// bench's generated scheduling history (a job registered with its eval,
+// four allocations placed on four nodes, each reported running).
 func historyStage() []pendingRow {
 	var rows []pendingRow
 	index := uint64(1_000_000)

@@ -6,7 +6,6 @@ import (
 	"math"
 	"runtime/debug"
 	"sort"
-	"strings"
 	"sync/atomic"
 	"unsafe"
 
@@ -148,34 +147,26 @@ func (l *rowLog) cut() bool {
 	}
 	l.keyed()
 	sortPending(l.stage)
-	// A row a later write of its key follows is left out: marked
-	// (value, which a log's rows do not use) in one pass comparing keys.
-	size, n := 0, 0
-	for i := range l.stage {
-		p := &l.stage[i]
-		if i+1 < len(l.stage) && sameKey(l.stage[i+1].key, p.key) {
-			p.value = superseded
+	// The rows a later write of their key follows are left out: kept
+	// holds the others, compacted in place.
+	kept, size := l.stage[:0], 0
+	for i, p := range l.stage {
+		if i+1 < len(l.stage) && l.stage[i+1].key == p.key {
 			continue
 		}
+		kept = append(kept, p)
 		size += len(p.key) + len(l.vals[p.seq])
-		n++
 	}
-	run := logRun{data: l.mem.Alloc(size)[:0], recs: l.recs(n)}
-	// The rows are in key order: a table's come together, counted once;
-	// prefix is the table's rows' ("t/<table>\x00"), which the next row
-	// of it starts with.
+	run := logRun{data: l.mem.Alloc(size)[:0], recs: l.recs(len(kept))}
+	// The rows are in key order: a table's come together, counted once.
 	var table []byte
-	var prefix string
 	var tableBytes uint64
 	count := func() {
 		if tableBytes > 0 {
 			l.tables[string(table)] += tableBytes
 		}
 	}
-	for _, p := range l.stage {
-		if p.value == superseded {
-			continue
-		}
+	for _, p := range kept {
 		v := l.vals[p.seq]
 		rec := logRec{off: uint32(len(run.data)), klen: uint32(len(p.key)), vlen: -1}
 		run.data = append(run.data, p.key...)
@@ -184,15 +175,9 @@ func (l *rowLog) cut() bool {
 			run.data = append(run.data, v...)
 		}
 		run.recs = append(run.recs, rec)
-		if prefix == "" || !strings.HasPrefix(p.key, prefix) {
-			if tb := keyTable(run.key(len(run.recs) - 1)); !bytes.Equal(tb, table) {
-				count()
-				table, tableBytes = tb, 0
-			}
-			prefix = ""
-			if end := len(rowsPrefix) + len(table); end < len(p.key) && p.key[end] == 0 {
-				prefix = p.key[:end+1]
-			}
+		if tb := keyTable(run.key(len(run.recs) - 1)); !bytes.Equal(tb, table) {
+			count()
+			table, tableBytes = tb, 0
 		}
 		tableBytes += uint64(len(p.key) + len(v))
 	}
@@ -202,23 +187,6 @@ func (l *rowLog) cut() bool {
 	grown := int64(len(run.data) + 12*len(run.recs))
 	l.held += grown
 	return l.budget.add(grown)
-}
-
-// superseded marks a staged row a later write of its key follows.
-const superseded = 1
-
-// sameKey reports whether a and b, neighbours in key order, are equal,
-// looking at their last bytes first: neighbours mostly share a long
-// prefix and differ near the end (an event's position in a history key).
-func sameKey(a, b string) bool {
-	n := len(a)
-	if n != len(b) {
-		return false
-	}
-	if n >= 8 && a[n-8:] != b[n-8:] {
-		return false
-	}
-	return a == b
 }
 
 // recs returns room for n records of a run, in the log's memory.

@@ -290,22 +290,14 @@ func evalDeleteRows(n, pageSize, seedBatch, clients int) ([]row, error) {
 // compactions are long done when someone deletes them, so the delete is
 // measured without the seed's.
 func waitSettled(agents []*agent.Agent, limit time.Duration) time.Duration {
-	start := time.Now()
-	quiet := 0
-	for quiet < 6 && time.Since(start) < limit {
-		time.Sleep(500 * time.Millisecond)
-		busy := false
+	return waitQuiet(limit, func() bool {
 		for _, a := range agents {
-			h := a.Store().Health()
-			busy = busy || h.Flushing > 0 || h.Compacting > 0 || counter(a.Registry(), "ordo_timetravel_versions_lag_entries") > 0
+			if storeBusy(a.Store()) || counter(a.Registry(), "ordo_timetravel_versions_lag_entries") > 0 {
+				return true
+			}
 		}
-		if busy {
-			quiet = 0
-		} else {
-			quiet++
-		}
-	}
-	return time.Since(start)
+		return false
+	})
 }
 
 // waitApplied waits until every agent applied index (or 2 minutes).

@@ -220,32 +220,6 @@ func withKeptHistory(n int, keep string, fn func(src *kv.Store, dir string) ([]r
 	return fn(src, dir)
 }
 
-// settleLimit bounds how long settle waits; settleQuiet is how long the
-// store must run no flush or compaction to count as settled.
-const (
-	settleLimit = 2 * time.Minute
-	settleQuiet = 2 * time.Second
-)
-
-// settle waits until src has run no flush or compaction for settleQuiet
-// (at most settleLimit): a history written by the generator in a few
-// seconds leaves its store compacting for a while after, which would
-// otherwise share the cores with the rebuild measured (a server's
-// settled archive compacts little). Pebble's estimated compaction debt
-// stays above zero on a settled store, so it is reported, not waited on.
-func settle(src *kv.Store) {
-	t0, quiet := time.Now(), time.Now()
-	h := src.Health()
-	for time.Since(quiet) < settleQuiet && time.Since(t0) < settleLimit {
-		time.Sleep(100 * time.Millisecond)
-		if h = src.Health(); h.Flushing > 0 || h.Compacting > 0 {
-			quiet = time.Now()
-		}
-	}
-	fmt.Fprintf(os.Stderr, "bench: the history's store settled in %.1f s (compacting %d, debt %d bytes, L0 files %d)\n",
-		time.Since(t0).Seconds(), h.Compacting, h.CompactionDebt, h.L0Files)
-}
-
 // scratchMode measures the rebuild figures of mode (see scratchRows) on
 // src, with dir for its stores.
 func scratchMode(src *kv.Store, dir, mode string) ([]row, error) {
