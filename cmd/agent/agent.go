@@ -155,6 +155,7 @@ func Start(cfg Config) (a *Agent, err error) {
 	rc := raftlog.DefaultConfig()
 	rc.ID = a.id
 	rc.BindAddr = cfg.RaftAddr
+	rc.Advertise = cfg.RaftAdvertise // "": RaftAddr
 	rc.Dir = filepath.Join(a.cfg.DataDir, "raft")
 	rc.Bootstrap = cfg.Dev || cfg.BootstrapExpect == 1
 	rc.HeartbeatTimeout, rc.ElectionTimeout = cfg.RaftTimeout, cfg.RaftTimeout

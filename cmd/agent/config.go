@@ -28,6 +28,9 @@ type Config struct {
 	HTTPAddr string `json:"HTTPAddr"`
 	// RaftAddr is raft's listen address; default 127.0.0.1:4647.
 	RaftAddr string `json:"RaftAddr"`
+	// RaftAdvertise is the raft address other servers dial, when it is not
+	// RaftAddr (a proxy or NAT in front of it); default RaftAddr.
+	RaftAdvertise string `json:"RaftAdvertise,omitempty"`
 	// BootstrapExpect is how many servers form the cluster; 1 bootstraps alone.
 	BootstrapExpect int `json:"BootstrapExpect"`
 	// Join lists other servers' HTTP addresses to join through.

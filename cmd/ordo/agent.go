@@ -24,6 +24,7 @@ type agentFlags struct {
 	dataDir         string
 	httpAddr        string
 	raftAddr        string
+	raftAdvertise   string
 	bootstrapExpect int
 	join            []string
 	configFile      string
@@ -58,6 +59,7 @@ file.`,
 	fl.StringVar(&f.dataDir, "data-dir", "", "directory for the server's state")
 	fl.StringVar(&f.httpAddr, "http-addr", "", "HTTP API listen address (default 127.0.0.1:4646)")
 	fl.StringVar(&f.raftAddr, "raft-addr", "", "raft listen address (default 127.0.0.1:4647)")
+	fl.StringVar(&f.raftAdvertise, "raft-advertise", "", "raft address other servers dial, when not -raft-addr (a proxy or NAT in front)")
 	fl.IntVar(&f.bootstrapExpect, "bootstrap-expect", 0, "number of servers to wait for before bootstrapping")
 	fl.StringArrayVar(&f.join, "join", nil, "HTTP address of a server to join; repeatable")
 	fl.StringVar(&f.configFile, "config", "", "agent configuration file (HCL, or JSON if it ends in .json)")
@@ -118,6 +120,9 @@ func mergeAgentConfig(f agentFlags, changed func(flag string) bool, file *agentF
 	}
 	if changed("raft-addr") {
 		c.RaftAddr = f.raftAddr
+	}
+	if changed("raft-advertise") {
+		c.RaftAdvertise = f.raftAdvertise
 	}
 	if changed("bootstrap-expect") {
 		c.BootstrapExpect = f.bootstrapExpect
