@@ -36,6 +36,9 @@ type FSM struct {
 	// counters is touched only by Apply and Restore, on raft's FSM goroutine.
 	counters   archiveCounters
 	allowStale bool
+	// compat is this build's versions and the FSM's halt (compat.go,
+	// halt.go).
+	compat *compatState
 
 	// applyMu is held by Apply and Restore, and by a rebuild while it
 	// replays the last entries and switches: nothing applies in between.
@@ -81,6 +84,14 @@ type FSMConfig struct {
 	// projections is rebuilt before Restore returns. Unset, NewFSM and
 	// Restore refuse such a store with ErrRebuildNeeded.
 	AllowStale bool
+	// Version names this build (the agent's Version) in the store's record
+	// of the newest ordo that wrote it, and in the errors refusing a store
+	// or snapshot a newer ordo wrote (compat.go); default "(unnamed build)".
+	Version string
+	// EventTypes is this build's event registry, recorded in the store and
+	// checked against what it records; nil is events.Types(). Tests set
+	// it to play an older build.
+	EventTypes []events.Type
 }
 
 // NewFSM returns an FSM over store, resuming at the applied index it holds.
@@ -93,6 +104,7 @@ func NewFSM(store *kv.Store, cfg FSMConfig) (*FSM, error) {
 	}
 	f := &FSM{store: store, projs: cfg.Projections, notify: NewNotifier(), log: cfg.Logger, clock: cfg.Clock, allowStale: cfg.AllowStale}
 	f.metrics = newFSMMetrics(cfg.Registerer, store)
+	f.compat = newCompat(cfg)
 	if err := f.load(); err != nil {
 		return nil, err
 	}
@@ -105,6 +117,10 @@ func NewFSM(store *kv.Store, cfg FSMConfig) (*FSM, error) {
 // stored applied index.
 func (f *FSM) load() error {
 	if err := discardShadow(f.store); err != nil {
+		return err
+	}
+	claim, err := f.checkClaim() // compat.go: refuse a newer ordo's store
+	if err != nil {
 		return err
 	}
 	b := f.store.Batch()
@@ -144,6 +160,10 @@ func (f *FSM) load() error {
 	}
 	restored, err := NewView(b).uint(restoredKey)
 	if err != nil {
+		b.Close()
+		return err
+	}
+	if err := f.writeClaim(claim); err != nil {
 		b.Close()
 		return err
 	}
@@ -210,7 +230,7 @@ func (f *FSM) MaxEntryApply() time.Duration {
 func (f *FSM) Store() *kv.Store { return f.store }
 
 // Close unregisters the FSM's metrics.
-func (f *FSM) Close() { f.metrics.unregister() }
+func (f *FSM) Close() { f.metrics.unregister(); f.compat.unregister() }
 
 // slowBatch is the batch apply time past which the FSM logs a warning with
 // the commit's share, so an operator can tell storage stalls from apply
@@ -288,6 +308,9 @@ func (f *FSM) SetCommitHook(h CommitHook) {
 func (f *FSM) Apply(logs []raftlog.Log) []any {
 	f.applyMu.Lock()
 	defer f.applyMu.Unlock()
+	if h := f.Halt(); h != nil {
+		return haltResults(logs, h) // halt.go: nothing applies after a halt
+	}
 	if stale := f.Stale(); len(stale) > 0 && len(logs) > 0 {
 		f.fail(logs[0].Index, staleError(stale))
 	}
@@ -326,6 +349,10 @@ func (f *FSM) Apply(logs []raftlog.Log) []any {
 			if d >= slowEntry && err == nil {
 				f.log.Warn("slow fsm entry", "index", l.Index, "took", d, "events", archivedTypes(b, l.Index))
 			}
+		}
+		if err != nil && f.haltOn(l.Index, err) { // halt.go: commit what came before, apply nothing after
+			copy(out[i:], haltResults(logs[i:], f.Halt()))
+			break
 		}
 		if err != nil {
 			b.Close()
@@ -431,6 +458,9 @@ func applyEntry(w kv.Writer, l raftlog.Log, projs []Projection, ctr *archiveCoun
 	entry, err := events.DecodeEntry(l.Data)
 	if err != nil {
 		return reject(w, l.Index, nil, events.Precondition{}, err.Error())
+	}
+	if err := checkKnown(entry); err != nil {
+		return res, nil, err // halt.go: written by a newer ordo; halts the FSM
 	}
 	if entry.Idempotent {
 		if prev, ok, err := lookupCommand(w, entry.CommandID); err != nil {
@@ -590,6 +620,9 @@ const snapshotMagic = "ordo-fsm-1\n"
 // Snapshot implements raftlog.Applier: it captures the whole state store
 // (archive and projections) at the applied index.
 func (f *FSM) Snapshot() (raftlog.Snapshot, error) {
+	if h := f.Halt(); h != nil {
+		return nil, h // a halted store is behind raft's applied index
+	}
 	return &fsmSnapshot{snap: f.store.Snapshot(), index: f.applied.Load()}, nil
 }
 
@@ -623,6 +656,9 @@ func (s *fsmSnapshot) Release() { s.snap.Close() }
 func (f *FSM) Restore(r io.Reader) error {
 	f.applyMu.Lock()
 	defer f.applyMu.Unlock()
+	if h := f.Halt(); h != nil {
+		return h
+	}
 	br := bufio.NewReader(r)
 	hdr := make([]byte, len(snapshotMagic)+8)
 	_, err := io.ReadFull(br, hdr)
@@ -657,6 +693,9 @@ func (f *FSM) Restore(r io.Reader) error {
 	}
 	f.log.Info("restored snapshot", "index", index, "operator_restore", operator)
 	if err := f.load(); err != nil {
+		if errors.Is(err, ErrDowngrade) {
+			return f.haltWith(index, err) // compat.go: a newer ordo's snapshot
+		}
 		return err
 	}
 	if stale := f.Stale(); len(stale) > 0 {

@@ -63,8 +63,9 @@ func TestCheckVersions(t *testing.T) {
 	if _, err := pt.TryNewFSM(fresh, projs...); err != nil {
 		t.Fatalf("FSM over the rebuilt store: %v", err)
 	}
-	if _, err := pt.TryNewFSM(fresh); !errors.Is(err, projections.ErrRebuildNeeded) {
-		t.Fatalf("old version over the rebuilt store: %v, want ErrRebuildNeeded", err)
+	// The older version is a downgrade: refused, not rebuilt (compat.go).
+	if _, err := pt.TryNewFSM(fresh); !errors.Is(err, projections.ErrDowngrade) {
+		t.Fatalf("old version over the rebuilt store: %v, want ErrDowngrade", err)
 	}
 	// Versions survive a reopen.
 	if err := store.Close(); err != nil {
