@@ -2,6 +2,8 @@ package chaos
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -40,6 +42,9 @@ type Cluster struct {
 	servers []*Server
 	net     *Network
 	client  *http.Client
+	// secret is the cluster secret the servers share (and the CLI's
+	// membership commands send), in $ORDO_CLUSTER_SECRET.
+	secret string
 }
 
 // Server is one server process of a Cluster.
@@ -72,7 +77,7 @@ func StartCluster(ctx context.Context, cfg ClusterConfig) (*Cluster, error) {
 	if cfg.Logf == nil {
 		cfg.Logf = func(string, ...any) {}
 	}
-	c := &Cluster{cfg: cfg, client: &http.Client{Transport: newTransport()}}
+	c := &Cluster{cfg: cfg, client: &http.Client{Transport: newTransport()}, secret: newSecret()}
 	var err error
 	if c.net, err = NewNetwork(cfg.Servers); err != nil {
 		return nil, err
@@ -101,7 +106,7 @@ func StartCluster(ctx context.Context, cfg ClusterConfig) (*Cluster, error) {
 			}
 		}
 		s.args = append(s.args, cfg.ExtraArgs...)
-		s.env = os.Environ()
+		s.env = c.Env()
 		if cfg.ServerProcs > 0 {
 			s.env = append(s.env, "GOMAXPROCS="+strconv.Itoa(cfg.ServerProcs))
 		}
@@ -119,6 +124,22 @@ func StartCluster(ctx context.Context, cfg ClusterConfig) (*Cluster, error) {
 		return nil, err
 	}
 	return c, nil
+}
+
+// Env is the environment of a server or of a CLI command talking to the
+// cluster: this process's, with the cluster secret.
+func (c *Cluster) Env() []string {
+	return append(os.Environ(), clusterSecretEnv+"="+c.secret)
+}
+
+// clusterSecretEnv names the variable ordo reads the cluster secret from.
+const clusterSecretEnv = "ORDO_CLUSTER_SECRET"
+
+// newSecret returns a random cluster secret.
+func newSecret() string {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
 }
 
 // Servers returns the cluster's servers.

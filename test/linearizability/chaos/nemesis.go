@@ -141,8 +141,9 @@ func (n *nemesis) inject(ctx context.Context, kind FaultKind) (Fault, error) {
 	case FaultPartition:
 		n.c.net.Isolate(leader.Index)
 	case FaultTransfer:
-		out, err := exec.CommandContext(ctx, n.cfg.Bin, "operator", "raft", "transfer-leadership",
-			"-address", "http://"+leader.HTTP).CombinedOutput()
+		cmd := exec.CommandContext(ctx, n.cfg.Bin, "operator", "raft", "transfer-leadership", "-address", "http://"+leader.HTTP)
+		cmd.Env = n.c.Env()
+		out, err := cmd.CombinedOutput()
 		if err != nil {
 			return f, fmt.Errorf("transfer-leadership: %v: %s", err, out)
 		}
