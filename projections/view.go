@@ -57,6 +57,12 @@ func (v View) TableIndex(table string) (uint64, error) { return v.uint(tableInde
 // AppliedIndex returns the index of the last entry applied.
 func (v View) AppliedIndex() (uint64, error) { return v.uint(appliedKey) }
 
+// RestoredIndex returns the raft index of the last operator restore the
+// state holds (FSM.RestoredAt as of this view), 0 when none. Every table
+// was replaced at that index, so a blocking query reports no index below
+// it: a caller that saw the state before the restore is woken by it.
+func (v View) RestoredIndex() (uint64, error) { return v.uint(restoredKey) }
+
 func (v View) uint(key []byte) (uint64, error) {
 	b, err := v.r.Get(key)
 	if errors.Is(err, kv.ErrNotFound) {

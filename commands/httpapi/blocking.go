@@ -54,7 +54,10 @@ func parseWait(v string) (time.Duration, error) {
 
 // query runs read against a snapshot once the index of any of tables
 // exceeds the request's index, or when its wait runs out, and writes the
-// result with X-Nomad-Index set to that table index. A request for a past
+// result with X-Nomad-Index set to that table index — or to the index of
+// the last operator snapshot restore, when that is later: the restore
+// replaced every table, so a caller blocked at an index it saw before the
+// restore is answered the restored state at once. A request for a past
 // state (at_index, at_time: attime.go) is answered from that state instead.
 func (s *Server) query(w http.ResponseWriter, r *http.Request, tables []string, read func(v projections.View) (any, error)) {
 	res, index, err := s.answer(w, r, tables, read)
@@ -106,7 +109,11 @@ func (s *Server) block(ctx context.Context, bp blockingParams, tables []string, 
 		}
 		snap := s.cfg.FSM.Store().Snapshot()
 		v := projections.NewView(snap)
-		var index uint64
+		index, err := v.RestoredIndex() // a restore replaced every table
+		if err != nil {
+			snap.Close()
+			return nil, 0, err
+		}
 		for _, t := range tables {
 			ti, err := v.TableIndex(t)
 			if err != nil {

@@ -13,7 +13,9 @@ import (
 // table (projections.WatchKeys): its index is that row's modify index, and
 // it wakes only when that key changes — a node's long-poll for its own
 // allocations does not wake on every allocation change in the cluster. A
-// key never written answers index 1, so the next query waits for it.
+// key never written answers index 1, so the next query waits for it. A
+// key unchanged since an operator's snapshot restore answers the
+// restore's index (View.RestoredIndex): the restore replaced it.
 func (s *Server) blockOnKey(ctx context.Context, bp blockingParams, table, key string, read func(v projections.View) (any, error)) (any, uint64, error) {
 	var deadline <-chan time.Time
 	if bp.index > 0 {
@@ -29,7 +31,12 @@ func (s *Server) blockOnKey(ctx context.Context, bp blockingParams, table, key s
 		ch := notify.Table(projections.KeyTopic(table, key))
 		snap := s.cfg.FSM.Store().Snapshot()
 		v := projections.NewView(snap)
-		index := uint64(1)
+		index, err := v.RestoredIndex() // a restore replaced every key (View.RestoredIndex)
+		if err != nil {
+			snap.Close()
+			return nil, 0, err
+		}
+		index = max(index, 1)
 		row, err := v.Get(table, key)
 		switch {
 		case err == nil:
