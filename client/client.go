@@ -64,8 +64,12 @@ type entry struct {
 	modifyIndex uint64
 	// jobVersion is the job version the runner runs.
 	jobVersion uint64
-	// gone marks an allocation the servers no longer list.
-	gone bool
+	// refused marks an allocation whose update the servers refused (they
+	// do not have it): its state is no longer sent.
+	refused bool
+	// removing marks an allocation the servers no longer list: its tasks
+	// are killed and gc removes it once they are dead (orphans.go).
+	removing bool
 }
 
 // New returns a client for cfg: it opens the state directory and reads

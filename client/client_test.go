@@ -114,7 +114,12 @@ func startClient(t *testing.T, cfg client.Config) (*client.Client, func()) {
 	t.Helper()
 	cfg.NodeName = "test-node"
 	cfg.UpdateInterval, cfg.RetryMin, cfg.RetryMax = 20*time.Millisecond, 50*time.Millisecond, 500*time.Millisecond
-	cfg.WatchWait, cfg.Logger = 30*time.Second, quiet()
+	if cfg.WatchWait == 0 {
+		cfg.WatchWait = 30 * time.Second
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = quiet()
+	}
 	c, err := client.New(cfg)
 	if err != nil {
 		t.Fatal(err)

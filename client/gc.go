@@ -8,7 +8,8 @@ import (
 )
 
 // gc removes the directory and record of terminal allocations: at once
-// for those the servers no longer list, and beyond the newest
+// for those the servers no longer list (or refused an update of), and
+// beyond the newest
 // GCMaxAllocs for the rest. An allocation whose final state the servers
 // have not acknowledged is kept.
 func (c *Client) gc() {
@@ -21,11 +22,16 @@ func (c *Client) gc() {
 	var keep []cand
 	var remove []*allocrunner.Runner
 	for id, e := range c.mu.runners {
-		if c.mu.dirty[id] || !e.r.Terminal() || !isDone(e.r) {
+		if !e.r.Terminal() || !isDone(e.r) {
 			continue
 		}
-		if e.gone {
+		// The servers no longer list it (or refused its update): there is
+		// nothing left to deliver.
+		if e.removing || e.refused && !c.mu.dirty[id] {
 			remove = append(remove, e.r)
+			continue
+		}
+		if c.mu.dirty[id] {
 			continue
 		}
 		keep = append(keep, cand{id, e, e.r.Alloc().CreateTime})
@@ -40,6 +46,7 @@ func (c *Client) gc() {
 	}
 	for _, r := range remove {
 		delete(c.mu.runners, r.ID())
+		delete(c.mu.dirty, r.ID())
 		c.mu.destroyed[r.ID()] = true
 	}
 	c.mu.Unlock()

@@ -11,6 +11,7 @@ type metrics struct {
 	heartbeatSeconds  prometheus.Histogram
 	heartbeatFailures prometheus.Counter
 	watchFailures     prometheus.Counter
+	allocsRemoved     prometheus.Counter
 }
 
 func newMetrics(c *Client) *metrics {
@@ -31,10 +32,12 @@ func newMetrics(c *Client) *metrics {
 		heartbeatSeconds:  hist("heartbeat_seconds", "Latency of successful register and heartbeat calls."),
 		heartbeatFailures: prometheus.NewCounter(prometheus.CounterOpts(opts("heartbeat_failures_total", "Failed register and heartbeat calls."))),
 		watchFailures:     prometheus.NewCounter(prometheus.CounterOpts(opts("watch_failures_total", "Failed allocation watch queries."))),
+		allocsRemoved: prometheus.NewCounter(prometheus.CounterOpts(opts("allocs_removed_total",
+			"Allocations killed and removed because the servers no longer list them."))),
 	}
 }
 
 func (m *metrics) collectors() []prometheus.Collector {
 	return []prometheus.Collector{m.runners, m.updateQueue, m.updateSeconds, m.updateFailures,
-		m.heartbeatSeconds, m.heartbeatFailures, m.watchFailures}
+		m.heartbeatSeconds, m.heartbeatFailures, m.watchFailures, m.allocsRemoved}
 }

@@ -75,7 +75,7 @@ func (c *Client) sendUpdates(ctx context.Context) (sent bool, err error) {
 	force := c.mu.force
 	ids := make([]string, 0, len(c.mu.dirty))
 	for id := range c.mu.dirty {
-		if _, ok := c.mu.runners[id]; ok {
+		if e, ok := c.mu.runners[id]; ok && !e.removing {
 			ids = append(ids, id)
 		} else {
 			delete(c.mu.dirty, id)
@@ -113,7 +113,7 @@ func (c *Client) sendUpdates(ctx context.Context) (sent bool, err error) {
 				c.mu.Lock()
 				delete(c.mu.dirty, ids[i])
 				if e, ok := c.mu.runners[ids[i]]; ok {
-					e.gone = true
+					e.refused = true
 				}
 				c.mu.Unlock()
 			}

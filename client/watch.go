@@ -10,16 +10,36 @@ import (
 )
 
 // watchLoop watches the node's allocations with the blocking query and
-// reconciles the runners with each answer: new allocations start, changed
-// ones are updated (a stop kills them), and allocations the servers no
-// longer list are killed and removed.
+// reconciles the runners with each answer it can trust (decideWatch): new
+// allocations start, changed ones are updated (a stop kills them), and
+// allocations the servers no longer list are killed and removed. An
+// answer older than what the client already acted on changes nothing.
 func (c *Client) watchLoop(ctx, runCtx context.Context) {
+	var cur watchCursor
+	if seen, err := c.store.WatchIndex(); err != nil {
+		c.log.Error("cannot read the stored watch index; starting from none", "err", err)
+	} else {
+		cur.Seen = seen
+	}
 	var index uint64
 	failures := 0
 	for ctx.Err() == nil {
 		list, next, err := c.api.Allocations(ctx, c.id, index, c.cfg.WatchWait)
+		if err == nil && next == 0 {
+			err = errNoIndex
+		}
 		if err == nil {
-			err = c.syncAllocs(ctx, runCtx, list)
+			var d watchDecision
+			d, err = c.watched(ctx, runCtx, cur, list, next)
+			if d.Cursor.Seen != cur.Seen {
+				if perr := c.store.PutWatchIndex(d.Cursor.Seen); perr != nil {
+					c.log.Error("cannot store the watch index", "index", d.Cursor.Seen, "err", perr)
+				}
+			}
+			cur = d.Cursor
+			if err == nil {
+				index = d.Query
+			}
 		}
 		if err != nil {
 			if ctx.Err() != nil {
@@ -35,11 +55,45 @@ func (c *Client) watchLoop(ctx, runCtx context.Context) {
 			continue // with the same index: the next answer comes at once
 		}
 		failures = 0
-		if next < index {
-			next = 0 // the servers' index went back (state rebuilt): start over
-		}
-		index = next
 	}
+}
+
+// errNoIndex is the error of an allocation list answered without an
+// X-Nomad-Index: it cannot be ordered against earlier answers.
+var errNoIndex = errors.New("client: allocation list answered without an index")
+
+// watched acts on one answer of the allocation watch as decideWatch
+// says: a trusted answer is synced, an untrusted one only logged.
+func (c *Client) watched(ctx, runCtx context.Context, cur watchCursor, list []serverapi.Alloc, index uint64) (watchDecision, error) {
+	listed := make([]string, len(list))
+	for i := range list {
+		listed[i] = list[i].ID
+	}
+	d := decideWatch(cur, watchAnswer{Index: index, Listed: listed}, c.localAllocs())
+	switch {
+	case !d.Trusted:
+		c.log.Warn("servers answered an older allocation list than the client acted on; not acting on it",
+			"index", index, "seen", cur.Seen, "listed", len(list))
+		return d, nil
+	case index < cur.Seen:
+		c.log.Warn("servers answered an older allocation list twice in a row; following it",
+			"index", index, "seen", cur.Seen, "listed", len(list))
+	}
+	return d, c.syncAllocs(ctx, runCtx, list, d.Remove, index)
+}
+
+// localAllocs returns the ids of the allocations the client runs or
+// keeps, but those it is already removing.
+func (c *Client) localAllocs() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ids := make([]string, 0, len(c.mu.runners))
+	for id, e := range c.mu.runners {
+		if !e.removing {
+			ids = append(ids, id)
+		}
+	}
+	return ids
 }
 
 // jobKey names a job version.
@@ -49,8 +103,8 @@ type jobKey struct {
 }
 
 // syncAllocs reconciles the runners with the servers' list of the node's
-// allocations.
-func (c *Client) syncAllocs(ctx, runCtx context.Context, list []serverapi.Alloc) error {
+// allocations at index, and destroys those of remove (decideWatch).
+func (c *Client) syncAllocs(ctx, runCtx context.Context, list []serverapi.Alloc, remove []string, index uint64) error {
 	jobs := map[jobKey]*events.Job{}
 	job := func(a *events.Allocation) (*events.Job, error) {
 		k := jobKey{a.Namespace, a.JobID, a.JobVersion}
@@ -88,7 +142,7 @@ func (c *Client) syncAllocs(ctx, runCtx context.Context, list []serverapi.Alloc)
 			}
 			e.r.Update(a.Allocation, j)
 			c.mu.Lock()
-			e.modifyIndex, e.gone = a.AllocModifyIndex, false
+			e.modifyIndex, e.refused = a.AllocModifyIndex, false
 			if j != nil {
 				e.jobVersion = j.Version
 			}
@@ -132,26 +186,15 @@ func (c *Client) syncAllocs(ctx, runCtx context.Context, list []serverapi.Alloc)
 			c.wakeUpdates()
 		}
 	}
-	// Allocations the servers no longer list were collected there: kill
-	// and remove them. Forget removed ones the servers forgot too.
+	// Forget removed allocations the servers forgot too.
 	c.mu.Lock()
-	var gone []*entry
-	for id, e := range c.mu.runners {
-		if !listed[id] && !e.gone {
-			e.gone = true
-			gone = append(gone, e)
-		}
-	}
 	for id := range c.mu.destroyed {
 		if !listed[id] {
 			delete(c.mu.destroyed, id)
 		}
 	}
 	c.mu.Unlock()
-	for _, e := range gone {
-		c.log.Info("allocation no longer on the servers; removing it", "alloc_id", e.r.ID())
-		e.r.Kill(events.TaskEvent{Type: events.TaskEventKilling, Message: "allocation removed by the servers"}, false)
-	}
+	c.destroy(remove, index)
 	c.gc()
 	if len(errs) > 0 {
 		return fmt.Errorf("sync allocations: %w", errors.Join(errs...))
