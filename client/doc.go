@@ -20,7 +20,11 @@
 //   - watch: the blocking query /v1/client/:id/allocations; new
 //     allocations get a runner (with their job version), changed ones are
 //     passed to theirs (a stop kills the tasks), and allocations the
-//     servers no longer list are killed and removed.
+//     servers no longer list are killed and removed (orphans.go). Only an
+//     answer at or past the newest index the client acted on (kept in
+//     the state directory) is acted on: a failed call or an older state
+//     (a server behind) destroys nothing, and a second older answer in a
+//     row is believed (decideWatch, a pure function).
 //   - updates: changes are coalesced for UpdateInterval and sent to
 //     /v1/client/:id/allocs; failures are retried with backoff; an
 //     allocation leaves the queue only when the state the servers
@@ -47,6 +51,9 @@
 //     client that stops leaves its tasks running unless DestroyOnShutdown.
 //   - The latest state of every allocation reaches the servers once they
 //     are reachable, unless they no longer have the allocation.
+//   - An allocation is destroyed for being absent only from an answer at
+//     or past every index the client acted on before, or from the second
+//     older answer in a row.
 //   - Time comes from Config.Clock; jitter from a generator seeded by
 //     Config.Seed or the node id.
 package client

@@ -10,6 +10,7 @@
 // Under the client's data directory:
 //
 //	client/node-id              the node's id, minted on first start
+//	client/watch-index          the newest index of the servers' allocation list acted on
 //	client/allocs/<alloc>.json  one record per allocation (Alloc)
 //
 // Each record is JSON, replaced atomically: written to a temporary file in
@@ -23,6 +24,8 @@
 //	err = st.PutAlloc(rec)
 //	recs, bad, err := st.Allocs()
 //	err = st.DeleteAlloc(allocID)
+//	seen, err := st.WatchIndex()
+//	err = st.PutWatchIndex(seen)
 //
 // # Concurrency
 //
