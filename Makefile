@@ -9,7 +9,7 @@ FUZZTIME ?= 10s
 PGO      ?= pgo/rebuild.pgo
 PGOFLAG  := $(if $(PGO),-pgo=$(PGO),-pgo=off)
 
-.PHONY: all build run test fmt-check vet unit bench fuzz pgo clean
+.PHONY: all build run test fmt-check vet unit bench chaos fuzz pgo clean
 
 all: build
 
@@ -37,6 +37,12 @@ unit:
 bench:
 	$(GO) run $(PGOFLAG) ./tools/bench $(BENCHFLAGS)
 	$(GO) test $(PGOFLAG) -run '^$$' -bench . -benchtime 2s ./events/ ./storage/raftstore/ ./projections/ ./commands/acl/ ./commands/variables/ ./history/timetravel/
+
+# The long linearizability run (test/linearizability): 24 faults on the
+# leader (kill, pause, partition, transfer) under six clients and at least
+# 10,000 operations, checked with porcupine; prints its figures.
+chaos:
+	ORDO_CHAOS=1 $(GO) test -count=1 -timeout 45m -run '^TestLinearizable$$' -v ./test/linearizability
 
 # A short pass of every fuzz target.
 fuzz:

@@ -47,12 +47,13 @@ func TestLinearizable(t *testing.T) {
 			os.RemoveAll(dir)
 		}
 	})
-	cfg := chaos.Config{Bin: bin, Dir: dir, Faults: 3, ServerProcs: 1, Hogs: 1, Logf: t.Logf}
+	cfg := chaos.ShortConfig(bin, dir)
 	budget, checkTimeout := 3*time.Minute, time.Minute
 	if long() {
-		cfg.Faults, cfg.MinOps = 24, 10000
+		cfg = chaos.LongConfig(bin, dir)
 		budget, checkTimeout = 30*time.Minute, 10*time.Minute
 	}
+	cfg.Logf = t.Logf
 	ctx, cancel := context.WithTimeout(context.Background(), budget)
 	defer cancel()
 	res, err := chaos.Run(ctx, cfg)

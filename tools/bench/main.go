@@ -11,7 +11,10 @@
 // 1,000,000 scheduling events (tools/bench/rebuild.go). The mirror
 // figures mirror 1,000,000 archived events to kfake from cold, and measure
 // the lag under 5,000 writes/s and writes with and without the mirror
-// (tools/bench/mirror.go).
+// (tools/bench/mirror.go). The chaos figures are those of the long
+// linearizability run (test/linearizability, `make chaos`): operations,
+// failovers, unknown outcomes and the unavailability after each kind of
+// leader fault (tools/bench/chaos.go).
 //
 // Usage:
 //
@@ -49,7 +52,7 @@ func main() {
 	duration := flag.Duration("duration", 10*time.Second, "how long each load runs")
 	replay := flag.Int("replay", 200000, "events in the archive for the apply and replay figures")
 	addr := flag.String("addr", "", "load this server's HTTP address instead of starting servers")
-	only := flag.String("only", "", "run only these, comma-separated: load1, load3, apply, replay, export, history, rebuild, rebuild-scratch, rebuild-online, rebuild-writes, snapshot, timetravel, c1m, simfleet, simfleet-fast, c1m-http, mirror, evaldelete, rotation, launcher, csi")
+	only := flag.String("only", "", "run only these, comma-separated: load1, load3, apply, replay, export, history, rebuild, rebuild-scratch, rebuild-online, rebuild-writes, snapshot, timetravel, c1m, simfleet, simfleet-fast, c1m-http, mirror, evaldelete, rotation, launcher, csi, chaos")
 	nodes := flag.Int("nodes", 0, "simulated nodes (0: 5000 for c1m, 10000 for simfleet, simfleet-fast and c1m-http)")
 	jobs := flag.Int("jobs", 0, "jobs for c1m and c1m-http (0: 100 for c1m, 5 for c1m-http)")
 	perJob := flag.Int("per-job", 1000, "allocations per job for c1m and c1m-http")
@@ -62,6 +65,8 @@ func main() {
 	evalDeleteWriters := flag.Int("evaldelete-writers", 8, "concurrent writers (closed loop: each writes again as soon as answered) during the evaldelete figures")
 	launcherN := flag.Int("launcher-requests", 10000, "node requests the launcher figures create over 3 sim providers")
 	csiN := flag.Int("csi-volumes", 1000, "per-alloc volumes the csi figures claim and release")
+	chaosFaults := flag.Int("chaos-faults", 24, "leader faults of the chaos figures (test/linearizability's long run)")
+	chaosOps := flag.Int("chaos-ops", 10000, "operations the chaos figures' history holds at least")
 	rotationN := flag.Int("rotation-variables", 100000, "variables the rotation figures seed and re-encrypt with rotate -full")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile here")
 	rebuildN := flag.Int("rebuild-events", 1_000_000, "events in the generated history of the rebuild and timetravel figures")
@@ -122,6 +127,8 @@ func main() {
 		run("rotation", func() ([]row, error) { return rotationRows(*rotationN) }) // rotation.go
 		run("launcher", func() ([]row, error) { return launcherRows(*launcherN) }) // launcher.go
 		run("csi", func() ([]row, error) { return csiRows(*csiN) })                // csi.go
+		// chaos.go: the figures of test/linearizability's long run
+		run("chaos", func() ([]row, error) { return chaosRows(*chaosFaults, *chaosOps) })
 	}
 	printTable(rows)
 }

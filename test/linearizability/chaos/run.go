@@ -26,7 +26,7 @@ type Config struct {
 	// Clients is how many workload clients run at once; default 6.
 	Clients int
 	// Variables is how many variables the clients share; Jobs how many
-	// jobs. Defaults 3 and 1.
+	// jobs. Both 0: 3 variables and 1 job.
 	Variables, Jobs int
 	// Faults is how many faults the run brings, in the order of Kinds
 	// (default kill, pause, partition, and transfer when the binary has
@@ -56,15 +56,25 @@ type Config struct {
 	Logf func(format string, args ...any)
 }
 
+// ShortConfig is the run `make test` makes: six faults (every kind at
+// least once), servers with GOMAXPROCS=1 beside a CPU hog; about a minute
+// on a two-core machine.
+func ShortConfig(bin, dir string) Config {
+	return Config{Bin: bin, Dir: dir, Faults: 6, ServerProcs: 1, Hogs: 1}
+}
+
+// LongConfig is the run of `make chaos` and `make bench`'s chaos figures:
+// 24 faults and at least 10,000 operations, under the same load.
+func LongConfig(bin, dir string) Config {
+	return Config{Bin: bin, Dir: dir, Faults: 24, MinOps: 10000, ServerProcs: 1, Hogs: 1}
+}
+
 func (c *Config) defaults() {
 	if c.Clients == 0 {
 		c.Clients = 6
 	}
-	if c.Variables == 0 {
-		c.Variables = 3
-	}
-	if c.Jobs == 0 {
-		c.Jobs = 1
+	if c.Variables == 0 && c.Jobs == 0 {
+		c.Variables, c.Jobs = 3, 1
 	}
 	if len(c.Kinds) == 0 {
 		c.Kinds = []FaultKind{FaultKill, FaultPause, FaultPartition}

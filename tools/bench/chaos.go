@@ -1,0 +1,55 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/anishathalye/porcupine"
+
+	"github.com/ordoplane/ordo/test/linearizability/chaos"
+)
+
+// chaosRows are the figures of the long linearizability run (the harness
+// of test/linearizability, as `make chaos` runs it): three servers in
+// child processes, six clients, faults on the leader in turn (kill,
+// pause, partition, and a graceful transfer when the binary has it).
+// They are the operations, failovers, operations with unknown outcome and,
+// per kind of fault, the unavailability (from the fault to the first
+// acknowledged write) p50, p99 and max. A history porcupine finds not
+// linearizable is an error naming its visualization.
+func chaosRows(faults, minOps int) ([]row, error) {
+	dir, err := os.MkdirTemp("", "ordo-bench-chaos-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	bin, err := chaos.BuildBinary(dir)
+	if err != nil {
+		return nil, err
+	}
+	cfg := chaos.LongConfig(bin, filepath.Join(dir, "run"))
+	cfg.Faults, cfg.MinOps = faults, minOps
+	cfg.Logf = func(format string, args ...any) { fmt.Fprintf(os.Stderr, "bench chaos: "+format+"\n", args...) }
+	ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
+	defer cancel()
+	res, err := chaos.Run(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprint(os.Stderr, res.Summary())
+	v, err := res.Check(10*time.Minute, os.TempDir())
+	if err != nil {
+		return nil, err
+	}
+	if v.Result != porcupine.Ok {
+		return nil, fmt.Errorf("history of %d operations: %s; visualization %s\n%s", len(res.History), v.Result, v.HTML, v.Explanation)
+	}
+	var rows []row
+	for _, f := range res.Figures() {
+		rows = append(rows, row{"chaos: " + f.Name, f.Value, f.Unit})
+	}
+	return rows, nil
+}
