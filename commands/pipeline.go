@@ -55,6 +55,38 @@ type Outcome struct {
 	Index uint64
 	// Duplicate reports a command id that had already been applied.
 	Duplicate bool
+	// Time is the leader time of the entry the command committed in (Unix
+	// nanoseconds); zero for a duplicate or when nothing was appended.
+	Time int64
+	// Rows are the rows an Answered command asked for, as its own entry
+	// left them; empty for a duplicate or when nothing was appended.
+	Rows []projections.AnsweredRow
+}
+
+// Answered is a Command whose answer shows rows it writes: the pipeline
+// has them read back as the command's own entry left them (Outcome.Rows),
+// never re-read later, when a later write may have changed them.
+type Answered interface {
+	Command
+	// AnswerRows names the rows the answer shows.
+	AnswerRows() []projections.RowRef
+}
+
+// Answers reads back the rows of an Answered command's entry; the FSM
+// implements it.
+type Answers interface {
+	ExpectAnswer(commandID string, refs []projections.RowRef) (done func())
+}
+
+// Leader tells whether this server's state may be decided and answered
+// from; the raft node implements it.
+type Leader interface {
+	// AwaitReady returns once this server leads and has applied every
+	// entry of earlier terms.
+	AwaitReady(ctx context.Context) error
+	// ConsistentRead returns once a quorum confirmed this server still
+	// leads, through a round begun after the call.
+	ConsistentRead(ctx context.Context) error
 }
 
 // Proposer appends an encoded entry and returns the FSM's result; the raft
@@ -70,6 +102,8 @@ type Pipeline struct {
 	applied func() uint64
 	clock   func() time.Time
 	ids     IDs
+	leader  Leader
+	answers Answers
 	logger  *slog.Logger
 	latency *prometheus.HistogramVec
 	reg     prometheus.Registerer
@@ -93,6 +127,13 @@ type PipelineConfig struct {
 	Clock func() time.Time
 	// IDs mints ids; default ksuid.
 	IDs IDs
+	// Leader, when set, gates decisions: a command is decided only once
+	// this server leads with every earlier entry applied, and an answer
+	// taken from the state alone (a refusal, or nothing to append) only
+	// once leadership is confirmed. Nil checks nothing (tests, replay).
+	Leader Leader
+	// Answers, when set, reads an Answered command's rows back at apply.
+	Answers Answers
 	// Logger; default slog.Default().
 	Logger *slog.Logger
 	// Registerer receives the command latency metric; nil registers none.
@@ -113,7 +154,8 @@ func NewPipeline(cfg PipelineConfig) (*Pipeline, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	p := &Pipeline{log: cfg.Log, store: cfg.Store, applied: cfg.Applied, clock: cfg.Clock, ids: cfg.IDs, logger: cfg.Logger, reg: cfg.Registerer}
+	p := &Pipeline{log: cfg.Log, store: cfg.Store, applied: cfg.Applied, clock: cfg.Clock, ids: cfg.IDs,
+		leader: cfg.Leader, answers: cfg.Answers, logger: cfg.Logger, reg: cfg.Registerer}
 	p.latency = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name: "ordo_command_seconds", Help: "Time to run a command from decode to applied, by command and result.",
 		Buckets: prometheus.ExponentialBuckets(0.0001, 2, 16)}, []string{"command", "result"})
@@ -162,6 +204,11 @@ func (p *Pipeline) run(ctx context.Context, name string, req Request, c Command)
 	if err := c.Validate(); err != nil {
 		return Outcome{}, err
 	}
+	if p.leader != nil {
+		if err := p.leader.AwaitReady(ctx); err != nil {
+			return Outcome{}, noLeader(err)
+		}
+	}
 	snap := p.store.Snapshot()
 	v := projections.NewView(snap)
 	var hash string
@@ -178,10 +225,16 @@ func (p *Pipeline) run(ctx context.Context, name string, req Request, c Command)
 	now := p.clock().UTC()
 	dec, err := c.Decide(v, now, p.ids)
 	snap.Close()
-	if err != nil {
-		return Outcome{}, err
-	}
-	if len(dec.Events) == 0 {
+	if err != nil || len(dec.Events) == 0 {
+		// Answered from the state alone: only while it is still current.
+		if p.leader != nil {
+			if cerr := p.leader.ConsistentRead(ctx); cerr != nil {
+				return Outcome{}, noLeader(cerr)
+			}
+		}
+		if err != nil {
+			return Outcome{}, err
+		}
 		return Outcome{Index: p.applied()}, nil
 	}
 	entry := events.Entry{Time: now.UnixNano(), CommandID: req.CommandID, Idempotent: req.CommandID != "",
@@ -200,12 +253,16 @@ func (p *Pipeline) run(ctx context.Context, name string, req Request, c Command)
 	if err != nil {
 		return Outcome{}, err
 	}
+	if a, ok := c.(Answered); ok && p.answers != nil {
+		done := p.answers.ExpectAnswer(entry.CommandID, a.AnswerRows())
+		defer done()
+	}
 	resp, _, err := p.log.Append(ctx, data)
 	if err != nil {
 		if errors.Is(err, raftlog.ErrNotLeader) || errors.Is(err, raftlog.ErrShutdown) ||
 			errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
 			// The outcome is unknown: a retry with the same idempotency key is safe.
-			return Outcome{}, fmt.Errorf("%w: %v", ErrNoLeader, err)
+			return Outcome{}, noLeader(err)
 		}
 		return Outcome{}, err
 	}
@@ -226,8 +283,28 @@ func requestHash(name string, c Command) string {
 	return hex.EncodeToString(h.Sum(nil)[:16])
 }
 
+// Answered returns the row at table and key of an Answered command's
+// outcome: ok is false when the outcome has none (a duplicate).
+func (o Outcome) Answered(table, key string) (row projections.AnsweredRow, ok bool) {
+	for _, r := range o.Rows {
+		if r.Table == table && r.Key == key {
+			return r, true
+		}
+	}
+	return projections.AnsweredRow{}, false
+}
+
+// noLeader reports that this server cannot answer as the leader: the
+// client retries, on this server or another.
+func noLeader(err error) error {
+	if errors.Is(err, ErrNoLeader) {
+		return err
+	}
+	return fmt.Errorf("%w: %v", ErrNoLeader, err)
+}
+
 func outcome(res projections.Result) (Outcome, error) {
-	out := Outcome{Index: res.Index, Duplicate: res.Duplicate}
+	out := Outcome{Index: res.Index, Duplicate: res.Duplicate, Time: res.Time, Rows: res.Rows}
 	var re *projections.RejectedError
 	if errors.As(res.Err, &re) {
 		return out, &ConflictError{Precondition: re.Precondition, Reason: re.Reason}

@@ -52,7 +52,9 @@ type FSM struct {
 	prepared func()
 	// onCommit, guarded by applyMu, is told of each batch Apply commits.
 	onCommit CommitHook
-	mu       struct {
+	// answers are the rows this server's proposals are answered with (answer.go).
+	answers answers
+	mu      struct {
 		sync.Mutex
 		// stale must be rebuilt before the first Apply.
 		stale []Stale
@@ -342,7 +344,7 @@ func (f *FSM) Apply(logs []raftlog.Log) []any {
 		if f.clock != nil {
 			entryStart = f.clock()
 		}
-		res, tables, err := applyEntry(b, l, f.projs, &ctr)
+		res, tables, err := applyEntry(b, l, f.projs, &ctr, f.answers.wanted)
 		if f.clock != nil {
 			d := f.clock().Sub(entryStart)
 			f.metrics.observeEntry(d)
@@ -453,7 +455,8 @@ type rejection struct {
 // applyEntry applies one entry into w and returns its result and the tables
 // it changed. An error is a storage failure; an entry that cannot apply is a
 // recorded rejection in the result.
-func applyEntry(w kv.Writer, l raftlog.Log, projs []Projection, ctr *archiveCounters) (Result, []string, error) {
+// want names the rows to read back into the result for a command id (answer.go).
+func applyEntry(w kv.Writer, l raftlog.Log, projs []Projection, ctr *archiveCounters, want func(commandID string) []RowRef) (Result, []string, error) {
 	res := Result{Index: l.Index}
 	entry, err := events.DecodeEntry(l.Data)
 	if err != nil {
@@ -508,6 +511,12 @@ func applyEntry(w kv.Writer, l raftlog.Log, projs []Projection, ctr *archiveCoun
 	}
 	if entry.Idempotent {
 		if err := recordCommand(w, entry.CommandID, commandRecord{Index: l.Index, Hash: entry.RequestHash}); err != nil {
+			return res, nil, err
+		}
+	}
+	res.Time = entry.Time
+	if refs := want(entry.CommandID); len(refs) > 0 {
+		if res.Rows, err = readAnswer(tx, refs); err != nil {
 			return res, nil, err
 		}
 	}

@@ -54,7 +54,7 @@ func TestApplyArchivesAndStamps(t *testing.T) {
 	e.Time = 1234
 	e.Actor = "alice"
 	res := pt.ApplyOne(t, f, 5, e)
-	if res != (projections.Result{Index: 5}) {
+	if !reflect.DeepEqual(res, projections.Result{Index: 5, Time: 1234}) {
 		t.Fatalf("result %+v", res)
 	}
 	if f.Applied() != 5 || pt.AppliedIndex(t, store) != 5 {
@@ -214,7 +214,7 @@ func TestDuplicateCommandID(t *testing.T) {
 
 	// A retry (possibly re-decided, so with other events) of cmd-1.
 	res := pt.ApplyOne(t, f, 2, pt.Entry(t, "cmd-1", upsert("b")))
-	if res != (projections.Result{Index: 1, Duplicate: true}) {
+	if !reflect.DeepEqual(res, projections.Result{Index: 1, Duplicate: true}) {
 		t.Fatalf("duplicate = %+v, want index 1, Duplicate", res)
 	}
 	if pt.ArchiveLen(t, store) != 1 {
@@ -235,7 +235,7 @@ func TestDuplicateCommandID(t *testing.T) {
 		pt.Log(t, 3, pt.Entry(t, "cmd-2", upsert("c"))),
 		pt.Log(t, 4, pt.Entry(t, "cmd-2", upsert("d"))),
 		pt.Log(t, 5, pt.Entry(t, "cmd-3", upsert("e"))))
-	want := []projections.Result{{Index: 3}, {Index: 3, Duplicate: true}, {Index: 5}}
+	want := []projections.Result{{Index: 3, Time: pt.LeaderTime}, {Index: 3, Duplicate: true}, {Index: 5, Time: pt.LeaderTime}}
 	if !reflect.DeepEqual(rs, want) {
 		t.Fatalf("results %+v, want %+v", rs, want)
 	}

@@ -10,4 +10,9 @@ type Result struct {
 	Duplicate bool
 	// Err is a *RejectedError when a precondition failed.
 	Err error
+	// Time is the entry's leader time (Unix nanoseconds); zero for a duplicate.
+	Time int64
+	// Rows are the rows the proposer asked for (FSM.ExpectAnswer), as this
+	// entry left them; empty for a duplicate or a rejection.
+	Rows []AnsweredRow
 }

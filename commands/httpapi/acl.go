@@ -109,12 +109,20 @@ func tokenJSON(v projections.View, t *acls.Token, secret string) aclTokenJSON {
 	return out
 }
 
-// readToken reads the token just written, for a write's answer.
-func (s *Server) readToken(accessor, secret string) (aclTokenJSON, error) {
+// readToken is a token write's answer: the token as the write's own entry
+// left it (commands.Answered); a retry of an applied write (no rows)
+// reads it as it is now.
+func (s *Server) readToken(out commands.Outcome, accessor, secret string) (aclTokenJSON, error) {
 	snap := s.cfg.FSM.Store().Snapshot()
 	defer snap.Close()
 	v := projections.NewView(snap)
-	t, err := acls.GetToken(v, accessor)
+	var t *acls.Token
+	var err error
+	if row, ok := out.Answered(acls.TableTokens, accessor); ok && row.Found {
+		t, err = acls.TokenFromRow(v, row.Row)
+	} else {
+		t, err = acls.GetToken(v, accessor)
+	}
 	if err != nil {
 		return aclTokenJSON{}, err
 	}
@@ -163,7 +171,7 @@ func (s *Server) aclBootstrap(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) answerToken(w http.ResponseWriter, out commands.Outcome, accessor, secret string) {
-	t, err := s.readToken(accessor, secret)
+	t, err := s.readToken(out, accessor, secret)
 	if err != nil {
 		writeError(w, err)
 		return
@@ -521,9 +529,14 @@ func (s *Server) aclUpsertRole(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	snap := s.cfg.FSM.Store().Snapshot()
-	defer snap.Close()
-	ro, err := acls.GetRole(projections.NewView(snap), cmd.Result())
+	var ro *acls.Role
+	if row, ok := out.Answered(acls.TableRoles, cmd.Result()); ok && row.Found {
+		ro, err = acls.RoleFromRow(row.Row) // as this write left it
+	} else {
+		snap := s.cfg.FSM.Store().Snapshot()
+		ro, err = acls.GetRole(projections.NewView(snap), cmd.Result())
+		snap.Close()
+	}
 	if err != nil {
 		writeError(w, err)
 		return

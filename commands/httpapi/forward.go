@@ -79,10 +79,14 @@ func (f *forwarder) forward(w http.ResponseWriter, r *http.Request) {
 }
 
 // leader answers h on the leader, forwards it from a follower, and answers
-// reads locally when ?stale is set.
+// reads locally when ?stale is set. A default read is answered only once
+// the leader has confirmed its state is current (raftlog.Node.ConsistentRead):
+// it then reflects every write acknowledged before it began, whichever
+// server took the write. Writes are gated in the command pipeline.
 func (s *Server) leader(h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodGet && isStale(r) {
+		read := r.Method == http.MethodGet || r.Method == http.MethodHead
+		if read && isStale(r) {
 			s.setLeaderHeaders(w)
 			h(w, r)
 			return
@@ -90,6 +94,16 @@ func (s *Server) leader(h http.HandlerFunc) http.HandlerFunc {
 		if !s.node.IsLeader() {
 			s.fwd.forward(w, r)
 			return
+		}
+		if read && !s.cfg.UnconfirmedReads {
+			if err := s.node.ConsistentRead(r.Context()); err != nil {
+				if errors.Is(err, raftlog.ErrNotLeader) && !s.node.IsLeader() {
+					s.fwd.forward(w, r) // deposed meanwhile: the new leader answers
+					return
+				}
+				writeError(w, fmt.Errorf("%w: %v", commands.ErrNoLeader, err))
+				return
+			}
 		}
 		s.setLeaderHeaders(w)
 		h(w, r)

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"strings"
@@ -18,6 +19,9 @@ type raftNode interface {
 	LastContact() time.Time
 	Servers() ([]raftlog.Server, error)
 	Stats() map[string]string
+	// ConsistentRead returns once this server's state reflects every
+	// write acknowledged before the call (raftlog.Node.ConsistentRead).
+	ConsistentRead(ctx context.Context) error
 }
 
 var _ raftNode = (*raftlog.Node)(nil)
@@ -33,6 +37,9 @@ type readOnlyNode struct {
 func (readOnlyNode) IsLeader() bool             { return true }
 func (n readOnlyNode) Leader() (string, string) { return n.self.ID, n.self.RaftAddr }
 func (readOnlyNode) LastContact() time.Time     { return time.Time{} }
+
+// ConsistentRead: nothing writes a read-only server's store.
+func (readOnlyNode) ConsistentRead(context.Context) error { return nil }
 func (n readOnlyNode) Servers() ([]raftlog.Server, error) {
 	return []raftlog.Server{{ID: n.self.ID, Address: n.self.RaftAddr, Voter: true}}, nil
 }

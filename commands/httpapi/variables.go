@@ -211,18 +211,31 @@ func (s *Server) putVariable(w http.ResponseWriter, r *http.Request) {
 		s.variableError(w, r, cmd.Namespace, cmd.Path, err)
 		return
 	}
-	snap := s.cfg.FSM.Store().Snapshot()
-	vr, err := pv.Get(projections.NewView(snap), cmd.Namespace, cmd.Path)
-	snap.Close()
+	res, err := writtenVariable(out, cmd.Namespace, cmd.Path)
 	if err != nil {
 		writeVariableError(w, err)
 		return
 	}
 	s.cfg.Logger.Debug("variable written", "namespace", cmd.Namespace, "path", cmd.Path, "key_id", cmd.KeyID, "index", out.Index)
-	res := metadataJSON(vr)
 	res.Items = items
 	setIndex(w, out.Index)
 	writeJSON(w, http.StatusOK, res)
+}
+
+// writtenVariable is a put's answer: the variable as the put's own entry
+// wrote it (commands.Answered), never read again afterwards, when a later
+// write may have replaced it. A retry of an applied put (Duplicate) has
+// no rows: it is answered with the index the put committed at.
+func writtenVariable(out commands.Outcome, ns, path string) (*variableJSON, error) {
+	key := pv.Key(ns, path)
+	if r, ok := out.Answered(pv.Table, key); ok && r.Found {
+		vr, err := pv.FromRow(key, r.Row)
+		if err != nil {
+			return nil, err
+		}
+		return metadataJSON(vr), nil
+	}
+	return &variableJSON{Namespace: ns, Path: path, ModifyIndex: out.Index}, nil
 }
 
 // decodeVariablePut validates a put and seals its items: what it returns

@@ -27,7 +27,13 @@ type Put struct {
 	Data  []byte
 }
 
-var _ commands.Command = Put{}
+var _ commands.Answered = Put{}
+
+// AnswerRows implements commands.Answered: a put is answered with the
+// variable as its own entry wrote it.
+func (p Put) AnswerRows() []projections.RowRef {
+	return []projections.RowRef{{Table: pv.Table, Key: pv.Key(p.Namespace, p.Path)}}
+}
 
 // MarshalJSON is what the pipeline digests to tell an idempotent retry
 // from another request: the target and the CAS index, not the ciphertext,

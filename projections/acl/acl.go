@@ -288,6 +288,10 @@ func GetToken(v projections.View, accessor string) (*Token, error) {
 	return tokenFromRow(v, r)
 }
 
+// TokenFromRow decodes token row r, such as a write's answered row
+// (projections.AnsweredRow); v drops links to roles it no longer has.
+func TokenFromRow(v projections.View, r projections.Row) (*Token, error) { return tokenFromRow(v, r) }
+
 func tokenFromRow(v projections.View, r projections.Row) (*Token, error) {
 	var p events.ACLTokenUpserted
 	if err := msgpack.Unmarshal(r.Value, &p); err != nil {
@@ -376,6 +380,9 @@ func RoleByName(v projections.View, name string) (*Role, error) {
 	}
 	return GetRole(v, string(r.Value))
 }
+
+// RoleFromRow decodes role row r, such as a write's answered row.
+func RoleFromRow(r projections.Row) (*Role, error) { return roleFromRow(r) }
 
 func roleFromRow(r projections.Row) (*Role, error) {
 	var p events.ACLRoleUpserted

@@ -199,6 +199,10 @@ func decodeRow(pr projections.Row) (*row, error) {
 	return &r, nil
 }
 
+// FromRow decodes the variable stored under key k (Key) as row pr, such as
+// a write's answered row (projections.AnsweredRow).
+func FromRow(k string, pr projections.Row) (*Variable, error) { return fromRow(k, pr) }
+
 func fromRow(k string, pr projections.Row) (*Variable, error) {
 	r, err := decodeRow(pr)
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"os"
 	"path/filepath"
@@ -82,6 +83,14 @@ type Config struct {
 	Registerer prometheus.Registerer
 	// NoSync skips fsync on the raft log; for tests only.
 	NoSync bool
+	// Autopilot tunes autopilot (autopilot.go); the zero value takes its defaults.
+	Autopilot AutopilotConfig
+	// PeerStats fetches another server's PeerStats for autopilot; nil
+	// leaves every other server unhealthy, so none is ever promoted.
+	PeerStats StatsFetcher
+	// Logger receives ordo's own lines about membership and autopilot;
+	// default slog.Default().
+	Logger *slog.Logger
 }
 
 // DefaultConfig returns a Config with every default filled in.
@@ -119,9 +128,15 @@ type Node struct {
 	snaps     raft.SnapshotStore
 	leaderCh  chan bool
 	metrics   *metrics
+	// read tracks leader readiness and confirms leadership for reads (read.go).
+	read readiness
 	// shutdown closes when Shutdown starts.
 	shutdown     chan struct{}
 	shutdownOnce sync.Once
+	// pilot is autopilot and its delegate (autopilot.go); membership
+	// serialises the configuration changes made through this Node.
+	pilot      *pilot
+	membership sync.Mutex
 }
 
 // Open starts a raft node.
@@ -148,6 +163,8 @@ func Open(cfg Config, app Applier) (*Node, error) {
 	}
 	n := &Node{cfg: cfg, store: store, leaderCh: make(chan bool, 16), metrics: newMetrics(cfg.Registerer),
 		shutdown: make(chan struct{})}
+	n.read.mu.changed = make(chan struct{})
+	n.read.m = newReadMetrics(cfg.Registerer)
 	cache, err := raft.NewLogCache(4096, timedLogStore{LogStore: store, h: n.metrics.store})
 	if err != nil {
 		store.Close()
@@ -188,7 +205,10 @@ func Open(cfg Config, app Applier) (*Node, error) {
 	rc.TrailingLogs = cfg.TrailingLogs
 	rc.MaxAppendEntries = 1024
 	rc.BatchApplyCh = true
-	rc.NotifyCh = n.leaderCh
+	// raft's notifications go through watchLeadership (read.go), which
+	// passes a gain on to LeaderChanges once the new term's barrier applied.
+	raftNotify := make(chan bool, 1)
+	rc.NotifyCh = raftNotify
 
 	hasState, err := raft.HasExistingState(cache, store, snaps)
 	if err != nil {
@@ -202,6 +222,11 @@ func Open(cfg Config, app Applier) (*Node, error) {
 		return nil, fmt.Errorf("start raft: %w", err)
 	}
 	n.raft = r
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	n.pilot = newPilot(n, cfg.Autopilot, cfg.Logger.With("component", "autopilot"), cfg.Registerer, logger)
+	go n.watchLeadership(raftNotify)
 	if cfg.Bootstrap && !hasState {
 		if err := n.BootstrapCluster([]Server{{ID: cfg.ID, Address: cfg.Advertise, Voter: true}}); err != nil {
 			n.Shutdown()
@@ -287,8 +312,9 @@ func (n *Node) Leader() (id, addr string) {
 	return string(i), string(a)
 }
 
-// LeaderChanges delivers true when this node gains leadership and false when
-// it loses it. One consumer.
+// LeaderChanges delivers true when this node gains leadership, once it has
+// applied every entry of earlier terms (read.go), and false when it loses
+// it. One consumer.
 func (n *Node) LeaderChanges() <-chan bool { return n.leaderCh }
 
 // LastContact returns when this node last heard from the leader (now on the leader).
@@ -368,5 +394,9 @@ func (n *Node) Shutdown() error {
 		err = cerr
 	}
 	n.metrics.unregister()
+	n.read.m.unregister()
+	if n.pilot != nil {
+		n.pilot.close()
+	}
 	return err
 }

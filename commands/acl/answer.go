@@ -1,0 +1,31 @@
+package acl
+
+import (
+	"github.com/ordoplane/ordo/commands"
+	"github.com/ordoplane/ordo/projections"
+	acls "github.com/ordoplane/ordo/projections/acl"
+)
+
+// Token and role writes are answered with the row their own entry wrote
+// (commands.Answered), not one read again after a later write.
+var (
+	_ commands.Answered = (*UpsertToken)(nil)
+	_ commands.Answered = Bootstrap{}
+	_ commands.Answered = (*UpsertRole)(nil)
+)
+
+// AnswerRows implements commands.Answered: the token written.
+func (u *UpsertToken) AnswerRows() []projections.RowRef {
+	return []projections.RowRef{{Table: acls.TableTokens, Key: u.AccessorID}}
+}
+
+// AnswerRows implements commands.Answered: the management token written.
+func (b Bootstrap) AnswerRows() []projections.RowRef {
+	return []projections.RowRef{{Table: acls.TableTokens, Key: b.AccessorID}}
+}
+
+// AnswerRows implements commands.Answered: the role written, by the id
+// decided (asked after Decide).
+func (u *UpsertRole) AnswerRows() []projections.RowRef {
+	return []projections.RowRef{{Table: acls.TableRoles, Key: u.Result()}}
+}

@@ -1,0 +1,266 @@
+package raftlog
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/raft"
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// A leader answers from its own state only once that state is current:
+//
+//   - ready: after winning an election it commits a barrier in its own term
+//     and waits until it has applied it, so every entry its predecessors
+//     committed is applied before it serves a read or decides a command;
+//   - confirmed: before a read it confirms, through a quorum answering a
+//     heartbeat sent after the read began, that no newer leader exists
+//     (read-index style). Reads waiting at once share one confirmation.
+//
+// LeaderChanges reports a gained leadership only once it is ready, so
+// leader-only processors never start from a state missing earlier terms.
+
+// readiness tracks whether this node leads with a current state.
+type readiness struct {
+	mu struct {
+		sync.Mutex
+		// term is the term whose barrier has applied; 0 when not ready.
+		term uint64
+		// changed closes when term or leadership changes.
+		changed chan struct{}
+		// forwarded is whether LeaderChanges last said true.
+		forwarded bool
+	}
+	verify verifier
+	m      readMetrics
+}
+
+// readMetrics measure the wait for readiness and leadership confirmations.
+type readMetrics struct {
+	reg      prometheus.Registerer
+	ready    prometheus.Histogram
+	confirm  prometheus.Histogram
+	rounds   prometheus.Counter
+	failures prometheus.Counter
+}
+
+func newReadMetrics(reg prometheus.Registerer) readMetrics {
+	m := readMetrics{
+		reg: reg,
+		ready: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "ordo_raft_leader_ready_seconds", Help: "Time from winning an election to having applied every earlier entry (the term's barrier).",
+			Buckets: prometheus.ExponentialBuckets(0.001, 2, 14)}),
+		confirm: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "ordo_raft_read_confirm_seconds", Help: "Time a consistent read waited for leadership to be confirmed by a quorum.",
+			Buckets: prometheus.ExponentialBuckets(0.0001, 2, 16)}),
+		rounds: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "ordo_raft_read_confirm_rounds_total", Help: "Leadership confirmations (quorum heartbeat rounds) run for consistent reads; concurrent reads share one."}),
+		failures: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "ordo_raft_read_confirm_failures_total", Help: "Leadership confirmations that failed: the node was no longer the leader."}),
+	}
+	if reg != nil {
+		reg.MustRegister(m.ready, m.confirm, m.rounds, m.failures)
+	}
+	return m
+}
+
+func (m readMetrics) unregister() {
+	if m.reg == nil {
+		return
+	}
+	m.reg.Unregister(m.ready)
+	m.reg.Unregister(m.confirm)
+	m.reg.Unregister(m.rounds)
+	m.reg.Unregister(m.failures)
+}
+
+// watchLeadership turns raft's leadership notifications into LeaderChanges:
+// a gain is passed on once the term's barrier has applied, a loss at once
+// (when the gain was passed on). It runs until shutdown.
+func (n *Node) watchLeadership(notify <-chan bool) {
+	ready := make(chan uint64, 1)
+	for {
+		select {
+		case <-n.shutdown:
+			n.setReady(0)
+			return
+		case leading := <-notify:
+			n.setReady(0)
+			if leading {
+				term := n.raft.CurrentTerm()
+				go n.barrierForTerm(term, ready)
+				continue
+			}
+			n.forward(false)
+		case term := <-ready:
+			if n.raft.State() != raft.Leader || n.raft.CurrentTerm() != term {
+				continue // lost, or won again: a newer notification follows
+			}
+			n.setReady(term)
+			n.forward(true)
+		}
+	}
+}
+
+// barrierForTerm commits a barrier in term and sends term on ready once it
+// applied; it gives up when this node stops leading in term.
+func (n *Node) barrierForTerm(term uint64, ready chan<- uint64) {
+	start := time.Now()
+	for {
+		err := n.raft.Barrier(0).Error()
+		if err == nil {
+			n.read.m.ready.Observe(time.Since(start).Seconds())
+			select {
+			case ready <- term:
+			case <-n.shutdown:
+			}
+			return
+		}
+		if n.raft.State() != raft.Leader || n.raft.CurrentTerm() != term {
+			return
+		}
+		select {
+		case <-time.After(50 * time.Millisecond):
+		case <-n.shutdown:
+			return
+		}
+	}
+}
+
+// setReady records the term this node leads with a current state (0: none)
+// and wakes everyone waiting for it.
+func (n *Node) setReady(term uint64) {
+	r := &n.read
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.mu.term == term && term != 0 {
+		return
+	}
+	r.mu.term = term
+	close(r.mu.changed)
+	r.mu.changed = make(chan struct{})
+}
+
+// forward passes a leadership change on to LeaderChanges, a loss only when
+// the gain was passed on.
+func (n *Node) forward(leading bool) {
+	r := &n.read
+	r.mu.Lock()
+	send := leading != r.mu.forwarded
+	r.mu.forwarded = leading
+	r.mu.Unlock()
+	if !send {
+		return
+	}
+	select {
+	case n.leaderCh <- leading:
+	case <-n.shutdown:
+	}
+}
+
+// AwaitReady returns once this node leads and has applied every entry
+// committed before its term began, so a decision taken from its state
+// misses no earlier write. It returns ErrNotLeader when this node does
+// not lead (or stops leading while waiting).
+func (n *Node) AwaitReady(ctx context.Context) error {
+	for {
+		r := &n.read
+		r.mu.Lock()
+		term, changed := r.mu.term, r.mu.changed
+		r.mu.Unlock()
+		if n.raft.State() != raft.Leader {
+			return ErrNotLeader
+		}
+		if term != 0 && term == n.raft.CurrentTerm() {
+			return nil
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return fmt.Errorf("%w: waiting for the new leader to apply earlier entries: %v", ErrNotLeader, ctx.Err())
+		case <-n.shutdown:
+			return ErrShutdown
+		case <-time.After(100 * time.Millisecond):
+			// Leadership lost without a notification yet: look again.
+		}
+	}
+}
+
+// ConsistentRead returns once a read of this node's state begun now
+// reflects every write acknowledged before the call: this node is ready
+// (AwaitReady) and a quorum has confirmed it still leads, through a
+// heartbeat round begun after the call. It returns ErrNotLeader when this
+// node does not lead.
+func (n *Node) ConsistentRead(ctx context.Context) error {
+	if err := n.AwaitReady(ctx); err != nil {
+		return err
+	}
+	start := time.Now()
+	err := n.read.verify.wait(ctx, n.confirmLeader)
+	n.read.m.confirm.Observe(time.Since(start).Seconds())
+	return err
+}
+
+// confirmLeader runs one quorum heartbeat round.
+func (n *Node) confirmLeader() error {
+	n.read.m.rounds.Inc()
+	if err := n.raft.VerifyLeader().Error(); err != nil {
+		n.read.m.failures.Inc()
+		return mapErr(err)
+	}
+	return nil
+}
+
+// verifier shares confirmations between concurrent callers: a caller joins
+// the next round to start, never one already running (it may have begun
+// before the caller's read did). At most one round runs at a time.
+type verifier struct {
+	mu      sync.Mutex
+	running bool
+	next    *round
+}
+
+// round is one confirmation; done closes once err is set.
+type round struct {
+	done chan struct{}
+	err  error
+	// callers counts who joined it (under verifier.mu).
+	callers int
+}
+
+func (v *verifier) wait(ctx context.Context, confirm func() error) error {
+	v.mu.Lock()
+	if v.next == nil {
+		v.next = &round{done: make(chan struct{})}
+	}
+	r := v.next
+	r.callers++
+	if !v.running {
+		v.running = true
+		v.next = nil
+		go v.run(r, confirm)
+	}
+	v.mu.Unlock()
+	select {
+	case <-r.done:
+		return r.err
+	case <-ctx.Done():
+		return fmt.Errorf("%w: confirming leadership: %v", ErrNotLeader, ctx.Err())
+	}
+}
+
+// run confirms r, then each round callers joined meanwhile, until none is waiting.
+func (v *verifier) run(r *round, confirm func() error) {
+	for r != nil {
+		r.err = confirm()
+		close(r.done)
+		v.mu.Lock()
+		r, v.next = v.next, nil
+		if r == nil {
+			v.running = false
+		}
+		v.mu.Unlock()
+	}
+}

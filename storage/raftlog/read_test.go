@@ -1,0 +1,170 @@
+package raftlog
+
+import (
+	"context"
+	"errors"
+	"io"
+	"sync"
+	"testing"
+	"time"
+)
+
+// gatedApplier counts applied entries; while gate is set and not closed,
+// Apply waits.
+type gatedApplier struct {
+	gate chan struct{}
+	mu   sync.Mutex
+	n    int
+}
+
+func (a *gatedApplier) Apply(logs []Log) []any {
+	if a.gate != nil {
+		<-a.gate
+	}
+	a.mu.Lock()
+	a.n += len(logs)
+	a.mu.Unlock()
+	return make([]any, len(logs))
+}
+
+func (a *gatedApplier) applied() int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.n
+}
+
+func (a *gatedApplier) Snapshot() (Snapshot, error) { return emptySnapshot{}, nil }
+func (a *gatedApplier) Restore(io.Reader) error     { return nil }
+
+type emptySnapshot struct{}
+
+func (emptySnapshot) Persist(io.Writer) error { return nil }
+func (emptySnapshot) Release()                {}
+
+func openTestNode(t *testing.T, dir string, app Applier) *Node {
+	t.Helper()
+	cfg := DefaultConfig()
+	cfg.ID, cfg.BindAddr, cfg.Dir, cfg.Bootstrap, cfg.NoSync = "n1", "127.0.0.1:0", dir, true, true
+	cfg.HeartbeatTimeout, cfg.ElectionTimeout, cfg.LeaderLeaseTimeout = 100*time.Millisecond, 100*time.Millisecond, 50*time.Millisecond
+	cfg.LogOutput = io.Discard
+	n, err := Open(cfg, app)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+func awaitLeading(t *testing.T, ch <-chan bool, what string) {
+	t.Helper()
+	select {
+	case v := <-ch:
+		if !v {
+			t.Fatalf("%s: got a leadership loss", what)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatalf("%s: no leadership within 10s", what)
+	}
+}
+
+// TestLeaderServesOnlyOnceEarlierEntriesApplied: a server that wins an
+// election while entries of earlier terms are still unapplied is not
+// ready: reads and decisions wait, and leader-only processors are not told
+// it leads, until the term's barrier has applied behind them.
+func TestLeaderServesOnlyOnceEarlierEntriesApplied(t *testing.T) {
+	dir := t.TempDir()
+	n := openTestNode(t, dir, &gatedApplier{})
+	awaitLeading(t, n.LeaderChanges(), "first start")
+	for range 5 {
+		if _, _, err := n.Append(context.Background(), []byte("x")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := n.ConsistentRead(context.Background()); err != nil {
+		t.Fatalf("consistent read on a ready leader: %v", err)
+	}
+	if err := n.Shutdown(); err != nil {
+		t.Fatal(err)
+	}
+
+	// Restarted, it replays the 5 entries through an applier held shut.
+	app := &gatedApplier{gate: make(chan struct{})}
+	n = openTestNode(t, dir, app)
+	defer n.Shutdown()
+	select {
+	case <-n.raft.LeaderCh(): // raft's own view: leading, nothing applied yet
+	case <-time.After(10 * time.Second):
+		t.Fatal("no election within 10s")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	err := n.ConsistentRead(ctx)
+	cancel()
+	if !errors.Is(err, ErrNotLeader) {
+		t.Fatalf("read before earlier entries applied = %v, want ErrNotLeader", err)
+	}
+	select {
+	case <-n.LeaderChanges():
+		t.Fatal("leadership reported before earlier entries applied")
+	default:
+	}
+	close(app.gate)
+	awaitLeading(t, n.LeaderChanges(), "after the replay")
+	if got := app.applied(); got < 5 {
+		t.Fatalf("ready with %d of 5 earlier entries applied", got)
+	}
+	if err := n.ConsistentRead(context.Background()); err != nil {
+		t.Fatalf("consistent read once ready: %v", err)
+	}
+}
+
+// TestVerifierSharesRoundsBegunAfterTheCall: callers arriving while a
+// confirmation runs wait for the next one (the running one may have begun
+// before their read), and share it.
+func TestVerifierSharesRoundsBegunAfterTheCall(t *testing.T) {
+	var v verifier
+	release := make(chan error)
+	var rounds sync.WaitGroup
+	var mu sync.Mutex
+	count := 0
+	confirm := func() error {
+		mu.Lock()
+		count++
+		mu.Unlock()
+		return <-release
+	}
+	first := make(chan error, 1)
+	go func() { first <- v.wait(context.Background(), confirm) }()
+	waitUntil(t, func() bool { mu.Lock(); defer mu.Unlock(); return count == 1 })
+
+	late := make(chan error, 2)
+	for range 2 {
+		rounds.Add(1)
+		go func() { defer rounds.Done(); late <- v.wait(context.Background(), confirm) }()
+	}
+	waitUntil(t, func() bool { v.mu.Lock(); defer v.mu.Unlock(); return v.next != nil && v.next.callers == 2 })
+	errOld := errors.New("deposed during the first round")
+	release <- errOld
+	if err := <-first; !errors.Is(err, errOld) {
+		t.Fatalf("first caller got %v", err)
+	}
+	release <- nil // the second round, shared by both late callers
+	rounds.Wait()
+	for range 2 {
+		if err := <-late; err != nil {
+			t.Fatalf("late caller got %v, want the second round's answer", err)
+		}
+	}
+	if count != 2 {
+		t.Fatalf("%d rounds for three callers, want 2", count)
+	}
+}
+
+func waitUntil(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not met within 10s")
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
