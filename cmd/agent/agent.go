@@ -65,6 +65,8 @@ type Agent struct {
 	// sup runs the leader-only processors; a snapshot restore restarts
 	// them (snapshot.go).
 	sup *supervisor.Supervisor
+	// raftStop stops raft once: on Shutdown, or when the FSM halts (halt.go).
+	raftStop raftStop
 
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
@@ -98,9 +100,10 @@ func Start(cfg Config) (a *Agent, err error) {
 	}
 	a = &Agent{cfg: cfg, reg: prometheus.NewRegistry()}
 	a.mu.known = map[string]httpapi.JoinRequest{}
+	started := a // an error return sets a to nil: stop what was started
 	defer func() {
 		if err != nil {
-			a.Shutdown()
+			started.Shutdown()
 		}
 	}()
 	if cfg.Dev && cfg.DataDir == "" {
@@ -125,7 +128,8 @@ func Start(cfg Config) (a *Agent, err error) {
 	// Projections another version wrote are rebuilt before raft starts
 	// (rebuildStale, below).
 	if a.fsm, err = projections.NewFSM(a.store, projections.FSMConfig{
-		Projections: a.projectionSet(), Logger: a.log, Registerer: a.reg, Clock: time.Now, AllowStale: true}); err != nil {
+		Projections: a.projectionSet(), Logger: a.log, Registerer: a.reg, Clock: time.Now, AllowStale: true,
+		Version: buildVersion}); err != nil { // halt.go: refuses a directory a newer ordo wrote
 		return nil, err
 	}
 
@@ -293,6 +297,7 @@ func Start(cfg Config) (a *Agent, err error) {
 	})
 	a.goroutine(func() { _ = sup.Run(ctx, a.node.LeaderChanges()) })
 	a.goroutine(func() { _ = a.rebuilder.Run(ctx) })     // operators' projection rebuilds
+	a.goroutine(func() { a.watchHalt(ctx) })             // halt.go: a halted FSM leaves the cluster
 	a.goroutine(func() { _ = a.kr.replicator.Run(ctx) }) // every server: fetch missing keys, drop deleted ones
 	if len(cfg.Join) > 0 {
 		a.goroutine(func() { a.joinLoop(ctx) })
@@ -359,7 +364,7 @@ func (a *Agent) Shutdown() error {
 		cancel()
 	}
 	if a.node != nil {
-		errs = append(errs, a.node.Shutdown())
+		errs = append(errs, a.stopRaft()) // halt.go: once
 	}
 	a.wg.Wait()
 	if a.tt != nil {

@@ -40,7 +40,7 @@ var _ httpapi.Snapshots = (*snapshots)(nil)
 func (a *Agent) newSnapshots() *snapshots {
 	s := &snapshots{a: a}
 	s.restorer = backup.NewRestorer(backup.RestoreConfig{Node: a.node, Dir: filepath.Join(a.cfg.DataDir, "scratch"),
-		Logger: a.log, Registerer: a.reg, Restored: func() {
+		Logger: a.log, Registerer: a.reg, CheckRow: a.fsm.CheckSavedRow, Restored: func() {
 			if a.sup != nil {
 				a.sup.Restart()
 			}

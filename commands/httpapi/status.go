@@ -89,6 +89,12 @@ func (s *Server) agentHealth(w http.ResponseWriter, _ *http.Request) {
 			body["projections"] = ph // projections.go: rebuilds in progress
 		}
 	}
+	if h := s.cfg.FSM.Halt(); h != nil { // projections/halt.go: this build cannot apply the log
+		body["server"] = map[string]any{"ok": false, "message": h.Error()}
+		body["fsm"] = map[string]any{"halted": true, "index": h.Index, "build": h.Build, "reason": h.Err.Error()}
+		writeJSON(w, http.StatusServiceUnavailable, body)
+		return
+	}
 	if !ok {
 		body["server"] = map[string]any{"ok": false, "message": commands.ErrNoLeader.Error()}
 		writeJSON(w, http.StatusServiceUnavailable, body)

@@ -38,6 +38,11 @@ type RestoreConfig struct {
 	Logger *slog.Logger
 	// Registerer receives the restore metrics; nil registers none.
 	Registerer prometheus.Registerer
+	// CheckRow, when set, is called with each row of the file before any
+	// of it reaches raft; an error refuses the file as ErrInvalid (the
+	// agent refuses a snapshot a newer ordo saved:
+	// projections.FSM.CheckSavedRow).
+	CheckRow func(k, v []byte) error
 }
 
 // Result is what a restore installed.
@@ -132,7 +137,7 @@ func (r *Restorer) restore(ctx context.Context, body io.Reader) (Result, error) 
 	}
 	defer os.Remove(f.Name())
 	defer f.Close()
-	size, sum, err := writePayload(f, body)
+	size, sum, err := writeCheckedPayload(f, body, r.cfg.CheckRow)
 	if err != nil {
 		return Result{}, err
 	}
@@ -157,16 +162,29 @@ func (r *Restorer) restore(ctx context.Context, body io.Reader) (Result, error) 
 // and returns the payload's size and the file's summary; a file that does
 // not check out whole returns an error wrapping ErrInvalid.
 func writePayload(f *os.File, body io.Reader) (int64, snapshots.Summary, error) {
+	return writeCheckedPayload(f, body, nil)
+}
+
+// writeCheckedPayload is writePayload calling check, when set, with each
+// row first: its error refuses the file (ErrInvalid).
+func writeCheckedPayload(f *os.File, body io.Reader, check func(k, v []byte) error) (int64, snapshots.Summary, error) {
 	p, err := projections.NewRestorePayload(f)
 	if err != nil {
 		return 0, snapshots.Summary{}, fmt.Errorf("restore: %w", err)
 	}
-	var writeErr error
+	var writeErr, checkErr error
 	sum, err := snapshots.Verify(body, func(k, v []byte) error {
+		if check != nil {
+			if checkErr = check(k, v); checkErr != nil {
+				return checkErr
+			}
+		}
 		writeErr = p.Set(k, v)
 		return writeErr
 	})
 	switch {
+	case checkErr != nil:
+		return 0, sum, fmt.Errorf("%w: %w", ErrInvalid, checkErr)
 	case writeErr != nil:
 		return 0, sum, fmt.Errorf("restore: write payload: %w", writeErr)
 	case err != nil && snapshots.IsInvalid(err):

@@ -1,0 +1,208 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ordoplane/ordo/events"
+	"github.com/ordoplane/ordo/projections"
+	"github.com/ordoplane/ordo/projections/all"
+	"github.com/ordoplane/ordo/projections/namespaces"
+	"github.com/ordoplane/ordo/storage/archive"
+)
+
+// newerNamespaces is the namespaces projection of a newer build.
+type newerNamespaces struct{ namespaces.Projection }
+
+func (newerNamespaces) Version() int { return namespaces.Projection{}.Version() + 1 }
+
+func testConfig(t *testing.T, dir string) Config {
+	cfg := DevConfig()
+	cfg.DataDir = dir
+	cfg.HTTPAddr = "127.0.0.1:0"
+	cfg.RaftAddr = "127.0.0.1:0"
+	cfg.RaftTimeout = 100 * time.Millisecond
+	cfg.NoSync = true
+	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	return cfg
+}
+
+// playBuild makes the agents the test starts next call themselves
+// version, until the test ends.
+func playBuild(t *testing.T, version string) {
+	old := buildVersion
+	buildVersion = version
+	t.Cleanup(func() { buildVersion = old })
+}
+
+// waitFor polls cond until it holds or 10 s pass.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func status(url string) int {
+	resp, err := http.Get(url)
+	if err != nil {
+		return 0
+	}
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+// TestOlderBuildRefusesNewerDataDir: a data directory a build with a
+// newer projection version wrote is refused by an older build, naming
+// both builds and the projection; the newer build opens it again.
+func TestOlderBuildRefusesNewerDataDir(t *testing.T) {
+	dir := t.TempDir()
+	newer := testConfig(t, dir)
+	for _, p := range all.Projections() {
+		if p.Name() == "namespaces" {
+			p = newerNamespaces{}
+		}
+		newer.Projections = append(newer.Projections, p)
+	}
+	playBuild(t, "0.2.0")
+	a, err := Start(newer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the default namespace", func() bool { return status("http://"+a.HTTPAddr()+"/v1/namespace/default") == 200 })
+	if err := a.Shutdown(); err != nil {
+		t.Fatal(err)
+	}
+
+	buildVersion = "0.1.0"
+	_, err = Start(testConfig(t, dir))
+	if !errors.Is(err, projections.ErrDowngrade) {
+		t.Fatalf("older build started on a newer directory: %v", err)
+	}
+	v := namespaces.Projection{}.Version()
+	for _, want := range []string{"ordo 0.2.0", "ordo 0.1.0", "projection namespaces v" + strconv.Itoa(v+1) + ", which it knows only at v" + strconv.Itoa(v)} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not say %q", err, want)
+		}
+	}
+
+	buildVersion = "0.2.0"
+	a, err = Start(newer)
+	if err != nil {
+		t.Fatalf("newer build after the refusal: %v", err)
+	}
+	waitFor(t, "the default namespace", func() bool { return status("http://"+a.HTTPAddr()+"/v1/namespace/default") == 200 })
+	a.Shutdown()
+}
+
+// TestUnknownEventHaltsServer appends, through raft, an entry holding an
+// event type this build does not know: the FSM stops there, nothing after
+// it applies, /v1/agent/health and ordo_fsm_halted report it, the server
+// leaves raft, and a restart of the same build stops at the same entry.
+func TestUnknownEventHaltsServer(t *testing.T) {
+	dir := t.TempDir()
+	playBuild(t, "0.1.0")
+	a, err := Start(testConfig(t, dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { a.Shutdown() }()
+	base := "http://" + a.HTTPAddr()
+	waitFor(t, "the default namespace", func() bool { return status(base+"/v1/namespace/default") == 200 })
+
+	entry := &events.Entry{Time: time.Now().UnixNano(), CommandID: "from-a-newer-build", Events: []events.Event{
+		{Type: "ComponentTeleported", Version: 1, ID: "x", Payload: []byte{0x80}}}}
+	data, err := events.EncodeEntry(entry)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	// The answer may be lost to the halt: the server stops raft as soon as
+	// its FSM halts, perhaps before raft answers.
+	_, index, err := a.Node().Append(ctx, data)
+	waitFor(t, "the halt", func() bool { return a.FSM().Halt() != nil })
+	h := a.FSM().Halt()
+	if err == nil && h.Index != index || !errors.Is(h, events.ErrUnknownType) || !strings.Contains(h.Error(), "ComponentTeleported") {
+		t.Fatalf("halt %v, want at the entry appended at %d (%v)", h, index, err)
+	}
+	index = h.Index
+	if a.FSM().Applied() != index-1 {
+		t.Fatalf("applied %d, want %d", a.FSM().Applied(), index-1)
+	}
+	if n, err := archive.Last(a.Store()); err != nil || n >= index {
+		t.Fatalf("archive's last index %d (%v), want below %d", n, err, index)
+	}
+
+	resp, err := http.Get(base + "/v1/agent/health")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var body struct {
+		Server struct {
+			OK      bool
+			Message string
+		}
+		FSM struct {
+			Halted bool
+			Index  uint64
+			Build  string
+		}
+	}
+	err = json.NewDecoder(resp.Body).Decode(&body)
+	resp.Body.Close()
+	if err != nil || resp.StatusCode != http.StatusServiceUnavailable || body.Server.OK || !body.FSM.Halted ||
+		body.FSM.Index != index || body.FSM.Build != "0.1.0" || !strings.Contains(body.Server.Message, "ComponentTeleported") {
+		t.Fatalf("health %d %+v (%v)", resp.StatusCode, body, err)
+	}
+	if got := gaugeValue(t, a, "ordo_fsm_halted"); got != 1 {
+		t.Fatalf("ordo_fsm_halted = %v", got)
+	}
+	waitFor(t, "raft to stop", func() bool { return a.Node().State() == "Shutdown" })
+	if _, _, err := a.Node().Append(ctx, data); err == nil {
+		t.Fatal("a halted server appended an entry")
+	}
+	if a.FSM().Applied() != index-1 {
+		t.Fatalf("applied %d after the halt", a.FSM().Applied())
+	}
+	if err := a.Shutdown(); err != nil {
+		t.Fatalf("shutdown of a halted server: %v", err)
+	}
+
+	// The entry is still in the log: the same build stops at it again.
+	a, err = Start(testConfig(t, dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the halt after a restart", func() bool { return a.FSM().Halt() != nil })
+	if h := a.FSM().Halt(); h.Index != index || a.FSM().Applied() != index-1 {
+		t.Fatalf("after a restart: halt %v, applied %d", h, a.FSM().Applied())
+	}
+}
+
+func gaugeValue(t *testing.T, a *Agent, name string) float64 {
+	t.Helper()
+	mfs, err := a.Registry().Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() == name && len(mf.GetMetric()) == 1 {
+			return mf.GetMetric()[0].GetGauge().GetValue()
+		}
+	}
+	t.Fatalf("no metric %s", name)
+	return 0
+}
