@@ -78,7 +78,9 @@ type fixture struct {
 	reg   *prometheus.Registry
 }
 
-func newFixture(t *testing.T) *fixture {
+// newFixture builds a pipeline over a fresh store and FSM; opts adjust
+// its configuration.
+func newFixture(t *testing.T, opts ...func(*commands.PipelineConfig, *projections.FSM)) *fixture {
 	t.Helper()
 	store, err := kv.Open(t.TempDir(), kv.DefaultConfig())
 	if err != nil {
@@ -95,7 +97,7 @@ func newFixture(t *testing.T) *fixture {
 	var n int
 	var idMu sync.Mutex
 	reg := prometheus.NewRegistry()
-	p, err := commands.NewPipeline(commands.PipelineConfig{
+	cfg := commands.PipelineConfig{
 		Log: l, Store: store, Applied: fsm.Applied, Logger: logger, Registerer: reg,
 		Clock: func() time.Time { return time.Date(2025, 1, 2, 3, 4, 5, 0, time.FixedZone("x", 3600)) },
 		IDs: func() string {
@@ -104,7 +106,11 @@ func newFixture(t *testing.T) *fixture {
 			n++
 			return fmt.Sprintf("id-%03d", n)
 		},
-	})
+	}
+	for _, o := range opts {
+		o(&cfg, fsm)
+	}
+	p, err := commands.NewPipeline(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

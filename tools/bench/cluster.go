@@ -19,29 +19,52 @@ func clusterLoad(n, clients int, d time.Duration) ([]row, error) {
 		return nil, err
 	}
 	defer os.RemoveAll(dir)
-	agents, err := startCluster(dir, n)
-	for _, a := range agents {
-		defer a.Shutdown()
-	}
-	if err != nil {
-		return nil, err
-	}
-	leader, err := waitLeader(agents)
-	if err != nil {
-		return nil, err
-	}
 	label := "1 server"
 	if n > 1 {
 		label = fmt.Sprintf("%d servers", n)
 	}
-	rows, err := loadRows(label, []string{leader.HTTPAddr()}, clients, d)
-	if err != nil {
-		return nil, err
+	var rows []row
+	// Reads both ways, each on a cluster of its own, the linearizable
+	// one (the default) first with the writes.
+	for _, unconfirmed := range []bool{false, true} {
+		r, err := func() ([]row, error) {
+			agents, err := startCluster(fmt.Sprintf("%s/%v", dir, unconfirmed), n, unconfirmed)
+			for _, a := range agents {
+				defer a.Shutdown()
+			}
+			if err != nil {
+				return nil, err
+			}
+			leader, err := waitLeader(agents)
+			if err != nil {
+				return nil, err
+			}
+			var addrs []string
+			for _, a := range agents {
+				addrs = append(addrs, a.HTTPAddr())
+			}
+			if unconfirmed {
+				return readRows(label, "unconfirmed", addrs, clients, d)
+			}
+			rows, err := loadRows(label, []string{leader.HTTPAddr()}, clients, d)
+			if err != nil {
+				return nil, err
+			}
+			rows = append(rows, pipelineRows(label, leader, clients, d)...)
+			reads, err := readRows(label, "linearizable", addrs, clients, d)
+			return append(rows, reads...), err
+		}()
+		rows = append(rows, r...)
+		if err != nil {
+			return rows, err
+		}
 	}
-	return append(rows, pipelineRows(label, leader, clients, d)...), nil
+	return rows, nil
 }
 
-func startCluster(dir string, n int) ([]*agent.Agent, error) {
+// startCluster starts n servers in dir; unconfirmed turns leadership
+// confirmation off for reads (Config.UnconfirmedReads).
+func startCluster(dir string, n int, unconfirmed bool) ([]*agent.Agent, error) {
 	var agents []*agent.Agent
 	for i := range n {
 		cfg := agent.DefaultConfig()
@@ -50,9 +73,11 @@ func startCluster(dir string, n int) ([]*agent.Agent, error) {
 		cfg.BootstrapExpect = n
 		cfg.RaftTimeout = 500 * time.Millisecond
 		cfg.JoinInterval = 100 * time.Millisecond
+		cfg.ClusterSecret = "bench-cluster-secret-0123456789"
 		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 		cfg.RaftLogOutput = io.Discard
 		cfg.NoSync = os.Getenv("ORDO_BENCH_NOSYNC") != ""
+		cfg.UnconfirmedReads = unconfirmed
 		if i > 0 {
 			cfg.Join = []string{agents[0].HTTPAddr()}
 		}

@@ -23,6 +23,27 @@ type loadResult struct {
 // load runs clients goroutines writing unique namespaces to addrs (round
 // robin per client) for d and returns what was acknowledged.
 func load(addrs []string, clients int, d time.Duration) loadResult {
+	start := time.Now()
+	return loadWith(addrs, clients, d, func(addr string, c, n int) *http.Request {
+		name := fmt.Sprintf("lg-%d-%d-%d", start.UnixNano()%1e6, c, n)
+		body := fmt.Sprintf(`{"Name":%q,"Description":"load generator"}`, name)
+		req, _ := http.NewRequest(http.MethodPut, "http://"+addr+"/v1/namespace/"+name, bytes.NewBufferString(body))
+		return req
+	})
+}
+
+// readLoad runs clients goroutines reading the default namespace from
+// addrs (round robin per client: followers forward to the leader) for d.
+func readLoad(addrs []string, clients int, d time.Duration) loadResult {
+	return loadWith(addrs, clients, d, func(addr string, _, _ int) *http.Request {
+		req, _ := http.NewRequest(http.MethodGet, "http://"+addr+"/v1/namespace/default", nil)
+		return req
+	})
+}
+
+// loadWith runs clients goroutines sending the n-th request of client c,
+// next(addr, c, n), for d and returns what was answered 200.
+func loadWith(addrs []string, clients int, d time.Duration, next func(addr string, c, n int) *http.Request) loadResult {
 	tr := &http.Transport{MaxIdleConns: clients * 2, MaxIdleConnsPerHost: clients * 2, IdleConnTimeout: time.Minute}
 	hc := &http.Client{Transport: tr, Timeout: 30 * time.Second}
 	defer tr.CloseIdleConnections()
@@ -42,10 +63,8 @@ func load(addrs []string, clients int, d time.Duration) loadResult {
 			addr := addrs[c%len(addrs)]
 			lat := make([]time.Duration, 0, 4096)
 			for n := 0; ctx.Err() == nil; n++ {
-				name := fmt.Sprintf("lg-%d-%d-%d", start.UnixNano()%1e6, c, n)
-				body := fmt.Sprintf(`{"Name":%q,"Description":"load generator"}`, name)
+				req := next(addr, c, n)
 				t0 := time.Now()
-				req, _ := http.NewRequest(http.MethodPut, "http://"+addr+"/v1/namespace/"+name, bytes.NewBufferString(body))
 				resp, err := hc.Do(req)
 				if err != nil {
 					failed.Add(1)
@@ -91,5 +110,21 @@ func loadRows(label string, addrs []string, clients int, d time.Duration) ([]row
 		{fmt.Sprintf("write p50, %s", label), ms(percentile(r.latencies, 0.50)), "ms"},
 		{fmt.Sprintf("write p99, %s", label), ms(percentile(r.latencies, 0.99)), "ms"},
 		{fmt.Sprintf("failed writes, %s", label), float64(r.failed), "count"},
+	}, nil
+}
+
+// readRows measures reads from every server of a cluster; how names the
+// read path ("linearizable", or "unconfirmed": the leader answering
+// without confirming it still leads, as before reads were linearizable).
+func readRows(label, how string, addrs []string, clients int, d time.Duration) ([]row, error) {
+	r := readLoad(addrs, clients, d)
+	if r.acked == 0 {
+		return nil, fmt.Errorf("no read answered (%d failed)", r.failed)
+	}
+	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+	return []row{
+		{fmt.Sprintf("reads, %s, %s, %d clients", how, label, clients), float64(r.acked) / r.elapsed.Seconds(), "reads/s"},
+		{fmt.Sprintf("read p99, %s, %s", how, label), ms(percentile(r.latencies, 0.99)), "ms"},
+		{fmt.Sprintf("failed reads, %s, %s", how, label), float64(r.failed), "count"},
 	}, nil
 }

@@ -48,7 +48,7 @@ func rotationRows(n int) ([]row, error) {
 		return nil, err
 	}
 	defer os.RemoveAll(dir)
-	agents, err := startCluster(dir, 1)
+	agents, err := startCluster(dir, 1, false)
 	for _, a := range agents {
 		defer a.Shutdown()
 	}

@@ -57,7 +57,7 @@ func snapshotFigures(src *kv.Store, dir string) ([]row, error) {
 	}
 	mb := float64(len(file)) / (1 << 20)
 
-	agents, err := startCluster(filepath.Join(dir, "cluster"), 3) // cluster.go
+	agents, err := startCluster(filepath.Join(dir, "cluster"), 3, false) // cluster.go
 	defer func() {
 		for _, a := range agents {
 			a.Shutdown()
