@@ -62,6 +62,8 @@ type Agent struct {
 	local     localDriver    // the launcher's local driver (capacity.go)
 	mirror    *mirror.Mirror // the Kafka mirror, if configured (mirror.go)
 	kr        *agentKeyring  // the root keyring (keyring.go)
+	// peerClient asks other servers for their raft stats (cluster.go).
+	peerClient *http.Client
 	// sup runs the leader-only processors; a snapshot restore restarts
 	// them (snapshot.go).
 	sup *supervisor.Supervisor
@@ -112,6 +114,13 @@ func Start(cfg Config) (a *Agent, err error) {
 		}
 		a.cfg.DataDir = a.tempDir
 	}
+	if err := a.devClusterSecret(); err != nil { // cluster.go
+		return nil, err
+	}
+	if a.cfg.Keyring.ServerToken == "" {
+		a.cfg.Keyring.ServerToken = a.cfg.ClusterSecret // servers fetch key material with the cluster secret
+	}
+	a.peerClient = &http.Client{Timeout: 5 * time.Second}
 	if a.id, err = nodeID(a.cfg.DataDir); err != nil {
 		return nil, err
 	}
@@ -173,6 +182,7 @@ func Start(cfg Config) (a *Agent, err error) {
 	rc.LogOutput = cfg.RaftLogOutput
 	rc.Registerer = a.reg
 	rc.NoSync = cfg.NoSync
+	rc.Autopilot, rc.PeerStats, rc.Logger = cfg.Autopilot, a.peerStats, a.log // cluster.go
 	if a.node, err = raftlog.Open(rc, a.fsm); err != nil {
 		ln.Close()
 		return nil, err
@@ -218,7 +228,7 @@ func Start(cfg Config) (a *Agent, err error) {
 		// History tools: decision re-runs and history file exports.
 		Rescheduler: rerun.ForAPI(scratch, 2), Exporter: export.ForAPI(a.id, Version, scratch, time.Now),
 		Rebuilds: a.rebuilder, Mirror: mirrorAPIs, ACL: aclOpts, Snapshots: a.newSnapshots(),
-		Keyring: a.kr.api(a.cfg.Keyring.ServerToken), Encrypter: a.kr.keyring,
+		Keyring: a.kr.api(a.cfg.Keyring.ServerToken), Encrypter: a.kr.keyring, ClusterSecret: a.cfg.ClusterSecret,
 		Self: httpapi.Self{ID: a.id, Name: a.cfg.Name, HTTPAddr: a.httpAddr, RaftAddr: a.node.Address(),
 			Dev: cfg.Dev, Version: Version, Config: a.cfg},
 	}); err != nil {
@@ -250,6 +260,7 @@ func Start(cfg Config) (a *Agent, err error) {
 	}
 	procs := []supervisor.Processor{
 		&bootstrap.Processor{Pipeline: a.pipeline, Peers: a.peersInConfiguration, Keyring: a.kr.keyring, Logger: a.log}, a.hb, dw,
+		autopilotProcessor{a.node}, // cluster.go: promotes caught-up servers, reports health
 	}
 	if !a.cfg.Scheduler.Disabled {
 		procs = append(procs, a.sched.procs...)
@@ -352,6 +363,7 @@ func (a *Agent) Registry() *prometheus.Registry { return a.reg }
 
 // Shutdown stops the agent: API, processors, raft, then the stores.
 func (a *Agent) Shutdown() error {
+	a.handOver() // cluster.go: leadership to another voter first
 	if a.cancel != nil {
 		a.cancel()
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/ordoplane/ordo/history/timetravel"
 	"github.com/ordoplane/ordo/processors/mirror"
 	"github.com/ordoplane/ordo/projections"
+	"github.com/ordoplane/ordo/storage/raftlog"
 )
 
 // Config configures an agent.
@@ -35,6 +36,14 @@ type Config struct {
 	BootstrapExpect int `json:"BootstrapExpect"`
 	// Join lists other servers' HTTP addresses to join through.
 	Join []string `json:"Join"`
+	// ClusterSecret is the secret every server of the cluster shares and
+	// presents to join, and that authorises membership changes
+	// (cluster.go, docs/operations.md); required with BootstrapExpect > 1
+	// or Join, random in -dev. Never shown.
+	ClusterSecret string `json:"-"`
+	// Autopilot tunes the promotion of joined servers, health reports and
+	// dead-server cleanup (the agent file's autopilot block).
+	Autopilot raftlog.AutopilotConfig `json:"Autopilot"`
 	// JoinInterval is how often joining is retried; default 1s.
 	JoinInterval time.Duration `json:"JoinInterval"`
 	// RaftTimeout sets raft's heartbeat and election timeouts; default 1s.
@@ -131,6 +140,9 @@ func (c Config) Validate() error {
 		if err := c.Mirror.Validate(); err != nil {
 			return fmt.Errorf("agent: %w", err)
 		}
+	}
+	if err := c.validateCluster(); err != nil { // cluster.go
+		return err
 	}
 	if err := c.ACL.Validate(); err != nil {
 		return fmt.Errorf("agent: %w", err)

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"sort"
 	"time"
@@ -13,6 +15,7 @@ import (
 	"github.com/ordoplane/ordo/commands/httpapi"
 	"github.com/ordoplane/ordo/commands/server"
 	"github.com/ordoplane/ordo/processors/bootstrap"
+	"github.com/ordoplane/ordo/storage/raftlog"
 )
 
 // addKnown records a server and bootstraps when bootstrap-expect is met.
@@ -54,8 +57,9 @@ func (a *Agent) known() []httpapi.JoinRequest {
 	return a.knownLocked()
 }
 
-// handleJoin is the API's join hook: remember the server and, on the
-// leader, make it a voter and record its addresses.
+// handleJoin is the API's join hook, reached only by callers that
+// presented the cluster secret: remember the server and, on the leader,
+// admit it as a non-voter and record its addresses.
 func (a *Agent) handleJoin(ctx context.Context, req httpapi.JoinRequest) (httpapi.JoinResponse, error) {
 	a.addKnown(req)
 	if a.node.IsLeader() {
@@ -67,26 +71,31 @@ func (a *Agent) handleJoin(ctx context.Context, req httpapi.JoinRequest) (httpap
 	return httpapi.JoinResponse{Known: a.known(), Leader: leader}, nil
 }
 
-// admit adds a server as a voter (when it is not one) and registers it.
+// admit adds a server as a non-voter (when it is not a member), which
+// leaves the quorum as it is whether or not the server is reachable;
+// autopilot promotes it once it has caught up (storage/raftlog's
+// AddNonvoter). Then it registers the server's addresses.
 func (a *Agent) admit(ctx context.Context, req httpapi.JoinRequest) error {
-	servers, err := a.node.Servers()
+	added, err := a.node.AddNonvoter(req.ID, req.RaftAddr)
 	if err != nil {
-		return err
+		return membershipError(err)
 	}
-	present := false
-	for _, s := range servers {
-		if s.ID == req.ID && s.Address == req.RaftAddr {
-			present = true
-		}
-	}
-	if !present {
-		a.log.Info("adding voter", "peer", req.ID, "raft", req.RaftAddr)
-		if err := a.node.AddVoter(req.ID, req.RaftAddr); err != nil {
-			return fmt.Errorf("add voter %s: %w", req.ID, err)
-		}
+	if added {
+		a.log.Info("server joined as a non-voter", "peer", req.ID, "raft", req.RaftAddr, "http", req.HTTPAddr)
 	}
 	_, err = a.pipeline.Run(ctx, "server.register", commands.Request{Actor: "system:join"},
 		server.Register{ID: req.ID, RaftAddr: req.RaftAddr, HTTPAddr: req.HTTPAddr})
+	return err
+}
+
+// membershipError maps raftlog's membership errors to the API's.
+func membershipError(err error) error {
+	switch {
+	case errors.Is(err, raftlog.ErrPeerConflict), errors.Is(err, raftlog.ErrUnsafeChange):
+		return &commands.ConflictError{Reason: err.Error()}
+	case errors.Is(err, raftlog.ErrNotLeader):
+		return fmt.Errorf("%w: %v", commands.ErrNoLeader, err)
+	}
 	return err
 }
 
@@ -118,9 +127,13 @@ func (a *Agent) joinLoop(ctx context.Context) {
 	defer t.Stop()
 	for {
 		for _, addr := range a.cfg.Join {
-			resp, err := postJoin(ctx, client, addr, self)
+			resp, err := postJoin(ctx, client, addr, self, a.setClusterSecret)
 			if err != nil {
-				a.log.Debug("join attempt failed", "addr", addr, "err", err)
+				if errors.Is(err, errJoinRefused) {
+					a.log.Warn("join refused: is the cluster secret the same on every server?", "addr", addr, "err", err)
+				} else {
+					a.log.Debug("join attempt failed", "addr", addr, "err", err)
+				}
 				continue
 			}
 			for _, k := range resp.Known {
@@ -158,19 +171,30 @@ func (a *Agent) member() bool {
 	return false
 }
 
-func postJoin(ctx context.Context, c *http.Client, addr string, self httpapi.JoinRequest) (httpapi.JoinResponse, error) {
+// errJoinRefused is a join the other server refused for want of authority.
+var errJoinRefused = errors.New("join refused")
+
+// postJoin announces self to the server at addr; setSecret adds the
+// cluster secret to the request's headers.
+func postJoin(ctx context.Context, c *http.Client, addr string, self httpapi.JoinRequest, setSecret func(http.Header)) (httpapi.JoinResponse, error) {
 	body, _ := json.Marshal(self)
 	req, err := http.NewRequestWithContext(ctx, http.MethodPut, "http://"+addr+"/v1/operator/raft/join", bytes.NewReader(body))
 	if err != nil {
 		return httpapi.JoinResponse{}, err
 	}
+	setSecret(req.Header)
 	resp, err := c.Do(req)
 	if err != nil {
 		return httpapi.JoinResponse{}, err
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return httpapi.JoinResponse{}, fmt.Errorf("join %s: %s", addr, resp.Status)
+		var body struct{ Error string }
+		_ = json.NewDecoder(io.LimitReader(resp.Body, 64<<10)).Decode(&body)
+		if resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden {
+			return httpapi.JoinResponse{}, fmt.Errorf("%w: join %s: %s: %s", errJoinRefused, addr, resp.Status, body.Error)
+		}
+		return httpapi.JoinResponse{}, fmt.Errorf("join %s: %s: %s", addr, resp.Status, body.Error)
 	}
 	var out httpapi.JoinResponse
 	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {

@@ -27,6 +27,7 @@ type agentFlags struct {
 	raftAdvertise   string
 	bootstrapExpect int
 	join            []string
+	clusterSecret   string
 	configFile      string
 	name            string
 	logLevel        string
@@ -62,6 +63,7 @@ file.`,
 	fl.StringVar(&f.raftAdvertise, "raft-advertise", "", "raft address other servers dial, when not -raft-addr (a proxy or NAT in front)")
 	fl.IntVar(&f.bootstrapExpect, "bootstrap-expect", 0, "number of servers to wait for before bootstrapping")
 	fl.StringArrayVar(&f.join, "join", nil, "HTTP address of a server to join; repeatable")
+	fl.StringVar(&f.clusterSecret, "cluster-secret", "", "secret every server shares to join and change the servers (or $ORDO_CLUSTER_SECRET)")
 	fl.StringVar(&f.configFile, "config", "", "agent configuration file (HCL, or JSON if it ends in .json)")
 	fl.StringVar(&f.name, "node", "", "name of this server (default the hostname)")
 	fl.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn or error")
@@ -129,6 +131,12 @@ func mergeAgentConfig(f agentFlags, changed func(flag string) bool, file *agentF
 	}
 	if changed("join") {
 		c.Join = append([]string(nil), f.join...)
+	}
+	if v := os.Getenv(clusterSecretEnv); v != "" { // agentconfig_cluster.go
+		c.ClusterSecret = v
+	}
+	if changed("cluster-secret") {
+		c.ClusterSecret = f.clusterSecret
 	}
 	if changed("node") {
 		c.Name = f.name

@@ -27,6 +27,7 @@ import (
 //	  enabled          = true
 //	  bootstrap_expect = 3
 //	  join             = ["10.0.0.2:4646", "10.0.0.3:4646"]
+//	  cluster_secret   = "…"           # the same on every server (agentconfig_cluster.go)
 //	  eval_gc_threshold = "1h"         # and batch_eval_, job_, node_, deployment_gc_threshold, job_gc_interval (docs/gc.md)
 //	}
 //
@@ -55,6 +56,7 @@ import (
 //	  sasl { mechanism = "SCRAM-SHA-512"  username = "ordo"  password = "…" }
 //	}
 //
+//	autopilot { server_stabilization_time = "10s" }  # (agentconfig_cluster.go, docs/operations.md)
 //	acl { enabled = true }             # ACLs (agentconfig_acl.go, docs/acl.md)
 //	keyring { server_token = "…" }     # the root keyring (agentconfig_keyring.go, docs/keyring.md)
 //	capacity {                         # capacity on demand (agentconfig_capacity.go, docs/capacity.md)
@@ -81,6 +83,8 @@ type agentFile struct {
 	// local driver (agentconfig_capacity.go, docs/capacity.md).
 	Capacity    *capacityBlock    `hcl:"capacity,block"`
 	LocalDriver *localDriverBlock `hcl:"local_driver,block"`
+	// Autopilot is the autopilot block (agentconfig_cluster.go).
+	Autopilot *autopilotBlock `hcl:"autopilot,block"`
 
 	// path is the file's name, for error messages.
 	path string
@@ -91,6 +95,8 @@ type serverBlock struct {
 	Enabled         *bool    `hcl:"enabled,optional"`
 	BootstrapExpect *int     `hcl:"bootstrap_expect,optional"`
 	Join            []string `hcl:"join,optional"`
+	// ClusterSecret is shared by every server (agentconfig_cluster.go).
+	ClusterSecret *string `hcl:"cluster_secret,optional"`
 	// Garbage collection, as Nomad names it (docs/gc.md): durations.
 	EvalGCThreshold       *string `hcl:"eval_gc_threshold,optional"`
 	BatchEvalGCThreshold  *string `hcl:"batch_eval_gc_threshold,optional"`
@@ -309,6 +315,14 @@ func (f *agentFile) applyTo(c *agent.Config) error {
 			c.Join = append([]string(nil), s.Join...)
 		}
 		if err := s.applyGC(&c.GC, f.path); err != nil {
+			return err
+		}
+		if err := s.applyClusterSecret(c, f.path); err != nil { // agentconfig_cluster.go
+			return err
+		}
+	}
+	if f.Autopilot != nil {
+		if err := f.Autopilot.applyTo(&c.Autopilot, f.path); err != nil {
 			return err
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/ordoplane/ordo/cmd/agent"
+	"github.com/ordoplane/ordo/commands/httpapi"
 )
 
 // maxErrorBody bounds how much of an error response is read.
@@ -26,6 +27,9 @@ type client struct {
 	at url.Values
 	// token is sent as X-Nomad-Token when set.
 	token string
+	// secret is the cluster secret, sent as X-Ordo-Cluster-Secret when set
+	// (operator_raft.go).
+	secret string
 }
 
 // newClient returns a client for address, a URL or a bare host:port.
@@ -143,6 +147,9 @@ func (c *client) send(ctx context.Context, method, path string, query url.Values
 	req.Header.Set("Accept", "application/json")
 	if c.token != "" {
 		req.Header.Set("X-Nomad-Token", c.token)
+	}
+	if c.secret != "" {
+		req.Header.Set(httpapi.ClusterSecretHeader, c.secret)
 	}
 	if in != nil {
 		req.Header.Set("Content-Type", contentType)

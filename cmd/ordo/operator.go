@@ -34,7 +34,9 @@ func newOperatorCommand(g *globals) *cobra.Command {
 		Short: "Inspect the cluster's raft configuration",
 	}
 	raft.AddCommand(newRaftListPeersCommand(g))
+	raft.AddCommand(newRaftRemovePeerCommand(g), newRaftTransferLeadershipCommand(g)) // operator_raft.go
 	cmd.AddCommand(raft)
+	cmd.AddCommand(newAutopilotCommand(g)) // operator_raft.go
 	cmd.AddCommand(newProjectionsCommand(g))     // projections.go
 	cmd.AddCommand(newMirrorCommand(g))          // mirror.go
 	cmd.AddCommand(newRootKeyCommand(g))         // keyring.go: root keyring list|rotate|remove

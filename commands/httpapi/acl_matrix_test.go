@@ -42,6 +42,7 @@ func startACLAgent(t *testing.T) *aclAgent {
 	cfg.NoSync = true
 	cfg.Scheduler.Disabled = true
 	cfg.ACL.Enabled = true
+	cfg.ClusterSecret = matrixSecret
 	logs := &testlog.Buffer{}
 	cfg.Logger = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	cfg.RaftLogOutput = logs
@@ -78,7 +79,9 @@ func (g *aclAgent) call(t *testing.T, method, path, token string, body any, out 
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	req, _ := http.NewRequestWithContext(ctx, method, g.base+path, rd)
-	if token != "" {
+	if token == matrixSecret {
+		req.Header.Set(httpapi.ClusterSecretHeader, token) // the cluster secret, not a token
+	} else if token != "" {
 		req.Header.Set("X-Nomad-Token", token)
 	}
 	resp, err := g.hc.Do(req)
@@ -97,6 +100,9 @@ func (g *aclAgent) call(t *testing.T, method, path, token string, body any, out 
 	}
 	return resp.StatusCode
 }
+
+// matrixSecret is the ACL agent's cluster secret.
+const matrixSecret = "matrix-cluster-secret-0123456789"
 
 type tokenOut struct{ AccessorID, SecretID string }
 
@@ -173,8 +179,10 @@ func TestACLMatrix(t *testing.T) {
 		switch kind {
 		case "public", "anyone", "token":
 			insufficient, right = other.SecretID, other.SecretID
-		case "management":
+		case "management", "clusterOrManagement":
 			insufficient, right = everything.SecretID, mgmt
+		case "cluster": // no token passes; the secret does (below)
+			insufficient, right = mgmt, matrixSecret
 		case "ns", "inHandler":
 			insufficient, right = tokenFor(nsCaps(allNSCaps, arg)), tokenFor(nsCaps([]string{arg}, ""))
 		case "nsPath":
@@ -198,6 +206,9 @@ func TestACLMatrix(t *testing.T) {
 			}
 		default:
 			t.Fatalf("%s: unknown requirement %q", pattern, kind)
+		}
+		if kind == "clusterOrManagement" && g.call(t, method, fill(path)+"?namespace=default", matrixSecret, nil) == http.StatusForbidden {
+			t.Errorf("%s with the cluster secret: 403, want allowed", pattern)
 		}
 		allow := map[string]bool{"none": kind == "public" || kind == "anyone",
 			"other namespace": kind == "public" || kind == "anyone" || kind == "token",

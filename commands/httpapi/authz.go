@@ -26,6 +26,12 @@ type access struct {
 	// inHandler is a namespace capability the handler checks itself with
 	// authorizeNamespace, in the namespace it reads from the body.
 	inHandler string
+	// clusterOnly: the cluster secret (ClusterSecretHeader), in every
+	// mode; no token is read (servers joining, autopilot's stats).
+	clusterOnly bool
+	// cluster, beside another requirement: the cluster secret also
+	// passes, and with ACLs off it is required (membership changes).
+	cluster bool
 }
 
 type level uint8
@@ -45,6 +51,10 @@ var (
 	clientAgent = public
 	anyone      = access{anyone: true}
 	management  = access{management: true}
+	// clusterOnly and clusterOrManagement involve the cluster secret
+	// (membership.go).
+	clusterOnly         = access{clusterOnly: true}
+	clusterOrManagement = access{management: true, cluster: true}
 )
 
 // routeAccess lists every route's requirement: the one place that says who
@@ -122,9 +132,17 @@ var routeAccess = map[string]access{
 	"PUT /v1/client/{id}/allocs":      clientAgent,
 	"POST /v1/client/{id}/allocs":     clientAgent,
 	"GET /v1/client/{id}/allocations": clientAgent,
-	// Servers joining each other authenticate below ACLs (as Nomad's RPC does).
-	"PUT /v1/operator/raft/join":  public,
-	"POST /v1/operator/raft/join": public,
+	// Servers joining each other present the cluster secret, in every
+	// mode (membership.go); changing the servers takes the secret or,
+	// with ACLs on, a management token.
+	"PUT /v1/operator/raft/join":                 clusterOnly,
+	"POST /v1/operator/raft/join":                clusterOnly,
+	"GET /v1/operator/raft/stats":                clusterOnly,
+	"DELETE /v1/operator/raft/peer":              clusterOrManagement,
+	"PUT /v1/operator/raft/transfer-leadership":  clusterOrManagement,
+	"POST /v1/operator/raft/transfer-leadership": clusterOrManagement,
+	"GET /v1/operator/autopilot/health":          opRule(read),
+	"GET /v1/operator/autopilot/configuration":   opRule(read),
 	// The log, its history tools and the projections: operators.
 	"GET /v1/event/stream":                  opRule(read),
 	"GET /v1/operator/log":                  opRule(read),
@@ -275,6 +293,16 @@ var errPermissionDenied = &commands.ForbiddenError{Reason: "Permission denied"}
 func (s *Server) authorize(pattern string, h http.HandlerFunc) http.HandlerFunc {
 	need, listed := routeAccess[pattern]
 	return func(w http.ResponseWriter, r *http.Request) {
+		if listed && (need.clusterOnly || need.cluster) { // membership.go
+			switch {
+			case s.clusterSecretOK(r):
+				h(w, r)
+				return
+			case need.clusterOnly || s.cfg.ACL == nil:
+				writeError(w, s.secretError())
+				return
+			}
+		}
 		if s.cfg.ACL == nil || listed && need.public {
 			h(w, r)
 			return

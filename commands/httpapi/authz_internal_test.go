@@ -131,6 +131,10 @@ func describe(a access) string {
 		return map[level]string{read: rule + ": read", write: rule + ": write"}[l]
 	}
 	switch {
+	case a.clusterOnly:
+		return "the cluster secret (`X-Ordo-Cluster-Secret`), in every mode; no token is read"
+	case a.cluster && a.management:
+		return "the cluster secret, or management (with ACLs off: the cluster secret)"
 	case a.public:
 		return "nothing (no token is read)"
 	case a.anyone:

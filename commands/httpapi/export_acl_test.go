@@ -13,8 +13,9 @@ func RoutePatterns() []string {
 }
 
 // Requirement describes a route's requirement for the ACL matrix test:
-// kind is public, anyone, token, management, ns, nsPath, node, agent,
-// operator, vars or inHandler; arg is the capability or level.
+// kind is cluster, clusterOrManagement, public, anyone, token,
+// management, ns, nsPath, node, agent, operator, vars or inHandler; arg is
+// the capability or level.
 func Requirement(pattern string) (kind, arg string) {
 	a := routeAccess[pattern]
 	lv := func(l level) string {
@@ -24,6 +25,10 @@ func Requirement(pattern string) (kind, arg string) {
 		return "read"
 	}
 	switch {
+	case a.clusterOnly:
+		return "cluster", ""
+	case a.cluster && a.management:
+		return "clusterOrManagement", ""
 	case a.public:
 		return "public", ""
 	case a.anyone:

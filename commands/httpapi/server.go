@@ -55,6 +55,10 @@ type Config struct {
 	Self     Self
 	// Join handles a server's join request; required for clusters.
 	Join func(ctx context.Context, req JoinRequest) (JoinResponse, error)
+	// ClusterSecret is the secret servers present in ClusterSecretHeader
+	// to join and that authorises membership changes (membership.go);
+	// empty refuses them all.
+	ClusterSecret string
 	// Heartbeats is the heartbeat monitor that node registers and
 	// heartbeats reset; nil answers DefaultHeartbeatTTL and tracks nothing.
 	Heartbeats Heartbeats
@@ -187,6 +191,7 @@ func (s *Server) routes() {
 	s.handle("POST /v1/client/{id}/heartbeat", s.leader(s.heartbeatNode))
 	s.handle("PUT /v1/operator/raft/join", s.join)
 	s.handle("POST /v1/operator/raft/join", s.join)
+	s.membershipRoutes() // membership.go: raft stats, remove-peer, transfer-leadership, autopilot
 	// Local: every server holds the archive and knows its own state.
 	s.handle("GET /v1/event/stream", s.eventStream)
 	s.handle("GET /v1/operator/log", s.operatorLog)

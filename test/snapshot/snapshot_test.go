@@ -25,6 +25,7 @@ func config(t *testing.T) agent.Config {
 	cfg.HTTPAddr, cfg.RaftAddr = "127.0.0.1:0", "127.0.0.1:0"
 	cfg.RaftTimeout = 200 * time.Millisecond
 	cfg.JoinInterval = 50 * time.Millisecond
+	cfg.ClusterSecret = "snapshot-test-cluster-secret"
 	cfg.NoSync = true
 	cfg.TrailingLogs = 8
 	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))

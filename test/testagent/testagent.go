@@ -32,6 +32,7 @@ import (
 	"time"
 
 	"github.com/ordoplane/ordo/cmd/agent"
+	"github.com/ordoplane/ordo/storage/raftlog"
 )
 
 // longFlag is registered here so that every test binary importing this
@@ -48,8 +49,9 @@ func Long() bool {
 func Discard() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
 // ServerConfig returns the config of a server in a test cluster: data in
-// dataDir, port-0 addresses on 127.0.0.1, short raft and join timings, no
-// fsync of the raft log and no log output.
+// dataDir, port-0 addresses on 127.0.0.1, short raft, join and autopilot
+// timings, the cluster secret ClusterSecret, no fsync of the raft log and
+// no log output.
 func ServerConfig(dataDir string) agent.Config {
 	cfg := agent.DefaultConfig()
 	cfg.DataDir = dataDir
@@ -57,11 +59,17 @@ func ServerConfig(dataDir string) agent.Config {
 	cfg.RaftAddr = "127.0.0.1:0"
 	cfg.RaftTimeout = 200 * time.Millisecond
 	cfg.JoinInterval = 100 * time.Millisecond
+	cfg.ClusterSecret = ClusterSecret
+	cfg.Autopilot = raftlog.AutopilotConfig{LastContactThreshold: time.Second, ServerStabilizationTime: time.Second,
+		UpdateInterval: 100 * time.Millisecond, ReconcileInterval: 100 * time.Millisecond}
 	cfg.NoSync = true
 	cfg.Logger = Discard()
 	cfg.RaftLogOutput = io.Discard
 	return cfg
 }
+
+// ClusterSecret is the cluster secret of ServerConfig's servers.
+const ClusterSecret = "test-cluster-secret-0123456789"
 
 // pollInterval is how often WaitFor checks its condition.
 const pollInterval = 10 * time.Millisecond

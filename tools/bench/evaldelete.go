@@ -56,6 +56,7 @@ func evalDeleteRows(n, pageSize, seedBatch, clients int) ([]row, error) {
 		cfg.HTTPAddr, cfg.RaftAddr = "127.0.0.1:0", "127.0.0.1:0"
 		cfg.BootstrapExpect = 3
 		cfg.JoinInterval = 100 * time.Millisecond
+		cfg.ClusterSecret = "bench-cluster-secret-0123456789"
 		// Warnings (a "slow fsm batch" with its commit time) go to stderr.
 		cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})).With("server", i)
 		cfg.RaftLogOutput = io.Discard

@@ -1,0 +1,197 @@
+package httpapi
+
+import (
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/ordoplane/ordo/commands"
+	"github.com/ordoplane/ordo/storage/raftlog"
+)
+
+// ClusterSecretHeader carries the cluster secret (Config.ClusterSecret):
+// servers present it to join and to read each other's raft stats, and it
+// authorises membership changes (routeAccess: cluster, clusterOnly).
+const ClusterSecretHeader = "X-Ordo-Cluster-Secret"
+
+// errNoClusterSecret refuses a request without the cluster secret.
+var errNoClusterSecret = &commands.ForbiddenError{Reason: "missing or wrong cluster secret (" + ClusterSecretHeader +
+	"): joining and changing the servers need the secret every server shares (server.cluster_secret)"}
+
+// errNoSecretConfigured refuses a request needing the cluster secret on a
+// server that has none.
+var errNoSecretConfigured = &commands.ForbiddenError{Reason: "this server has no cluster secret configured " +
+	"(server.cluster_secret): it takes no joins and no membership changes by secret"}
+
+// clusterSecretOK reports whether r carries this server's cluster secret.
+func (s *Server) clusterSecretOK(r *http.Request) bool {
+	want := s.cfg.ClusterSecret
+	got := r.Header.Get(ClusterSecretHeader)
+	return want != "" && subtle.ConstantTimeCompare([]byte(got), []byte(want)) == 1
+}
+
+// secretError is the refusal of a request without the cluster secret.
+func (s *Server) secretError() error {
+	if s.cfg.ClusterSecret == "" {
+		return errNoSecretConfigured
+	}
+	return errNoClusterSecret
+}
+
+func (s *Server) membershipRoutes() {
+	s.handle("GET /v1/operator/raft/stats", s.raftStats)
+	s.handle("DELETE /v1/operator/raft/peer", s.leader(s.removePeer))
+	s.handle("PUT /v1/operator/raft/transfer-leadership", s.leader(s.transferLeadership))
+	s.handle("POST /v1/operator/raft/transfer-leadership", s.leader(s.transferLeadership))
+	s.handle("GET /v1/operator/autopilot/health", s.leader(s.autopilotHealth))
+	s.handle("GET /v1/operator/autopilot/configuration", s.leader(s.autopilotConfiguration))
+}
+
+// raftNodeOf returns the raft node, or an error on a read-only server.
+func (s *Server) raftNodeOf() (*raftlog.Node, error) {
+	if s.cfg.Node == nil {
+		return nil, &commands.ConflictError{Reason: "this server has no raft node: " + s.cfg.ReadOnly}
+	}
+	return s.cfg.Node, nil
+}
+
+// raftStats serves GET /v1/operator/raft/stats: this server's raft log
+// position, which the leader's autopilot reads from every server.
+func (s *Server) raftStats(w http.ResponseWriter, _ *http.Request) {
+	n, err := s.raftNodeOf()
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	st := n.LocalStats()
+	st.Name = s.cfg.Self.Name
+	writeJSON(w, http.StatusOK, st)
+}
+
+// removePeer serves DELETE /v1/operator/raft/peer?id=: Nomad's
+// RaftRemovePeerByID. It refuses a removal that could leave the cluster
+// without a quorum (409).
+func (s *Server) removePeer(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	id := q.Get("id")
+	if id == "" {
+		if q.Get("address") != "" {
+			writeError(w, commands.Invalid("address", "removal by address is not supported; pass ?id= (ordo operator raft list-peers shows the ids)"))
+			return
+		}
+		writeError(w, commands.Invalid("id", "required: the raft id of the server to remove"))
+		return
+	}
+	n, err := s.raftNodeOf()
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	if err := n.RemovePeer(id); err != nil {
+		writeError(w, raftError(err, id))
+		return
+	}
+	s.cfg.Logger.Info("server removed from the raft configuration", "peer", id, "actor", actorOf(r))
+	writeJSON(w, http.StatusOK, map[string]any{"Removed": id})
+}
+
+// transferLeadership serves PUT /v1/operator/raft/transfer-leadership:
+// Nomad's RaftTransferLeadershipByID (?id=) and ByAddress (?address=);
+// with neither, raft picks the most up-to-date voter.
+func (s *Server) transferLeadership(w http.ResponseWriter, r *http.Request) {
+	n, err := s.raftNodeOf()
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	q := r.URL.Query()
+	id, addr := q.Get("id"), q.Get("address")
+	if id != "" && addr != "" {
+		writeError(w, commands.Invalid("address", "pass id or address, not both"))
+		return
+	}
+	if addr != "" {
+		list, err := n.Servers()
+		if err != nil {
+			writeError(w, raftError(err, addr))
+			return
+		}
+		for _, sv := range list {
+			if sv.Address == addr {
+				id = sv.ID
+			}
+		}
+		if id == "" {
+			writeError(w, &commands.NotFoundError{Kind: "raft peer with address", ID: addr})
+			return
+		}
+	}
+	from := s.cfg.Self.ID
+	if err := n.TransferLeadership(id); err != nil {
+		writeError(w, raftError(err, id))
+		return
+	}
+	leader, _ := n.Leader()
+	s.cfg.Logger.Info("leadership transferred", "from", from, "to", leader, "actor", actorOf(r))
+	writeJSON(w, http.StatusOK, map[string]any{"From": from, "Leader": leader})
+}
+
+// autopilotHealth serves GET /v1/operator/autopilot/health: Nomad's
+// OperatorHealthReply, from the leader's autopilot; 200 whether or not
+// the cluster is healthy (Healthy says), which nomad/api's client needs.
+func (s *Server) autopilotHealth(w http.ResponseWriter, _ *http.Request) {
+	n, err := s.raftNodeOf()
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	h, err := n.AutopilotHealth()
+	if err != nil {
+		writeError(w, raftError(err, ""))
+		return
+	}
+	writeJSON(w, http.StatusOK, h)
+}
+
+// autopilotConfiguration is GET /v1/operator/autopilot/configuration's
+// answer: Nomad's AutopilotConfiguration, durations as Go strings, and
+// ordo's own settings after them.
+type autopilotConfiguration struct {
+	CleanupDeadServers             bool
+	LastContactThreshold           string
+	MaxTrailingLogs                uint64
+	MinQuorum                      uint
+	ServerStabilizationTime        string
+	EnableRedundancyZones          bool
+	DisableUpgradeMigration        bool
+	EnableCustomUpgrades           bool
+	DeadServerLastContactThreshold string
+	CreateIndex, ModifyIndex       uint64
+}
+
+func (s *Server) autopilotConfiguration(w http.ResponseWriter, _ *http.Request) {
+	n, err := s.raftNodeOf()
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	c := n.AutopilotConfig()
+	writeJSON(w, http.StatusOK, autopilotConfiguration{CleanupDeadServers: c.CleanupDeadServers,
+		LastContactThreshold: c.LastContactThreshold.String(), MaxTrailingLogs: c.MaxTrailingLogs, MinQuorum: c.MinQuorum,
+		ServerStabilizationTime:        c.ServerStabilizationTime.String(),
+		DeadServerLastContactThreshold: c.DeadServerLastContactThreshold.String()})
+}
+
+// raftError maps raftlog's membership errors to the API's statuses.
+func raftError(err error, id string) error {
+	switch {
+	case errors.Is(err, raftlog.ErrUnknownPeer):
+		return &commands.NotFoundError{Kind: "raft peer", ID: id}
+	case errors.Is(err, raftlog.ErrUnsafeChange), errors.Is(err, raftlog.ErrPeerConflict):
+		return &commands.ConflictError{Reason: err.Error()}
+	case errors.Is(err, raftlog.ErrNotLeader):
+		return fmt.Errorf("%w: %v", commands.ErrNoLeader, err)
+	}
+	return err
+}
