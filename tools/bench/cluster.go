@@ -74,7 +74,6 @@ func startCluster(dir string, n int, unconfirmed bool) ([]*agent.Agent, error) {
 		cfg.RaftTimeout = 500 * time.Millisecond
 		cfg.JoinInterval = 100 * time.Millisecond
 		cfg.ClusterSecret = "bench-cluster-secret-0123456789"
-		cfg.ClusterSecret = "bench-cluster-secret-0123456789"
 		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 		cfg.RaftLogOutput = io.Discard
 		cfg.NoSync = os.Getenv("ORDO_BENCH_NOSYNC") != ""
