@@ -190,7 +190,8 @@ func Start(cfg Config) (a *Agent, err error) {
 	a.addKnown(httpapi.JoinRequest{ID: a.id, RaftAddr: a.node.Address(), HTTPAddr: a.httpAddr})
 
 	if a.pipeline, err = commands.NewPipeline(commands.PipelineConfig{
-		Log: a.node, Store: a.store, Applied: a.fsm.Applied, Logger: a.log, Registerer: a.reg}); err != nil {
+		Log: a.node, Store: a.store, Applied: a.fsm.Applied, Leader: a.node, Answers: a.fsm,
+		Logger: a.log, Registerer: a.reg}); err != nil {
 		ln.Close()
 		return nil, err
 	}
@@ -229,6 +230,7 @@ func Start(cfg Config) (a *Agent, err error) {
 		Rescheduler: rerun.ForAPI(scratch, 2), Exporter: export.ForAPI(a.id, Version, scratch, time.Now),
 		Rebuilds: a.rebuilder, Mirror: mirrorAPIs, ACL: aclOpts, Snapshots: a.newSnapshots(),
 		Keyring: a.kr.api(a.cfg.Keyring.ServerToken), Encrypter: a.kr.keyring, ClusterSecret: a.cfg.ClusterSecret,
+		UnconfirmedReads: a.cfg.UnconfirmedReads,
 		Self: httpapi.Self{ID: a.id, Name: a.cfg.Name, HTTPAddr: a.httpAddr, RaftAddr: a.node.Address(),
 			Dev: cfg.Dev, Version: Version, Config: a.cfg},
 	}); err != nil {

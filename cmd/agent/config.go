@@ -62,6 +62,10 @@ type Config struct {
 	FailoverHeartbeatTTL time.Duration `json:"FailoverHeartbeatTTL"`
 	// NoSync skips fsync of the raft log; for tests and benchmarks only.
 	NoSync bool `json:"NoSync"`
+	// UnconfirmedReads answers default reads without confirming
+	// leadership (httpapi.Config.UnconfirmedReads): not linearizable, for
+	// benchmarks comparing the read paths only; no flag or file sets it.
+	UnconfirmedReads bool `hcl:"-" json:"UnconfirmedReads,omitempty"`
 	// Projections are the projections the server maintains; default
 	// all.Projections(). Tests pass a set with a changed version.
 	Projections []projections.Projection `hcl:"-" json:"-"`
