@@ -31,6 +31,13 @@ func TestBadInputNeverReachesTheLog(t *testing.T) {
 	t.Parallel()
 	d := startAgent(t)
 	d.putNamespace(t, "payments", "")
+	// keys are the rows' Idempotency-Keys where not "bad-<name>".
+	keys := map[string]string{
+		"oversized Idempotency-Key":      strings.Repeat("k", 900<<10),
+		"Idempotency-Key over 128 bytes": strings.Repeat("k", 129),
+		"Idempotency-Key not ASCII":      "cl\u00e9",
+		"Idempotency-Key on a delete":    "a\tb",
+	}
 	for _, tc := range []struct {
 		name   string
 		method string
@@ -80,13 +87,55 @@ func TestBadInputNeverReachesTheLog(t *testing.T) {
 		{"unknown path", "GET", "/v1/nope", ``, 404, "", "/v1/nope"},
 		// 404 today (the JSON catch-all answers every unmatched method); 405 would be Nomad's.
 		{"unknown method", "PATCH", "/v1/namespace/payments", `{}`, 0, "", "PATCH"},
+		// Issue 31: unclean paths are refused, not redirected to another resource.
+		{"var doubled slash", "PUT", "/v1/var/a//b", `{"Items":{"k":"v"}}`, 400, "path", ""},
+		{"var leading slash", "PUT", "/v1/var//a", `{"Items":{"k":"v"}}`, 400, "path", ""},
+		{"var dot segment", "PUT", "/v1/var/a/./b", `{"Items":{"k":"v"}}`, 400, "path", ""},
+		{"var doubled slash get", "GET", "/v1/var/a//b", ``, 400, "path", ""},
+		{"var leading slash delete", "DELETE", "/v1/var//a", ``, 400, "path", ""},
+		{"namespace doubled slash", "PUT", "/v1//namespace/payments", `{}`, 400, "path", ""},
+		// Jobs: counts and ids bounded.
+		{"job count past int32", "PUT", "/v1/jobs", jobJSON("big", 2147483648), 400, "job.group[g].count", ""},
+		{"job count too big", "PUT", "/v1/jobs", jobJSON("big", 100_001), 400, "job.group[g].count", ""},
+		{"job count negative", "PUT", "/v1/jobs", jobJSON("neg", -1), 400, "job.group[g].count", ""},
+		{"job id climbing", "PUT", "/v1/jobs", jobJSON("../../x", 1), 400, "job.id", ""},
+		{"job id with a slash", "PUT", "/v1/jobs", jobJSON("a/b", 1), 400, "job.id", ""},
+		{"job id dot dot", "PUT", "/v1/jobs", jobJSON("..", 1), 400, "job.id", ""},
+		{"job id control character", "PUT", "/v1/jobs", jobJSON("a\x01b", 1), 400, "job.id", ""},
+		{"job id in path climbing", "GET", "/v1/job/..%2F..%2Fx", ``, 400, "id", ""},
+		{"job id too long", "PUT", "/v1/jobs", jobJSON(strings.Repeat("j", 129), 1), 400, "job.id", ""},
+		// Command identities: bounded, printable (the key is in keys below).
+		{"oversized Idempotency-Key", "PUT", "/v1/namespace/payments", `{"Description":"x"}`, 400, "Idempotency-Key", ""},
+		{"Idempotency-Key over 128 bytes", "PUT", "/v1/namespace/payments", `{"Description":"x"}`, 400, "Idempotency-Key", ""},
+		{"Idempotency-Key not ASCII", "POST", "/v1/jobs", jobJSON("ok", 1), 400, "Idempotency-Key", ""},
+		{"Idempotency-Key on a delete", "DELETE", "/v1/namespace/payments", ``, 400, "Idempotency-Key", ""},
+		// The namespace parameter, checked alike on every route.
+		{"namespace null byte evaluations", "GET", "/v1/evaluations?namespace=a%00b", ``, 400, "namespace", ""},
+		{"namespace null byte allocations", "GET", "/v1/allocations?namespace=a%00b", ``, 400, "namespace", ""},
+		{"namespace null byte deployments", "GET", "/v1/deployments?namespace=a%00b", ``, 400, "namespace", ""},
+		{"namespace null byte jobs", "GET", "/v1/jobs?namespace=a%00b", ``, 400, "namespace", ""},
+		{"namespace null byte variables", "GET", "/v1/vars?namespace=a%00b", ``, 400, "namespace", ""},
+		{"namespace null byte nodes", "GET", "/v1/nodes?namespace=a%00b", ``, 400, "namespace", ""},
+		{"namespace null byte event stream", "GET", "/v1/event/stream?namespace=a%00b", ``, 400, "namespace", ""},
+		{"namespace null byte eval", "GET", "/v1/evaluation/x?namespace=a%00b", ``, 400, "namespace", ""},
+		{"namespace null byte write", "PUT", "/v1/jobs?namespace=a%00b", jobJSON("ok", 1), 400, "namespace", ""},
+		// /v1/namespaces pages like the other lists.
+		{"namespaces bad per_page", "GET", "/v1/namespaces?per_page=x", ``, 400, "per_page", ""},
+		{"namespaces negative per_page", "GET", "/v1/namespaces?per_page=-1", ``, 400, "per_page", ""},
+		{"namespaces bad next_token", "GET", "/v1/namespaces?next_token=%21%21", ``, 400, "next_token", ""},
+		{"namespaces bad reverse", "GET", "/v1/namespaces?reverse=maybe", ``, 400, "reverse", ""},
+		{"namespaces bad filter", "GET", "/v1/namespaces?filter=%3D%3D", ``, 400, "filter", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			beforeLen, beforeApplied := d.archiveLen(t), d.FSM().Applied()
 			var logBefore struct{ Length uint64 }
 			d.do(t, "GET", "/v1/operator/log?limit=1", nil).decode(t, &logBefore)
 
-			r := d.do(t, tc.method, tc.path, strings.NewReader(tc.body), "Idempotency-Key", "bad-"+tc.name)
+			key, ok := keys[tc.name]
+			if !ok {
+				key = "bad-" + tc.name
+			}
+			r := d.do(t, tc.method, tc.path, strings.NewReader(tc.body), "Idempotency-Key", key)
 			if r.status != tc.status && (tc.status != 0 || (r.status != 404 && r.status != 405)) {
 				t.Fatalf("status %d, want %d: %s", r.status, tc.status, r.body)
 			}

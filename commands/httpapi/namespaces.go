@@ -3,6 +3,7 @@ package httpapi
 import (
 	"errors"
 	"net/http"
+	"slices"
 
 	"github.com/ordoplane/ordo/commands"
 	"github.com/ordoplane/ordo/commands/namespace"
@@ -12,19 +13,35 @@ import (
 
 var namespaceTables = []string{namespaces.Table}
 
+// listNamespaces lists namespaces by name, paged like the other lists:
+// prefix, filter, per_page, reverse, and the next namespace's name as
+// next_token.
 func (s *Server) listNamespaces(w http.ResponseWriter, r *http.Request) {
-	prefix := r.URL.Query().Get("prefix")
-	f, err := listFilter(r)
+	pq, err := parsePage(r, func(token string) (string, bool) {
+		return token, namespace.ValidName("next_token", token) == nil
+	})
 	if err != nil {
 		writeError(w, err)
 		return
 	}
-	s.query(w, r, namespaceTables, func(v projections.View) (any, error) {
-		list, err := namespaces.List(v, prefix)
+	s.queryPage(w, r, namespaceTables, func(v projections.View) (any, error) {
+		list, err := namespaces.List(v, pq.prefix) // by name; namespaces are few
 		if err != nil {
 			return nil, err
 		}
-		return filterList(f, list)
+		if pq.reverse {
+			slices.Reverse(list)
+		}
+		p := newPager(pq)
+		for _, ns := range list {
+			if pq.from != "" && (!pq.reverse && ns.Name < pq.from || pq.reverse && ns.Name > pq.from) {
+				continue
+			}
+			if err = p.addToken(ns.Name, ns); err != nil {
+				break
+			}
+		}
+		return p.result(err)
 	})
 }
 

@@ -237,6 +237,10 @@ func (s *Server) handle(pattern string, h http.HandlerFunc) {
 
 // ServeHTTP implements http.Handler.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if err := checkParams(r); err != nil { // params.go
+		writeError(w, err)
+		return
+	}
 	if s.refuseWrite(w, r) { // readonly.go
 		return
 	}

@@ -175,10 +175,25 @@ func TestVariableBadInput(t *testing.T) {
 		{"delete bad cas", "DELETE", "/v1/var/a?cas=-1", ``, "cas"},
 		{"list bad token", "GET", "/v1/vars?next_token=nodot", ``, "next_token"},
 		{"negative namespace quota", "PUT", "/v1/namespace/team-a", `{"VariablesQuota":-1}`, "VariablesQuota"},
+		// Issue 31.
+		{"doubled slash", "PUT", "/v1/var/a//b", `{"Items":{"k":"v"}}`, "path"},
+		{"leading slash", "PUT", "/v1/var//a", `{"Items":{"k":"v"}}`, "path"},
+		{"escaped doubled slash", "PUT", "/v1/var/a%2F%2Fb", `{"Items":{"k":"v"}}`, "path"},
+		{"get doubled slash", "GET", "/v1/var/a//b", ``, "path"},
+		{"delete leading slash", "DELETE", "/v1/var//a", ``, "path"},
+		{"null item key", "PUT", "/v1/var/a", `{"Items":{"\u0000":"v"}}`, "Items"},
+		{"control item key", "PUT", "/v1/var/a", `{"Items":{"a\nb":"v"}}`, "Items"},
+		{"item key too long", "PUT", "/v1/var/a", `{"Items":{"` + strings.Repeat("k", 257) + `":"v"}}`, "Items"},
+		{"namespace null byte", "GET", "/v1/vars?namespace=a%00b", ``, "namespace"},
+		{"oversized Idempotency-Key", "PUT", "/v1/var/a", `{"Items":{"k":"v"}}`, "Idempotency-Key"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			before := d.archiveLen(t)
-			r := d.do(t, tc.method, tc.path, strings.NewReader(tc.body))
+			var header []string
+			if tc.field == "Idempotency-Key" {
+				header = []string{"Idempotency-Key", strings.Repeat("k", 900<<10)}
+			}
+			r := d.do(t, tc.method, tc.path, strings.NewReader(tc.body), header...)
 			if r.status != 400 {
 				t.Fatalf("status %d, want 400: %s", r.status, r.body)
 			}

@@ -1,7 +1,6 @@
 package job
 
 import (
-	"strings"
 	"time"
 
 	"github.com/ordoplane/ordo/commands"
@@ -33,17 +32,8 @@ var _ commands.Command = (*Deregister)(nil)
 func (d *Deregister) Result() Result { return d.result }
 
 // ValidID checks a job id given in a request, as a *commands.ValidationError.
-func ValidID(field, id string) error {
-	switch {
-	case id == "":
-		return commands.Invalid(field, "must not be empty")
-	case len(id) > jobspec.MaxIDLength:
-		return commands.Invalid(field, "%d bytes is longer than %d", len(id), jobspec.MaxIDLength)
-	case strings.ContainsAny(id, " \t\r\n\x00"):
-		return commands.Invalid(field, "%q contains a space or a control character", id)
-	}
-	return nil
-}
+// It applies jobspec.ValidID: a child's id (with a '/') is valid here.
+func ValidID(field, id string) error { return jobspec.ValidID(field, id) }
 
 // Validate implements commands.Command.
 func (d *Deregister) Validate() error {

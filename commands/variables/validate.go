@@ -3,6 +3,8 @@ package variables
 import (
 	"encoding/json"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/ordoplane/ordo/commands"
 )
@@ -47,21 +49,45 @@ func ValidPath(field, path string) error {
 	return nil
 }
 
+// ValidItemKey returns a *commands.ValidationError naming field when key
+// may not name an item: empty, over MaxItemKeyLen bytes, not UTF-8, or
+// holding a character that does not print (a control character, a null
+// byte; the ASCII space is allowed).
+func ValidItemKey(field, key string) error {
+	switch {
+	case key == "":
+		return commands.Invalid(field, "item keys must not be empty")
+	case len(key) > MaxItemKeyLen:
+		return commands.Invalid(field, "item key of %d bytes exceeds %d", len(key), MaxItemKeyLen)
+	case !utf8.ValidString(key):
+		return commands.Invalid(field, "item key %q is not UTF-8", key)
+	}
+	for i, c := range key {
+		if !unicode.IsPrint(c) {
+			return commands.Invalid(field, "item key %q has %U at byte %d: keys must be printable", key, c, i)
+		}
+	}
+	return nil
+}
+
 func pathByte(c byte) bool {
 	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' ||
 		c == '-' || c == '_' || c == '~' || c == '/'
 }
 
+// MaxItemKeyLen bounds an item's key, in bytes.
+const MaxItemKeyLen = 256
+
 // ValidItems returns a *commands.ValidationError naming "Items" when items
-// cannot be stored: none, an empty key, or more than MaxItemsBytes once
-// encoded.
+// cannot be stored: none, a key that ValidItemKey refuses, or more than
+// MaxItemsBytes once encoded.
 func ValidItems(items Items) error {
 	if len(items) == 0 {
 		return commands.Invalid("Items", "a variable needs at least one item")
 	}
 	for k := range items {
-		if k == "" {
-			return commands.Invalid("Items", "item keys must not be empty")
+		if err := ValidItemKey("Items", k); err != nil {
+			return err
 		}
 	}
 	b, err := json.Marshal(items)

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 	_ "time/tzdata" // time zones validate the same on every server
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/hashicorp/cronexpr"
 
@@ -17,13 +19,16 @@ import (
 
 // The limits Validate applies.
 const (
-	MaxIDLength  = 128
-	MinPriority  = 1
-	MaxPriority  = 100
-	MinCPU       = 1  // MHz
-	MinMemoryMB  = 10 // Nomad's minimum
-	MinReschDly  = 5 * time.Second
-	MinRestartIv = 5 * time.Second
+	MaxIDLength = 128
+	// MaxGroupCount bounds a group's count: the scheduler places, and the
+	// store keeps, one allocation per unit.
+	MaxGroupCount = 100_000
+	MinPriority   = 1
+	MaxPriority   = 100
+	MinCPU        = 1  // MHz
+	MinMemoryMB   = 10 // Nomad's minimum
+	MinReschDly   = 5 * time.Second
+	MinRestartIv  = 5 * time.Second
 )
 
 // Field paths, in HCL terms, shared by Validate and ParseHCL's positions.
@@ -33,19 +38,46 @@ func taskPath(group, task string) string { return groupPath(group) + ".task[" + 
 
 func constraintPath(parent string, i int) string { return fmt.Sprintf("%s.constraint[%d]", parent, i) }
 
+// ValidID returns a *commands.ValidationError naming field when id cannot
+// name a job: empty, over MaxIDLength bytes, not UTF-8, holding a space or
+// a character that does not print, or with a '/'-separated segment that
+// is empty, "." or "..". A job id travels in URL paths (escaped), and the
+// children of periodic and parameterized jobs are "<parent>/periodic-…"
+// and "<parent>/dispatch-…"; registered jobs may have no '/' (Validate).
+func ValidID(field, id string) error {
+	switch {
+	case id == "":
+		return commands.Invalid(field, "must not be empty")
+	case len(id) > MaxIDLength:
+		return commands.Invalid(field, "%d bytes is longer than %d", len(id), MaxIDLength)
+	case !utf8.ValidString(id):
+		return commands.Invalid(field, "%q is not UTF-8", id)
+	}
+	for _, c := range id {
+		if c == ' ' || !unicode.IsPrint(c) {
+			return commands.Invalid(field, "%q contains a space or a control character", id)
+		}
+	}
+	for _, seg := range strings.Split(id, "/") {
+		if seg == "" || seg == "." || seg == ".." {
+			return commands.Invalid(field, "%q has an empty, '.' or '..' segment", id)
+		}
+	}
+	return nil
+}
+
 // Validate checks a canonical job against Nomad's rules and returns the
 // first violation as a *commands.ValidationError naming the field.
 func Validate(job *events.Job) error {
 	if job == nil {
 		return commands.Invalid("job", "missing")
 	}
+	if err := ValidID("job.id", job.ID); err != nil {
+		return err
+	}
 	switch {
-	case job.ID == "":
-		return commands.Invalid("job.id", "must not be empty")
-	case len(job.ID) > MaxIDLength:
-		return commands.Invalid("job.id", "%d bytes is longer than %d", len(job.ID), MaxIDLength)
-	case strings.ContainsAny(job.ID, " \t\r\n\x00"):
-		return commands.Invalid("job.id", "%q contains a space or a control character", job.ID)
+	case strings.Contains(job.ID, "/"):
+		return commands.Invalid("job.id", "%q contains '/', which only the children of periodic and parameterized jobs have", job.ID)
 	case job.Name == "":
 		return commands.Invalid("job.name", "must not be empty")
 	case strings.ContainsRune(job.Name, 0):
@@ -132,6 +164,8 @@ func validateGroup(job *events.Job, tg *events.TaskGroup) error {
 	switch {
 	case tg.Count < 0:
 		return commands.Invalid(path+".count", "%d is negative", tg.Count)
+	case tg.Count > MaxGroupCount:
+		return commands.Invalid(path+".count", "%d exceeds %d", tg.Count, MaxGroupCount)
 	case system && tg.Count > 1:
 		return commands.Invalid(path+".count", "%s jobs run one allocation per node; count %d > 1", job.Type, tg.Count)
 	}
