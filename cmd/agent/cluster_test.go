@@ -1,0 +1,77 @@
+package agent
+
+import (
+	"io"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ordoplane/ordo/test/testlog"
+)
+
+// TestValidateCluster: a server that forms or joins a cluster needs a
+// cluster secret of at least MinClusterSecretLen characters; -dev and a
+// lone server do not.
+func TestValidateCluster(t *testing.T) {
+	long := strings.Repeat("s", MinClusterSecretLen)
+	for _, tc := range []struct {
+		name string
+		cfg  func(c *Config)
+		ok   bool
+	}{
+		{"lone server", func(c *Config) { c.BootstrapExpect = 1 }, true},
+		{"no bootstrap, no join", func(c *Config) {}, true},
+		{"dev", func(c *Config) { *c = DevConfig() }, true},
+		{"three without a secret", func(c *Config) { c.BootstrapExpect = 3 }, false},
+		{"join without a secret", func(c *Config) { c.Join = []string{"a:1"} }, false},
+		{"three with a secret", func(c *Config) { c.BootstrapExpect, c.ClusterSecret = 3, long }, true},
+		{"short secret", func(c *Config) { c.ClusterSecret = long[1:] }, false},
+		{"client only", func(c *Config) { c.Server, c.Join = false, []string{"a:1"} }, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := DefaultConfig()
+			c.DataDir = "/d"
+			tc.cfg(&c)
+			if err := c.validateCluster(); (err == nil) != tc.ok {
+				t.Fatalf("validateCluster = %v, want ok=%v", err, tc.ok)
+			}
+		})
+	}
+}
+
+// TestJoinWithWrongSecret: a server with another secret is refused: it
+// says so in its log, never becomes a member, and the cluster's
+// configuration stays as it was.
+func TestJoinWithWrongSecret(t *testing.T) {
+	start := func(secret string, bootstrap int, join []string, logs io.Writer) *Agent {
+		cfg := DefaultConfig()
+		cfg.DataDir, cfg.HTTPAddr, cfg.RaftAddr = t.TempDir(), "127.0.0.1:0", "127.0.0.1:0"
+		cfg.RaftTimeout, cfg.JoinInterval, cfg.NoSync = 100*time.Millisecond, 50*time.Millisecond, true
+		cfg.BootstrapExpect, cfg.Join, cfg.ClusterSecret = bootstrap, join, secret
+		cfg.Logger, cfg.RaftLogOutput = slog.New(slog.NewTextHandler(logs, nil)), io.Discard
+		a, err := Start(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { a.Shutdown() })
+		return a
+	}
+	s1 := start("the-right-cluster-secret", 1, nil, io.Discard)
+	logs := &testlog.Buffer{}
+	s2 := start("a-wrong-cluster-secret!!", 0, []string{s1.HTTPAddr()}, logs)
+	deadline := time.Now().Add(20 * time.Second)
+	for !strings.Contains(logs.String(), "join refused") || !strings.Contains(logs.String(), "cluster secret") {
+		if time.Now().After(deadline) {
+			t.Fatalf("s2 never logged its refused join:\n%s", logs.String())
+		}
+		time.Sleep(20 * time.Millisecond) // polling a log a goroutine writes; no state to wait on
+	}
+	list, err := s1.Node().Servers()
+	if err != nil || len(list) != 1 || list[0].ID != s1.ID() {
+		t.Fatalf("s1's configuration = %v, %v; want s1 alone", list, err)
+	}
+	if s2.member() {
+		t.Fatal("s2 became a member with a wrong secret")
+	}
+}
