@@ -16,6 +16,7 @@ import (
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 
+	"github.com/ordoplane/ordo/cmd/agent"
 	"github.com/ordoplane/ordo/commands/httpapi"
 	"github.com/ordoplane/ordo/projections"
 	"github.com/ordoplane/ordo/projections/all"
@@ -72,7 +73,7 @@ func (o *offlineFlags) open() (*projections.Rebuilder, func(), error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w (is the server still running? stop it first)", err)
 	}
-	f, err := projections.NewFSM(store, projections.FSMConfig{Projections: all.Projections(), AllowStale: true})
+	f, err := projections.NewFSM(store, projections.FSMConfig{Projections: all.Projections(), AllowStale: true, Version: agent.Version})
 	if err != nil {
 		store.Close()
 		return nil, nil, err

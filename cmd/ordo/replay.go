@@ -197,7 +197,7 @@ func openReplay(file, dir string) (*replay, error) {
 		return nil, fmt.Errorf("replay: %w", err)
 	}
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	if r.fsm, err = projections.NewFSM(store, projections.FSMConfig{Projections: all.Projections(), Logger: quiet}); err != nil {
+	if r.fsm, err = projections.NewFSM(store, projections.FSMConfig{Projections: all.Projections(), Logger: quiet, Version: agent.Version}); err != nil {
 		store.Close()
 		return nil, err
 	}

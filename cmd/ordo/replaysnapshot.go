@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/ordoplane/ordo/cmd/agent"
 	"github.com/ordoplane/ordo/history/export"
 	"github.com/ordoplane/ordo/projections"
 	"github.com/ordoplane/ordo/projections/all"
@@ -54,7 +55,8 @@ func openSnapshotReplay(r *replay) error {
 	if err != nil {
 		return fmt.Errorf("replay: %w", err)
 	}
-	if r.fsm, err = projections.NewFSM(r.store, projections.FSMConfig{Projections: all.Projections(), Logger: quiet, AllowStale: true}); err != nil {
+	if r.fsm, err = projections.NewFSM(r.store, projections.FSMConfig{Projections: all.Projections(), Logger: quiet, AllowStale: true,
+		Version: agent.Version}); err != nil {
 		return err
 	}
 	if len(r.fsm.Stale()) > 0 {
