@@ -227,9 +227,15 @@ func (c *Cluster) Leader(ctx context.Context) (*Server, error) {
 
 // Close resumes, stops and waits for every server and closes the proxies.
 func (c *Cluster) Close() {
+	var wg sync.WaitGroup
 	for _, s := range c.servers {
-		s.stop()
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s.stop()
+		}()
 	}
+	wg.Wait()
 	if c.net != nil {
 		c.net.Close()
 	}

@@ -54,14 +54,15 @@ type Output struct {
 	// Conflict: a cas refused (409).
 	Conflict bool
 	// Current: the conflict carries the register's current value and
-	// index (a variable's 409 answers the current variable).
-	Current bool
+	// index (a variable's 409 answers the current variable). CurrentIndex:
+	// it carries the current index only (a job's 409 names it).
+	Current, CurrentIndex bool
 	// Value is the value read (read), or the current value (Conflict with
 	// Current); "" is an absent register.
 	Value string
 	// Index is the modify index read (read), the new index of a write or
-	// a successful cas, or the current index (Conflict with Current);
-	// 0 is an absent register.
+	// a successful cas, or the current index (Conflict with Current or
+	// CurrentIndex); 0 is an absent register.
 	Index uint64
 }
 
@@ -104,6 +105,11 @@ func step(st state, in Input, out Output) (bool, state) {
 				return false, st
 			}
 			return observe(st, out.Value, out.Index)
+		case out.Conflict && out.CurrentIndex:
+			if out.Index == in.Expect {
+				return false, st
+			}
+			return observe(st, st.Value, out.Index)
 		case out.Conflict:
 			return !st.Known || st.Index != in.Expect, st
 		default:
@@ -192,6 +198,8 @@ func describe(in Input, out Output) string {
 		return call + " → ?"
 	case out.Conflict && out.Current:
 		return fmt.Sprintf("%s → conflict, current %q@%d", call, out.Value, out.Index)
+	case out.Conflict && out.CurrentIndex:
+		return fmt.Sprintf("%s → conflict, current @%d", call, out.Index)
 	case out.Conflict:
 		return call + " → conflict"
 	case in.Kind == OpRead:

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -196,7 +197,13 @@ func (j job) write(ctx context.Context, c *http.Client, addr, value string, cas 
 		}
 		return result{out: Output{Index: got.JobModifyIndex}, status: status}
 	case status == http.StatusConflict && cas:
-		return result{out: Output{Conflict: true}, status: status}
+		// The precondition's message names the job's current index.
+		out := Output{Conflict: true}
+		if m := currentJobIndex.FindSubmatch(body); m != nil {
+			out.Index, _ = strconv.ParseUint(string(m[1]), 10, 64)
+			out.CurrentIndex = true
+		}
+		return result{out: out, status: status}
 	case status == http.StatusConflict:
 		// A registration without EnforceIndex is decided again when
 		// another change beats it, a few times; then it answers 409,
@@ -205,6 +212,10 @@ func (j job) write(ctx context.Context, c *http.Client, addr, value string, cas 
 	}
 	return writeFailure(status, "PUT "+path, body)
 }
+
+// currentJobIndex finds the current index in a job's modify-index
+// conflict: "… modify-index: modify index is 35, not 31".
+var currentJobIndex = regexp.MustCompile(`modify index is (\d+), not \d+`)
 
 // readFailure is a read answered with an error status: a 5xx (no leader,
 // a failed forward) leaves it out of the history; a 4xx is a bug.

@@ -101,13 +101,16 @@ func (c *Config) defaults() {
 
 // Result is what a run recorded.
 type Result struct {
-	// History is every operation that may have had an effect or that
-	// answered: an unknown outcome's Return is the end of the history.
+	// History is every operation that answered or may have had an
+	// effect, as the checker takes it (resolve): an unknown outcome's
+	// Return is the end of the history.
 	History []porcupine.Operation
-	// Unknown counts operations whose outcome is unknown; Conflicts the
-	// cas refusals; Skipped the operations left out (reads that failed,
-	// requests to a stopped server).
-	Unknown, Conflicts, Skipped int
+	// Unknown counts operations whose outcome is unknown: of them,
+	// UnknownApplied were shown applied by an answer and UnknownDropped
+	// shown by none, left out of History (resolve). Conflicts counts the
+	// cas refusals; Skipped the operations left out because they did
+	// nothing (reads that failed, requests to a stopped server).
+	Unknown, UnknownApplied, UnknownDropped, Conflicts, Skipped int
 	// Statuses counts the HTTP statuses answered (0: none).
 	Statuses map[int]int
 	// Samples holds a few failed answers per status (0: no answer).
@@ -168,7 +171,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	res := &Result{Unknown: hist.mu.unknown, Conflicts: hist.mu.conflicts, Skipped: hist.mu.skipped,
 		Statuses: hist.mu.statuses, Samples: hist.mu.samples, Unexpected: hist.mu.unexpected, Faults: faults, Seed: cfg.Seed, Elapsed: elapsed}
 	hist.mu.Unlock()
-	res.History = hist.operations()
+	res.History, res.UnknownApplied, res.UnknownDropped = resolve(hist.operations())
 	if ferr != nil && ctx.Err() == nil {
 		return res, fmt.Errorf("fault schedule: %w (server logs in %s)", ferr, cfg.Dir)
 	}
@@ -262,9 +265,10 @@ type Figure struct {
 // p50, p99 and max.
 func (r *Result) Figures() []Figure {
 	out := []Figure{
-		{"operations", float64(len(r.History)), "ops"},
-		{"operations/s", float64(len(r.History)) / r.Elapsed.Seconds(), "ops/s"},
+		{"operations", float64(len(r.History) + r.UnknownDropped), "ops"},
+		{"operations/s", float64(len(r.History)+r.UnknownDropped) / r.Elapsed.Seconds(), "ops/s"},
 		{"operations with unknown outcome", float64(r.Unknown), "ops"},
+		{"unknown outcome, shown applied", float64(r.UnknownApplied), "ops"},
 		{"cas conflicts", float64(r.Conflicts), "ops"},
 		{"faults", float64(len(r.Faults)), "faults"},
 		{"failovers", float64(r.Failovers()), "failovers"},

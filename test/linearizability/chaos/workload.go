@@ -146,7 +146,7 @@ func (c *client) once(ctx context.Context) {
 		}
 		return
 	}
-	if !r.out.Conflict || r.out.Current {
+	if !r.out.Conflict || r.out.Current || r.out.CurrentIndex {
 		c.lastIndex[in.Key] = r.out.Index
 	}
 }
