@@ -99,8 +99,9 @@ func StartCluster(ctx context.Context, cfg ClusterConfig) (*Cluster, error) {
 	for i, s := range c.servers {
 		s.args = []string{"agent", "-server", "-bootstrap-expect", strconv.Itoa(cfg.Servers),
 			"-node", fmt.Sprintf("s%d", i), "-data-dir", filepath.Join(s.dir, "data"),
-			"-http-addr", s.HTTP, "-raft-addr", s.Raft, "-raft-advertise", s.Advertise, "-log-level", "info",
-			"-cluster-secret", "linearizability-cluster-secret"}
+			"-http-addr", s.HTTP, "-raft-addr", s.Raft, "-raft-advertise", s.Advertise, "-log-level", "info"}
+		// The cluster secret is in the environment (Env), which a build
+		// older than -cluster-secret (ORDO_BIN) ignores.
 		for _, o := range c.servers {
 			if o != s {
 				s.args = append(s.args, "-join", o.HTTP)
