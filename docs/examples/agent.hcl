@@ -10,4 +10,7 @@ server {
   enabled          = true
   bootstrap_expect = 3
   join             = ["127.0.0.1:4656", "127.0.0.1:4666"]
+  # The same on every server; make one with: head -c 32 /dev/urandom | base64
+  # ($ORDO_CLUSTER_SECRET or -cluster-secret override it.)
+  cluster_secret   = "change-me-to-a-random-secret"
 }

@@ -568,8 +568,9 @@ func (n *Node) AddNonvoter(id, addr string) (added bool, err error) {
 }
 
 // TransferLeadership hands leadership to voter id, or to the most
-// up-to-date other voter when id is empty, and waits until it is done;
-// leader only. It refuses when there is no other voter.
+// up-to-date other voter when id is empty, and waits until this server
+// has stepped down and (for up to two election timeouts) knows the new
+// leader; leader only. It refuses when there is no other voter.
 func (n *Node) TransferLeadership(id string) error {
 	n.membership.Lock()
 	defer n.membership.Unlock()
@@ -607,6 +608,21 @@ func (n *Node) TransferLeadership(id string) error {
 	}
 	if err := f.Error(); err != nil {
 		return fmt.Errorf("transfer leadership: %w", mapErr(err))
+	}
+	// This server has stepped down; wait (boundedly) until it has heard
+	// from the new leader, so callers can say who leads.
+	deadline := time.Now().Add(2 * n.cfg.ElectionTimeout)
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	for time.Now().Before(deadline) {
+		if leader, _ := n.Leader(); leader != "" && leader != n.cfg.ID {
+			break
+		}
+		select {
+		case <-tick.C:
+		case <-n.shutdown:
+			return nil
+		}
 	}
 	return nil
 }
