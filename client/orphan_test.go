@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -21,6 +22,8 @@ import (
 	"github.com/ordoplane/ordo/client"
 	"github.com/ordoplane/ordo/client/driver"
 	"github.com/ordoplane/ordo/client/driver/exec"
+	clienthttp "github.com/ordoplane/ordo/client/httpapi"
+	"github.com/ordoplane/ordo/events"
 	"github.com/ordoplane/ordo/test/testagent"
 )
 
@@ -193,14 +196,24 @@ func TestClientDestroysAllocsARestoreRemoved(t *testing.T) {
 	restoreSnapshot(t, addr, file)
 
 	// SIGTERM is ignored: the task is being killed for its kill timeout,
-	// and its events say why while the client still has it.
-	testagent.WaitFor(t, 20*time.Second, "a Killing event naming the servers' removal", func() bool {
-		r, ok := c.Runner(allocID)
-		if !ok {
+	// and the client's own API shows why in its events meanwhile.
+	capi, err := clienthttp.New(clienthttp.Config{Allocs: clienthttp.Runners(c.Runner), Logger: quiet()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(capi)
+	t.Cleanup(hs.Close)
+	testagent.WaitFor(t, 20*time.Second, "the client's API to show a Killing event naming the servers' removal", func() bool {
+		resp, err := http.Get(hs.URL + "/v1/client/allocation/" + allocID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var u events.AllocClientUpdate
+		if resp.StatusCode != http.StatusOK || json.NewDecoder(resp.Body).Decode(&u) != nil || u.TaskStates["sleep"] == nil {
 			return false
 		}
-		rec, _ := r.TaskRecord("sleep")
-		for _, e := range rec.State.Events {
+		for _, e := range u.TaskStates["sleep"].Events {
 			if e.Type == "Killing" && strings.Contains(e.Message, "removed by the servers") && strings.Contains(e.Message, c.NodeID()) {
 				return true
 			}
@@ -208,6 +221,14 @@ func TestClientDestroysAllocsARestoreRemoved(t *testing.T) {
 		return false
 	})
 	assertDestroyed(t, c, dataDir, allocID, pid)
+	resp, err := http.Get(hs.URL + "/v1/client/allocation/" + allocID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNotFound {
+		t.Fatalf("the client's API answers the destroyed allocation: %s", resp.Status)
+	}
 	assertLogged(t, logs, c.NodeID(), allocID)
 	if list, _, err := nc.Allocations().List(nil); err != nil || len(list) != 0 {
 		t.Fatalf("the servers list %d allocations after the restore (%v)", len(list), err)

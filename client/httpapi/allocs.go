@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/ordoplane/ordo/client/allocrunner"
+	"github.com/ordoplane/ordo/events"
 )
 
 // Allocs finds the client's allocations.
@@ -24,6 +25,8 @@ type Alloc interface {
 	// TaskDone reports whether task will write no more output: it is dead
 	// for good (every task is, once the allocation is terminal).
 	TaskDone(task string) bool
+	// Status returns the allocation's state as the client reports it.
+	Status() events.AllocClientUpdate
 }
 
 // Runners serves the client's alloc runners (client.Client.Runner) as
@@ -59,4 +62,9 @@ func (a runnerAlloc) LogPath(task, stream string) string {
 func (a runnerAlloc) TaskDone(task string) bool {
 	t, ok := a.r.TaskRecord(task)
 	return !ok || t.Done
+}
+
+func (a runnerAlloc) Status() events.AllocClientUpdate {
+	u, _ := a.r.ClientUpdate()
+	return u
 }

@@ -1,10 +1,14 @@
 // Package httpapi is the client agent's own HTTP API: what the servers
 // (and the nomad/api client, which asks a node directly) read from a
-// node rather than from the cluster's state. Today that is a task's logs:
+// node rather than from the cluster's state: a task's logs, and an
+// allocation as the client holds it (what it reports to the servers, task
+// events included — for an allocation the servers no longer list, the
+// only place its last events are):
 //
 //	GET /v1/client/fs/logs/{alloc_id}?task=&type=stdout|stderr&origin=start|end&offset=&follow=&plain=
+//	GET /v1/client/allocation/{alloc_id}
 //
-// with Nomad's semantics: the task's log stream is its rotated files,
+// The logs have Nomad's semantics: the task's log stream is its rotated files,
 // oldest first, then its current file (client/driver/exec names them);
 // offset counts bytes over that whole stream from its start or end
 // (origin); the answer is a stream of JSON frames shaped like Nomad's

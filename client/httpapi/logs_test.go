@@ -26,6 +26,7 @@ import (
 	"github.com/ordoplane/ordo/client/clock"
 	"github.com/ordoplane/ordo/client/driver/exec"
 	"github.com/ordoplane/ordo/client/httpapi"
+	"github.com/ordoplane/ordo/events"
 )
 
 const testTimeout = 20 * time.Second
@@ -52,6 +53,9 @@ func (a *fakeAlloc) LogPath(task, stream string) string {
 	return filepath.Join(a.dir, "alloc", "logs", task+"."+stream)
 }
 func (a *fakeAlloc) TaskDone(string) bool { return a.done.Load() }
+func (a *fakeAlloc) Status() events.AllocClientUpdate {
+	return events.AllocClientUpdate{ClientStatus: events.AllocClientRunning}
+}
 
 // fakeClock fires its timers when the test advances it.
 type fakeClock struct {
@@ -504,5 +508,36 @@ func TestListenAdvertises(t *testing.T) {
 	}
 	if _, _, err := httpapi.Listen("not an address"); err == nil {
 		t.Fatal("listened on a bad address")
+	}
+}
+
+// GET /v1/client/allocation/:id answers the allocation's state as the
+// client reports it, and 404 for one the client does not have.
+func TestAllocStatus(t *testing.T) {
+	allocs := &fakeAllocs{dir: t.TempDir(), allocs: map[string]*fakeAlloc{"a1": {tasks: []string{"web"}}}}
+	s, err := httpapi.New(httpapi.Config{Allocs: allocs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(s)
+	defer hs.Close()
+	resp, err := http.Get(hs.URL + "/v1/client/allocation/a1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var u events.AllocClientUpdate
+	err = json.NewDecoder(resp.Body).Decode(&u)
+	resp.Body.Close()
+	if err != nil || resp.StatusCode != http.StatusOK || u.ClientStatus != events.AllocClientRunning {
+		t.Fatalf("a1: %s %+v %v", resp.Status, u, err)
+	}
+	resp, err = http.Get(hs.URL + "/v1/client/allocation/nope")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNotFound || !strings.Contains(string(b), "not found on this client") {
+		t.Fatalf("unknown alloc: %s %s", resp.Status, b)
 	}
 }

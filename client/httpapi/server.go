@@ -10,7 +10,10 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/ordoplane/ordo/client/clock"
+	"github.com/ordoplane/ordo/commands/httpapi/httplimit"
 )
 
 // Config configures the client's HTTP API.
@@ -31,6 +34,13 @@ type Config struct {
 	// CSI serves /v1/client/csi/ (client/csi's Handler: the servers'
 	// detach and create calls); nil serves none.
 	CSI http.Handler
+	// Limits bounds the API's connections as the servers' (the agent
+	// file's limits block); zero fields take httplimit's defaults.
+	// Followed logs roll the write deadline per write.
+	Limits httplimit.Config
+	// Registerer receives the listener's metrics
+	// (ordo_http_conns_refused_total{listener="client"}); nil: none.
+	Registerer prometheus.Registerer
 }
 
 // DefaultConfig returns the defaults of the optional fields.
@@ -46,6 +56,9 @@ func (c Config) Validate() error {
 		return errors.New("client/httpapi: Allocs is required")
 	case c.PollInterval < 0, c.HeartbeatInterval < 0:
 		return errors.New("client/httpapi: intervals must not be negative")
+	}
+	if err := c.Limits.Validate(); err != nil {
+		return fmt.Errorf("client/httpapi: %w", err)
 	}
 	return nil
 }
@@ -76,7 +89,11 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{cfg: cfg, log: cfg.Logger, mux: http.NewServeMux()}
-	s.mux.HandleFunc("GET /v1/client/fs/logs/{alloc_id}", s.logs)
+	lim := cfg.Limits.WithDefaults()
+	s.mux.HandleFunc("GET /v1/client/fs/logs/{alloc_id}", func(w http.ResponseWriter, r *http.Request) {
+		s.logs(httplimit.Rolling(w, lim.WriteTimeout), r) // a followed log runs for as long as the reader reads
+	})
+	s.mux.HandleFunc("GET /v1/client/allocation/{alloc_id}", s.allocStatus) // allocstatus.go
 	if cfg.CSI != nil {
 		s.mux.Handle("/v1/client/csi/", cfg.CSI)
 	}
@@ -93,9 +110,16 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.Serve
 // open (their requests' contexts derive from ctx), waits for them and
 // returns nil; an error when ln fails first. It closes ln.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
-	srv := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second,
-		BaseContext: func(net.Listener) context.Context { return ctx },
-		ErrorLog:    slog.NewLogLogger(s.log.Handler(), slog.LevelDebug)}
+	limited, err := s.cfg.Limits.Listen(ln, "client", s.cfg.Registerer) // connections per address
+	if err != nil {
+		ln.Close()
+		return fmt.Errorf("client/httpapi: %w", err)
+	}
+	defer limited.Unregister()
+	ln = limited
+	srv := httplimit.NewServer(s, s.cfg.Limits) // header, body, write and idle timeouts
+	srv.BaseContext = func(net.Listener) context.Context { return ctx }
+	srv.ErrorLog = slog.NewLogLogger(s.log.Handler(), slog.LevelDebug)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {
