@@ -51,6 +51,12 @@
 //     projections (Checksum equal).
 //   - Nothing applies to a stale projection: Apply refuses to run until it
 //     has been rebuilt.
+//   - A store records the newest ordo that wrote it (compat.go) and is never
+//     opened by an older one: NewFSM refuses it (ErrDowngrade), Restore of
+//     a newer server's snapshot halts the FSM.
+//   - An entry holding an event this build cannot read is neither skipped
+//     nor rejected: the FSM halts before it (halt.go), applies nothing
+//     more and takes no snapshot, so a newer build resumes at that entry.
 //   - A rebuild writes only its own scratch store, its markers and, at the
 //     switch, the tables and metadata of the projections it rebuilt: it
 //     appends nothing and moves no applied index. Readers see the old
