@@ -239,6 +239,7 @@ func TestUnknownEventHaltsApply(t *testing.T) {
 	}{
 		{"unknown type", events.Event{Type: "ComponentTeleported", Version: 1, ID: "x", Payload: []byte{0x80}}, events.ErrUnknownType},
 		{"newer version", events.Event{Type: "NamespaceUpserted", Version: 999, ID: "x", Payload: []byte{0x80}}, events.ErrFutureVersion},
+		{"unknown precondition", events.Event{}, projections.ErrUnknownPrecondition},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			store := pt.OpenStore(t)
@@ -251,6 +252,10 @@ func TestUnknownEventHaltsApply(t *testing.T) {
 			pt.ApplyOne(t, f, 1, pt.Entry(t, "", upsert("before")))
 			future := pt.Entry(t, "future")
 			future.Events = []events.Event{c.ev}
+			if c.ev.Type == "" {
+				future = pt.Entry(t, "future", upsert("future"))
+				future.Preconditions = []events.Precondition{{Table: namespaces.Table, Key: "x", Op: "newer-than-this-build"}}
+			}
 			res := pt.Apply(t, f, pt.Log(t, 2, pt.Entry(t, "", upsert("same-batch"))), pt.Log(t, 3, future),
 				pt.Log(t, 4, pt.Entry(t, "", upsert("after"))))
 			if res[0].Err != nil {

@@ -15,6 +15,10 @@ import (
 // ErrHalted is wrapped by a *HaltError: the FSM stopped applying.
 var ErrHalted = errors.New("ordo: fsm halted")
 
+// ErrUnknownPrecondition is an entry's precondition whose operation this
+// build does not have: a newer ordo's leader wrote it.
+var ErrUnknownPrecondition = errors.New("ordo: precondition operation unknown to this build")
+
 // HaltError is why an FSM stopped applying entries: an entry holds an
 // event of a type this build does not know, or of a newer version than it
 // knows (a newer ordo wrote it), or a snapshot from a newer ordo was
@@ -27,7 +31,7 @@ type HaltError struct {
 	// Build is this build's ordo version.
 	Build string
 	// Err is the cause: it wraps events.ErrUnknownType,
-	// events.ErrFutureVersion or ErrDowngrade.
+	// events.ErrFutureVersion, ErrUnknownPrecondition or ErrDowngrade.
 	Err error
 }
 
@@ -108,8 +112,20 @@ func (e *unknownEventError) Error() string { return e.err.Error() }
 func (e *unknownEventError) Unwrap() error { return e.err }
 
 // checkKnown returns an *unknownEventError when entry holds an event whose
-// type the registry lacks, or at a newer version than it knows.
+// type the registry lacks, or at a newer version than it knows, or a
+// precondition whose operation no check implements. Entries are built by
+// the leader, never by a client: what this build does not know a newer
+// ordo wrote, and every server of that ordo applies it.
 func checkKnown(entry *events.Entry) error {
+	for i, p := range entry.Preconditions {
+		switch p.Op {
+		case events.Exists, events.Absent, events.ModifyIndex:
+			continue
+		}
+		if _, ok := registeredCheck(p.Op); !ok {
+			return &unknownEventError{fmt.Errorf("precondition %d (%q on %s): %w", i, p.Op, p.Table, ErrUnknownPrecondition)}
+		}
+	}
 	for i := range entry.Events {
 		ev := &entry.Events[i]
 		t, ok := events.Lookup(ev.Type)
