@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -205,4 +206,61 @@ func gaugeValue(t *testing.T, a *Agent, name string) float64 {
 	}
 	t.Fatalf("no metric %s", name)
 	return 0
+}
+
+// TestOlderBuildRefusesNewerSnapshotFile: a snapshot file a newer build
+// saved is refused by an older one with 400 naming the snapshot and both
+// builds, and nothing is installed.
+func TestOlderBuildRefusesNewerSnapshotFile(t *testing.T) {
+	newer := testConfig(t, t.TempDir())
+	for _, p := range all.Projections() {
+		if p.Name() == "namespaces" {
+			p = newerNamespaces{}
+		}
+		newer.Projections = append(newer.Projections, p)
+	}
+	playBuild(t, "0.2.0")
+	a, err := Start(newer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := "http://" + a.HTTPAddr()
+	waitFor(t, "the default namespace", func() bool { return status(base+"/v1/namespace/default") == 200 })
+	resp, err := http.Get(base + "/v1/operator/snapshot")
+	if err != nil {
+		t.Fatal(err)
+	}
+	file, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("save: %d %v", resp.StatusCode, err)
+	}
+	a.Shutdown()
+
+	buildVersion = "0.1.0"
+	b, err := Start(testConfig(t, t.TempDir()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Shutdown()
+	base = "http://" + b.HTTPAddr()
+	waitFor(t, "the default namespace", func() bool { return status(base+"/v1/namespace/default") == 200 })
+	applied := b.FSM().Applied()
+	req, _ := http.NewRequest(http.MethodPut, base+"/v1/operator/snapshot", bytes.NewReader(file))
+	resp, err = http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(body), "snapshot") ||
+		!strings.Contains(string(body), "ordo 0.2.0") || !strings.Contains(string(body), "ordo 0.1.0") {
+		t.Fatalf("restore of a newer build's file: %d %s", resp.StatusCode, body)
+	}
+	if b.FSM().Halt() != nil || b.FSM().RestoredAt() != 0 {
+		t.Fatalf("the refused file reached the FSM: halt %v, restored at %d", b.FSM().Halt(), b.FSM().RestoredAt())
+	}
+	if got := b.FSM().Applied(); got < applied {
+		t.Fatalf("applied %d, was %d", got, applied)
+	}
 }
