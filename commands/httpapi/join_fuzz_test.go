@@ -13,12 +13,16 @@ import (
 	"github.com/ordoplane/ordo/commands/httpapi"
 )
 
+// fuzzSecret is FuzzJoinRequest's cluster secret.
+const fuzzSecret = "fuzz-cluster-secret-0123456789"
+
 // FuzzJoinRequest fuzzes the body of PUT /v1/operator/raft/join. The join
 // hook is a fake, so fuzzed addresses never reach raft. The handler never
 // panics; it answers 200 after calling the hook exactly when the body is a
 // JSON object (within the limit) naming ID, RaftAddr and HTTPAddr, with the
 // values encoding/json reads from it, and otherwise 400 or 413 with a JSON
-// error, without calling the hook.
+// error, without calling the hook. The same body without the cluster
+// secret is refused 403, without calling the hook.
 func FuzzJoinRequest(f *testing.F) {
 	// A small limit keeps minimizing an over-the-limit input cheap: it
 	// cannot shrink, and each attempt costs a run.
@@ -29,7 +33,7 @@ func FuzzJoinRequest(f *testing.F) {
 		calls []httpapi.JoinRequest
 	)
 	api := newAPI(f, d, httpapi.Config{
-		BodyLimit: limit,
+		BodyLimit: limit, ClusterSecret: fuzzSecret,
 		Join: func(_ context.Context, req httpapi.JoinRequest) (httpapi.JoinResponse, error) {
 			mu.Lock()
 			defer mu.Unlock()
@@ -51,6 +55,15 @@ func FuzzJoinRequest(f *testing.F) {
 		mu.Unlock()
 		w := httptest.NewRecorder()
 		api.ServeHTTP(w, httptest.NewRequest("PUT", "/v1/operator/raft/join", bytes.NewReader(body)))
+		mu.Lock()
+		if len(calls) != 0 || w.Code != http.StatusForbidden {
+			t.Fatalf("join without the cluster secret: %d %s, hook called %d times", w.Code, w.Body.Bytes(), len(calls))
+		}
+		mu.Unlock()
+		w = httptest.NewRecorder()
+		req := httptest.NewRequest("PUT", "/v1/operator/raft/join", bytes.NewReader(body))
+		req.Header.Set(httpapi.ClusterSecretHeader, fuzzSecret)
+		api.ServeHTTP(w, req)
 		mu.Lock()
 		got := append([]httpapi.JoinRequest(nil), calls...)
 		mu.Unlock()

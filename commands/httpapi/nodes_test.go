@@ -21,6 +21,9 @@ import (
 
 // startAgentWith starts a dev agent like startAgent, with tweak applied to
 // its config.
+// testClusterSecret is startAgentWith's agents' cluster secret.
+const testClusterSecret = "httpapi-test-cluster-secret"
+
 func startAgentWith(t testing.TB, tweak func(*agent.Config)) *devAgent {
 	t.Helper()
 	cfg := agent.DevConfig()
@@ -33,6 +36,7 @@ func startAgentWith(t testing.TB, tweak func(*agent.Config)) *devAgent {
 	cfg.Scheduler.Disabled = true
 	cfg.Logger = discard
 	cfg.RaftLogOutput = io.Discard
+	cfg.ClusterSecret = testClusterSecret
 	tweak(&cfg)
 	a, err := agent.Start(cfg)
 	if err != nil {
