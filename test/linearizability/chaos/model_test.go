@@ -80,6 +80,13 @@ func TestModel(t *testing.T) {
 		{"job conflict naming the current index", []porcupine.Operation{
 			mk(0, 0, 1, w("a", 5)), mk(1, 2, 3, jobConflict(3, "b", 5)),
 		}, porcupine.Ok},
+		{"job conflict naming the index of an unknown write nothing showed", []porcupine.Operation{
+			mk(0, 0, 1, w("a", 5)), mk(1, 2, -1, w("u", 0)), mk(2, 3, 4, jobConflict(5, "c", 6)), mk(3, 5, 6, w("d", 8)),
+			mk(2, 7, 8, rd("d", 8)),
+		}, porcupine.Ok},
+		{"job conflict naming an index no write can have", []porcupine.Operation{
+			mk(0, 0, 1, w("a", 5)), mk(2, 3, 4, jobConflict(5, "c", 6)), mk(1, 5, -1, w("u", 0)),
+		}, porcupine.Illegal},
 		{"job conflict naming an old index", []porcupine.Operation{
 			mk(0, 0, 1, w("a", 5)), mk(0, 2, 3, w("b", 7)), mk(1, 4, 5, jobConflict(3, "c", 5)),
 		}, porcupine.Illegal},
@@ -107,8 +114,13 @@ func TestResolve(t *testing.T) {
 		t.Errorf("the seen write became %+v, want applied at 6", got)
 	}
 
-	hist, _, dropped = resolve(append(ops, op(4, 5, 6, jobConflict(5, "w", 9))))
-	if dropped != 0 || len(hist) != 5 {
-		t.Errorf("with a 409 at an unexplained index: dropped %d, %d left; want 0, 5", dropped, len(hist))
+	// A job's 409 naming an index no answer shows: a write nothing showed
+	// took effect there.
+	hist, applied, _ = resolve(append(ops, op(4, 5, 6, jobConflict(5, "w", 9))))
+	if applied != 2 || len(hist) != 5 {
+		t.Fatalf("with a 409 at an unexplained index: applied %d, %d left; want 2, 5", applied, len(hist))
+	}
+	if ph := hist[4]; ph.Output.(Output).Index != 9 || ph.Call != 2 || ph.Input.(Input).Kind != OpWrite {
+		t.Errorf("the write the 409 saw is %+v, want a write at 9 called at 2", ph)
 	}
 }

@@ -35,8 +35,12 @@ type Fault struct {
 	Server, NewLeader int
 	// At is when it began, from the start of the run.
 	At time.Duration
-	// Unavailable is the time from the fault to the first acknowledged
-	// write begun after it (a probe write to a server the fault spared).
+	// Unavailable is the longest time without an acknowledged write from
+	// the fault until writes are taken again after it (probe writes, one
+	// at a time, to the servers the fault spared): for a kill, pause or
+	// partition, the time from the fault to the first acknowledged write
+	// begun after it; for a transfer, the longest gap while leadership
+	// moved.
 	Unavailable time.Duration
 }
 
@@ -129,6 +133,7 @@ func (n *nemesis) inject(ctx context.Context, kind FaultKind) (Fault, error) {
 	t0 := time.Now()
 	f.At = t0.Sub(n.start)
 	spare := leader.Index // the server the probe leaves alone
+	var transferred chan error
 	switch kind {
 	case FaultKill:
 		if err := leader.Kill(); err != nil {
@@ -141,17 +146,14 @@ func (n *nemesis) inject(ctx context.Context, kind FaultKind) (Fault, error) {
 	case FaultPartition:
 		n.c.net.Isolate(leader.Index)
 	case FaultTransfer:
-		cmd := exec.CommandContext(ctx, n.cfg.Bin, "operator", "raft", "transfer-leadership", "-address", "http://"+leader.HTTP)
-		cmd.Env = n.c.Env()
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			return f, fmt.Errorf("transfer-leadership: %v: %s", err, out)
-		}
+		// The leader serves until it hands over: probe meanwhile.
+		transferred = make(chan error, 1)
+		go func() { transferred <- n.transfer(ctx, leader) }()
 		spare = -1
 	default:
 		return f, fmt.Errorf("unknown fault %q", kind)
 	}
-	f.Unavailable, err = n.probe(ctx, t0, spare)
+	f.Unavailable, err = n.probe(ctx, t0, spare, transferred)
 	if err == nil {
 		if l, lerr := n.c.Leader(ctx); lerr == nil {
 			f.NewLeader = l.Index
@@ -177,32 +179,62 @@ func (n *nemesis) inject(ctx context.Context, kind FaultKind) (Fault, error) {
 }
 
 // probe writes the probe variable to the servers other than skip, one
-// attempt at a time, until one is acknowledged, and returns the time from
-// t0 to that acknowledgement.
-func (n *nemesis) probe(ctx context.Context, t0 time.Time, skip int) (time.Duration, error) {
+// attempt at a time, until one is acknowledged after done (nil: at once)
+// has delivered, and returns the longest time without an acknowledged
+// write from t0 on: for a fault that stops the leader at once, from t0 to
+// the first acknowledgement. An error from done ends the probe with it.
+func (n *nemesis) probe(ctx context.Context, t0 time.Time, skip int, done <-chan error) (time.Duration, error) {
 	var (
-		next  int
-		acked time.Time
-		last  error
+		next    int
+		lastAck = t0
+		gap     time.Duration
+		last    error
+		over    = done == nil
 	)
 	ok := poll(ctx, 60*time.Second, func() bool {
+		if !over {
+			select {
+			case err := <-done:
+				if err != nil {
+					last = err
+					return true
+				}
+				over = true
+			default:
+			}
+		}
 		s := n.c.servers[next%len(n.c.servers)]
 		next++
 		if s.Index == skip || !s.Serving() {
 			return false
 		}
+		wasOver := over
 		pctx, cancel := context.WithTimeout(ctx, time.Second)
 		defer cancel()
 		if _, last = putProbe(pctx, n.client, s.HTTP, "probe"); last != nil {
 			return false
 		}
-		acked = time.Now()
-		return true
+		now := time.Now()
+		gap, lastAck = max(gap, now.Sub(lastAck)), now
+		return wasOver
 	})
-	if !ok {
+	switch {
+	case !ok:
 		return 0, fmt.Errorf("no write acknowledged within 60s of the fault: %v", last)
+	case !over:
+		return 0, last // the transfer failed
 	}
-	return acked.Sub(t0), nil
+	return gap, nil
+}
+
+// transfer asks the leader to hand leadership over with the CLI.
+func (n *nemesis) transfer(ctx context.Context, leader *Server) error {
+	cmd := exec.CommandContext(ctx, n.cfg.Bin, "operator", "raft", "transfer-leadership", "-address", "http://"+leader.HTTP)
+	cmd.Env = n.c.Env()
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("transfer-leadership: %v: %s", err, strings.TrimSpace(string(out)))
+	}
+	return nil
 }
 
 // hasTransfer reports whether the binary has `ordo operator raft

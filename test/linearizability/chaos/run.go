@@ -101,6 +101,8 @@ func (c *Config) defaults() {
 
 // Result is what a run recorded.
 type Result struct {
+	// Raw is the history as recorded, before resolve.
+	Raw []porcupine.Operation
 	// History is every operation that answered or may have had an
 	// effect, as the checker takes it (resolve): an unknown outcome's
 	// Return is the end of the history.
@@ -171,7 +173,8 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	res := &Result{Unknown: hist.mu.unknown, Conflicts: hist.mu.conflicts, Skipped: hist.mu.skipped,
 		Statuses: hist.mu.statuses, Samples: hist.mu.samples, Unexpected: hist.mu.unexpected, Faults: faults, Seed: cfg.Seed, Elapsed: elapsed}
 	hist.mu.Unlock()
-	res.History, res.UnknownApplied, res.UnknownDropped = resolve(hist.operations())
+	res.Raw = hist.operations()
+	res.History, res.UnknownApplied, res.UnknownDropped = resolve(res.Raw)
 	if ferr != nil && ctx.Err() == nil {
 		return res, fmt.Errorf("fault schedule: %w (server logs in %s)", ferr, cfg.Dir)
 	}
