@@ -308,7 +308,8 @@ func Start(cfg Config) (a *Agent, err error) {
 			a.log.Error("http server stopped", "err", err)
 		}
 	})
-	a.goroutine(func() { _ = sup.Run(ctx, a.node.LeaderChanges()) })
+	leaderChanges := a.leaderChanges(ctx) // halt.go: a halt is a loss
+	a.goroutine(func() { _ = sup.Run(ctx, leaderChanges) })
 	a.goroutine(func() { _ = a.rebuilder.Run(ctx) })     // operators' projection rebuilds
 	a.goroutine(func() { a.watchHalt(ctx) })             // halt.go: a halted FSM leaves the cluster
 	a.goroutine(func() { _ = a.kr.replicator.Run(ctx) }) // every server: fetch missing keys, drop deleted ones

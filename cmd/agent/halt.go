@@ -50,3 +50,33 @@ func (a *Agent) watchHalt(ctx context.Context) {
 		a.log.Error("stop raft after the fsm halted", "err", err)
 	}
 }
+
+// leaderChanges is the raft node's leadership changes for the supervisor,
+// followed by a loss when the FSM halts: the server leaves raft then
+// (watchHalt), and a stopped raft node reports no loss of its own, so the
+// leader-only processors would go on submitting to it.
+func (a *Agent) leaderChanges(ctx context.Context) <-chan bool {
+	out := make(chan bool, 1)
+	a.goroutine(func() {
+		in := a.node.LeaderChanges()
+		for {
+			var v bool
+			select {
+			case <-ctx.Done():
+				return
+			case <-a.fsm.Halted():
+				v = false
+			case v = <-in:
+			}
+			select {
+			case out <- v:
+			case <-ctx.Done():
+				return
+			}
+			if a.fsm.Halt() != nil && !v {
+				return
+			}
+		}
+	})
+	return out
+}

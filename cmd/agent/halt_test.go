@@ -172,6 +172,8 @@ func TestUnknownEventHaltsServer(t *testing.T) {
 		t.Fatalf("ordo_fsm_halted = %v", got)
 	}
 	waitFor(t, "raft to stop", func() bool { return a.Node().State() == "Shutdown" })
+	// The leader-only processors stop with it.
+	waitFor(t, "the processors to stop", func() bool { return gaugeValue(t, a, "ordo_raft_leader") == 0 })
 	if _, _, err := a.Node().Append(ctx, data); err == nil {
 		t.Fatal("a halted server appended an entry")
 	}
