@@ -277,20 +277,29 @@ func (s *Server) registerJob(w http.ResponseWriter, r *http.Request) {
 		resp.EvalCreateIndex = out.Index
 	}
 	if out.Duplicate {
-		resp.JobModifyIndex = s.jobModifyIndex(spec.Namespace, spec.ID)
+		resp.JobModifyIndex = s.jobModifyIndex(spec.Namespace, spec.ID, out.Index)
 	}
 	setIndex(w, out.Index)
 	writeJSON(w, http.StatusOK, resp)
 }
 
-// jobModifyIndex reads the JobModifyIndex of a job, 0 when it is gone.
-func (s *Server) jobModifyIndex(ns, id string) uint64 {
+// jobModifyIndex answers a retried registration that committed at index
+// at: the job's JobModifyIndex as of that index (its newest version
+// written at or before it), not a later registration's; 0 when the job
+// is gone.
+func (s *Server) jobModifyIndex(ns, id string, at uint64) uint64 {
 	snap := s.cfg.FSM.Store().Snapshot()
 	defer snap.Close()
-	if j, err := jobs.Get(projections.NewView(snap), ns, id); err == nil {
-		return j.JobModifyIndex
+	versions, err := jobs.Versions(projections.NewView(snap), ns, id)
+	if err != nil {
+		return 0
 	}
-	return 0
+	for _, j := range versions { // newest first
+		if j.JobModifyIndex <= at {
+			return j.JobModifyIndex
+		}
+	}
+	return at
 }
 
 // runJobCommand runs cmd, deciding it again when retry is set and its

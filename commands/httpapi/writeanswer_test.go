@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -79,5 +80,36 @@ func TestConcurrentPutsAnswerTheirOwnWrite(t *testing.T) {
 	}
 	if len(seen) != writers*each {
 		t.Fatalf("%d distinct indexes answered to %d writes", len(seen), writers*each)
+	}
+}
+
+// TestRetriedRegisterAnswersItsOwnJobModifyIndex: a registration retried
+// with its idempotency key after another registration changed the job is
+// answered with the JobModifyIndex it produced, not the later one's.
+func TestRetriedRegisterAnswersItsOwnJobModifyIndex(t *testing.T) {
+	t.Parallel()
+	d := startAgent(t)
+	put := func(body, key string) registerResponse {
+		t.Helper()
+		var h []string
+		if key != "" {
+			h = []string{"Idempotency-Key", key}
+		}
+		r := d.do(t, "PUT", "/v1/jobs", strings.NewReader(body), h...)
+		if r.status != http.StatusOK {
+			t.Fatalf("register: %d %s", r.status, r.body)
+		}
+		var out registerResponse
+		r.decode(t, &out)
+		return out
+	}
+	first := put(jobJSON("web", 1), "reg-1")
+	later := put(jobJSON("web", 2), "")
+	if later.JobModifyIndex <= first.JobModifyIndex {
+		t.Fatalf("the change did not move JobModifyIndex: %+v then %+v", first, later)
+	}
+	retry := put(jobJSON("web", 1), "reg-1")
+	if retry.JobModifyIndex != first.JobModifyIndex || retry.Index != first.Index {
+		t.Fatalf("retry answered %+v, want the first registration's %+v", retry, first)
 	}
 }
