@@ -7,6 +7,7 @@ import (
 	"net/http"
 
 	"github.com/ordoplane/ordo/commands"
+	"github.com/ordoplane/ordo/commands/server"
 	"github.com/ordoplane/ordo/storage/raftlog"
 )
 
@@ -93,7 +94,14 @@ func (s *Server) removePeer(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.cfg.Logger.Info("server removed from the raft configuration", "peer", id, "actor", actorOf(r))
-	writeJSON(w, http.StatusOK, map[string]any{"Removed": id})
+	// The servers table follows. A leader that removed itself has stepped
+	// down by now, so its record fails: logged, the removal stands.
+	out, err := s.cfg.Pipeline.Run(r.Context(), "server.remove", request(r), server.Remove{ID: id})
+	if err != nil {
+		s.cfg.Logger.Warn("removed server not unrecorded", "peer", id, "err", err)
+	}
+	setIndex(w, out.Index)
+	writeJSON(w, http.StatusOK, map[string]any{"Removed": id, "Index": out.Index})
 }
 
 // transferLeadership serves PUT /v1/operator/raft/transfer-leadership:

@@ -7,7 +7,8 @@
 //
 // The leader runs Register for itself on gaining leadership and for each
 // server it adds as a voter, and RecordRestore once it has installed a
-// snapshot file (history/backup).
+// snapshot file (history/backup). The API runs Remove after an operator
+// removed a server from the raft configuration.
 //
 // # Concurrency
 //
@@ -16,5 +17,6 @@
 // # Invariants
 //
 //   - Registering a server whose addresses are already recorded appends nothing.
+//   - Removing a server that is not recorded appends nothing.
 //   - A recorded restore appends one SnapshotRestored event, as given.
 package server

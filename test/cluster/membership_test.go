@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -16,6 +17,8 @@ import (
 	"github.com/hashicorp/nomad/api"
 
 	"github.com/ordoplane/ordo/commands/httpapi"
+	"github.com/ordoplane/ordo/projections"
+	"github.com/ordoplane/ordo/projections/servers"
 	"github.com/ordoplane/ordo/storage/raftlog"
 	"github.com/ordoplane/ordo/test/testagent"
 	"github.com/ordoplane/ordo/test/testlog"
@@ -209,6 +212,9 @@ func TestJoinOfUnreachableServer(t *testing.T) {
 	}
 	if _, ok := findServer(raftServers(t, s), "evil-1"); ok {
 		t.Fatal("evil-1 still in the configuration after its removal")
+	}
+	if _, err := servers.Get(projections.NewView(s.A.Store()), "evil-1"); !errors.Is(err, projections.ErrNotFound) {
+		t.Fatalf("evil-1 still in the servers table after its removal: %v", err)
 	}
 	if st, body := call(t, s.HTTP, "DELETE", "/v1/operator/raft/peer?id=evil-1", secret, nil); st != http.StatusNotFound {
 		t.Fatalf("remove evil-1 again: %d %s, want 404", st, body)
