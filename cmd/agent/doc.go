@@ -21,4 +21,9 @@
 //     written.
 //   - Servers bootstrap only with the same list of expected servers, and
 //     only when they have no raft state.
+//   - Servers join each other only with the cluster secret (cluster.go),
+//     which a server that forms or joins a cluster must have; a joined
+//     server is a non-voter until the leader's autopilot promotes it.
+//   - A graceful Shutdown of a leader of several voters hands leadership
+//     over first.
 package agent

@@ -7,8 +7,12 @@
 //
 // Open a Node with a Config and an Applier. In dev mode set Bootstrap to form
 // a one-server cluster at once; otherwise call BootstrapCluster with the
-// agreed servers once, or let an existing leader AddVoter this node. Append
-// on the leader returns ErrNotLeader elsewhere; callers forward.
+// agreed servers once, or let an existing leader AddNonvoter this node,
+// which RunAutopilot (on the leader) promotes once it has caught up
+// (autopilot.go). Membership changes go through AddNonvoter, RemovePeer
+// and TransferLeadership, which refuse a change that could leave the
+// cluster without a quorum. Append on the leader returns ErrNotLeader
+// elsewhere; callers forward.
 //
 // # Concurrency
 //
