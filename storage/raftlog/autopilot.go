@@ -290,8 +290,10 @@ func (p *pilot) KnownServers() map[raft.ServerID]*autopilot.Server {
 		if name == "" {
 			name = string(s.ID)
 		}
+		// Every server may vote (the default promoter's one node type);
+		// dead-server cleanup counts potential voters by it.
 		out[s.ID] = &autopilot.Server{ID: s.ID, Name: name, Address: s.Address, NodeStatus: status,
-			RaftVersion: raft.ProtocolVersionMax, IsLeader: s.ID == leaderID}
+			RaftVersion: raft.ProtocolVersionMax, IsLeader: s.ID == leaderID, NodeType: autopilot.NodeVoter}
 	}
 	for id := range p.mu.peers {
 		if !inConfig[id] {

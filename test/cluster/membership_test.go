@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hashicorp/nomad/api"
 
@@ -328,5 +329,52 @@ func TestServersJoinAndArePromoted(t *testing.T) {
 	}
 	if res, err := c.PutNamespace(context.Background(), follower.HTTP, "after-removal", ""); err != nil || res.Status != http.StatusOK {
 		t.Fatalf("write after the removal: %+v %v", res, err)
+	}
+}
+
+// TestCleanupDeadServers: with cleanup_dead_servers on, autopilot removes
+// a voter that has not answered for dead_server_last_contact_threshold,
+// and the cluster keeps serving writes.
+func TestCleanupDeadServers(t *testing.T) {
+	var list []*server
+	for i := range 3 {
+		cfg := testagent.ServerConfig(t.TempDir())
+		cfg.Name, cfg.BootstrapExpect = fmt.Sprintf("c%d", i+1), 3
+		cfg.Autopilot.CleanupDeadServers = true
+		cfg.Autopilot.DeadServerLastContactThreshold = 500 * time.Millisecond
+		if i > 0 {
+			cfg.Join = []string{list[0].HTTP}
+		}
+		list = append(list, testagent.StartServer(t, cfg))
+	}
+	leader := testagent.WaitForLeader(t, list)
+	var victim *server
+	for _, s := range list {
+		if s != leader {
+			victim = s
+		}
+	}
+	id := victim.A.ID()
+	testagent.WaitFor(t, timeout, "three voters", func() bool {
+		n := 0
+		for _, sv := range raftServers(t, leader) {
+			if sv.Voter {
+				n++
+			}
+		}
+		return n == 3
+	})
+	victim.Stop(t)
+	testagent.WaitFor(t, timeout, "autopilot to remove the dead server", func() bool {
+		_, ok := findServer(raftServers(t, leader), id)
+		return !ok
+	})
+	if n := len(raftServers(t, leader)); n != 2 {
+		t.Fatalf("%d servers left, want 2", n)
+	}
+	c := testagent.NewClient(timeout)
+	defer c.Close()
+	if res, err := c.PutNamespace(context.Background(), leader.HTTP, "after-cleanup", ""); err != nil || res.Status != http.StatusOK {
+		t.Fatalf("write after the cleanup: %+v %v", res, err)
 	}
 }
