@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 )
 
 // DefaultBodyLimit bounds a request body unless a handler says otherwise.
@@ -15,6 +16,9 @@ const DefaultBodyLimit = 1 << 20
 // field; a larger body a *TooLargeError.
 func DecodeJSON(r io.Reader, limit int64, dst any) error {
 	body, err := io.ReadAll(io.LimitReader(r, limit+1))
+	if errors.Is(err, os.ErrDeadlineExceeded) { // the server's body deadline (httplimit)
+		return Invalid("body", "not received in time: %v", err)
+	}
 	if err != nil {
 		return fmt.Errorf("read body: %w", err)
 	}

@@ -62,6 +62,8 @@ type Agent struct {
 	local     localDriver    // the launcher's local driver (capacity.go)
 	mirror    *mirror.Mirror // the Kafka mirror, if configured (mirror.go)
 	kr        *agentKeyring  // the root keyring (keyring.go)
+	// apiLn is the API's listener, capped per address (httplimits.go).
+	apiLn *limitedListener
 	// peerClient asks other servers for their raft stats (cluster.go).
 	peerClient *http.Client
 	// sup runs the leader-only processors; a snapshot restore restarts
@@ -148,6 +150,9 @@ func Start(cfg Config) (a *Agent, err error) {
 		return nil, fmt.Errorf("http listen %s: %w", cfg.HTTPAddr, err)
 	}
 	a.httpAddr = ln.Addr().String()
+	if ln, err = a.limitListener(ln); err != nil { // httplimits.go: connections per address
+		return nil, err
+	}
 	a.rebuilder = projections.NewRebuilder(a.fsm, projections.RebuilderConfig{Logger: a.log, Registerer: a.reg,
 		Clock: time.Now, ScratchDir: filepath.Join(a.cfg.DataDir, "scratch")})
 	if err := a.rebuildStale(ln); err != nil { // rebuild.go
@@ -226,6 +231,7 @@ func Start(cfg Config) (a *Agent, err error) {
 	if a.api, err = httpapi.New(httpapi.Config{
 		Node: a.node, FSM: a.fsm, Pipeline: a.pipeline, Join: a.handleJoin, Heartbeats: a.hb,
 		Gatherer: a.reg, Registerer: a.reg, Logger: a.log, EnableDebug: cfg.Dev, JobPlanner: planJob,
+		Limits: a.cfg.HTTP, // extended for blocking queries, streams and snapshot uploads
 		// History tools: decision re-runs and history file exports.
 		Rescheduler: rerun.ForAPI(scratch, 2), Exporter: export.ForAPI(a.id, Version, scratch, time.Now),
 		Rebuilds: a.rebuilder, Mirror: mirrorAPIs, ACL: aclOpts, Snapshots: a.newSnapshots(),
@@ -249,11 +255,11 @@ func Start(cfg Config) (a *Agent, err error) {
 		ln.Close()
 		return nil, err
 	}
-	a.http = &http.Server{Handler: a.api, ReadHeaderTimeout: 10 * time.Second}
+	a.http = a.newHTTPServer(a.api) // httplimits.go: the limits block's timeouts
 
 	ctx, cancel := context.WithCancel(context.Background())
 	a.cancel = cancel
-	a.http.Handler = a.api.WithHistory(historyStatus{a.tt})
+	a.http.Handler = a.limitHandler(a.api.WithHistory(historyStatus{a.tt}))
 	a.goroutine(func() { _ = a.tt.Run(ctx) }) // Shutdown closes it, before the store
 	a.cfg.Scheduler.defaults()
 	if a.sched, err = a.newScheduling(a.cfg.Scheduler.Workers); err != nil {

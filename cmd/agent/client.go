@@ -148,7 +148,8 @@ func (a *Agent) startClient(ctx context.Context, servers []string) error {
 		closeAll()
 		return fmt.Errorf("agent: %w", err)
 	}
-	api, err := clienthttp.New(clienthttp.Config{Allocs: clienthttp.Runners(c.Runner), Logger: log, CSI: csiMgr.Handler()})
+	api, err := clienthttp.New(clienthttp.Config{Allocs: clienthttp.Runners(c.Runner), Logger: log, CSI: csiMgr.Handler(),
+		Limits: a.cfg.HTTP, Registerer: a.reg}) // the limits block, as the servers' API
 	if err != nil {
 		ln.Close()
 		closeAll()

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/ordoplane/ordo/commands/httpapi/httplimit"
 	"github.com/ordoplane/ordo/history/timetravel"
 	"github.com/ordoplane/ordo/processors/mirror"
 	"github.com/ordoplane/ordo/projections"
@@ -60,6 +61,11 @@ type Config struct {
 	MaxHeartbeatsPerSecond float64 `json:"MaxHeartbeatsPerSecond"`
 	// FailoverHeartbeatTTL is every node's TTL after a leader election; default 5m.
 	FailoverHeartbeatTTL time.Duration `json:"FailoverHeartbeatTTL"`
+	// HTTP bounds the API's connections (the agent file's limits block,
+	// httplimit.Config): header 10s, body 30s, write 60s and idle 90s
+	// timeouts, and 100 connections per client address; zero fields take
+	// these defaults.
+	HTTP httplimit.Config `json:"HTTP"`
 	// NoSync skips fsync of the raft log; for tests and benchmarks only.
 	NoSync bool `json:"NoSync"`
 	// UnconfirmedReads answers default reads without confirming
@@ -147,6 +153,9 @@ func (c Config) Validate() error {
 	}
 	if err := c.validateCluster(); err != nil { // cluster.go
 		return err
+	}
+	if err := c.HTTP.Validate(); err != nil {
+		return fmt.Errorf("agent: %w", err)
 	}
 	if err := c.ACL.Validate(); err != nil {
 		return fmt.Errorf("agent: %w", err)

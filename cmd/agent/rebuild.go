@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"net"
-	"net/http"
 	"sync"
 	"time"
 
@@ -30,8 +29,7 @@ func (a *Agent) rebuildStale(ln net.Listener) error {
 		return nil
 	}
 	pl := &phaseListener{Listener: ln, closed: make(chan struct{})}
-	srv := &http.Server{Handler: httpapi.Starting(httpapi.StartingConfig{Rebuilds: a.rebuilder, Gatherer: a.reg}),
-		ReadHeaderTimeout: 10 * time.Second}
+	srv := a.newHTTPServer(httpapi.Starting(httpapi.StartingConfig{Rebuilds: a.rebuilder, Gatherer: a.reg}))
 	served := make(chan struct{})
 	go func() { // joined below, before Start goes on
 		defer close(served)

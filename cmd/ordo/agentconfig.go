@@ -63,6 +63,10 @@ import (
 //	  pool "batch" { label = "ubuntu-small" }
 //	}
 //	local_driver { task_drivers = ["exec"] }  # the launcher's local driver (agentconfig_capacity.go)
+//	limits {                          # the HTTP API's timeouts and connections per client (agentconfig_limits.go)
+//	  http_body_timeout         = "30s"
+//	  http_max_conns_per_client = 100
+//	}
 //
 // Attributes left out keep the defaults; unknown attributes and blocks are
 // errors, so typos do not pass silently.
@@ -83,6 +87,8 @@ type agentFile struct {
 	// local driver (agentconfig_capacity.go, docs/capacity.md).
 	Capacity    *capacityBlock    `hcl:"capacity,block"`
 	LocalDriver *localDriverBlock `hcl:"local_driver,block"`
+	// Limits bounds the HTTP API's connections (agentconfig_limits.go).
+	Limits *limitsBlock `hcl:"limits,block"`
 	// Autopilot is the autopilot block (agentconfig_cluster.go).
 	Autopilot *autopilotBlock `hcl:"autopilot,block"`
 
@@ -356,6 +362,11 @@ func (f *agentFile) applyTo(c *agent.Config) error {
 	}
 	if f.Capacity != nil {
 		if err := f.Capacity.applyTo(&c.Capacity, f.path); err != nil {
+			return err
+		}
+	}
+	if f.Limits != nil {
+		if err := f.Limits.applyTo(c, f.path); err != nil {
 			return err
 		}
 	}

@@ -7,7 +7,6 @@ import (
 	"io"
 	"log/slog"
 	"net"
-	"net/http"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -21,6 +20,7 @@ import (
 	"github.com/ordoplane/ordo/cmd/agent"
 	"github.com/ordoplane/ordo/commands"
 	"github.com/ordoplane/ordo/commands/httpapi"
+	"github.com/ordoplane/ordo/commands/httpapi/httplimit"
 	"github.com/ordoplane/ordo/events"
 	"github.com/ordoplane/ordo/history/export"
 	"github.com/ordoplane/ordo/history/rerun"
@@ -258,7 +258,7 @@ func (r *replay) serve(addr string) (string, func(), error) {
 		api.Close()
 		return "", nil, err
 	}
-	srv := &http.Server{Handler: api.WithHistory(hist), ReadHeaderTimeout: 10 * time.Second}
+	srv := httplimit.NewServer(api.WithHistory(hist), httplimit.DefaultConfig()) // an agent's default timeouts
 	done := make(chan struct{})
 	go func() {
 		defer close(done)

@@ -72,6 +72,10 @@ type Config struct {
 	DefaultWait, MaxWait time.Duration
 	// StreamHeartbeat is how often an idle event stream sends {}; default 10s.
 	StreamHeartbeat time.Duration
+	// Limits are the bounds the agent's http.Server enforces
+	// (httplimit.NewServer); the server extends them for blocking queries,
+	// streams and uploads (deadlines.go). Zero fields take their defaults.
+	Limits HTTPLimits
 	// EnableDebug serves Go's profiler under /debug/pprof/.
 	EnableDebug bool
 	// JobPlanner answers /v1/job/:id/plan: what registering job would do
@@ -232,7 +236,7 @@ func (e *notFoundPath) Error() string { return "no such endpoint: " + e.path }
 
 func (s *Server) handle(pattern string, h http.HandlerFunc) {
 	s.patterns = append(s.patterns, pattern)
-	s.mux.Handle(pattern, s.metrics.instrument(pattern, s.authorize(pattern, h))) // authz.go
+	s.mux.Handle(pattern, s.deadlines(pattern, s.metrics.instrument(pattern, s.authorize(pattern, h)))) // authz.go, deadlines.go
 }
 
 // ServeHTTP implements http.Handler.

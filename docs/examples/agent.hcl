@@ -14,3 +14,9 @@ server {
   # ($ORDO_CLUSTER_SECRET or -cluster-secret override it.)
   cluster_secret   = "change-me-to-a-random-secret"
 }
+
+# The HTTP API's timeouts and connections per address (docs/operations.md#http-limits).
+limits {
+  http_body_timeout         = "30s"
+  http_max_conns_per_client = 100
+}

@@ -51,6 +51,7 @@ func serveChild(spec string) int {
 	cfg := agent.DevConfig()
 	cfg.DataDir = dir
 	cfg.HTTPAddr, cfg.RaftAddr = "127.0.0.1:0", "127.0.0.1:0"
+	cfg.HTTP.MaxConnsPerClient = -1 // load generators and simulated fleets all connect from 127.0.0.1
 	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	cfg.RaftLogOutput = io.Discard
 	cfg.HeartbeatMinTTL = s.HeartbeatMinTTL

@@ -70,6 +70,7 @@ func startCluster(dir string, n int, unconfirmed bool) ([]*agent.Agent, error) {
 		cfg := agent.DefaultConfig()
 		cfg.DataDir = fmt.Sprintf("%s/s%d", dir, i)
 		cfg.HTTPAddr, cfg.RaftAddr = "127.0.0.1:0", "127.0.0.1:0"
+		cfg.HTTP.MaxConnsPerClient = -1 // load generators and simulated fleets all connect from 127.0.0.1
 		cfg.BootstrapExpect = n
 		cfg.RaftTimeout = 500 * time.Millisecond
 		cfg.JoinInterval = 100 * time.Millisecond

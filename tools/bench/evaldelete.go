@@ -54,6 +54,7 @@ func evalDeleteRows(n, pageSize, seedBatch, clients int) ([]row, error) {
 		cfg := agent.DefaultConfig()
 		cfg.DataDir = fmt.Sprintf("%s/s%d", dir, i)
 		cfg.HTTPAddr, cfg.RaftAddr = "127.0.0.1:0", "127.0.0.1:0"
+		cfg.HTTP.MaxConnsPerClient = -1 // load generators and simulated fleets all connect from 127.0.0.1
 		cfg.BootstrapExpect = 3
 		cfg.JoinInterval = 100 * time.Millisecond
 		cfg.ClusterSecret = "bench-cluster-secret-0123456789"

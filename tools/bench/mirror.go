@@ -138,6 +138,7 @@ func mirrorAgent(dir string, k *kfake.Cluster) (*agent.Agent, error) {
 	cfg := agent.DefaultConfig()
 	cfg.DataDir = dir
 	cfg.HTTPAddr, cfg.RaftAddr = "127.0.0.1:0", "127.0.0.1:0"
+	cfg.HTTP.MaxConnsPerClient = -1 // load generators and simulated fleets all connect from 127.0.0.1
 	cfg.BootstrapExpect = 1
 	cfg.RaftTimeout = 500 * time.Millisecond
 	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))

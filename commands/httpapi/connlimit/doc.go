@@ -13,7 +13,8 @@
 // default an HTTP 429 naming the cause) and closed at once, before any
 // server sees it, and ordo_http_conns_refused_total counts it. Accept
 // then goes on to the next connection. The address is the remote IP,
-// port ignored: every connection from 127.0.0.1 is one client.
+// port ignored: every connection from 127.0.0.1 is one client. SetExempt
+// names addresses the cap skips (an agent exempts its fellow servers).
 //
 // # Concurrency
 //
@@ -22,8 +23,8 @@
 //
 // # Invariants
 //
-//   - At most MaxPerAddr connections from one IP are open through the
-//     listener at any moment (0: no cap); a connection counts from Accept
-//     until its first Close.
+//   - At most MaxPerAddr connections from one IP that is not exempt are
+//     open through the listener at any moment (0: no cap); a connection
+//     counts from Accept until its first Close.
 //   - A refused connection never reaches the caller of Accept.
 package connlimit

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -55,6 +56,8 @@ type Listener struct {
 	cfg     Config
 	refused prometheus.Counter
 	open    prometheus.Gauge
+	// exempt, when set, names addresses the cap does not apply to.
+	exempt atomic.Pointer[func(ip string) bool]
 
 	mu struct {
 		sync.Mutex
@@ -113,7 +116,7 @@ func (l *Listener) Accept() (net.Conn, error) {
 			return nil, err
 		}
 		addr := hostOf(c.RemoteAddr())
-		if l.admit(addr) {
+		if l.admit(addr, l.isExempt(addr)) {
 			l.open.Inc()
 			return &conn{Conn: c, release: func() { l.release(addr) }}, nil
 		}
@@ -124,6 +127,15 @@ func (l *Listener) Accept() (net.Conn, error) {
 	}
 }
 
+// SetDeadline sets the deadline of Accept when the wrapped listener has
+// one (a *net.TCPListener does), so a caller can wake a blocked Accept.
+func (l *Listener) SetDeadline(t time.Time) error {
+	if d, ok := l.Listener.(interface{ SetDeadline(time.Time) error }); ok {
+		return d.SetDeadline(t)
+	}
+	return nil
+}
+
 // Open returns how many connections addr (an IP) holds open.
 func (l *Listener) Open(addr string) int {
 	l.mu.Lock()
@@ -131,10 +143,27 @@ func (l *Listener) Open(addr string) int {
 	return l.mu.conns[addr]
 }
 
-func (l *Listener) admit(addr string) bool {
+// SetExempt makes the cap skip the addresses exempt reports (the other
+// servers of a cluster, whose forwarded requests each take a connection);
+// nil exempts none. exempt is called on Accept's goroutine and must be
+// quick.
+func (l *Listener) SetExempt(exempt func(ip string) bool) {
+	if exempt == nil {
+		l.exempt.Store(nil)
+		return
+	}
+	l.exempt.Store(&exempt)
+}
+
+func (l *Listener) isExempt(addr string) bool {
+	f := l.exempt.Load()
+	return f != nil && (*f)(addr)
+}
+
+func (l *Listener) admit(addr string, exempt bool) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.cfg.MaxPerAddr > 0 && l.mu.conns[addr] >= l.cfg.MaxPerAddr {
+	if !exempt && l.cfg.MaxPerAddr > 0 && l.mu.conns[addr] >= l.cfg.MaxPerAddr {
 		return false
 	}
 	l.mu.conns[addr]++

@@ -160,3 +160,24 @@ func TestConfigValidate(t *testing.T) {
 		}
 	}
 }
+
+// TestExempt: an exempt address is admitted past the cap.
+func TestExempt(t *testing.T) {
+	inner, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := connlimit.Wrap(inner, connlimit.Config{MaxPerAddr: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.SetExempt(func(ip string) bool { return ip == "127.0.0.1" })
+	accepted := serve(t, l)
+	for range 3 {
+		dial(t, inner.Addr().String())
+		receive(t, accepted)
+	}
+	if n := l.Open("127.0.0.1"); n != 3 {
+		t.Fatalf("open = %d, want 3", n)
+	}
+}

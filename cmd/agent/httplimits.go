@@ -1,0 +1,84 @@
+package agent
+
+import (
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/ordoplane/ordo/commands/httpapi/connlimit"
+	"github.com/ordoplane/ordo/commands/httpapi/httplimit"
+	"github.com/ordoplane/ordo/storage/raftlog"
+)
+
+// The API's bounds come from Config.HTTP (the agent file's limits block,
+// docs/operations.md): header, body, write and idle timeouts, and the
+// connections one address may hold open. httpapi extends them for
+// blocking queries, streams and snapshot uploads.
+
+// limitedListener is the API's listener with the per-address cap.
+type limitedListener = connlimit.Listener
+
+// limitListener caps the connections one address may hold open on the
+// API's listener; it closes ln when it cannot.
+func (a *Agent) limitListener(ln net.Listener) (net.Listener, error) {
+	l, err := a.cfg.HTTP.Listen(ln, "api", a.reg)
+	if err != nil {
+		ln.Close()
+		return nil, err
+	}
+	a.apiLn = l
+	return l, nil
+}
+
+// newHTTPServer returns a server for h with the agent's HTTP limits. Once
+// raft runs, the other servers' addresses are exempt from the cap: a
+// follower forwards each of its clients' requests (blocking queries
+// included) on a connection of its own.
+func (a *Agent) newHTTPServer(h http.Handler) *http.Server {
+	if a.apiLn != nil && a.node != nil {
+		p := &peerHosts{self: a.id, servers: a.node.Servers, ttl: 5 * time.Second}
+		a.apiLn.SetExempt(p.has)
+	}
+	return httplimit.NewServer(h, a.cfg.HTTP)
+}
+
+// limitHandler sets h's body deadline, for a handler set on a server
+// newHTTPServer built.
+func (a *Agent) limitHandler(h http.Handler) http.Handler { return httplimit.Handler(h, a.cfg.HTTP) }
+
+// peerHosts caches the hosts of the other servers in the raft
+// configuration, read again at most every ttl.
+type peerHosts struct {
+	self    string
+	servers func() ([]raftlog.Server, error)
+	ttl     time.Duration
+
+	mu struct {
+		sync.Mutex
+		hosts map[string]bool
+		at    time.Time
+	}
+}
+
+// has reports whether ip is the host of another server.
+func (p *peerHosts) has(ip string) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.mu.hosts == nil || time.Since(p.mu.at) > p.ttl {
+		p.mu.at = time.Now()
+		if servers, err := p.servers(); err == nil { // on error keep the last set
+			hosts := map[string]bool{}
+			for _, s := range servers {
+				if s.ID == p.self {
+					continue
+				}
+				if h, _, err := net.SplitHostPort(s.Address); err == nil {
+					hosts[h] = true
+				}
+			}
+			p.mu.hosts = hosts
+		}
+	}
+	return p.mu.hosts[ip]
+}
