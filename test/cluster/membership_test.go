@@ -183,6 +183,20 @@ func TestJoinOfUnreachableServer(t *testing.T) {
 	if e, ok := findServer(raftServers(t, s), "evil-1"); !ok || e.Voter {
 		t.Fatalf("evil-1 in the configuration = %+v (present %v), want a non-voter", e, ok)
 	}
+	// Joins that would take a member's place are refused: another id at
+	// the leader's raft address, and the leader's id at another address.
+	before := raftServers(t, s)
+	for _, j := range []map[string]string{
+		{"ID": "evil-2", "RaftAddr": s.A.RaftAddr(), "HTTPAddr": closedAddr(t)},
+		{"ID": s.A.ID(), "RaftAddr": closedAddr(t), "HTTPAddr": closedAddr(t)},
+	} {
+		if st, body := call(t, s.HTTP, "PUT", "/v1/operator/raft/join", secret, j); st != http.StatusConflict {
+			t.Errorf("join %v: %d %s, want 409", j, st, body)
+		}
+	}
+	if after := raftServers(t, s); !slices.Equal(after, before) {
+		t.Fatalf("refused joins changed the configuration: %v, was %v", after, before)
+	}
 	c := testagent.NewClient(timeout)
 	defer c.Close()
 	for i := range 5 {
