@@ -124,3 +124,23 @@ func TestResolve(t *testing.T) {
 		t.Errorf("the write the 409 saw is %+v, want a write at 9 called at 2", ph)
 	}
 }
+
+// TestCurrentJobIndex reads the index a job's 409 names, refused when
+// decided or at apply.
+func TestCurrentJobIndex(t *testing.T) {
+	for _, tc := range []struct {
+		body string
+		want uint64
+		ok   bool
+	}{
+		{`{"Error":"conflict: jobs/default\u0000j modify-index: enforcing job modify index 31: job exists with job modify index 35"}`, 35, true},
+		{`{"Error":"conflict: jobs/default\u0000j modify-index: enforcing job modify index 31: job does not exist"}`, 0, true},
+		{`{"Error":"conflict: jobs/default\u0000j modify-index: modify index is 35, not 31","Status":409}`, 35, true},
+		{`{"Error":"conflict: something else"}`, 0, false},
+	} {
+		got, ok := currentJobIndex([]byte(tc.body))
+		if got != tc.want || ok != tc.ok {
+			t.Errorf("%s: %d %t, want %d %t", tc.body, got, ok, tc.want, tc.ok)
+		}
+	}
+}

@@ -197,11 +197,10 @@ func (j job) write(ctx context.Context, c *http.Client, addr, value string, cas 
 		}
 		return result{out: Output{Index: got.JobModifyIndex}, status: status}
 	case status == http.StatusConflict && cas:
-		// The precondition's message names the job's current index.
 		out := Output{Conflict: true}
-		if m := currentJobIndex.FindSubmatch(body); m != nil {
-			out.Index, _ = strconv.ParseUint(string(m[1]), 10, 64)
-			out.CurrentIndex = true
+		if out.Index, out.CurrentIndex = currentJobIndex(body); !out.CurrentIndex {
+			// Still right, but every unknown write of the job stays open.
+			return result{out: out, status: status, detail: "PUT " + path + ": a 409 naming no index: " + trim(body)}
 		}
 		return result{out: out, status: status}
 	case status == http.StatusConflict:
@@ -213,9 +212,32 @@ func (j job) write(ctx context.Context, c *http.Client, addr, value string, cas 
 	return writeFailure(status, "PUT "+path, body)
 }
 
-// currentJobIndex finds the current index in a job's modify-index
-// conflict: "… modify-index: modify index is 35, not 31".
-var currentJobIndex = regexp.MustCompile(`modify index is (\d+), not \d+`)
+// jobIndexMessages find the job's current index in the message of a
+// job's 409: refused when decided ("enforcing job modify index 31: job
+// exists with job modify index 35", "… job does not exist") or at apply
+// ("… modify-index: modify index is 35, not 31").
+var jobIndexMessages = []*regexp.Regexp{
+	regexp.MustCompile(`job exists with job modify index (\d+)`),
+	regexp.MustCompile(`modify index is (\d+), not \d+`),
+	regexp.MustCompile(`enforcing job modify index \d+: job (does not exist)`),
+}
+
+// currentJobIndex returns the current index a job's 409 names, and false
+// when it names none the harness knows how to read.
+func currentJobIndex(body []byte) (uint64, bool) {
+	for _, re := range jobIndexMessages {
+		m := re.FindSubmatch(body)
+		if m == nil {
+			continue
+		}
+		if string(m[1]) == "does not exist" {
+			return 0, true
+		}
+		n, err := strconv.ParseUint(string(m[1]), 10, 64)
+		return n, err == nil
+	}
+	return 0, false
+}
 
 // readFailure is a read answered with an error status: a 5xx (no leader,
 // a failed forward) leaves it out of the history; a 4xx is a bug.
