@@ -240,7 +240,9 @@ func TestJoinOfUnreachableServer(t *testing.T) {
 }
 
 // TestServersJoinAndArePromoted: two servers join a running one as
-// non-voters, catch up and are promoted by autopilot; leadership moves
+// non-voters (the second through the first, a follower that forwards the
+// join with its secret to the leader), catch up and are promoted by
+// autopilot; leadership moves
 // on request and on a graceful shutdown; a healthy server whose removal
 // would leave no healthy quorum is kept, a dead one is removed.
 func TestServersJoinAndArePromoted(t *testing.T) {
@@ -254,7 +256,7 @@ func TestServersJoinAndArePromoted(t *testing.T) {
 		}
 	}
 	s2 := startJoiner(t, "s2", s1.HTTP, logs2)
-	s3 := startJoiner(t, "s3", s1.HTTP, nil)
+	s3 := startJoiner(t, "s3", s2.HTTP, nil) // through a follower, which forwards to the leader
 	list := []*server{s1, s2, s3}
 	testagent.WaitFor(t, timeout, "s2 and s3 promoted to voters", func() bool {
 		n := 0
