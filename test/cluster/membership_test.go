@@ -320,13 +320,17 @@ func TestServersJoinAndArePromoted(t *testing.T) {
 			s2ID = sv.ID
 		}
 	}
-	testagent.WaitFor(t, timeout, "autopilot to judge s2 unhealthy", func() bool {
+	testagent.WaitFor(t, timeout, "autopilot to judge s2 unhealthy and the others healthy", func() bool {
 		var h raftlog.AutopilotHealth
-		if st, _ := c.GetJSON(leader.HTTP, "/v1/operator/autopilot/health", &h); st != http.StatusOK {
+		if st, _ := c.GetJSON(leader.HTTP, "/v1/operator/autopilot/health", &h); st != http.StatusOK || len(h.Servers) != 3 {
 			return false
 		}
-		i := slices.IndexFunc(h.Servers, func(sv raftlog.ServerHealth) bool { return sv.ID == s2ID })
-		return i >= 0 && !h.Servers[i].Healthy && h.FailureTolerance == 0
+		for _, sv := range h.Servers {
+			if sv.Healthy == (sv.ID == s2ID) {
+				return false
+			}
+		}
+		return h.FailureTolerance == 0
 	})
 	before := raftServers(t, leader)
 	if st, body := call(t, follower.HTTP, "DELETE", "/v1/operator/raft/peer?id="+follower.A.ID(), secret, nil); st != http.StatusConflict ||
