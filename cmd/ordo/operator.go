@@ -36,7 +36,7 @@ func newOperatorCommand(g *globals) *cobra.Command {
 	raft.AddCommand(newRaftListPeersCommand(g))
 	raft.AddCommand(newRaftRemovePeerCommand(g), newRaftTransferLeadershipCommand(g)) // operator_raft.go
 	cmd.AddCommand(raft)
-	cmd.AddCommand(newAutopilotCommand(g)) // operator_raft.go
+	cmd.AddCommand(newAutopilotCommand(g))       // operator_raft.go
 	cmd.AddCommand(newProjectionsCommand(g))     // projections.go
 	cmd.AddCommand(newMirrorCommand(g))          // mirror.go
 	cmd.AddCommand(newRootKeyCommand(g))         // keyring.go: root keyring list|rotate|remove
