@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"net/http"
+	"time"
 
 	"github.com/ordoplane/ordo/commands/httpapi/httplimit"
 )
@@ -30,6 +31,17 @@ var uploadRoutes = map[string]bool{
 	"POST /v1/operator/snapshot": true,
 }
 
+// slowRoutes compute their whole answer before writing it, and may take
+// longer than the write timeout on a long history: re-running a decision
+// rebuilds the state it was taken on. Their write deadline is slowWrite
+// past the write timeout.
+var slowRoutes = map[string]bool{
+	"GET /v1/debug/reschedule/{eval_id}": true,
+}
+
+// slowWrite is what slowRoutes add to the write timeout.
+const slowWrite = 10 * time.Minute
+
 // deadlines extends the connection deadlines httplimit set for requests
 // that legitimately outlast them, before h (and the forwarding to the
 // leader, for a follower) runs: a blocking query's write deadline is its
@@ -40,6 +52,11 @@ func (s *Server) deadlines(pattern string, h http.Handler) http.Handler {
 	case streamRoutes[pattern]:
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			h.ServeHTTP(httplimit.Rolling(w, lim.WriteTimeout), r)
+		})
+	case slowRoutes[pattern] && lim.WriteTimeout > 0:
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			httplimit.ExtendWrite(w, lim.WriteTimeout+slowWrite)
+			h.ServeHTTP(w, r)
 		})
 	case uploadRoutes[pattern]:
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
