@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"crypto/sha256"
 	"crypto/subtle"
 	"errors"
 	"fmt"
@@ -26,10 +27,15 @@ var errNoSecretConfigured = &commands.ForbiddenError{Reason: "this server has no
 	"(server.cluster_secret): it takes no joins and no membership changes by secret"}
 
 // clusterSecretOK reports whether r carries this server's cluster secret.
+// It compares digests in constant time, so neither the secret's bytes nor
+// its length show in the time it takes.
 func (s *Server) clusterSecretOK(r *http.Request) bool {
-	want := s.cfg.ClusterSecret
-	got := r.Header.Get(ClusterSecretHeader)
-	return want != "" && subtle.ConstantTimeCompare([]byte(got), []byte(want)) == 1
+	if s.cfg.ClusterSecret == "" {
+		return false
+	}
+	want := sha256.Sum256([]byte(s.cfg.ClusterSecret))
+	got := sha256.Sum256([]byte(r.Header.Get(ClusterSecretHeader)))
+	return subtle.ConstantTimeCompare(got[:], want[:]) == 1
 }
 
 // secretError is the refusal of a request without the cluster secret.
