@@ -48,7 +48,8 @@ func (a *Agent) newHTTPServer(h http.Handler) *http.Server {
 func (a *Agent) limitHandler(h http.Handler) http.Handler { return httplimit.Handler(h, a.cfg.HTTP) }
 
 // peerHosts caches the hosts of the other servers in the raft
-// configuration, read again at most every ttl.
+// configuration, read again once it is ttl old, or missTTL old when an
+// address is not in it.
 type peerHosts struct {
 	self    string
 	servers func() ([]raftlog.Server, error)
@@ -61,11 +62,16 @@ type peerHosts struct {
 	}
 }
 
+// missTTL is how old the set may be when an address is not in it: a
+// server that just joined is exempt within it.
+const missTTL = 250 * time.Millisecond
+
 // has reports whether ip is the host of another server.
 func (p *peerHosts) has(ip string) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.mu.hosts == nil || time.Since(p.mu.at) > p.ttl {
+	age := time.Since(p.mu.at)
+	if p.mu.hosts == nil || age > p.ttl || !p.mu.hosts[ip] && age > missTTL {
 		p.mu.at = time.Now()
 		if servers, err := p.servers(); err == nil { // on error keep the last set
 			hosts := map[string]bool{}
