@@ -5,7 +5,10 @@
 // # Usage
 //
 // Build a Server from a Config holding the raft node, the FSM, the command
-// pipeline and the agent's membership hook, and serve it with net/http.
+// pipeline and the agent's membership hook, and serve it with net/http,
+// through a server and listener httplimit builds (timeouts, connections
+// per address); Config.Limits tells the Server those bounds, which it
+// extends for blocking queries, streams and uploads (deadlines.go).
 // Writes and consistent reads on a follower are forwarded to the leader;
 // reads with ?stale are answered locally.
 //
@@ -22,6 +25,8 @@
 //
 //   - Every error is a JSON body {Error, Field?, Status} with the status
 //     commands.Status gives it.
-//   - Bad input is refused before the pipeline proposes anything.
+//   - Bad input is refused before the pipeline proposes anything; a
+//     path, namespace parameter or command identity no route accepts is
+//     refused before routing (params.go).
 //   - Payloads leave through events.Redacted only.
 package httpapi
