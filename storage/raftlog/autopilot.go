@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -156,8 +157,6 @@ type pilot struct {
 		sync.Mutex
 		// peers is what the leader has heard from each server.
 		peers map[raft.ServerID]*peerSeen
-		// running is set while RunAutopilot runs.
-		running bool
 	}
 }
 
@@ -208,16 +207,15 @@ func (p *pilot) close() {
 func (n *Node) RunAutopilot(ctx context.Context) error {
 	p := n.pilot
 	p.mu.Lock()
-	p.mu.running = true
-	p.mu.peers = map[raft.ServerID]*peerSeen{}
+	p.mu.peers = map[raft.ServerID]*peerSeen{} // what a past term heard is stale
 	p.mu.Unlock()
 	p.ap.Start(ctx)
 	<-ctx.Done()
 	<-p.ap.Stop()
 	p.removals.Wait()
-	p.mu.Lock()
-	p.mu.running = false
-	p.mu.Unlock()
+	// The gauges describe the cluster only on its leader.
+	p.healthy.Set(0)
+	p.tolerance.Set(0)
 	return ctx.Err()
 }
 
@@ -436,19 +434,9 @@ func (n *Node) AutopilotHealth() (AutopilotHealth, error) {
 			}
 			return 1
 		}
-		return cmpString(a.ID, b.ID)
+		return strings.Compare(a.ID, b.ID)
 	})
 	return out, nil
-}
-
-func cmpString(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // judgedHealthy reports whether autopilot last judged id healthy; this
