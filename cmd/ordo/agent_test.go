@@ -144,6 +144,15 @@ func TestMergeAgentConfig(t *testing.T) {
 			},
 			level: slog.LevelInfo,
 		},
+		{
+			name:    "raft behind a proxy",
+			flags:   agentFlags{raftAddr: "127.0.0.1:5000", raftAdvertise: "127.0.0.1:6000"},
+			changed: []string{"raft-addr", "raft-advertise"},
+			want: func(c *agent.Config) {
+				c.RaftAddr, c.RaftAdvertise = "127.0.0.1:5000", "127.0.0.1:6000"
+			},
+			level: slog.LevelInfo,
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
