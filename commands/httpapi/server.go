@@ -112,6 +112,11 @@ type Config struct {
 	// Snapshots saves and restores the whole state
 	// (/v1/operator/snapshot, snapshot.go); nil answers 501 there.
 	Snapshots Snapshots
+	// UnconfirmedReads answers default reads from the leader's state
+	// without confirming leadership first: the read path before reads
+	// were linearizable, kept only so benchmarks can compare the two.
+	// A deposed leader may then answer stale data.
+	UnconfirmedReads bool
 	// Encrypter seals and opens variable items (variables.go) with the
 	// keyring's active root key; nil answers 503 on the variable endpoints.
 	Encrypter variables.Encrypter
