@@ -284,14 +284,16 @@ func (r *Result) Figures() []Figure {
 		}
 		byKind[f.Kind] = append(byKind[f.Kind], f.Unavailable)
 	}
+	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 	for _, k := range kinds {
 		ds := byKind[k]
 		slices.Sort(ds)
 		name := "unavailability after " + string(k)
 		out = append(out,
-			Figure{name + " (" + fmt.Sprint(len(ds)) + ") p50", percentile(ds, 50).Seconds(), "s"},
-			Figure{name + " p99", percentile(ds, 99).Seconds(), "s"},
-			Figure{name + " max", ds[len(ds)-1].Seconds(), "s"})
+			Figure{string(k) + " faults", float64(len(ds)), "faults"},
+			Figure{name + " p50", ms(percentile(ds, 50)), "ms"},
+			Figure{name + " p99", ms(percentile(ds, 99)), "ms"},
+			Figure{name + " max", ms(ds[len(ds)-1]), "ms"})
 	}
 	return out
 }
@@ -309,7 +311,7 @@ func percentile(ds []time.Duration, p int) time.Duration {
 func (r *Result) Summary() string {
 	var b strings.Builder
 	for _, f := range r.Figures() {
-		fmt.Fprintf(&b, "%-48s %10.3f %s\n", f.Name, f.Value, f.Unit)
+		fmt.Fprintf(&b, "%-44s %10.1f %s\n", f.Name, f.Value, f.Unit)
 	}
 	codes := make([]int, 0, len(r.Statuses))
 	for c := range r.Statuses {
