@@ -158,6 +158,16 @@ func (c *Cluster) waitFormed(ctx context.Context) error {
 	ok := poll(ctx, 90*time.Second, func() bool {
 		var peers []string
 		for _, s := range c.servers {
+			if !s.running() {
+				// Its port was taken between freePort and its start: the
+				// same address again, once the other user lets go.
+				if err := s.start(); err != nil {
+					last = err.Error()
+				}
+				return false
+			}
+		}
+		for _, s := range c.servers {
 			if err := getJSON(ctx, c.client, s.HTTP, "/v1/status/peers", &peers); err != nil {
 				last = fmt.Sprintf("s%d peers: %v", s.Index, err)
 				return false
@@ -277,6 +287,12 @@ func (s *Server) Serving() bool {
 	return s.runningLocked() && !s.mu.paused
 }
 
+func (s *Server) running() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.runningLocked()
+}
+
 func (s *Server) runningLocked() bool {
 	if s.mu.done == nil {
 		return false
@@ -310,10 +326,7 @@ func (s *Server) Kill() error {
 func (s *Server) Restart(ctx context.Context) error {
 	var last error
 	ok := poll(ctx, 30*time.Second, func() bool {
-		s.mu.Lock()
-		running := s.runningLocked()
-		s.mu.Unlock()
-		if !running {
+		if !s.running() {
 			if last = s.start(); last != nil {
 				return false
 			}
