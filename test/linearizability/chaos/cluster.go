@@ -161,6 +161,7 @@ func (c *Cluster) waitFormed(ctx context.Context) error {
 			if !s.running() {
 				// Its port was taken between freePort and its start: the
 				// same address again, once the other user lets go.
+				last = fmt.Sprintf("s%d exited (its log: %s)", s.Index, filepath.Join(s.dir, "server.log"))
 				if err := s.start(); err != nil {
 					last = err.Error()
 				}
