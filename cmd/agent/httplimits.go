@@ -1,10 +1,13 @@
 package agent
 
 import (
+	"fmt"
 	"net"
 	"net/http"
 	"sync"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/ordoplane/ordo/commands/httpapi/connlimit"
 	"github.com/ordoplane/ordo/commands/httpapi/httplimit"
@@ -21,12 +24,21 @@ type limitedListener = connlimit.Listener
 
 // limitListener caps the connections one address may hold open on the
 // API's listener; it closes ln when it cannot.
+// It also registers ordo_http_body_timeouts_total, which the servers
+// built after it (the API's, the client's) count into.
 func (a *Agent) limitListener(ln net.Listener) (net.Listener, error) {
 	l, err := a.cfg.HTTP.Listen(ln, "api", a.reg)
 	if err != nil {
 		ln.Close()
 		return nil, err
 	}
+	timeouts := prometheus.NewCounter(prometheus.CounterOpts{Name: "ordo_http_body_timeouts_total",
+		Help: "Requests cut off because their body had not arrived by the body deadline."})
+	if err := a.reg.Register(timeouts); err != nil {
+		l.Close()
+		return nil, fmt.Errorf("agent: %w", err)
+	}
+	a.cfg.HTTP.BodyTimeouts = timeouts
 	a.apiLn = l
 	return l, nil
 }

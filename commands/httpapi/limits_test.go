@@ -89,6 +89,9 @@ func TestSlowBodiesAreCutOff(t *testing.T) {
 	if d.archiveLen(t) != before {
 		t.Fatal("a cut-off body reached the log")
 	}
+	if n := d.counter(t, "ordo_http_body_timeouts_total"); n != 20 {
+		t.Fatalf("ordo_http_body_timeouts_total = %v, want 20", n)
+	}
 	if r := d.do(t, "GET", "/v1/namespace/slow", nil); r.status != 404 {
 		t.Fatalf("namespace of a cut-off body: %d %s", r.status, r.body)
 	}

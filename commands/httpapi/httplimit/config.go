@@ -3,6 +3,8 @@ package httplimit
 import (
 	"fmt"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // Config bounds an HTTP server's connections. A zero field takes its
@@ -25,6 +27,9 @@ type Config struct {
 	// at once, as Nomad's http_max_conns_per_client; default 100, negative
 	// for no cap. Connections past it are answered 429 and closed.
 	MaxConnsPerClient int `json:"MaxConnsPerClient"`
+	// BodyTimeouts, when set, counts the requests whose body deadline cut
+	// them off (the agent registers it as ordo_http_body_timeouts_total).
+	BodyTimeouts prometheus.Counter `json:"-"`
 }
 
 // Defaults of Config.

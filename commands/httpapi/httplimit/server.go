@@ -1,10 +1,12 @@
 package httplimit
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -55,18 +57,22 @@ func Handler(h http.Handler, c Config) http.Handler {
 		if c.BodyTimeout > 0 && r.Body != nil && r.Body != http.NoBody && r.ContentLength != 0 {
 			ctl := http.NewResponseController(w)
 			_ = ctl.SetReadDeadline(time.Now().Add(c.BodyTimeout))
-			r.Body = &bodyReader{ReadCloser: r.Body, ctl: ctl}
+			r.Body = &bodyReader{ReadCloser: r.Body, ctl: ctl, timeouts: c.BodyTimeouts}
 		}
 		h.ServeHTTP(w, r)
 	})
 }
 
-// bodyReader lifts the connection's read deadline once the body is read.
+// bodyReader lifts the connection's read deadline once the body is read,
+// and counts a body its deadline cut off.
 type bodyReader struct {
 	io.ReadCloser
 	ctl *http.ResponseController
 	// roll, when set, is the deadline given to every read.
 	roll time.Duration
+	// timeouts, when set, counts a body cut off by its deadline, once.
+	timeouts prometheus.Counter
+	counted  bool
 }
 
 func (b *bodyReader) Read(p []byte) (int, error) {
@@ -74,8 +80,12 @@ func (b *bodyReader) Read(p []byte) (int, error) {
 		_ = b.ctl.SetReadDeadline(time.Now().Add(b.roll))
 	}
 	n, err := b.ReadCloser.Read(p)
-	if err == io.EOF {
+	switch {
+	case err == io.EOF:
 		_ = b.ctl.SetReadDeadline(time.Time{})
+	case err != nil && b.timeouts != nil && !b.counted && errors.Is(err, os.ErrDeadlineExceeded):
+		b.counted = true
+		b.timeouts.Inc()
 	}
 	return n, err
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/ordoplane/ordo/commands/httpapi/httplimit"
 )
@@ -96,7 +97,8 @@ func trickle(t *testing.T, addr string, interval time.Duration) <-chan string {
 // closed once the body deadline passes, while a normal client is served
 // meanwhile.
 func TestSlowBodiesAreCutOff(t *testing.T) {
-	c := httplimit.Config{BodyTimeout: 300 * time.Millisecond, MaxConnsPerClient: -1}
+	timeouts := prometheus.NewCounter(prometheus.CounterOpts{Name: "body_timeouts"})
+	c := httplimit.Config{BodyTimeout: 300 * time.Millisecond, MaxConnsPerClient: -1, BodyTimeouts: timeouts}
 	addr := start(t, echo, c)
 	var slow []<-chan string
 	for range 20 {
@@ -120,6 +122,9 @@ func TestSlowBodiesAreCutOff(t *testing.T) {
 		if got == "still open at the test deadline" || strings.Contains(got, "read 1000") {
 			t.Fatalf("slow connection %d was not cut off: %q", i, got)
 		}
+	}
+	if n := testutil.ToFloat64(timeouts); n != 20 {
+		t.Fatalf("body timeouts counted %v, want 20", n)
 	}
 }
 
