@@ -10,8 +10,8 @@
 // # Usage
 //
 //	bin, _ := chaos.BuildBinary(dir)
-//	res, err := chaos.Run(ctx, chaos.Config{Bin: bin, Dir: dir, Faults: 3})
-//	verdict, html, err := res.Check(time.Minute, dir)
+//	res, err := chaos.Run(ctx, chaos.ShortConfig(bin, dir)) // or LongConfig
+//	v, err := res.Check(time.Minute, dir) // v.Result, v.HTML, v.Explanation
 //	fmt.Print(res.Summary())
 //
 // Each server's raft advertises the address of a proxy (Network) that can
@@ -21,7 +21,10 @@
 // moves on. A write whose outcome is unknown (a timeout, a lost
 // connection, a 5xx) returns at the end of the history and the model
 // accepts it whether or not it took effect; a read that fails, or a
-// request refused at connect, is left out.
+// request refused at connect, is left out. Before the check, resolve
+// settles the unknown outcomes the answers show (a read of the value
+// shows the write took effect; a value nothing showed can be left out),
+// which keeps porcupine's search from growing with every subset of them.
 //
 // # Concurrency
 //
