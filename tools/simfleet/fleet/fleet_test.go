@@ -29,6 +29,7 @@ func startServer(t *testing.T) (string, *api.Client) {
 	cfg.HeartbeatMinTTL = 500 * time.Millisecond
 	cfg.HeartbeatGrace = 2 * time.Second
 	cfg.MaxHeartbeatsPerSecond = 1000
+	cfg.HTTP.MaxConnsPerClient = -1 // the whole simulated fleet connects from 127.0.0.1
 	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	cfg.RaftLogOutput = io.Discard
 	a, err := agent.Start(cfg)
