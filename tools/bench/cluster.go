@@ -43,16 +43,20 @@ func clusterLoad(n, clients int, d time.Duration) ([]row, error) {
 			for _, a := range agents {
 				addrs = append(addrs, a.HTTPAddr())
 			}
+			// Reads first, so both clusters are read as fresh as each other.
+			how := "linearizable"
 			if unconfirmed {
-				return readRows(label, "unconfirmed", addrs, clients, d)
+				how = "unconfirmed"
 			}
-			rows, err := loadRows(label, []string{leader.HTTPAddr()}, clients, d)
+			reads, err := readRows(label, how, addrs, clients, d)
+			if err != nil || unconfirmed {
+				return reads, err
+			}
+			writes, err := loadRows(label, []string{leader.HTTPAddr()}, clients, d)
 			if err != nil {
-				return nil, err
+				return reads, err
 			}
-			rows = append(rows, pipelineRows(label, leader, clients, d)...)
-			reads, err := readRows(label, "linearizable", addrs, clients, d)
-			return append(rows, reads...), err
+			return append(append(writes, pipelineRows(label, leader, clients, d)...), reads...), nil
 		}()
 		rows = append(rows, r...)
 		if err != nil {
