@@ -19,8 +19,9 @@ import (
 // They are the operations, failovers, operations with unknown outcome and,
 // per kind of fault, the unavailability (from the fault to the first
 // acknowledged write) p50, p99 and max. A history porcupine finds not
-// linearizable is an error naming its visualization.
-func chaosRows(faults, minOps int) ([]row, error) {
+// linearizable is an error naming its visualization. quiet runs the
+// servers on every core and burns none beside them.
+func chaosRows(faults, minOps int, quiet bool) ([]row, error) {
 	dir, err := os.MkdirTemp("", "ordo-bench-chaos-")
 	if err != nil {
 		return nil, err
@@ -32,6 +33,11 @@ func chaosRows(faults, minOps int) ([]row, error) {
 	}
 	cfg := chaos.LongConfig(bin, filepath.Join(dir, "run"))
 	cfg.Faults, cfg.MinOps = faults, minOps
+	prefix := "chaos: "
+	if quiet {
+		cfg.ServerProcs, cfg.Hogs = 0, 0
+		prefix = "chaos (quiet): "
+	}
 	cfg.Logf = func(format string, args ...any) { fmt.Fprintf(os.Stderr, "bench chaos: "+format+"\n", args...) }
 	ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
 	defer cancel()
@@ -49,7 +55,7 @@ func chaosRows(faults, minOps int) ([]row, error) {
 	}
 	var rows []row
 	for _, f := range res.Figures() {
-		rows = append(rows, row{"chaos: " + f.Name, f.Value, f.Unit})
+		rows = append(rows, row{prefix + f.Name, f.Value, f.Unit})
 	}
 	return rows, nil
 }

@@ -67,6 +67,7 @@ func main() {
 	csiN := flag.Int("csi-volumes", 1000, "per-alloc volumes the csi figures claim and release")
 	chaosFaults := flag.Int("chaos-faults", 24, "leader faults of the chaos figures (test/linearizability's long run)")
 	chaosOps := flag.Int("chaos-ops", 10000, "operations the chaos figures' history holds at least")
+	chaosQuiet := flag.Bool("chaos-quiet", false, "run the chaos figures without the load test/linearizability adds (servers at GOMAXPROCS=1, a CPU hog)")
 	rotationN := flag.Int("rotation-variables", 100000, "variables the rotation figures seed and re-encrypt with rotate -full")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile here")
 	rebuildN := flag.Int("rebuild-events", 1_000_000, "events in the generated history of the rebuild and timetravel figures")
@@ -128,7 +129,7 @@ func main() {
 		run("launcher", func() ([]row, error) { return launcherRows(*launcherN) }) // launcher.go
 		run("csi", func() ([]row, error) { return csiRows(*csiN) })                // csi.go
 		// chaos.go: the figures of test/linearizability's long run
-		run("chaos", func() ([]row, error) { return chaosRows(*chaosFaults, *chaosOps) })
+		run("chaos", func() ([]row, error) { return chaosRows(*chaosFaults, *chaosOps, *chaosQuiet) })
 	}
 	printTable(rows)
 }
