@@ -35,7 +35,7 @@ unit:
 # Prints one table: figure, value, unit. Long runs live here, not in test.
 # BENCHFLAGS picks figures and sizes, e.g. BENCHFLAGS="-only simfleet -nodes 2000".
 bench:
-	$(GO) run $(PGOFLAG) ./tools/bench $(BENCHFLAGS)
+	$(GO) run $(PGOFLAG) ./tools/bench -doc docs/benchmarks.md $(BENCHFLAGS)
 	$(GO) test $(PGOFLAG) -run '^$$' -bench . -benchtime 2s ./events/ ./storage/raftstore/ ./projections/ ./commands/acl/ ./commands/variables/ ./history/timetravel/
 
 # The long linearizability run (test/linearizability): 24 faults on the

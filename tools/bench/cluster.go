@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/ordoplane/ordo/cmd/agent"
@@ -23,47 +24,54 @@ func clusterLoad(n, clients int, d time.Duration) ([]row, error) {
 	if n > 1 {
 		label = fmt.Sprintf("%d servers", n)
 	}
-	var rows []row
-	// Reads both ways, each on a cluster of its own, the linearizable
-	// one (the default) first with the writes.
-	for _, unconfirmed := range []bool{false, true} {
-		r, err := func() ([]row, error) {
-			agents, err := startCluster(fmt.Sprintf("%s/%v", dir, unconfirmed), n, unconfirmed)
-			for _, a := range agents {
-				defer a.Shutdown()
-			}
-			if err != nil {
-				return nil, err
-			}
-			leader, err := waitLeader(agents)
-			if err != nil {
-				return nil, err
-			}
-			var addrs []string
-			for _, a := range agents {
-				addrs = append(addrs, a.HTTPAddr())
-			}
-			// Reads first, so both clusters are read as fresh as each other.
-			how := "linearizable"
-			if unconfirmed {
-				how = "unconfirmed"
-			}
-			reads, err := readRows(label, how, addrs, clients, d)
-			if err != nil || unconfirmed {
-				return reads, err
-			}
-			writes, err := loadRows(label, []string{leader.HTTPAddr()}, clients, d)
-			if err != nil {
-				return reads, err
-			}
-			return append(append(writes, pipelineRows(label, leader, clients, d)...), reads...), nil
-		}()
-		rows = append(rows, r...)
-		if err != nil {
-			return rows, err
+	// Two clusters side by side, one reading linearizably (the default),
+	// one unconfirmed (the read path before); their reads alternate in
+	// four rounds, so neither gets the quieter moments of the machine.
+	var clusters [2][]*agent.Agent
+	for i, unconfirmed := range []bool{false, true} {
+		agents, err := startCluster(fmt.Sprintf("%s/%v", dir, unconfirmed), n, unconfirmed)
+		for _, a := range agents {
+			defer a.Shutdown()
 		}
+		if err != nil {
+			return nil, err
+		}
+		if _, err := waitLeader(agents); err != nil {
+			return nil, err
+		}
+		clusters[i] = agents
 	}
-	return rows, nil
+	var reads [2]loadResult
+	for round := range 4 {
+		c := round % 2
+		var addrs []string
+		for _, a := range clusters[c] {
+			addrs = append(addrs, a.HTTPAddr())
+		}
+		r := readLoad(addrs, clients, d/2)
+		reads[c].acked += r.acked
+		reads[c].failed += r.failed
+		reads[c].elapsed += r.elapsed
+		reads[c].latencies = append(reads[c].latencies, r.latencies...)
+	}
+	var rows []row
+	for c, how := range []string{"linearizable", "unconfirmed"} {
+		slices.Sort(reads[c].latencies)
+		r, err := readRows(label, how, clients, reads[c])
+		if err != nil {
+			return nil, err
+		}
+		rows = append(rows, r...)
+	}
+	leader, err := waitLeader(clusters[0])
+	if err != nil {
+		return rows, err
+	}
+	writes, err := loadRows(label, []string{leader.HTTPAddr()}, clients, d)
+	if err != nil {
+		return rows, err
+	}
+	return append(append(writes, pipelineRows(label, leader, clients, d)...), rows...), nil
 }
 
 // startCluster starts n servers in dir; unconfirmed turns leadership

@@ -113,11 +113,11 @@ func loadRows(label string, addrs []string, clients int, d time.Duration) ([]row
 	}, nil
 }
 
-// readRows measures reads from every server of a cluster; how names the
-// read path ("linearizable", or "unconfirmed": the leader answering
-// without confirming it still leads, as before reads were linearizable).
-func readRows(label, how string, addrs []string, clients int, d time.Duration) ([]row, error) {
-	r := readLoad(addrs, clients, d)
+// readRows are the figures of reads r from every server of a cluster
+// (readLoad's, latencies sorted); how names the read path
+// ("linearizable", or "unconfirmed": the leader answering without
+// confirming it still leads, as before reads were linearizable).
+func readRows(label, how string, clients int, r loadResult) ([]row, error) {
 	if r.acked == 0 {
 		return nil, fmt.Errorf("no read answered (%d failed)", r.failed)
 	}

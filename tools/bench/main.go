@@ -67,6 +67,7 @@ func main() {
 	csiN := flag.Int("csi-volumes", 1000, "per-alloc volumes the csi figures claim and release")
 	chaosFaults := flag.Int("chaos-faults", 24, "leader faults of the chaos figures (test/linearizability's long run)")
 	chaosOps := flag.Int("chaos-ops", 10000, "operations the chaos figures' history holds at least")
+	doc := flag.String("doc", "", "a markdown page (docs/benchmarks.md) to merge the figures into: measured rows replace theirs, the others stay")
 	chaosQuiet := flag.Bool("chaos-quiet", false, "run the chaos figures without the load test/linearizability adds (servers at GOMAXPROCS=1, a CPU hog)")
 	rotationN := flag.Int("rotation-variables", 100000, "variables the rotation figures seed and re-encrypt with rotate -full")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile here")
@@ -132,6 +133,12 @@ func main() {
 		run("chaos", func() ([]row, error) { return chaosRows(*chaosFaults, *chaosOps, *chaosQuiet) })
 	}
 	printTable(rows)
+	if *doc != "" {
+		if err := writeFigures(*doc, rows, time.Now()); err != nil {
+			fmt.Fprintf(os.Stderr, "bench: %v\n", err)
+			os.Exit(1)
+		}
+	}
 }
 
 func printTable(rows []row) {
