@@ -60,8 +60,10 @@ func (a *Agent) newHTTPServer(h http.Handler) *http.Server {
 func (a *Agent) limitHandler(h http.Handler) http.Handler { return httplimit.Handler(h, a.cfg.HTTP) }
 
 // peerHosts caches the hosts of the other servers in the raft
-// configuration, read again once it is ttl old, or missTTL old when an
-// address is not in it.
+// configuration, read again once it is ttl old, and whenever an address
+// is not in it (raft answers its configuration without its main loop,
+// and only connections over the cap ask), so a server that just joined
+// is exempt at once.
 type peerHosts struct {
 	self    string
 	servers func() ([]raftlog.Server, error)
@@ -74,16 +76,13 @@ type peerHosts struct {
 	}
 }
 
-// missTTL is how old the set may be when an address is not in it: a
-// server that just joined is exempt within it.
-const missTTL = 250 * time.Millisecond
 
 // has reports whether ip is the host of another server.
 func (p *peerHosts) has(ip string) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	age := time.Since(p.mu.at)
-	if p.mu.hosts == nil || age > p.ttl || !p.mu.hosts[ip] && age > missTTL {
+	if p.mu.hosts == nil || age > p.ttl || !p.mu.hosts[ip] {
 		p.mu.at = time.Now()
 		if servers, err := p.servers(); err == nil { // on error keep the last set
 			hosts := map[string]bool{}
