@@ -13,7 +13,7 @@
 // a cas must succeed exactly when the index it expects is current.
 // Operations whose outcome is unknown may or may not have happened.
 //
-// TestLinearizable is a short run (six faults, about a minute) in
+// TestLinearizable is a short run (four faults, one of each kind) in
 // `make test`; with -long or ORDO_CHAOS=1 (`make chaos`) it is a long run
 // of 24 faults and at least 10,000 operations that prints its figures:
 // operations, failovers, unknown outcomes, and the unavailability after
