@@ -76,7 +76,6 @@ type peerHosts struct {
 	}
 }
 
-
 // has reports whether ip is the host of another server.
 func (p *peerHosts) has(ip string) bool {
 	p.mu.Lock()
