@@ -3,10 +3,13 @@ package raftlog
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
 )
 
 // gatedApplier counts applied entries; while gate is set and not closed,
@@ -166,5 +169,67 @@ func waitUntil(t *testing.T, cond func() bool) {
 			t.Fatal("condition not met within 10s")
 		}
 		time.Sleep(time.Millisecond)
+	}
+}
+
+// TestReadsConfirmWithAQuorumUnlessSoleVoter: a leader of three voters
+// confirms each read with a heartbeat round; a sole voter needs none.
+func TestReadsConfirmWithAQuorumUnlessSoleVoter(t *testing.T) {
+	var nodes []*Node
+	var servers []Server
+	for i := range 3 {
+		cfg := DefaultConfig()
+		cfg.ID, cfg.BindAddr, cfg.Dir, cfg.NoSync = fmt.Sprintf("n%d", i), "127.0.0.1:0", t.TempDir(), true
+		cfg.HeartbeatTimeout, cfg.ElectionTimeout, cfg.LeaderLeaseTimeout = 100*time.Millisecond, 100*time.Millisecond, 50*time.Millisecond
+		cfg.LogOutput = io.Discard
+		n, err := Open(cfg, &gatedApplier{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer n.Shutdown()
+		nodes = append(nodes, n)
+		servers = append(servers, Server{ID: n.ID(), Address: n.Address(), Voter: true})
+	}
+	for _, n := range nodes {
+		if err := n.BootstrapCluster(servers); err != nil {
+			t.Fatal(err)
+		}
+	}
+	leader := make(chan *Node, 3)
+	done := make(chan struct{})
+	defer close(done)
+	for _, n := range nodes {
+		go func() {
+			select {
+			case v := <-n.LeaderChanges():
+				if v {
+					leader <- n
+				}
+			case <-done:
+			}
+		}()
+	}
+	var l *Node
+	select {
+	case l = <-leader:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no ready leader within 10s")
+	}
+	before := testutil.ToFloat64(l.read.m.rounds)
+	if err := l.ConsistentRead(context.Background()); err != nil {
+		t.Fatalf("consistent read on the leader of three: %v", err)
+	}
+	if got := testutil.ToFloat64(l.read.m.rounds) - before; got != 1 {
+		t.Fatalf("a read on the leader of three ran %v confirmation rounds, want 1", got)
+	}
+
+	solo := openTestNode(t, t.TempDir(), &gatedApplier{})
+	defer solo.Shutdown()
+	awaitLeading(t, solo.LeaderChanges(), "a sole voter")
+	if err := solo.ConsistentRead(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := testutil.ToFloat64(solo.read.m.rounds); got != 0 {
+		t.Fatalf("a sole voter ran %v confirmation rounds, want 0", got)
 	}
 }
