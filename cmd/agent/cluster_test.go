@@ -75,3 +75,18 @@ func TestJoinWithWrongSecret(t *testing.T) {
 		t.Fatal("s2 became a member with a wrong secret")
 	}
 }
+
+// TestValidateRaftTimeout: a raft timeout below 10ms is refused (raft's
+// own floor is 5ms, and the leader lease is half of it).
+func TestValidateRaftTimeout(t *testing.T) {
+	for _, tc := range []struct {
+		d  time.Duration
+		ok bool
+	}{{0, true}, {10 * time.Millisecond, true}, {500 * time.Millisecond, true}, {9 * time.Millisecond, false}} {
+		c := DefaultConfig()
+		c.DataDir, c.RaftTimeout = "/d", tc.d
+		if err := c.Validate(); (err == nil) != tc.ok {
+			t.Errorf("Validate with RaftTimeout %v = %v, want ok=%v", tc.d, err, tc.ok)
+		}
+	}
+}

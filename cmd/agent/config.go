@@ -47,7 +47,10 @@ type Config struct {
 	Autopilot raftlog.AutopilotConfig `json:"Autopilot"`
 	// JoinInterval is how often joining is retried; default 1s.
 	JoinInterval time.Duration `json:"JoinInterval"`
-	// RaftTimeout sets raft's heartbeat and election timeouts; default 1s.
+	// RaftTimeout sets raft's heartbeat and election timeouts (the
+	// leader lease is half); default 1s, at least 10ms. Lower fails over
+	// sooner after a leader dies, and elects needlessly on a machine that
+	// stalls for longer than it.
 	RaftTimeout time.Duration `json:"RaftTimeout"`
 	// SnapshotThreshold is how many entries trigger a raft snapshot; default 8192.
 	SnapshotThreshold uint64 `json:"SnapshotThreshold"`
@@ -145,6 +148,8 @@ func (c Config) Validate() error {
 		return errors.New("agent: -raft-addr is required")
 	case c.BootstrapExpect < 0:
 		return errors.New("agent: -bootstrap-expect must not be negative")
+	case c.RaftTimeout != 0 && c.RaftTimeout < 10*time.Millisecond:
+		return fmt.Errorf("agent: -raft-timeout %v is below 10ms", c.RaftTimeout)
 	}
 	if c.Mirror != nil {
 		if err := c.Mirror.Validate(); err != nil {

@@ -102,6 +102,20 @@ func TestMergeAgentConfig(t *testing.T) {
 			level: slog.LevelWarn,
 		},
 		{
+			name:    "raft_timeout from the file, then the flag",
+			file:    "server {\n raft_timeout = \"500ms\"\n}\n",
+			flags:   agentFlags{raftTimeout: 250 * time.Millisecond},
+			changed: []string{"raft-timeout"},
+			want:    func(c *agent.Config) { c.RaftTimeout = 250 * time.Millisecond },
+			level:   slog.LevelInfo,
+		},
+		{
+			name:  "raft_timeout from the file",
+			file:  "server {\n raft_timeout = \"500ms\"\n}\n",
+			want:  func(c *agent.Config) { c.RaftTimeout = 500 * time.Millisecond },
+			level: slog.LevelInfo,
+		},
+		{
 			name:    "flag set to its zero value still overrides",
 			file:    "server {\n enabled = true\n bootstrap_expect = 3\n}\n",
 			flags:   agentFlags{},
@@ -210,6 +224,7 @@ func TestAgentFileErrors(t *testing.T) {
 		{"duplicate block", "server {}\nserver {}", "Duplicate server block"},
 		{"bad log level", `log_level = "loud"`, `log_level in agent.hcl: unknown log level "loud"`},
 		{"negative bootstrap", `server { bootstrap_expect = -1 }`, "server.bootstrap_expect in agent.hcl: -1 must not be negative"},
+		{"bad raft timeout", `server { raft_timeout = "soon" }`, `server.raft_timeout in agent.hcl: "soon" is not a duration`},
 		{"mirror without brokers", `mirror { topic = "t" }`, `The argument "brokers" is required`},
 		{"mirror empty brokers", `mirror { brokers = [] }`, "mirror.brokers: at least one broker (host:port) is required (in agent.hcl)"},
 		{"mirror bad broker", `mirror { brokers = ["k:1", "k"] }`, `mirror.brokers[1]: "k" is not host:port (in agent.hcl)`},

@@ -103,6 +103,8 @@ type serverBlock struct {
 	Join            []string `hcl:"join,optional"`
 	// ClusterSecret is shared by every server (agentconfig_cluster.go).
 	ClusterSecret *string `hcl:"cluster_secret,optional"`
+	// RaftTimeout is raft's heartbeat and election timeout, a duration.
+	RaftTimeout *string `hcl:"raft_timeout,optional"`
 	// Garbage collection, as Nomad names it (docs/gc.md): durations.
 	EvalGCThreshold       *string `hcl:"eval_gc_threshold,optional"`
 	BatchEvalGCThreshold  *string `hcl:"batch_eval_gc_threshold,optional"`
@@ -319,6 +321,13 @@ func (f *agentFile) applyTo(c *agent.Config) error {
 		}
 		if s.Join != nil {
 			c.Join = append([]string(nil), s.Join...)
+		}
+		if s.RaftTimeout != nil {
+			d, err := time.ParseDuration(*s.RaftTimeout)
+			if err != nil {
+				return fmt.Errorf("server.raft_timeout in %s: %q is not a duration such as 1s", f.path, *s.RaftTimeout)
+			}
+			c.RaftTimeout = d
 		}
 		if err := s.applyGC(&c.GC, f.path); err != nil {
 			return err

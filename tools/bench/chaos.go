@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/anishathalye/porcupine"
@@ -20,8 +21,9 @@ import (
 // per kind of fault, the unavailability (from the fault to the first
 // acknowledged write) p50, p99 and max. A history porcupine finds not
 // linearizable is an error naming its visualization. quiet runs the
-// servers on every core and burns none beside them.
-func chaosRows(faults, minOps int, quiet bool) ([]row, error) {
+// servers on every core and burns none beside them; raftTimeout, when
+// set, is the servers' -raft-timeout (and names the figures).
+func chaosRows(faults, minOps int, quiet bool, raftTimeout time.Duration) ([]row, error) {
 	dir, err := os.MkdirTemp("", "ordo-bench-chaos-")
 	if err != nil {
 		return nil, err
@@ -37,6 +39,10 @@ func chaosRows(faults, minOps int, quiet bool) ([]row, error) {
 	if quiet {
 		cfg.ServerProcs, cfg.Hogs = 0, 0
 		prefix = "chaos (quiet): "
+	}
+	if raftTimeout > 0 {
+		cfg.ExtraArgs = append(cfg.ExtraArgs, "-raft-timeout", raftTimeout.String())
+		prefix = strings.TrimSuffix(prefix, ": ") + fmt.Sprintf(", raft timeout %v: ", raftTimeout)
 	}
 	cfg.Logf = func(format string, args ...any) { fmt.Fprintf(os.Stderr, "bench chaos: "+format+"\n", args...) }
 	ctx, cancel := context.WithTimeout(context.Background(), time.Hour)

@@ -68,6 +68,7 @@ func main() {
 	chaosFaults := flag.Int("chaos-faults", 24, "leader faults of the chaos figures (test/linearizability's long run)")
 	chaosOps := flag.Int("chaos-ops", 10000, "operations the chaos figures' history holds at least")
 	doc := flag.String("doc", "", "a markdown page (docs/benchmarks.md) to merge the figures into: measured rows replace theirs, the others stay")
+	chaosRaftTimeout := flag.Duration("chaos-raft-timeout", 0, "the chaos figures' servers' -raft-timeout (0: the default)")
 	chaosQuiet := flag.Bool("chaos-quiet", false, "run the chaos figures without the load test/linearizability adds (servers at GOMAXPROCS=1, a CPU hog)")
 	rotationN := flag.Int("rotation-variables", 100000, "variables the rotation figures seed and re-encrypt with rotate -full")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile here")
@@ -130,7 +131,7 @@ func main() {
 		run("launcher", func() ([]row, error) { return launcherRows(*launcherN) }) // launcher.go
 		run("csi", func() ([]row, error) { return csiRows(*csiN) })                // csi.go
 		// chaos.go: the figures of test/linearizability's long run
-		run("chaos", func() ([]row, error) { return chaosRows(*chaosFaults, *chaosOps, *chaosQuiet) })
+		run("chaos", func() ([]row, error) { return chaosRows(*chaosFaults, *chaosOps, *chaosQuiet, *chaosRaftTimeout) })
 	}
 	printTable(rows)
 	if *doc != "" {
