@@ -97,7 +97,7 @@ func Start(cfg Config) (a *Agent, err error) {
 		cfg.JoinInterval = time.Second
 	}
 	if cfg.RaftTimeout <= 0 {
-		cfg.RaftTimeout = time.Second
+		cfg.RaftTimeout = DefaultRaftTimeout
 	}
 	if !cfg.Server {
 		return startClientOnly(cfg) // client.go

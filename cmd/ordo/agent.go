@@ -63,7 +63,7 @@ file.`,
 	fl.StringVar(&f.httpAddr, "http-addr", "", "HTTP API listen address (default 127.0.0.1:4646)")
 	fl.StringVar(&f.raftAddr, "raft-addr", "", "raft listen address (default 127.0.0.1:4647)")
 	fl.StringVar(&f.raftAdvertise, "raft-advertise", "", "raft address other servers dial, when not -raft-addr (a proxy or NAT in front)")
-	fl.DurationVar(&f.raftTimeout, "raft-timeout", 0, "raft's heartbeat and election timeout: how long followers wait for a leader before electing another (default 1s)")
+	fl.DurationVar(&f.raftTimeout, "raft-timeout", 0, "raft's heartbeat and election timeout: how long followers wait for a leader before electing another (default 500ms)")
 	fl.IntVar(&f.bootstrapExpect, "bootstrap-expect", 0, "number of servers to wait for before bootstrapping")
 	fl.StringArrayVar(&f.join, "join", nil, "HTTP address of a server to join; repeatable")
 	fl.StringVar(&f.clusterSecret, "cluster-secret", "", "secret every server shares to join and change the servers (or $ORDO_CLUSTER_SECRET)")
