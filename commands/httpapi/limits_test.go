@@ -12,52 +12,13 @@ import (
 
 	"github.com/ordoplane/ordo/cmd/agent"
 	"github.com/ordoplane/ordo/commands/httpapi/httplimit"
+	"github.com/ordoplane/ordo/commands/httpapi/httplimit/httplimittest"
 )
 
 // startLimitedAgent starts a dev agent whose API has small limits.
 func startLimitedAgent(t *testing.T, lim httplimit.Config) *devAgent {
 	t.Helper()
 	return startAgentWith(t, func(c *agent.Config) { c.HTTP = lim })
-}
-
-// trickleBody opens a connection that sends a write's headers and then one
-// body byte every interval, and returns what the connection read once
-// the server ended it ("" when it only closed it).
-func trickleBody(t *testing.T, addr string, interval time.Duration) <-chan string {
-	t.Helper()
-	c, err := net.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	fmt.Fprintf(c, "PUT /v1/namespace/slow HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{")
-	out := make(chan string, 1)
-	stop := make(chan struct{})
-	go func() { // the slow client: one byte per interval until the server ends it
-		tick := time.NewTicker(interval)
-		defer tick.Stop()
-		for {
-			select {
-			case <-stop:
-				return
-			case <-tick.C:
-				if _, err := c.Write([]byte(" ")); err != nil {
-					return
-				}
-			}
-		}
-	}()
-	go func() {
-		defer close(stop)
-		_ = c.SetReadDeadline(time.Now().Add(testTimeout))
-		b, err := io.ReadAll(bufio.NewReader(c))
-		if ne, ok := err.(net.Error); ok && ne.Timeout() {
-			out <- "still open at the test deadline"
-			return
-		}
-		out <- string(b)
-	}()
-	return out
 }
 
 // TestSlowBodiesAreCutOff (issue 31): connections trickling a body are
@@ -69,7 +30,9 @@ func TestSlowBodiesAreCutOff(t *testing.T) {
 	before := d.archiveLen(t)
 	var slow []<-chan string
 	for range 20 {
-		slow = append(slow, trickleBody(t, strings.TrimPrefix(d.base, "http://"), 100*time.Millisecond))
+		slow = append(slow, httplimittest.Trickle(t, strings.TrimPrefix(d.base, "http://"),
+			"PUT /v1/namespace/slow HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{",
+			' ', 100*time.Millisecond, testTimeout))
 	}
 	for i := range 5 {
 		r := d.do(t, "GET", "/v1/namespaces", nil)

@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/ordoplane/ordo/commands/httpapi/httplimit"
+	"github.com/ordoplane/ordo/commands/httpapi/httplimit/httplimittest"
 )
 
 const testTimeout = 15 * time.Second
@@ -54,45 +55,6 @@ var echo = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 	fmt.Fprintf(w, "read %d", len(b))
 })
 
-// trickle sends a request announcing a 1000-byte body, then one byte
-// every interval until the server answers or closes; it returns what it
-// read back once the connection ended (or fails at the test deadline).
-func trickle(t *testing.T, addr string, interval time.Duration) <-chan string {
-	out := make(chan string, 1)
-	c, err := net.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	fmt.Fprintf(c, "PUT /upload HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n")
-	stop := make(chan struct{})
-	go func() { // the slow client's pen: writes until the server ends it
-		tick := time.NewTicker(interval)
-		defer tick.Stop()
-		for {
-			select {
-			case <-stop:
-				return
-			case <-tick.C:
-				if _, err := c.Write([]byte("x")); err != nil {
-					return
-				}
-			}
-		}
-	}()
-	go func() {
-		defer close(stop)
-		_ = c.SetReadDeadline(time.Now().Add(testTimeout))
-		b, err := io.ReadAll(bufio.NewReader(c))
-		if ne, ok := err.(net.Error); ok && ne.Timeout() {
-			out <- "still open at the test deadline"
-			return
-		}
-		out <- string(b)
-	}()
-	return out
-}
-
 // TestSlowBodiesAreCutOff: connections trickling a body are answered and
 // closed once the body deadline passes, while a normal client is served
 // meanwhile.
@@ -102,7 +64,8 @@ func TestSlowBodiesAreCutOff(t *testing.T) {
 	addr := start(t, echo, c)
 	var slow []<-chan string
 	for range 20 {
-		slow = append(slow, trickle(t, addr, 100*time.Millisecond))
+		slow = append(slow, httplimittest.Trickle(t, addr, "PUT /upload HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n",
+			'x', 100*time.Millisecond, testTimeout))
 	}
 	// A normal client is served while the slow ones hold their connections.
 	client := &http.Client{Timeout: testTimeout}
