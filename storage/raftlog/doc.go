@@ -14,6 +14,10 @@
 // cluster without a quorum. Append on the leader returns ErrNotLeader
 // elsewhere; callers forward.
 //
+// Before deciding a command from the state the FSM holds, call AwaitReady;
+// before answering a read from it, ConsistentRead (read.go). Both return
+// ErrNotLeader on a server that does not lead.
+//
 // # Concurrency
 //
 // A Node is safe for concurrent use. The Applier is called from one goroutine
@@ -24,5 +28,10 @@
 //   - Every command entry reaches Applier.Apply exactly once per start, in
 //     order, batched; configuration entries are not passed on.
 //   - Leadership changes are delivered, in order, on the channel from
-//     LeaderChanges.
+//     LeaderChanges; a gain only once the new term's barrier has applied,
+//     so every entry of earlier terms is in the state.
+//   - After ConsistentRead returns nil, the state reflects every entry
+//     acknowledged before the call, on any server: the node led in a term
+//     whose barrier had applied, and a quorum confirmed it still led
+//     through a heartbeat sent after the call (none for a sole voter).
 package raftlog
