@@ -347,22 +347,6 @@ func (n *Node) Servers() ([]Server, error) {
 	return out, nil
 }
 
-// AddVoter adds or updates a voting server; leader only.
-func (n *Node) AddVoter(id, addr string) error {
-	if err := n.raft.AddVoter(raft.ServerID(id), raft.ServerAddress(addr), 0, 30*time.Second).Error(); err != nil {
-		return mapErr(err)
-	}
-	return nil
-}
-
-// RemoveServer removes a server; leader only.
-func (n *Node) RemoveServer(id string) error {
-	if err := n.raft.RemoveServer(raft.ServerID(id), 0, 30*time.Second).Error(); err != nil {
-		return mapErr(err)
-	}
-	return nil
-}
-
 // Barrier waits until every entry committed before it is applied locally; leader only.
 func (n *Node) Barrier(ctx context.Context) error {
 	timeout := 30 * time.Second
