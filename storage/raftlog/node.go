@@ -164,7 +164,6 @@ func Open(cfg Config, app Applier) (*Node, error) {
 	n := &Node{cfg: cfg, store: store, leaderCh: make(chan bool, 16), metrics: newMetrics(cfg.Registerer),
 		shutdown: make(chan struct{})}
 	n.read.mu.changed = make(chan struct{})
-	n.read.m = newReadMetrics(cfg.Registerer)
 	cache, err := raft.NewLogCache(4096, timedLogStore{LogStore: store, h: n.metrics.store})
 	if err != nil {
 		store.Close()
@@ -378,7 +377,6 @@ func (n *Node) Shutdown() error {
 		err = cerr
 	}
 	n.metrics.unregister()
-	n.read.m.unregister()
 	if n.pilot != nil {
 		n.pilot.close()
 	}

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/hashicorp/raft"
-	"github.com/prometheus/client_golang/prometheus"
 )
 
 // A leader answers from its own state only once that state is current:
@@ -34,46 +33,6 @@ type readiness struct {
 		forwarded bool
 	}
 	verify verifier
-	m      readMetrics
-}
-
-// readMetrics measure the wait for readiness and leadership confirmations.
-type readMetrics struct {
-	reg      prometheus.Registerer
-	ready    prometheus.Histogram
-	confirm  prometheus.Histogram
-	rounds   prometheus.Counter
-	failures prometheus.Counter
-}
-
-func newReadMetrics(reg prometheus.Registerer) readMetrics {
-	m := readMetrics{
-		reg: reg,
-		ready: prometheus.NewHistogram(prometheus.HistogramOpts{
-			Name: "ordo_raft_leader_ready_seconds", Help: "Time from winning an election to having applied every earlier entry (the term's barrier).",
-			Buckets: prometheus.ExponentialBuckets(0.001, 2, 14)}),
-		confirm: prometheus.NewHistogram(prometheus.HistogramOpts{
-			Name: "ordo_raft_read_confirm_seconds", Help: "Time a consistent read waited for leadership to be confirmed by a quorum.",
-			Buckets: prometheus.ExponentialBuckets(0.0001, 2, 16)}),
-		rounds: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "ordo_raft_read_confirm_rounds_total", Help: "Leadership confirmations (quorum heartbeat rounds) run for consistent reads; concurrent reads share one."}),
-		failures: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "ordo_raft_read_confirm_failures_total", Help: "Leadership confirmations that failed: the node was no longer the leader."}),
-	}
-	if reg != nil {
-		reg.MustRegister(m.ready, m.confirm, m.rounds, m.failures)
-	}
-	return m
-}
-
-func (m readMetrics) unregister() {
-	if m.reg == nil {
-		return
-	}
-	m.reg.Unregister(m.ready)
-	m.reg.Unregister(m.confirm)
-	m.reg.Unregister(m.rounds)
-	m.reg.Unregister(m.failures)
 }
 
 // watchLeadership turns raft's leadership notifications into LeaderChanges:
@@ -111,7 +70,7 @@ func (n *Node) barrierForTerm(term uint64, ready chan<- uint64) {
 	for {
 		err := n.raft.Barrier(0).Error()
 		if err == nil {
-			n.read.m.ready.Observe(time.Since(start).Seconds())
+			n.metrics.ready.Observe(time.Since(start).Seconds())
 			select {
 			case ready <- term:
 			case <-n.shutdown:
@@ -205,15 +164,15 @@ func (n *Node) ConsistentRead(ctx context.Context) error {
 	}
 	start := time.Now()
 	err := n.read.verify.wait(ctx, n.confirmLeader)
-	n.read.m.confirm.Observe(time.Since(start).Seconds())
+	n.metrics.confirm.Observe(time.Since(start).Seconds())
 	return err
 }
 
 // confirmLeader runs one quorum heartbeat round.
 func (n *Node) confirmLeader() error {
-	n.read.m.rounds.Inc()
+	n.metrics.rounds.Inc()
 	if err := n.raft.VerifyLeader().Error(); err != nil {
-		n.read.m.failures.Inc()
+		n.metrics.failures.Inc()
 		return mapErr(err)
 	}
 	return nil

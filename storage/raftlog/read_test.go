@@ -215,11 +215,11 @@ func TestReadsConfirmWithAQuorumUnlessSoleVoter(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("no ready leader within 10s")
 	}
-	before := testutil.ToFloat64(l.read.m.rounds)
+	before := testutil.ToFloat64(l.metrics.rounds)
 	if err := l.ConsistentRead(context.Background()); err != nil {
 		t.Fatalf("consistent read on the leader of three: %v", err)
 	}
-	if got := testutil.ToFloat64(l.read.m.rounds) - before; got != 1 {
+	if got := testutil.ToFloat64(l.metrics.rounds) - before; got != 1 {
 		t.Fatalf("a read on the leader of three ran %v confirmation rounds, want 1", got)
 	}
 
@@ -229,7 +229,7 @@ func TestReadsConfirmWithAQuorumUnlessSoleVoter(t *testing.T) {
 	if err := solo.ConsistentRead(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if got := testutil.ToFloat64(solo.read.m.rounds); got != 0 {
+	if got := testutil.ToFloat64(solo.metrics.rounds); got != 0 {
 		t.Fatalf("a sole voter ran %v confirmation rounds, want 0", got)
 	}
 }
