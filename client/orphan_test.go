@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -51,40 +50,6 @@ func (b *syncBuffer) records() []map[string]any {
 		}
 	}
 	return out
-}
-
-// saveSnapshot saves the state of the server at addr as a snapshot file.
-func saveSnapshot(t *testing.T, addr string) []byte {
-	t.Helper()
-	resp, err := http.Get("http://" + addr + "/v1/operator/snapshot")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil || resp.StatusCode != http.StatusOK {
-		t.Fatalf("snapshot save: %s %v: %s", resp.Status, err, b)
-	}
-	return b
-}
-
-// restoreSnapshot restores file on the cluster of the server at addr (ordo
-// operator snapshot restore).
-func restoreSnapshot(t *testing.T, addr string, file []byte) {
-	t.Helper()
-	req, err := http.NewRequest(http.MethodPut, "http://"+addr+"/v1/operator/snapshot", bytes.NewReader(file))
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("snapshot restore: %s: %s", resp.Status, b)
-	}
 }
 
 // sleepJob is a service job of one exec task running /bin/sleep with
@@ -190,10 +155,12 @@ func TestClientDestroysAllocsARestoreRemoved(t *testing.T) {
 	c, _ := startClient(t, client.Config{DataDir: dataDir, Servers: []string{addr}, Drivers: []driver.Driver{ed},
 		DestroyOnShutdown: true, WatchWait: 5 * time.Minute, Logger: slog.New(slog.NewJSONHandler(logs, nil))})
 	waitNodeReady(t, nc, c.NodeID())
-	file := saveSnapshot(t, addr) // the node, and no job
+	file := testagent.SaveSnapshot(t, addr) // the node, and no job
 
 	allocID, pid := runSleepJob(t, nc, c, "orphan", 5*time.Second)
-	restoreSnapshot(t, addr, file)
+	if status, body := testagent.RestoreSnapshot(t, addr, file); status != http.StatusOK {
+		t.Fatalf("snapshot restore: %d: %s", status, body)
+	}
 
 	// SIGTERM is ignored: the task is being killed for its kill timeout,
 	// and the client's own API shows why in its events meanwhile.
@@ -251,14 +218,16 @@ func TestRestartedClientDestroysAllocsARestoreRemoved(t *testing.T) {
 	dataDir := t.TempDir()
 	c1, stop1 := startClient(t, client.Config{DataDir: dataDir, Servers: []string{addr}, Drivers: []driver.Driver{ed1}})
 	waitNodeReady(t, nc, c1.NodeID())
-	file := saveSnapshot(t, addr)
+	file := testagent.SaveSnapshot(t, addr)
 	allocID, pid := runSleepJob(t, nc, c1, "orphan", time.Second)
 	stop1() // leaves the task running
 	if processGone(pid) {
 		t.Fatal("the task died with its client")
 	}
 
-	restoreSnapshot(t, addr, file)
+	if status, body := testagent.RestoreSnapshot(t, addr, file); status != http.StatusOK {
+		t.Fatalf("snapshot restore: %d: %s", status, body)
+	}
 	ed2, err := exec.New(exec.Config{Logger: quiet()})
 	if err != nil {
 		t.Fatal(err)

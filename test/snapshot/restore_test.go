@@ -8,7 +8,6 @@ import (
 	"github.com/ordoplane/ordo/events"
 	"github.com/ordoplane/ordo/projections/all"
 	"github.com/ordoplane/ordo/storage/archive"
-	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -51,35 +50,6 @@ func followers(list []*testagent.Server) []*testagent.Server {
 		}
 	}
 	return out
-}
-
-// saveFrom GETs a snapshot file from the server at addr.
-func saveFrom(t *testing.T, addr string) []byte {
-	t.Helper()
-	resp, err := http.Get("http://" + addr + "/v1/operator/snapshot")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil || resp.StatusCode != http.StatusOK {
-		t.Fatalf("save: %s %v: %s", resp.Status, err, b)
-	}
-	return b
-}
-
-// restoreTo PUTs a snapshot file to the server at addr and returns the
-// status and the body answered.
-func restoreTo(t *testing.T, addr string, file []byte) (int, []byte) {
-	t.Helper()
-	req, _ := http.NewRequest(http.MethodPut, "http://"+addr+"/v1/operator/snapshot", bytes.NewReader(file))
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, b
 }
 
 // fileStore loads a snapshot file's rows into a store of their own: the
@@ -177,7 +147,7 @@ func TestOperatorRestoreAcrossCluster(t *testing.T) {
 		put(t, l.HTTP, fmt.Sprintf("saved-%02d", i))
 	}
 	fs := followers(list)
-	file := saveFrom(t, fs[0].HTTP) // forwarded to the leader
+	file := testagent.SaveSnapshot(t, fs[0].HTTP) // forwarded to the leader
 	want, h := fileStore(t, file)
 	if h.Index == 0 || !namespaceNames(t, want)["saved-19"] {
 		t.Fatalf("the file holds index %d and namespaces %v", h.Index, namespaceNames(t, want))
@@ -188,7 +158,7 @@ func TestOperatorRestoreAcrossCluster(t *testing.T) {
 
 	down := fs[1]
 	down.Stop(t)
-	status, body := restoreTo(t, fs[0].HTTP, file)
+	status, body := testagent.RestoreSnapshot(t, fs[0].HTTP, file)
 	if status != http.StatusOK {
 		t.Fatalf("restore: %d %s", status, body)
 	}
@@ -246,7 +216,7 @@ func TestOperatorRestoreAcrossCluster(t *testing.T) {
 	before := l.A.FSM().Applied()
 	bad := bytes.Clone(file)
 	bad[len(bad)/2] ^= 0x20
-	if status, body := restoreTo(t, l.HTTP, bad); status != http.StatusBadRequest || !strings.Contains(string(body), "snapshot") {
+	if status, body := testagent.RestoreSnapshot(t, l.HTTP, bad); status != http.StatusBadRequest || !strings.Contains(string(body), "snapshot") {
 		t.Fatalf("a damaged file answered %d %s", status, body)
 	}
 	if got := l.A.FSM().Applied(); got != before {

@@ -74,7 +74,7 @@ func TestRestoreWakesBlockingQueries(t *testing.T) {
 		return resp.StatusCode == http.StatusOK
 	})
 	put(t, s.HTTP, "saved")
-	file := saveFrom(t, s.HTTP)
+	file := testagent.SaveSnapshot(t, s.HTTP)
 	put(t, s.HTTP, "lost")
 
 	// The index each query last saw, after the file was saved.
@@ -91,7 +91,7 @@ func TestRestoreWakesBlockingQueries(t *testing.T) {
 	nodeCh := blockingGet(s.HTTP, fmt.Sprintf("/v1/client/node-1/allocations?index=%d&wait=5m", nsIndex))
 	testagent.WaitFor(t, 10*time.Second, "both queries to block", func() bool { return openBlocking(t, s) == 2 })
 
-	status, body := restoreTo(t, s.HTTP, file)
+	status, body := testagent.RestoreSnapshot(t, s.HTTP, file)
 	if status != http.StatusOK {
 		t.Fatalf("restore: %d %s", status, body)
 	}
