@@ -96,21 +96,31 @@ type variableJSON struct {
 }
 
 func (v variable) read(ctx context.Context, c *http.Client, addr string) result {
-	how, status, body, err := exchange(ctx, c, http.MethodGet, addr, "/v1/var/"+v.path, nil)
+	return readRegister(ctx, c, addr, "/v1/var/"+v.path, func(body []byte) (Output, error) {
+		var got variableJSON
+		err := json.Unmarshal(body, &got)
+		return Output{Value: got.Items["v"], Index: got.ModifyIndex}, err
+	})
+}
+
+// readRegister GETs path, a register's current value: 200 decodes it, 404
+// is the register before any write.
+func readRegister(ctx context.Context, c *http.Client, addr, path string, decode func(body []byte) (Output, error)) result {
+	how, status, body, _ := exchange(ctx, c, http.MethodGet, addr, path, nil)
 	if how != answered {
 		return result{skip: true}
 	}
 	switch status {
 	case http.StatusOK:
-		var got variableJSON
-		if err = json.Unmarshal(body, &got); err != nil {
-			return result{unexpected: fmt.Sprintf("GET %s: %v: %s", v.path, err, body), status: status}
+		out, err := decode(body)
+		if err != nil {
+			return result{unexpected: fmt.Sprintf("GET %s: %v: %s", path, err, body), status: status}
 		}
-		return result{out: Output{Value: got.Items["v"], Index: got.ModifyIndex}, status: status}
+		return result{out: out, status: status}
 	case http.StatusNotFound:
 		return result{out: Output{}, status: status}
 	}
-	return readFailure(status, "GET /v1/var/"+v.path, body)
+	return readFailure(status, "GET "+path, body)
 }
 
 func (v variable) write(ctx context.Context, c *http.Client, addr, value string, cas bool, expect uint64) result {
@@ -150,24 +160,14 @@ type job struct{ id string }
 func (j job) key() string { return "job:" + j.id }
 
 func (j job) read(ctx context.Context, c *http.Client, addr string) result {
-	how, status, body, err := exchange(ctx, c, http.MethodGet, addr, "/v1/job/"+url.PathEscape(j.id), nil)
-	if how != answered {
-		return result{skip: true}
-	}
-	switch status {
-	case http.StatusOK:
+	return readRegister(ctx, c, addr, "/v1/job/"+url.PathEscape(j.id), func(body []byte) (Output, error) {
 		var got struct {
 			JobModifyIndex uint64
 			Meta           map[string]string
 		}
-		if err = json.Unmarshal(body, &got); err != nil {
-			return result{unexpected: fmt.Sprintf("GET job %s: %v: %s", j.id, err, body), status: status}
-		}
-		return result{out: Output{Value: got.Meta["v"], Index: got.JobModifyIndex}, status: status}
-	case http.StatusNotFound:
-		return result{out: Output{}, status: status}
-	}
-	return readFailure(status, "GET /v1/job/"+j.id, body)
+		err := json.Unmarshal(body, &got)
+		return Output{Value: got.Meta["v"], Index: got.JobModifyIndex}, err
+	})
 }
 
 func (j job) write(ctx context.Context, c *http.Client, addr, value string, cas bool, expect uint64) result {
