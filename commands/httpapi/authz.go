@@ -167,6 +167,7 @@ var routeAccess = map[string]access{
 	"GET /v1/operator/history":              opRule(read),
 	"GET /v1/status/leader":                 public,
 	"GET /v1/status/peers":                  public,
+	"GET /v1/operator/raft/read-index":      public, // an index, as X-Nomad-Index shows
 	"GET /v1/agent/self":                    {agent: read},
 	"GET /v1/agent/health":                  public,
 	"GET /v1/metrics":                       public,

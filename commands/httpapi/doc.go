@@ -9,8 +9,12 @@
 // through a server and listener httplimit builds (timeouts, connections
 // per address); Config.Limits tells the Server those bounds, which it
 // extends for blocking queries, streams and uploads (deadlines.go).
-// Writes and consistent reads on a follower are forwarded to the leader;
-// reads with ?stale are answered locally.
+// Writes on a follower are forwarded to the leader. A default read is
+// answered linearizably where it arrives: the leader confirms it still
+// leads (forward.go); a follower first applies the leader's read index
+// (followerread.go), and forwards the few reads needing what only the
+// leader holds (leaderOnly). Reads with ?stale are answered locally at
+// once.
 //
 // A Config with ReadOnly set and no raft node serves a store nothing is
 // ever appended to (ordo replay serves a history file's): the server

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -78,12 +79,26 @@ func (f *forwarder) forward(w http.ResponseWriter, r *http.Request) {
 	p.ServeHTTP(w, r)
 }
 
-// leader answers h on the leader, forwards it from a follower, and answers
-// reads locally when ?stale is set. A default read is answered only once
-// the leader has confirmed its state is current (raftlog.Node.ConsistentRead):
-// it then reflects every write acknowledged before it began, whichever
-// server took the write. Writes are gated in the command pipeline.
+// leader answers h on the leader, forwards writes from a follower, and
+// answers reads here: a default read is linearizable, reflecting every
+// write acknowledged before it began, whichever server took the write.
+// On the leader it waits until the leader has confirmed its state is
+// current (raftlog.Node.ConsistentRead); on a follower until the follower
+// has applied the leader's read index (followerread.go). A read with
+// ?stale is answered at once from this server's state. Writes are gated
+// in the command pipeline.
 func (s *Server) leader(h http.HandlerFunc) http.HandlerFunc {
+	return s.routed(h, true)
+}
+
+// leaderOnly is leader for reads that need what only the leader holds
+// (its raft view, its processors' state, a root key it may alone have):
+// a follower forwards them.
+func (s *Server) leaderOnly(h http.HandlerFunc) http.HandlerFunc {
+	return s.routed(h, false)
+}
+
+func (s *Server) routed(h http.HandlerFunc, followerReads bool) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		read := r.Method == http.MethodGet || r.Method == http.MethodHead
 		if read && isStale(r) {
@@ -92,6 +107,17 @@ func (s *Server) leader(h http.HandlerFunc) http.HandlerFunc {
 			return
 		}
 		if !s.node.IsLeader() {
+			if read && followerReads && !s.cfg.UnconfirmedReads {
+				err := s.awaitReadIndex(r.Context())
+				if err == nil {
+					s.metrics.followerReads.WithLabelValues("local").Inc()
+					s.setLeaderHeaders(w)
+					h(w, r.WithContext(context.WithValue(r.Context(), followerReadKey{}, true)))
+					return
+				}
+				s.metrics.followerReads.WithLabelValues("forwarded").Inc()
+				s.cfg.Logger.Debug("follower read forwarded to the leader", "path", r.URL.Path, "err", err)
+			}
 			s.fwd.forward(w, r)
 			return
 		}

@@ -45,7 +45,7 @@ func (s *Server) keyringRoutes() {
 	if s.cfg.Keyring == nil || s.cfg.Keyring.Keyring == nil {
 		return
 	}
-	s.handle("GET /v1/operator/keyring/keys", s.leader(s.listRootKeys))
+	s.handle("GET /v1/operator/keyring/keys", s.leaderOnly(s.listRootKeys))
 	s.handle("PUT /v1/operator/keyring/rotate", s.leader(s.rotateRootKey))
 	s.handle("POST /v1/operator/keyring/rotate", s.leader(s.rotateRootKey))
 	s.handle("DELETE /v1/operator/keyring/key/{id}", s.leader(s.removeRootKey))
@@ -56,7 +56,7 @@ func (s *Server) keyringRoutes() {
 	// need it. Local: a server hands the key material it has to another (N5).
 	s.handleSelfAuthenticated("GET /v1/operator/keyring/key/{id}", s.rootKeyMaterial)
 	s.handleSelfAuthenticated("GET /.well-known/jwks.json", s.jwks)
-	s.handle("GET /v1/allocation/{id}/identity", s.leader(s.allocIdentity))
+	s.handle("GET /v1/allocation/{id}/identity", s.leaderOnly(s.allocIdentity))
 }
 
 // handleSelfAuthenticated registers a route that does its own

@@ -51,8 +51,8 @@ func (s *Server) membershipRoutes() {
 	s.handle("DELETE /v1/operator/raft/peer", s.leader(s.removePeer))
 	s.handle("PUT /v1/operator/raft/transfer-leadership", s.leader(s.transferLeadership))
 	s.handle("POST /v1/operator/raft/transfer-leadership", s.leader(s.transferLeadership))
-	s.handle("GET /v1/operator/autopilot/health", s.leader(s.autopilotHealth))
-	s.handle("GET /v1/operator/autopilot/configuration", s.leader(s.autopilotConfiguration))
+	s.handle("GET /v1/operator/autopilot/health", s.leaderOnly(s.autopilotHealth))
+	s.handle("GET /v1/operator/autopilot/configuration", s.leaderOnly(s.autopilotConfiguration))
 }
 
 // raftNodeOf returns the raft node, or an error on a read-only server.

@@ -12,6 +12,13 @@ type apiMetrics struct {
 	requests *prometheus.HistogramVec
 	blocking prometheus.Gauge
 	streams  prometheus.Gauge
+	// followerReads counts default reads on a follower by how they were
+	// answered: "local" (after the read index) or "forwarded".
+	followerReads *prometheus.CounterVec
+	// readIndex is how long a follower read waited for its read index
+	// and for applying it; readIndexRounds counts the requests to the leader.
+	readIndex       prometheus.Histogram
+	readIndexRounds prometheus.Counter
 }
 
 func newAPIMetrics(reg prometheus.Registerer) *apiMetrics {
@@ -24,9 +31,17 @@ func newAPIMetrics(reg prometheus.Registerer) *apiMetrics {
 			Name: "ordo_blocking_queries_open", Help: "Blocking queries waiting for a change."}),
 		streams: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "ordo_event_streams_open", Help: "Open /v1/event/stream connections."}),
+		followerReads: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "ordo_http_follower_reads_total", Help: "Default reads on a follower, by how they were answered (local, forwarded)."},
+			[]string{"answered"}),
+		readIndex: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "ordo_http_read_index_seconds", Help: "How long a follower read waited for the leader's read index and for applying it.",
+			Buckets: prometheus.ExponentialBuckets(0.0001, 2, 16)}),
+		readIndexRounds: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "ordo_http_read_index_rounds_total", Help: "Read-index requests a follower sent the leader (shared by the reads waiting at once)."}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.requests, m.blocking, m.streams)
+		reg.MustRegister(m.requests, m.blocking, m.streams, m.followerReads, m.readIndex, m.readIndexRounds)
 	}
 	return m
 }
@@ -38,6 +53,9 @@ func (m *apiMetrics) unregister() {
 	m.reg.Unregister(m.requests)
 	m.reg.Unregister(m.blocking)
 	m.reg.Unregister(m.streams)
+	m.reg.Unregister(m.followerReads)
+	m.reg.Unregister(m.readIndex)
+	m.reg.Unregister(m.readIndexRounds)
 }
 
 // statusWriter records the status a handler wrote.

@@ -27,7 +27,7 @@ type mirrorDisabled struct{ Enabled bool }
 //	GET  /v1/operator/mirror               status: enabled, brokers reachable, topic, last mirrored index, lag
 //	POST /v1/operator/mirror/verify?from=  read the topic back and check it against the archive; the report
 func (s *Server) mirrorRoutes() {
-	s.handle("GET /v1/operator/mirror", s.leader(s.mirrorStatus))
+	s.handle("GET /v1/operator/mirror", s.leaderOnly(s.mirrorStatus))
 	s.handle("POST /v1/operator/mirror/verify", s.leader(s.mirrorVerify))
 	s.handle("PUT /v1/operator/mirror/verify", s.leader(s.mirrorVerify))
 }

@@ -128,6 +128,8 @@ type Server struct {
 	node raftNode // cfg.Node, or a stand-in on a read-only server
 	mux  *http.ServeMux
 	fwd  *forwarder
+	// follower shares read-index rounds of this server's follower reads.
+	follower followerReads
 	// patterns are the registered routes, checked against routeAccess.
 	patterns []string
 	metrics  *apiMetrics
@@ -161,6 +163,7 @@ func New(cfg Config) (*Server, error) {
 		s.node = cfg.Node
 	}
 	s.fwd = newForwarder(cfg.Node, cfg.FSM, cfg.Self.ID)
+	s.follower.client = &http.Client{Transport: s.fwd.transport}
 	s.routes()
 	return s, nil
 }
@@ -193,21 +196,22 @@ func (s *Server) routes() {
 	s.handle("PUT /v1/node/{id}/drain", s.leader(s.updateNodeDrain))
 	s.handle("POST /v1/node/{id}/purge", s.leader(s.purgeNode))
 	s.handle("PUT /v1/node/{id}/purge", s.leader(s.purgeNode))
-	s.handle("GET /v1/client/fs/logs/{id}", s.leader(s.clientFSLogs)) // clientfs.go: proxied to the node
+	s.handle("GET /v1/client/fs/logs/{id}", s.leaderOnly(s.clientFSLogs)) // clientfs.go: proxied to the node
 	s.handle("PUT /v1/client/register", s.leader(s.registerNode))
 	s.handle("POST /v1/client/register", s.leader(s.registerNode))
 	s.handle("PUT /v1/client/{id}/heartbeat", s.leader(s.heartbeatNode))
 	s.handle("POST /v1/client/{id}/heartbeat", s.leader(s.heartbeatNode))
 	s.handle("PUT /v1/operator/raft/join", s.join)
 	s.handle("POST /v1/operator/raft/join", s.join)
-	s.membershipRoutes() // membership.go: raft stats, remove-peer, transfer-leadership, autopilot
+	s.handle("GET "+readIndexPath, s.readIndex) // followerread.go: a follower's read index
+	s.membershipRoutes()                        // membership.go: raft stats, remove-peer, transfer-leadership, autopilot
 	// Local: every server holds the archive and knows its own state.
 	s.handle("GET /v1/event/stream", s.eventStream)
 	s.handle("GET /v1/operator/log", s.operatorLog)
 	s.eventSchemaRoutes() // eventschema.go: the JSON Schemas of event types
 	// History files and decision re-runs (export.go, debug.go), from this server's archive.
 	s.handle("GET /v1/operator/log/export", s.exportLog)
-	s.handle("GET /v1/operator/snapshot", s.leader(s.saveSnapshot)) // snapshot.go
+	s.handle("GET /v1/operator/snapshot", s.leaderOnly(s.saveSnapshot)) // snapshot.go
 	s.handle("PUT /v1/operator/snapshot", s.leader(s.restoreSnapshot))
 	s.handle("POST /v1/operator/snapshot", s.leader(s.restoreSnapshot))
 	s.handle("GET /v1/debug/reschedule/{eval_id}", s.debugReschedule)
@@ -217,7 +221,7 @@ func (s *Server) routes() {
 	s.aclRoutes()        // acl.go: bootstrap, policies, tokens, roles
 	s.launcherRoutes()   // launcher.go: providers, tenants, node requests, instances
 	s.csiRoutes()        // csi.go: CSI volumes and plugins
-	s.handle("GET /v1/operator/raft/configuration", s.leader(s.raftConfiguration))
+	s.handle("GET /v1/operator/raft/configuration", s.leaderOnly(s.raftConfiguration))
 	s.handle("GET /v1/operator/history", s.historyStatusHandler) // attime.go
 	s.handle("GET /v1/status/leader", s.statusLeader)
 	s.handle("GET /v1/status/peers", s.statusPeers)

@@ -144,6 +144,10 @@ func (s *Server) getVariable(w http.ResponseWriter, r *http.Request) {
 		}
 		return s.openVariable(vr)
 	})
+	if errors.Is(err, variables.ErrKeyring) && isFollowerRead(r) {
+		s.fwd.forward(w, r) // the key has not reached this server yet
+		return
+	}
 	if err != nil {
 		writeVariableError(w, err)
 		return

@@ -16,7 +16,8 @@
 //
 // Before deciding a command from the state the FSM holds, call AwaitReady;
 // before answering a read from it, ConsistentRead (read.go). Both return
-// ErrNotLeader on a server that does not lead.
+// ErrNotLeader on a server that does not lead. Rounds (rounds.go) shares
+// one confirmation among the callers waiting at once.
 //
 // # Concurrency
 //

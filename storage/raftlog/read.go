@@ -32,7 +32,7 @@ type readiness struct {
 		// forwarded is whether LeaderChanges last said true.
 		forwarded bool
 	}
-	verify verifier
+	verify Rounds[struct{}]
 }
 
 // watchLeadership turns raft's leadership notifications into LeaderChanges:
@@ -163,71 +163,22 @@ func (n *Node) ConsistentRead(ctx context.Context) error {
 		return nil
 	}
 	start := time.Now()
-	err := n.read.verify.wait(ctx, n.confirmLeader)
+	_, err := n.read.verify.Wait(ctx, n.confirmLeader)
 	n.metrics.confirm.Observe(time.Since(start).Seconds())
+	if err != nil && ctx.Err() != nil {
+		return fmt.Errorf("%w: confirming leadership: %v", ErrNotLeader, err)
+	}
 	return err
 }
 
 // confirmLeader runs one quorum heartbeat round.
-func (n *Node) confirmLeader() error {
+func (n *Node) confirmLeader() (struct{}, error) {
 	n.metrics.rounds.Inc()
 	if err := n.raft.VerifyLeader().Error(); err != nil {
 		n.metrics.failures.Inc()
-		return mapErr(err)
+		return struct{}{}, mapErr(err)
 	}
-	return nil
-}
-
-// verifier shares confirmations between concurrent callers: a caller joins
-// the next round to start, never one already running (it may have begun
-// before the caller's read did). At most one round runs at a time.
-type verifier struct {
-	mu      sync.Mutex
-	running bool
-	next    *round
-}
-
-// round is one confirmation; done closes once err is set.
-type round struct {
-	done chan struct{}
-	err  error
-	// callers counts who joined it (under verifier.mu).
-	callers int
-}
-
-func (v *verifier) wait(ctx context.Context, confirm func() error) error {
-	v.mu.Lock()
-	if v.next == nil {
-		v.next = &round{done: make(chan struct{})}
-	}
-	r := v.next
-	r.callers++
-	if !v.running {
-		v.running = true
-		v.next = nil
-		go v.run(r, confirm)
-	}
-	v.mu.Unlock()
-	select {
-	case <-r.done:
-		return r.err
-	case <-ctx.Done():
-		return fmt.Errorf("%w: confirming leadership: %v", ErrNotLeader, ctx.Err())
-	}
-}
-
-// run confirms r, then each round callers joined meanwhile, until none is waiting.
-func (v *verifier) run(r *round, confirm func() error) {
-	for r != nil {
-		r.err = confirm()
-		close(r.done)
-		v.mu.Lock()
-		r, v.next = v.next, nil
-		if r == nil {
-			v.running = false
-		}
-		v.mu.Unlock()
-	}
+	return struct{}{}, nil
 }
 
 // soleVoter reports whether this node is the only voter of raft's latest

@@ -256,6 +256,7 @@ func TestFailover(t *testing.T) {
 	}
 
 	t.Run("IdempotentRetry", func(t *testing.T) { testIdempotentRetry(t, c, all) })
+	t.Run("FollowerReads", func(t *testing.T) { testFollowerReads(t, c, all) })
 
 	// Wave 2: against the two followers while the leader is killed.
 	victim := testagent.WaitForLeader(t, all)
