@@ -123,19 +123,25 @@ func writeFiguresRun(path string, rows []row, run benchRun) error {
 // indented (a detail of the row above it, as the simfleet figures print)
 // is named after the last unindented row, "parent — detail", so the
 // details of two runs (simfleet and simfleet-fast) do not share a row.
-// A "|" would split the table's cell and becomes "/".
+// A name a run gives twice (one figure in two units) is told apart by
+// its unit. A "|" would split the table's cell and becomes "/".
 func figureNames(rows []row) []string {
 	names := make([]string, len(rows))
+	seen := map[string]bool{}
 	parent := ""
 	for i, r := range rows {
 		n := strings.ReplaceAll(r.figure, "|", "/")
-		trimmed := strings.TrimSpace(n)
+		name := strings.TrimSpace(n)
 		if strings.HasPrefix(n, " ") && parent != "" {
-			trimmed = parent + " — " + trimmed
+			name = parent + " — " + name
 		} else {
-			parent = trimmed
+			parent = name
 		}
-		names[i] = trimmed
+		if seen[name] {
+			name += " (" + strings.ReplaceAll(r.unit, "|", "/") + ")"
+		}
+		seen[name] = true
+		names[i] = name
 	}
 	return names
 }

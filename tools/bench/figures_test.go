@@ -111,7 +111,8 @@ func TestWriteFiguresKeepsOldPage(t *testing.T) {
 }
 
 // TestFigureNamesQualifiesDetails: an indented row is named after the row
-// it details, so the same detail of two runs keeps two rows.
+// it details, so the same detail of two runs keeps two rows; a name
+// given twice is told apart by its unit.
 func TestFigureNamesQualifiesDetails(t *testing.T) {
 	got := figureNames([]row{
 		{"heartbeats absorbed, default TTL", 1, "/s"},
@@ -119,6 +120,8 @@ func TestFigureNamesQualifiesDetails(t *testing.T) {
 		{"heartbeats absorbed, 1s TTL", 3, "/s"},
 		{"  heartbeat latency p99", 4, "ms"},
 		{"a | b", 5, "x"},
+		{"history", 6, "events"},
+		{"history", 7, "entries"},
 	})
 	want := []string{
 		"heartbeats absorbed, default TTL",
@@ -126,6 +129,8 @@ func TestFigureNamesQualifiesDetails(t *testing.T) {
 		"heartbeats absorbed, 1s TTL",
 		"heartbeats absorbed, 1s TTL — heartbeat latency p99",
 		"a / b",
+		"history",
+		"history (entries)",
 	}
 	for i := range want {
 		if got[i] != want[i] {
