@@ -2,7 +2,8 @@
 // direction between the top-level packages (storage ← events ← projections
 // ← commands ← processors ← cmd), which packages may import Pebble, raft and
 // franz-go, and the bans on clocks, randomness and the testing package in
-// the packages that must stay pure.
+// the packages that must stay pure; and that every behaviour tag (N12, P8)
+// used in code or docs/ is explained in docs/behaviours.md.
 //
 // # Usage
 //
