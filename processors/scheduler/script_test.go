@@ -1,10 +1,7 @@
 package scheduler_test
 
 import (
-	"flag"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"sort"
 	"strconv"
@@ -12,16 +9,16 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cockroachdb/datadriven"
 	"github.com/ordoplane/ordo/events"
 	"github.com/ordoplane/ordo/processors/planapply"
 	"github.com/ordoplane/ordo/processors/scheduler"
 	"github.com/ordoplane/ordo/processors/scheduler/schedulertest"
 )
 
-var rewrite = flag.Bool("rewrite", false, "rewrite the expected output of testdata/*.txt")
-
-// TestScripts runs the scheduler scripts in testdata: each block is a
-// command, a line "----" and the expected output, ending at a blank line.
+// TestScripts runs the scheduler scripts under testdata (datadriven
+// files: a command line, "----" and the expected output; rewrite the
+// expectations with -rewrite). Each file starts from an empty harness.
 //
 // Commands:
 //
@@ -33,97 +30,30 @@ var rewrite = flag.Bool("rewrite", false, "rewrite the expected output of testda
 //	          constraint=L;op;R gconstraint=L;op;R distinct_hosts gdistinct_hosts
 //	          disconnect=lost_after;replace;reconcile mcd=dur
 //	          resched=attempts;interval;delay;function;max[;unlimited] noresched
-//	          update=max_parallel]     registers the job (a new version)
+//	          update=max_parallel canary=N]
+//	                                   registers the job (a new version); canary sets
+//	                                   the update strategy's canary count
 //	job-stop <id> | job-purge <id>
 //	client <name|job>[@node] <status>   sets client status of the live alloc(s)
-//	healthy <job>                       marks the job's live allocs healthy
+//	healthy <job|name>                  marks the job's live allocs (or those named) healthy,
+//	                                    keeping the canary flag as Nomad's client does
 //	fill <node> cpu= mem=               an allocation of another job lands on the node
 //	reject <node>... | reject           the planner rejects these nodes (none)
 //	tick <duration>
-//	eval <job> [trigger=] [follow-up]   runs an eval (follow-up: the oldest pending follow-up)
+//	eval <job> [trigger=] [follow-up]   runs an eval (follow-up: the oldest pending follow-up),
+//	                                    then a line per canary it placed
 //	eval-again                          re-runs the last eval against an unchanged state
 //	allocs <job>                        lists the job's allocations
+//	promote <job>                       the latest deployment's groups are promoted
+//	deployment <job>                    shows the latest deployment
+//	deployment-status <job> <status>    sets the latest deployment's status
+//	register-deployment <job>           the job version's deployment, initializing, as
+//	                                    registration creates it
 func TestScripts(t *testing.T) {
-	files, err := filepath.Glob("testdata/*.txt")
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no scripts: %v", err)
-	}
-	for _, f := range files {
-		t.Run(strings.TrimSuffix(filepath.Base(f), ".txt"), func(t *testing.T) { runScript(t, f) })
-	}
-}
-
-type block struct {
-	cmd      string
-	expected string
-	line     int
-}
-
-func parseScript(t *testing.T, path string) (blocks []block, raw []string) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lines := strings.Split(string(data), "\n")
-	for i := 0; i < len(lines); i++ {
-		l := lines[i]
-		if strings.TrimSpace(l) == "" || strings.HasPrefix(l, "#") {
-			continue
-		}
-		b := block{cmd: l, line: i + 1}
-		i++
-		if i >= len(lines) || lines[i] != "----" {
-			t.Fatalf("%s:%d: expected ----", path, i+1)
-		}
-		var out []string
-		for i++; i < len(lines) && lines[i] != ""; i++ {
-			out = append(out, lines[i])
-		}
-		b.expected = strings.Join(out, "\n")
-		blocks = append(blocks, b)
-	}
-	return blocks, lines
-}
-
-func runScript(t *testing.T, path string) {
-	blocks, _ := parseScript(t, path)
-	r := &runner{t: t, h: schedulertest.New()}
-	var outBuf strings.Builder
-	data, _ := os.ReadFile(path)
-	lines := strings.Split(string(data), "\n")
-	// Rewriting keeps comments and blank lines between blocks.
-	next := 0
-	for _, b := range blocks {
-		got := r.run(b.cmd)
-		if got == "" {
-			got = "ok"
-		}
-		if *rewrite {
-			for ; next < b.line-1; next++ {
-				outBuf.WriteString(lines[next] + "\n")
-			}
-			outBuf.WriteString(b.cmd + "\n----\n" + got + "\n")
-			next = b.line + 1
-			for next < len(lines) && lines[next] != "" {
-				next++
-			}
-			continue
-		}
-		if got != b.expected {
-			t.Errorf("%s:%d: %s\ngot:\n%s\nwant:\n%s", path, b.line, b.cmd, got, b.expected)
-		}
-	}
-	if *rewrite {
-		for ; next < len(lines); next++ {
-			outBuf.WriteString(lines[next])
-			if next < len(lines)-1 {
-				outBuf.WriteString("\n")
-			}
-		}
-		if err := os.WriteFile(path, []byte(outBuf.String()), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	datadriven.Walk(t, "testdata", func(t *testing.T, path string) {
+		r := &runner{h: schedulertest.New()}
+		datadriven.RunTest(t, path, r.run)
+	})
 }
 
 type runner struct {
@@ -133,15 +63,6 @@ type runner struct {
 	snapshot *scheduler.MemState
 	lastPlan []byte
 	done     map[string]bool // follow-ups already run
-}
-
-func args(fields []string) map[string]string {
-	m := map[string]string{}
-	for _, f := range fields {
-		k, v, _ := strings.Cut(f, "=")
-		m[k] = v
-	}
-	return m
 }
 
 func atoi(t *testing.T, s string, def int) int {
@@ -163,10 +84,25 @@ func dur(t *testing.T, s string) time.Duration {
 	return d
 }
 
-func (r *runner) run(cmd string) string {
+// run runs one script command: f is the command and its argument names in
+// order (positional arguments are names without a value), a maps every
+// argument name to its value ("" when it has none).
+func (r *runner) run(t *testing.T, d *datadriven.TestData) string {
+	r.t = t
+	f := []string{d.Cmd}
+	a := map[string]string{}
+	for _, arg := range d.CmdArgs {
+		f = append(f, arg.Key)
+		a[arg.Key] = strings.Join(arg.Vals, ",")
+	}
+	if out := r.exec(f, a); out != "" {
+		return out
+	}
+	return "ok"
+}
+
+func (r *runner) exec(f []string, a map[string]string) string {
 	t, h := r.t, r.h
-	f := strings.Fields(cmd)
-	a := args(f[1:])
 	switch f[0] {
 	case "node":
 		n := schedulertest.Node(f[1])
@@ -246,6 +182,15 @@ func (r *runner) run(cmd string) string {
 		h.Bump()
 	case "job":
 		r.job(f[1], a)
+		if v, ok := a["canary"]; ok {
+			old, _ := h.State.Job("default", f[1])
+			j := *old
+			j.TaskGroups = slices.Clone(j.TaskGroups)
+			u := *j.Update
+			u.Canary = atoi(t, v, 0)
+			j.Update, j.TaskGroups[0].Update = &u, &u
+			h.State.UpsertJob(&j)
+		}
 	case "job-stop":
 		old, _ := h.State.Job("default", f[1])
 		j := *old
@@ -275,16 +220,45 @@ func (r *runner) run(cmd string) string {
 		}
 		h.Bump()
 	case "healthy":
+		// As a Nomad client reports it: the canary flag is kept.
 		yes := true
-		for _, al := range h.State.AllocsByJob("default", f[1]) {
-			if !al.Terminal() {
+		for _, al := range h.State.Allocs() {
+			if (al.Name == f[1] || al.JobID == f[1]) && !al.Terminal() {
 				c := *al
 				c.ClientStatus = events.AllocClientRunning
-				c.DeploymentStatus = &events.AllocDeploymentStatus{Healthy: &yes, Timestamp: h.Now}
+				c.DeploymentStatus = &events.AllocDeploymentStatus{Healthy: &yes, Timestamp: h.Now,
+					Canary: al.DeploymentStatus != nil && al.DeploymentStatus.Canary}
 				h.State.UpsertAlloc(&c)
 			}
 		}
 		h.Bump()
+	case "promote", "deployment-status":
+		d := r.latest(f[1])
+		cp := *d
+		cp.TaskGroups = map[string]*events.DeploymentState{}
+		for name, st := range d.TaskGroups {
+			s := *st
+			if f[0] == "promote" {
+				s.Promoted = true
+			}
+			cp.TaskGroups[name] = &s
+		}
+		if f[0] == "deployment-status" {
+			cp.Status = f[2]
+		}
+		h.State.UpsertDeployment(&cp)
+		h.Bump()
+	case "register-deployment":
+		j, _ := h.State.Job("default", f[1])
+		d := &events.Deployment{ID: fmt.Sprintf("dep-%s-v%d", j.ID, j.Version), Namespace: "default", JobID: j.ID,
+			JobVersion: j.Version, Status: events.DeploymentStatusInitializing, TaskGroups: map[string]*events.DeploymentState{}}
+		for _, tg := range j.TaskGroups {
+			d.TaskGroups[tg.Name] = &events.DeploymentState{DesiredTotal: tg.Count, DesiredCanaries: tg.Update.Canary}
+		}
+		h.State.UpsertDeployment(d)
+		h.Bump()
+	case "deployment":
+		return r.deployment(f[1])
 	case "fill":
 		h.State.UpsertAlloc(&events.Allocation{ID: fmt.Sprintf("other-%d", h.State.Index()), Namespace: "default",
 			JobID: "other", Name: "other.other[0]", TaskGroup: "other", NodeID: f[1],
@@ -299,7 +273,15 @@ func (r *runner) run(cmd string) string {
 	case "tick":
 		h.Advance(dur(t, f[1]))
 	case "eval":
-		return r.eval(f[1], a, slices.Contains(f, "follow-up"))
+		out := r.eval(f[1], a, slices.Contains(f, "follow-up"))
+		var b strings.Builder
+		b.WriteString(out)
+		for _, al := range h.State.Allocs() {
+			if al.EvalID == r.lastEval.ID && al.DeploymentStatus != nil && al.DeploymentStatus.Canary {
+				fmt.Fprintf(&b, "\ncanary %s@%s v%d", al.Name, al.NodeID, al.JobVersion)
+			}
+		}
+		return b.String()
 	case "eval-again":
 		plan, err := scheduler.Compute(r.snapshot, r.lastEval)
 		if err != nil {
@@ -374,7 +356,7 @@ func (r *runner) job(id string, a map[string]string) {
 	res := tg.Tasks[0].Resources
 	for k, v := range a {
 		switch k {
-		case id, "type", "count":
+		case id, "type", "count", "canary":
 		case "cpu":
 			res.CPU = atoi(t, v, 0)
 		case "mem":
@@ -617,4 +599,29 @@ func (r *runner) allocs(job string) string {
 		return "none"
 	}
 	return strings.TrimSuffix(b.String(), "\n")
+}
+
+func (r *runner) latest(job string) *events.Deployment {
+	d, ok := r.h.State.LatestDeployment("default", job)
+	if !ok {
+		r.t.Fatalf("no deployment for %s", job)
+	}
+	return d
+}
+
+// deployment renders the job's latest deployment and its canaries.
+func (r *runner) deployment(job string) string {
+	d := r.latest(job)
+	var b strings.Builder
+	fmt.Fprintf(&b, "deployment %s v%d", d.Status, d.JobVersion)
+	for _, g := range sortedKeys(d.TaskGroups) {
+		st := d.TaskGroups[g]
+		var names []string
+		for _, id := range st.PlacedCanaries {
+			names = append(names, r.label(id, &scheduler.Plan{}))
+		}
+		fmt.Fprintf(&b, " %s(desired=%d canaries=%d placed=[%s] promoted=%v)", g, st.DesiredTotal,
+			st.DesiredCanaries, strings.Join(names, " "), st.Promoted)
+	}
+	return b.String()
 }
