@@ -71,7 +71,7 @@ func (r *runner) handle(ctx context.Context, s *snapshot) (bool, error) {
 		need, _, err := r.need(ctx, prov, missing)
 		if err != nil {
 			if paused && req.ID == pausedFor {
-				return true, r.releasePaused(ctx, req, err) // P27
+				return true, r.releasePaused(ctx, req, err) // P27: an error in the request paused for releases it and unpauses
 			}
 			continue
 		}
@@ -85,7 +85,7 @@ func (r *runner) handle(ctx context.Context, s *snapshot) (bool, error) {
 		if why != "" {
 			busy = true
 			if !paused {
-				r.log.Info("pool short of quota for request; pausing", "request", req.ID, "pool", pool.Name, "reason", why) // P25
+				r.log.Info("pool short of quota for request; pausing", "request", req.ID, "pool", pool.Name, "reason", why) // P25: a pool short of quota says so at info
 				if err := r.submit(ctx, "provider.pause", lcmd.Pause{Provider: r.name, ConfigIndex: r.gen, Paused: true, RequestID: req.ID, Reason: why}); err != nil {
 					return true, err
 				}
@@ -104,7 +104,7 @@ func (r *runner) handle(ctx context.Context, s *snapshot) (bool, error) {
 					break // the request changed: decided again next pass
 				}
 				if paused && req.ID == pausedFor {
-					return true, r.releasePaused(ctx, req, err) // P27
+					return true, r.releasePaused(ctx, req, err) // P27: an error in the request paused for releases it and unpauses
 				}
 				return true, err
 			}
@@ -313,7 +313,7 @@ func (r *runner) consider(ctx context.Context, s *snapshot, provs []*launcher.Pr
 	if why, err := launcher.TenantExceeds(s.v, req.Tenant, launchNeed); err != nil {
 		return err
 	} else if why != "" {
-		log.Info("request deferred: tenant at its limit", "tenant", req.Tenant, "reason", why) // P13
+		log.Info("request deferred: tenant at its limit", "tenant", req.Tenant, "reason", why) // P13: tenant limits hold across providers
 		return nil
 	}
 	a := &lcmd.Accept{Provider: r.name, ConfigIndex: r.gen, Pool: pool.Name, RequestID: req.ID, RequestModifyIndex: req.ModifyIndex, Assign: assign}
@@ -326,9 +326,9 @@ func (r *runner) consider(ctx context.Context, s *snapshot, provs []*launcher.Pr
 	}
 	if why != "" {
 		if req.MinReady {
-			return r.decline(ctx, log, req, "at quota: "+why) // P23
+			return r.decline(ctx, log, req, "at quota: "+why) // P23: a min-ready request is declined only at quota
 		}
-		log.Info("pool short of quota for request; accepting and pausing", "pool", pool.Name, "reason", why) // P25
+		log.Info("pool short of quota for request; accepting and pausing", "pool", pool.Name, "reason", why) // P25: a pool short of quota says so at info
 		a.Partial = true
 		if err := r.submit(ctx, "node-request.accept", a); err != nil {
 			return ignoreConflict(err)
@@ -383,7 +383,7 @@ type logger interface {
 }
 
 func (r *runner) decline(ctx context.Context, log logger, req *launcher.Request, reason string) error {
-	log.Info("declining node request", "reason", reason) // P15
+	log.Info("declining node request", "reason", reason) // P15: declines are logged at info with the reason
 	return ignoreConflict(r.submit(ctx, "node-request.decline", lcmd.Decline{RequestID: req.ID, RequestModifyIndex: req.ModifyIndex,
 		Provider: r.name, Reason: reason}))
 }

@@ -277,7 +277,7 @@ func (r *runner) refreshQuota(ctx context.Context) {
 	q, err := r.d.Quota(ctx)
 	if err != nil {
 		if r.quota != nil {
-			r.log.Info("provider quota unavailable; using the cached value", "err", err) // P14
+			r.log.Info("provider quota unavailable; using the cached value", "err", err) // P14: a transient error keeps the cached quota
 		}
 		return
 	}
@@ -316,7 +316,7 @@ func (r *runner) housekeep(ctx context.Context, s *snapshot) error {
 			if r.hosts != nil && in.State == events.InstanceUsed {
 				if returned, err := r.returnHost(ctx, s, in); err != nil || returned {
 					if err != nil {
-						r.log.Warn("cannot return static host", "instance", in.ID, "err", err) // P18
+						r.log.Warn("cannot return static host", "instance", in.ID, "err", err) // P18: the log names the instance
 					}
 					continue
 				}
