@@ -45,8 +45,9 @@ type Client struct {
 		node    events.Node
 		runners map[string]*entry
 		// dirty holds allocations whose latest state the servers have
-		// not acknowledged; force sends an update even with none (the
-		// N1 marker after a reconnect).
+		// not acknowledged; force sends an update even with none: after
+		// a reconnect the servers wait for an alloc report before the
+		// node is ready again (N1).
 		dirty map[string]bool
 		force bool
 		// destroyed are allocations whose runner was removed; they are

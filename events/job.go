@@ -178,7 +178,7 @@ type ReschedulePolicy struct {
 }
 
 // Disconnect is how a group's allocations behave while their node is
-// disconnected (behaviour N1).
+// disconnected: unknown rather than lost until LostAfter (N1).
 type Disconnect struct {
 	// LostAfter is how long an allocation stays unknown before it is lost.
 	LostAfter time.Duration `msgpack:"la,omitempty" json:"LostAfter"`

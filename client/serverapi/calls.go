@@ -46,7 +46,8 @@ func (c *Client) Heartbeat(ctx context.Context, id, status string) (time.Duratio
 }
 
 // UpdateAllocs reports what became of allocations on node id (an empty
-// list records the node's N1 marker alone) and returns the entry's index.
+// list records alone that the node reported, which a reconnecting node
+// needs before it is ready again, N1) and returns the entry's index.
 // ErrNodeNotFound when the servers do not know the node; an *HTTPError
 // whose AllocIndex names the update the servers refused otherwise.
 func (c *Client) UpdateAllocs(ctx context.Context, id string, updates []events.AllocClientUpdate) (uint64, error) {

@@ -227,7 +227,8 @@ type clientAllocsRequest struct {
 }
 
 // updateClientAllocs is ordo's client API: a node reports what became of
-// its allocations; the same entry records the node's N1 marker.
+// its allocations; the same entry records the index of the node's last
+// alloc report (a reconnecting node is ready only after one, N1).
 func (s *Server) updateClientAllocs(w http.ResponseWriter, r *http.Request) {
 	var body clientAllocsRequest
 	if err := commands.DecodeJSON(r.Body, s.cfg.BodyLimit, &body); err != nil {

@@ -28,8 +28,9 @@ const DefaultHeartbeatTTL = 10 * time.Second
 // decision went stale (an alloc update landed in between).
 const maxStatusRetries = 3
 
-// A node read shows its last alloc report (the N1 marker), kept in a table
-// of its own.
+// A node read shows the index of its last alloc report (a reconnecting node
+// is ready only once it passes its last missed heartbeat, N1), kept in a
+// table of its own.
 var nodeTables = []string{nodes.Table, nodes.AllocUpdatesTable}
 
 func (s *Server) heartbeat(id string) time.Duration {

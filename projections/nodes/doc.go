@@ -19,8 +19,9 @@
 //
 //   - Rows live in table Table keyed by node id, encoded with events.Marshal.
 //   - Apply reads only the event and the Tx: status times are the entry's
-//     leader time, the N1 indexes the entry's index.
+//     leader time, the reconnect indexes (last missed heartbeat, last
+//     alloc report; N1) the entry's index.
 //   - Re-registering a node never changes its status, eligibility, drain or
-//     N1 indexes; only the client-reported fields change.
+//     reconnect indexes; only the client-reported fields change.
 //   - A node with a drain strategy is ineligible.
 package nodes
