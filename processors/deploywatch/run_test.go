@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -14,6 +13,7 @@ import (
 	"github.com/ordoplane/ordo/processors/follow/followtest"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"go.uber.org/goleak"
 
 	"github.com/ordoplane/ordo/commands"
 	"github.com/ordoplane/ordo/commands/job"
@@ -91,7 +91,7 @@ func TestWatcherFollowsDeployments(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	before := runtime.NumGoroutine()
+	before := goleak.IgnoreCurrent()
 	wctx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() { done <- w.Run(wctx) }()
@@ -174,13 +174,7 @@ func TestWatcherFollowsDeployments(t *testing.T) {
 		t.Fatalf("Run = %v", err)
 	}
 	done <- nil // for the deferred wait
-	deadline := time.Now().Add(5 * time.Second)
-	for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond) // a failure guard for goroutines to exit, not a timing
-	}
-	if g := runtime.NumGoroutine(); g > before {
-		t.Fatalf("%d goroutines after Run, %d before", g, before)
-	}
+	goleak.VerifyNone(t, before)
 }
 
 // jobDeployments returns job web's deployments, oldest first.

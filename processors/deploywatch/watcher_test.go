@@ -6,10 +6,11 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"runtime"
 	"sync"
 	"testing"
 	"time"
+
+	"go.uber.org/goleak"
 
 	"github.com/ordoplane/ordo/cmd/agent"
 	"github.com/ordoplane/ordo/commands"
@@ -185,7 +186,7 @@ func TestRunScansThenFollowsAndRetries(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	before := runtime.NumGoroutine()
+	before := goleak.IgnoreCurrent()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- w.Run(ctx) }()
@@ -214,13 +215,7 @@ func TestRunScansThenFollowsAndRetries(t *testing.T) {
 		t.Fatalf("moved %v", rec.ids)
 	}
 	rec.mu.Unlock()
-	deadline := time.Now().Add(5 * time.Second)
-	for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
-	if g := runtime.NumGoroutine(); g > before {
-		t.Fatalf("%d goroutines after Run, %d before", g, before)
-	}
+	goleak.VerifyNone(t, before)
 }
 
 func TestConfig(t *testing.T) {

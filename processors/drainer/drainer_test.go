@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"runtime"
 	"sort"
 	"sync"
 	"testing"
@@ -15,6 +14,7 @@ import (
 	"github.com/ordoplane/ordo/processors/follow/followtest"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"go.uber.org/goleak"
 
 	"github.com/ordoplane/ordo/commands"
 	"github.com/ordoplane/ordo/commands/node"
@@ -178,7 +178,7 @@ func TestDeadlineForcesTheRest(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer d.Close()
-	before := runtime.NumGoroutine()
+	before := goleak.IgnoreCurrent()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- d.Run(ctx) }()
@@ -240,13 +240,7 @@ func TestDeadlineForcesTheRest(t *testing.T) {
 	if err := <-done; !errors.Is(err, context.Canceled) {
 		t.Fatalf("Run = %v", err)
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
-	if g := runtime.NumGoroutine(); g > before {
-		t.Fatalf("%d goroutines after Run, %d before", g, before)
-	}
+	goleak.VerifyNone(t, before)
 }
 
 func TestConfig(t *testing.T) {

@@ -5,10 +5,11 @@ import (
 	"errors"
 	"io"
 	"log/slog"
-	"runtime"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"go.uber.org/goleak"
 )
 
 // probe is a processor that reports starts and stops and can fail on demand.
@@ -56,7 +57,7 @@ func recv(t *testing.T, ch <-chan struct{}, what string) {
 func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
 func TestStartsOnLeadershipAndStopsOnLoss(t *testing.T) {
-	before := runtime.NumGoroutine()
+	before := goleak.IgnoreCurrent()
 	p := newProbe()
 	s := New(Config{Logger: quiet()}, p)
 	changes := make(chan bool)
@@ -79,7 +80,7 @@ func TestStartsOnLeadershipAndStopsOnLoss(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	waitGoroutines(t, before)
+	goleak.VerifyNone(t, before)
 }
 
 func TestRestartsFailedProcessorWhileLeading(t *testing.T) {
@@ -98,18 +99,6 @@ func TestRestartsFailedProcessorWhileLeading(t *testing.T) {
 	p.fail.Store(false)
 	cancel()
 	<-done
-}
-
-// waitGoroutines fails when goroutines started by the test are still running.
-func waitGoroutines(t *testing.T, before int) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for runtime.NumGoroutine() > before {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d goroutines leaked", runtime.NumGoroutine()-before)
-		}
-		runtime.Gosched()
-	}
 }
 
 func TestRestartRestartsRunningProcessorsOnly(t *testing.T) {

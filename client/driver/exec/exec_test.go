@@ -6,12 +6,13 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"go.uber.org/goleak"
 
 	"github.com/ordoplane/ordo/client/driver"
 	"github.com/ordoplane/ordo/client/driver/drivertest"
@@ -461,9 +462,9 @@ func cloneState(s driver.HandleState) driver.HandleState {
 	return c
 }
 
-// TestCloseLeavesTasksRunning is not parallel: it counts goroutines.
+// TestCloseLeavesTasksRunning is not parallel: it checks for leaked goroutines.
 func TestCloseLeavesTasksRunning(t *testing.T) {
-	before := runtime.NumGoroutine()
+	before := goleak.IgnoreCurrent()
 	first, err := exec.New(exec.Config{PollInterval: 10 * time.Millisecond, LogCheckInterval: 10 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
@@ -496,7 +497,7 @@ func TestCloseLeavesTasksRunning(t *testing.T) {
 	if err := second.Close(); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "goroutines back to their number before the test", func() bool { return runtime.NumGoroutine() <= before })
+	goleak.VerifyNone(t, before)
 }
 
 func TestFingerprint(t *testing.T) {
