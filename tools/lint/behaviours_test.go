@@ -2,6 +2,7 @@ package lint
 
 import (
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -75,12 +76,7 @@ func TestBehaviourTagsExplained(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	tags := make([]string, 0, len(missing))
-	for tag := range missing {
-		tags = append(tags, tag)
-	}
-	slices.Sort(tags)
-	for _, tag := range tags {
+	for _, tag := range slices.Sorted(maps.Keys(missing)) {
 		files := missing[tag]
 		slices.Sort(files)
 		t.Errorf("%s is used in %s but has no entry in docs/behaviours.md: add a \"### %s\" entry saying what it is and where it lives", tag, strings.Join(slices.Compact(files), ", "), tag)
