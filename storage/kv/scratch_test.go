@@ -74,20 +74,22 @@ func TestScratchStore(t *testing.T) {
 // compacts nothing, where the same store sampling its reads compacts
 // them.
 func TestScratchStoreNoReadCompactions(t *testing.T) {
-	if n := readCompactions(t, bulkReadSampling); n != 0 {
-		t.Errorf("a bulk store ran %d read compactions", n)
+	// The control: with Pebble's default read sampling, these reads
+	// compact; else the check below proves nothing.
+	n, scans := readCompactions(t, 0, 400)
+	if n == 0 {
+		t.Fatalf("the control store ran no read compaction in %d scans", scans)
 	}
-	// The control: with Pebble's default sampling, the same reads compact
-	// (else the test above proves nothing).
-	if n := readCompactions(t, 0); n == 0 {
-		t.Error("the control store ran no read compaction")
+	if n, _ := readCompactions(t, bulkReadSampling, 2*scans); n != 0 {
+		t.Errorf("a bulk store ran %d read compactions in %d scans", n, 2*scans)
 	}
 }
 
 // readCompactions writes three overlapping level-0 tables into a bulk
 // store reading with sampling multiplier m (0: Pebble's default), reads
-// them through many times and returns how many read compactions ran.
-func readCompactions(t *testing.T, m int64) int64 {
+// them through up to maxScans times, stopping at the first read compaction, and returns how
+// many read compactions ran and the scans it took.
+func readCompactions(t *testing.T, m int64, maxScans int) (int64, int) {
 	t.Helper()
 	defer func(old int64) { bulkReadSampling = old }(bulkReadSampling)
 	bulkReadSampling = m
@@ -96,10 +98,12 @@ func readCompactions(t *testing.T, m int64) int64 {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	val := make([]byte, 100)
+	// Large values: read sampling counts bytes, and few keys keep each
+	// scan cheap under the race detector.
+	val := make([]byte, 10000)
 	for round := 0; round < 3; round++ {
 		b := s.WriteBatch()
-		for i := 0; i < 10000; i++ {
+		for i := 0; i < 100; i++ {
 			if err := b.Set([]byte(fmt.Sprintf("k%06d", i)), val); err != nil {
 				t.Fatal(err)
 			}
@@ -111,12 +115,12 @@ func readCompactions(t *testing.T, m int64) int64 {
 			t.Fatal(err)
 		}
 	}
-	for i := 0; i < 400; i++ {
+	for i := range maxScans {
 		if err := s.Scan([]byte("k"), []byte("l"), false, func(k, v []byte) error { return nil }); err != nil {
 			t.Fatal(err)
 		}
 		if n := s.db.Metrics().Compact.ReadCount; n > 0 {
-			return n
+			return n, i + 1
 		}
 	}
 	// A read compaction is scheduled after the read that asks for it.
@@ -124,7 +128,7 @@ func readCompactions(t *testing.T, m int64) int64 {
 	for time.Now().Before(deadline) && s.db.Metrics().Compact.ReadCount == 0 {
 		time.Sleep(10 * time.Millisecond)
 	}
-	return s.db.Metrics().Compact.ReadCount
+	return s.db.Metrics().Compact.ReadCount, maxScans
 }
 
 // TestScratchStoreUncompressed: a bulk store flushes its tables
