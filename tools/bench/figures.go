@@ -27,7 +27,10 @@ its value and the day it was measured, so rows of different days can sit
 side by side: compare a figure only with the same figure measured on the
 same machine. What each figure measures is said in tools/bench's package
 comment and in the file that measures it; the other pages of docs/ link
-here for figures.
+here for figures. Rows named ` + "`go test -bench: …`" + ` or ` + "`test/…`" + ` are Go
+benchmarks and tests, which ` + "`make bench`" + ` prints or ` + "`go test`" + ` runs but
+which are not written here: they keep the value and day they were copied
+in.
 `
 
 // figuresTableHead is the table's header; the rows below it are parsed
