@@ -1,7 +1,10 @@
 // Package launcher is the leader-only processor that fulfils node
 // requests: per provider generation, one runner goroutine that reads the
 // projections, decides, advances its driver's create and delete state
-// machines (P5, P17) and acts only through commands. Each runner keeps an
+// machines (P5, P17) and acts only through commands. What to do with
+// each request is decided by pure functions (decide.go: the pass's
+// facts, its tally so far and the request in, steps out) that the
+// runner (handle.go) carries out; testdata/decide holds their scripts. Each runner keeps an
 // incremental view of the open requests (view.go: loaded once, then kept
 // current from the archive's events since the index it holds); a runner
 // of a HostDriver (static) registers its hosts and hands them out only

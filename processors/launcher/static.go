@@ -148,14 +148,14 @@ func (r *runner) reachable(ctx context.Context, log logger, req string, in *laun
 // hostsShort names why the pool's hosts could never serve labels at once
 // (more instances of a label, or more labels, than hosts that carry
 // them), or "".
-func (r *runner) hostsShort(pool string, prov *launcher.Provider, labels []string) string {
+func hostsShort(hosts []driver.Host, pool string, prov *launcher.Provider, labels []string) string {
 	want := map[string]int{}
 	for _, l := range labels {
 		want[l]++
 	}
 	have := map[string]int{}
 	anyOf := 0
-	for _, h := range r.hosts.d.Hosts() {
+	for _, h := range hosts {
 		p, ok := prov.PoolFor(h.Labels)
 		if !ok || p.Name != pool {
 			continue
