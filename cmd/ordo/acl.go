@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/ordoplane/ordo/api"
 )
 
 // defaultToken returns $ORDO_TOKEN, else $NOMAD_TOKEN.
@@ -83,7 +85,7 @@ the leader and run it again.`,
 				return err
 			}
 			var t aclToken
-			if err := c.put(cmd.Context(), "/v1/acl/bootstrap", nil, &t); err != nil {
+			if err := c.Put(cmd.Context(), "/v1/acl/bootstrap", nil, &t); err != nil {
 				return fmt.Errorf("bootstrap ACLs: %w", err)
 			}
 			return printToken(cmd.OutOrStdout(), t, asJSON)
@@ -175,7 +177,7 @@ the policy is attached to that workload: its workload identity gets it.`,
 			if err != nil {
 				return err
 			}
-			if err := c.put(cmd.Context(), pathf("/v1/acl/policy/%s", args[0]), p, nil); err != nil {
+			if err := c.Put(cmd.Context(), api.Pathf("/v1/acl/policy/%s", args[0]), p, nil); err != nil {
 				return fmt.Errorf("apply ACL policy %q: %w", args[0], err)
 			}
 			_, err = fmt.Fprintf(cmd.OutOrStdout(), "Successfully wrote %q ACL policy!\n", args[0])
@@ -231,7 +233,7 @@ func newACLPolicyInfoCommand(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use: "info <name>", Short: "Show an ACL policy", Args: oneArg("<name>"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return show(cmd, g, pathf("/v1/acl/policy/%s", args[0]), nil, "read ACL policy", asJSON, func(w io.Writer, p aclPolicy) error {
+			return show(cmd, g, api.Pathf("/v1/acl/policy/%s", args[0]), nil, "read ACL policy", asJSON, func(w io.Writer, p aclPolicy) error {
 				if err := printPairs(w, []pair{{"Name", p.Name}, {"Description", orDash(p.Description)},
 					{"Workload", workloadOf(p.JobACL)}, {"CreateIndex", fmt.Sprint(p.CreateIndex)},
 					{"ModifyIndex", fmt.Sprint(p.ModifyIndex)}}); err != nil {
@@ -250,7 +252,7 @@ func newACLPolicyDeleteCommand(g *globals) *cobra.Command {
 	return &cobra.Command{
 		Use: "delete <name>", Short: "Delete an ACL policy", Args: oneArg("<name>"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return deleteAndSay(cmd, g, pathf("/v1/acl/policy/%s", args[0]), fmt.Sprintf("ACL policy %q", args[0]))
+			return deleteAndSay(cmd, g, api.Pathf("/v1/acl/policy/%s", args[0]), fmt.Sprintf("ACL policy %q", args[0]))
 		},
 	}
 }
@@ -260,7 +262,7 @@ func deleteAndSay(cmd *cobra.Command, g *globals, path, what string) error {
 	if err != nil {
 		return err
 	}
-	if err := c.delete(cmd.Context(), path, nil); err != nil {
+	if err := c.Delete(cmd.Context(), path, nil); err != nil {
 		return fmt.Errorf("delete %s: %w", what, err)
 	}
 	_, err = fmt.Fprintf(cmd.OutOrStdout(), "Successfully deleted %s!\n", what)
@@ -303,7 +305,7 @@ func newACLRoleWriteCommand(g *globals, update bool) *cobra.Command {
 			path := "/v1/acl/role"
 			if update {
 				var old aclRole
-				if err := c.get(cmd.Context(), pathf("/v1/acl/role/%s", args[0]), nil, &old); err != nil {
+				if err := c.Get(cmd.Context(), api.Pathf("/v1/acl/role/%s", args[0]), nil, &old); err != nil {
 					return fmt.Errorf("read ACL role %s: %w", args[0], err)
 				}
 				body = roleBody{ID: old.ID, Name: old.Name, Description: old.Description, Policies: old.Policies}
@@ -313,7 +315,7 @@ func newACLRoleWriteCommand(g *globals, update bool) *cobra.Command {
 				if cmd.Flags().Changed("description") {
 					body.Description = description
 				}
-				path = pathf("/v1/acl/role/%s", args[0])
+				path = api.Pathf("/v1/acl/role/%s", args[0])
 			}
 			if !update || cmd.Flags().Changed("policy") {
 				body.Policies = nil
@@ -322,7 +324,7 @@ func newACLRoleWriteCommand(g *globals, update bool) *cobra.Command {
 				}
 			}
 			var r aclRole
-			if err := c.put(cmd.Context(), path, body, &r); err != nil {
+			if err := c.Put(cmd.Context(), path, body, &r); err != nil {
 				return fmt.Errorf("%s ACL role: %w", use, err)
 			}
 			return printRole(cmd.OutOrStdout(), r, asJSON)
@@ -378,9 +380,9 @@ func newACLRoleInfoCommand(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use: "info <id>", Short: "Show an ACL role (by name with -by-name)", Args: oneArg("<id>"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			path := pathf("/v1/acl/role/%s", args[0])
+			path := api.Pathf("/v1/acl/role/%s", args[0])
 			if byName {
-				path = pathf("/v1/acl/role/name/%s", args[0])
+				path = api.Pathf("/v1/acl/role/name/%s", args[0])
 			}
 			return show(cmd, g, path, nil, "read ACL role", asJSON, func(w io.Writer, r aclRole) error {
 				return printRole(w, r, false)
@@ -396,7 +398,7 @@ func newACLRoleDeleteCommand(g *globals) *cobra.Command {
 	return &cobra.Command{
 		Use: "delete <id>", Short: "Delete an ACL role", Args: oneArg("<id>"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return deleteAndSay(cmd, g, pathf("/v1/acl/role/%s", args[0]), "ACL role "+args[0])
+			return deleteAndSay(cmd, g, api.Pathf("/v1/acl/role/%s", args[0]), "ACL role "+args[0])
 		},
 	}
 }
@@ -442,7 +444,7 @@ func newACLTokenWriteCommand(g *globals, update bool) *cobra.Command {
 			path := "/v1/acl/token"
 			if update {
 				var old aclToken
-				if err := c.get(cmd.Context(), pathf("/v1/acl/token/%s", args[0]), nil, &old); err != nil {
+				if err := c.Get(cmd.Context(), api.Pathf("/v1/acl/token/%s", args[0]), nil, &old); err != nil {
 					return fmt.Errorf("read ACL token %s: %w", args[0], err)
 				}
 				body = tokenBody{AccessorID: old.AccessorID, Name: old.Name, Type: old.Type, Policies: old.Policies,
@@ -463,7 +465,7 @@ func newACLTokenWriteCommand(g *globals, update bool) *cobra.Command {
 				if f.Changed("role-name") || f.Changed("role-id") {
 					body.Roles = nil
 				}
-				path = pathf("/v1/acl/token/%s", args[0])
+				path = api.Pathf("/v1/acl/token/%s", args[0])
 			}
 			for _, n := range roleName {
 				body.Roles = append(body.Roles, aclRoleLink{Name: n})
@@ -475,7 +477,7 @@ func newACLTokenWriteCommand(g *globals, update bool) *cobra.Command {
 				body.ExpirationTTL = ttl.String()
 			}
 			var t aclToken
-			if err := c.put(cmd.Context(), path, body, &t); err != nil {
+			if err := c.Put(cmd.Context(), path, body, &t); err != nil {
 				return fmt.Errorf("%s ACL token: %w", strings.Fields(use)[0], err)
 			}
 			return printToken(cmd.OutOrStdout(), t, asJSON)
@@ -531,7 +533,7 @@ func newACLTokenInfoCommand(g *globals, self bool) *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			path := "/v1/acl/token/self"
 			if !self {
-				path = pathf("/v1/acl/token/%s", args[0])
+				path = api.Pathf("/v1/acl/token/%s", args[0])
 			}
 			return show(cmd, g, path, nil, "read ACL token", asJSON, func(w io.Writer, t aclToken) error {
 				return printToken(w, t, false)
@@ -546,7 +548,7 @@ func newACLTokenDeleteCommand(g *globals) *cobra.Command {
 	return &cobra.Command{
 		Use: "delete <accessor>", Short: "Delete an ACL token", Args: oneArg("<accessor>"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return deleteAndSay(cmd, g, pathf("/v1/acl/token/%s", args[0]), "ACL token "+args[0])
+			return deleteAndSay(cmd, g, api.Pathf("/v1/acl/token/%s", args[0]), "ACL token "+args[0])
 		},
 	}
 }

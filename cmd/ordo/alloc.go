@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/ordoplane/ordo/api"
 )
 
 // cliAllocStub is an allocation as lists show it.
@@ -75,7 +77,7 @@ func newAllocStatusCommand(g *globals) *cobra.Command {
 		Short: "Show an allocation by id or unique id prefix",
 		Args:  oneArg("<id>"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return show(cmd, g, pathf("/v1/allocation/%s", args[0]), nil, fmt.Sprintf("read allocation %q", args[0]), asJSON, printAlloc)
+			return show(cmd, g, api.Pathf("/v1/allocation/%s", args[0]), nil, fmt.Sprintf("read allocation %q", args[0]), asJSON, printAlloc)
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the server's JSON answer")
@@ -97,7 +99,7 @@ With -no-shutdown-delay the client skips the tasks' shutdown delay (N23).`,
 				return err
 			}
 			var a cliAllocStub
-			if err := c.get(cmd.Context(), pathf("/v1/allocation/%s", args[0]), nil, &a); err != nil {
+			if err := c.Get(cmd.Context(), api.Pathf("/v1/allocation/%s", args[0]), nil, &a); err != nil {
 				return fmt.Errorf("read allocation %q: %w", args[0], err)
 			}
 			var q url.Values
@@ -108,7 +110,7 @@ With -no-shutdown-delay the client skips the tasks' shutdown delay (N23).`,
 				EvalID string
 				Index  uint64
 			}
-			if err := c.do(cmd.Context(), http.MethodPut, pathf("/v1/allocation/%s/stop", a.ID), q, nil, &out); err != nil {
+			if err := c.Call(cmd.Context(), http.MethodPut, api.Pathf("/v1/allocation/%s/stop", a.ID), q, nil, &out); err != nil {
 				return fmt.Errorf("stop allocation %q: %w", a.ID, err)
 			}
 			_, err = fmt.Fprintf(cmd.OutOrStdout(), "Allocation %q stopped; evaluation %q created at index %d\n", a.ID, out.EvalID, out.Index)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ordoplane/ordo/api"
 	clienthttp "github.com/ordoplane/ordo/client/httpapi"
 )
 
@@ -65,7 +66,7 @@ may be left out when the allocation has one.
 				defer stop()
 			}
 			var a cliAlloc
-			if err := c.get(ctx, pathf("/v1/allocation/%s", args[0]), nil, &a); err != nil {
+			if err := c.Get(ctx, api.Pathf("/v1/allocation/%s", args[0]), nil, &a); err != nil {
 				return fmt.Errorf("read allocation %q: %w", args[0], err)
 			}
 			task := ""
@@ -78,7 +79,7 @@ may be left out when the allocation has one.
 					task = name // else the node picks the only task, or names them
 				}
 			}
-			l := &logsRequest{c: c, path: pathf("/v1/client/fs/logs/%s", a.ID), out: cmd.OutOrStdout(),
+			l := &logsRequest{c: c, path: api.Pathf("/v1/client/fs/logs/%s", a.ID), out: cmd.OutOrStdout(),
 				query: url.Values{"plain": {"true"}, "type": {clienthttp.StreamStdout}}}
 			if task != "" {
 				l.query.Set("task", task)
@@ -117,7 +118,7 @@ may be left out when the allocation has one.
 
 // logsRequest reads one task's logs through the server.
 type logsRequest struct {
-	c     *client
+	c     *api.Client
 	path  string
 	query url.Values
 	out   io.Writer
@@ -130,12 +131,12 @@ func (l *logsRequest) open(ctx context.Context, origin string, offset int64, fol
 	q.Set("origin", origin)
 	q.Set("offset", strconv.FormatInt(offset, 10))
 	q.Set("follow", strconv.FormatBool(follow))
-	resp, err := l.c.send(ctx, "GET", l.path, q, nil)
+	body, meta, err := l.c.Open(ctx, &api.Request{Method: "GET", Path: l.path, Params: q})
 	if err != nil {
 		return nil, 0, err
 	}
-	start, _ := strconv.ParseInt(resp.Header.Get(clienthttp.OffsetHeader), 10, 64)
-	return resp.Body, start, nil
+	start, _ := strconv.ParseInt(meta.Header.Get(clienthttp.OffsetHeader), 10, 64)
+	return body, start, nil
 }
 
 // stream copies the logs from offset bytes of origin to the output.

@@ -29,18 +29,3 @@ func (g *globals) atParams(now time.Time) (url.Values, error) {
 	}
 	return nil, nil
 }
-
-// withParams returns query with every parameter of extra added.
-func withParams(query, extra url.Values) url.Values {
-	if len(extra) == 0 {
-		return query
-	}
-	out := url.Values{}
-	for k, v := range query {
-		out[k] = v
-	}
-	for k, v := range extra {
-		out[k] = v
-	}
-	return out
-}

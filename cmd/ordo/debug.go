@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ordoplane/ordo/api"
 	"github.com/ordoplane/ordo/events"
 	"github.com/ordoplane/ordo/history/rerun"
 	"github.com/ordoplane/ordo/processors/scheduler"
@@ -59,7 +60,7 @@ recorded plan, 2 when it differs, 1 on error.`,
 				return err
 			}
 			var raw json.RawMessage
-			if err := c.get(cmd.Context(), pathf("/v1/debug/reschedule/%s", evalID), nil, &raw); err != nil {
+			if err := c.Get(cmd.Context(), api.Pathf("/v1/debug/reschedule/%s", evalID), nil, &raw); err != nil {
 				return fmt.Errorf("re-run evaluation %q: %w", evalID, err)
 			}
 			var res rerun.Result

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/ordoplane/ordo/api"
 )
 
 // cliDeployment is a deployment as the API answers it.
@@ -58,11 +60,11 @@ func deploymentWrite(cmd *cobra.Command, g *globals, action, idOrPrefix string, 
 		return "", out, err
 	}
 	var d cliDeployment
-	if err := c.get(cmd.Context(), pathf("/v1/deployment/%s", idOrPrefix), nil, &d); err != nil {
+	if err := c.Get(cmd.Context(), api.Pathf("/v1/deployment/%s", idOrPrefix), nil, &d); err != nil {
 		return "", out, fmt.Errorf("read deployment %q: %w", idOrPrefix, err)
 	}
 	body["DeploymentID"] = d.ID
-	if err := c.put(cmd.Context(), pathf("/v1/deployment/"+action+"/%s", d.ID), body, &out); err != nil {
+	if err := c.Put(cmd.Context(), api.Pathf("/v1/deployment/"+action+"/%s", d.ID), body, &out); err != nil {
 		return d.ID, out, fmt.Errorf("%s deployment %q: %w", action, d.ID, err)
 	}
 	return d.ID, out, nil
@@ -170,7 +172,7 @@ func newDeploymentStatusCommand(g *globals) *cobra.Command {
 		Short: "Show a deployment by id or unique id prefix",
 		Args:  oneArg("<id>"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return show(cmd, g, pathf("/v1/deployment/%s", args[0]), nil, fmt.Sprintf("read deployment %q", args[0]), asJSON, printDeployment)
+			return show(cmd, g, api.Pathf("/v1/deployment/%s", args[0]), nil, fmt.Sprintf("read deployment %q", args[0]), asJSON, printDeployment)
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the server's JSON answer")

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/ordoplane/ordo/api"
 )
 
 // cliEvalStub is an evaluation as lists and RelatedEvals show it.
@@ -89,7 +91,7 @@ func newEvalStatusCommand(g *globals) *cobra.Command {
 			if related {
 				q = url.Values{"related": {"true"}}
 			}
-			return show(cmd, g, pathf("/v1/evaluation/%s", args[0]), q, fmt.Sprintf("read evaluation %q", args[0]), asJSON, func(w io.Writer, e cliEval) error { return printEval(w, e, related) })
+			return show(cmd, g, api.Pathf("/v1/evaluation/%s", args[0]), q, fmt.Sprintf("read evaluation %q", args[0]), asJSON, func(w io.Writer, e cliEval) error { return printEval(w, e, related) })
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the server's JSON answer")

@@ -54,14 +54,14 @@ the others are counted as skipped.`,
 			w := cmd.OutOrStdout()
 			if len(args) > 0 {
 				var out evalDeleteAnswer
-				if err := c.do(cmd.Context(), "DELETE", "/v1/evaluations", nil, map[string]any{"EvalIDs": args}, &out); err != nil {
+				if err := c.Call(cmd.Context(), "DELETE", "/v1/evaluations", nil, map[string]any{"EvalIDs": args}, &out); err != nil {
 					return fmt.Errorf("delete evaluations: %w", err)
 				}
 				_, err := fmt.Fprintf(w, "Deleted %d evaluations\n", out.Count)
 				return err
 			}
 			var total struct{ Count int }
-			if err := c.get(cmd.Context(), "/v1/evaluations/count", url.Values{"filter": {filter}, "namespace": {"*"}}, &total); err != nil {
+			if err := c.Get(cmd.Context(), "/v1/evaluations/count", url.Values{"filter": {filter}, "namespace": {"*"}}, &total); err != nil {
 				return fmt.Errorf("count evaluations: %w", err)
 			}
 			if total.Count == 0 {
@@ -90,7 +90,7 @@ the others are counted as skipped.`,
 					body["PerPage"] = pageSize
 				}
 				var out evalDeleteAnswer
-				if err := c.do(cmd.Context(), "DELETE", "/v1/evaluations", nil, body, &out); err != nil {
+				if err := c.Call(cmd.Context(), "DELETE", "/v1/evaluations", nil, body, &out); err != nil {
 					if bar != nil {
 						fmt.Fprintln(cmd.ErrOrStderr())
 					}
@@ -176,7 +176,7 @@ func newSystemCommand(g *globals) *cobra.Command {
 				Index     uint64
 				Collected struct{ Evals, Allocs, Jobs, Nodes, Deployments int }
 			}
-			if err := c.put(cmd.Context(), "/v1/system/gc", nil, &out); err != nil {
+			if err := c.Put(cmd.Context(), "/v1/system/gc", nil, &out); err != nil {
 				return fmt.Errorf("garbage collect: %w", err)
 			}
 			n := out.Collected

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/ordoplane/ordo/api"
 )
 
 // historyEvent is one event of GET /v1/history/{kind}/{id}; see
@@ -104,7 +106,7 @@ deployments, each line naming the entity it is about (Entity column);
 			if related {
 				q.Set("related", "true")
 			}
-			raw, err := readHistory(cmd, g, pathf("/v1/history/%s/%s", kind, id), q, reverse, last)
+			raw, err := readHistory(cmd, g, api.Pathf("/v1/history/%s/%s", kind, id), q, reverse, last)
 			if err != nil {
 				return fmt.Errorf("history of %s %q: %w", kind, id, err)
 			}
@@ -153,17 +155,12 @@ func readHistory(cmd *cobra.Command, g *globals, path string, q url.Values, reve
 			size = min(size, n-countEvents(out))
 		}
 		q.Set("per_page", strconv.Itoa(size))
-		resp, err := c.send(cmd.Context(), "GET", path, q, nil)
+		var page []json.RawMessage
+		meta, err := c.Do(cmd.Context(), &api.Request{Method: "GET", Path: path, Params: q}, &page)
 		if err != nil {
 			return nil, err
 		}
-		var page []json.RawMessage
-		err = json.NewDecoder(resp.Body).Decode(&page)
-		next := resp.Header.Get("X-Nomad-NextToken")
-		resp.Body.Close()
-		if err != nil {
-			return nil, fmt.Errorf("decode: %w", err)
-		}
+		next := meta.NextToken
 		out = append(out, page...)
 		if next == "" || (n > 0 && countEvents(out) >= n) {
 			break

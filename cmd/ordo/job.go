@@ -19,6 +19,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ordoplane/ordo/api"
 	"github.com/ordoplane/ordo/commands"
 	"github.com/ordoplane/ordo/commands/job/jobspec"
 	"github.com/ordoplane/ordo/events"
@@ -170,7 +171,7 @@ followed until it finishes.`,
 				body["EnforceIndex"], body["JobModifyIndex"] = true, modifyIndex
 			}
 			var out jobWrite
-			if err := c.put(cmd.Context(), "/v1/jobs", body, &out); err != nil {
+			if err := c.Put(cmd.Context(), "/v1/jobs", body, &out); err != nil {
 				return fmt.Errorf("register job %q: %w", job.ID, err)
 			}
 			w := cmd.OutOrStdout()
@@ -194,25 +195,19 @@ followed until it finishes.`,
 // monitorEval follows evaluation id with blocking queries from index until
 // it is no longer pending, printing each status it sees. A server without
 // the evaluation endpoint ends the watch quietly.
-func monitorEval(ctx context.Context, c *client, w io.Writer, id string, index uint64) error {
+func monitorEval(ctx context.Context, c *api.Client, w io.Writer, id string, index uint64) error {
 	last := ""
 	for {
-		q := url.Values{"index": {strconv.FormatUint(index, 10)}, "wait": {"30s"}}
-		resp, err := c.send(ctx, http.MethodGet, pathf("/v1/evaluation/%s", id), q, nil)
+		var e cliJobEval
+		meta, err := c.Query(ctx, api.Pathf("/v1/evaluation/%s", id), &api.QueryOptions{Index: index, Wait: 30 * time.Second}, &e)
 		if err != nil {
-			if ae, ok := errors.AsType[*apiError](err); ok && ae.Status == http.StatusNotFound {
+			if api.IsNotFound(err) {
 				return nil
 			}
 			return fmt.Errorf("follow evaluation %q: %w", id, err)
 		}
-		var e cliJobEval
-		err = json.NewDecoder(resp.Body).Decode(&e)
-		resp.Body.Close()
-		if err != nil {
-			return fmt.Errorf("decode evaluation %q: %w", id, err)
-		}
-		if h, err := strconv.ParseUint(resp.Header.Get("X-Nomad-Index"), 10, 64); err == nil && h > index {
-			index = h
+		if meta.LastIndex > index {
+			index = meta.LastIndex
 		}
 		if e.Status != last {
 			fmt.Fprintf(w, "Evaluation status: %s\n", e.Status)
@@ -235,19 +230,19 @@ func monitorEval(ctx context.Context, c *client, w io.Writer, id string, index u
 
 // resolveJob returns the id of the job idOrPrefix names: the job with that
 // id, or the one job whose id starts with it.
-func resolveJob(cmd *cobra.Command, c *client, idOrPrefix string) (string, error) {
+func resolveJob(cmd *cobra.Command, c *api.Client, idOrPrefix string) (string, error) {
 	q := jobQuery(cmd)
 	var j cliJobStub
-	err := c.get(cmd.Context(), pathf("/v1/job/%s", idOrPrefix), q, &j)
+	err := c.Get(cmd.Context(), api.Pathf("/v1/job/%s", idOrPrefix), q, &j)
 	if err == nil {
 		return j.ID, nil
 	}
-	if !isNotFound(err) {
+	if !api.IsNotFound(err) {
 		return "", fmt.Errorf("read job %q: %w", idOrPrefix, err)
 	}
 	q.Set("prefix", idOrPrefix)
 	var list []cliJobStub
-	if err := c.get(cmd.Context(), "/v1/jobs", q, &list); err != nil {
+	if err := c.Get(cmd.Context(), "/v1/jobs", q, &list); err != nil {
 		return "", fmt.Errorf("list jobs: %w", err)
 	}
 	switch len(list) {
@@ -277,7 +272,7 @@ func newJobStatusCommand(g *globals) *cobra.Command {
 			w := cmd.OutOrStdout()
 			var raw json.RawMessage
 			if len(args) == 0 {
-				if err := c.get(cmd.Context(), "/v1/jobs", jobQuery(cmd), &raw); err != nil {
+				if err := c.Get(cmd.Context(), "/v1/jobs", jobQuery(cmd), &raw); err != nil {
 					return fmt.Errorf("list jobs: %w", err)
 				}
 				if asJSON {
@@ -293,7 +288,7 @@ func newJobStatusCommand(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if err := c.get(cmd.Context(), pathf("/v1/job/%s", id), jobQuery(cmd), &raw); err != nil {
+			if err := c.Get(cmd.Context(), api.Pathf("/v1/job/%s", id), jobQuery(cmd), &raw); err != nil {
 				return fmt.Errorf("read job %q: %w", id, err)
 			}
 			if asJSON {
@@ -332,7 +327,7 @@ func submitTime(ns int64) string {
 
 // showJob writes `ordo job status <id>`: the job, its summary, and, when
 // the server has those endpoints, its latest deployment and allocations.
-func showJob(cmd *cobra.Command, c *client, w io.Writer, j *cliJob) error {
+func showJob(cmd *cobra.Command, c *api.Client, w io.Writer, j *cliJob) error {
 	periodic := j.Periodic != nil && j.Periodic.Enabled
 	param := j.ParameterizedJob != nil && !j.Dispatched
 	pairs := []pair{
@@ -357,7 +352,7 @@ func showJob(cmd *cobra.Command, c *client, w io.Writer, j *cliJob) error {
 	}
 	q := jobQuery(cmd)
 	var sum cliJobSummary
-	if err := c.get(cmd.Context(), pathf("/v1/job/%s/summary", j.ID), q, &sum); err != nil {
+	if err := c.Get(cmd.Context(), api.Pathf("/v1/job/%s/summary", j.ID), q, &sum); err != nil {
 		return fmt.Errorf("read summary of job %q: %w", j.ID, err)
 	}
 	if sum.Children != nil && (periodic || param) {
@@ -384,7 +379,7 @@ func showJob(cmd *cobra.Command, c *client, w io.Writer, j *cliJob) error {
 		}
 	}
 	var d cliJobDeployment
-	if err := c.get(cmd.Context(), pathf("/v1/job/%s/deployment", j.ID), q, &d); err == nil && d.ID != "" {
+	if err := c.Get(cmd.Context(), api.Pathf("/v1/job/%s/deployment", j.ID), q, &d); err == nil && d.ID != "" {
 		fmt.Fprintf(w, "\nLatest Deployment\n")
 		if err := printPairs(w, []pair{{"ID", d.ID}, {"Job Version", strconv.FormatUint(d.JobVersion, 10)},
 			{"Status", d.Status}, {"Description", orNone(d.StatusDescription)}}); err != nil {
@@ -392,7 +387,7 @@ func showJob(cmd *cobra.Command, c *client, w io.Writer, j *cliJob) error {
 		}
 	}
 	var allocs []cliJobAlloc
-	if err := c.get(cmd.Context(), pathf("/v1/job/%s/allocations", j.ID), q, &allocs); err == nil && len(allocs) > 0 {
+	if err := c.Get(cmd.Context(), api.Pathf("/v1/job/%s/allocations", j.ID), q, &allocs); err == nil && len(allocs) > 0 {
 		fmt.Fprintf(w, "\nAllocations\n")
 		rows := make([][]string, len(allocs))
 		for i, a := range allocs {
@@ -426,7 +421,7 @@ waiting for their tasks' shutdown_delay.`,
 			q.Set("purge", strconv.FormatBool(purge))
 			q.Set("no_shutdown_delay", strconv.FormatBool(noShutdownDelay))
 			var out jobWrite
-			if err := c.do(cmd.Context(), http.MethodDelete, pathf("/v1/job/%s", id), q, nil, &out); err != nil {
+			if err := c.Call(cmd.Context(), http.MethodDelete, api.Pathf("/v1/job/%s", id), q, nil, &out); err != nil {
 				return fmt.Errorf("stop job %q: %w", id, err)
 			}
 			verb := "stopped"
@@ -461,7 +456,7 @@ func newJobInspectCommand(g *globals) *cobra.Command {
 				return err
 			}
 			var raw json.RawMessage
-			if err := c.get(cmd.Context(), pathf("/v1/job/%s", id), jobQuery(cmd), &raw); err != nil {
+			if err := c.Get(cmd.Context(), api.Pathf("/v1/job/%s", id), jobQuery(cmd), &raw); err != nil {
 				return fmt.Errorf("read job %q: %w", id, err)
 			}
 			var b bytes.Buffer

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/ordoplane/ordo/api"
 )
 
 // Exit codes of `job plan`, as Nomad's: 0 when nothing would change, 1
@@ -142,7 +144,7 @@ func runPlan(cmd *cobra.Command, g *globals, path string, diff bool) (*cliPlan, 
 	}
 	var plan cliPlan
 	body := map[string]any{"Job": job, "Diff": diff}
-	if err := c.put(cmd.Context(), pathf("/v1/job/%s/plan", job.ID), body, &plan); err != nil {
+	if err := c.Put(cmd.Context(), api.Pathf("/v1/job/%s/plan", job.ID), body, &plan); err != nil {
 		return nil, fmt.Errorf("plan job %q: %w", job.ID, err)
 	}
 	return &plan, nil
@@ -300,7 +302,7 @@ func newJobPeriodicCommand(g *globals) *cobra.Command {
 				Index           uint64
 			}
 			q := jobQuery(cmd)
-			if err := c.do(cmd.Context(), "PUT", pathf("/v1/job/%s/periodic/force", args[0]), q, nil, &out); err != nil {
+			if err := c.Call(cmd.Context(), "PUT", api.Pathf("/v1/job/%s/periodic/force", args[0]), q, nil, &out); err != nil {
 				return fmt.Errorf("force periodic job %q: %w", args[0], err)
 			}
 			_, err = fmt.Fprintf(cmd.OutOrStdout(), "Job %q launched %q at index %d\nEvaluation ID: %s\n",

@@ -74,7 +74,7 @@ func newKeyringRotateCommand(g *globals) *cobra.Command {
 				Key   cliRootKey
 				Index uint64
 			}
-			if err := c.do(cmd.Context(), "PUT", "/v1/operator/keyring/rotate", q, nil, &out); err != nil {
+			if err := c.Call(cmd.Context(), "PUT", "/v1/operator/keyring/rotate", q, nil, &out); err != nil {
 				return fmt.Errorf("rotate: %w", err)
 			}
 			_, err = fmt.Fprintf(cmd.OutOrStdout(), "New active key %s (index %d)%s\n", out.Key.KeyID, out.Index,
@@ -96,7 +96,7 @@ func newKeyringRemoveCommand(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if err := c.delete(cmd.Context(), "/v1/operator/keyring/key/"+url.PathEscape(args[0]), nil); err != nil {
+			if err := c.Delete(cmd.Context(), "/v1/operator/keyring/key/"+url.PathEscape(args[0]), nil); err != nil {
 				return fmt.Errorf("remove %s: %w", args[0], err)
 			}
 			_, err = fmt.Fprintf(cmd.OutOrStdout(), "Removed root key %s\n", args[0])

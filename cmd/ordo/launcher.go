@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/ordoplane/ordo/api"
 )
 
 // The launcher's CLI: ordo provider, ordo node-request, ordo instance
@@ -68,7 +70,7 @@ func newProviderCommand(g *globals) *cobra.Command {
 				return err
 			}
 			var out struct{ Index uint64 }
-			if err := c.put(cmd.Context(), "/v1/providers", map[string]string{"HCL": string(src), "Filename": filepath.Base(args[0])}, &out); err != nil {
+			if err := c.Put(cmd.Context(), "/v1/providers", map[string]string{"HCL": string(src), "Filename": filepath.Base(args[0])}, &out); err != nil {
 				return fmt.Errorf("apply provider: %w", err)
 			}
 			_, err = fmt.Fprintf(cmd.OutOrStdout(), "Applied provider file %s (index %d)\n", args[0], out.Index)
@@ -93,7 +95,7 @@ func newProviderCommand(g *globals) *cobra.Command {
 	status := &cobra.Command{
 		Use: "status <name>", Short: "Show a provider: pools, labels, quota used and free, paused, errored labels", Args: oneArg("<name>"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return show(cmd, g, pathf("/v1/provider/%s", args[0]), nil, "read provider", asJSON, printProvider)
+			return show(cmd, g, api.Pathf("/v1/provider/%s", args[0]), nil, "read provider", asJSON, printProvider)
 		},
 	}
 	status.Flags().BoolVar(&asJSON, "json", false, "print the server's JSON answer")
@@ -183,7 +185,7 @@ func newNodeRequestCommand(g *globals) *cobra.Command {
 			}
 			var out struct{ ID string }
 			body := map[string]any{"Labels": labels, "Requestor": requestor, "Tenant": tenant, "RelativePriority": prio}
-			if err := c.put(cmd.Context(), "/v1/node-requests", body, &out); err != nil {
+			if err := c.Put(cmd.Context(), "/v1/node-requests", body, &out); err != nil {
 				return fmt.Errorf("create node request: %w", err)
 			}
 			_, err = fmt.Fprintln(cmd.OutOrStdout(), out.ID)
@@ -198,7 +200,7 @@ func newNodeRequestCommand(g *globals) *cobra.Command {
 	status := &cobra.Command{
 		Use: "status <id>", Short: "Show a node request", Args: oneArg("<id>"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return show(cmd, g, pathf("/v1/node-request/%s", args[0]), nil, "read node request", asJSON, func(w io.Writer, r cliRequest) error {
+			return show(cmd, g, api.Pathf("/v1/node-request/%s", args[0]), nil, "read node request", asJSON, func(w io.Writer, r cliRequest) error {
 				pairs := []pair{{"ID", r.ID}, {"State", r.State}, {"Labels", strings.Join(r.Labels, ", ")},
 					{"Requestor", orNone(r.Requestor)}, {"Tenant", orNone(r.Tenant)}, {"Provider", orNone(r.Provider)},
 					{"Instances", orNone(strings.Join(r.Instances, ", "))}, {"Reason", orNone(r.Reason)}}
@@ -264,7 +266,7 @@ func newInstanceCommand(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if err := c.put(cmd.Context(), pathf("/v1/instance/%s/hold", args[0]), nil, nil); err != nil {
+			if err := c.Put(cmd.Context(), api.Pathf("/v1/instance/%s/hold", args[0]), nil, nil); err != nil {
 				return fmt.Errorf("hold instance: %w", err)
 			}
 			_, err = fmt.Fprintf(cmd.OutOrStdout(), "Instance %s held\n", args[0])
@@ -278,7 +280,7 @@ func newInstanceCommand(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if err := c.delete(cmd.Context(), pathf("/v1/instance/%s", args[0]), nil); err != nil {
+			if err := c.Delete(cmd.Context(), api.Pathf("/v1/instance/%s", args[0]), nil); err != nil {
 				return fmt.Errorf("delete instance: %w", err)
 			}
 			_, err = fmt.Fprintf(cmd.OutOrStdout(), "Instance %s marked for deletion\n", args[0])

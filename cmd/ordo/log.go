@@ -68,7 +68,7 @@ is printed as one line of JSON.`,
 				q.Set("from", strconv.FormatUint(from, 10))
 				q.Set("limit", strconv.FormatUint(limit, 10))
 				var page logPage
-				if err := c.get(cmd.Context(), "/v1/operator/log", q, &page); err != nil {
+				if err := c.Get(cmd.Context(), "/v1/operator/log", q, &page); err != nil {
 					return fmt.Errorf("read log from index %d: %w", from, err)
 				}
 				for _, raw := range page.Events {
@@ -122,7 +122,7 @@ until interrupted. -index starts from an older raft index; -topic Topic:Key
 			for _, t := range topics {
 				q.Add("topic", t)
 			}
-			body, err := c.stream(ctx, "/v1/event/stream", q)
+			body, err := c.Stream(ctx, "/v1/event/stream", q)
 			if err != nil {
 				return fmt.Errorf("open event stream: %w", err)
 			}
@@ -191,7 +191,7 @@ the slice then shows only what its own events build.`,
 			q.Set("from", strconv.FormatUint(from, 10))
 			q.Set("to", strconv.FormatUint(to, 10))
 			q.Set("state", strconv.FormatBool(state))
-			body, err := c.stream(cmd.Context(), "/v1/operator/log/export", q)
+			body, err := c.Stream(cmd.Context(), "/v1/operator/log/export", q)
 			if err != nil {
 				return fmt.Errorf("export log: %w", err)
 			}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ordoplane/ordo/api"
 	"github.com/ordoplane/ordo/cmd/agent"
 )
 
@@ -55,18 +56,12 @@ type globals struct {
 
 // client returns an API client for the -address flag, reading at the
 // -at-index or -at-time flag's past state when one is set.
-func (g *globals) client() (*client, error) {
+func (g *globals) client(opts ...api.Option) (*api.Client, error) {
 	at, err := g.atParams(time.Now())
 	if err != nil {
 		return nil, err
 	}
-	c, err := newClient(g.address)
-	if err != nil {
-		return nil, err
-	}
-	c.at = at
-	c.token = g.token
-	return c, nil
+	return newClient(g.address, g.token, at, opts...)
 }
 
 func newRootCommand(stdout, stderr io.Writer) *cobra.Command {

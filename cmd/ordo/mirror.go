@@ -99,7 +99,7 @@ func newMirrorVerifyCommand(g *globals) *cobra.Command {
 				q.Set("from", strconv.FormatUint(from, 10))
 			}
 			var raw json.RawMessage
-			if err := c.do(cmd.Context(), "POST", "/v1/operator/mirror/verify", q, nil, &raw); err != nil {
+			if err := c.Call(cmd.Context(), "POST", "/v1/operator/mirror/verify", q, nil, &raw); err != nil {
 				return fmt.Errorf("verify mirror: %w", err)
 			}
 			var rep mirror.Report

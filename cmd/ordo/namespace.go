@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/ordoplane/ordo/api"
 )
 
 // namespace is a namespace as GET /v1/namespace/<name> answers it.
@@ -83,7 +85,7 @@ func newNamespaceStatusCommand(g *globals) *cobra.Command {
 		Short: "Show a namespace",
 		Args:  oneArg("<name>"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return show(cmd, g, pathf("/v1/namespace/%s", args[0]), nil, fmt.Sprintf("read namespace %q", args[0]), asJSON, printNamespace)
+			return show(cmd, g, api.Pathf("/v1/namespace/%s", args[0]), nil, fmt.Sprintf("read namespace %q", args[0]), asJSON, printNamespace)
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the server's JSON answer")
@@ -151,8 +153,8 @@ encrypted variables the namespace may hold (a size such as 64KiB or 10MB;
 				return err
 			}
 			ns := namespace{Name: name}
-			err = c.get(cmd.Context(), pathf("/v1/namespace/%s", name), nil, &ns)
-			if err != nil && !isNotFound(err) {
+			err = c.Get(cmd.Context(), api.Pathf("/v1/namespace/%s", name), nil, &ns)
+			if err != nil && !api.IsNotFound(err) {
 				return fmt.Errorf("read namespace %q: %w", name, err)
 			}
 			req := namespaceRequest{Name: name, Description: ns.Description, Meta: ns.Meta, VariablesQuota: ns.VariablesQuota}
@@ -167,7 +169,7 @@ encrypted variables the namespace may hold (a size such as 64KiB or 10MB;
 			if cmd.Flags().Changed("meta") {
 				req.Meta = meta
 			}
-			if err := c.put(cmd.Context(), pathf("/v1/namespace/%s", name), req, nil); err != nil {
+			if err := c.Put(cmd.Context(), api.Pathf("/v1/namespace/%s", name), req, nil); err != nil {
 				return fmt.Errorf("apply namespace %q: %w", name, err)
 			}
 			_, err = fmt.Fprintf(cmd.OutOrStdout(), "Successfully applied namespace %q!\n", name)
@@ -228,7 +230,7 @@ func newNamespaceDeleteCommand(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if err := c.delete(cmd.Context(), pathf("/v1/namespace/%s", args[0]), nil); err != nil {
+			if err := c.Delete(cmd.Context(), api.Pathf("/v1/namespace/%s", args[0]), nil); err != nil {
 				return fmt.Errorf("delete namespace %q: %w", args[0], err)
 			}
 			_, err = fmt.Fprintf(cmd.OutOrStdout(), "Successfully deleted namespace %q!\n", args[0])

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/ordoplane/ordo/api"
 )
 
 // nodeStub is a node as GET /v1/nodes lists it.
@@ -69,7 +71,7 @@ func newNodeStatusCommand(g *globals) *cobra.Command {
 			}
 			var raw json.RawMessage
 			if len(args) == 0 {
-				if err := c.get(cmd.Context(), "/v1/nodes", nil, &raw); err != nil {
+				if err := c.Get(cmd.Context(), "/v1/nodes", nil, &raw); err != nil {
 					return fmt.Errorf("list nodes: %w", err)
 				}
 				if asJSON {
@@ -81,7 +83,7 @@ func newNodeStatusCommand(g *globals) *cobra.Command {
 				}
 				return printNodes(cmd.OutOrStdout(), list)
 			}
-			if err := c.get(cmd.Context(), pathf("/v1/node/%s", args[0]), nil, &raw); err != nil {
+			if err := c.Get(cmd.Context(), api.Pathf("/v1/node/%s", args[0]), nil, &raw); err != nil {
 				return fmt.Errorf("read node %q: %w", args[0], err)
 			}
 			if asJSON {
@@ -180,9 +182,9 @@ func printNode(w io.Writer, n nodeInfo) error {
 }
 
 // resolveNode returns the full id of the node id or unique id prefix names.
-func resolveNode(cmd *cobra.Command, c *client, id string) (string, error) {
+func resolveNode(cmd *cobra.Command, c *api.Client, id string) (string, error) {
 	var n nodeStub
-	if err := c.get(cmd.Context(), pathf("/v1/node/%s", id), nil, &n); err != nil {
+	if err := c.Get(cmd.Context(), api.Pathf("/v1/node/%s", id), nil, &n); err != nil {
 		return "", fmt.Errorf("read node %q: %w", id, err)
 	}
 	return n.ID, nil
@@ -220,7 +222,7 @@ func newNodeEligibilityCommand(g *globals) *cobra.Command {
 				elig = "eligible"
 			}
 			body := map[string]string{"NodeID": id, "Eligibility": elig}
-			if err := c.put(cmd.Context(), pathf("/v1/node/%s/eligibility", id), body, nil); err != nil {
+			if err := c.Put(cmd.Context(), api.Pathf("/v1/node/%s/eligibility", id), body, nil); err != nil {
 				return fmt.Errorf("update eligibility of node %q: %w", id, err)
 			}
 			_, err = fmt.Fprintf(cmd.OutOrStdout(), "Node %q scheduling eligibility set: %s for scheduling\n", id, elig)
@@ -287,7 +289,7 @@ makes the node eligible again unless -keep-ineligible is given.`,
 			if body.NodeID, err = resolveNode(cmd, c, args[0]); err != nil {
 				return err
 			}
-			if err := c.put(cmd.Context(), pathf("/v1/node/%s/drain", body.NodeID), body, nil); err != nil {
+			if err := c.Put(cmd.Context(), api.Pathf("/v1/node/%s/drain", body.NodeID), body, nil); err != nil {
 				return fmt.Errorf("update drain of node %q: %w", body.NodeID, err)
 			}
 			verb := "disabled"

@@ -8,22 +8,23 @@ import (
 	"strconv"
 
 	"github.com/spf13/cobra"
+
+	"github.com/ordoplane/ordo/api"
+	"github.com/ordoplane/ordo/commands/httpapi"
 )
 
 // membershipClient returns an API client that also presents the cluster
 // secret from -cluster-secret or $ORDO_CLUSTER_SECRET, when one is given:
 // with ACLs off, changing the servers needs it; with ACLs on, a management
 // token (-token) does instead.
-func membershipClient(g *globals, secret string) (*client, error) {
-	c, err := g.client()
-	if err != nil {
-		return nil, err
-	}
+func membershipClient(g *globals, secret string) (*api.Client, error) {
 	if secret == "" {
 		secret = os.Getenv(clusterSecretEnv)
 	}
-	c.secret = secret
-	return c, nil
+	if secret == "" {
+		return g.client()
+	}
+	return g.client(api.WithHeader(httpapi.ClusterSecretHeader, secret))
 }
 
 func newRaftRemovePeerCommand(g *globals) *cobra.Command {
@@ -45,7 +46,7 @@ management token.`,
 			if err != nil {
 				return err
 			}
-			if err := c.do(cmd.Context(), "DELETE", "/v1/operator/raft/peer", url.Values{"id": {id}}, nil, nil); err != nil {
+			if err := c.Call(cmd.Context(), "DELETE", "/v1/operator/raft/peer", url.Values{"id": {id}}, nil, nil); err != nil {
 				return fmt.Errorf("remove peer %s: %w", id, err)
 			}
 			_, err = fmt.Fprintf(cmd.OutOrStdout(), "Removed peer with id %q\n", id)
@@ -84,7 +85,7 @@ management token.`,
 				q.Set("address", addr)
 			}
 			var out struct{ From, Leader string }
-			if err := c.do(cmd.Context(), "PUT", "/v1/operator/raft/transfer-leadership", q, nil, &out); err != nil {
+			if err := c.Call(cmd.Context(), "PUT", "/v1/operator/raft/transfer-leadership", q, nil, &out); err != nil {
 				return fmt.Errorf("transfer leadership: %w", err)
 			}
 			_, err = fmt.Fprintf(cmd.OutOrStdout(), "Transferred leadership from %s to %s\n", out.From, out.Leader)

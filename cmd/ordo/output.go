@@ -136,7 +136,7 @@ func show[T any](cmd *cobra.Command, g *globals, path string, q url.Values, what
 		return err
 	}
 	var raw json.RawMessage
-	if err := c.get(cmd.Context(), path, q, &raw); err != nil {
+	if err := c.Get(cmd.Context(), path, q, &raw); err != nil {
 		return fmt.Errorf("%s: %w", what, err)
 	}
 	if asJSON {

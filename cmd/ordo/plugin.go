@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/ordoplane/ordo/api"
 )
 
 // cliPlugin is a plugin as GET /v1/plugin/csi/<id> answers it.
@@ -51,11 +53,11 @@ func newPluginCommand(g *globals) *cobra.Command {
 				return err
 			}
 			var list []cliPluginStub
-			if err := c.get(cmd.Context(), "/v1/plugins", q, &list); err != nil {
+			if err := c.Get(cmd.Context(), "/v1/plugins", q, &list); err != nil {
 				return fmt.Errorf("list plugins: %w", err)
 			}
 			if p, ok := pickOne(list, prefix, func(p cliPluginStub) string { return p.ID }); ok { // volume.go
-				return show(cmd, g, pathf("/v1/plugin/csi/%s", p.ID), nil, "read plugin", asJSON, printPlugin)
+				return show(cmd, g, api.Pathf("/v1/plugin/csi/%s", p.ID), nil, "read plugin", asJSON, printPlugin)
 			}
 			return show(cmd, g, "/v1/plugins", q, "list plugins", asJSON, printPlugins)
 		},

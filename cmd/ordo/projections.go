@@ -115,7 +115,7 @@ func newProjectionsListCommand(g *globals) *cobra.Command {
 				}
 				q := url.Values{}
 				q.Set("checksum", strconv.FormatBool(checksums))
-				if err := c.get(cmd.Context(), "/v1/operator/projections", q, &list); err != nil {
+				if err := c.Get(cmd.Context(), "/v1/operator/projections", q, &list); err != nil {
 					return fmt.Errorf("list projections: %w", err)
 				}
 			}
@@ -247,7 +247,7 @@ projections live may finish first. Follow the job with
 				return err
 			}
 			var j projections.Job
-			if err := c.do(cmd.Context(), "DELETE", "/v1/operator/projections/job", nil, nil, &j); err != nil {
+			if err := c.Call(cmd.Context(), "DELETE", "/v1/operator/projections/job", nil, nil, &j); err != nil {
 				return fmt.Errorf("cancel: %w", err)
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "cancelling %s of %s (job %d, %s)\n", j.Kind, strings.Join(j.Projections, ", "), j.ID, j.State)
@@ -264,7 +264,7 @@ func onlineJob(cmd *cobra.Command, g *globals, kind string, names []string, para
 		return err
 	}
 	var j projections.Job
-	if err := c.do(cmd.Context(), "POST", "/v1/operator/projections/"+kind, nil, httpapi.ProjectionJobRequest{Projections: names, Parallelism: parallel}, &j); err != nil {
+	if err := c.Call(cmd.Context(), "POST", "/v1/operator/projections/"+kind, nil, httpapi.ProjectionJobRequest{Projections: names, Parallelism: parallel}, &j); err != nil {
 		return fmt.Errorf("start %s: %w", kind, err)
 	}
 	out := cmd.OutOrStdout()
@@ -274,7 +274,7 @@ func onlineJob(cmd *cobra.Command, g *globals, kind string, names []string, para
 	}
 	poll := func(ctx context.Context) (projections.Job, error) {
 		var cur projections.Job
-		err := c.get(ctx, "/v1/operator/projections/job", nil, &cur)
+		err := c.Get(ctx, "/v1/operator/projections/job", nil, &cur)
 		if err == nil && cur.ID != j.ID {
 			err = fmt.Errorf("the server runs job %d, not %d (did it restart?)", cur.ID, j.ID)
 		}

@@ -72,7 +72,7 @@ then renamed. Saving needs a management token when ACLs are on.`,
 			if stale {
 				q.Set("stale", "true")
 			}
-			body, err := c.stream(cmd.Context(), "/v1/operator/snapshot", q)
+			body, err := c.Stream(cmd.Context(), "/v1/operator/snapshot", q)
 			if err != nil {
 				return fmt.Errorf("save snapshot: %w", err)
 			}
@@ -132,7 +132,7 @@ in the archive. Restoring needs a management token when ACLs are on.`,
 				return err
 			}
 			var res snapshotRestored
-			if err := c.put(cmd.Context(), "/v1/operator/snapshot", f, &res); err != nil {
+			if err := c.Put(cmd.Context(), "/v1/operator/snapshot", f, &res); err != nil {
 				return fmt.Errorf("restore snapshot: %w", err)
 			}
 			out := cmd.OutOrStdout()

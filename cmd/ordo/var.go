@@ -126,7 +126,7 @@ before anything is logged.`,
 				return err
 			}
 			var out variable
-			if err := c.do(cmd.Context(), "PUT", varPath(path), q, spec, &out); err != nil {
+			if err := c.Call(cmd.Context(), "PUT", varPath(path), q, spec, &out); err != nil {
 				return fmt.Errorf("put variable %q: %w", path, err) // a cas mismatch names both indexes
 			}
 			if asJSON {
@@ -203,7 +203,7 @@ func newVarGetCommand(g *globals) *cobra.Command {
 				return err
 			}
 			var raw json.RawMessage
-			if err := c.get(cmd.Context(), varPath(path), varQuery(cmd), &raw); err != nil {
+			if err := c.Get(cmd.Context(), varPath(path), varQuery(cmd), &raw); err != nil {
 				return fmt.Errorf("read variable %q: %w", path, err)
 			}
 			if asJSON && item == "" {
@@ -311,7 +311,7 @@ func newVarPurgeCommand(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if err := c.do(cmd.Context(), "DELETE", varPath(path), q, nil, nil); err != nil {
+			if err := c.Call(cmd.Context(), "DELETE", varPath(path), q, nil, nil); err != nil {
 				return fmt.Errorf("purge variable %q: %w", path, err)
 			}
 			_, err = fmt.Fprintf(cmd.OutOrStdout(), "Successfully purged variable %q!\n", path)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ordoplane/ordo/api"
 	"github.com/ordoplane/ordo/commands/csi"
 )
 
@@ -94,7 +95,7 @@ func volumeSpecCommand(g *globals, use, suffix, done, short string) *cobra.Comma
 			}
 			var out struct{ Index uint64 }
 			q := url.Values{"namespace": {spec.Volume.Namespace}}
-			if err := c.do(cmd.Context(), "PUT", pathf("/v1/volume/csi/%s", spec.Volume.ID)+suffix, q, spec.Body(), &out); err != nil {
+			if err := c.Call(cmd.Context(), "PUT", api.Pathf("/v1/volume/csi/%s", spec.Volume.ID)+suffix, q, spec.Body(), &out); err != nil {
 				return fmt.Errorf("%s volume %q: %w", use, spec.Volume.ID, err)
 			}
 			_, err = fmt.Fprintf(cmd.OutOrStdout(), "Volume %q %s (index %d)\n", spec.Volume.ID, done, out.Index)
@@ -122,12 +123,12 @@ func newVolumeStatusCommand(g *globals) *cobra.Command {
 				return err
 			}
 			var list []cliVolumeStub
-			if err := c.get(cmd.Context(), "/v1/volumes", q, &list); err != nil {
+			if err := c.Get(cmd.Context(), "/v1/volumes", q, &list); err != nil {
 				return fmt.Errorf("list volumes: %w", err)
 			}
 			if v, ok := pickOne(list, prefix, func(v cliVolumeStub) string { return v.ID }); ok {
 				dq := url.Values{"namespace": {v.Namespace}}
-				return show(cmd, g, pathf("/v1/volume/csi/%s", v.ID), dq, "read volume", asJSON, printVolume)
+				return show(cmd, g, api.Pathf("/v1/volume/csi/%s", v.ID), dq, "read volume", asJSON, printVolume)
 			}
 			return show(cmd, g, "/v1/volumes", q, "list volumes", asJSON, printVolumes)
 		},
@@ -247,7 +248,7 @@ func newVolumeDeregisterCommand(g *globals) *cobra.Command {
 				q.Set("force", "true")
 			}
 			var out struct{ Index uint64 }
-			if err := c.do(cmd.Context(), "DELETE", pathf("/v1/volume/csi/%s", args[0]), q, nil, &out); err != nil {
+			if err := c.Call(cmd.Context(), "DELETE", api.Pathf("/v1/volume/csi/%s", args[0]), q, nil, &out); err != nil {
 				return fmt.Errorf("deregister volume %q: %w", args[0], err)
 			}
 			_, err = fmt.Fprintf(cmd.OutOrStdout(), "Volume %q deregistered (index %d)\n", args[0], out.Index)
@@ -269,7 +270,7 @@ func newVolumeDeleteCommand(g *globals) *cobra.Command {
 				return err
 			}
 			var out struct{ Index uint64 }
-			if err := c.do(cmd.Context(), "DELETE", pathf("/v1/volume/csi/%s/delete", args[0]), nsQuery(cmd), nil, &out); err != nil {
+			if err := c.Call(cmd.Context(), "DELETE", api.Pathf("/v1/volume/csi/%s/delete", args[0]), nsQuery(cmd), nil, &out); err != nil {
 				return fmt.Errorf("delete volume %q: %w", args[0], err)
 			}
 			_, err = fmt.Fprintf(cmd.OutOrStdout(), "Volume %q deleted (index %d)\n", args[0], out.Index)
@@ -291,7 +292,7 @@ func newVolumeDetachCommand(g *globals) *cobra.Command {
 			q := nsQuery(cmd)
 			q.Set("node", args[1])
 			var out struct{ Index uint64 }
-			if err := c.do(cmd.Context(), "PUT", pathf("/v1/volume/csi/%s/detach", args[0]), q, nil, &out); err != nil {
+			if err := c.Call(cmd.Context(), "PUT", api.Pathf("/v1/volume/csi/%s/detach", args[0]), q, nil, &out); err != nil {
 				return fmt.Errorf("detach volume %q from %s: %w", args[0], args[1], err)
 			}
 			_, err = fmt.Fprintf(cmd.OutOrStdout(), "Volume %q detaching from node %s (index %d)\n", args[0], args[1], out.Index)

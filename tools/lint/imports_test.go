@@ -19,6 +19,7 @@ var layers = map[string]int{
 	"storage":     0,
 	"events":      1,
 	"projections": 2,
+	"api":         2, // the API's types and client: imported by the HTTP server and every caller
 	"commands":    3,
 	"processors":  4,
 	"history":     4, // history tools sit beside the processors
