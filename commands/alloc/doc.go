@@ -20,6 +20,6 @@
 //     eval (TriggeredBy alloc-stop) for the alloc's job in the same entry;
 //     it carries the alloc's modify index as a precondition.
 //   - ClientUpdate accepts only allocs on the reporting node and records,
-//     in the same entry, the node's NodeAllocsUpdated marker that N1
-//     compares with its last missed heartbeat.
+//     in the same entry, the node's NodeAllocsUpdated marker, which
+//     reconnect ordering (N1) compares with its last missed heartbeat.
 package alloc

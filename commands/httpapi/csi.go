@@ -19,8 +19,8 @@ import (
 
 // CSI volumes and plugins (Nomad's /v1/volumes, /v1/volume/csi/:id,
 // /v1/plugins, /v1/plugin/csi/:id). Volume ids are exact everywhere but
-// in lists' prefix (N19); secrets are never shown (N7 of the design:
-// redacted on read); allocations are listed newest modify index first
+// in lists' prefix (N19); secrets are never shown (redacted on read);
+// allocations are listed newest modify index first
 // with full ids (N16).
 
 var (
