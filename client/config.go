@@ -8,10 +8,10 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/ordoplane/ordo/client/clock"
 	"github.com/ordoplane/ordo/client/csi"
 	"github.com/ordoplane/ordo/client/driver"
 	"github.com/ordoplane/ordo/events"
+	"github.com/ordoplane/ordo/storage/clock"
 )
 
 // Config configures a client agent.

@@ -11,10 +11,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/ordoplane/ordo/client/clock"
 	"github.com/ordoplane/ordo/client/driver"
 	"github.com/ordoplane/ordo/client/state"
 	"github.com/ordoplane/ordo/events"
+	"github.com/ordoplane/ordo/storage/clock"
 )
 
 // MaxTaskEvents is how many events a task state keeps; older ones drop.

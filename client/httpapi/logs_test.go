@@ -16,17 +16,16 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/hashicorp/nomad/api"
 
-	"github.com/ordoplane/ordo/client/clock"
 	"github.com/ordoplane/ordo/client/driver/exec"
 	"github.com/ordoplane/ordo/client/httpapi"
 	"github.com/ordoplane/ordo/events"
+	"github.com/ordoplane/ordo/storage/clock/clocktest"
 )
 
 const testTimeout = 20 * time.Second
@@ -57,94 +56,11 @@ func (a *fakeAlloc) Status() events.AllocClientUpdate {
 	return events.AllocClientUpdate{ClientStatus: events.AllocClientRunning}
 }
 
-// fakeClock fires its timers when the test advances it.
-type fakeClock struct {
-	mu     sync.Mutex
-	now    time.Time
-	timers []*fakeTimer
-	added  chan struct{}
-}
-
-type fakeTimer struct {
-	c  chan time.Time
-	at time.Time
-}
-
-func newFakeClock() *fakeClock {
-	return &fakeClock{now: time.Unix(1_700_000_000, 0), added: make(chan struct{}, 1)}
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) NewTimer(d time.Duration) clock.Timer {
-	c.mu.Lock()
-	t := &fakeTimer{c: make(chan time.Time, 1), at: c.now.Add(d)}
-	c.timers = append(c.timers, t)
-	c.mu.Unlock()
-	select {
-	case c.added <- struct{}{}:
-	default:
-	}
-	return &fakeTimerHandle{c, t}
-}
-
-type fakeTimerHandle struct {
-	clk *fakeClock
-	t   *fakeTimer
-}
-
-func (h *fakeTimerHandle) C() <-chan time.Time { return h.t.c }
-func (h *fakeTimerHandle) Stop() bool {
-	h.clk.mu.Lock()
-	defer h.clk.mu.Unlock()
-	n := len(h.clk.timers)
-	h.clk.timers = slices.DeleteFunc(h.clk.timers, func(t *fakeTimer) bool { return t == h.t })
-	return len(h.clk.timers) < n
-}
-
-// waitTimer waits until someone waits on a timer.
-func (c *fakeClock) waitTimer(t *testing.T) {
-	t.Helper()
-	deadline := time.NewTimer(testTimeout)
-	defer deadline.Stop()
-	for {
-		c.mu.Lock()
-		n := len(c.timers)
-		c.mu.Unlock()
-		if n > 0 {
-			return
-		}
-		select {
-		case <-c.added:
-		case <-deadline.C:
-			t.Fatal("nobody waits on the clock")
-		}
-	}
-}
-
-// advance moves the clock by d and fires the timers due.
-func (c *fakeClock) advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-	c.timers = slices.DeleteFunc(c.timers, func(t *fakeTimer) bool {
-		if t.at.After(c.now) {
-			return false
-		}
-		t.c <- c.now
-		return true
-	})
-}
-
 const poll = 250 * time.Millisecond
 
 // setup serves the API of alloc a1 with tasks web and side, and a2 with
 // the task only, and returns its base URL, a1 and the clock.
-func setup(t *testing.T) (string, *fakeAlloc, *fakeClock) {
+func setup(t *testing.T) (string, *fakeAlloc, *clocktest.Clock) {
 	t.Helper()
 	dir := t.TempDir()
 	a := &fakeAlloc{dir: filepath.Join(dir, "a1"), tasks: []string{"side", "web"}}
@@ -155,7 +71,7 @@ func setup(t *testing.T) (string, *fakeAlloc, *fakeClock) {
 	if err := os.MkdirAll(filepath.Join(solo.dir, "alloc", "logs"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	clk := newFakeClock()
+	clk := clocktest.NewClock(time.Unix(1_700_000_000, 0))
 	s, err := httpapi.New(httpapi.Config{Allocs: &fakeAllocs{allocs: map[string]*fakeAlloc{"a1": a, "a2": solo}},
 		Clock: clk, PollInterval: poll, HeartbeatInterval: 2 * poll, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
@@ -328,23 +244,23 @@ func TestLogsFollow(t *testing.T) {
 	}
 	line("one\n")
 
-	clk.waitTimer(t)
+	clk.BlockUntilWaiters(1)
 	appendTo(t, cur, "two\n")
-	clk.advance(poll)
+	clk.Advance(poll)
 	line("two\n")
 
-	clk.waitTimer(t)
+	clk.BlockUntilWaiters(1)
 	appendTo(t, cur, "three\n")
 	rotate(t, cur) // "one two three" go to .1; nothing is sent twice
 	appendTo(t, cur, "four\n")
-	clk.advance(poll)
+	clk.Advance(poll)
 	line("three\n")
 	line("four\n")
 
-	clk.waitTimer(t)
+	clk.BlockUntilWaiters(1)
 	appendTo(t, cur, "five\n")
 	a.done.Store(true)
-	clk.advance(poll)
+	clk.Advance(poll)
 	line("five\n")
 	if rest, err := io.ReadAll(r); err != nil || len(rest) != 0 {
 		t.Fatalf("after the task ended: %q, %v", rest, err)
@@ -367,15 +283,15 @@ func TestLogsFollowFrames(t *testing.T) {
 		return f
 	}
 	for range 2 { // idle for HeartbeatInterval
-		clk.waitTimer(t)
-		clk.advance(poll)
+		clk.BlockUntilWaiters(1)
+		clk.Advance(poll)
 	}
 	if f := next(); !f.IsHeartbeat() {
 		t.Fatalf("frame %+v, want a heartbeat", f)
 	}
-	clk.waitTimer(t)
+	clk.BlockUntilWaiters(1)
 	appendTo(t, cur, "boom\n")
-	clk.advance(poll)
+	clk.Advance(poll)
 	if f := next(); string(f.Data) != "boom\n" || f.File != "alloc/logs/only.stderr" || f.Offset != 5 {
 		t.Fatalf("frame %+v", f)
 	}
@@ -395,24 +311,18 @@ func TestLogsFollowEndsWithTheCaller(t *testing.T) {
 	if b, err := bufio.NewReader(resp.Body).ReadString('\n'); err != nil || b != "x\n" {
 		t.Fatal(b, err)
 	}
-	clk.waitTimer(t)
+	clk.BlockUntilWaiters(1)
 	cancel()
 	resp.Body.Close()
 	// The handler stops waiting on the clock (httptest's Close, at
 	// cleanup, waits for it too).
 	deadline := time.Now().Add(testTimeout)
-	for clk.pending() > 0 {
+	for clk.Waiters() > 0 {
 		if time.Now().After(deadline) {
 			t.Fatal("the stream still polls after the caller left")
 		}
 		time.Sleep(time.Millisecond)
 	}
-}
-
-func (c *fakeClock) pending() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return len(c.timers)
 }
 
 // Unknown allocs and tasks are 404s; bad parameters 400s naming them.
@@ -457,7 +367,7 @@ func TestServeEndsStreams(t *testing.T) {
 		t.Fatal(err)
 	}
 	write(t, a.LogPath("web", "stdout"), "hi\n")
-	clk := newFakeClock()
+	clk := clocktest.NewClock(time.Unix(1_700_000_000, 0))
 	s, err := httpapi.New(httpapi.Config{Allocs: &fakeAllocs{allocs: map[string]*fakeAlloc{"a1": a}}, Clock: clk,
 		Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
@@ -480,7 +390,7 @@ func TestServeEndsStreams(t *testing.T) {
 	if line, err := r.ReadString('\n'); err != nil || line != "hi\n" {
 		t.Fatalf("read %q, %v", line, err)
 	}
-	clk.waitTimer(t)
+	clk.BlockUntilWaiters(1)
 	cancel()
 	select {
 	case err := <-served:

@@ -13,15 +13,16 @@ import (
 	lcmd "github.com/ordoplane/ordo/commands/launcher"
 	"github.com/ordoplane/ordo/events"
 	"github.com/ordoplane/ordo/processors/capacity"
-	"github.com/ordoplane/ordo/processors/follow/followtest"
 	"github.com/ordoplane/ordo/processors/launcher"
 	"github.com/ordoplane/ordo/processors/launcher/driver"
 	"github.com/ordoplane/ordo/processors/launcher/driver/local"
 	"github.com/ordoplane/ordo/processors/launcher/driver/sim"
 	"github.com/ordoplane/ordo/projections"
+	"github.com/ordoplane/ordo/projections/fsm"
 	plauncher "github.com/ordoplane/ordo/projections/launcher"
 	"github.com/ordoplane/ordo/projections/nodes"
 	pt "github.com/ordoplane/ordo/projections/projectionstest"
+	"github.com/ordoplane/ordo/storage/clock/clocktest"
 )
 
 // seed is a command that appends the events it holds: the test plays
@@ -35,9 +36,9 @@ func (s seed) Decide(projections.View, time.Time, commands.IDs) (commands.Decisi
 
 type fixture struct {
 	t     *testing.T
-	fsm   *projections.FSM
+	fsm   *fsm.FSM
 	p     *commands.Pipeline
-	clock *followtest.Clock
+	clock *clocktest.Clock
 	pools []capacity.Pool
 	proc  *capacity.Processor
 	stop  func()
@@ -54,7 +55,7 @@ func newFixture(t *testing.T, pools ...capacity.Pool) *fixture {
 	t.Helper()
 	store := pt.OpenStore(t)
 	fsm := pt.NewFSM(t, store)
-	clock := followtest.NewClock(time.Unix(1_700_000_000, 0))
+	clock := clocktest.NewClock(time.Unix(1_700_000_000, 0))
 	p := commandstest.NewPipeline(t, commands.PipelineConfig{Log: &pt.FSMLog{FSM: fsm}, Store: store, Applied: fsm.Applied,
 		Clock: clock.Now, Logger: quiet()})
 	f := &fixture{t: t, fsm: fsm, p: p, clock: clock, pools: pools}

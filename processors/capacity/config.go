@@ -3,6 +3,7 @@ package capacity
 import (
 	"errors"
 	"fmt"
+	"github.com/ordoplane/ordo/storage/clock"
 	"log/slog"
 	"time"
 
@@ -51,7 +52,7 @@ type Config struct {
 	// Pools are the mapped node pools; at least one.
 	Pools []Pool
 	// Clock times idle nodes; default the system clock.
-	Clock follow.Clock
+	Clock clock.Clock
 	// FailureBackoff is how long a pool files no request after one of
 	// its requests failed; default DefaultFailureBackoff.
 	FailureBackoff time.Duration
@@ -64,7 +65,7 @@ type Config struct {
 // withDefaults returns c with its zero fields set to their defaults.
 func (c Config) withDefaults() Config {
 	if c.Clock == nil {
-		c.Clock = follow.SystemClock{}
+		c.Clock = clock.System{}
 	}
 	if c.FailureBackoff == 0 {
 		c.FailureBackoff = DefaultFailureBackoff

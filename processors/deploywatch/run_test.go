@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ordoplane/ordo/processors/follow/followtest"
+	"github.com/ordoplane/ordo/storage/clock/clocktest"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/goleak"
@@ -61,7 +61,7 @@ const revertingHCL = `job "web" {
 func TestWatcherFollowsDeployments(t *testing.T) {
 	store := pt.OpenStore(t)
 	f := pt.NewFSM(t, store)
-	clock := followtest.NewClock(time.Unix(1_700_000_000, 0))
+	clock := clocktest.NewClock(time.Unix(1_700_000_000, 0))
 	n := 0
 	var idMu sync.Mutex
 	pipe, err := commands.NewPipeline(commands.PipelineConfig{Log: &pt.FSMLog{FSM: f}, Store: store, Applied: f.Applied,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/ordoplane/ordo/storage/clock"
 	"log/slog"
 	"sort"
 	"time"
@@ -23,11 +24,10 @@ import (
 	"github.com/ordoplane/ordo/storage/archive"
 )
 
-// Submitter, State and Clock are what the watcher is given (package follow).
+// Submitter and State are what the watcher is given (package follow).
 type (
 	Submitter = follow.Submitter
 	State     = follow.State
-	Clock     = follow.Clock
 )
 
 // Config configures a Watcher.
@@ -37,7 +37,7 @@ type Config struct {
 	// State is read for deployments, jobs and allocations; required.
 	State State
 	// Clock; default the system clock.
-	Clock Clock
+	Clock clock.Clock
 	// RetryInterval is the wait before a failed command is tried again;
 	// default 1s.
 	RetryInterval time.Duration
@@ -74,7 +74,7 @@ func New(cfg Config) (*Watcher, error) {
 		cfg.RetryInterval = time.Second
 	}
 	if cfg.Clock == nil {
-		cfg.Clock = follow.SystemClock{}
+		cfg.Clock = clock.System{}
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/ordoplane/ordo/storage/clock"
 	"log/slog"
 	"sync/atomic"
 	"time"
@@ -20,11 +21,10 @@ import (
 	"github.com/ordoplane/ordo/projections/nodes"
 )
 
-// Submitter, State and Clock are what the drainer is given (package follow).
+// Submitter and State are what the drainer is given (package follow).
 type (
 	Submitter = follow.Submitter
 	State     = follow.State
-	Clock     = follow.Clock
 )
 
 // Config configures a Drainer.
@@ -34,7 +34,7 @@ type Config struct {
 	// State is read for draining nodes; required.
 	State State
 	// Clock decides when drain deadlines pass; default the system clock.
-	Clock Clock
+	Clock clock.Clock
 	// RetryInterval is the wait before a failed command is tried again;
 	// default 1s.
 	RetryInterval time.Duration
@@ -72,7 +72,7 @@ type Drainer struct {
 // New returns a Drainer; zero fields of cfg take their defaults.
 func New(cfg Config) (*Drainer, error) {
 	if cfg.Clock == nil {
-		cfg.Clock = follow.SystemClock{}
+		cfg.Clock = clock.System{}
 	}
 	if cfg.RetryInterval == 0 {
 		cfg.RetryInterval = time.Second

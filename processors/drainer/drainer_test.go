@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ordoplane/ordo/processors/follow/followtest"
+	"github.com/ordoplane/ordo/storage/clock/clocktest"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/goleak"
@@ -21,6 +21,7 @@ import (
 	"github.com/ordoplane/ordo/events"
 	"github.com/ordoplane/ordo/processors/drainer"
 	"github.com/ordoplane/ordo/projections"
+	"github.com/ordoplane/ordo/projections/fsm"
 	"github.com/ordoplane/ordo/projections/allocs"
 	"github.com/ordoplane/ordo/projections/nodes"
 	pt "github.com/ordoplane/ordo/projections/projectionstest"
@@ -28,17 +29,17 @@ import (
 
 type fixture struct {
 	t     *testing.T
-	fsm   *projections.FSM
+	fsm   *fsm.FSM
 	log   *pt.FSMLog
 	p     *commands.Pipeline
-	clock *followtest.Clock
+	clock *clocktest.Clock
 }
 
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
 	store := pt.OpenStore(t)
 	fsm := pt.NewFSM(t, store)
-	clock := followtest.NewClock(time.Unix(1_700_000_000, 0))
+	clock := clocktest.NewClock(time.Unix(1_700_000_000, 0))
 	l := &pt.FSMLog{FSM: fsm}
 	var mu sync.Mutex
 	n := 0
@@ -68,7 +69,7 @@ func (f *fixture) apply(payloads ...events.Payload) {
 		f.t.Fatal(err)
 	}
 	res, _, _ := f.log.Append(context.Background(), data)
-	if r := res.(projections.Result); r.Err != nil {
+	if r := res.(fsm.Result); r.Err != nil {
 		f.t.Fatal(r.Err)
 	}
 }

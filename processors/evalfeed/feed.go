@@ -17,6 +17,7 @@ import (
 	"github.com/ordoplane/ordo/projections/allocs"
 	"github.com/ordoplane/ordo/projections/nodes"
 	"github.com/ordoplane/ordo/storage/archive"
+	"github.com/ordoplane/ordo/storage/clock"
 	"github.com/ordoplane/ordo/storage/kv"
 )
 
@@ -40,8 +41,9 @@ type Config struct {
 	FailedFollowUpDelay time.Duration
 	// PollFailed is how often failed evals are collected; default 1s.
 	PollFailed time.Duration
-	// Clock; default time.Now.
-	Clock func() time.Time
+	// Clock gives the time evals are released and failed at; default
+	// clock.System.
+	Clock clock.Clock
 	// Logger; default slog.Default().
 	Logger *slog.Logger
 }
@@ -74,7 +76,7 @@ func New(cfg Config) (*Feed, error) {
 		cfg.PollFailed = time.Second
 	}
 	if cfg.Clock == nil {
-		cfg.Clock = time.Now
+		cfg.Clock = clock.System{}
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
@@ -135,7 +137,7 @@ func (f *Feed) restore() (uint64, error) {
 	if err != nil {
 		return 0, fmt.Errorf("restore evals: %w", err)
 	}
-	now := f.cfg.Clock()
+	now := f.cfg.Clock.Now()
 	for _, e := range pending {
 		f.cfg.Broker.Enqueue(e, now)
 	}
@@ -154,7 +156,7 @@ func (f *Feed) restore() (uint64, error) {
 func (f *Feed) consume(from, to uint64) error {
 	snap := f.cfg.Store.Snapshot()
 	defer snap.Close()
-	now := f.cfg.Clock()
+	now := f.cfg.Clock.Now()
 	cl := &classes{v: projections.NewView(snap), byNode: map[string]string{}}
 	return archive.Scan(snap, from, to, func(index uint64, _ uint32, data []byte) error {
 		ev, err := events.DecodeEvent(data)
@@ -306,7 +308,7 @@ func (c *classes) ofAlloc(id string) ([]string, error) {
 // change it may use (missed); the others stay blocked.
 func (f *Feed) unblock(ctx context.Context) {
 	up := eval.Update{Expect: map[string]uint64{}}
-	now := f.cfg.Clock().UnixNano()
+	now := f.cfg.Clock.Now().UnixNano()
 	for id, e := range f.blocked {
 		if !missed(e, f.changes) {
 			continue
@@ -335,7 +337,7 @@ func (f *Feed) unblock(ctx context.Context) {
 // creates a delayed follow-up for each.
 func (f *Feed) failEvals(ctx context.Context) {
 	for _, e := range f.cfg.Broker.DequeueFailed() {
-		now := f.cfg.Clock()
+		now := f.cfg.Clock.Now()
 		failed := *e
 		failed.Status = events.EvalStatusFailed
 		failed.StatusDescription = "evaluation reached its delivery limit"

@@ -5,16 +5,16 @@
 // # Usage
 //
 // A processor's Config takes a Submitter (*commands.Pipeline), a State
-// (*projections.FSM) and a Clock (SystemClock unless a test passes one;
-// followtest.Clock moves only when told).
+// (*fsm.FSM) and a clock.Clock (clock.System unless a test passes
+// one; clocktest.Clock moves only when told).
 package follow
 
 import (
 	"context"
-	"time"
 
 	"github.com/ordoplane/ordo/commands"
 	"github.com/ordoplane/ordo/projections"
+	"github.com/ordoplane/ordo/projections/fsm"
 	"github.com/ordoplane/ordo/storage/kv"
 )
 
@@ -26,27 +26,10 @@ type Submitter interface {
 var _ Submitter = (*commands.Pipeline)(nil)
 
 // State is where a processor reads the projections, and what wakes it when
-// they change; *projections.FSM implements it.
+// they change; *fsm.FSM implements it.
 type State interface {
 	Store() *kv.Store
 	Notifier() *projections.Notifier
 }
 
-var _ State = (*projections.FSM)(nil)
-
-// Clock tells the time and waits: a processor's only source of time.
-type Clock interface {
-	Now() time.Time
-	After(d time.Duration) <-chan time.Time
-}
-
-// SystemClock is the real clock.
-type SystemClock struct{}
-
-var _ Clock = SystemClock{}
-
-// Now implements Clock.
-func (SystemClock) Now() time.Time { return time.Now() }
-
-// After implements Clock.
-func (SystemClock) After(d time.Duration) <-chan time.Time { return time.After(d) }
+var _ State = (*fsm.FSM)(nil)

@@ -3,6 +3,7 @@ package gc
 import (
 	"context"
 	"errors"
+	"github.com/ordoplane/ordo/storage/clock"
 	"log/slog"
 	"time"
 
@@ -10,7 +11,6 @@ import (
 
 	"github.com/ordoplane/ordo/commands"
 	cgc "github.com/ordoplane/ordo/commands/gc"
-	"github.com/ordoplane/ordo/processors/follow"
 )
 
 // Config configures a Processor.
@@ -22,9 +22,9 @@ type Config struct {
 	Thresholds cgc.Thresholds
 	// Interval between collections; default 5m (Nomad's job_gc_interval).
 	Interval time.Duration
-	// Clock paces the runs; default follow.SystemClock. Ages are judged
+	// Clock paces the runs; default clock.System. Ages are judged
 	// from the pipeline's leader clock, not this one.
-	Clock follow.Clock
+	Clock clock.Clock
 	// Logger; default slog.Default().
 	Logger *slog.Logger
 	// Registerer receives the metrics; nil registers none.
@@ -60,7 +60,7 @@ func New(cfg Config) (*Processor, error) {
 		cfg.Logger = slog.Default()
 	}
 	if cfg.Clock == nil {
-		cfg.Clock = follow.SystemClock{}
+		cfg.Clock = clock.System{}
 	}
 	if err := cfg.Validate(); err != nil {
 		return nil, err

@@ -12,12 +12,12 @@ import (
 	"github.com/ordoplane/ordo/commands"
 	cgc "github.com/ordoplane/ordo/commands/gc"
 	"github.com/ordoplane/ordo/events"
-	"github.com/ordoplane/ordo/processors/follow/followtest"
 	"github.com/ordoplane/ordo/processors/gc"
 	"github.com/ordoplane/ordo/projections"
 	"github.com/ordoplane/ordo/projections/all"
 	"github.com/ordoplane/ordo/projections/evals"
 	pt "github.com/ordoplane/ordo/projections/projectionstest"
+	"github.com/ordoplane/ordo/storage/clock/clocktest"
 )
 
 func eval(id, status string, at time.Time) events.Evaluation {
@@ -32,7 +32,7 @@ func eval(id, status string, at time.Time) events.Evaluation {
 func TestPeriodicAndOnDemand(t *testing.T) {
 	store := pt.OpenStore(t)
 	f := pt.NewFSM(t, store, all.Projections()...)
-	clock := followtest.NewClock(time.Unix(1_700_000_000, 0))
+	clock := clocktest.NewClock(time.Unix(1_700_000_000, 0))
 	n := 0
 	p, err := commands.NewPipeline(commands.PipelineConfig{Log: &pt.FSMLog{FSM: f}, Store: store, Applied: f.Applied,
 		Clock: clock.Now, IDs: func() string { n++; return fmt.Sprint("id-", n) }})

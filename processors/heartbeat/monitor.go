@@ -13,6 +13,7 @@ import (
 
 	"github.com/ordoplane/ordo/commands"
 	"github.com/ordoplane/ordo/events"
+	"github.com/ordoplane/ordo/storage/clock"
 )
 
 // Submitter runs commands; *commands.Pipeline implements it.
@@ -31,8 +32,8 @@ type Config struct {
 	// disconnected node left out never goes down while this server
 	// leads); required.
 	Nodes func() ([]string, error)
-	// Clock; default SystemClock.
-	Clock Clock
+	// Clock times the TTLs; default clock.System.
+	Clock clock.Clock
 	// MinTTL is the shortest TTL handed out; default 10s.
 	MinTTL time.Duration
 	// MaxHeartbeatsPerSecond bounds the heartbeat rate of the whole fleet:
@@ -54,7 +55,7 @@ type Config struct {
 
 // DefaultConfig returns the defaults, without the required fields.
 func DefaultConfig() Config {
-	return Config{Clock: SystemClock{}, MinTTL: 10 * time.Second, MaxHeartbeatsPerSecond: 50,
+	return Config{Clock: clock.System{}, MinTTL: 10 * time.Second, MaxHeartbeatsPerSecond: 50,
 		Grace: 10 * time.Second, FailoverTTL: 5 * time.Minute}
 }
 
@@ -223,7 +224,7 @@ func (m *Monitor) Run(ctx context.Context) error {
 			continue
 		}
 		var (
-			timer Timer
+			timer clock.Timer
 			fired <-chan time.Time
 		)
 		if !next.IsZero() {

@@ -20,72 +20,11 @@ import (
 	"github.com/ordoplane/ordo/events"
 	"github.com/ordoplane/ordo/processors/heartbeat"
 	"github.com/ordoplane/ordo/projections"
+	"github.com/ordoplane/ordo/projections/fsm"
 	"github.com/ordoplane/ordo/projections/nodes"
 	pt "github.com/ordoplane/ordo/projections/projectionstest"
+	"github.com/ordoplane/ordo/storage/clock/clocktest"
 )
-
-// fakeClock is a Clock that moves only when Advance is called.
-type fakeClock struct {
-	mu     sync.Mutex
-	now    time.Time
-	timers []*fakeTimer
-}
-
-type fakeTimer struct {
-	clock   *fakeClock
-	c       chan time.Time
-	at      time.Time
-	stopped bool
-}
-
-func (t *fakeTimer) C() <-chan time.Time { return t.c }
-func (t *fakeTimer) Stop() bool {
-	t.clock.mu.Lock()
-	defer t.clock.mu.Unlock()
-	was := !t.stopped
-	t.stopped = true
-	return was
-}
-
-func newFakeClock() *fakeClock { return &fakeClock{now: time.Unix(1_700_000_000, 0)} }
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) NewTimer(d time.Duration) heartbeat.Timer {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	t := &fakeTimer{clock: c, c: make(chan time.Time, 1), at: c.now.Add(d)}
-	if d <= 0 {
-		t.c <- c.now
-		t.stopped = true
-		return t
-	}
-	c.timers = append(c.timers, t)
-	return t
-}
-
-// Advance moves the clock by d and fires the timers that are due.
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-	kept := c.timers[:0]
-	for _, t := range c.timers {
-		switch {
-		case t.stopped:
-		case !t.at.After(c.now):
-			t.c <- c.now
-			t.stopped = true
-		default:
-			kept = append(kept, t)
-		}
-	}
-	c.timers = kept
-}
 
 // recordingPipeline runs the monitor's commands through a real pipeline
 // over an FSM, records the node each was about, and answers with errs in
@@ -140,9 +79,9 @@ func (r *recordingPipeline) marked() []string {
 // synctest bubble: only the monitor runs inside.
 type state struct {
 	t     *testing.T
-	fsm   *projections.FSM
+	fsm   *fsm.FSM
 	log   *pt.FSMLog
-	clock *fakeClock
+	clock *clocktest.Clock
 	pipe  *recordingPipeline
 	n     int
 }
@@ -150,7 +89,7 @@ type state struct {
 func newState(t *testing.T) *state {
 	t.Helper()
 	store := pt.OpenStore(t)
-	st := &state{t: t, fsm: pt.NewFSM(t, store), clock: newFakeClock()}
+	st := &state{t: t, fsm: pt.NewFSM(t, store), clock: clocktest.NewClock(time.Unix(1_700_000_000, 0))}
 	st.log = &pt.FSMLog{FSM: st.fsm}
 	var mu sync.Mutex
 	ids := 0
@@ -184,7 +123,7 @@ func (st *state) apply(payloads ...events.Payload) {
 		st.t.Fatal(err)
 	}
 	res, _, _ := st.log.Append(context.Background(), data)
-	if r := res.(projections.Result); r.Err != nil {
+	if r := res.(fsm.Result); r.Err != nil {
 		st.t.Fatal(r.Err)
 	}
 }

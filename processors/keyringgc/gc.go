@@ -15,6 +15,7 @@ import (
 	"github.com/ordoplane/ordo/projections"
 	"github.com/ordoplane/ordo/projections/allocs"
 	kp "github.com/ordoplane/ordo/projections/keyring"
+	"github.com/ordoplane/ordo/storage/clock"
 	"github.com/ordoplane/ordo/storage/kv"
 )
 
@@ -29,8 +30,8 @@ type Config struct {
 	// key must be to be collected; default 1h. Zero takes the default; a
 	// negative value collects at any age.
 	Threshold time.Duration
-	// Clock; default time.Now.
-	Clock func() time.Time
+	// Clock gives the time key ages are judged at; default clock.System.
+	Clock clock.Clock
 	// Logger; default slog.Default().
 	Logger *slog.Logger
 	// Registerer receives ordo_keyring_gc_keys_removed_total; nil registers none.
@@ -55,7 +56,7 @@ func New(cfg Config) (*GC, error) {
 		cfg.Threshold = time.Hour
 	}
 	if cfg.Clock == nil {
-		cfg.Clock = time.Now
+		cfg.Clock = clock.System{}
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
@@ -93,7 +94,7 @@ func (g *GC) Run(ctx context.Context) error {
 func (g *GC) Collect(ctx context.Context) ([]string, error) {
 	snap := g.cfg.Store.Snapshot()
 	v := projections.NewView(snap)
-	cands, err := candidates(v, g.cfg.Clock(), g.cfg.Threshold)
+	cands, err := candidates(v, g.cfg.Clock.Now(), g.cfg.Threshold)
 	snap.Close()
 	if err != nil {
 		return nil, err

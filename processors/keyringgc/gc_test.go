@@ -9,12 +9,14 @@ import (
 	"time"
 
 	pt "github.com/ordoplane/ordo/projections/projectionstest"
+	"github.com/ordoplane/ordo/storage/clock/clocktest"
 
 	"github.com/ordoplane/ordo/commands"
 	"github.com/ordoplane/ordo/commands/keyring"
 	"github.com/ordoplane/ordo/events"
 	"github.com/ordoplane/ordo/processors/keyringgc"
 	"github.com/ordoplane/ordo/projections"
+	"github.com/ordoplane/ordo/projections/fsm"
 	"github.com/ordoplane/ordo/projections/all"
 	kp "github.com/ordoplane/ordo/projections/keyring"
 	"github.com/ordoplane/ordo/storage/keystore"
@@ -38,13 +40,13 @@ func TestKeepsKeyOfLiveAlloc(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer store.Close()
-	fsm, err := projections.NewFSM(store, projections.FSMConfig{Projections: all.Projections(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	fsm, err := fsm.New(store, fsm.Config{Projections: all.Projections(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer fsm.Close()
-	now := time.Unix(1_700_000_000, 0)
-	clock := func() time.Time { return now }
+	clk := clocktest.NewClock(time.Unix(1_700_000_000, 0))
+	clock := clk.Now
 	p, _ := commands.NewPipeline(commands.PipelineConfig{Log: &pt.FSMLog{FSM: fsm}, Store: store, Applied: fsm.Applied, Clock: clock})
 	defer p.Close()
 	ks, _ := keystore.Open(filepath.Join(dir, "keystore"))
@@ -66,7 +68,7 @@ func TestKeepsKeyOfLiveAlloc(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	gc, err := keyringgc.New(keyringgc.Config{Pipeline: p, Store: store, Threshold: time.Hour, Clock: clock})
+	gc, err := keyringgc.New(keyringgc.Config{Pipeline: p, Store: store, Threshold: time.Hour, Clock: clk})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +80,7 @@ func TestKeepsKeyOfLiveAlloc(t *testing.T) {
 	if removed, err := gc.Collect(ctx); err != nil || len(removed) != 0 {
 		t.Fatalf("young key: removed %v, %v", removed, err)
 	}
-	now = now.Add(2 * time.Hour)
+	clk.Advance(2 * time.Hour)
 	// Old enough, but a1 is live and was signed with it.
 	if removed, err := gc.Collect(ctx); err != nil || len(removed) != 0 || !exists(old) {
 		t.Fatalf("key of a live alloc: removed %v, %v", removed, err)

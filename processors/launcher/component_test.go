@@ -12,14 +12,15 @@ import (
 	"github.com/ordoplane/ordo/commands/commandstest"
 	lcmd "github.com/ordoplane/ordo/commands/launcher"
 	"github.com/ordoplane/ordo/events"
-	"github.com/ordoplane/ordo/processors/follow/followtest"
 	"github.com/ordoplane/ordo/processors/launcher"
 	"github.com/ordoplane/ordo/processors/launcher/driver"
 	"github.com/ordoplane/ordo/processors/launcher/driver/sim"
 	"github.com/ordoplane/ordo/processors/launcher/driver/static"
 	"github.com/ordoplane/ordo/projections"
+	"github.com/ordoplane/ordo/projections/fsm"
 	plauncher "github.com/ordoplane/ordo/projections/launcher"
 	pt "github.com/ordoplane/ordo/projections/projectionstest"
+	"github.com/ordoplane/ordo/storage/clock/clocktest"
 	"github.com/ordoplane/ordo/storage/raftlog"
 )
 
@@ -28,7 +29,7 @@ import (
 // would.
 type sharedLog struct {
 	mu   sync.Mutex
-	fsms []*projections.FSM
+	fsms []*fsm.FSM
 }
 
 func (l *sharedLog) Append(_ context.Context, data []byte) (any, uint64, error) {
@@ -48,7 +49,7 @@ func (l *sharedLog) Append(_ context.Context, data []byte) (any, uint64, error) 
 // server is one server: its FSM, a pipeline deciding on it, a launcher.
 type server struct {
 	name   string
-	fsm    *projections.FSM
+	fsm    *fsm.FSM
 	p      *commands.Pipeline
 	cancel context.CancelFunc
 	done   chan struct{}
@@ -82,7 +83,7 @@ func (s *server) components(t *testing.T) string {
 // launcher that stops, and a launcher component not heard from for
 // StaleAfter heartbeats is removed by a live launcher.
 func TestLauncherPoolsAreComponents(t *testing.T) {
-	clock := followtest.NewClock(time.Unix(1_700_000_000, 0))
+	clock := clocktest.NewClock(time.Unix(1_700_000_000, 0))
 	log := &sharedLog{}
 	ids := commandstest.SequentialIDs()
 	servers := map[string]*server{}

@@ -15,20 +15,21 @@ import (
 	"github.com/ordoplane/ordo/commands/commandstest"
 	lcmd "github.com/ordoplane/ordo/commands/launcher"
 	"github.com/ordoplane/ordo/events"
-	"github.com/ordoplane/ordo/processors/follow/followtest"
 	"github.com/ordoplane/ordo/processors/launcher"
 	"github.com/ordoplane/ordo/processors/launcher/driver"
 	"github.com/ordoplane/ordo/processors/launcher/driver/sim"
 	"github.com/ordoplane/ordo/projections"
+	"github.com/ordoplane/ordo/projections/fsm"
 	plauncher "github.com/ordoplane/ordo/projections/launcher"
 	pt "github.com/ordoplane/ordo/projections/projectionstest"
+	"github.com/ordoplane/ordo/storage/clock/clocktest"
 )
 
 type fixture struct {
 	t      *testing.T
-	fsm    *projections.FSM
+	fsm    *fsm.FSM
 	p      *commands.Pipeline
-	clock  *followtest.Clock
+	clock  *clocktest.Clock
 	mu     sync.Mutex
 	clouds map[string]*sim.Cloud
 	faults map[string]sim.Faults
@@ -43,7 +44,7 @@ func newFixture(t *testing.T) *fixture {
 	t.Helper()
 	store := pt.OpenStore(t)
 	fsm := pt.NewFSM(t, store)
-	clock := followtest.NewClock(time.Unix(1_700_000_000, 0))
+	clock := clocktest.NewClock(time.Unix(1_700_000_000, 0))
 	p := commandstest.NewPipeline(t, commands.PipelineConfig{Log: &pt.FSMLog{FSM: fsm}, Store: store, Applied: fsm.Applied,
 		Clock: clock.Now, Logger: quiet()})
 	return &fixture{t: t, fsm: fsm, p: p, clock: clock, clouds: map[string]*sim.Cloud{}, faults: map[string]sim.Faults{},

@@ -16,6 +16,7 @@ import (
 
 	"github.com/ordoplane/ordo/events"
 	"github.com/ordoplane/ordo/storage/archive"
+	"github.com/ordoplane/ordo/storage/clock"
 	"github.com/ordoplane/ordo/storage/kv"
 )
 
@@ -36,8 +37,9 @@ type Config struct {
 	// Applied returns the applied index and a channel closed when it
 	// changes (projections.Notifier.Applied); required.
 	Applied func() (uint64, <-chan struct{})
-	// Clock; default the system clock.
-	Clock Clock
+	// Clock stamps lag and errors and paces retries and lingers;
+	// default clock.System.
+	Clock clock.Clock
 	// Logger; default slog.Default().
 	Logger *slog.Logger
 	// Registerer receives the mirror's metrics; nil registers none.
@@ -91,7 +93,7 @@ func New(cfg Config) (*Mirror, error) {
 	}
 	cfg.Settings = cfg.Settings.withDefaults()
 	if cfg.Clock == nil {
-		cfg.Clock = realClock{}
+		cfg.Clock = clock.System{}
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()

@@ -12,6 +12,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/ordoplane/ordo/storage/clock"
 )
 
 func TestMirrorsEveryEventOnce(t *testing.T) {
@@ -142,12 +144,11 @@ func TestSensitiveFieldNeverReachesTopic(t *testing.T) {
 // for at least min (the retries' backoffs) and answers each after a
 // millisecond.
 type waitsClock struct {
+	clock.System
 	min   time.Duration
 	mu    sync.Mutex
 	waits []time.Duration
 }
-
-func (c *waitsClock) Now() time.Time { return time.Now() }
 
 func (c *waitsClock) After(d time.Duration) <-chan time.Time {
 	if d >= c.min {
@@ -182,9 +183,9 @@ func TestBackoffRestartsAfterProgress(t *testing.T) {
 		return nil, nil, false
 	})
 	const minBackoff = 10 * time.Millisecond
-	clock := &waitsClock{min: minBackoff}
+	clk := &waitsClock{min: minBackoff}
 	m := newMirror(t, l, k.ListenAddrs(), func(c *Config) {
-		c.ChunkEvents, c.Clock, c.Linger = 5, clock, time.Millisecond
+		c.ChunkEvents, c.Clock, c.Linger = 5, clk, time.Millisecond
 		c.MinBackoff, c.MaxBackoff = minBackoff, time.Hour
 	})
 	defer m.Close()
@@ -192,17 +193,17 @@ func TestBackoffRestartsAfterProgress(t *testing.T) {
 	r := run(m)
 	waitFor(t, 60*time.Second, "everything mirrored", func() bool { return m.Mirrored() == l.last() })
 	r.stop(t)
-	clock.mu.Lock()
-	defer clock.mu.Unlock()
+	clk.mu.Lock()
+	defer clk.mu.Unlock()
 	mu.Lock()
 	defer mu.Unlock()
-	if len(clock.waits) < 5 {
-		t.Fatalf("%d retries (%d commits refused); the test needs sessions that die", len(clock.waits), kills)
+	if len(clk.waits) < 5 {
+		t.Fatalf("%d retries (%d commits refused); the test needs sessions that die", len(clk.waits), kills)
 	}
-	for i, w := range clock.waits {
+	for i, w := range clk.waits {
 		if w > 4*minBackoff {
 			t.Fatalf("retry %d of %d waited %s (all: %v); a session that committed restarts the backoff at %s",
-				i+1, len(clock.waits), w, clock.waits, minBackoff)
+				i+1, len(clk.waits), w, clk.waits, minBackoff)
 		}
 	}
 }

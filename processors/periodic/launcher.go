@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/ordoplane/ordo/storage/clock"
 	"log/slog"
 	"maps"
 	"slices"
@@ -19,11 +20,10 @@ import (
 	"github.com/ordoplane/ordo/projections/jobs"
 )
 
-// Submitter, State and Clock are what the launcher is given (package follow).
+// Submitter and State are what the launcher is given (package follow).
 type (
 	Submitter = follow.Submitter
 	State     = follow.State
-	Clock     = follow.Clock
 )
 
 // Config configures a Launcher.
@@ -33,7 +33,7 @@ type Config struct {
 	// State is read for periodic jobs; required.
 	State State
 	// Clock; default the system clock.
-	Clock Clock
+	Clock clock.Clock
 	// RetryInterval is the wait before a failed launch is tried again;
 	// default 5s.
 	RetryInterval time.Duration
@@ -63,7 +63,7 @@ type Launcher struct {
 // New returns a Launcher.
 func New(cfg Config) (*Launcher, error) {
 	if cfg.Clock == nil {
-		cfg.Clock = follow.SystemClock{}
+		cfg.Clock = clock.System{}
 	}
 	if cfg.RetryInterval == 0 {
 		cfg.RetryInterval = 5 * time.Second

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -16,6 +15,7 @@ import (
 	"github.com/ordoplane/ordo/processors/planapply"
 	"github.com/ordoplane/ordo/processors/scheduler"
 	"github.com/ordoplane/ordo/projections/evals"
+	"github.com/ordoplane/ordo/storage/clock"
 )
 
 // States gives the applier the latest state.
@@ -30,8 +30,9 @@ type Config struct {
 	States   States
 	// Tracker is the N11 rejection tracker; nil or disabled tracks nothing.
 	Tracker *planapply.Tracker
-	// Clock; default time.Now.
-	Clock func() time.Time
+	// Clock times plan applies and gives the time plans are evaluated at;
+	// default clock.System.
+	Clock clock.Clock
 	// Logger; default slog.Default().
 	Logger *slog.Logger
 	// Registerer receives the applier's metrics; nil registers none.
@@ -65,7 +66,7 @@ func New(cfg Config) (*Applier, error) {
 		return nil, errors.New("planner: Pipeline and States are required")
 	}
 	if cfg.Clock == nil {
-		cfg.Clock = time.Now
+		cfg.Clock = clock.System{}
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
@@ -114,7 +115,7 @@ func (a *Applier) Run(ctx context.Context) error {
 		case <-ctx.Done():
 			return nil
 		case req := <-a.queue:
-			start := a.cfg.Clock()
+			start := a.cfg.Clock.Now()
 			job, r := a.prepare(req, inflight)
 			if inflight != nil {
 				<-inflight.done
@@ -130,7 +131,7 @@ func (a *Applier) Run(ctx context.Context) error {
 			}
 			inflight = nil
 			if job == nil {
-				a.metrics.latency.Observe(a.cfg.Clock().Sub(start).Seconds())
+				a.metrics.latency.Observe(a.cfg.Clock.Now().Sub(start).Seconds())
 				req.reply <- r
 				continue
 			}
@@ -139,7 +140,7 @@ func (a *Applier) Run(ctx context.Context) error {
 				defer close(job.done)
 				r := a.commit(ctx, job)
 				job.index = r.index
-				a.metrics.latency.Observe(a.cfg.Clock().Sub(start).Seconds())
+				a.metrics.latency.Observe(a.cfg.Clock.Now().Sub(start).Seconds())
 				req.reply <- r
 			}()
 		}
@@ -182,7 +183,7 @@ func (a *Applier) prepare(req request, inflight *commitJob) (*commitJob, respons
 	if overlay {
 		st = withPlaced(base, inflight.res.Placements)
 	}
-	res := a.eval.Evaluate(req.plan, st, a.cfg.Clock())
+	res := a.eval.Evaluate(req.plan, st, a.cfg.Clock.Now())
 	if e, ok := base.(interface{ Err() error }); ok && e.Err() != nil {
 		return nil, response{err: fmt.Errorf("verify plan %s: %w", req.plan.EvalID, e.Err())}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/ordoplane/ordo/storage/clock"
 	"log/slog"
 	"time"
 
@@ -18,11 +19,10 @@ import (
 	"github.com/ordoplane/ordo/projections/nodes"
 )
 
-// Submitter, State and Clock are what the watcher is given (package follow).
+// Submitter and State are what the watcher is given (package follow).
 type (
 	Submitter = follow.Submitter
 	State     = follow.State
-	Clock     = follow.Clock
 )
 
 // Actor is the actor the watcher's commands record.
@@ -61,7 +61,7 @@ type Config struct {
 	// need none are still released).
 	Detacher Detacher
 	// Clock; default the system clock.
-	Clock Clock
+	Clock clock.Clock
 	// RetryMin and RetryMax bound the backoff of a failed call; default
 	// 1s and 1m.
 	RetryMin, RetryMax time.Duration
@@ -114,7 +114,7 @@ func New(cfg Config) (*Watcher, error) {
 		cfg.Detacher = noDetacher{}
 	}
 	if cfg.Clock == nil {
-		cfg.Clock = follow.SystemClock{}
+		cfg.Clock = clock.System{}
 	}
 	if cfg.RetryMin == 0 {
 		cfg.RetryMin = time.Second

@@ -9,10 +9,10 @@ import (
 
 	"github.com/ordoplane/ordo/commands/csi/csitest"
 	"github.com/ordoplane/ordo/events"
-	"github.com/ordoplane/ordo/processors/follow/followtest"
 	"github.com/ordoplane/ordo/processors/volumewatcher"
 	"github.com/ordoplane/ordo/projections/csi"
 	"github.com/ordoplane/ordo/projections/nodes"
+	"github.com/ordoplane/ordo/storage/clock/clocktest"
 )
 
 // recorder is a Detacher that records the calls and fails the first
@@ -59,7 +59,7 @@ func publishingNode(id string) *events.NodeRegistered {
 	return n
 }
 
-func newWatcher(t *testing.T, h *csitest.Harness, d volumewatcher.Detacher, clock *followtest.Clock) *volumewatcher.Watcher {
+func newWatcher(t *testing.T, h *csitest.Harness, d volumewatcher.Detacher, clock *clocktest.Clock) *volumewatcher.Watcher {
 	t.Helper()
 	w, err := volumewatcher.New(volumewatcher.Config{Pipeline: h.Pipeline, State: h.FSM, Detacher: d, Clock: clock,
 		RetryMin: time.Second, RetryMax: 4 * time.Second})
@@ -92,7 +92,7 @@ func TestReleaseGCdClaim(t *testing.T) {
 	h.Apply(&events.AllocsDeleted{IDs: []string{"a1"}})
 
 	rec := &recorder{failures: 1}
-	clock := followtest.NewClock(time.Unix(1_700_000_000, 0))
+	clock := clocktest.NewClock(time.Unix(1_700_000_000, 0))
 	w := newWatcher(t, h, rec, clock)
 	ctx := context.Background()
 	wait, err := w.Pass(ctx)
@@ -137,7 +137,7 @@ func TestReleaseWithoutCalls(t *testing.T) {
 	h.Apply(&events.AllocsClientUpdated{NodeID: "n1", Updates: []events.AllocClientUpdate{{ID: "a1", ClientStatus: events.AllocClientFailed}}},
 		&events.NodeDeregistered{ID: "n1"})
 	rec := &recorder{}
-	w := newWatcher(t, h, rec, followtest.NewClock(time.Unix(1_700_000_000, 0)))
+	w := newWatcher(t, h, rec, clocktest.NewClock(time.Unix(1_700_000_000, 0)))
 	if _, err := w.Pass(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -156,7 +156,7 @@ func TestRunWakesOnClaims(t *testing.T) {
 	h.Apply(csitest.PluginNode("n1", "p1", nil))
 	h.Apply(csitest.Volume("db", events.CSIAccessSingleNodeWriter), csitest.DBJob("app", "db", events.CSIAccessSingleNodeWriter, false, 1))
 	h.Apply(&events.AllocsPlaced{EvalID: "e", Allocs: []events.Allocation{csitest.Alloc("a1", "app", "n1", 0)}})
-	w := newWatcher(t, h, &recorder{}, followtest.NewClock(time.Unix(1_700_000_000, 0)))
+	w := newWatcher(t, h, &recorder{}, clocktest.NewClock(time.Unix(1_700_000_000, 0)))
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- w.Run(ctx) }()

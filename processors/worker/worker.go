@@ -13,6 +13,7 @@ import (
 	"github.com/ordoplane/ordo/processors/broker"
 	"github.com/ordoplane/ordo/processors/planapply"
 	"github.com/ordoplane/ordo/processors/scheduler"
+	"github.com/ordoplane/ordo/storage/clock"
 )
 
 // StateSource gives workers the applied index and snapshots of the projections.
@@ -44,8 +45,8 @@ type Config struct {
 	BehindBackoff time.Duration
 	// MaxPlanAttempts bounds re-planning after partial commits; default 5.
 	MaxPlanAttempts int
-	// Clock gives the leader time for eval updates; default time.Now.
-	Clock func() time.Time
+	// Clock gives the leader time for eval updates; default clock.System.
+	Clock clock.Clock
 	// Name identifies the worker in logs; default "worker".
 	Name string
 	// Logger; default slog.Default().
@@ -77,7 +78,7 @@ func New(cfg Config) (*Worker, error) {
 		cfg.MaxPlanAttempts = 5
 	}
 	if cfg.Clock == nil {
-		cfg.Clock = time.Now
+		cfg.Clock = clock.System{}
 	}
 	if cfg.Name == "" {
 		cfg.Name = "worker"
@@ -203,7 +204,7 @@ func (w *Worker) schedule(ctx context.Context, ev *events.Evaluation) error {
 			return fmt.Errorf("compute: %w", err)
 		}
 		last := attempt >= w.cfg.MaxPlanAttempts
-		res, _, err := w.cfg.Planner.Submit(ctx, plan, EvalUpdates(ev, plan, w.cfg.Clock()))
+		res, _, err := w.cfg.Planner.Submit(ctx, plan, EvalUpdates(ev, plan, w.cfg.Clock.Now()))
 		if err != nil {
 			return fmt.Errorf("submit plan: %w", err)
 		}
@@ -217,7 +218,7 @@ func (w *Worker) schedule(ctx context.Context, ev *events.Evaluation) error {
 			// in the log while the broker no longer held it.
 			failed := &scheduler.Plan{EvalID: plan.EvalID, Namespace: plan.Namespace, JobID: plan.JobID,
 				SnapshotIndex: plan.SnapshotIndex}
-			res, _, err := w.cfg.Planner.Submit(ctx, failed, FailedEvalUpdates(ev, plan, w.cfg.Clock()))
+			res, _, err := w.cfg.Planner.Submit(ctx, failed, FailedEvalUpdates(ev, plan, w.cfg.Clock.Now()))
 			if err != nil {
 				return fmt.Errorf("submit failed eval: %w", err)
 			}

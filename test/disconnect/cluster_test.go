@@ -25,6 +25,7 @@ import (
 	"github.com/ordoplane/ordo/projections/allocs"
 	"github.com/ordoplane/ordo/projections/evals"
 	"github.com/ordoplane/ordo/projections/nodes"
+	"github.com/ordoplane/ordo/storage/clock/clocktest"
 	"github.com/ordoplane/ordo/test/replay"
 	"github.com/ordoplane/ordo/test/testagent"
 )
@@ -70,7 +71,7 @@ type node struct {
 	gate    *gate
 	rec     *recorder
 	// clock drives the node's mock tasks.
-	clock *manualClock
+	clock *clocktest.Clock
 
 	mu struct {
 		sync.Mutex
@@ -133,7 +134,7 @@ func fakeProc(t *testing.T) string {
 // addNode starts a client agent called name and waits for it to be ready.
 func (cl *cluster) addNode(name string) *node {
 	cl.t.Helper()
-	n := &node{name: name, dataDir: cl.t.TempDir(), gate: newGate(cl.t), clock: newManualClock()}
+	n := &node{name: name, dataDir: cl.t.TempDir(), gate: newGate(cl.t), clock: clocktest.NewClock(time.Unix(1_800_000_000, 0))}
 	md, err := mock.New(mock.Config{Clock: n.clock})
 	if err != nil {
 		cl.t.Fatal(err)

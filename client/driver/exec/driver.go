@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ordoplane/ordo/client/driver"
+	"github.com/ordoplane/ordo/storage/clock"
 )
 
 // Name is the exec driver's name in a task's driver field.
@@ -28,8 +29,8 @@ var (
 // Config configures a Driver.
 type Config struct {
 	// Clock times kill timeouts, process polls and log checks; default
-	// SystemClock.
-	Clock Clock
+	// clock.System.
+	Clock clock.Clock
 	// PollInterval is how often a recovered task's process is checked for
 	// exit; default 1s.
 	PollInterval time.Duration
@@ -43,7 +44,7 @@ type Config struct {
 
 // DefaultConfig returns the defaults.
 func DefaultConfig() Config {
-	return Config{Clock: SystemClock{}, PollInterval: time.Second, LogCheckInterval: time.Second, Logger: slog.Default()}
+	return Config{Clock: clock.System{}, PollInterval: time.Second, LogCheckInterval: time.Second, Logger: slog.Default()}
 }
 
 // Validate reports a Config that cannot work.

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/ordoplane/ordo/client/driver"
+	"github.com/ordoplane/ordo/storage/clock"
 )
 
 // Name is the mock driver's name in a task's driver field.
@@ -15,12 +16,12 @@ const Name = "mock"
 
 // Config configures a Driver.
 type Config struct {
-	// Clock drives every simulated task; default SystemClock.
-	Clock Clock
+	// Clock drives every simulated task; default clock.System.
+	Clock clock.Clock
 }
 
 // DefaultConfig returns the defaults.
-func DefaultConfig() Config { return Config{Clock: SystemClock{}} }
+func DefaultConfig() Config { return Config{Clock: clock.System{}} }
 
 // Validate reports a Config that cannot work.
 func (c Config) Validate() error {

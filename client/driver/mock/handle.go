@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ordoplane/ordo/client/driver"
+	"github.com/ordoplane/ordo/storage/clock"
 )
 
 // sigkill is SIGKILL's number.
@@ -104,11 +105,11 @@ func (h *handle) run(out *os.File) {
 	if out != nil {
 		defer out.Close()
 	}
-	clock := h.d.cfg.Clock
-	exit := clock.NewTimer(h.started.Add(h.s.runFor).Sub(clock.Now()))
+	clk := h.d.cfg.Clock
+	exit := clk.NewTimer(h.started.Add(h.s.runFor).Sub(clk.Now()))
 	defer exit.Stop()
 
-	var repeat Timer
+	var repeat clock.Timer
 	var repeatC <-chan time.Time
 	left := h.s.stdoutRepeat
 	write := func() {
@@ -120,7 +121,7 @@ func (h *handle) run(out *os.File) {
 	arm := func() {
 		if left > 0 {
 			left--
-			repeat = clock.NewTimer(h.s.stdoutRepeatDuration)
+			repeat = clk.NewTimer(h.s.stdoutRepeatDuration)
 			repeatC = repeat.C()
 		} else {
 			repeat, repeatC = nil, nil
@@ -134,7 +135,7 @@ func (h *handle) run(out *os.File) {
 		}
 	}()
 
-	var kill Timer
+	var kill clock.Timer
 	var killC <-chan time.Time
 	defer func() {
 		if kill != nil {
@@ -160,7 +161,7 @@ func (h *handle) run(out *os.File) {
 				h.result = signalled(sig)
 				return
 			default:
-				kill = clock.NewTimer(h.s.killAfter)
+				kill = clk.NewTimer(h.s.killAfter)
 				killC = kill.C()
 			}
 		case <-killC:

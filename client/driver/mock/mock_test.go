@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -14,9 +13,11 @@ import (
 	"github.com/ordoplane/ordo/client/driver"
 	"github.com/ordoplane/ordo/client/driver/drivertest"
 	"github.com/ordoplane/ordo/client/driver/mock"
+	"github.com/ordoplane/ordo/storage/clock"
+	"github.com/ordoplane/ordo/storage/clock/clocktest"
 )
 
-func newDriver(t *testing.T, clock mock.Clock) *mock.Driver {
+func newDriver(t *testing.T, clock clock.Clock) *mock.Driver {
 	t.Helper()
 	d, err := mock.New(mock.Config{Clock: clock})
 	if err != nil {
@@ -325,7 +326,7 @@ func TestFingerprint(t *testing.T) {
 // TestInjectedClock runs a task on a hand-driven clock, as a simulation
 // does.
 func TestInjectedClock(t *testing.T) {
-	clock := &fakeClock{now: time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)}
+	clock := clocktest.NewClock(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
 	d := newDriver(t, clock)
 	h := start(t, d, taskConfig(t, map[string]any{"run_for": "1m", "exit_code": 5}))
 	if st := h.State(); !st.Started.Equal(clock.Now()) {
@@ -333,7 +334,7 @@ func TestInjectedClock(t *testing.T) {
 	}
 	// The task's goroutine sets its exit timer from the clock's reading:
 	// advance only once it has, or the timer would start after the move.
-	clock.waitTimers(1)
+	clock.BlockUntilWaiters(1)
 	clock.Advance(59 * time.Second)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
@@ -349,83 +350,4 @@ func TestInjectedClock(t *testing.T) {
 	if _, err := d.Recover(context.Background(), h.State()); !errors.Is(err, driver.ErrTaskGone) {
 		t.Fatalf("Recover after run_for on the fake clock = %v", err)
 	}
-}
-
-// fakeClock is a mock.Clock that moves only when Advance is called.
-type fakeClock struct {
-	mu     sync.Mutex
-	now    time.Time
-	timers []*fakeTimer
-	// added, once waitTimers made it, is signalled by each new timer.
-	added *sync.Cond
-}
-
-type fakeTimer struct {
-	clock *fakeClock
-	at    time.Time
-	c     chan time.Time
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) NewTimer(d time.Duration) mock.Timer {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	t := &fakeTimer{clock: c, at: c.now.Add(d), c: make(chan time.Time, 1)}
-	if d <= 0 {
-		t.c <- c.now
-	} else {
-		c.timers = append(c.timers, t)
-		if c.added != nil {
-			c.added.Broadcast()
-		}
-	}
-	return t
-}
-
-// waitTimers returns once n timers are pending.
-func (c *fakeClock) waitTimers(n int) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.added == nil {
-		c.added = sync.NewCond(&c.mu)
-	}
-	for len(c.timers) < n {
-		c.added.Wait()
-	}
-}
-
-// Advance moves the clock on by d, firing the timers due.
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-	kept := c.timers[:0]
-	for _, t := range c.timers {
-		if t.at.After(c.now) {
-			kept = append(kept, t)
-		} else {
-			t.c <- c.now
-		}
-	}
-	c.timers = kept
-}
-
-func (t *fakeTimer) C() <-chan time.Time { return t.c }
-
-func (t *fakeTimer) Stop() bool {
-	c := t.clock
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for i, p := range c.timers {
-		if p == t {
-			c.timers = append(c.timers[:i], c.timers[i+1:]...)
-			return true
-		}
-	}
-	return false
 }

@@ -2,16 +2,24 @@ package clock
 
 import "time"
 
-// Clock tells the time and makes timers.
+// Clock tells the time and waits: a component's only source of time.
 type Clock interface {
+	// Now returns the current time.
 	Now() time.Time
-	// NewTimer returns a timer that fires once after d.
+	// After returns a channel that receives the time once d has passed
+	// (at once when d is not positive).
+	After(d time.Duration) <-chan time.Time
+	// NewTimer returns a timer that fires once after d; Stop it when it
+	// is no longer wanted.
 	NewTimer(d time.Duration) Timer
 }
 
 // Timer is a one-shot timer made by a Clock.
 type Timer interface {
+	// C receives the time once the timer fires.
 	C() <-chan time.Time
+	// Stop prevents the timer from firing; it reports whether it stopped
+	// the timer (false when it had already fired or been stopped).
 	Stop() bool
 }
 
@@ -22,6 +30,9 @@ var _ Clock = System{}
 
 // Now implements Clock.
 func (System) Now() time.Time { return time.Now() }
+
+// After implements Clock.
+func (System) After(d time.Duration) <-chan time.Time { return time.After(d) }
 
 // NewTimer implements Clock.
 func (System) NewTimer(d time.Duration) Timer { return systemTimer{time.NewTimer(d)} }
