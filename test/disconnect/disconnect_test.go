@@ -70,7 +70,10 @@ func TestReconnectKeepsOriginals(t *testing.T) {
 			order: []call{callHeartbeat, callAllocs}},
 	}
 	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) { reconnect(t, tc) })
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel() // each case has its own cluster; their waits overlap
+			reconnect(t, tc)
+		})
 	}
 }
 
