@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ordoplane/ordo/api"
 	"github.com/ordoplane/ordo/client/allocrunner"
 	"github.com/ordoplane/ordo/client/driver"
 	"github.com/ordoplane/ordo/client/fingerprint"
@@ -88,12 +89,12 @@ func New(cfg Config) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	api, err := serverapi.New(cfg.Servers, serverapi.WithHTTPClient(cfg.HTTPClient),
-		serverapi.WithRequestTimeout(cfg.RequestTimeout), serverapi.WithLogger(cfg.Logger))
+	servers, err := serverapi.New(cfg.Servers, api.WithHTTPClient(cfg.HTTPClient),
+		api.WithRequestTimeout(cfg.RequestTimeout), api.WithLogger(cfg.Logger), api.WithUserAgent("ordo-client"))
 	if err != nil {
 		return nil, err
 	}
-	c := &Client{cfg: cfg, id: id, log: cfg.Logger.With("node_id", id), store: st, api: api,
+	c := &Client{cfg: cfg, id: id, log: cfg.Logger.With("node_id", id), store: st, api: servers,
 		drivers: map[string]driver.Driver{}, arMet: allocrunner.NewMetrics(nil),
 		updateCh: make(chan struct{}, 1), reregister: make(chan struct{}, 1), heartbeatNow: make(chan struct{}, 1),
 		registered: make(chan struct{})}

@@ -46,10 +46,8 @@ func (c *Client) updateLoop(ctx context.Context) {
 			if ctx.Err() != nil {
 				return
 			}
-			if he, ok := errors.AsType[*serverapi.HTTPError](err); ok {
-				if _, ok := he.AllocIndex(); ok {
-					continue // the refused alloc was dropped: send the rest at once
-				}
+			if _, _, ok := serverapi.AllocIndex(err); ok {
+				continue // the refused alloc was dropped: send the rest at once
 			}
 			failures++
 			c.met.updateFailures.Inc()
@@ -105,18 +103,16 @@ func (c *Client) sendUpdates(ctx context.Context) (sent bool, err error) {
 		c.mu.Lock()
 		c.mu.force = c.mu.force || force
 		c.mu.Unlock()
-		if he, ok := errors.AsType[*serverapi.HTTPError](err); ok {
-			if i, ok := he.AllocIndex(); ok && i < len(ids) {
-				// The servers do not have this allocation (collected, or
-				// never theirs): its state can never be delivered.
-				c.log.Warn("servers refused an allocation's update; dropping it", "alloc_id", ids[i], "reason", he.Reason)
-				c.mu.Lock()
-				delete(c.mu.dirty, ids[i])
-				if e, ok := c.mu.runners[ids[i]]; ok {
-					e.refused = true
-				}
-				c.mu.Unlock()
+		if i, reason, ok := serverapi.AllocIndex(err); ok && i < len(ids) {
+			// The servers do not have this allocation (collected, or
+			// never theirs): its state can never be delivered.
+			c.log.Warn("servers refused an allocation's update; dropping it", "alloc_id", ids[i], "reason", reason)
+			c.mu.Lock()
+			delete(c.mu.dirty, ids[i])
+			if e, ok := c.mu.runners[ids[i]]; ok {
+				e.refused = true
 			}
+			c.mu.Unlock()
 		}
 		return false, err
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/ordoplane/ordo/api"
 	"github.com/ordoplane/ordo/client/serverapi"
 	"github.com/ordoplane/ordo/events"
 )
@@ -163,7 +164,7 @@ func (c *Client) syncAllocs(ctx, runCtx context.Context, list []serverapi.Alloc,
 			// or already removed here.
 		default:
 			j, err := job(&a.Allocation)
-			if he, ok := errors.AsType[*serverapi.HTTPError](err); ok && he.NotFound() {
+			if api.IsNotFound(err) {
 				c.log.Error("allocation's job version not found; not running it", "alloc_id", a.ID,
 					"job_id", a.JobID, "job_version", a.JobVersion)
 				continue

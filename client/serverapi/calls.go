@@ -2,18 +2,13 @@ package serverapi
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/url"
-	"strconv"
 	"time"
 
+	"github.com/ordoplane/ordo/api"
 	"github.com/ordoplane/ordo/events"
 )
-
-// blockingMargin is added to a blocking query's wait for its request
-// timeout: the server answers at the end of the wait (plus its jitter).
-const blockingMargin = 30 * time.Second
 
 // nodeWriteResponse is the answer to register and heartbeat.
 type nodeWriteResponse struct {
@@ -26,7 +21,7 @@ type nodeWriteResponse struct {
 // status (N1).
 func (c *Client) Register(ctx context.Context, node events.Node) (time.Duration, error) {
 	var out nodeWriteResponse
-	if _, err := c.do(ctx, request{method: "PUT", path: "/v1/client/register", body: node}, &out); err != nil {
+	if _, err := c.do(ctx, &api.Request{Method: "PUT", Path: "/v1/client/register", Body: node}, &out); err != nil {
 		return 0, fmt.Errorf("register node %s: %w", node.ID, err)
 	}
 	return out.HeartbeatTTL, nil
@@ -37,8 +32,8 @@ func (c *Client) Register(ctx context.Context, node events.Node) (time.Duration,
 // do not know the node.
 func (c *Client) Heartbeat(ctx context.Context, id, status string) (time.Duration, error) {
 	var out nodeWriteResponse
-	_, err := c.do(ctx, request{method: "PUT", path: "/v1/client/" + url.PathEscape(id) + "/heartbeat",
-		body: map[string]string{"Status": status}}, &out)
+	_, err := c.do(ctx, &api.Request{Method: "PUT", Path: api.Pathf("/v1/client/%s/heartbeat", id),
+		Body: map[string]string{"Status": status}}, &out)
 	if err != nil {
 		return 0, fmt.Errorf("heartbeat node %s: %w", id, nodeNotFound(err))
 	}
@@ -48,15 +43,15 @@ func (c *Client) Heartbeat(ctx context.Context, id, status string) (time.Duratio
 // UpdateAllocs reports what became of allocations on node id (an empty
 // list records alone that the node reported, which a reconnecting node
 // needs before it is ready again, N1) and returns the entry's index.
-// ErrNodeNotFound when the servers do not know the node; an *HTTPError
+// ErrNodeNotFound when the servers do not know the node; an error
 // whose AllocIndex names the update the servers refused otherwise.
 func (c *Client) UpdateAllocs(ctx context.Context, id string, updates []events.AllocClientUpdate) (uint64, error) {
 	if updates == nil {
 		updates = []events.AllocClientUpdate{}
 	}
 	var out struct{ Index uint64 }
-	_, err := c.do(ctx, request{method: "PUT", path: "/v1/client/" + url.PathEscape(id) + "/allocs",
-		body: map[string]any{"Allocs": updates}}, &out)
+	_, err := c.do(ctx, &api.Request{Method: "PUT", Path: api.Pathf("/v1/client/%s/allocs", id),
+		Body: map[string]any{"Allocs": updates}}, &out)
 	if err != nil {
 		return 0, fmt.Errorf("update allocs of node %s: %w", id, nodeNotFound(err))
 	}
@@ -65,7 +60,7 @@ func (c *Client) UpdateAllocs(ctx context.Context, id string, updates []events.A
 
 // nodeNotFound adds ErrNodeNotFound to a 404.
 func nodeNotFound(err error) error {
-	if he, ok := errors.AsType[*HTTPError](err); ok && he.NotFound() {
+	if api.IsNotFound(err) {
 		return fmt.Errorf("%w: %w", ErrNodeNotFound, err)
 	}
 	return err
@@ -130,16 +125,9 @@ func (w *wireAlloc) alloc() Alloc {
 // changed after index, or after wait. The returned index is the one to
 // pass next.
 func (c *Client) Allocations(ctx context.Context, id string, index uint64, wait time.Duration) ([]Alloc, uint64, error) {
-	q := url.Values{}
-	var timeout time.Duration
-	if index > 0 {
-		q.Set("index", strconv.FormatUint(index, 10))
-		q.Set("wait", wait.String())
-		timeout = wait + wait/16 + blockingMargin
-	}
 	var list []wireAlloc
-	next, err := c.do(ctx, request{method: "GET", path: "/v1/client/" + url.PathEscape(id) + "/allocations",
-		query: q, timeout: timeout}, &list)
+	next, err := c.do(ctx, &api.Request{Method: "GET", Path: api.Pathf("/v1/client/%s/allocations", id),
+		Query: &api.QueryOptions{Index: index, Wait: wait}}, &list)
 	if err != nil {
 		return nil, 0, fmt.Errorf("allocations of node %s: %w", id, err)
 	}
@@ -151,20 +139,20 @@ func (c *Client) Allocations(ctx context.Context, id string, index uint64, wait 
 }
 
 // Job returns version of job id in namespace ns: the current job when it
-// is at that version, else from the job's versions. An *HTTPError with
+// is at that version, else from the job's versions. An *api.Error with
 // NotFound when the job or the version no longer exists.
 func (c *Client) Job(ctx context.Context, ns, id string, version uint64) (*events.Job, error) {
 	q := url.Values{"namespace": {ns}}
-	path := "/v1/job/" + url.PathEscape(id)
+	path := api.Pathf("/v1/job/%s", id)
 	var cur events.Job
-	if _, err := c.do(ctx, request{method: "GET", path: path, query: q}, &cur); err != nil {
+	if _, err := c.do(ctx, &api.Request{Method: "GET", Path: path, Params: q}, &cur); err != nil {
 		return nil, fmt.Errorf("job %s/%s: %w", ns, id, err)
 	}
 	if cur.Version == version {
 		return &cur, nil
 	}
 	var vs struct{ Versions []events.Job }
-	if _, err := c.do(ctx, request{method: "GET", path: path + "/versions", query: q}, &vs); err != nil {
+	if _, err := c.do(ctx, &api.Request{Method: "GET", Path: path + "/versions", Params: q}, &vs); err != nil {
 		return nil, fmt.Errorf("versions of job %s/%s: %w", ns, id, err)
 	}
 	for i := range vs.Versions {
@@ -173,5 +161,5 @@ func (c *Client) Job(ctx context.Context, ns, id string, version uint64) (*event
 		}
 	}
 	return nil, fmt.Errorf("job %s/%s: %w", ns, id,
-		&HTTPError{Method: "GET", Path: path + "/versions", Status: 404, Message: fmt.Sprintf("version %d not found", version)})
+		&api.Error{Method: "GET", Path: path + "/versions", Status: 404, Message: fmt.Sprintf("version %d not found", version)})
 }

@@ -12,12 +12,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ordoplane/ordo/api"
 	"github.com/ordoplane/ordo/client/serverapi"
 	"github.com/ordoplane/ordo/events"
 )
 
-func quiet() serverapi.Option {
-	return serverapi.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))
+func quiet() api.Option {
+	return api.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))
 }
 
 // deadAddr returns an address nothing listens on.
@@ -81,7 +82,7 @@ func TestNoServers(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = c.Heartbeat(context.Background(), "n1", "ready")
-	if !errors.Is(err, serverapi.ErrNoServers) {
+	if !errors.Is(err, api.ErrNoServers) {
 		t.Fatalf("err %v, want ErrNoServers", err)
 	}
 }
@@ -96,7 +97,7 @@ func TestHeartbeatNotFound(t *testing.T) {
 	if !errors.Is(err, serverapi.ErrNodeNotFound) {
 		t.Fatalf("err %v, want ErrNodeNotFound", err)
 	}
-	if errors.Is(err, serverapi.ErrNoServers) {
+	if errors.Is(err, api.ErrNoServers) {
 		t.Fatal("a 404 is an answer")
 	}
 }
@@ -110,12 +111,8 @@ func TestUpdateAllocsRefusedAlloc(t *testing.T) {
 	defer srv.Close()
 	c, _ := serverapi.New([]string{srv.URL}, quiet())
 	_, err := c.UpdateAllocs(context.Background(), "n1", []events.AllocClientUpdate{{ID: "a"}, {ID: "b"}})
-	he, ok := errors.AsType[*serverapi.HTTPError](err)
-	if !ok {
-		t.Fatalf("err %v, want *HTTPError", err)
-	}
-	if i, ok := he.AllocIndex(); !ok || i != 1 {
-		t.Errorf("AllocIndex %d %v, want 1", i, ok)
+	if i, reason, ok := serverapi.AllocIndex(err); !ok || i != 1 || reason != "does not exist" {
+		t.Errorf("AllocIndex %d %q %v, want 1", i, reason, ok)
 	}
 	if len(got["Allocs"]) != 2 {
 		t.Errorf("body %+v", got)
@@ -184,7 +181,7 @@ func TestJobVersion(t *testing.T) {
 		t.Fatalf("old: %+v %v", j, err)
 	}
 	_, err := c.Job(ctx, "prod", "batch/dispatch-1", 1)
-	if he, ok := errors.AsType[*serverapi.HTTPError](err); !ok || !he.NotFound() {
+	if !api.IsNotFound(err) {
 		t.Fatalf("missing version: %v", err)
 	}
 }

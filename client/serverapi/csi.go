@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/url"
 
+	"github.com/ordoplane/ordo/api"
 	"github.com/ordoplane/ordo/events"
 )
 
@@ -17,12 +18,12 @@ type CSIVolume struct {
 
 // CSIVolume returns volume id of namespace ns as the servers have it
 // (secrets redacted): its plugin, external id, context and write claims,
-// which the client needs to publish it. An *HTTPError with NotFound when
+// which the client needs to publish it. An *api.Error with NotFound when
 // it does not exist.
 func (c *Client) CSIVolume(ctx context.Context, ns, id string) (*CSIVolume, error) {
 	var v CSIVolume
-	if _, err := c.do(ctx, request{method: "GET", path: "/v1/volume/csi/" + url.PathEscape(id),
-		query: url.Values{"namespace": {ns}}}, &v); err != nil {
+	if _, err := c.do(ctx, &api.Request{Method: "GET", Path: api.Pathf("/v1/volume/csi/%s", id),
+		Params: url.Values{"namespace": {ns}}}, &v); err != nil {
 		return nil, fmt.Errorf("CSI volume %s/%s: %w", ns, id, err)
 	}
 	return &v, nil

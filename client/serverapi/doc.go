@@ -1,4 +1,4 @@
-// Package serverapi is the client agent's HTTP client of the servers'
+// Package serverapi is the client agent's calls of the servers'
 // client API (docs/api.md, "Client API (ordo's own)"): register a node,
 // heartbeat, watch the node's allocations with a blocking query, report
 // allocation updates, and read the job version an allocation runs.
@@ -12,15 +12,17 @@
 //	list, err := c.Allocations(ctx, node.ID, index, 5*time.Minute)
 //	err = c.UpdateAllocs(ctx, node.ID, updates)
 //
+// The calls go through one api.Client (package api), which tries each
+// server in turn.
+//
 // # Errors
 //
-// A call tries each server in turn, starting with the one that answered
-// last, moving on when a server cannot be reached or answers 5xx (no
-// leader, shutting down). When none answers, the error wraps
-// ErrNoServers. A 4xx answer is returned at once as an *HTTPError; the
-// 404 of a node the servers do not know (heartbeat, alloc update) is
-// also ErrNodeNotFound. A call does not retry after a full round: the
-// client's loops back off and call again.
+// When no server answers, the error wraps api.ErrNoServers. A 4xx answer
+// is returned at once as an *api.Error; the 404 of a node the servers do
+// not know (heartbeat, alloc update) is also ErrNodeNotFound, and
+// AllocIndex names the update an alloc update's 400 refused. A call does
+// not retry after a full round: the client's loops back off and call
+// again.
 //
 // # Concurrency
 //
