@@ -33,6 +33,7 @@ import (
 
 	"github.com/ordoplane/ordo/cmd/agent"
 	"github.com/ordoplane/ordo/storage/raftlog"
+	"github.com/ordoplane/ordo/storage/waittest"
 )
 
 // longFlag is registered here so that every test binary importing this
@@ -71,31 +72,14 @@ func ServerConfig(dataDir string) agent.Config {
 // ClusterSecret is the cluster secret of ServerConfig's servers.
 const ClusterSecret = "test-cluster-secret-0123456789"
 
-// pollInterval is how often WaitFor checks its condition.
-const pollInterval = 10 * time.Millisecond
-
 // WaitFor checks cond until it holds, failing t when timeout passes first.
-// what names the condition in the failure.
+// what names the condition in the failure. It is waittest.For, for the
+// tests that already import testagent.
 func WaitFor(t testing.TB, timeout time.Duration, what string, cond func() bool) {
 	t.Helper()
-	if !Poll(timeout, cond) {
-		t.Fatalf("timed out after %v waiting for %s", timeout, what)
-	}
+	waittest.For(t, timeout, what, cond)
 }
 
 // Poll checks cond until it holds or timeout passes and reports whether it
-// held. Safe to call from any goroutine.
-func Poll(timeout time.Duration, cond func() bool) bool {
-	deadline := time.Now().Add(timeout)
-	tick := time.NewTicker(pollInterval)
-	defer tick.Stop()
-	for {
-		if cond() {
-			return true
-		}
-		if time.Now().After(deadline) {
-			return false
-		}
-		<-tick.C
-	}
-}
+// held (waittest.Poll). Safe to call from any goroutine.
+func Poll(timeout time.Duration, cond func() bool) bool { return waittest.Poll(timeout, cond) }
