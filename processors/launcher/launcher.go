@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/ordoplane/ordo/storage/clock"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -17,6 +16,7 @@ import (
 	"github.com/ordoplane/ordo/processors/launcher/driver"
 	"github.com/ordoplane/ordo/projections"
 	"github.com/ordoplane/ordo/projections/launcher"
+	"github.com/ordoplane/ordo/storage/clock"
 )
 
 // Submitter and State are what the launcher is given (package follow).
@@ -48,17 +48,10 @@ type Config struct {
 	// Server names this server in the launcher's component (P10);
 	// default DefaultServer.
 	Server string
-	// Heartbeat is how often the launcher reports its component alive to
-	// Liveness; default DefaultHeartbeat.
+	// Heartbeat is how often the launcher registers its pools again and
+	// sweeps stale launcher components; default 30s.
 	Heartbeat time.Duration
-	// Liveness receives the component's heartbeats: the leader's
-	// *Liveness in process, or an HTTPBeater from another server; nil
-	// sends none.
-	Liveness Beater
 }
-
-// DefaultHeartbeat is Config.Heartbeat's default.
-const DefaultHeartbeat = 30 * time.Second
 
 // DefaultServer is Config.Server's default.
 const DefaultServer = "server"
@@ -104,7 +97,7 @@ func New(cfg Config) (*Launcher, error) {
 		cfg.Server = DefaultServer
 	}
 	if cfg.Heartbeat == 0 {
-		cfg.Heartbeat = DefaultHeartbeat
+		cfg.Heartbeat = 30 * time.Second
 	}
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -143,6 +136,7 @@ func (l *Launcher) Run(ctx context.Context) error {
 		comp.deregister(ctx) // P10: its pools are gone
 	}()
 	notify := l.cfg.State.Notifier()
+	heartbeat := false
 	hb := l.cfg.Clock.After(l.cfg.Heartbeat)
 	for {
 		ch := notify.Table(launcher.ProvidersTable)
@@ -195,13 +189,19 @@ func (l *Launcher) Run(ctx context.Context) error {
 				delete(running, name)
 			}
 		}
-		comp.register(ctx, pools(running))
+		comp.register(ctx, pools(running), heartbeat)
+		if heartbeat {
+			if err := comp.sweep(ctx); err != nil {
+				l.log.Warn("launcher: component sweep failed", "err", err)
+			}
+		}
+		heartbeat = false
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-ch:
 		case <-hb:
-			comp.beat(ctx)
+			heartbeat = true
 			hb = l.cfg.Clock.After(l.cfg.Heartbeat)
 		}
 	}

@@ -19,7 +19,6 @@ import (
 	"github.com/ordoplane/ordo/processors/launcher/driver"
 	"github.com/ordoplane/ordo/processors/launcher/driver/sim"
 	"github.com/ordoplane/ordo/projections"
-	"github.com/ordoplane/ordo/projections/fsm"
 	plauncher "github.com/ordoplane/ordo/projections/launcher"
 	pt "github.com/ordoplane/ordo/projections/projectionstest"
 	"github.com/ordoplane/ordo/storage/clock/clocktest"
@@ -27,7 +26,7 @@ import (
 
 type fixture struct {
 	t      *testing.T
-	fsm    *fsm.FSM
+	fsm    *projections.FSM
 	p      *commands.Pipeline
 	clock  *clocktest.Clock
 	mu     sync.Mutex
