@@ -16,6 +16,10 @@ import (
 	"time"
 )
 
+// maxDrain bounds what is read past a decoded answer so that its
+// connection goes back to the pool.
+const maxDrain = 4 << 10
+
 // Client calls ordo's HTTP API on one or more servers. Build it with New.
 type Client struct {
 	servers []string
@@ -294,7 +298,7 @@ func (c *Client) attempt(ctx context.Context, base string, req *Request, body fu
 	if v := resp.Header.Get("X-Nomad-Index"); v != "" {
 		if meta.LastIndex, err = strconv.ParseUint(v, 10, 64); err != nil {
 			resp.Body.Close()
-			return meta, true, fmt.Errorf("%s %s: X-Nomad-Index %q: %w", req.Method, req.Path, v, err)
+			return meta, true, fmt.Errorf("%w: %s %s: X-Nomad-Index %q: %w", ErrDecode, req.Method, req.Path, v, err)
 		}
 	}
 	if req.stream != nil {
@@ -307,8 +311,10 @@ func (c *Client) attempt(ctx context.Context, base string, req *Request, body fu
 		return meta, false, err
 	}
 	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
-		return meta, true, fmt.Errorf("decode answer to %s %s: %w", req.Method, req.Path, err)
+		return meta, true, fmt.Errorf("%w: %s %s: %w", ErrDecode, req.Method, req.Path, err)
 	}
+	// Read the rest (the encoder's newline) so the connection is reused.
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxDrain))
 	return meta, false, nil
 }
 

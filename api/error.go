@@ -16,6 +16,10 @@ const maxErrorBody = 64 << 10
 // could not be reached or answered 5xx.
 var ErrNoServers = errors.New("api: no server answered")
 
+// ErrDecode is wrapped by the error of a 2xx answer whose body or
+// X-Nomad-Index could not be decoded.
+var ErrDecode = errors.New("api: cannot decode the answer")
+
 // ErrorBody is the JSON shape of every error answer of the API.
 type ErrorBody struct {
 	// Error is the description of the error.

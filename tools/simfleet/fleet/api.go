@@ -1,17 +1,16 @@
 package fleet
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
-	"net/url"
 	"strconv"
 	"time"
+
+	"github.com/ordoplane/ordo/api"
 )
 
 // The wire shapes of the client API (docs/api.md), declared here rather
@@ -82,52 +81,40 @@ type deploymentStatus struct {
 	Canary    bool
 }
 
-// CallError is an answer other than 200 from a server.
-type CallError struct {
-	Call   string // register, heartbeat, watch, update
-	Status int
-	Body   string
-}
-
-func (e *CallError) Error() string {
-	return fmt.Sprintf("simfleet: %s: %d %s", e.Call, e.Status, e.Body)
-}
-
 // errReason classifies err for the errors metric: transport, timeout,
 // status_404, status_409, status_4xx, status_5xx or decode.
 func errReason(err error) string {
-	var ce *CallError
 	var ne net.Error
-	switch {
-	case errors.As(err, &ce):
+	if ae, ok := errors.AsType[*api.Error](err); ok {
 		switch {
-		case ce.Status == http.StatusNotFound, ce.Status == http.StatusConflict:
-			return "status_" + strconv.Itoa(ce.Status)
-		case ce.Status >= 500:
+		case ae.Status == http.StatusNotFound, ae.Status == http.StatusConflict:
+			return "status_" + strconv.Itoa(ae.Status)
+		case ae.Status >= 500:
 			return "status_5xx"
 		default:
 			return "status_4xx"
 		}
+	}
+	switch {
+	case errors.Is(err, api.ErrDecode):
+		return "decode"
 	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &ne) && ne.Timeout():
 		return "timeout"
-	case errors.Is(err, errDecode):
-		return "decode"
 	}
 	return "transport"
 }
 
-var errDecode = errors.New("simfleet: cannot decode the answer")
-
-// client calls the client API of a set of servers.
+// client calls the client API of a set of servers: an api.Client per
+// server for each connection pool, the node choosing the server.
 type client struct {
-	servers    []string // base URLs
-	calls      *http.Client
-	heartbeats *http.Client
-	watches    *http.Client
+	calls      []*api.Client
+	heartbeats []*api.Client
+	watches    []*api.Client
 	timeout    time.Duration
+	conns      []*http.Client
 }
 
-func newClient(cfg Config) *client {
+func newClient(cfg Config) (*client, error) {
 	dialer := &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}
 	pool := func() *http.Transport {
 		return &http.Transport{
@@ -151,109 +138,65 @@ func newClient(cfg Config) *client {
 		IdleConnTimeout:     cfg.WatchWait + time.Minute,
 		DisableCompression:  true,
 	}
-	c := &client{calls: &http.Client{Transport: pool()}, heartbeats: &http.Client{Transport: pool()},
-		watches: &http.Client{Transport: watches}, timeout: cfg.RequestTimeout}
+	c := &client{timeout: cfg.RequestTimeout, conns: []*http.Client{{Transport: pool()}, {Transport: pool()}, {Transport: watches}}}
 	for _, s := range cfg.Servers {
-		c.servers = append(c.servers, baseURL(s))
+		var per [3]*api.Client
+		for i, hc := range c.conns {
+			ac, err := api.New([]string{baseURL(s)}, api.WithHTTPClient(hc), api.WithRequestTimeout(cfg.RequestTimeout),
+				api.WithUserAgent("ordo-simfleet"))
+			if err != nil {
+				return nil, fmt.Errorf("simfleet: %w", err)
+			}
+			per[i] = ac
+		}
+		c.calls, c.heartbeats, c.watches = append(c.calls, per[0]), append(c.heartbeats, per[1]), append(c.watches, per[2])
 	}
-	return c
+	return c, nil
 }
 
 func (c *client) close() {
-	c.calls.CloseIdleConnections()
-	c.heartbeats.CloseIdleConnections()
-	c.watches.CloseIdleConnections()
+	for _, hc := range c.conns {
+		hc.CloseIdleConnections()
+	}
 }
 
 func (c *client) register(ctx context.Context, srv int, body []byte) (nodeAnswer, error) {
 	var out nodeAnswer
-	_, err := c.do(ctx, c.calls, "register", http.MethodPut, c.servers[srv]+"/v1/client/register", body, &out)
+	err := c.calls[srv].Put(ctx, "/v1/client/register", json.RawMessage(body), &out)
 	return out, err
 }
 
-var readyBody = []byte(`{"Status":"ready"}`)
+var readyBody = json.RawMessage(`{"Status":"ready"}`)
 
 func (c *client) heartbeat(ctx context.Context, srv int, id string) (nodeAnswer, error) {
 	var out nodeAnswer
-	_, err := c.do(ctx, c.heartbeats, "heartbeat", http.MethodPut, c.servers[srv]+"/v1/client/"+url.PathEscape(id)+"/heartbeat", readyBody, &out)
+	err := c.heartbeats[srv].Put(ctx, api.Pathf("/v1/client/%s/heartbeat", id), readyBody, &out)
 	return out, err
 }
 
 func (c *client) updateAllocs(ctx context.Context, srv int, id string, updates []allocUpdate) (uint64, error) {
-	body, err := json.Marshal(struct{ Allocs []allocUpdate }{updates})
-	if err != nil {
-		return 0, err
-	}
 	var out struct{ Index uint64 }
-	_, err = c.do(ctx, c.calls, "update", http.MethodPut, c.servers[srv]+"/v1/client/"+url.PathEscape(id)+"/allocs", body, &out)
+	err := c.calls[srv].Put(ctx, api.Pathf("/v1/client/%s/allocs", id), struct{ Allocs []allocUpdate }{updates}, &out)
 	return out.Index, err
 }
 
 // allocations reads node id's allocations; with index > 0 it blocks until
 // they change past index or wait runs out. It answers X-Nomad-Index.
 func (c *client) allocations(ctx context.Context, srv int, id string, index uint64, wait time.Duration) ([]serverAlloc, uint64, error) {
-	u := c.servers[srv] + "/v1/client/" + url.PathEscape(id) + "/allocations"
-	hc := c.calls
+	req := &api.Request{Method: http.MethodGet, Path: api.Pathf("/v1/client/%s/allocations", id)}
+	ac := c.calls[srv]
 	if index > 0 {
-		u += "?index=" + strconv.FormatUint(index, 10) + "&wait=" + strconv.FormatInt(int64(wait/time.Millisecond), 10) + "ms"
-		hc = c.watches
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, wait+c.timeout)
-		defer cancel()
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
-	if err != nil {
-		return nil, 0, err
-	}
-	resp, err := hc.Do(req)
-	if err != nil {
-		return nil, 0, err
-	}
-	defer drain(resp)
-	if resp.StatusCode != http.StatusOK {
-		return nil, 0, callError("watch", resp)
-	}
-	idx, err := strconv.ParseUint(resp.Header.Get("X-Nomad-Index"), 10, 64)
-	if err != nil {
-		return nil, 0, fmt.Errorf("%w: X-Nomad-Index %q", errDecode, resp.Header.Get("X-Nomad-Index"))
+		req.Query = &api.QueryOptions{Index: index, Wait: wait}
+		req.Timeout = wait + c.timeout
+		ac = c.watches[srv]
 	}
 	var list []serverAlloc
-	if err := json.NewDecoder(resp.Body).Decode(&list); err != nil {
-		return nil, 0, fmt.Errorf("%w: allocations: %v", errDecode, err)
-	}
-	return list, idx, nil
-}
-
-// do sends a call with the request timeout and decodes a 200 answer into out.
-func (c *client) do(ctx context.Context, hc *http.Client, call, method, u string, body []byte, out any) (int, error) {
-	ctx, cancel := context.WithTimeout(ctx, c.timeout)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, method, u, bytes.NewReader(body))
+	meta, err := ac.Do(ctx, req, &list)
 	if err != nil {
-		return 0, err
+		return nil, 0, err
 	}
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := hc.Do(req)
-	if err != nil {
-		return 0, err
+	if meta.LastIndex == 0 {
+		return nil, 0, fmt.Errorf("%w: no X-Nomad-Index", api.ErrDecode)
 	}
-	defer drain(resp)
-	if resp.StatusCode != http.StatusOK {
-		return resp.StatusCode, callError(call, resp)
-	}
-	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
-		return resp.StatusCode, fmt.Errorf("%w: %s: %v", errDecode, call, err)
-	}
-	return resp.StatusCode, nil
-}
-
-func callError(call string, resp *http.Response) error {
-	b, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
-	return &CallError{Call: call, Status: resp.StatusCode, Body: string(bytes.TrimSpace(b))}
-}
-
-// drain reads what is left of a body so its connection is reused.
-func drain(resp *http.Response) {
-	io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
-	resp.Body.Close()
+	return list, meta.LastIndex, nil
 }

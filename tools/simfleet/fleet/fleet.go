@@ -31,7 +31,11 @@ func New(cfg Config) (*Fleet, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	f := &Fleet{cfg: cfg, client: newClient(cfg), m: newMetrics(), starts: make(chan struct{}, cfg.StartParallel)}
+	c, err := newClient(cfg)
+	if err != nil {
+		return nil, err
+	}
+	f := &Fleet{cfg: cfg, client: c, m: newMetrics(), starts: make(chan struct{}, cfg.StartParallel)}
 	f.nodes = make([]*node, cfg.Nodes)
 	for i := range f.nodes {
 		n, err := newNode(f, i)

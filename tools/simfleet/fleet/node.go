@@ -13,6 +13,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/ordoplane/ordo/api"
 )
 
 // maxUpdates is the most allocation updates one call carries (the
@@ -325,7 +327,7 @@ func (n *node) failed(ctx context.Context, call string, srv int, err error) {
 	n.f.m.failed(call, err)
 	n.f.cfg.Logger.Debug("simfleet call failed", "node", n.name, "call", call, "err", err)
 	if r := errReason(err); r == "transport" || r == "timeout" || r == "status_5xx" {
-		n.srv.CompareAndSwap(int32(srv), int32((srv+1)%len(n.f.client.servers)))
+		n.srv.CompareAndSwap(int32(srv), int32((srv+1)%len(n.f.client.calls)))
 	}
 }
 
@@ -353,8 +355,7 @@ func (n *node) flush(ctx context.Context, force bool) error {
 	index, err := n.f.client.updateAllocs(ctx, srv, n.id, us)
 	if err != nil {
 		n.failed(ctx, "update", srv, err)
-		var ce *CallError
-		if errors.As(err, &ce) && ce.Status >= 400 && ce.Status < 500 && ce.Status != http.StatusConflict {
+		if ce, ok := errors.AsType[*api.Error](err); ok && ce.Status >= 400 && ce.Status < 500 && ce.Status != http.StatusConflict {
 			for _, u := range us {
 				delete(n.mock.dirty, u.ID)
 			}
@@ -427,8 +428,8 @@ func (b *mailbox) take() ([]serverAlloc, uint64, bool) {
 }
 
 func isStatus(err error, status int) bool {
-	var ce *CallError
-	return errors.As(err, &ce) && ce.Status == status
+	ce, ok := errors.AsType[*api.Error](err)
+	return ok && ce.Status == status
 }
 
 // backoff doubles from base up to 32 times base, with jitter.
