@@ -2,11 +2,11 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
-	"net/http"
 	"os"
 	"os/exec"
 	"strconv"
@@ -109,12 +109,8 @@ func startChild(spec childSpec) (*childServer, error) {
 	c.addr = strings.TrimSpace(line)
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		resp, err := http.Get("http://" + c.addr + "/v1/namespace/default")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return c, nil
-			}
+		if benchClient(c.addr).Get(context.Background(), "/v1/namespace/default", nil, nil) == nil {
+			return c, nil
 		}
 		if time.Now().After(deadline) {
 			c.stop()
@@ -203,13 +199,13 @@ func rssMB(pid int) float64 {
 // scrape sums the samples of metric name in a server's /v1/metrics whose
 // labels contain every one of labels (e.g. `code="OK"`).
 func scrape(addr, name string, labels ...string) (float64, error) {
-	resp, err := http.Get("http://" + addr + "/v1/metrics")
+	body, err := benchClient(addr).Stream(context.Background(), "/v1/metrics", nil)
 	if err != nil {
 		return 0, err
 	}
-	defer resp.Body.Close()
+	defer body.Close()
 	var sum float64
-	sc := bufio.NewScanner(resp.Body)
+	sc := bufio.NewScanner(body)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 next:
 	for sc.Scan() {

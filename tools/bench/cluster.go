@@ -1,10 +1,10 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"log/slog"
-	"net/http"
 	"os"
 	"slices"
 	"time"
@@ -111,12 +111,8 @@ func waitLeader(agents []*agent.Agent) (*agent.Agent, error) {
 			if !a.Node().IsLeader() {
 				continue
 			}
-			resp, err := http.Get("http://" + a.HTTPAddr() + "/v1/namespace/default")
-			if err == nil {
-				resp.Body.Close()
-				if resp.StatusCode == http.StatusOK {
-					return a, nil
-				}
+			if benchClient(a.HTTPAddr()).Get(context.Background(), "/v1/namespace/default", nil, nil) == nil {
+				return a, nil
 			}
 		}
 		time.Sleep(50 * time.Millisecond)

@@ -1,9 +1,9 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ordoplane/ordo/api"
 	"github.com/ordoplane/ordo/cmd/agent"
 	"github.com/ordoplane/ordo/commands"
 	"github.com/ordoplane/ordo/events"
@@ -67,9 +68,6 @@ func evalDeleteRows(n, pageSize, seedBatch, clients int) ([]row, error) {
 		// $ORDO_BENCH_EVALDELETE_NOVERSIONS keeps no time-travel versions
 		// store, to tell its share of the cost from the delete's.
 		cfg.TimeTravel.DisableVersions = os.Getenv("ORDO_BENCH_EVALDELETE_NOVERSIONS") != ""
-		// $ORDO_BENCH_EVALDELETE_NOCHECKPOINTS takes no time-travel
-		// checkpoints of the state store, to tell their share.
-		cfg.TimeTravel.DisableCheckpoints = os.Getenv("ORDO_BENCH_EVALDELETE_NOCHECKPOINTS") != ""
 		if i > 0 {
 			cfg.Join = []string{agents[0].HTTPAddr()}
 		}
@@ -193,21 +191,17 @@ func evalDeleteRows(n, pageSize, seedBatch, clients int) ([]row, error) {
 	var lat []time.Duration
 	failed := 0
 	var wg sync.WaitGroup
-	client := &http.Client{Timeout: 30 * time.Second}
+	client := benchClient(leader.HTTPAddr(), api.WithRequestTimeout(30*time.Second))
 	for c := range clients {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for k := 0; ctx.Err() == nil; k++ {
-				body := fmt.Sprintf(`{"Name":"w%d-%d","Description":"bench"}`, c, k%50)
+				body := json.RawMessage(fmt.Sprintf(`{"Name":"w%d-%d","Description":"bench"}`, c, k%50))
 				t0 := time.Now()
-				resp, err := client.Post("http://"+leader.HTTPAddr()+"/v1/namespace", "application/json", bytes.NewReader([]byte(body)))
+				err := client.Call(context.Background(), http.MethodPost, "/v1/namespace", nil, body, nil)
 				d := time.Since(t0)
-				ok := err == nil && resp.StatusCode == http.StatusOK
-				if resp != nil {
-					io.Copy(io.Discard, resp.Body)
-					resp.Body.Close()
-				}
+				ok := err == nil
 				mu.Lock()
 				if ok {
 					lat = append(lat, d)
@@ -320,14 +314,10 @@ func countPending(agents []*agent.Agent) (int, error) {
 		return 0, err
 	}
 	waitApplied(agents, leader.FSM().Applied())
-	resp, err := http.Get("http://" + leader.HTTPAddr() + "/v1/evaluations/count?namespace=*&filter=" + url.QueryEscape(`Status == "pending"`))
-	if err != nil {
-		return 0, err
-	}
-	defer resp.Body.Close()
 	var out struct{ Count int }
-	if b, _ := io.ReadAll(resp.Body); resp.StatusCode != http.StatusOK || json.Unmarshal(b, &out) != nil {
-		return 0, fmt.Errorf("count: %d %s", resp.StatusCode, b)
+	q := url.Values{"namespace": {"*"}, "filter": {`Status == "pending"`}}
+	if err := benchClient(leader.HTTPAddr()).Get(context.Background(), "/v1/evaluations/count", q, &out); err != nil {
+		return 0, fmt.Errorf("count: %w", err)
 	}
 	return out.Count, nil
 }
@@ -350,25 +340,18 @@ func deleteByFilter(agents []*agent.Agent, filter string, pageSize, inFlight int
 		if inFlight > 0 {
 			fields["InFlight"] = inFlight
 		}
-		body, _ := json.Marshal(fields)
-		req, _ := http.NewRequest("DELETE", "http://"+leader.HTTPAddr()+"/v1/evaluations", bytes.NewReader(body))
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			return deleted, requests, retries, err
-		}
-		b, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		requests++
-		if resp.StatusCode == http.StatusServiceUnavailable && retries < 20 {
-			retries++
-			continue
-		}
 		var out struct {
 			Count     int
 			NextToken string
 		}
-		if resp.StatusCode != http.StatusOK || json.Unmarshal(b, &out) != nil {
-			return deleted, requests, retries, fmt.Errorf("delete: %d %s", resp.StatusCode, b)
+		err = benchClient(leader.HTTPAddr()).Call(context.Background(), http.MethodDelete, "/v1/evaluations", nil, fields, &out)
+		requests++
+		if ae, ok := errors.AsType[*api.Error](err); ok && ae.Status == http.StatusServiceUnavailable && retries < 20 {
+			retries++
+			continue
+		}
+		if err != nil {
+			return deleted, requests, retries, fmt.Errorf("delete: %w", err)
 		}
 		deleted += out.Count
 		if token = out.NextToken; token == "" {

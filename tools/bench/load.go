@@ -1,15 +1,16 @@
 package main
 
 import (
-	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/ordoplane/ordo/api"
 )
 
 // loadResult is what one load run measured.
@@ -24,29 +25,31 @@ type loadResult struct {
 // robin per client) for d and returns what was acknowledged.
 func load(addrs []string, clients int, d time.Duration) loadResult {
 	start := time.Now()
-	return loadWith(addrs, clients, d, func(addr string, c, n int) *http.Request {
+	return loadWith(addrs, clients, d, func(c, n int) *api.Request {
 		name := fmt.Sprintf("lg-%d-%d-%d", start.UnixNano()%1e6, c, n)
-		body := fmt.Sprintf(`{"Name":%q,"Description":"load generator"}`, name)
-		req, _ := http.NewRequest(http.MethodPut, "http://"+addr+"/v1/namespace/"+name, bytes.NewBufferString(body))
-		return req
+		body := json.RawMessage(fmt.Sprintf(`{"Name":%q,"Description":"load generator"}`, name))
+		return &api.Request{Method: http.MethodPut, Path: "/v1/namespace/" + name, Body: body}
 	})
 }
 
 // readLoad runs clients goroutines reading the default namespace from
 // addrs (round robin per client: followers forward to the leader) for d.
 func readLoad(addrs []string, clients int, d time.Duration) loadResult {
-	return loadWith(addrs, clients, d, func(addr string, _, _ int) *http.Request {
-		req, _ := http.NewRequest(http.MethodGet, "http://"+addr+"/v1/namespace/default", nil)
-		return req
+	return loadWith(addrs, clients, d, func(_, _ int) *api.Request {
+		return &api.Request{Method: http.MethodGet, Path: "/v1/namespace/default"}
 	})
 }
 
 // loadWith runs clients goroutines sending the n-th request of client c,
-// next(addr, c, n), for d and returns what was answered 200.
-func loadWith(addrs []string, clients int, d time.Duration, next func(addr string, c, n int) *http.Request) loadResult {
+// next(c, n), to one of addrs for d and returns what was answered 200.
+func loadWith(addrs []string, clients int, d time.Duration, next func(c, n int) *api.Request) loadResult {
 	tr := &http.Transport{MaxIdleConns: clients * 2, MaxIdleConnsPerHost: clients * 2, IdleConnTimeout: time.Minute}
-	hc := &http.Client{Transport: tr, Timeout: 30 * time.Second}
+	hc := &http.Client{Transport: tr}
 	defer tr.CloseIdleConnections()
+	servers := make([]*api.Client, len(addrs))
+	for i, addr := range addrs {
+		servers[i] = benchClient(addr, api.WithHTTPClient(hc), api.WithRequestTimeout(30*time.Second))
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
 	var (
@@ -60,19 +63,13 @@ func loadWith(addrs []string, clients int, d time.Duration, next func(addr strin
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			addr := addrs[c%len(addrs)]
+			server := servers[c%len(servers)]
 			lat := make([]time.Duration, 0, 4096)
 			for n := 0; ctx.Err() == nil; n++ {
-				req := next(addr, c, n)
+				req := next(c, n)
 				t0 := time.Now()
-				resp, err := hc.Do(req)
-				if err != nil {
-					failed.Add(1)
-					continue
-				}
-				io.Copy(io.Discard, resp.Body)
-				resp.Body.Close()
-				if resp.StatusCode != http.StatusOK {
+				// Not ctx: a request in flight at the end still counts.
+				if _, err := server.Do(context.Background(), req, nil); err != nil {
 					failed.Add(1)
 					continue
 				}

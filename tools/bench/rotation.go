@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"os"
 	"sync"
 	"time"
@@ -71,14 +72,9 @@ func rotationRows(n int) ([]row, error) {
 	fmt.Fprintf(os.Stderr, "bench: seeded %d variables in %s\n", n, seeded)
 
 	start = time.Now()
-	req, _ := http.NewRequest(http.MethodPut, "http://"+a.HTTPAddr()+"/v1/operator/keyring/rotate?full=true", nil)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
+	if err := benchClient(a.HTTPAddr()).Call(context.Background(), http.MethodPut, "/v1/operator/keyring/rotate",
+		url.Values{"full": {"true"}}, nil, nil); err != nil {
 		return nil, fmt.Errorf("rotate: %w", err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("rotate: %s", resp.Status)
 	}
 	deadline := time.Now().Add(30 * time.Minute)
 	for {

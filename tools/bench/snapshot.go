@@ -3,9 +3,8 @@ package main
 import (
 	"bufio"
 	"bytes"
-	"encoding/json"
+	"context"
 	"fmt"
-	"net/http"
 	"os"
 	"path/filepath"
 	"time"
@@ -71,17 +70,11 @@ func snapshotFigures(src *kv.Store, dir string) ([]row, error) {
 		return nil, err
 	}
 	t0 = time.Now()
-	req, _ := http.NewRequest(http.MethodPut, "http://"+leader.HTTPAddr()+"/v1/operator/snapshot", bytes.NewReader(file))
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return nil, err
-	}
 	var res struct{ Index, RecordedAt uint64 }
-	err = json.NewDecoder(resp.Body).Decode(&res)
-	resp.Body.Close()
+	err = benchClient(leader.HTTPAddr()).Put(context.Background(), "/v1/operator/snapshot", bytes.NewReader(file), &res)
 	answered := time.Since(t0)
-	if err != nil || resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("restore: %s %v", resp.Status, err)
+	if err != nil {
+		return nil, fmt.Errorf("restore: %w", err)
 	}
 	for _, a := range agents {
 		for a.FSM().Applied() < res.RecordedAt {
