@@ -43,12 +43,12 @@ type Processor struct {
 // tests wait on it to know a pass saw a change.
 func (p *Processor) Seen() uint64 { return p.seen.Load() }
 
-// New returns a Processor; zero fields of cfg take their defaults.
+// New returns a Processor; zero fields of cfg take DefaultConfig's values.
 func New(cfg Config) (*Processor, error) {
+	cfg = cfg.withDefaults()
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	cfg = cfg.withDefaults()
 	p := &Processor{cfg: cfg, pools: map[string]Pool{}, log: cfg.Logger.With("processor", "capacity"),
 		m: newMetrics(cfg.Registerer)}
 	for _, pl := range cfg.Pools {

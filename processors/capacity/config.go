@@ -3,6 +3,7 @@ package capacity
 import (
 	"errors"
 	"fmt"
+	"github.com/ordoplane/ordo/processors/defaults"
 	"github.com/ordoplane/ordo/storage/clock"
 	"log/slog"
 	"time"
@@ -51,7 +52,7 @@ type Config struct {
 	State follow.State
 	// Pools are the mapped node pools; at least one.
 	Pools []Pool
-	// Clock times idle nodes; default the system clock.
+	// Clock times idle nodes; default clock.System.
 	Clock clock.Clock
 	// FailureBackoff is how long a pool files no request after one of
 	// its requests failed; default DefaultFailureBackoff.
@@ -62,17 +63,15 @@ type Config struct {
 	Registerer prometheus.Registerer
 }
 
+// DefaultConfig returns the defaults, without the required fields (a
+// Pool's own zero fields take DefaultMaxRequests and DefaultIdleTimeout).
+func DefaultConfig() Config {
+	return Config{Clock: clock.System{}, FailureBackoff: DefaultFailureBackoff, Logger: slog.Default()}
+}
+
 // withDefaults returns c with its zero fields set to their defaults.
 func (c Config) withDefaults() Config {
-	if c.Clock == nil {
-		c.Clock = clock.System{}
-	}
-	if c.FailureBackoff == 0 {
-		c.FailureBackoff = DefaultFailureBackoff
-	}
-	if c.Logger == nil {
-		c.Logger = slog.Default()
-	}
+	defaults.Fill(&c, DefaultConfig())
 	pools := make([]Pool, len(c.Pools))
 	for i, p := range c.Pools {
 		if p.MaxRequests == 0 {
@@ -89,11 +88,10 @@ func (c Config) withDefaults() Config {
 
 // Validate reports a Config that cannot work.
 func (c Config) Validate() error {
+	if err := follow.Validate("capacity", c.Pipeline, c.State, 0); err != nil {
+		return err
+	}
 	switch {
-	case c.Pipeline == nil:
-		return errors.New("capacity: Pipeline is required")
-	case c.State == nil:
-		return errors.New("capacity: State is required")
 	case len(c.Pools) == 0:
 		return errors.New("capacity: Pools is required")
 	case c.FailureBackoff < 0:

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/ordoplane/ordo/processors/defaults"
 	"github.com/ordoplane/ordo/storage/clock"
 	"log/slog"
 	"sort"
@@ -36,7 +37,8 @@ type Config struct {
 	Pipeline Submitter
 	// State is read for deployments, jobs and allocations; required.
 	State State
-	// Clock; default the system clock.
+	// Clock tells when a deployment's progress deadline passes; default
+	// clock.System.
 	Clock clock.Clock
 	// RetryInterval is the wait before a failed command is tried again;
 	// default 1s.
@@ -47,17 +49,14 @@ type Config struct {
 	Registerer prometheus.Registerer
 }
 
+// DefaultConfig returns the defaults, without the required fields.
+func DefaultConfig() Config {
+	return Config{Clock: clock.System{}, RetryInterval: time.Second, Logger: slog.Default()}
+}
+
 // Validate reports a Config that cannot work.
 func (c Config) Validate() error {
-	switch {
-	case c.Pipeline == nil:
-		return errors.New("deploywatch: Pipeline is required")
-	case c.State == nil:
-		return errors.New("deploywatch: State is required")
-	case c.RetryInterval < 0:
-		return errors.New("deploywatch: RetryInterval must not be negative")
-	}
-	return nil
+	return follow.Validate("deploywatch", c.Pipeline, c.State, c.RetryInterval)
 }
 
 // Watcher watches deployments while this server leads.
@@ -70,15 +69,7 @@ type Watcher struct {
 
 // New returns a Watcher, registering its metrics with cfg.Registerer.
 func New(cfg Config) (*Watcher, error) {
-	if cfg.RetryInterval == 0 {
-		cfg.RetryInterval = time.Second
-	}
-	if cfg.Clock == nil {
-		cfg.Clock = clock.System{}
-	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.Default()
-	}
+	defaults.Fill(&cfg, DefaultConfig())
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/ordoplane/ordo/processors/defaults"
 	"github.com/ordoplane/ordo/storage/clock"
 	"log/slog"
 	"sync/atomic"
@@ -33,7 +34,7 @@ type Config struct {
 	Pipeline Submitter
 	// State is read for draining nodes; required.
 	State State
-	// Clock decides when drain deadlines pass; default the system clock.
+	// Clock decides when drain deadlines pass; default clock.System.
 	Clock clock.Clock
 	// RetryInterval is the wait before a failed command is tried again;
 	// default 1s.
@@ -44,17 +45,14 @@ type Config struct {
 	Registerer prometheus.Registerer
 }
 
+// DefaultConfig returns the defaults, without the required fields.
+func DefaultConfig() Config {
+	return Config{Clock: clock.System{}, RetryInterval: time.Second, Logger: slog.Default()}
+}
+
 // Validate reports a Config that cannot work.
 func (c Config) Validate() error {
-	switch {
-	case c.Pipeline == nil:
-		return errors.New("drainer: Pipeline is required")
-	case c.State == nil:
-		return errors.New("drainer: State is required")
-	case c.RetryInterval < 0:
-		return errors.New("drainer: RetryInterval must not be negative")
-	}
-	return nil
+	return follow.Validate("drainer", c.Pipeline, c.State, c.RetryInterval)
 }
 
 // Drainer drains nodes while this server leads.
@@ -69,17 +67,9 @@ type Drainer struct {
 	seen atomic.Uint64
 }
 
-// New returns a Drainer; zero fields of cfg take their defaults.
+// New returns a Drainer; zero fields of cfg take DefaultConfig's values.
 func New(cfg Config) (*Drainer, error) {
-	if cfg.Clock == nil {
-		cfg.Clock = clock.System{}
-	}
-	if cfg.RetryInterval == 0 {
-		cfg.RetryInterval = time.Second
-	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.Default()
-	}
+	defaults.Fill(&cfg, DefaultConfig())
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}

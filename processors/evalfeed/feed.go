@@ -12,6 +12,7 @@ import (
 	"github.com/ordoplane/ordo/commands/eval"
 	"github.com/ordoplane/ordo/events"
 	"github.com/ordoplane/ordo/processors/broker"
+	"github.com/ordoplane/ordo/processors/defaults"
 	"github.com/ordoplane/ordo/processors/scheduler"
 	"github.com/ordoplane/ordo/projections"
 	"github.com/ordoplane/ordo/projections/allocs"
@@ -64,22 +65,27 @@ type Feed struct {
 	check bool
 }
 
-// New returns a Feed.
+// DefaultConfig returns the defaults, without the required fields.
+func DefaultConfig() Config {
+	return Config{FailedFollowUpDelay: time.Minute, PollFailed: time.Second, Clock: clock.System{}, Logger: slog.Default()}
+}
+
+// Validate reports a Config that cannot work.
+func (c Config) Validate() error {
+	switch {
+	case c.Broker == nil || c.Pipeline == nil || c.Store == nil || c.Notifier == nil || c.Restore == nil:
+		return errors.New("evalfeed: Broker, Pipeline, Store, Notifier and Restore are required")
+	case c.FailedFollowUpDelay < 0 || c.PollFailed < 0:
+		return errors.New("evalfeed: FailedFollowUpDelay and PollFailed must not be negative")
+	}
+	return nil
+}
+
+// New returns a Feed; zero fields of cfg take DefaultConfig's values.
 func New(cfg Config) (*Feed, error) {
-	if cfg.Broker == nil || cfg.Pipeline == nil || cfg.Store == nil || cfg.Notifier == nil || cfg.Restore == nil {
-		return nil, errors.New("evalfeed: Broker, Pipeline, Store, Notifier and Restore are required")
-	}
-	if cfg.FailedFollowUpDelay <= 0 {
-		cfg.FailedFollowUpDelay = time.Minute
-	}
-	if cfg.PollFailed <= 0 {
-		cfg.PollFailed = time.Second
-	}
-	if cfg.Clock == nil {
-		cfg.Clock = clock.System{}
-	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.Default()
+	defaults.Fill(&cfg, DefaultConfig())
+	if err := cfg.Validate(); err != nil {
+		return nil, err
 	}
 	return &Feed{cfg: cfg}, nil
 }

@@ -3,6 +3,7 @@ package gc
 import (
 	"context"
 	"errors"
+	"github.com/ordoplane/ordo/processors/defaults"
 	"github.com/ordoplane/ordo/storage/clock"
 	"log/slog"
 	"time"
@@ -34,7 +35,12 @@ type Config struct {
 // DefaultInterval is the time between periodic collections.
 const DefaultInterval = 5 * time.Minute
 
-// Validate checks the configuration.
+// DefaultConfig returns the defaults, without the required fields.
+func DefaultConfig() Config {
+	return Config{Interval: DefaultInterval, Clock: clock.System{}, Logger: slog.Default()}
+}
+
+// Validate reports a Config that cannot work.
 func (c Config) Validate() error {
 	if c.Pipeline == nil {
 		return errors.New("gc: Pipeline is required")
@@ -51,17 +57,9 @@ type Processor struct {
 	m   metrics
 }
 
-// New returns a Processor.
+// New returns a Processor; zero fields of cfg take DefaultConfig's values.
 func New(cfg Config) (*Processor, error) {
-	if cfg.Interval == 0 {
-		cfg.Interval = DefaultInterval
-	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.Default()
-	}
-	if cfg.Clock == nil {
-		cfg.Clock = clock.System{}
-	}
+	defaults.Fill(&cfg, DefaultConfig())
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}

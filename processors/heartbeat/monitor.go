@@ -13,6 +13,7 @@ import (
 
 	"github.com/ordoplane/ordo/commands"
 	"github.com/ordoplane/ordo/events"
+	"github.com/ordoplane/ordo/processors/defaults"
 	"github.com/ordoplane/ordo/storage/clock"
 )
 
@@ -45,7 +46,7 @@ type Config struct {
 	// FailoverTTL is the TTL every node gets when Run starts, after a
 	// leader election; default 5m.
 	FailoverTTL time.Duration
-	// Seed seeds the TTL jitter.
+	// Seed seeds the TTL jitter; default 0.
 	Seed uint64
 	// Logger; default slog.Default().
 	Logger *slog.Logger
@@ -56,7 +57,7 @@ type Config struct {
 // DefaultConfig returns the defaults, without the required fields.
 func DefaultConfig() Config {
 	return Config{Clock: clock.System{}, MinTTL: 10 * time.Second, MaxHeartbeatsPerSecond: 50,
-		Grace: 10 * time.Second, FailoverTTL: 5 * time.Minute}
+		Grace: 10 * time.Second, FailoverTTL: 5 * time.Minute, Logger: slog.Default()}
 }
 
 // Validate reports a Config that cannot work.
@@ -91,25 +92,7 @@ type Monitor struct {
 
 // New returns a Monitor; zero fields of cfg take DefaultConfig's values.
 func New(cfg Config) (*Monitor, error) {
-	def := DefaultConfig()
-	if cfg.Clock == nil {
-		cfg.Clock = def.Clock
-	}
-	if cfg.MinTTL == 0 {
-		cfg.MinTTL = def.MinTTL
-	}
-	if cfg.MaxHeartbeatsPerSecond == 0 {
-		cfg.MaxHeartbeatsPerSecond = def.MaxHeartbeatsPerSecond
-	}
-	if cfg.Grace == 0 {
-		cfg.Grace = def.Grace
-	}
-	if cfg.FailoverTTL == 0 {
-		cfg.FailoverTTL = def.FailoverTTL
-	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.Default()
-	}
+	defaults.Fill(&cfg, DefaultConfig())
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/ordoplane/ordo/commands/keyring"
 	"github.com/ordoplane/ordo/commands/variables"
 	"github.com/ordoplane/ordo/events"
+	"github.com/ordoplane/ordo/processors/defaults"
 	"github.com/ordoplane/ordo/projections"
 	kp "github.com/ordoplane/ordo/projections/keyring"
 	pv "github.com/ordoplane/ordo/projections/variables"
@@ -60,27 +61,29 @@ type Rekeyer struct {
 	cursor struct{ keyID, after string }
 }
 
+// DefaultRekeyerConfig returns the defaults, without the required fields.
+func DefaultRekeyerConfig() RekeyerConfig {
+	return RekeyerConfig{PageSize: 4096, Batch: 256, Parallel: 4, Retry: time.Second, Logger: slog.Default()}
+}
+
+// Validate reports a RekeyerConfig that cannot work.
+func (c RekeyerConfig) Validate() error {
+	switch {
+	case c.Keyring == nil || c.Pipeline == nil || c.Store == nil || c.Notifier == nil:
+		return errors.New("keyring: Keyring, Pipeline, Store and Notifier are required")
+	case c.PageSize < 0 || c.Batch < 0 || c.Parallel < 0 || c.Retry < 0:
+		return errors.New("keyring: PageSize, Batch, Parallel and Retry must not be negative")
+	}
+	return nil
+}
+
 // NewRekeyer returns a Rekeyer.
 func NewRekeyer(cfg RekeyerConfig) (*Rekeyer, error) {
-	if cfg.Keyring == nil || cfg.Pipeline == nil || cfg.Store == nil || cfg.Notifier == nil {
-		return nil, errors.New("keyring: Keyring, Pipeline, Store and Notifier are required")
-	}
-	if cfg.PageSize <= 0 {
-		cfg.PageSize = 4096
-	}
-	if cfg.Batch <= 0 {
-		cfg.Batch = 256
+	defaults.Fill(&cfg, DefaultRekeyerConfig())
+	if err := cfg.Validate(); err != nil {
+		return nil, err
 	}
 	cfg.Batch = min(cfg.Batch, variables.MaxRekeyPuts)
-	if cfg.Parallel <= 0 {
-		cfg.Parallel = 4
-	}
-	if cfg.Retry <= 0 {
-		cfg.Retry = time.Second
-	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.Default()
-	}
 	r := &Rekeyer{cfg: cfg, rekeyed: prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "ordo_keyring_rekeyed_variables_total", Help: "Variables a full rotation re-encrypted with the new key (a variable written concurrently, whose write won, may be counted)."})}
 	if cfg.Registerer != nil {

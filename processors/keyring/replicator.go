@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/ordoplane/ordo/commands/httpapi"
+	"github.com/ordoplane/ordo/processors/defaults"
 	"github.com/ordoplane/ordo/projections"
 	kp "github.com/ordoplane/ordo/projections/keyring"
 	"github.com/ordoplane/ordo/projections/servers"
@@ -53,22 +54,34 @@ type Replicator struct {
 	removed prometheus.Counter
 }
 
+// DefaultReplicatorConfig returns the defaults, without the required
+// fields (Fetch's default needs Self, so NewReplicator makes it).
+func DefaultReplicatorConfig() ReplicatorConfig {
+	return ReplicatorConfig{MinBackoff: 250 * time.Millisecond, MaxBackoff: 30 * time.Second, Logger: slog.Default()}
+}
+
+// Validate reports a ReplicatorConfig that cannot work.
+func (c ReplicatorConfig) Validate() error {
+	switch {
+	case c.Self == "" || c.Keystore == nil || c.Store == nil || c.Notifier == nil:
+		return errors.New("keyring: Self, Keystore, Store and Notifier are required")
+	case c.MinBackoff < 0 || c.MaxBackoff < 0:
+		return errors.New("keyring: MinBackoff and MaxBackoff must not be negative")
+	}
+	return nil
+}
+
 // NewReplicator returns a Replicator.
 func NewReplicator(cfg ReplicatorConfig) (*Replicator, error) {
-	if cfg.Self == "" || cfg.Keystore == nil || cfg.Store == nil || cfg.Notifier == nil {
-		return nil, errors.New("keyring: Self, Keystore, Store and Notifier are required")
-	}
-	if cfg.Fetch == nil {
+	if cfg.Fetch == nil && cfg.Self != "" {
 		cfg.Fetch = HTTPFetcher(cfg.Self, "", nil)
 	}
-	if cfg.MinBackoff <= 0 {
-		cfg.MinBackoff = 250 * time.Millisecond
+	defaults.Fill(&cfg, DefaultReplicatorConfig())
+	if err := cfg.Validate(); err != nil {
+		return nil, err
 	}
 	if cfg.MaxBackoff < cfg.MinBackoff {
 		cfg.MaxBackoff = max(30*time.Second, cfg.MinBackoff)
-	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.Default()
 	}
 	r := &Replicator{cfg: cfg,
 		missing: prometheus.NewGauge(prometheus.GaugeOpts{Name: "ordo_keyring_keys_missing",

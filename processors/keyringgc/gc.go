@@ -12,6 +12,7 @@ import (
 	"github.com/ordoplane/ordo/commands"
 	"github.com/ordoplane/ordo/commands/keyring"
 	"github.com/ordoplane/ordo/events"
+	"github.com/ordoplane/ordo/processors/defaults"
 	"github.com/ordoplane/ordo/projections"
 	"github.com/ordoplane/ordo/projections/allocs"
 	kp "github.com/ordoplane/ordo/projections/keyring"
@@ -44,22 +45,27 @@ type GC struct {
 	removed prometheus.Counter
 }
 
+// DefaultConfig returns the defaults, without the required fields.
+func DefaultConfig() Config {
+	return Config{Interval: 10 * time.Minute, Threshold: time.Hour, Clock: clock.System{}, Logger: slog.Default()}
+}
+
+// Validate reports a Config that cannot work.
+func (c Config) Validate() error {
+	switch {
+	case c.Pipeline == nil || c.Store == nil:
+		return errors.New("keyringgc: Pipeline and Store are required")
+	case c.Interval < 0:
+		return errors.New("keyringgc: Interval must not be negative")
+	}
+	return nil
+}
+
 // New returns a GC.
 func New(cfg Config) (*GC, error) {
-	if cfg.Pipeline == nil || cfg.Store == nil {
-		return nil, errors.New("keyringgc: Pipeline and Store are required")
-	}
-	if cfg.Interval <= 0 {
-		cfg.Interval = 10 * time.Minute
-	}
-	if cfg.Threshold == 0 {
-		cfg.Threshold = time.Hour
-	}
-	if cfg.Clock == nil {
-		cfg.Clock = clock.System{}
-	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.Default()
+	defaults.Fill(&cfg, DefaultConfig())
+	if err := cfg.Validate(); err != nil {
+		return nil, err
 	}
 	g := &GC{cfg: cfg, removed: prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "ordo_keyring_gc_keys_removed_total", Help: "Root keys the keyring GC removed."})}

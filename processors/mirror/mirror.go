@@ -15,6 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/ordoplane/ordo/events"
+	"github.com/ordoplane/ordo/processors/defaults"
 	"github.com/ordoplane/ordo/storage/archive"
 	"github.com/ordoplane/ordo/storage/clock"
 	"github.com/ordoplane/ordo/storage/kv"
@@ -83,30 +84,34 @@ type Mirror struct {
 	}
 }
 
+// DefaultConfig returns the defaults, without the required fields (the
+// Settings take theirs from the agent file's defaults).
+func DefaultConfig() Config {
+	return Config{Clock: clock.System{}, Logger: slog.Default(), ChunkEvents: 16384, Linger: 5 * time.Millisecond,
+		MinBackoff: 100 * time.Millisecond, MaxBackoff: 30 * time.Second}
+}
+
+// Validate reports a Config that cannot work.
+func (c Config) Validate() error {
+	if err := c.Settings.Validate(); err != nil {
+		return err
+	}
+	switch {
+	case c.Store == nil || c.Applied == nil:
+		return errors.New("mirror: Store and Applied are required")
+	case c.ChunkEvents < 0 || c.MinBackoff < 0 || c.MaxBackoff < 0:
+		return errors.New("mirror: ChunkEvents, MinBackoff and MaxBackoff must not be negative")
+	}
+	return nil
+}
+
 // New returns a Mirror; it validates cfg and registers the metrics.
 func New(cfg Config) (*Mirror, error) {
-	if err := cfg.Settings.Validate(); err != nil {
+	defaults.Fill(&cfg, DefaultConfig())
+	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	if cfg.Store == nil || cfg.Applied == nil {
-		return nil, errors.New("mirror: Store and Applied are required")
-	}
 	cfg.Settings = cfg.Settings.withDefaults()
-	if cfg.Clock == nil {
-		cfg.Clock = clock.System{}
-	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.Default()
-	}
-	if cfg.ChunkEvents <= 0 {
-		cfg.ChunkEvents = 16384
-	}
-	if cfg.Linger == 0 {
-		cfg.Linger = 5 * time.Millisecond
-	}
-	if cfg.MinBackoff <= 0 {
-		cfg.MinBackoff = 100 * time.Millisecond
-	}
 	if cfg.MaxBackoff < cfg.MinBackoff {
 		cfg.MaxBackoff = max(30*time.Second, cfg.MinBackoff)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/ordoplane/ordo/processors/defaults"
 	"github.com/ordoplane/ordo/storage/clock"
 	"log/slog"
 	"maps"
@@ -32,7 +33,8 @@ type Config struct {
 	Pipeline Submitter
 	// State is read for periodic jobs; required.
 	State State
-	// Clock; default the system clock.
+	// Clock tells when a schedule's next launch is due; default
+	// clock.System.
 	Clock clock.Clock
 	// RetryInterval is the wait before a failed launch is tried again;
 	// default 5s.
@@ -41,17 +43,14 @@ type Config struct {
 	Logger *slog.Logger
 }
 
+// DefaultConfig returns the defaults, without the required fields.
+func DefaultConfig() Config {
+	return Config{Clock: clock.System{}, RetryInterval: 5 * time.Second, Logger: slog.Default()}
+}
+
 // Validate reports a Config that cannot work.
 func (c Config) Validate() error {
-	switch {
-	case c.Pipeline == nil:
-		return errors.New("periodic: Pipeline is required")
-	case c.State == nil:
-		return errors.New("periodic: State is required")
-	case c.RetryInterval < 0:
-		return errors.New("periodic: RetryInterval must not be negative")
-	}
-	return nil
+	return follow.Validate("periodic", c.Pipeline, c.State, c.RetryInterval)
 }
 
 // Launcher launches periodic jobs' children while this server leads.
@@ -60,17 +59,9 @@ type Launcher struct {
 	log *slog.Logger
 }
 
-// New returns a Launcher.
+// New returns a Launcher; zero fields of cfg take DefaultConfig's values.
 func New(cfg Config) (*Launcher, error) {
-	if cfg.Clock == nil {
-		cfg.Clock = clock.System{}
-	}
-	if cfg.RetryInterval == 0 {
-		cfg.RetryInterval = 5 * time.Second
-	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.Default()
-	}
+	defaults.Fill(&cfg, DefaultConfig())
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/ordoplane/ordo/commands/node"
 	"github.com/ordoplane/ordo/commands/plan"
 	"github.com/ordoplane/ordo/events"
+	"github.com/ordoplane/ordo/processors/defaults"
 	"github.com/ordoplane/ordo/processors/planapply"
 	"github.com/ordoplane/ordo/processors/scheduler"
 	"github.com/ordoplane/ordo/projections/evals"
@@ -60,16 +61,24 @@ type Applier struct {
 	metrics *metrics
 }
 
+// DefaultConfig returns the defaults, without the required fields.
+func DefaultConfig() Config {
+	return Config{Clock: clock.System{}, Logger: slog.Default()}
+}
+
+// Validate reports a Config that cannot work.
+func (c Config) Validate() error {
+	if c.Pipeline == nil || c.States == nil {
+		return errors.New("planner: Pipeline and States are required")
+	}
+	return nil
+}
+
 // New returns an Applier.
 func New(cfg Config) (*Applier, error) {
-	if cfg.Pipeline == nil || cfg.States == nil {
-		return nil, errors.New("planner: Pipeline and States are required")
-	}
-	if cfg.Clock == nil {
-		cfg.Clock = clock.System{}
-	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.Default()
+	defaults.Fill(&cfg, DefaultConfig())
+	if err := cfg.Validate(); err != nil {
+		return nil, err
 	}
 	return &Applier{cfg: cfg, eval: planapply.Evaluator{Tracker: cfg.Tracker}, queue: make(chan request),
 		metrics: newMetrics(cfg.Registerer)}, nil

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/ordoplane/ordo/processors/defaults"
 )
 
 // Processor is a leader-only background task.
@@ -39,14 +41,25 @@ type Config struct {
 	Registerer prometheus.Registerer
 }
 
+// DefaultConfig returns the defaults.
+func DefaultConfig() Config {
+	return Config{Logger: slog.Default(), RestartBackoff: time.Second}
+}
+
+// Validate reports a Config that cannot work.
+func (c Config) Validate() error {
+	if c.RestartBackoff < 0 {
+		return errors.New("supervisor: RestartBackoff must not be negative")
+	}
+	return nil
+}
+
 // New returns a Supervisor for procs.
 func New(cfg Config, procs ...Processor) *Supervisor {
-	if cfg.Logger == nil {
-		cfg.Logger = slog.Default()
+	if cfg.RestartBackoff < 0 {
+		cfg.RestartBackoff = 0 // New returns no error: a negative backoff takes the default
 	}
-	if cfg.RestartBackoff <= 0 {
-		cfg.RestartBackoff = time.Second
-	}
+	defaults.Fill(&cfg, DefaultConfig())
 	s := &Supervisor{procs: procs, log: cfg.Logger, backoff: cfg.RestartBackoff, reg: cfg.Registerer, restart: make(chan struct{}, 1),
 		leader: prometheus.NewGauge(prometheus.GaugeOpts{Name: "ordo_raft_leader", Help: "1 while this server is the raft leader."})}
 	if cfg.Registerer != nil {

@@ -10,6 +10,8 @@ import (
 
 	"github.com/ordoplane/ordo/commands"
 	"github.com/ordoplane/ordo/commands/acl"
+	"github.com/ordoplane/ordo/processors/defaults"
+	"github.com/ordoplane/ordo/storage/clock"
 )
 
 // Submitter runs commands; *commands.Pipeline implements it.
@@ -28,8 +30,8 @@ type Config struct {
 	Pipeline Submitter
 	// Interval between sweeps; default 5s.
 	Interval time.Duration
-	// After paces the sweeps; default time.After.
-	After func(time.Duration) <-chan time.Time
+	// Clock paces the sweeps; default clock.System.
+	Clock clock.Clock
 	// Batch bounds the tokens one entry deletes; default 1000.
 	Batch int
 	// Logger; default slog.Default().
@@ -45,22 +47,27 @@ type Processor struct {
 	expired prometheus.Counter
 }
 
+// DefaultConfig returns the defaults, without the required fields.
+func DefaultConfig() Config {
+	return Config{Interval: 5 * time.Second, Clock: clock.System{}, Batch: 1000, Logger: slog.Default()}
+}
+
+// Validate reports a Config that cannot work.
+func (c Config) Validate() error {
+	switch {
+	case c.Pipeline == nil:
+		return errors.New("tokenexpiry: Pipeline is required")
+	case c.Interval < 0 || c.Batch < 0:
+		return errors.New("tokenexpiry: Interval and Batch must not be negative")
+	}
+	return nil
+}
+
 // New returns a Processor.
 func New(cfg Config) (*Processor, error) {
-	if cfg.Pipeline == nil {
-		return nil, errors.New("tokenexpiry: Pipeline is required")
-	}
-	if cfg.Interval <= 0 {
-		cfg.Interval = 5 * time.Second
-	}
-	if cfg.After == nil {
-		cfg.After = time.After
-	}
-	if cfg.Batch <= 0 {
-		cfg.Batch = 1000
-	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.Default()
+	defaults.Fill(&cfg, DefaultConfig())
+	if err := cfg.Validate(); err != nil {
+		return nil, err
 	}
 	p := &Processor{cfg: cfg,
 		sweeps: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "ordo_acl_token_expiry_sweeps_total",
@@ -87,7 +94,7 @@ func (p *Processor) Run(ctx context.Context) error {
 		select {
 		case <-ctx.Done():
 			return nil
-		case <-p.cfg.After(p.cfg.Interval):
+		case <-p.cfg.Clock.After(p.cfg.Interval):
 		}
 		p.Sweep(ctx)
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/ordoplane/ordo/commands"
 	"github.com/ordoplane/ordo/commands/acl"
 	"github.com/ordoplane/ordo/processors/tokenexpiry"
+	"github.com/ordoplane/ordo/storage/clock/clocktest"
 )
 
 // submitter records the commands the processor submits.
@@ -30,16 +31,17 @@ func (s *submitter) Run(_ context.Context, _ string, req commands.Request, c com
 // when its context ends.
 func TestRunPacedByClock(t *testing.T) {
 	s := &submitter{}
-	ticks := make(chan time.Time)
-	p, err := tokenexpiry.New(tokenexpiry.Config{Pipeline: s, After: func(time.Duration) <-chan time.Time { return ticks }})
+	clk := clocktest.NewClock(time.Unix(1_700_000_000, 0))
+	p, err := tokenexpiry.New(tokenexpiry.Config{Pipeline: s, Clock: clk})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error)
 	go func() { done <- p.Run(ctx) }()
-	ticks <- time.Time{}
-	ticks <- time.Time{} // the second tick is taken only after the first sweep
+	clk.BlockUntilWaiters(1)
+	clk.Advance(tokenexpiry.DefaultConfig().Interval)
+	clk.BlockUntilWaiters(1) // the next wait starts only after the first sweep
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatal(err)

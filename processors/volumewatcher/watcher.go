@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/ordoplane/ordo/processors/defaults"
 	"github.com/ordoplane/ordo/storage/clock"
 	"log/slog"
 	"time"
@@ -57,10 +58,10 @@ type Config struct {
 	Pipeline Submitter
 	// State is read for volumes, plugins and nodes; required.
 	State State
-	// Detacher makes the plugin calls; nil fails every call (claims that
-	// need none are still released).
+	// Detacher makes the plugin calls; default one that fails every call
+	// (claims that need none are still released).
 	Detacher Detacher
-	// Clock; default the system clock.
+	// Clock paces retries and sweeps; default clock.System.
 	Clock clock.Clock
 	// RetryMin and RetryMax bound the backoff of a failed call; default
 	// 1s and 1m.
@@ -76,13 +77,18 @@ type Config struct {
 	Registerer prometheus.Registerer
 }
 
+// DefaultConfig returns the defaults, without the required fields.
+func DefaultConfig() Config {
+	return Config{Detacher: noDetacher{}, Clock: clock.System{}, RetryMin: time.Second, RetryMax: time.Minute,
+		Sweep: 5 * time.Minute, Batch: 256, Logger: slog.Default()}
+}
+
 // Validate reports a Config that cannot work.
 func (c Config) Validate() error {
+	if err := follow.Validate("volumewatcher", c.Pipeline, c.State, 0); err != nil {
+		return err
+	}
 	switch {
-	case c.Pipeline == nil:
-		return errors.New("volumewatcher: Pipeline is required")
-	case c.State == nil:
-		return errors.New("volumewatcher: State is required")
 	case c.RetryMin < 0 || c.RetryMax < 0 || c.Sweep < 0 || c.Batch < 0:
 		return errors.New("volumewatcher: durations and Batch must not be negative")
 	}
@@ -105,31 +111,12 @@ type backoff struct {
 	wait time.Duration
 }
 
-// New returns a Watcher, registering its metrics with cfg.Registerer.
+// New returns a Watcher, registering its metrics with cfg.Registerer;
+// zero fields of cfg take DefaultConfig's values.
 func New(cfg Config) (*Watcher, error) {
+	defaults.Fill(&cfg, DefaultConfig())
 	if err := cfg.Validate(); err != nil {
 		return nil, err
-	}
-	if cfg.Detacher == nil {
-		cfg.Detacher = noDetacher{}
-	}
-	if cfg.Clock == nil {
-		cfg.Clock = clock.System{}
-	}
-	if cfg.RetryMin == 0 {
-		cfg.RetryMin = time.Second
-	}
-	if cfg.RetryMax == 0 {
-		cfg.RetryMax = time.Minute
-	}
-	if cfg.Sweep == 0 {
-		cfg.Sweep = 5 * time.Minute
-	}
-	if cfg.Batch == 0 {
-		cfg.Batch = 256
-	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.Default()
 	}
 	m, err := newMetrics(cfg.Registerer)
 	if err != nil {

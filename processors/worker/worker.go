@@ -11,6 +11,7 @@ import (
 
 	"github.com/ordoplane/ordo/events"
 	"github.com/ordoplane/ordo/processors/broker"
+	"github.com/ordoplane/ordo/processors/defaults"
 	"github.com/ordoplane/ordo/processors/planapply"
 	"github.com/ordoplane/ordo/processors/scheduler"
 	"github.com/ordoplane/ordo/storage/clock"
@@ -60,31 +61,32 @@ type Worker struct {
 	cfg Config
 }
 
+// DefaultConfig returns the defaults, without the required fields.
+func DefaultConfig() Config {
+	return Config{Types: []string{events.JobTypeService, events.JobTypeBatch, events.JobTypeSystem, events.JobTypeSysbatch},
+		SyncLimit: 5 * time.Second, BehindBackoff: 30 * time.Second, MaxPlanAttempts: 5, Clock: clock.System{},
+		Name: "worker", Logger: slog.Default()}
+}
+
+// Validate reports a Config that cannot work.
+func (c Config) Validate() error {
+	switch {
+	case c.Broker == nil || c.States == nil || c.Planner == nil:
+		return errors.New("worker: Broker, States and Planner are required")
+	case c.SyncLimit < 0 || c.BehindBackoff < 0 || c.MaxPlanAttempts < 0:
+		return errors.New("worker: SyncLimit, BehindBackoff and MaxPlanAttempts must not be negative")
+	}
+	return nil
+}
+
 // New returns a Worker.
 func New(cfg Config) (*Worker, error) {
-	if cfg.Broker == nil || cfg.States == nil || cfg.Planner == nil {
-		return nil, errors.New("worker: Broker, States and Planner are required")
-	}
 	if len(cfg.Types) == 0 {
-		cfg.Types = []string{events.JobTypeService, events.JobTypeBatch, events.JobTypeSystem, events.JobTypeSysbatch}
+		cfg.Types = nil // an empty list serves every type, as nil does
 	}
-	if cfg.SyncLimit <= 0 {
-		cfg.SyncLimit = 5 * time.Second
-	}
-	if cfg.BehindBackoff <= 0 {
-		cfg.BehindBackoff = 30 * time.Second
-	}
-	if cfg.MaxPlanAttempts <= 0 {
-		cfg.MaxPlanAttempts = 5
-	}
-	if cfg.Clock == nil {
-		cfg.Clock = clock.System{}
-	}
-	if cfg.Name == "" {
-		cfg.Name = "worker"
-	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.Default()
+	defaults.Fill(&cfg, DefaultConfig())
+	if err := cfg.Validate(); err != nil {
+		return nil, err
 	}
 	return &Worker{cfg: cfg}, nil
 }
