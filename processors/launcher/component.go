@@ -2,7 +2,7 @@ package launcher
 
 import (
 	"context"
-	"fmt"
+	"errors"
 	"reflect"
 	"slices"
 	"time"
@@ -10,27 +10,37 @@ import (
 	"github.com/ordoplane/ordo/commands"
 	lcmd "github.com/ordoplane/ordo/commands/launcher"
 	"github.com/ordoplane/ordo/events"
-	"github.com/ordoplane/ordo/projections"
-	"github.com/ordoplane/ordo/projections/launcher"
 )
 
 // The launcher's component (P10): the pools it runs — every pool of each
 // provider generation it has a runner for — registered on the log as the
 // component "launcher/<Server>", so every server sees them live. It is
-// registered again whenever that set changes and every Heartbeat, and
-// deregistered when the launcher stops. A launcher component not heard
-// from for StaleAfter heartbeats (a server that stopped without
-// deregistering) is removed by a live launcher.
+// registered when that set changes (and again when the leader no longer
+// knows it), and deregistered when the launcher stops. Its liveness is no
+// log entry: every Heartbeat it reports itself alive to the leader's
+// Liveness, which deregisters a component that stops reporting
+// (liveness.go).
 
-// StaleAfter is how many heartbeats a component may miss before a live
-// launcher deregisters it.
-const StaleAfter = 3
+// Beater reports a component alive to the leader's Liveness: *Liveness
+// in process, HTTPBeater from another server. An error wrapping a
+// commands.NotFoundError says the component is not registered.
+type Beater interface {
+	Beat(ctx context.Context, kind, server string) error
+}
+
+var _ Beater = (*Liveness)(nil)
+
+// Beat implements Beater in process.
+func (l *Liveness) Beat(_ context.Context, kind, server string) error {
+	_, err := l.Heartbeat(kind, server)
+	return err
+}
 
 // component tracks what this launcher registered.
 type component struct {
 	l *Launcher
 	// last is what was registered last; nil when nothing is (or the last
-	// registration failed).
+	// registration failed, or the leader no longer knows it).
 	last []events.LauncherPool
 }
 
@@ -62,10 +72,9 @@ func compare(a, b string) int {
 	return 0
 }
 
-// register registers ps when they differ from the last registration, or
-// always when heartbeat.
-func (c *component) register(ctx context.Context, ps []events.LauncherPool, heartbeat bool) {
-	if !heartbeat && c.last != nil && reflect.DeepEqual(c.last, ps) {
+// register registers ps when they differ from the last registration.
+func (c *component) register(ctx context.Context, ps []events.LauncherPool) {
+	if c.last != nil && reflect.DeepEqual(c.last, ps) {
 		return
 	}
 	cmd := lcmd.RegisterComponent{Component: events.Component{Kind: events.ComponentLauncher, Server: c.l.cfg.Server, Pools: ps}}
@@ -76,36 +85,28 @@ func (c *component) register(ctx context.Context, ps []events.LauncherPool, hear
 		c.last = nil
 		return
 	}
-	if !heartbeat {
-		c.l.log.Info("launcher: pools registered", "server", c.l.cfg.Server, "pools", len(ps))
-	}
+	c.l.log.Info("launcher: pools registered", "server", c.l.cfg.Server, "pools", len(ps))
 	c.last = ps
 	c.l.m.pools.Set(float64(len(ps)))
 }
 
-// sweep deregisters launcher components of other servers not heard from
-// for StaleAfter heartbeats.
-func (c *component) sweep(ctx context.Context) error {
-	snap := c.l.cfg.State.Store().Snapshot()
-	comps, err := launcher.Components(projections.NewView(snap), events.ComponentLauncher)
-	snap.Close()
-	if err != nil {
-		return fmt.Errorf("launcher: read components: %w", err)
+// beat reports the component alive; when the leader does not know it
+// (deregistered as stale, say) it registers again.
+func (c *component) beat(ctx context.Context) {
+	if c.l.cfg.Liveness == nil || c.last == nil {
+		return
 	}
-	cutoff := c.l.cfg.Clock.Now().Add(-StaleAfter * c.l.cfg.Heartbeat).UnixNano()
-	for _, o := range comps {
-		if o.Server == c.l.cfg.Server || o.LastSeen >= cutoff {
-			continue
-		}
-		c.l.log.Info("launcher: deregistering a stale launcher component", "server", o.Server,
-			"last_seen", time.Unix(0, o.LastSeen).UTC())
-		_, err := c.l.cfg.Pipeline.Run(ctx, "component.deregister", commands.Request{Actor: "system:launcher"},
-			lcmd.DeregisterComponent{Kind: o.Kind, Server: o.Server, ModifyIndex: o.ModifyIndex})
-		if err != nil && !isConflict(err) && ctx.Err() == nil {
-			c.l.log.Warn("launcher: cannot deregister a stale component", "server", o.Server, "err", err)
-		}
+	err := c.l.cfg.Liveness.Beat(ctx, events.ComponentLauncher, c.l.cfg.Server)
+	var nf *commands.NotFoundError
+	switch {
+	case errors.As(err, &nf):
+		c.l.log.Info("launcher: the leader does not know its component; registering again", "server", c.l.cfg.Server)
+		ps := c.last
+		c.last = nil
+		c.register(ctx, ps)
+	case err != nil && ctx.Err() == nil:
+		c.l.log.Warn("launcher: cannot report its component alive; will retry", "server", c.l.cfg.Server, "err", err)
 	}
-	return nil
 }
 
 // deregister removes this launcher's component as it stops; ctx may be

@@ -79,8 +79,9 @@ func (s *server) components(t *testing.T) string {
 // live. Two servers share one log; server a's launcher runs the sim
 // providers, server b's the static ones. Each server's state shows both
 // launchers' pools, follows a provider added or removed, drops a
-// launcher that stops, and a launcher component not heard from for
-// StaleAfter heartbeats is removed by a live launcher.
+// launcher that stops, and a launcher component not heard from for a TTL
+// is removed by the leader's liveness tracker (on a), which both
+// launchers heartbeat to.
 func TestLauncherPoolsAreComponents(t *testing.T) {
 	clock := clocktest.NewClock(time.Unix(1_700_000_000, 0))
 	log := &sharedLog{}
@@ -95,9 +96,18 @@ func TestLauncherPoolsAreComponents(t *testing.T) {
 		servers[name] = &server{name: name, fsm: fsm, p: p}
 	}
 	a, b := servers["a"], servers["b"]
+	live, err := launcher.NewLiveness(launcher.LivenessConfig{Pipeline: a.p, State: a.fsm, Clock: clock, TTL: 30 * time.Second,
+		Logger: quiet()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lctx, lcancel := context.WithCancel(context.Background())
+	ldone := make(chan struct{})
+	go func() { defer close(ldone); _ = live.Run(lctx) }()
+	t.Cleanup(func() { lcancel(); <-ldone })
 	start := func(s *server, drivers map[string]launcher.Factory) {
 		l, err := launcher.New(launcher.Config{Pipeline: s.p, State: s.fsm, Clock: clock, Logger: quiet(), Server: s.name,
-			Heartbeat: 10 * time.Second, Drivers: drivers})
+			Heartbeat: 10 * time.Second, Liveness: live, Drivers: drivers})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -48,10 +48,17 @@ type Config struct {
 	// Server names this server in the launcher's component (P10);
 	// default DefaultServer.
 	Server string
-	// Heartbeat is how often the launcher registers its pools again and
-	// sweeps stale launcher components; default 30s.
+	// Heartbeat is how often the launcher reports its component alive to
+	// Liveness; default DefaultHeartbeat.
 	Heartbeat time.Duration
+	// Liveness receives the component's heartbeats: the leader's
+	// *Liveness in process, or an HTTPBeater from another server; nil
+	// sends none.
+	Liveness Beater
 }
+
+// DefaultHeartbeat is Config.Heartbeat's default.
+const DefaultHeartbeat = 30 * time.Second
 
 // DefaultServer is Config.Server's default.
 const DefaultServer = "server"
@@ -97,7 +104,7 @@ func New(cfg Config) (*Launcher, error) {
 		cfg.Server = DefaultServer
 	}
 	if cfg.Heartbeat == 0 {
-		cfg.Heartbeat = 30 * time.Second
+		cfg.Heartbeat = DefaultHeartbeat
 	}
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -136,7 +143,6 @@ func (l *Launcher) Run(ctx context.Context) error {
 		comp.deregister(ctx) // P10: its pools are gone
 	}()
 	notify := l.cfg.State.Notifier()
-	heartbeat := false
 	hb := l.cfg.Clock.After(l.cfg.Heartbeat)
 	for {
 		ch := notify.Table(launcher.ProvidersTable)
@@ -189,19 +195,13 @@ func (l *Launcher) Run(ctx context.Context) error {
 				delete(running, name)
 			}
 		}
-		comp.register(ctx, pools(running), heartbeat)
-		if heartbeat {
-			if err := comp.sweep(ctx); err != nil {
-				l.log.Warn("launcher: component sweep failed", "err", err)
-			}
-		}
-		heartbeat = false
+		comp.register(ctx, pools(running))
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-ch:
 		case <-hb:
-			heartbeat = true
+			comp.beat(ctx)
 			hb = l.cfg.Clock.After(l.cfg.Heartbeat)
 		}
 	}
