@@ -7,6 +7,7 @@ import (
 
 	"github.com/ordoplane/ordo/events"
 	"github.com/ordoplane/ordo/projections"
+	"github.com/ordoplane/ordo/projections/fsm"
 )
 
 // ErrNoLeader is returned when no leader is known to take a write.
@@ -65,7 +66,7 @@ func Status(err error) int {
 		nf *NotFoundError
 		ce *ConflictError
 		tl *TooLargeError
-		re *projections.RejectedError
+		re *fsm.RejectedError
 	)
 	switch {
 	case errors.As(err, &ve):

@@ -11,6 +11,7 @@ import (
 	"github.com/ordoplane/ordo/commands"
 	"github.com/ordoplane/ordo/events"
 	"github.com/ordoplane/ordo/projections"
+	"github.com/ordoplane/ordo/projections/fsm"
 )
 
 func TestStatus(t *testing.T) {
@@ -26,7 +27,7 @@ func TestStatus(t *testing.T) {
 		{"projection not found", projections.ErrNotFound, http.StatusNotFound},
 		{"conflict", &commands.ConflictError{Precondition: pre, Reason: "does not exist"}, http.StatusConflict},
 		{"conflict without precondition", &commands.ConflictError{Reason: "in use"}, http.StatusConflict},
-		{"rejected at apply", &projections.RejectedError{Precondition: pre, Reason: "does not exist"}, http.StatusConflict},
+		{"rejected at apply", &fsm.RejectedError{Precondition: pre, Reason: "does not exist"}, http.StatusConflict},
 		{"too large", &commands.TooLargeError{Limit: 10}, http.StatusRequestEntityTooLarge},
 		{"no leader", commands.ErrNoLeader, http.StatusServiceUnavailable},
 		{"other", errors.New("disk on fire"), http.StatusInternalServerError},

@@ -16,6 +16,7 @@ import (
 
 	"github.com/ordoplane/ordo/events"
 	"github.com/ordoplane/ordo/projections"
+	"github.com/ordoplane/ordo/projections/fsm"
 	"github.com/ordoplane/ordo/storage/kv"
 	"github.com/ordoplane/ordo/storage/raftlog"
 )
@@ -60,7 +61,7 @@ type Outcome struct {
 	Time int64
 	// Rows are the rows an Answered command asked for, as its own entry
 	// left them; empty for a duplicate or when nothing was appended.
-	Rows []projections.AnsweredRow
+	Rows []fsm.AnsweredRow
 }
 
 // Answered is a Command whose answer shows rows it writes: the pipeline
@@ -69,13 +70,13 @@ type Outcome struct {
 type Answered interface {
 	Command
 	// AnswerRows names the rows the answer shows.
-	AnswerRows() []projections.RowRef
+	AnswerRows() []fsm.RowRef
 }
 
 // Answers reads back the rows of an Answered command's entry; the FSM
 // implements it.
 type Answers interface {
-	ExpectAnswer(commandID string, refs []projections.RowRef) (done func())
+	ExpectAnswer(commandID string, refs []fsm.RowRef) (done func())
 }
 
 // Leader tells whether this server's state may be decided and answered
@@ -214,7 +215,7 @@ func (p *Pipeline) run(ctx context.Context, name string, req Request, c Command)
 	var hash string
 	if req.CommandID != "" {
 		hash = requestHash(name, c)
-		if res, ok, err := projections.CommandResult(v, req.CommandID, hash); err != nil {
+		if res, ok, err := fsm.CommandResult(v, req.CommandID, hash); err != nil {
 			snap.Close()
 			return Outcome{}, err
 		} else if ok {
@@ -266,7 +267,7 @@ func (p *Pipeline) run(ctx context.Context, name string, req Request, c Command)
 		}
 		return Outcome{}, err
 	}
-	res, ok := resp.(projections.Result)
+	res, ok := resp.(fsm.Result)
 	if !ok {
 		return Outcome{}, fmt.Errorf("unexpected apply result %T", resp)
 	}
@@ -285,13 +286,13 @@ func requestHash(name string, c Command) string {
 
 // Answered returns the row at table and key of an Answered command's
 // outcome: ok is false when the outcome has none (a duplicate).
-func (o Outcome) Answered(table, key string) (row projections.AnsweredRow, ok bool) {
+func (o Outcome) Answered(table, key string) (row fsm.AnsweredRow, ok bool) {
 	for _, r := range o.Rows {
 		if r.Table == table && r.Key == key {
 			return r, true
 		}
 	}
-	return projections.AnsweredRow{}, false
+	return fsm.AnsweredRow{}, false
 }
 
 // noLeader reports that this server cannot answer as the leader: the
@@ -303,9 +304,9 @@ func noLeader(err error) error {
 	return fmt.Errorf("%w: %v", ErrNoLeader, err)
 }
 
-func outcome(res projections.Result) (Outcome, error) {
+func outcome(res fsm.Result) (Outcome, error) {
 	out := Outcome{Index: res.Index, Duplicate: res.Duplicate, Time: res.Time, Rows: res.Rows}
-	var re *projections.RejectedError
+	var re *fsm.RejectedError
 	if errors.As(res.Err, &re) {
 		return out, &ConflictError{Precondition: re.Precondition, Reason: re.Reason}
 	}

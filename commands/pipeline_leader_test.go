@@ -8,7 +8,7 @@ import (
 
 	"github.com/ordoplane/ordo/commands"
 	"github.com/ordoplane/ordo/commands/namespace"
-	"github.com/ordoplane/ordo/projections"
+	"github.com/ordoplane/ordo/projections/fsm"
 	"github.com/ordoplane/ordo/projections/namespaces"
 	"github.com/ordoplane/ordo/storage/raftlog"
 )
@@ -29,8 +29,8 @@ func (l *leaderState) ConsistentRead(context.Context) error {
 	return l.confirmed
 }
 
-func withLeader(l *leaderState) func(*commands.PipelineConfig, *projections.FSM) {
-	return func(c *commands.PipelineConfig, _ *projections.FSM) { c.Leader = l }
+func withLeader(l *leaderState) func(*commands.PipelineConfig, *fsm.FSM) {
+	return func(c *commands.PipelineConfig, _ *fsm.FSM) { c.Leader = l }
 }
 
 // TestPipelineDecidesOnlyOnAReadyLeader: a server that has not applied
@@ -75,8 +75,8 @@ func TestPipelineConfirmsAnswersFromState(t *testing.T) {
 // answeredApply is namespace.Apply answered with the namespace's row.
 type answeredApply struct{ namespace.Apply }
 
-func (a answeredApply) AnswerRows() []projections.RowRef {
-	return []projections.RowRef{{Table: namespaces.Table, Key: a.Name}, {Table: namespaces.Table, Key: "absent"}}
+func (a answeredApply) AnswerRows() []fsm.RowRef {
+	return []fsm.RowRef{{Table: namespaces.Table, Key: a.Name}, {Table: namespaces.Table, Key: "absent"}}
 }
 
 // TestPipelineAnswersFromItsOwnApply: an Answered command's outcome holds
@@ -84,7 +84,7 @@ func (a answeredApply) AnswerRows() []projections.RowRef {
 // found), and the entry's leader time; a retry of it (a duplicate) has
 // none to show.
 func TestPipelineAnswersFromItsOwnApply(t *testing.T) {
-	f := newFixture(t, func(c *commands.PipelineConfig, fsm *projections.FSM) { c.Answers = fsm })
+	f := newFixture(t, func(c *commands.PipelineConfig, fsm *fsm.FSM) { c.Answers = fsm })
 	cmd := answeredApply{namespace.Apply{Name: "web", Description: "first"}}
 	out, err := f.p.Run(context.Background(), "namespace.apply", commands.Request{CommandID: "k1"}, cmd)
 	if err != nil {

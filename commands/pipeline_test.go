@@ -17,6 +17,7 @@ import (
 	"github.com/ordoplane/ordo/events"
 	"github.com/ordoplane/ordo/projections"
 	"github.com/ordoplane/ordo/projections/all"
+	"github.com/ordoplane/ordo/projections/fsm"
 	"github.com/ordoplane/ordo/projections/namespaces"
 	"github.com/ordoplane/ordo/storage/archive"
 	"github.com/ordoplane/ordo/storage/kv"
@@ -26,7 +27,7 @@ import (
 // fsmLog is a Proposer that applies each entry straight to an FSM, as a
 // single-server raft would, numbering entries itself.
 type fsmLog struct {
-	fsm *projections.FSM
+	fsm *fsm.FSM
 	mu  sync.Mutex
 	// before, when set, runs before an entry is applied (under mu, with the
 	// index the entry will get); a test uses it to slip in a competing entry.
@@ -66,7 +67,7 @@ func (l *fsmLog) applyRaw(t *testing.T, index uint64, cmdID string, ps ...events
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res := l.fsm.Apply([]raftlog.Log{{Index: index, Term: 1, Data: data}})[0].(projections.Result); res.Err != nil {
+	if res := l.fsm.Apply([]raftlog.Log{{Index: index, Term: 1, Data: data}})[0].(fsm.Result); res.Err != nil {
 		t.Fatal(res.Err)
 	}
 }
@@ -80,7 +81,7 @@ type fixture struct {
 
 // newFixture builds a pipeline over a fresh store and FSM; opts adjust
 // its configuration.
-func newFixture(t *testing.T, opts ...func(*commands.PipelineConfig, *projections.FSM)) *fixture {
+func newFixture(t *testing.T, opts ...func(*commands.PipelineConfig, *fsm.FSM)) *fixture {
 	t.Helper()
 	store, err := kv.Open(t.TempDir(), kv.DefaultConfig())
 	if err != nil {
@@ -88,7 +89,7 @@ func newFixture(t *testing.T, opts ...func(*commands.PipelineConfig, *projection
 	}
 	t.Cleanup(func() { store.Close() })
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	fsm, err := projections.NewFSM(store, projections.FSMConfig{Projections: all.Projections(), Logger: logger})
+	fsm, err := fsm.New(store, fsm.Config{Projections: all.Projections(), Logger: logger})
 	if err != nil {
 		t.Fatal(err)
 	}

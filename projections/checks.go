@@ -39,8 +39,9 @@ func RegisterCheck(op events.PreconditionOp, c Check) {
 	checks.m[op] = c
 }
 
-// registeredCheck returns the check registered for op.
-func registeredCheck(op events.PreconditionOp) (Check, bool) {
+// RegisteredCheck returns the check registered for op: the FSM decides
+// preconditions with it.
+func RegisteredCheck(op events.PreconditionOp) (Check, bool) {
 	checks.RLock()
 	defer checks.RUnlock()
 	c, ok := checks.m[op]

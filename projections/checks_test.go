@@ -6,6 +6,7 @@ import (
 
 	"github.com/ordoplane/ordo/events"
 	"github.com/ordoplane/ordo/projections"
+	"github.com/ordoplane/ordo/projections/fsm"
 	"github.com/ordoplane/ordo/projections/namespaces"
 	pt "github.com/ordoplane/ordo/projections/projectionstest"
 )
@@ -39,7 +40,7 @@ func TestRegisteredCheck(t *testing.T) {
 	e = pt.Entry(t, "c4", &events.NamespaceUpserted{Namespace: events.Namespace{Name: "b"}})
 	e.Preconditions = []events.Precondition{{Table: "t", Key: "k", Op: checkTestOp}}
 	res := pt.ApplyOne(t, f, 4, e)
-	var re *projections.RejectedError
+	var re *fsm.RejectedError
 	if !errors.As(res.Err, &re) || re.Reason != "namespace open is gone" {
 		t.Fatalf("check fails, got %v", res.Err)
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/vmihailenco/msgpack/v5"
 
+	"github.com/ordoplane/ordo/projections/internal/layout"
 	"github.com/ordoplane/ordo/storage/kv"
 )
 
@@ -40,7 +41,7 @@ func (s Stale) String() string {
 // metadata into a store that has applied nothing yet. A mismatch is
 // ErrRebuildNeeded, naming the stale projections.
 func CheckVersions(v View, projs []Projection) error {
-	stale, err := staleProjections(v, projs)
+	stale, err := StaleProjections(v, projs)
 	if err != nil {
 		return err
 	}
@@ -54,11 +55,11 @@ func CheckVersions(v View, projs []Projection) error {
 	return nil
 }
 
-// staleProjections returns the projections of projs whose stored version
+// StaleProjections returns the projections of projs whose stored version
 // differs from the code's or is missing, in projs order. A store that has
 // applied nothing takes the code's versions (written when v reads through a
 // writer).
-func staleProjections(v View, projs []Projection) ([]Stale, error) {
+func StaleProjections(v View, projs []Projection) ([]Stale, error) {
 	applied, err := v.AppliedIndex()
 	if err != nil {
 		return nil, err
@@ -75,7 +76,7 @@ func staleProjections(v View, projs []Projection) ([]Stale, error) {
 			if !canWrite {
 				continue
 			}
-			if err := writeMeta(w, p); err != nil {
+			if err := WriteMeta(w, p); err != nil {
 				return nil, err
 			}
 		case !ok:
@@ -95,7 +96,7 @@ func StoredVersion(r kv.Reader, name string) (int, error) {
 }
 
 func readMeta(r kv.Reader, name string) (Meta, bool, error) {
-	b, err := r.Get(projectionMetaKey(name))
+	b, err := r.Get(layout.MetaKey(name))
 	if errors.Is(err, kv.ErrNotFound) {
 		return Meta{}, false, nil
 	}
@@ -109,51 +110,13 @@ func readMeta(r kv.Reader, name string) (Meta, bool, error) {
 	return m, true, nil
 }
 
-// setter is the write half of kv.Writer, which kv.WriteBatch also has.
-type setter interface {
-	Set(key, value []byte) error
-}
-
-func writeMeta(w setter, p Projection) error {
+// WriteMeta records p's name and version as the stored ones, through w (a
+// kv.Writer or a kv.WriteBatch): the FSM does on a store that has applied
+// nothing, a rebuild as it switches.
+func WriteMeta(w interface{ Set(key, value []byte) error }, p Projection) error {
 	b, err := msgpack.Marshal(&Meta{Name: p.Name(), Version: p.Version()})
 	if err != nil {
 		return err
 	}
-	return w.Set(projectionMetaKey(p.Name()), b)
-}
-
-// rebuildMarker is stored at markerKey(name) while an operator's rebuild of
-// the projection runs: a server that stops before the switch finds it on
-// start (its half-built scratch store deleted by then) and runs the
-// rebuild again. A
-// rebuild for a version change needs no marker: the stored version still
-// differs after a crash.
-type rebuildMarker struct {
-	Requested uint64 `msgpack:"a"` // the applied index when it was requested
-}
-
-func markerKey(name string) []byte { return append([]byte(markerPrefix), name...) }
-
-// markerPrefix starts every rebuild marker; markers are local to a server
-// and never travel in a raft snapshot.
-const markerPrefix = "rb/"
-
-func writeMarker(w setter, name string, m rebuildMarker) error {
-	b, err := msgpack.Marshal(&m)
-	if err != nil {
-		return err
-	}
-	return w.Set(markerKey(name), b)
-}
-
-// pendingRebuilds returns the names of the projections with a rebuild
-// marker, in key order.
-func pendingRebuilds(r kv.Reader) ([]string, error) {
-	var names []string
-	lower := []byte(markerPrefix)
-	err := r.Scan(lower, kv.PrefixEnd(lower), false, func(k, _ []byte) error {
-		names = append(names, string(k[len(lower):]))
-		return nil
-	})
-	return names, err
+	return w.Set(layout.MetaKey(p.Name()), b)
 }

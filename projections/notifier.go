@@ -40,9 +40,11 @@ func (n *Notifier) Table(table string) <-chan struct{} {
 	return ch
 }
 
-// publish records index as applied and wakes the watchers of tables; a nil
-// tables slice with all set wakes every table watcher (after a restore).
-func (n *Notifier) publish(index uint64, tables []string, all bool) {
+// Publish records index as applied and wakes the watchers of tables
+// (table names and KeyTopic names); a nil tables slice with all set wakes
+// every table watcher (after a restore). The FSM calls it after each batch
+// it applies.
+func (n *Notifier) Publish(index uint64, tables []string, all bool) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	n.mu.applied = index

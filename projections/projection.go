@@ -15,3 +15,12 @@ type Projection interface {
 	// must be deterministic.
 	Apply(tx *Tx, ev *events.Event) error
 }
+
+// Names returns the names of projs, in order.
+func Names(projs []Projection) []string {
+	out := make([]string, len(projs))
+	for i, p := range projs {
+		out[i] = p.Name()
+	}
+	return out
+}

@@ -11,3 +11,7 @@ var scanOnly = map[string]bool{}
 // read still works, without a filter's help). Call it only from a
 // projection package's init.
 func ScanOnly(table string) { scanOnly[table] = true }
+
+// IsScanOnly reports whether table was declared ScanOnly: a rebuild's
+// table files build it no Bloom filter.
+func IsScanOnly(table string) bool { return scanOnly[table] }

@@ -3,8 +3,11 @@ package projections
 import (
 	"errors"
 	"fmt"
+	"iter"
+	"maps"
 	"sort"
 
+	"github.com/ordoplane/ordo/projections/internal/layout"
 	"github.com/ordoplane/ordo/storage/kv"
 )
 
@@ -41,12 +44,24 @@ type lastRow struct {
 	valid      bool
 }
 
-func newTx(w kv.Writer, index uint64, time int64) *Tx {
+// NewTx returns the Tx of the entry at index, whose leader time is time
+// (Unix nanoseconds), writing through w. The FSM makes one for each entry
+// it applies; a projection is handed its Tx and never makes one.
+func NewTx(w kv.Writer, index uint64, time int64) *Tx {
 	return &Tx{View: View{r: w}, w: w, index: index, time: time, changed: map[string]struct{}{}}
 }
 
-// reset makes tx the Tx of the next entry, keeping its maps.
-func (tx *Tx) reset(index uint64, time int64) {
+// NewReplayTx is NewTx for a replay of the archive (a rebuild), which
+// nobody waits on: it gathers no changed keys for the Notifier.
+func NewReplayTx(w kv.Writer, index uint64, time int64) *Tx {
+	tx := NewTx(w, index, time)
+	tx.quiet = true
+	return tx
+}
+
+// Reset makes tx the Tx of the next entry, keeping its maps: a replay
+// reuses one Tx for entry after entry.
+func (tx *Tx) Reset(index uint64, time int64) {
 	tx.index, tx.time = index, time
 	clear(tx.changed)
 	tx.keys = nil
@@ -84,7 +99,7 @@ func (tx *Tx) createIndex(table, key string) (uint64, bool, error) {
 // key lays out the key of the row at key in table in the Tx's buffer,
 // valid until the next call: writers copy what they keep of a key.
 func (tx *Tx) key(table, key string) []byte {
-	tx.keyBuf = appendRowKey(tx.keyBuf[:0], table, key)
+	tx.keyBuf = layout.AppendRowKey(tx.keyBuf[:0], table, key)
 	return tx.keyBuf
 }
 
@@ -100,7 +115,7 @@ func (tx *Tx) Put(table, key string, value []byte) error {
 	if err != nil {
 		return err
 	}
-	if err := setOwned(tx.w, tx.key(table, key), encodeRow(Row{CreateIndex: create, ModifyIndex: tx.index, Value: value})); err != nil {
+	if err := layout.SetOwned(tx.w, tx.key(table, key), encodeRow(Row{CreateIndex: create, ModifyIndex: tx.index, Value: value})); err != nil {
 		return fmt.Errorf("put %s/%s: %w", table, key, err)
 	}
 	tx.wrote(table, key, create)
@@ -138,8 +153,8 @@ func (tx *Tx) PutIndex(table, key string) error { return putIndex(tx, table, key
 func (tx *Tx) PutIndexKey(table string, key []byte) error { return putIndex(tx, table, key) }
 
 func putIndex[K string | []byte](tx *Tx, table string, key K) error {
-	tx.keyBuf = appendRowKey(tx.keyBuf[:0], table, key)
-	if err := setOwned(tx.w, tx.keyBuf, tx.indexRow()); err != nil {
+	tx.keyBuf = layout.AppendRowKey(tx.keyBuf[:0], table, key)
+	if err := layout.SetOwned(tx.w, tx.keyBuf, tx.indexRow()); err != nil {
 		return fmt.Errorf("put index %s/%s: %w", table, key, err)
 	}
 	if tx.last.key == string(key) && tx.last.table == table {
@@ -154,11 +169,17 @@ func putIndex[K string | []byte](tx *Tx, table string, key K) error {
 // writing one allocates nothing: writers keep it as they are handed it,
 // and nothing changes it (its capacity ends with it).
 func (tx *Tx) indexRow() []byte {
-	if len(tx.idxRow) == 0 || rowHead(tx.idxRow).CreateIndex != tx.index {
-		b := encodeRow(Row{CreateIndex: tx.index, ModifyIndex: tx.index})
-		tx.idxRow = b[:rowHeader:rowHeader]
+	if len(tx.idxRow) == 0 || indexOf(tx.idxRow) != tx.index {
+		b := layout.EncodeRow(tx.index, tx.index, nil)
+		tx.idxRow = b[:layout.RowHeader:layout.RowHeader]
 	}
 	return tx.idxRow
+}
+
+// indexOf returns the create index of the row value b.
+func indexOf(b []byte) uint64 {
+	c, _ := layout.RowHead(b)
+	return c
 }
 
 // Delete removes key from table and reports whether it existed; the table
@@ -189,23 +210,6 @@ func (tx *Tx) DeleteKnown(table, key string) error {
 	return nil
 }
 
-// ownedSetter is a kv.Writer that can keep a value it is given instead of
-// copying it (a key it copies, as every kv.Writer does); it never
-// changes the value.
-type ownedSetter interface {
-	setOwned(key, value []byte) error
-}
-
-// setOwned writes value at key through w, handing value over: the
-// writer may keep it, and nobody changes it afterwards (the index rows
-// of an entry share one: Tx.indexRow).
-func setOwned(w kv.Writer, key, value []byte) error {
-	if o, ok := w.(ownedSetter); ok {
-		return o.setOwned(key, value)
-	}
-	return w.Set(key, value)
-}
-
 // changedTables returns the changed tables in sorted order.
 func (tx *Tx) changedTables() []string {
 	out := make([]string, 0, len(tx.changed))
@@ -227,13 +231,17 @@ func (tx *Tx) touch(table, key string) {
 	tx.keys[KeyTopic(table, key)] = struct{}{}
 }
 
-// bumpTables records the entry's index as the index of every changed
-// table. It returns the changed tables and, for key-watched tables, the
-// changed keys as KeyTopic names: the topics the Notifier wakes.
-func (tx *Tx) bumpTables() ([]string, error) {
+// Changed returns the tables the entry has changed so far, in no order.
+func (tx *Tx) Changed() iter.Seq[string] { return maps.Keys(tx.changed) }
+
+// Finish ends the FSM's apply of the entry: it records the entry's index
+// as the index of every changed table. It returns the changed tables and,
+// for key-watched tables, the changed keys as KeyTopic names: the topics
+// the Notifier wakes.
+func (tx *Tx) Finish() ([]string, error) {
 	tables := tx.changedTables()
 	for _, t := range tables {
-		if err := tx.w.Set(tableIndexKey(t), kv.Uint64Value(tx.index)); err != nil {
+		if err := tx.w.Set(layout.TableIndexKey(t), kv.Uint64Value(tx.index)); err != nil {
 			return nil, err
 		}
 	}

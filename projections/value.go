@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/ordoplane/ordo/events"
+	"github.com/ordoplane/ordo/projections/internal/layout"
 )
 
 // Codec encodes the rows of a table whose values are T: as events.Marshal
@@ -29,8 +30,9 @@ func (c *Codec[T]) decode(b []byte) (*T, error) {
 	return v, nil
 }
 
-// appendEncoded implements encoder.
-func (c *Codec[T]) appendEncoded(dst []byte, v any) ([]byte, error) {
+// AppendEncoded appends the encoding of v, a *T, to dst: the writer of a
+// replay encodes the values it kept with it.
+func (c *Codec[T]) AppendEncoded(dst []byte, v any) ([]byte, error) {
 	b, err := events.AppendMarshal(dst, v.(*T))
 	if err != nil {
 		return dst, fmt.Errorf("encode %s row: %w", c.Name, err)
@@ -38,51 +40,22 @@ func (c *Codec[T]) appendEncoded(dst []byte, v any) ([]byte, error) {
 	return b, nil
 }
 
-// encoder appends the encoding of a value a writer keeps to dst.
-type encoder interface {
-	appendEncoded(dst []byte, v any) ([]byte, error)
-}
-
-// valueState is what a valueWriter knows of a row.
-type valueState uint8
-
-const (
-	valueUnknown valueState = iota // nothing decoded: read the bytes
-	valueAbsent                    // the row does not exist
-	valueKept                      // the decoded value is kept
-)
-
-// valueWriter is a kv.Writer that keeps decoded row values (a replay's
-// freshWriter). The values it keeps and is given are shared: nobody may
-// change them, a projection changes a copy and puts that.
-type valueWriter interface {
-	// value returns the value kept for the row at key, with the row's
-	// create and modify indexes.
-	value(key []byte) (v any, r Row, st valueState)
-	// keepValue keeps v as the decoded value of the row at key, which
-	// Get has just returned.
-	keepValue(key []byte, v any)
-	// setValue writes the row at key with value v, encoded by enc when
-	// the writer needs the bytes.
-	setValue(key []byte, r Row, v any, enc encoder) error
-}
-
 // GetValue returns the decoded value of the row at key in table, and the
 // row (its Value unset when the writer kept the decoded value), or
 // ErrNotFound. The value may be shared with the writer: the caller must
 // not change it (copy it, change the copy, PutValue the copy).
 func GetValue[T any](tx *Tx, c *Codec[T], table, key string) (*T, Row, error) {
-	vw, _ := tx.w.(valueWriter)
+	vw, _ := tx.w.(layout.ValueWriter)
 	var k []byte
 	if vw != nil {
 		// In the Tx's key buffer: Get lays out the same key there.
 		k = tx.key(table, key)
-		v, r, st := vw.value(k)
-		if t, ok := v.(*T); st == valueKept && ok {
-			tx.last = lastRow{table: table, key: key, create: r.CreateIndex, found: true, valid: true}
-			return t, r, nil
+		v, create, modify, st := vw.Value(k)
+		if t, ok := v.(*T); st == layout.ValueKept && ok {
+			tx.last = lastRow{table: table, key: key, create: create, found: true, valid: true}
+			return t, Row{CreateIndex: create, ModifyIndex: modify}, nil
 		}
-		if st == valueAbsent {
+		if st == layout.ValueAbsent {
 			tx.last = lastRow{table: table, key: key, valid: true}
 			return nil, Row{}, ErrNotFound
 		}
@@ -96,7 +69,7 @@ func GetValue[T any](tx *Tx, c *Codec[T], table, key string) (*T, Row, error) {
 		return nil, r, fmt.Errorf("%s/%s: %w", table, key, err)
 	}
 	if vw != nil {
-		vw.keepValue(k, t)
+		vw.KeepValue(k, t)
 	}
 	return t, r, nil
 }
@@ -114,9 +87,9 @@ func LookupValue[T any](tx *Tx, c *Codec[T], table, key string) (*T, Row, error)
 // the row's create index. v is handed over: the caller must not change it
 // afterwards.
 func PutValue[T any](tx *Tx, c *Codec[T], table, key string, v *T) error {
-	vw, ok := tx.w.(valueWriter)
+	vw, ok := tx.w.(layout.ValueWriter)
 	if !ok {
-		b, err := c.appendEncoded(nil, v)
+		b, err := c.AppendEncoded(nil, v)
 		if err != nil {
 			return fmt.Errorf("%s/%s: %w", table, key, err)
 		}
@@ -126,7 +99,7 @@ func PutValue[T any](tx *Tx, c *Codec[T], table, key string, v *T) error {
 	if err != nil {
 		return err
 	}
-	if err := vw.setValue(tx.key(table, key), Row{CreateIndex: create, ModifyIndex: tx.index}, v, c); err != nil {
+	if err := vw.SetValue(tx.key(table, key), create, tx.index, v, c); err != nil {
 		return fmt.Errorf("put %s/%s: %w", table, key, err)
 	}
 	tx.wrote(table, key, create)
@@ -139,14 +112,14 @@ func PutValue[T any](tx *Tx, c *Codec[T], table, key string, v *T) error {
 // writer compares the values it keeps, any other writer the encoded
 // bytes.
 func PutValueChanged[T any](tx *Tx, c *Codec[T], table, key string, v *T, same func(a, b *T) bool) error {
-	if _, ok := tx.w.(valueWriter); ok {
+	if _, ok := tx.w.(layout.ValueWriter); ok {
 		old, _, err := LookupValue(tx, c, table, key)
 		if err != nil || old != nil && same(old, v) {
 			return err
 		}
 		return PutValue(tx, c, table, key, v)
 	}
-	b, err := c.appendEncoded(nil, v)
+	b, err := c.AppendEncoded(nil, v)
 	if err != nil {
 		return fmt.Errorf("%s/%s: %w", table, key, err)
 	}

@@ -5,8 +5,10 @@ import (
 	"testing"
 
 	"github.com/ordoplane/ordo/projections"
+	"github.com/ordoplane/ordo/projections/fsm"
 	"github.com/ordoplane/ordo/projections/namespaces"
 	pt "github.com/ordoplane/ordo/projections/projectionstest"
+	"github.com/ordoplane/ordo/projections/rebuild"
 	"github.com/ordoplane/ordo/projections/servers"
 	"github.com/ordoplane/ordo/storage/kv"
 )
@@ -57,14 +59,14 @@ func TestCheckVersions(t *testing.T) {
 	// of that version then opens it.
 	fresh := pt.OpenStore(t)
 	projs := []projections.Projection{bumped{}, servers.Projection{}}
-	if _, err := projections.Rebuild(store, fresh, projs, 0, nil); err != nil {
+	if _, err := rebuild.Rebuild(store, fresh, projs, 0, nil); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := pt.TryNewFSM(fresh, projs...); err != nil {
 		t.Fatalf("FSM over the rebuilt store: %v", err)
 	}
 	// The older version is a downgrade: refused, not rebuilt (compat.go).
-	if _, err := pt.TryNewFSM(fresh); !errors.Is(err, projections.ErrDowngrade) {
+	if _, err := pt.TryNewFSM(fresh); !errors.Is(err, fsm.ErrDowngrade) {
 		t.Fatalf("old version over the rebuilt store: %v, want ErrDowngrade", err)
 	}
 	// Versions survive a reopen.

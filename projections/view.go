@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/ordoplane/ordo/projections/internal/layout"
 	"github.com/ordoplane/ordo/storage/kv"
 )
 
@@ -22,7 +23,7 @@ func (v View) Reader() kv.Reader { return v.r }
 
 // Get returns the row at key in table, or ErrNotFound.
 func (v View) Get(table, key string) (Row, error) {
-	return v.getKey(rowKey(table, key), table, key)
+	return v.getKey(layout.RowKey(table, key), table, key)
 }
 
 // getKey is Get of the row at k, rowKey(table, key).
@@ -40,8 +41,8 @@ func (v View) getKey(k []byte, table, key string) (Row, error) {
 // Scan calls fn for each row of table whose key starts with prefix, in key
 // order (reverse when reverse is set). fn may return kv.ErrStop.
 func (v View) Scan(table, prefix string, reverse bool, fn func(key string, r Row) error) error {
-	tp := tablePrefix(table)
-	lower := rowKey(table, prefix)
+	tp := layout.TablePrefix(table)
+	lower := layout.RowKey(table, prefix)
 	return v.r.Scan(lower, kv.PrefixEnd(lower), reverse, func(k, b []byte) error {
 		r, err := decodeRow(b)
 		if err != nil {
@@ -52,16 +53,16 @@ func (v View) Scan(table, prefix string, reverse bool, fn func(key string, r Row
 }
 
 // TableIndex returns the index of the last entry that changed table.
-func (v View) TableIndex(table string) (uint64, error) { return v.uint(tableIndexKey(table)) }
+func (v View) TableIndex(table string) (uint64, error) { return v.uint(layout.TableIndexKey(table)) }
 
 // AppliedIndex returns the index of the last entry applied.
-func (v View) AppliedIndex() (uint64, error) { return v.uint(appliedKey) }
+func (v View) AppliedIndex() (uint64, error) { return v.uint(layout.AppliedKey) }
 
 // RestoredIndex returns the raft index of the last operator restore the
 // state holds (FSM.RestoredAt as of this view), 0 when none. Every table
 // was replaced at that index, so a blocking query reports no index below
 // it: a caller that saw the state before the restore is woken by it.
-func (v View) RestoredIndex() (uint64, error) { return v.uint(restoredKey) }
+func (v View) RestoredIndex() (uint64, error) { return v.uint(layout.RestoredKey) }
 
 func (v View) uint(key []byte) (uint64, error) {
 	b, err := v.r.Get(key)
@@ -83,10 +84,10 @@ func (v View) ScanFrom(table, prefix, from string, reverse bool, fn func(key str
 	if from == "" {
 		return v.Scan(table, prefix, reverse, fn)
 	}
-	tp := tablePrefix(table)
-	lower := rowKey(table, prefix)
+	tp := layout.TablePrefix(table)
+	lower := layout.RowKey(table, prefix)
 	upper := kv.PrefixEnd(lower)
-	start := rowKey(table, from)
+	start := layout.RowKey(table, from)
 	if reverse {
 		// Keys at or before from: below from's immediate successor.
 		if succ := append(start, 0); bytes.Compare(succ, upper) < 0 {

@@ -16,6 +16,7 @@ import (
 	"github.com/ordoplane/ordo/events"
 	"github.com/ordoplane/ordo/history/backup"
 	"github.com/ordoplane/ordo/projections"
+	"github.com/ordoplane/ordo/projections/fsm"
 	"github.com/ordoplane/ordo/storage/archive"
 	"github.com/ordoplane/ordo/storage/kv"
 	"github.com/ordoplane/ordo/storage/raftlog"
@@ -104,7 +105,7 @@ func (s *snapshots) previous(id string) (restored, bool, error) {
 	}
 	snap := s.a.store.Snapshot()
 	defer snap.Close()
-	index, ok, err := projections.CommandIndex(projections.NewView(snap), id)
+	index, ok, err := fsm.CommandIndex(projections.NewView(snap), id)
 	if err != nil || !ok {
 		return restored{}, false, err
 	}

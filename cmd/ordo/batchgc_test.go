@@ -4,7 +4,7 @@ import (
 	"runtime/debug"
 	"testing"
 
-	"github.com/ordoplane/ordo/projections"
+	"github.com/ordoplane/ordo/projections/rebuild"
 )
 
 // TestBatchGC: a replaying command collects at ReplayGCPercent, unless
@@ -15,8 +15,8 @@ func TestBatchGC(t *testing.T) {
 
 	t.Setenv("GOGC", "")
 	batchGC()
-	if got := debug.SetGCPercent(100); got != projections.ReplayGCPercent {
-		t.Fatalf("GC percent %d, want %d", got, projections.ReplayGCPercent)
+	if got := debug.SetGCPercent(100); got != rebuild.ReplayGCPercent {
+		t.Fatalf("GC percent %d, want %d", got, rebuild.ReplayGCPercent)
 	}
 	t.Setenv("GOGC", "150")
 	batchGC()

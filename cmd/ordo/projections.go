@@ -18,8 +18,8 @@ import (
 
 	"github.com/ordoplane/ordo/cmd/agent"
 	"github.com/ordoplane/ordo/commands/httpapi"
-	"github.com/ordoplane/ordo/projections"
 	"github.com/ordoplane/ordo/projections/all"
+	"github.com/ordoplane/ordo/projections/fsm"
 	"github.com/ordoplane/ordo/storage/kv"
 )
 
@@ -63,7 +63,7 @@ func (o *offlineFlags) check() error {
 
 // open opens the stopped server's state store, its FSM (discarding a
 // shadow a crash left) and a Rebuilder.
-func (o *offlineFlags) open() (*projections.Rebuilder, func(), error) {
+func (o *offlineFlags) open() (*fsm.Rebuilder, func(), error) {
 	batchGC() // this process does nothing but the command
 	dir := filepath.Join(o.dataDir, "state")
 	if _, err := os.Stat(dir); err != nil {
@@ -73,12 +73,12 @@ func (o *offlineFlags) open() (*projections.Rebuilder, func(), error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w (is the server still running? stop it first)", err)
 	}
-	f, err := projections.NewFSM(store, projections.FSMConfig{Projections: all.Projections(), AllowStale: true, Version: agent.Version})
+	f, err := fsm.New(store, fsm.Config{Projections: all.Projections(), AllowStale: true, Version: agent.Version})
 	if err != nil {
 		store.Close()
 		return nil, nil, err
 	}
-	rb := projections.NewRebuilder(f, projections.RebuilderConfig{Clock: time.Now, ScratchDir: filepath.Join(o.dataDir, "scratch"),
+	rb := fsm.NewRebuilder(f, fsm.RebuilderConfig{Clock: time.Now, ScratchDir: filepath.Join(o.dataDir, "scratch"),
 		Parallelism: -1}) // the server is stopped: every core
 	return rb, func() {
 		rb.Close()
@@ -139,19 +139,19 @@ func newProjectionsListCommand(g *globals) *cobra.Command {
 
 // jobLine says, under the list, what the running or last job is doing or
 // did.
-func jobLine(j projections.Job) string {
+func jobLine(j fsm.Job) string {
 	line := fmt.Sprintf("\nJob %d: %s of %s, %s", j.ID, j.Kind, strings.Join(j.Projections, ", "), j.State)
-	if j.State == projections.JobRunning {
+	if j.State == fsm.JobRunning {
 		line += fmt.Sprintf(" (%s, %d of %d events, %s at once)", j.Phase, j.Events, j.Target, plural(j.Parallelism, "projection"))
 	}
-	if j.Error != "" && j.State != projections.JobCancelled {
+	if j.Error != "" && j.State != fsm.JobCancelled {
 		line += ": " + j.Error
 	}
 	return line
 }
 
 // printProjections writes the table of `ordo operator projections list`.
-func printProjections(w io.Writer, list []projections.ProjectionStatus) error {
+func printProjections(w io.Writer, list []fsm.ProjectionStatus) error {
 	rows := make([][]string, len(list))
 	for i, p := range list {
 		version := strconv.Itoa(p.Version)
@@ -159,7 +159,7 @@ func printProjections(w io.Writer, list []projections.ProjectionStatus) error {
 			version = fmt.Sprintf("%d (stored %d)", p.Version, p.StoredVersion)
 		}
 		state := p.State
-		if p.State == projections.StateRebuilding {
+		if p.State == fsm.StateRebuilding {
 			state = fmt.Sprintf("rebuilding %.0f%%", 100*p.Progress)
 		}
 		sum := p.Checksum
@@ -196,9 +196,9 @@ any that a version change made stale) in place of the server.`,
 				return err
 			}
 			if off.offline {
-				return offlineJob(cmd, &off, projections.JobRebuild, names, quiet)
+				return offlineJob(cmd, &off, fsm.JobRebuild, names, quiet)
 			}
-			return onlineJob(cmd, g, projections.JobRebuild, names, parallel, detach, quiet)
+			return onlineJob(cmd, g, fsm.JobRebuild, names, parallel, detach, quiet)
 		},
 	}
 	cmd.Flags().BoolVar(&detach, "detach", false, "return once the server has started the rebuild")
@@ -220,9 +220,9 @@ func newProjectionsVerifyCommand(g *globals) *cobra.Command {
 				return err
 			}
 			if off.offline {
-				return offlineJob(cmd, &off, projections.JobVerify, names, quiet)
+				return offlineJob(cmd, &off, fsm.JobVerify, names, quiet)
 			}
-			return onlineJob(cmd, g, projections.JobVerify, names, parallel, false, quiet)
+			return onlineJob(cmd, g, fsm.JobVerify, names, parallel, false, quiet)
 		},
 	}
 	cmd.Flags().BoolVar(&quiet, "quiet", false, "draw no progress bar")
@@ -246,7 +246,7 @@ projections live may finish first. Follow the job with
 			if err != nil {
 				return err
 			}
-			var j projections.Job
+			var j fsm.Job
 			if err := c.Call(cmd.Context(), "DELETE", "/v1/operator/projections/job", nil, nil, &j); err != nil {
 				return fmt.Errorf("cancel: %w", err)
 			}
@@ -263,7 +263,7 @@ func onlineJob(cmd *cobra.Command, g *globals, kind string, names []string, para
 	if err != nil {
 		return err
 	}
-	var j projections.Job
+	var j fsm.Job
 	if err := c.Call(cmd.Context(), "POST", "/v1/operator/projections/"+kind, nil, httpapi.ProjectionJobRequest{Projections: names, Parallelism: parallel}, &j); err != nil {
 		return fmt.Errorf("start %s: %w", kind, err)
 	}
@@ -272,8 +272,8 @@ func onlineJob(cmd *cobra.Command, g *globals, kind string, names []string, para
 		fmt.Fprintf(out, "%s of %s started (job %d); follow it with `ordo operator projections list`\n", kind, strings.Join(j.Projections, ", "), j.ID)
 		return nil
 	}
-	poll := func(ctx context.Context) (projections.Job, error) {
-		var cur projections.Job
+	poll := func(ctx context.Context) (fsm.Job, error) {
+		var cur fsm.Job
 		err := c.Get(ctx, "/v1/operator/projections/job", nil, &cur)
 		if err == nil && cur.ID != j.ID {
 			err = fmt.Errorf("the server runs job %d, not %d (did it restart?)", cur.ID, j.ID)
@@ -297,7 +297,7 @@ func offlineJob(cmd *cobra.Command, off *offlineFlags, kind string, names []stri
 		return err
 	}
 	defer closeAll()
-	if kind == projections.JobRebuild && len(names) > 0 {
+	if kind == fsm.JobRebuild && len(names) > 0 {
 		// Stale projections cannot serve: rebuild them too.
 		for _, s := range staleNames(rb) {
 			if !contains(names, s) {
@@ -310,7 +310,7 @@ func offlineJob(cmd *cobra.Command, off *offlineFlags, kind string, names []stri
 		_, err := rb.Do(cmd.Context(), kind, names)
 		done <- err
 	}()
-	poll := func(context.Context) (projections.Job, error) {
+	poll := func(context.Context) (fsm.Job, error) {
 		j, _ := rb.Job()
 		return j, nil
 	}
@@ -325,14 +325,14 @@ func offlineJob(cmd *cobra.Command, off *offlineFlags, kind string, names []stri
 	return report(cmd.OutOrStdout(), j)
 }
 
-func staleNames(rb *projections.Rebuilder) []string {
+func staleNames(rb *fsm.Rebuilder) []string {
 	st, err := rb.Status(false)
 	if err != nil {
 		return nil
 	}
 	var out []string
 	for _, p := range st {
-		if p.State == projections.StateStale {
+		if p.State == fsm.StateStale {
 			out = append(out, p.Name)
 		}
 	}
@@ -350,7 +350,7 @@ func contains(list []string, s string) bool {
 
 // follow polls a job until it ends, drawing a progress bar of the events
 // replayed with their rate and the ETA on w unless quiet.
-func follow(ctx context.Context, w io.Writer, j projections.Job, poll func(context.Context) (projections.Job, error), quiet bool) (projections.Job, error) {
+func follow(ctx context.Context, w io.Writer, j fsm.Job, poll func(context.Context) (fsm.Job, error), quiet bool) (fsm.Job, error) {
 	var bar *progressbar.ProgressBar
 	if !quiet {
 		bar = progressbar.NewOptions64(-1,
@@ -381,7 +381,7 @@ func follow(ctx context.Context, w io.Writer, j projections.Job, poll func(conte
 		}
 		if j.Ended() {
 			if bar != nil {
-				if j.State == projections.JobDone && j.Target > 0 {
+				if j.State == fsm.JobDone && j.Target > 0 {
 					_ = bar.Finish()
 				}
 				fmt.Fprintln(w)
@@ -403,16 +403,16 @@ func follow(ctx context.Context, w io.Writer, j projections.Job, poll func(conte
 
 // report prints a finished job: an error for a failed one, the checksums
 // of a verify (an error when one differs), a summary of a rebuild.
-func report(w io.Writer, j projections.Job) error {
+func report(w io.Writer, j fsm.Job) error {
 	switch j.State {
-	case projections.JobFailed:
+	case fsm.JobFailed:
 		return fmt.Errorf("%s of %s failed: %s", j.Kind, strings.Join(j.Projections, ", "), j.Error)
-	case projections.JobCancelled:
+	case fsm.JobCancelled:
 		return fmt.Errorf("%s of %s cancelled: the live projections are as they were", j.Kind, strings.Join(j.Projections, ", "))
 	}
 	took := j.Finished.Sub(j.Started)
 	switch j.Kind {
-	case projections.JobVerify:
+	case fsm.JobVerify:
 		rows := make([][]string, len(j.Results))
 		var bad []string
 		for i, r := range j.Results {

@@ -7,27 +7,27 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ordoplane/ordo/projections"
+	"github.com/ordoplane/ordo/projections/fsm"
 )
 
 // TestFollowDrawsRateAndETA: the progress bar of a rebuild shows the
 // events replayed of the target, their rate (events/s) and the time
 // elapsed and left, and ends at the target.
 func TestFollowDrawsRateAndETA(t *testing.T) {
-	jobs := []projections.Job{
-		{Kind: projections.JobRebuild, Projections: []string{"jobs"}, State: projections.JobRunning, Phase: "replay", Events: 250, Target: 1000},
-		{Kind: projections.JobRebuild, Projections: []string{"jobs"}, State: projections.JobRunning, Phase: "replay", Events: 600, Target: 1000},
-		{Kind: projections.JobRebuild, Projections: []string{"jobs"}, State: projections.JobDone, Events: 1000, Target: 1000},
+	jobs := []fsm.Job{
+		{Kind: fsm.JobRebuild, Projections: []string{"jobs"}, State: fsm.JobRunning, Phase: "replay", Events: 250, Target: 1000},
+		{Kind: fsm.JobRebuild, Projections: []string{"jobs"}, State: fsm.JobRunning, Phase: "replay", Events: 600, Target: 1000},
+		{Kind: fsm.JobRebuild, Projections: []string{"jobs"}, State: fsm.JobDone, Events: 1000, Target: 1000},
 	}
 	var out bytes.Buffer
-	first := projections.Job{Kind: projections.JobRebuild, Projections: []string{"jobs"}, State: projections.JobQueued}
+	first := fsm.Job{Kind: fsm.JobRebuild, Projections: []string{"jobs"}, State: fsm.JobQueued}
 	n := 0
-	j, err := follow(context.Background(), &out, first, func(context.Context) (projections.Job, error) {
+	j, err := follow(context.Background(), &out, first, func(context.Context) (fsm.Job, error) {
 		j := jobs[min(n, len(jobs)-1)]
 		n++
 		return j, nil
 	}, false)
-	if err != nil || j.State != projections.JobDone {
+	if err != nil || j.State != fsm.JobDone {
 		t.Fatalf("follow: %+v %v", j, err)
 	}
 	s := out.String()

@@ -11,8 +11,8 @@ import (
 
 	"github.com/ordoplane/ordo/cmd/agent"
 	"github.com/ordoplane/ordo/history/export"
-	"github.com/ordoplane/ordo/projections"
 	"github.com/ordoplane/ordo/projections/all"
+	"github.com/ordoplane/ordo/projections/fsm"
 	"github.com/ordoplane/ordo/storage/archive"
 	"github.com/ordoplane/ordo/storage/kv"
 	"github.com/ordoplane/ordo/storage/snapshots"
@@ -55,12 +55,12 @@ func openSnapshotReplay(r *replay) error {
 	if err != nil {
 		return fmt.Errorf("replay: %w", err)
 	}
-	if r.fsm, err = projections.NewFSM(r.store, projections.FSMConfig{Projections: all.Projections(), Logger: quiet, AllowStale: true,
+	if r.fsm, err = fsm.New(r.store, fsm.Config{Projections: all.Projections(), Logger: quiet, AllowStale: true,
 		Version: agent.Version}); err != nil {
 		return err
 	}
 	if len(r.fsm.Stale()) > 0 {
-		rb := projections.NewRebuilder(r.fsm, projections.RebuilderConfig{Logger: quiet, Clock: time.Now,
+		rb := fsm.NewRebuilder(r.fsm, fsm.RebuilderConfig{Logger: quiet, Clock: time.Now,
 			ScratchDir: filepath.Join(r.dir, "scratch")})
 		if err := rb.RebuildStale(context.Background()); err != nil {
 			return fmt.Errorf("replay: rebuild the projections the snapshot holds at other versions: %w", err)

@@ -18,6 +18,7 @@ import (
 	"github.com/ordoplane/ordo/events"
 	"github.com/ordoplane/ordo/projections"
 	acls "github.com/ordoplane/ordo/projections/acl"
+	"github.com/ordoplane/ordo/projections/fsm"
 	pt "github.com/ordoplane/ordo/projections/projectionstest"
 	"github.com/ordoplane/ordo/storage/kv"
 )
@@ -25,7 +26,7 @@ import (
 // harness is a pipeline over an FSM without raft, with a settable clock.
 type harness struct {
 	store *kv.Store
-	fsm   *projections.FSM
+	fsm   *fsm.FSM
 	p     *commands.Pipeline
 	now   atomic.Int64
 	n     atomic.Int64

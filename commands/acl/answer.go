@@ -2,8 +2,8 @@ package acl
 
 import (
 	"github.com/ordoplane/ordo/commands"
-	"github.com/ordoplane/ordo/projections"
 	acls "github.com/ordoplane/ordo/projections/acl"
+	"github.com/ordoplane/ordo/projections/fsm"
 )
 
 // Token and role writes are answered with the row their own entry wrote
@@ -15,17 +15,17 @@ var (
 )
 
 // AnswerRows implements commands.Answered: the token written.
-func (u *UpsertToken) AnswerRows() []projections.RowRef {
-	return []projections.RowRef{{Table: acls.TableTokens, Key: u.AccessorID}}
+func (u *UpsertToken) AnswerRows() []fsm.RowRef {
+	return []fsm.RowRef{{Table: acls.TableTokens, Key: u.AccessorID}}
 }
 
 // AnswerRows implements commands.Answered: the management token written.
-func (b Bootstrap) AnswerRows() []projections.RowRef {
-	return []projections.RowRef{{Table: acls.TableTokens, Key: b.AccessorID}}
+func (b Bootstrap) AnswerRows() []fsm.RowRef {
+	return []fsm.RowRef{{Table: acls.TableTokens, Key: b.AccessorID}}
 }
 
 // AnswerRows implements commands.Answered: the role written, by the id
 // decided (asked after Decide).
-func (u *UpsertRole) AnswerRows() []projections.RowRef {
-	return []projections.RowRef{{Table: acls.TableRoles, Key: u.Result()}}
+func (u *UpsertRole) AnswerRows() []fsm.RowRef {
+	return []fsm.RowRef{{Table: acls.TableRoles, Key: u.Result()}}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/ordoplane/ordo/commands/job/jobspec"
 	"github.com/ordoplane/ordo/events"
 	"github.com/ordoplane/ordo/projections"
+	"github.com/ordoplane/ordo/projections/fsm"
 	pt "github.com/ordoplane/ordo/projections/projectionstest"
 )
 
@@ -180,7 +181,7 @@ const revertHCL = `job "web" {
 // successfully) and 1 (deploying), as registration leaves it.
 type history struct {
 	t     *testing.T
-	f     *projections.FSM
+	f     *fsm.FSM
 	index uint64
 	v0    events.Job
 }

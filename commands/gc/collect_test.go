@@ -17,16 +17,18 @@ import (
 	"github.com/ordoplane/ordo/projections/allocs"
 	"github.com/ordoplane/ordo/projections/deployments"
 	"github.com/ordoplane/ordo/projections/evals"
+	"github.com/ordoplane/ordo/projections/fsm"
 	"github.com/ordoplane/ordo/projections/jobs"
 	"github.com/ordoplane/ordo/projections/nodes"
 	pt "github.com/ordoplane/ordo/projections/projectionstest"
+	"github.com/ordoplane/ordo/projections/rebuild"
 	"github.com/ordoplane/ordo/storage/kv"
 )
 
 type env struct {
 	t     *testing.T
 	store *kv.Store
-	fsm   *projections.FSM
+	fsm   *fsm.FSM
 	p     *commands.Pipeline
 	now   time.Time
 }
@@ -205,7 +207,7 @@ func rebuildEqualsLive(t *testing.T, live *kv.Store) {
 	t.Helper()
 	dst := pt.OpenStore(t)
 	projs := all.Projections()
-	if _, err := projections.Rebuild(live, dst, projs, 0, nil); err != nil {
+	if _, err := rebuild.Rebuild(live, dst, projs, 0, nil); err != nil {
 		t.Fatal(err)
 	}
 	if !reflect.DeepEqual(pt.Checksums(t, dst, projs), pt.Checksums(t, live, projs)) {

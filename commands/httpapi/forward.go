@@ -12,6 +12,7 @@ import (
 
 	"github.com/ordoplane/ordo/commands"
 	"github.com/ordoplane/ordo/projections"
+	"github.com/ordoplane/ordo/projections/fsm"
 	"github.com/ordoplane/ordo/projections/servers"
 	"github.com/ordoplane/ordo/storage/raftlog"
 )
@@ -22,12 +23,12 @@ const forwardedHeader = "X-Ordo-Forwarded-By"
 // forwarder proxies requests to the leader's HTTP address.
 type forwarder struct {
 	node      *raftlog.Node
-	fsm       *projections.FSM
+	fsm       *fsm.FSM
 	self      string
 	transport *http.Transport
 }
 
-func newForwarder(node *raftlog.Node, fsm *projections.FSM, self string) *forwarder {
+func newForwarder(node *raftlog.Node, fsm *fsm.FSM, self string) *forwarder {
 	t := http.DefaultTransport.(*http.Transport).Clone()
 	t.MaxIdleConnsPerHost = 512
 	return &forwarder{node: node, fsm: fsm, self: self, transport: t}

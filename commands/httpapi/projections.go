@@ -10,7 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/ordoplane/ordo/commands"
-	"github.com/ordoplane/ordo/projections"
+	"github.com/ordoplane/ordo/projections/fsm"
 )
 
 // Projection rebuilds are local to a server: each holds its own
@@ -24,19 +24,19 @@ import (
 //	DELETE /v1/operator/projections/job    cancel the running or queued job; 200 with it, 404 when there is none
 func (s *Server) projectionRoutes() {
 	s.handle("GET /v1/operator/projections", s.listProjections)
-	s.handle("POST /v1/operator/projections/rebuild", s.submitProjectionJob(projections.JobRebuild))
-	s.handle("PUT /v1/operator/projections/rebuild", s.submitProjectionJob(projections.JobRebuild))
-	s.handle("POST /v1/operator/projections/verify", s.submitProjectionJob(projections.JobVerify))
-	s.handle("PUT /v1/operator/projections/verify", s.submitProjectionJob(projections.JobVerify))
+	s.handle("POST /v1/operator/projections/rebuild", s.submitProjectionJob(fsm.JobRebuild))
+	s.handle("PUT /v1/operator/projections/rebuild", s.submitProjectionJob(fsm.JobRebuild))
+	s.handle("POST /v1/operator/projections/verify", s.submitProjectionJob(fsm.JobVerify))
+	s.handle("PUT /v1/operator/projections/verify", s.submitProjectionJob(fsm.JobVerify))
 	s.handle("GET /v1/operator/projections/job", s.projectionJob)
 	s.handle("DELETE /v1/operator/projections/job", s.cancelProjectionJob)
 }
 
 // ProjectionList is the answer of GET /v1/operator/projections.
 type ProjectionList struct {
-	Projections []projections.ProjectionStatus
+	Projections []fsm.ProjectionStatus
 	// Job is the running projection job, else the last one; nil if none.
-	Job *projections.Job
+	Job *fsm.Job
 }
 
 // ProjectionJobRequest is the body of the rebuild and verify endpoints.
@@ -56,7 +56,7 @@ func (noRebuilder) Error() string { return "this server runs no projection rebui
 
 // haveRebuilder answers 501 and reports false when the server runs no
 // rebuilder.
-func haveRebuilder(w http.ResponseWriter, rb *projections.Rebuilder) bool {
+func haveRebuilder(w http.ResponseWriter, rb *fsm.Rebuilder) bool {
 	if rb == nil {
 		writeJSON(w, http.StatusNotImplemented, errorBody{Error: noRebuilder{}.Error(), Status: http.StatusNotImplemented})
 	}
@@ -67,7 +67,7 @@ func (s *Server) listProjections(w http.ResponseWriter, r *http.Request) {
 	listProjections(w, r, s.cfg.Rebuilds)
 }
 
-func listProjections(w http.ResponseWriter, r *http.Request, rb *projections.Rebuilder) {
+func listProjections(w http.ResponseWriter, r *http.Request, rb *fsm.Rebuilder) {
 	if !haveRebuilder(w, rb) {
 		return
 	}
@@ -98,15 +98,15 @@ func (s *Server) submitProjectionJob(kind string) http.HandlerFunc {
 			}
 		}
 		j, err := rb.SubmitParallel(kind, body.Projections, body.Parallelism)
-		var unknown *projections.UnknownProjectionError
+		var unknown *fsm.UnknownProjectionError
 		switch {
-		case errors.Is(err, projections.ErrParallelism):
+		case errors.Is(err, fsm.ErrParallelism):
 			writeError(w, commands.Invalid("Parallelism", "%v", err))
 			return
 		case errors.As(err, &unknown):
 			writeError(w, commands.Invalid("Projections", "%v", err))
 			return
-		case errors.Is(err, projections.ErrRebuildBusy):
+		case errors.Is(err, fsm.ErrRebuildBusy):
 			writeError(w, &commands.ConflictError{Reason: err.Error()})
 			return
 		case err != nil:
@@ -122,16 +122,16 @@ func (s *Server) projectionJob(w http.ResponseWriter, _ *http.Request) {
 }
 
 func (s *Server) cancelProjectionJob(w http.ResponseWriter, _ *http.Request) {
-	answerJob(w, s.cfg.Rebuilds, "running projection job", (*projections.Rebuilder).Cancel)
+	answerJob(w, s.cfg.Rebuilds, "running projection job", (*fsm.Rebuilder).Cancel)
 }
 
-func projectionJob(w http.ResponseWriter, rb *projections.Rebuilder) {
-	answerJob(w, rb, "projection job", (*projections.Rebuilder).Job)
+func projectionJob(w http.ResponseWriter, rb *fsm.Rebuilder) {
+	answerJob(w, rb, "projection job", (*fsm.Rebuilder).Job)
 }
 
 // answerJob writes the job get returns from rb, or 404 naming what when
 // it returns none.
-func answerJob(w http.ResponseWriter, rb *projections.Rebuilder, what string, get func(*projections.Rebuilder) (projections.Job, bool)) {
+func answerJob(w http.ResponseWriter, rb *fsm.Rebuilder, what string, get func(*fsm.Rebuilder) (fsm.Job, bool)) {
 	if !haveRebuilder(w, rb) {
 		return
 	}
@@ -155,7 +155,7 @@ type ProjectionHealth struct {
 // projectionHealth renders the projections' states for /v1/agent/health.
 // An online rebuild leaves its projection serving: the health of a server
 // that serves stays ok while one runs.
-func projectionHealth(rb *projections.Rebuilder) (map[string]ProjectionHealth, error) {
+func projectionHealth(rb *fsm.Rebuilder) (map[string]ProjectionHealth, error) {
 	st, err := rb.Status(false)
 	if err != nil {
 		return nil, err
@@ -170,7 +170,7 @@ func projectionHealth(rb *projections.Rebuilder) (map[string]ProjectionHealth, e
 // StartingConfig configures the handler a server answers with while it
 // rebuilds stale projections before serving.
 type StartingConfig struct {
-	Rebuilds *projections.Rebuilder
+	Rebuilds *fsm.Rebuilder
 	// Gatherer serves /v1/metrics; nil serves none.
 	Gatherer prometheus.Gatherer
 }

@@ -17,7 +17,7 @@ import (
 	"github.com/ordoplane/ordo/commands/httpapi"
 	"github.com/ordoplane/ordo/events"
 	"github.com/ordoplane/ordo/history/export"
-	"github.com/ordoplane/ordo/projections"
+	"github.com/ordoplane/ordo/projections/fsm"
 	pt "github.com/ordoplane/ordo/projections/projectionstest"
 	"github.com/ordoplane/ordo/storage/kv"
 )
@@ -110,7 +110,7 @@ func TestReadOnlyServer(t *testing.T) {
 			t.Errorf("%s %s: %d %s; want %d saying %q", tc.method, tc.path, code, body, tc.status, tc.says)
 		}
 	}
-	if _, err := httpapi.New(httpapi.Config{FSM: &projections.FSM{}, Pipeline: &commands.Pipeline{}}); err == nil {
+	if _, err := httpapi.New(httpapi.Config{FSM: &fsm.FSM{}, Pipeline: &commands.Pipeline{}}); err == nil {
 		t.Error("a server with no raft node that is not read-only")
 	}
 }

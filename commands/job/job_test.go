@@ -16,6 +16,7 @@ import (
 	"github.com/ordoplane/ordo/projections"
 	"github.com/ordoplane/ordo/projections/allocs"
 	"github.com/ordoplane/ordo/projections/deployments"
+	"github.com/ordoplane/ordo/projections/fsm"
 	"github.com/ordoplane/ordo/projections/jobs"
 	pt "github.com/ordoplane/ordo/projections/projectionstest"
 	"github.com/ordoplane/ordo/storage/kv"
@@ -27,7 +28,7 @@ var now = time.Unix(1_700_000_000, 0).UTC()
 type cluster struct {
 	t     *testing.T
 	store *kv.Store
-	fsm   *projections.FSM
+	fsm   *fsm.FSM
 	index uint64
 	ids   int
 }
@@ -49,7 +50,7 @@ func (c *cluster) nextID() string {
 	return fmt.Sprintf("id-%d", c.ids)
 }
 
-func (c *cluster) apply(dec commands.Decision) projections.Result {
+func (c *cluster) apply(dec commands.Decision) fsm.Result {
 	c.t.Helper()
 	c.index++
 	e := pt.Entry(c.t, fmt.Sprintf("c%d", c.index), dec.Events...)
@@ -317,7 +318,7 @@ func TestRegisterRace(t *testing.T) {
 	}
 	archived := pt.ArchiveLen(t, c.store)
 	res := c.apply(b)
-	var re *projections.RejectedError
+	var re *fsm.RejectedError
 	if !errors.As(res.Err, &re) || re.Precondition.Table != jobs.Table {
 		t.Fatalf("second registration: %v", res.Err)
 	}

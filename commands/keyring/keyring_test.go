@@ -20,6 +20,7 @@ import (
 	"github.com/ordoplane/ordo/projections"
 	"github.com/ordoplane/ordo/projections/all"
 	"github.com/ordoplane/ordo/projections/allocs"
+	"github.com/ordoplane/ordo/projections/fsm"
 	kp "github.com/ordoplane/ordo/projections/keyring"
 	"github.com/ordoplane/ordo/storage/keystore"
 	"github.com/ordoplane/ordo/storage/kv"
@@ -42,7 +43,7 @@ func newHarness(t *testing.T) *harness {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { store.Close() })
-	fsm, err := projections.NewFSM(store, projections.FSMConfig{Projections: all.Projections(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	fsm, err := fsm.New(store, fsm.Config{Projections: all.Projections(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/ordoplane/ordo/commands/namespace"
 	"github.com/ordoplane/ordo/events"
 	"github.com/ordoplane/ordo/projections"
+	"github.com/ordoplane/ordo/projections/fsm"
 	"github.com/ordoplane/ordo/projections/namespaces"
 	"github.com/ordoplane/ordo/projections/nsguard"
 	"github.com/ordoplane/ordo/storage/kv"
@@ -24,7 +25,7 @@ import (
 type guardFSM struct {
 	t     *testing.T
 	store *kv.Store
-	fsm   *projections.FSM
+	fsm   *fsm.FSM
 	index uint64
 }
 
@@ -34,7 +35,7 @@ func newGuardFSM(t *testing.T) *guardFSM {
 	return &guardFSM{t: t, store: store, fsm: pt.NewFSM(t, store)}
 }
 
-func (g *guardFSM) commit(pre []events.Precondition, ps ...events.Payload) projections.Result {
+func (g *guardFSM) commit(pre []events.Precondition, ps ...events.Payload) fsm.Result {
 	g.t.Helper()
 	g.index++
 	e := events.Entry{Time: int64(g.index), CommandID: fmt.Sprint("c", g.index), Preconditions: pre}
@@ -49,7 +50,7 @@ func (g *guardFSM) commit(pre []events.Precondition, ps ...events.Payload) proje
 	if err != nil {
 		g.t.Fatal(err)
 	}
-	return g.fsm.Apply([]raftlog.Log{{Index: g.index, Term: 1, Data: data}})[0].(projections.Result)
+	return g.fsm.Apply([]raftlog.Log{{Index: g.index, Term: 1, Data: data}})[0].(fsm.Result)
 }
 
 func (g *guardFSM) must(ps ...events.Payload) {
@@ -137,7 +138,7 @@ func TestDeleteGuardAtApply(t *testing.T) {
 			}
 			g.must(tc.arrives) // between decide and apply
 			res := g.commit(dec.Preconditions, dec.Events...)
-			var re *projections.RejectedError
+			var re *fsm.RejectedError
 			if !errors.As(res.Err, &re) || re.Precondition.Op != nsguard.EmptyOp || !strings.Contains(re.Reason, tc.says) {
 				t.Fatalf("delete at apply: %v, want a namespace-empty rejection saying %q", res.Err, tc.says)
 			}

@@ -15,6 +15,7 @@ import (
 	"github.com/ordoplane/ordo/events"
 	"github.com/ordoplane/ordo/projections"
 	"github.com/ordoplane/ordo/projections/all"
+	"github.com/ordoplane/ordo/projections/fsm"
 	"github.com/ordoplane/ordo/projections/namespaces"
 	"github.com/ordoplane/ordo/projections/nsguard"
 	"github.com/ordoplane/ordo/storage/kv"
@@ -30,12 +31,12 @@ func fsmStore(t *testing.T, payloads ...events.Payload) *kv.Store {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { store.Close() })
-	fsm, err := projections.NewFSM(store, projections.FSMConfig{
+	f, err := fsm.New(store, fsm.Config{
 		Projections: all.Projections(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(fsm.Close)
+	t.Cleanup(f.Close)
 	for i, p := range payloads {
 		ev, err := events.New(fmt.Sprintf("ev-%d", i), p)
 		if err != nil {
@@ -46,8 +47,8 @@ func fsmStore(t *testing.T, payloads ...events.Payload) *kv.Store {
 		if err != nil {
 			t.Fatal(err)
 		}
-		res := fsm.Apply([]raftlog.Log{{Index: uint64(i + 1), Term: 1, Data: data}})
-		if r := res[0].(projections.Result); r.Err != nil {
+		res := f.Apply([]raftlog.Log{{Index: uint64(i + 1), Term: 1, Data: data}})
+		if r := res[0].(fsm.Result); r.Err != nil {
 			t.Fatalf("apply %T: %v", p, r.Err)
 		}
 	}
@@ -261,19 +262,19 @@ func TestDeleteDecide(t *testing.T) {
 // decided against the same snapshot apply once and reject once.
 func TestDecisionsApply(t *testing.T) {
 	store := fsmStore(t, upserted("payments"))
-	fsm, err := projections.NewFSM(store, projections.FSMConfig{
+	f, err := fsm.New(store, fsm.Config{
 		Projections: all.Projections(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer fsm.Close()
+	defer f.Close()
 	snap := store.Snapshot()
 	dec, err := namespace.Delete{Name: "payments"}.Decide(projections.NewView(snap), time.Unix(0, 0), noIDs)
 	snap.Close()
 	if err != nil {
 		t.Fatal(err)
 	}
-	apply := func(index uint64, cmdID string) projections.Result {
+	apply := func(index uint64, cmdID string) fsm.Result {
 		t.Helper()
 		entry := events.Entry{Time: 1, CommandID: cmdID, Preconditions: dec.Preconditions}
 		for i, p := range dec.Events {
@@ -287,15 +288,15 @@ func TestDecisionsApply(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return fsm.Apply([]raftlog.Log{{Index: index, Term: 1, Data: data}})[0].(projections.Result)
+		return f.Apply([]raftlog.Log{{Index: index, Term: 1, Data: data}})[0].(fsm.Result)
 	}
 	if res := apply(2, "first"); res.Err != nil {
 		t.Fatalf("first delete: %v", res.Err)
 	}
 	res := apply(3, "second")
-	var re *projections.RejectedError
+	var re *fsm.RejectedError
 	if !errors.As(res.Err, &re) {
-		t.Fatalf("second delete: err = %v, want *projections.RejectedError", res.Err)
+		t.Fatalf("second delete: err = %v, want *fsm.RejectedError", res.Err)
 	}
 	if re.Precondition.Op != events.Exists || re.Precondition.Key != "payments" {
 		t.Fatalf("rejected on %+v", re.Precondition)

@@ -10,8 +10,8 @@ import (
 	"github.com/ordoplane/ordo/commands"
 	"github.com/ordoplane/ordo/commands/node"
 	"github.com/ordoplane/ordo/events"
-	"github.com/ordoplane/ordo/projections"
 	"github.com/ordoplane/ordo/projections/allocs"
+	"github.com/ordoplane/ordo/projections/fsm"
 	"github.com/ordoplane/ordo/projections/nodes"
 )
 
@@ -44,7 +44,7 @@ func (c *cluster) alloc(id string) *allocs.Alloc {
 }
 
 // runIDs decides cmd with ids minted by ids and applies it.
-func (c *cluster) runIDs(cmd commands.Command, ids commands.IDs) (commands.Decision, projections.Result) {
+func (c *cluster) runIDs(cmd commands.Command, ids commands.IDs) (commands.Decision, fsm.Result) {
 	c.t.Helper()
 	if err := cmd.Validate(); err != nil {
 		c.t.Fatalf("Validate(%+v): %v", cmd, err)
@@ -54,7 +54,7 @@ func (c *cluster) runIDs(cmd commands.Command, ids commands.IDs) (commands.Decis
 		c.t.Fatalf("Decide(%+v): %v", cmd, err)
 	}
 	if len(dec.Events) == 0 {
-		return dec, projections.Result{}
+		return dec, fsm.Result{}
 	}
 	return dec, c.apply(dec)
 }
@@ -143,7 +143,7 @@ func TestMarkMigrate(t *testing.T) {
 	// A client update in between makes the decision stale: refused.
 	c.apply(commands.Decision{Events: []events.Payload{&events.AllocsClientUpdated{NodeID: "n",
 		Updates: []events.AllocClientUpdate{{ID: "w1", ClientStatus: events.AllocClientRunning, ClientDescription: "again"}}}}})
-	var re *projections.RejectedError
+	var re *fsm.RejectedError
 	if res := c.apply(dec); !errors.As(res.Err, &re) {
 		t.Fatalf("stale mark applied: %v", res.Err)
 	}

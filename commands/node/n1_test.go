@@ -9,6 +9,7 @@ import (
 	"github.com/ordoplane/ordo/commands/node"
 	"github.com/ordoplane/ordo/events"
 	"github.com/ordoplane/ordo/projections"
+	"github.com/ordoplane/ordo/projections/fsm"
 )
 
 // permutations returns every ordering of steps.
@@ -89,7 +90,7 @@ func checkReconnect(t *testing.T, order []string, racing bool) {
 		}
 		if len(dec.Events) > 0 {
 			res := c.apply(dec)
-			var re *projections.RejectedError
+			var re *fsm.RejectedError
 			if res.Err != nil && !errors.As(res.Err, &re) {
 				t.Fatalf("%s: %v", step, res.Err)
 			}

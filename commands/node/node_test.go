@@ -12,6 +12,7 @@ import (
 	"github.com/ordoplane/ordo/commands/node"
 	"github.com/ordoplane/ordo/events"
 	"github.com/ordoplane/ordo/projections"
+	"github.com/ordoplane/ordo/projections/fsm"
 	"github.com/ordoplane/ordo/projections/nodes"
 	pt "github.com/ordoplane/ordo/projections/projectionstest"
 	"github.com/ordoplane/ordo/storage/kv"
@@ -21,7 +22,7 @@ import (
 type cluster struct {
 	t     *testing.T
 	store *kv.Store
-	fsm   *projections.FSM
+	fsm   *fsm.FSM
 	index uint64
 }
 
@@ -43,7 +44,7 @@ func (c *cluster) view() projections.View {
 }
 
 // apply appends dec as the next entry and returns its result.
-func (c *cluster) apply(dec commands.Decision) projections.Result {
+func (c *cluster) apply(dec commands.Decision) fsm.Result {
 	c.t.Helper()
 	c.index++
 	e := pt.Entry(c.t, fmt.Sprintf("c%d", c.index), dec.Events...)
@@ -52,7 +53,7 @@ func (c *cluster) apply(dec commands.Decision) projections.Result {
 }
 
 // run decides cmd against the current state and applies the decision.
-func (c *cluster) run(cmd commands.Command) (commands.Decision, projections.Result) {
+func (c *cluster) run(cmd commands.Command) (commands.Decision, fsm.Result) {
 	c.t.Helper()
 	if err := cmd.Validate(); err != nil {
 		c.t.Fatalf("Validate(%+v): %v", cmd, err)
@@ -62,7 +63,7 @@ func (c *cluster) run(cmd commands.Command) (commands.Decision, projections.Resu
 		c.t.Fatalf("Decide(%+v): %v", cmd, err)
 	}
 	if len(dec.Events) == 0 {
-		return dec, projections.Result{}
+		return dec, fsm.Result{}
 	}
 	return dec, c.apply(dec)
 }
@@ -272,7 +273,7 @@ func TestStatusRaceIsRejected(t *testing.T) {
 	}
 	c.apply(commands.Decision{Events: []events.Payload{&events.NodeAllocsUpdated{ID: "d"}}})
 	res := c.apply(dec)
-	var re *projections.RejectedError
+	var re *fsm.RejectedError
 	if !errors.As(res.Err, &re) || re.Precondition.Op != events.ModifyIndex {
 		t.Fatalf("stale status decision applied: %v", res.Err)
 	}

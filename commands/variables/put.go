@@ -9,6 +9,7 @@ import (
 	"github.com/ordoplane/ordo/commands/namespace"
 	"github.com/ordoplane/ordo/events"
 	"github.com/ordoplane/ordo/projections"
+	"github.com/ordoplane/ordo/projections/fsm"
 	"github.com/ordoplane/ordo/projections/namespaces"
 	pv "github.com/ordoplane/ordo/projections/variables"
 )
@@ -31,8 +32,8 @@ var _ commands.Answered = Put{}
 
 // AnswerRows implements commands.Answered: a put is answered with the
 // variable as its own entry wrote it.
-func (p Put) AnswerRows() []projections.RowRef {
-	return []projections.RowRef{{Table: pv.Table, Key: pv.Key(p.Namespace, p.Path)}}
+func (p Put) AnswerRows() []fsm.RowRef {
+	return []fsm.RowRef{{Table: pv.Table, Key: pv.Key(p.Namespace, p.Path)}}
 }
 
 // MarshalJSON is what the pipeline digests to tell an idempotent retry

@@ -15,6 +15,7 @@ import (
 	"github.com/ordoplane/ordo/commands/variables/variablestest"
 	"github.com/ordoplane/ordo/events"
 	"github.com/ordoplane/ordo/projections"
+	"github.com/ordoplane/ordo/projections/fsm"
 	pv "github.com/ordoplane/ordo/projections/variables"
 	"github.com/ordoplane/ordo/storage/kv"
 	"github.com/ordoplane/ordo/storage/raftlog"
@@ -25,7 +26,7 @@ import (
 type harness struct {
 	t     *testing.T
 	store *kv.Store
-	fsm   *projections.FSM
+	fsm   *fsm.FSM
 	index uint64
 }
 
@@ -61,8 +62,8 @@ func (h *harness) commit(d commands.Decision) error {
 	if err != nil {
 		h.t.Fatal(err)
 	}
-	res := h.fsm.Apply([]raftlog.Log{{Index: h.index, Term: 1, Data: data}})[0].(projections.Result)
-	var re *projections.RejectedError
+	res := h.fsm.Apply([]raftlog.Log{{Index: h.index, Term: 1, Data: data}})[0].(fsm.Result)
+	var re *fsm.RejectedError
 	if errors.As(res.Err, &re) {
 		return &commands.ConflictError{Precondition: re.Precondition, Reason: re.Reason}
 	}

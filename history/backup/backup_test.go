@@ -11,6 +11,7 @@ import (
 	"github.com/ordoplane/ordo/events"
 	"github.com/ordoplane/ordo/projections"
 	"github.com/ordoplane/ordo/projections/all"
+	"github.com/ordoplane/ordo/projections/fsm"
 	"github.com/ordoplane/ordo/projections/projectionstest"
 	"github.com/ordoplane/ordo/storage/kv"
 	"github.com/ordoplane/ordo/storage/snapshots"
@@ -32,7 +33,7 @@ func entryTime(i int) int64 { return projectionstest.LeaderTime + int64(i)*int64
 // state is a store fed through the FSM as raft feeds it.
 type state struct {
 	store *kv.Store
-	fsm   *projections.FSM
+	fsm   *fsm.FSM
 	n     int // entries applied, at indexes 1..n
 }
 

@@ -9,8 +9,8 @@ import (
 	"testing"
 
 	"github.com/ordoplane/ordo/events"
-	"github.com/ordoplane/ordo/projections"
 	"github.com/ordoplane/ordo/projections/all"
+	"github.com/ordoplane/ordo/projections/fsm"
 	"github.com/ordoplane/ordo/projections/projectionstest"
 )
 
@@ -27,14 +27,14 @@ func TestNewerSnapshotFileIsRefused(t *testing.T) {
 			older = append(older, ty)
 		}
 	}
-	fsm, err := projections.NewFSM(projectionstest.OpenStore(t), projections.FSMConfig{Projections: all.Projections(),
+	f, err := fsm.New(projectionstest.OpenStore(t), fsm.Config{Projections: all.Projections(),
 		Version: "0.0.1", EventTypes: older, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer fsm.Close()
-	_, _, err = writeCheckedPayload(payloadFile(t), bytes.NewReader(file), fsm.CheckSavedRow)
-	if !errors.Is(err, ErrInvalid) || !errors.Is(err, projections.ErrDowngrade) ||
+	defer f.Close()
+	_, _, err = writeCheckedPayload(payloadFile(t), bytes.NewReader(file), f.CheckSavedRow)
+	if !errors.Is(err, ErrInvalid) || !errors.Is(err, fsm.ErrDowngrade) ||
 		!strings.Contains(err.Error(), "ordo 0.0.1") || !strings.Contains(err.Error(), "event type NamespaceUpserted") {
 		t.Fatalf("a newer build's file: %v", err)
 	}

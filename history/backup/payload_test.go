@@ -11,8 +11,8 @@ import (
 	"testing"
 	"testing/iotest"
 
-	"github.com/ordoplane/ordo/projections"
 	"github.com/ordoplane/ordo/projections/all"
+	"github.com/ordoplane/ordo/projections/fsm"
 	"github.com/ordoplane/ordo/projections/projectionstest"
 	"github.com/ordoplane/ordo/storage/archive"
 	"github.com/ordoplane/ordo/storage/snapshots"
@@ -50,24 +50,24 @@ func TestWritePayloadRestores(t *testing.T) {
 		t.Fatalf("payload size %d, the file holds %v (%v)", size, st.Size(), err)
 	}
 	const index = 5000
-	if err := projections.SetRestoreIndex(f, index); err != nil {
+	if err := fsm.SetRestoreIndex(f, index); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
 		t.Fatal(err)
 	}
 	var at [8]byte
-	if _, err := f.ReadAt(at[:], projections.RestoreIndexOffset); err != nil || binary.BigEndian.Uint64(at[:]) != index {
+	if _, err := f.ReadAt(at[:], fsm.RestoreIndexOffset); err != nil || binary.BigEndian.Uint64(at[:]) != index {
 		t.Fatalf("the payload names index %d (%v), want %d", binary.BigEndian.Uint64(at[:]), err, index)
 	}
 
 	dst := projectionstest.OpenStore(t)
-	fsm := projectionstest.NewFSM(t, dst)
-	if err := fsm.Restore(f); err != nil {
+	sm := projectionstest.NewFSM(t, dst)
+	if err := sm.Restore(f); err != nil {
 		t.Fatalf("the FSM refused the payload: %v", err)
 	}
-	if fsm.Applied() != index || projectionstest.AppliedIndex(t, dst) != index {
-		t.Errorf("applied %d, stored %d; want the payload's %d", fsm.Applied(), projectionstest.AppliedIndex(t, dst), index)
+	if sm.Applied() != index || projectionstest.AppliedIndex(t, dst) != index {
+		t.Errorf("applied %d, stored %d; want the payload's %d", sm.Applied(), projectionstest.AppliedIndex(t, dst), index)
 	}
 	srcSums := projectionstest.Checksums(t, src.store, all.Projections())
 	dstSums := projectionstest.Checksums(t, dst, all.Projections())
@@ -105,14 +105,14 @@ func TestWritePayloadRestores(t *testing.T) {
 	if _, _, err := writePayload(f2, bytes.NewReader(file)); err != nil {
 		t.Fatal(err)
 	}
-	if err := projections.SetRestoreIndex(f2, index-1); err != nil {
+	if err := fsm.SetRestoreIndex(f2, index-1); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := f2.Seek(0, io.SeekStart); err != nil {
 		t.Fatal(err)
 	}
-	if err := fsm.Restore(f2); err != nil || fsm.Applied() != index {
-		t.Errorf("an older payload: %v, applied %d, want %d kept", err, fsm.Applied(), index)
+	if err := sm.Restore(f2); err != nil || sm.Applied() != index {
+		t.Errorf("an older payload: %v, applied %d, want %d kept", err, sm.Applied(), index)
 	}
 }
 

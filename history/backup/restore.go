@@ -11,11 +11,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-
-	"github.com/ordoplane/ordo/projections"
+	"github.com/ordoplane/ordo/projections/fsm"
 	"github.com/ordoplane/ordo/storage/raftlog"
 	"github.com/ordoplane/ordo/storage/snapshots"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // ErrInvalid is wrapped by the error of a restore refused for its file:
@@ -41,7 +40,7 @@ type RestoreConfig struct {
 	// CheckRow, when set, is called with each row of the file before any
 	// of it reaches raft; an error refuses the file as ErrInvalid (the
 	// agent refuses a snapshot a newer ordo saved:
-	// projections.FSM.CheckSavedRow).
+	// fsm.FSM.CheckSavedRow).
 	CheckRow func(k, v []byte) error
 }
 
@@ -147,7 +146,7 @@ func (r *Restorer) restore(ctx context.Context, body io.Reader) (Result, error) 
 		res.SavedAt = h.Created.UnixNano()
 	}
 	res.Index, err = r.cfg.Node.Restore(ctx, f, size, func(index uint64) error {
-		if err := projections.SetRestoreIndex(f, index); err != nil {
+		if err := fsm.SetRestoreIndex(f, index); err != nil {
 			return err
 		}
 		return f.Sync()
@@ -168,7 +167,7 @@ func writePayload(f *os.File, body io.Reader) (int64, snapshots.Summary, error) 
 // writeCheckedPayload is writePayload calling check, when set, with each
 // row first: its error refuses the file (ErrInvalid).
 func writeCheckedPayload(f *os.File, body io.Reader, check func(k, v []byte) error) (int64, snapshots.Summary, error) {
-	p, err := projections.NewRestorePayload(f)
+	p, err := fsm.NewRestorePayload(f)
 	if err != nil {
 		return 0, snapshots.Summary{}, fmt.Errorf("restore: %w", err)
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/ordoplane/ordo/events"
 	"github.com/ordoplane/ordo/history/export"
 	"github.com/ordoplane/ordo/projections"
+	"github.com/ordoplane/ordo/projections/fsm"
 	"github.com/ordoplane/ordo/storage/archive"
 	"github.com/ordoplane/ordo/storage/kv"
 	"github.com/ordoplane/ordo/storage/snapshots"
@@ -36,7 +37,7 @@ func Save(w io.Writer, src kv.Reader, opts SaveOptions) (snapshots.Header, error
 	if err != nil {
 		return h, err
 	}
-	if err := projections.SavedRows(src, sw.Row); err != nil {
+	if err := fsm.SavedRows(src, sw.Row); err != nil {
 		return h, fmt.Errorf("save snapshot: %w", err)
 	}
 	return h, sw.Close()

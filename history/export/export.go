@@ -10,6 +10,7 @@ import (
 	"github.com/ordoplane/ordo/events"
 	"github.com/ordoplane/ordo/projections"
 	"github.com/ordoplane/ordo/projections/all"
+	"github.com/ordoplane/ordo/projections/rebuild"
 	"github.com/ordoplane/ordo/storage/archive"
 	"github.com/ordoplane/ordo/storage/kv"
 )
@@ -137,7 +138,7 @@ func rebuildBase(src kv.Reader, opts Options) (*kv.Store, func(), error) {
 	if projs == nil {
 		projs = all.Projections()
 	}
-	if _, err := projections.Rebuild(src, store, projs, opts.From-1, nil); err != nil {
+	if _, err := rebuild.Rebuild(src, store, projs, opts.From-1, nil); err != nil {
 		cleanup()
 		return nil, nil, fmt.Errorf("export: base state at %d: %w", opts.From-1, err)
 	}

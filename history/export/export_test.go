@@ -21,6 +21,7 @@ import (
 	"github.com/ordoplane/ordo/projections/all"
 	"github.com/ordoplane/ordo/projections/namespaces"
 	"github.com/ordoplane/ordo/projections/projectionstest"
+	"github.com/ordoplane/ordo/projections/rebuild"
 	"github.com/ordoplane/ordo/storage/archive"
 	"github.com/ordoplane/ordo/storage/kv"
 )
@@ -174,7 +175,7 @@ func writeFile(t testing.TB, b []byte) string {
 func rebuilt(t testing.TB, src kv.Reader, to uint64) *kv.Store {
 	t.Helper()
 	dst := projectionstest.OpenStore(t)
-	if _, err := projections.Rebuild(src, dst, all.Projections(), to, nil); err != nil {
+	if _, err := rebuild.Rebuild(src, dst, all.Projections(), to, nil); err != nil {
 		t.Fatal(err)
 	}
 	return dst

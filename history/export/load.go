@@ -9,6 +9,7 @@ import (
 	"os"
 
 	"github.com/ordoplane/ordo/projections"
+	"github.com/ordoplane/ordo/projections/rebuild"
 	"github.com/ordoplane/ordo/storage/archive"
 	"github.com/ordoplane/ordo/storage/kv"
 )
@@ -24,7 +25,7 @@ type LoadStats struct {
 
 // Load replays the history file at path into dst, an empty store: the
 // base state rows if the file has them, then every event applied to projs
-// (projections.Rebuild, as the FSM applied them), then the events copied
+// (rebuild.Rebuild, as the FSM applied them), then the events copied
 // into dst's archive, so dst serves reads, the log and entity histories
 // up to the file's last index. It checks the file whole (Verify) before
 // it writes anything, then reads it twice or three times more, checking it
@@ -59,7 +60,7 @@ func Load(path string, dst *kv.Store, projs []projections.Projection) (LoadStats
 			return st, err
 		}
 	}
-	rs, err := projections.Rebuild(src, dst, projs, 0, nil)
+	rs, err := rebuild.Rebuild(src, dst, projs, 0, nil)
 	if err != nil && h.StateRows > 0 && errors.Is(err, projections.ErrRebuildNeeded) {
 		return st, fmt.Errorf("load %s: its base state was written by other projection versions than this ordo's (export from index 1, or with the state left out): %w", path, err)
 	}
@@ -156,7 +157,7 @@ func readFile(path string, fn func(*Reader) (uint64, error)) (uint64, error) {
 }
 
 // fileSource is a kv.Reader holding only the archive keys of a history
-// file, read from the file on each Scan, so projections.Rebuild replays a
+// file, read from the file on each Scan, so rebuild.Rebuild replays a
 // file as it replays a store. Each Scan that reaches the end of the file
 // checks it whole.
 type fileSource struct{ path string }

@@ -11,6 +11,7 @@ import (
 	"github.com/ordoplane/ordo/projections"
 	"github.com/ordoplane/ordo/projections/all"
 	"github.com/ordoplane/ordo/projections/evals"
+	"github.com/ordoplane/ordo/projections/rebuild"
 	"github.com/ordoplane/ordo/storage/kv"
 )
 
@@ -53,7 +54,7 @@ func recomputeWith(src kv.Reader, rec *Record, dir string, inspect func(projecti
 		return nil, fmt.Errorf("rerun eval %s: %w", rec.EvalID, err)
 	}
 	defer dst.Close()
-	if _, err := projections.Rebuild(src, dst, all.Projections(), rec.SnapshotIndex, nil); err != nil {
+	if _, err := rebuild.Rebuild(src, dst, all.Projections(), rec.SnapshotIndex, nil); err != nil {
 		return nil, fmt.Errorf("rerun eval %s: rebuild to %d: %w", rec.EvalID, rec.SnapshotIndex, err)
 	}
 	snap := dst.Snapshot()

@@ -14,6 +14,7 @@ import (
 	"github.com/ordoplane/ordo/processors/scheduler/schedulertest"
 	"github.com/ordoplane/ordo/processors/worker"
 	"github.com/ordoplane/ordo/projections"
+	"github.com/ordoplane/ordo/projections/fsm"
 	"github.com/ordoplane/ordo/projections/projectionstest"
 	"github.com/ordoplane/ordo/storage/kv"
 )
@@ -23,7 +24,7 @@ import (
 type log struct {
 	t     *testing.T
 	store *kv.Store
-	fsm   *projections.FSM
+	fsm   *fsm.FSM
 	index uint64
 }
 

@@ -22,13 +22,14 @@ import (
 	"github.com/ordoplane/ordo/processors/drainer"
 	"github.com/ordoplane/ordo/projections"
 	"github.com/ordoplane/ordo/projections/allocs"
+	"github.com/ordoplane/ordo/projections/fsm"
 	"github.com/ordoplane/ordo/projections/nodes"
 	pt "github.com/ordoplane/ordo/projections/projectionstest"
 )
 
 type fixture struct {
 	t     *testing.T
-	fsm   *projections.FSM
+	fsm   *fsm.FSM
 	log   *pt.FSMLog
 	p     *commands.Pipeline
 	clock *clocktest.Clock
@@ -68,7 +69,7 @@ func (f *fixture) apply(payloads ...events.Payload) {
 		f.t.Fatal(err)
 	}
 	res, _, _ := f.log.Append(context.Background(), data)
-	if r := res.(projections.Result); r.Err != nil {
+	if r := res.(fsm.Result); r.Err != nil {
 		f.t.Fatal(r.Err)
 	}
 }

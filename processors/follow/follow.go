@@ -5,7 +5,7 @@
 // # Usage
 //
 // A processor's Config takes a Submitter (*commands.Pipeline), a State
-// (*projections.FSM) and a clock.Clock (clock.System unless a test passes
+// (*fsm.FSM) and a clock.Clock (clock.System unless a test passes
 // one; clocktest.Clock moves only when told).
 package follow
 
@@ -14,6 +14,7 @@ import (
 
 	"github.com/ordoplane/ordo/commands"
 	"github.com/ordoplane/ordo/projections"
+	"github.com/ordoplane/ordo/projections/fsm"
 	"github.com/ordoplane/ordo/storage/kv"
 )
 
@@ -25,10 +26,10 @@ type Submitter interface {
 var _ Submitter = (*commands.Pipeline)(nil)
 
 // State is where a processor reads the projections, and what wakes it when
-// they change; *projections.FSM implements it.
+// they change; *fsm.FSM implements it.
 type State interface {
 	Store() *kv.Store
 	Notifier() *projections.Notifier
 }
 
-var _ State = (*projections.FSM)(nil)
+var _ State = (*fsm.FSM)(nil)

@@ -20,6 +20,7 @@ import (
 	"github.com/ordoplane/ordo/events"
 	"github.com/ordoplane/ordo/processors/heartbeat"
 	"github.com/ordoplane/ordo/projections"
+	"github.com/ordoplane/ordo/projections/fsm"
 	"github.com/ordoplane/ordo/projections/nodes"
 	pt "github.com/ordoplane/ordo/projections/projectionstest"
 	"github.com/ordoplane/ordo/storage/clock/clocktest"
@@ -78,7 +79,7 @@ func (r *recordingPipeline) marked() []string {
 // synctest bubble: only the monitor runs inside.
 type state struct {
 	t     *testing.T
-	fsm   *projections.FSM
+	fsm   *fsm.FSM
 	log   *pt.FSMLog
 	clock *clocktest.Clock
 	pipe  *recordingPipeline
@@ -122,7 +123,7 @@ func (st *state) apply(payloads ...events.Payload) {
 		st.t.Fatal(err)
 	}
 	res, _, _ := st.log.Append(context.Background(), data)
-	if r := res.(projections.Result); r.Err != nil {
+	if r := res.(fsm.Result); r.Err != nil {
 		st.t.Fatal(r.Err)
 	}
 }

@@ -16,6 +16,7 @@ import (
 	pk "github.com/ordoplane/ordo/processors/keyring"
 	"github.com/ordoplane/ordo/projections"
 	"github.com/ordoplane/ordo/projections/all"
+	"github.com/ordoplane/ordo/projections/fsm"
 	kp "github.com/ordoplane/ordo/projections/keyring"
 	pv "github.com/ordoplane/ordo/projections/variables"
 	"github.com/ordoplane/ordo/storage/keystore"
@@ -32,7 +33,7 @@ func TestFullRotation(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer store.Close()
-	fsm, err := projections.NewFSM(store, projections.FSMConfig{Projections: all.Projections(), Logger: slog.New(slog.DiscardHandler)})
+	fsm, err := fsm.New(store, fsm.Config{Projections: all.Projections(), Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,8 +15,8 @@ import (
 
 	"github.com/ordoplane/ordo/events"
 	pk "github.com/ordoplane/ordo/processors/keyring"
-	"github.com/ordoplane/ordo/projections"
 	"github.com/ordoplane/ordo/projections/all"
+	"github.com/ordoplane/ordo/projections/fsm"
 	"github.com/ordoplane/ordo/storage/keystore"
 	"github.com/ordoplane/ordo/storage/kv"
 	"github.com/ordoplane/ordo/storage/raftlog"
@@ -33,11 +33,11 @@ func TestOneFailingKeyDoesNotBlockOthers(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer store.Close()
-	fsm, err := projections.NewFSM(store, projections.FSMConfig{Projections: all.Projections(), Logger: slog.New(slog.DiscardHandler)})
+	f, err := fsm.New(store, fsm.Config{Projections: all.Projections(), Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer fsm.Close()
+	defer f.Close()
 	var idx atomic.Uint64
 	apply := func(ps ...events.Payload) {
 		t.Helper()
@@ -48,7 +48,7 @@ func TestOneFailingKeyDoesNotBlockOthers(t *testing.T) {
 		}
 		e.CommandID += string(rune('a' + idx.Load()))
 		data, _ := events.EncodeEntry(&e)
-		if r := fsm.Apply([]raftlog.Log{{Index: idx.Add(1), Term: 1, Data: data}})[0].(projections.Result); r.Err != nil {
+		if r := f.Apply([]raftlog.Log{{Index: idx.Add(1), Term: 1, Data: data}})[0].(fsm.Result); r.Err != nil {
 			t.Fatal(r.Err)
 		}
 	}
@@ -80,7 +80,7 @@ func TestOneFailingKeyDoesNotBlockOthers(t *testing.T) {
 		}
 		return peer[id], nil
 	}
-	rep, err := pk.NewReplicator(pk.ReplicatorConfig{Self: "me", Keystore: ks, Store: store, Notifier: fsm.Notifier(),
+	rep, err := pk.NewReplicator(pk.ReplicatorConfig{Self: "me", Keystore: ks, Store: store, Notifier: f.Notifier(),
 		Fetch: fetch, Logger: slog.New(slog.NewTextHandler(&logs, nil)), Registerer: reg})
 	if err != nil {
 		t.Fatal(err)
@@ -108,7 +108,7 @@ func TestOneFailingKeyDoesNotBlockOthers(t *testing.T) {
 	// The peer recovers: the next round fetches only what is missing.
 	asked = nil
 	// Both now answer correctly.
-	rep2, _ := pk.NewReplicator(pk.ReplicatorConfig{Self: "me", Keystore: ks, Store: store, Notifier: fsm.Notifier(),
+	rep2, _ := pk.NewReplicator(pk.ReplicatorConfig{Self: "me", Keystore: ks, Store: store, Notifier: f.Notifier(),
 		Fetch: func(_ context.Context, _, id string) (*keystore.Key, error) {
 			asked = append(asked, id)
 			return peer[id], nil

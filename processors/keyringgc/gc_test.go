@@ -17,6 +17,7 @@ import (
 	"github.com/ordoplane/ordo/processors/keyringgc"
 	"github.com/ordoplane/ordo/projections"
 	"github.com/ordoplane/ordo/projections/all"
+	"github.com/ordoplane/ordo/projections/fsm"
 	kp "github.com/ordoplane/ordo/projections/keyring"
 	"github.com/ordoplane/ordo/storage/keystore"
 	"github.com/ordoplane/ordo/storage/kv"
@@ -39,7 +40,7 @@ func TestKeepsKeyOfLiveAlloc(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer store.Close()
-	fsm, err := projections.NewFSM(store, projections.FSMConfig{Projections: all.Projections(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	fsm, err := fsm.New(store, fsm.Config{Projections: all.Projections(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}

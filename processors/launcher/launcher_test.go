@@ -19,6 +19,7 @@ import (
 	"github.com/ordoplane/ordo/processors/launcher/driver"
 	"github.com/ordoplane/ordo/processors/launcher/driver/sim"
 	"github.com/ordoplane/ordo/projections"
+	"github.com/ordoplane/ordo/projections/fsm"
 	plauncher "github.com/ordoplane/ordo/projections/launcher"
 	pt "github.com/ordoplane/ordo/projections/projectionstest"
 	"github.com/ordoplane/ordo/storage/clock/clocktest"
@@ -26,7 +27,7 @@ import (
 
 type fixture struct {
 	t      *testing.T
-	fsm    *projections.FSM
+	fsm    *fsm.FSM
 	p      *commands.Pipeline
 	clock  *clocktest.Clock
 	mu     sync.Mutex

@@ -19,6 +19,7 @@ import (
 	"github.com/ordoplane/ordo/processors/supervisor"
 	"github.com/ordoplane/ordo/projections"
 	"github.com/ordoplane/ordo/projections/evals"
+	"github.com/ordoplane/ordo/projections/fsm"
 	"github.com/ordoplane/ordo/projections/jobs"
 	pt "github.com/ordoplane/ordo/projections/projectionstest"
 	"github.com/ordoplane/ordo/storage/kv"
@@ -32,7 +33,7 @@ var discard = slog.New(slog.NewTextHandler(io.Discard, nil))
 type fsmPipeline struct {
 	t     *testing.T
 	store *kv.Store
-	fsm   *projections.FSM
+	fsm   *fsm.FSM
 
 	mu    sync.Mutex
 	index uint64

@@ -289,7 +289,7 @@ func GetToken(v projections.View, accessor string) (*Token, error) {
 }
 
 // TokenFromRow decodes token row r, such as a write's answered row
-// (projections.AnsweredRow); v drops links to roles it no longer has.
+// (fsm.AnsweredRow); v drops links to roles it no longer has.
 func TokenFromRow(v projections.View, r projections.Row) (*Token, error) { return tokenFromRow(v, r) }
 
 func tokenFromRow(v projections.View, r projections.Row) (*Token, error) {

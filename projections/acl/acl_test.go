@@ -9,6 +9,7 @@ import (
 	"github.com/ordoplane/ordo/projections"
 	"github.com/ordoplane/ordo/projections/acl"
 	pt "github.com/ordoplane/ordo/projections/projectionstest"
+	"github.com/ordoplane/ordo/projections/rebuild"
 	"github.com/ordoplane/ordo/storage/kv"
 )
 
@@ -161,7 +162,7 @@ func checkRebuild(t *testing.T, store *kv.Store) {
 	t.Helper()
 	projs := []projections.Projection{acl.Projection{}}
 	dst := pt.OpenStore(t)
-	if _, err := projections.Rebuild(store, dst, projs, 0, nil); err != nil {
+	if _, err := rebuild.Rebuild(store, dst, projs, 0, nil); err != nil {
 		t.Fatal(err)
 	}
 	if !reflect.DeepEqual(pt.Checksums(t, dst, projs), pt.Checksums(t, store, projs)) {

@@ -13,6 +13,7 @@ import (
 	"github.com/ordoplane/ordo/projections/allocs"
 	"github.com/ordoplane/ordo/projections/order"
 	pt "github.com/ordoplane/ordo/projections/projectionstest"
+	"github.com/ordoplane/ordo/projections/rebuild"
 	"github.com/ordoplane/ordo/storage/kv"
 	"github.com/ordoplane/ordo/storage/raftlog"
 )
@@ -226,7 +227,7 @@ func rebuildEqualsLive(t *testing.T, live *kv.Store) {
 	t.Helper()
 	dst := pt.OpenStore(t)
 	projs := []projections.Projection{allocs.Projection{}}
-	if _, err := projections.Rebuild(live, dst, projs, 0, nil); err != nil {
+	if _, err := rebuild.Rebuild(live, dst, projs, 0, nil); err != nil {
 		t.Fatal(err)
 	}
 	if !reflect.DeepEqual(pt.Checksums(t, dst, projs), pt.Checksums(t, live, projs)) {

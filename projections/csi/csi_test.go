@@ -9,13 +9,15 @@ import (
 	"github.com/ordoplane/ordo/projections"
 	"github.com/ordoplane/ordo/projections/all"
 	"github.com/ordoplane/ordo/projections/csi"
+	"github.com/ordoplane/ordo/projections/fsm"
 	pt "github.com/ordoplane/ordo/projections/projectionstest"
+	"github.com/ordoplane/ordo/projections/rebuild"
 	"github.com/ordoplane/ordo/storage/kv"
 )
 
 type harness struct {
 	t     *testing.T
-	f     *projections.FSM
+	f     *fsm.FSM
 	store *kv.Store
 	step  uint64
 }
@@ -304,7 +306,7 @@ func TestRebuildEqualsLive(t *testing.T) {
 	h.apply(&events.AllocsDeleted{IDs: []string{"a1"}}, &events.NodeStatusUpdated{ID: "n2", Status: events.NodeStatusDown})
 	h.apply(&events.JobDeregistered{Namespace: "default", ID: "plugin"})
 	dst := pt.OpenStore(t)
-	if _, err := projections.Rebuild(h.store, dst, all.Projections(), 0, nil); err != nil {
+	if _, err := rebuild.Rebuild(h.store, dst, all.Projections(), 0, nil); err != nil {
 		t.Fatal(err)
 	}
 	live, rebuilt := pt.Checksums(t, h.store, []projections.Projection{csi.Projection{}}), pt.Checksums(t, dst, []projections.Projection{csi.Projection{}})

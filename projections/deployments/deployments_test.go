@@ -13,6 +13,7 @@ import (
 	"github.com/ordoplane/ordo/projections"
 	"github.com/ordoplane/ordo/projections/deployments"
 	pt "github.com/ordoplane/ordo/projections/projectionstest"
+	"github.com/ordoplane/ordo/projections/rebuild"
 	"github.com/ordoplane/ordo/storage/kv"
 )
 
@@ -86,7 +87,7 @@ func rebuildEqualsLive(t *testing.T, live *kv.Store) {
 	t.Helper()
 	dst := pt.OpenStore(t)
 	projs := []projections.Projection{deployments.Projection{}}
-	if _, err := projections.Rebuild(live, dst, projs, 0, nil); err != nil {
+	if _, err := rebuild.Rebuild(live, dst, projs, 0, nil); err != nil {
 		t.Fatal(err)
 	}
 	if !reflect.DeepEqual(pt.Checksums(t, dst, projs), pt.Checksums(t, live, projs)) {

@@ -13,9 +13,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/ordoplane/ordo/events"
-	"github.com/ordoplane/ordo/projections"
 	"github.com/ordoplane/ordo/projections/all"
 	"github.com/ordoplane/ordo/projections/evaldelete"
+	"github.com/ordoplane/ordo/projections/fsm"
 	pt "github.com/ordoplane/ordo/projections/projectionstest"
 	"github.com/ordoplane/ordo/storage/archive"
 	"github.com/ordoplane/ordo/storage/kv"
@@ -73,7 +73,7 @@ func BenchmarkDeleteAll(b *testing.B) {
 				b.StopTimer()
 				store := pt.OpenStore(b)
 				reg := prometheus.NewRegistry()
-				f, err := projections.NewFSM(store, projections.FSMConfig{Projections: all.Projections(), Registerer: reg,
+				f, err := fsm.New(store, fsm.Config{Projections: all.Projections(), Registerer: reg,
 					Clock: time.Now, Logger: slog.New(slog.DiscardHandler)})
 				if err != nil {
 					b.Fatal(err)

@@ -11,7 +11,9 @@ import (
 	"github.com/ordoplane/ordo/projections/all"
 	"github.com/ordoplane/ordo/projections/evaldelete"
 	"github.com/ordoplane/ordo/projections/evals"
+	"github.com/ordoplane/ordo/projections/fsm"
 	pt "github.com/ordoplane/ordo/projections/projectionstest"
+	"github.com/ordoplane/ordo/projections/rebuild"
 	"github.com/ordoplane/ordo/storage/kv"
 )
 
@@ -35,7 +37,7 @@ func alloc(id, evalID, job, client string) events.Allocation {
 // never registered (gone); c1 complete for the gone job.
 // sequence returns a function applying its payloads to f as the entry at
 // *idx, which it then moves on; a rejected entry fails the test.
-func sequence(t *testing.T, f *projections.FSM, idx *uint64) func(ps ...events.Payload) {
+func sequence(t *testing.T, f *fsm.FSM, idx *uint64) func(ps ...events.Payload) {
 	return func(ps ...events.Payload) {
 		t.Helper()
 		if res := pt.ApplyOne(t, f, *idx, pt.Entry(t, fmt.Sprint("c", *idx), ps...)); res.Err != nil {
@@ -45,7 +47,7 @@ func sequence(t *testing.T, f *projections.FSM, idx *uint64) func(ps ...events.P
 	}
 }
 
-func world(t *testing.T) (*kv.Store, *projections.FSM, uint64) {
+func world(t *testing.T) (*kv.Store, *fsm.FSM, uint64) {
 	t.Helper()
 	store := pt.OpenStore(t)
 	f := pt.NewFSM(t, store, all.Projections()...)
@@ -78,7 +80,7 @@ func rebuildEqualsLive(t *testing.T, live *kv.Store) {
 	t.Helper()
 	dst := pt.OpenStore(t)
 	projs := all.Projections()
-	if _, err := projections.Rebuild(live, dst, projs, 0, nil); err != nil {
+	if _, err := rebuild.Rebuild(live, dst, projs, 0, nil); err != nil {
 		t.Fatal(err)
 	}
 	if !reflect.DeepEqual(pt.Checksums(t, dst, projs), pt.Checksums(t, live, projs)) {
@@ -130,12 +132,12 @@ func TestPageDeletedAtApply(t *testing.T) {
 
 // deleteByID applies a delete by id of evalID with its N6 precondition and
 // reports whether it was refused.
-func deleteByID(t *testing.T, f *projections.FSM, idx uint64, evalID string) bool {
+func deleteByID(t *testing.T, f *fsm.FSM, idx uint64, evalID string) bool {
 	t.Helper()
 	e := pt.Entry(t, fmt.Sprint("byid", idx), &events.EvalsDeleted{IDs: []string{evalID}})
 	e.Preconditions = []events.Precondition{{Table: evals.Table, Key: evalID, Op: evaldelete.OpDeletable}}
 	res := pt.ApplyOne(t, f, idx, e)
-	var rej *projections.RejectedError
+	var rej *fsm.RejectedError
 	if res.Err != nil && !errors.As(res.Err, &rej) {
 		t.Fatalf("delete %s: %v", evalID, res.Err)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/ordoplane/ordo/projections/evals"
 	"github.com/ordoplane/ordo/projections/order"
 	pt "github.com/ordoplane/ordo/projections/projectionstest"
+	"github.com/ordoplane/ordo/projections/rebuild"
 	archivelog "github.com/ordoplane/ordo/storage/archive"
 	"github.com/ordoplane/ordo/storage/kv"
 )
@@ -130,7 +131,7 @@ func rebuildEqualsLive(t *testing.T, live *kv.Store) {
 	t.Helper()
 	dst := pt.OpenStore(t)
 	projs := []projections.Projection{evals.Projection{}}
-	if _, err := projections.Rebuild(live, dst, projs, 0, nil); err != nil {
+	if _, err := rebuild.Rebuild(live, dst, projs, 0, nil); err != nil {
 		t.Fatal(err)
 	}
 	if !reflect.DeepEqual(pt.Checksums(t, dst, projs), pt.Checksums(t, live, projs)) {
@@ -199,7 +200,7 @@ func TestPageDeleteWithAndWithoutDeleted(t *testing.T) {
 			t.Fatal(err)
 		}
 		dst := pt.OpenStore(t)
-		if _, err := projections.Rebuild(src, dst, []projections.Projection{evals.Projection{}}, 0, nil); err != nil {
+		if _, err := rebuild.Rebuild(src, dst, []projections.Projection{evals.Projection{}}, 0, nil); err != nil {
 			t.Fatal(err)
 		}
 		v := projections.NewView(dst)

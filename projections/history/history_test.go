@@ -13,6 +13,7 @@ import (
 	"github.com/ordoplane/ordo/projections/all"
 	"github.com/ordoplane/ordo/projections/history"
 	pt "github.com/ordoplane/ordo/projections/projectionstest"
+	"github.com/ordoplane/ordo/projections/rebuild"
 	"github.com/ordoplane/ordo/storage/kv"
 	"github.com/ordoplane/ordo/storage/raftlog"
 )
@@ -172,7 +173,7 @@ func TestRebuildEqualsLive(t *testing.T) {
 		logs = logs[n:]
 	}
 	rebuilt := pt.OpenStore(t)
-	if _, err := projections.Rebuild(live, rebuilt, all.Projections(), 0, nil); err != nil {
+	if _, err := rebuild.Rebuild(live, rebuilt, all.Projections(), 0, nil); err != nil {
 		t.Fatal(err)
 	}
 	want := pt.Checksums(t, live, all.Projections())

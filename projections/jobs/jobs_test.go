@@ -7,15 +7,17 @@ import (
 
 	"github.com/ordoplane/ordo/events"
 	"github.com/ordoplane/ordo/projections"
+	"github.com/ordoplane/ordo/projections/fsm"
 	"github.com/ordoplane/ordo/projections/jobs"
 	pt "github.com/ordoplane/ordo/projections/projectionstest"
+	"github.com/ordoplane/ordo/projections/rebuild"
 	"github.com/ordoplane/ordo/storage/kv"
 )
 
 type fixture struct {
 	t     *testing.T
 	store *kv.Store
-	fsm   *projections.FSM
+	fsm   *fsm.FSM
 	index uint64
 }
 
@@ -212,7 +214,7 @@ func checkRebuild(t *testing.T, store *kv.Store) {
 	t.Helper()
 	dst := pt.OpenStore(t)
 	projs := []projections.Projection{jobs.Projection{}}
-	if _, err := projections.Rebuild(store, dst, projs, 0, nil); err != nil {
+	if _, err := rebuild.Rebuild(store, dst, projs, 0, nil); err != nil {
 		t.Fatal(err)
 	}
 	if !reflect.DeepEqual(pt.Checksums(t, dst, projs), pt.Checksums(t, store, projs)) {

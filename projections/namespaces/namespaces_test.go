@@ -11,6 +11,7 @@ import (
 	"github.com/ordoplane/ordo/projections"
 	"github.com/ordoplane/ordo/projections/namespaces"
 	pt "github.com/ordoplane/ordo/projections/projectionstest"
+	"github.com/ordoplane/ordo/projections/rebuild"
 )
 
 func upsert(name, desc string, meta map[string]string) *events.NamespaceUpserted {
@@ -105,7 +106,7 @@ func TestAppliesVersion1(t *testing.T) {
 	}
 	// Rebuilding from the archive reads the same old event the same way.
 	dst := pt.OpenStore(t)
-	if _, err := projections.Rebuild(store, dst, []projections.Projection{namespaces.Projection{}}, 0, nil); err != nil {
+	if _, err := rebuild.Rebuild(store, dst, []projections.Projection{namespaces.Projection{}}, 0, nil); err != nil {
 		t.Fatal(err)
 	}
 	if got, want := pt.Checksums(t, dst, []projections.Projection{namespaces.Projection{}}), pt.Checksums(t, store, []projections.Projection{namespaces.Projection{}}); !reflect.DeepEqual(got, want) {

@@ -12,6 +12,7 @@ import (
 	"github.com/ordoplane/ordo/projections"
 	"github.com/ordoplane/ordo/projections/nodes"
 	pt "github.com/ordoplane/ordo/projections/projectionstest"
+	"github.com/ordoplane/ordo/projections/rebuild"
 )
 
 func registered(id, status string) *events.NodeRegistered {
@@ -103,7 +104,7 @@ func TestProjection(t *testing.T) {
 	// Rebuilding from the archive gives the same table.
 	dst := pt.OpenStore(t)
 	projs := []projections.Projection{nodes.Projection{}}
-	if _, err := projections.Rebuild(store, dst, projs, 0, nil); err != nil {
+	if _, err := rebuild.Rebuild(store, dst, projs, 0, nil); err != nil {
 		t.Fatal(err)
 	}
 	if !reflect.DeepEqual(pt.Checksums(t, dst, projs), pt.Checksums(t, store, projs)) {

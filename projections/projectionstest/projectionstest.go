@@ -13,6 +13,7 @@ import (
 	"github.com/ordoplane/ordo/events"
 	"github.com/ordoplane/ordo/projections"
 	"github.com/ordoplane/ordo/projections/all"
+	"github.com/ordoplane/ordo/projections/fsm"
 	"github.com/ordoplane/ordo/storage/archive"
 	"github.com/ordoplane/ordo/storage/kv"
 	"github.com/ordoplane/ordo/storage/raftlog"
@@ -36,7 +37,7 @@ func OpenStore(tb testing.TB) *kv.Store {
 // NewFSM returns an FSM over store maintaining projs, or every projection
 // (all.Projections) when none are given. It logs nothing and registers no
 // metrics.
-func NewFSM(tb testing.TB, store *kv.Store, projs ...projections.Projection) *projections.FSM {
+func NewFSM(tb testing.TB, store *kv.Store, projs ...projections.Projection) *fsm.FSM {
 	tb.Helper()
 	f, err := TryNewFSM(store, projs...)
 	if err != nil {
@@ -47,11 +48,11 @@ func NewFSM(tb testing.TB, store *kv.Store, projs ...projections.Projection) *pr
 }
 
 // TryNewFSM is NewFSM returning the error, for tests that expect one.
-func TryNewFSM(store *kv.Store, projs ...projections.Projection) (*projections.FSM, error) {
+func TryNewFSM(store *kv.Store, projs ...projections.Projection) (*fsm.FSM, error) {
 	if len(projs) == 0 {
 		projs = all.Projections()
 	}
-	return projections.NewFSM(store, projections.FSMConfig{
+	return fsm.New(store, fsm.Config{
 		Projections: projs,
 		Logger:      slog.New(slog.NewTextHandler(io.Discard, nil)),
 	})
@@ -84,18 +85,18 @@ func Log(tb testing.TB, index uint64, e *events.Entry) raftlog.Log {
 }
 
 // Apply applies logs through f in one call, as one raft batch, and returns
-// their results, failing the test if one is not a projections.Result.
-func Apply(tb testing.TB, f *projections.FSM, logs ...raftlog.Log) []projections.Result {
+// their results, failing the test if one is not a fsm.Result.
+func Apply(tb testing.TB, f *fsm.FSM, logs ...raftlog.Log) []fsm.Result {
 	tb.Helper()
 	out := f.Apply(logs)
 	if len(out) != len(logs) {
 		tb.Fatalf("Apply returned %d results for %d logs", len(out), len(logs))
 	}
-	res := make([]projections.Result, len(out))
+	res := make([]fsm.Result, len(out))
 	for i, r := range out {
-		rr, ok := r.(projections.Result)
+		rr, ok := r.(fsm.Result)
 		if !ok {
-			tb.Fatalf("result %d is %T, want projections.Result", i, r)
+			tb.Fatalf("result %d is %T, want fsm.Result", i, r)
 		}
 		res[i] = rr
 	}
@@ -103,7 +104,7 @@ func Apply(tb testing.TB, f *projections.FSM, logs ...raftlog.Log) []projections
 }
 
 // ApplyOne applies e at index in its own batch and returns its result.
-func ApplyOne(tb testing.TB, f *projections.FSM, index uint64, e *events.Entry) projections.Result {
+func ApplyOne(tb testing.TB, f *fsm.FSM, index uint64, e *events.Entry) fsm.Result {
 	tb.Helper()
 	return Apply(tb, f, Log(tb, index, e))[0]
 }
@@ -174,7 +175,7 @@ func AppliedIndex(tb testing.TB, r kv.Reader) uint64 {
 // FSM, as a single-server raft would.
 type FSMLog struct {
 	mu  sync.Mutex
-	FSM *projections.FSM
+	FSM *fsm.FSM
 }
 
 // Append applies data as the entry after the FSM's applied index.
@@ -186,7 +187,7 @@ func (l *FSMLog) Append(_ context.Context, data []byte) (any, uint64, error) {
 }
 
 // RestorePayload writes the rows src would save into a restore payload
-// file (projections.RestorePayload) naming index, and returns it open at
+// file (fsm.RestorePayload) naming index, and returns it open at
 // its start, as raft would hand it to FSM.Restore.
 func RestorePayload(tb testing.TB, src kv.Reader, index uint64) *os.File {
 	tb.Helper()
@@ -195,17 +196,17 @@ func RestorePayload(tb testing.TB, src kv.Reader, index uint64) *os.File {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { f.Close() })
-	p, err := projections.NewRestorePayload(f)
+	p, err := fsm.NewRestorePayload(f)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	if err := projections.SavedRows(src, p.Set); err != nil {
+	if err := fsm.SavedRows(src, p.Set); err != nil {
 		tb.Fatal(err)
 	}
 	if err := p.Close(); err != nil {
 		tb.Fatal(err)
 	}
-	if err := projections.SetRestoreIndex(f, index); err != nil {
+	if err := fsm.SetRestoreIndex(f, index); err != nil {
 		tb.Fatal(err)
 	}
 	if _, err := f.Seek(0, io.SeekStart); err != nil {

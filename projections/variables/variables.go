@@ -200,7 +200,7 @@ func decodeRow(pr projections.Row) (*row, error) {
 }
 
 // FromRow decodes the variable stored under key k (Key) as row pr, such as
-// a write's answered row (projections.AnsweredRow).
+// a write's answered row (fsm.AnsweredRow).
 func FromRow(k string, pr projections.Row) (*Variable, error) { return fromRow(k, pr) }
 
 func fromRow(k string, pr projections.Row) (*Variable, error) {

@@ -10,7 +10,9 @@ import (
 	"github.com/ordoplane/ordo/events"
 	"github.com/ordoplane/ordo/projections"
 	"github.com/ordoplane/ordo/projections/all"
+	"github.com/ordoplane/ordo/projections/fsm"
 	pt "github.com/ordoplane/ordo/projections/projectionstest"
+	"github.com/ordoplane/ordo/projections/rebuild"
 	"github.com/ordoplane/ordo/projections/variables"
 )
 
@@ -88,7 +90,7 @@ func TestUsageTrackedAtApply(t *testing.T) {
 		t.Fatalf("variable = %+v", got)
 	}
 	rebuilt := pt.OpenStore(t)
-	if _, err := projections.Rebuild(store, rebuilt, all.Projections(), 0, nil); err != nil {
+	if _, err := rebuild.Rebuild(store, rebuilt, all.Projections(), 0, nil); err != nil {
 		t.Fatal(err)
 	}
 	projs := []projections.Projection{variables.Projection{}}
@@ -125,7 +127,7 @@ func TestQuotaRefusedAtApply(t *testing.T) {
 		t.Fatal(res.Err)
 	}
 	res := pt.ApplyOne(t, f, 3, second)
-	var re *projections.RejectedError
+	var re *fsm.RejectedError
 	if !errors.As(res.Err, &re) || !strings.Contains(re.Reason, `namespace "q" variables quota exceeded`) ||
 		!strings.Contains(re.Reason, "120 bytes, over the quota of 100") {
 		t.Fatalf("second write: %v", res.Err)

@@ -11,6 +11,7 @@ import (
 	"github.com/ordoplane/ordo/cmd/agent"
 	"github.com/ordoplane/ordo/projections"
 	"github.com/ordoplane/ordo/projections/all"
+	"github.com/ordoplane/ordo/projections/fsm"
 	"github.com/ordoplane/ordo/projections/namespaces"
 	"github.com/ordoplane/ordo/test/testagent"
 )
@@ -62,7 +63,7 @@ func TestOlderServerHaltsOnNewerSnapshot(t *testing.T) {
 	old := startJoiner(t, "old-2", s1.HTTP, nil) // this build's projections: older
 	testagent.WaitFor(t, timeout, "the older server to halt", func() bool { return old.A.FSM().Halt() != nil })
 	h := old.A.FSM().Halt()
-	if !errors.Is(h, projections.ErrDowngrade) || !strings.Contains(h.Error(), "projection namespaces") {
+	if !errors.Is(h, fsm.ErrDowngrade) || !strings.Contains(h.Error(), "projection namespaces") {
 		t.Fatalf("halt: %v", h)
 	}
 	if st, body := call(t, old.HTTP, "GET", "/v1/agent/health", nil, nil); st != http.StatusServiceUnavailable ||
@@ -73,7 +74,7 @@ func TestOlderServerHaltsOnNewerSnapshot(t *testing.T) {
 	put("after-the-halt") // the cluster goes on
 
 	old.Stop(t)
-	if _, err := agent.Start(oldCfg(old)); !errors.Is(err, projections.ErrDowngrade) {
+	if _, err := agent.Start(oldCfg(old)); !errors.Is(err, fsm.ErrDowngrade) {
 		t.Fatalf("the older build restarted on a directory holding the newer state: %v", err)
 	}
 	old.Cfg.Projections = newerProjections()

@@ -22,6 +22,8 @@ import (
 	"github.com/ordoplane/ordo/events"
 	"github.com/ordoplane/ordo/projections"
 	"github.com/ordoplane/ordo/projections/all"
+	"github.com/ordoplane/ordo/projections/fsm"
+	"github.com/ordoplane/ordo/projections/rebuild"
 	"github.com/ordoplane/ordo/storage/kv"
 	"github.com/ordoplane/ordo/test/testagent"
 )
@@ -143,13 +145,13 @@ func TestVersionBumpRebuildsOnStart(t *testing.T) {
 		}
 		defer resp.Body.Close()
 		return resp.StatusCode == http.StatusServiceUnavailable && json.NewDecoder(resp.Body).Decode(&health) == nil &&
-			health.Projections["namespaces"].State == projections.StateRebuilding
+			health.Projections["namespaces"].State == fsm.StateRebuilding
 	})
 	// The gate holds the rebuild before its first batch commits.
 	if ph := health.Projections["namespaces"]; ph.Progress >= 1 || ph.LagEvents == 0 {
 		t.Errorf("namespaces while rebuilding: %+v", ph)
 	}
-	if st := health.Projections["jobs"].State; st != projections.StateReady {
+	if st := health.Projections["jobs"].State; st != fsm.StateReady {
 		t.Errorf("jobs while namespaces rebuild: %q, want ready", st)
 	}
 	code, body := get(t, addr, "/v1/namespaces")
@@ -230,7 +232,7 @@ func TestOnlineRebuildUnderWrites(t *testing.T) {
 	writtenBy := written.Load()
 	stop()
 	wg.Wait()
-	if job.State != projections.JobDone {
+	if job.State != fsm.JobDone {
 		t.Fatalf("rebuild job: %+v", job)
 	}
 	if job.Index <= submitted {
@@ -246,7 +248,7 @@ func TestOnlineRebuildUnderWrites(t *testing.T) {
 	snap.Close()
 
 	job = waitJob(t, c, addr, submit(t, addr, "verify", nil).ID)
-	if job.State != projections.JobDone || len(job.Results) != len(all.Projections()) {
+	if job.State != fsm.JobDone || len(job.Results) != len(all.Projections()) {
 		t.Fatalf("verify job: %+v", job)
 	}
 	for _, r := range job.Results {
@@ -259,7 +261,7 @@ func TestOnlineRebuildUnderWrites(t *testing.T) {
 		t.Fatalf("list: %d %v", code, err)
 	}
 	for _, p := range list.Projections {
-		if p.State != projections.StateReady || len(p.Checksum) != 64 || p.Version != p.StoredVersion {
+		if p.State != fsm.StateReady || len(p.Checksum) != 64 || p.Version != p.StoredVersion {
 			t.Errorf("list: %+v", p)
 		}
 	}
@@ -278,7 +280,7 @@ func TestOnlineRebuildUnderWrites(t *testing.T) {
 	if err := json.Unmarshal([]byte(body), &job); err != nil || job.Parallelism != len(all.Projections()) {
 		t.Errorf("rebuild with parallelism -1: %+v (%v), want parallelism %d", job, err, len(all.Projections()))
 	}
-	if job = waitJob(t, c, addr, job.ID); job.State != projections.JobDone {
+	if job = waitJob(t, c, addr, job.ID); job.State != fsm.JobDone {
 		t.Errorf("rebuild with parallelism -1: %+v", job)
 	}
 }
@@ -288,7 +290,7 @@ func TestOnlineRebuildUnderWrites(t *testing.T) {
 func checkProjections(t *testing.T, r kv.Reader, projs []projections.Projection) {
 	t.Helper()
 	dst := openStore(t)
-	if _, err := projections.Rebuild(r, dst, projs, 0, nil); err != nil {
+	if _, err := rebuild.Rebuild(r, dst, projs, 0, nil); err != nil {
 		t.Fatal(err)
 	}
 	for _, p := range projs {
@@ -306,26 +308,26 @@ func checkProjections(t *testing.T, r kv.Reader, projs []projections.Projection)
 	}
 }
 
-func submit(t *testing.T, addr, kind string, names []string) projections.Job {
+func submit(t *testing.T, addr, kind string, names []string) fsm.Job {
 	t.Helper()
 	b, _ := json.Marshal(httpapi.ProjectionJobRequest{Projections: names})
 	code, body := post(t, addr, "/v1/operator/projections/"+kind, string(b))
 	if code != http.StatusAccepted {
 		t.Fatalf("%s: %d %s", kind, code, body)
 	}
-	var j projections.Job
+	var j fsm.Job
 	if err := json.Unmarshal([]byte(body), &j); err != nil {
 		t.Fatal(err)
 	}
 	return j
 }
 
-func waitJob(t *testing.T, c *testagent.Client, addr string, id uint64) projections.Job {
+func waitJob(t *testing.T, c *testagent.Client, addr string, id uint64) fsm.Job {
 	t.Helper()
-	var j projections.Job
+	var j fsm.Job
 	testagent.WaitFor(t, timeout, fmt.Sprintf("job %d", id), func() bool {
 		code, err := c.GetJSON(addr, "/v1/operator/projections/job", &j)
-		return err == nil && code == http.StatusOK && j.ID == id && (j.State == projections.JobDone || j.State == projections.JobFailed)
+		return err == nil && code == http.StatusOK && j.ID == id && (j.State == fsm.JobDone || j.State == fsm.JobFailed)
 	})
 	return j
 }

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/ordoplane/ordo/projections"
+	"github.com/ordoplane/ordo/projections/rebuild"
 	"github.com/ordoplane/ordo/storage/kv"
 	"github.com/ordoplane/ordo/storage/snapshots"
 	"github.com/ordoplane/ordo/test/testagent"
@@ -84,7 +85,7 @@ func sameAsFile(t *testing.T, s *testagent.Server, file []byte, restored uint64)
 		t.Fatal(err)
 	}
 	want, _ := fileStore(t, file)
-	if _, err := projections.Replay(context.Background(), snap, want, all.Projections(), at, nil); err != nil {
+	if _, err := rebuild.Replay(context.Background(), snap, want, all.Projections(), at, nil); err != nil {
 		t.Fatal(err)
 	}
 	if d := differing(t, want, snap); len(d) > 0 {

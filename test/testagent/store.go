@@ -10,6 +10,7 @@ import (
 	"github.com/ordoplane/ordo/projections"
 	"github.com/ordoplane/ordo/projections/all"
 	"github.com/ordoplane/ordo/projections/namespaces"
+	"github.com/ordoplane/ordo/projections/rebuild"
 	"github.com/ordoplane/ordo/storage/archive"
 	"github.com/ordoplane/ordo/storage/kv"
 )
@@ -65,7 +66,7 @@ func CheckProjections(t testing.TB, r kv.Reader, dir string) map[string][32]byte
 		t.Fatal(err)
 	}
 	defer fresh.Close()
-	st, err := projections.Rebuild(r, fresh, all.Projections(), 0, nil)
+	st, err := rebuild.Rebuild(r, fresh, all.Projections(), 0, nil)
 	if err != nil {
 		t.Fatalf("rebuild: %v", err)
 	}

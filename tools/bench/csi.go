@@ -17,6 +17,7 @@ import (
 	"github.com/ordoplane/ordo/projections"
 	"github.com/ordoplane/ordo/projections/all"
 	"github.com/ordoplane/ordo/projections/csi"
+	"github.com/ordoplane/ordo/projections/fsm"
 	"github.com/ordoplane/ordo/storage/kv"
 	"github.com/ordoplane/ordo/storage/raftlog"
 )
@@ -25,7 +26,7 @@ import (
 // figures are the CSI paths', not consensus).
 type directLog struct {
 	mu  sync.Mutex
-	fsm *projections.FSM
+	fsm *fsm.FSM
 }
 
 func (l *directLog) Append(_ context.Context, data []byte) (any, uint64, error) {
@@ -49,7 +50,7 @@ func (l *directLog) apply(ps ...events.Payload) error {
 		return err
 	}
 	res, _, _ := l.Append(context.Background(), data)
-	if r, ok := res.(projections.Result); ok && r.Err != nil {
+	if r, ok := res.(fsm.Result); ok && r.Err != nil {
 		return r.Err
 	}
 	return nil
@@ -74,7 +75,7 @@ func csiRows(n int) ([]row, error) {
 	}
 	defer store.Close()
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	fsm, err := projections.NewFSM(store, projections.FSMConfig{Projections: all.Projections(), Logger: quiet})
+	fsm, err := fsm.New(store, fsm.Config{Projections: all.Projections(), Logger: quiet})
 	if err != nil {
 		return nil, err
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/ordoplane/ordo/events"
 	"github.com/ordoplane/ordo/projections"
 	"github.com/ordoplane/ordo/projections/all"
+	"github.com/ordoplane/ordo/projections/fsm"
 	"github.com/ordoplane/ordo/projections/history"
 	"github.com/ordoplane/ordo/storage/kv"
 	"github.com/ordoplane/ordo/storage/raftlog"
@@ -28,7 +29,7 @@ func fillHistory(dir string, n, own int) (*kv.Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	fsm, err := projections.NewFSM(store, projections.FSMConfig{Projections: all.Projections()})
+	fsm, err := fsm.New(store, fsm.Config{Projections: all.Projections()})
 	if err != nil {
 		store.Close()
 		return nil, err

@@ -17,8 +17,8 @@ import (
 	"github.com/ordoplane/ordo/processors/launcher"
 	"github.com/ordoplane/ordo/processors/launcher/driver"
 	"github.com/ordoplane/ordo/processors/launcher/driver/sim"
-	"github.com/ordoplane/ordo/projections"
 	"github.com/ordoplane/ordo/projections/all"
+	"github.com/ordoplane/ordo/projections/fsm"
 	"github.com/ordoplane/ordo/storage/kv"
 	"github.com/ordoplane/ordo/storage/raftlog"
 )
@@ -28,7 +28,7 @@ import (
 // tells watch about each fulfilled request.
 type launcherLog struct {
 	mu    sync.Mutex
-	fsm   *projections.FSM
+	fsm   *fsm.FSM
 	watch func(ev *events.Event)
 }
 
@@ -62,7 +62,7 @@ func launcherRows(n int) ([]row, error) {
 	}
 	defer store.Close()
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	fsm, err := projections.NewFSM(store, projections.FSMConfig{Projections: all.Projections(), Logger: quiet})
+	fsm, err := fsm.New(store, fsm.Config{Projections: all.Projections(), Logger: quiet})
 	if err != nil {
 		return nil, err
 	}

@@ -13,6 +13,8 @@ import (
 
 	"github.com/ordoplane/ordo/projections"
 	"github.com/ordoplane/ordo/projections/all"
+	"github.com/ordoplane/ordo/projections/fsm"
+	"github.com/ordoplane/ordo/projections/rebuild"
 	"github.com/ordoplane/ordo/storage/kv"
 	"github.com/ordoplane/ordo/storage/raftlog"
 )
@@ -24,7 +26,7 @@ func rebuildHistory(dir string, n int) (*kv.Store, uint64, error) {
 	if err != nil {
 		return nil, 0, err
 	}
-	fsm, err := projections.NewFSM(store, projections.FSMConfig{Projections: all.Projections()})
+	fsm, err := fsm.New(store, fsm.Config{Projections: all.Projections()})
 	if err != nil {
 		store.Close()
 		return nil, 0, err
@@ -64,7 +66,7 @@ func rebuildRows(n int) ([]row, error) {
 	if err != nil {
 		return nil, err
 	}
-	f, err := projections.NewFSM(src, projections.FSMConfig{Projections: all.Projections(), AllowStale: true})
+	f, err := fsm.New(src, fsm.Config{Projections: all.Projections(), AllowStale: true})
 	if err != nil {
 		return nil, err
 	}
@@ -85,15 +87,15 @@ func rebuildRows(n int) ([]row, error) {
 // onlineIdle rebuilds every projection of f online, the FSM idle (what
 // `ordo operator projections rebuild` does), with a CPU profile into
 // profile when set, and returns its figures.
-func onlineIdle(f *projections.FSM, profile string) ([]row, error) {
-	rb := projections.NewRebuilder(f, projections.RebuilderConfig{Clock: time.Now})
+func onlineIdle(f *fsm.FSM, profile string) ([]row, error) {
+	rb := fsm.NewRebuilder(f, fsm.RebuilderConfig{Clock: time.Now})
 	defer rb.Close()
 	stopProfile, err := startProfile(profile)
 	if err != nil {
 		return nil, err
 	}
 	t0, c0 := time.Now(), cpuTime()
-	job, err := rb.Do(context.Background(), projections.JobRebuild, nil)
+	job, err := rb.Do(context.Background(), fsm.JobRebuild, nil)
 	online, onlineCPU := time.Since(t0), cpuTime()-c0
 	stopProfile()
 	if err != nil {
@@ -111,14 +113,14 @@ func onlineIdle(f *projections.FSM, profile string) ([]row, error) {
 // scratchRebuild rebuilds every projection from src into a fresh store in
 // dir, calls done, checks what it rebuilt, and returns what it replayed,
 // the time and the process CPU it took.
-func scratchRebuild(src *kv.Store, dir string, done func()) (projections.RebuildStats, time.Duration, time.Duration, error) {
+func scratchRebuild(src *kv.Store, dir string, done func()) (rebuild.Stats, time.Duration, time.Duration, error) {
 	dst, err := kv.Open(dir, kv.DefaultConfig())
 	if err != nil {
-		return projections.RebuildStats{}, 0, 0, err
+		return rebuild.Stats{}, 0, 0, err
 	}
 	defer dst.Close()
 	t0, c0 := time.Now(), cpuTime()
-	st, err := projections.Rebuild(src, dst, all.Projections(), 0, nil)
+	st, err := rebuild.Rebuild(src, dst, all.Projections(), 0, nil)
 	took, cpu := time.Since(t0), cpuTime()-c0
 	done()
 	if err != nil {
@@ -226,7 +228,7 @@ func scratchMode(src *kv.Store, dir, mode string) ([]row, error) {
 	if mode == "scratch" {
 		return profiledScratch(src, dir+"/dst")
 	}
-	f, err := projections.NewFSM(src, projections.FSMConfig{Projections: all.Projections(), AllowStale: true})
+	f, err := fsm.New(src, fsm.Config{Projections: all.Projections(), AllowStale: true})
 	if err != nil {
 		return nil, err
 	}

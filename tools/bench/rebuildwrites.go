@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/ordoplane/ordo/events"
-	"github.com/ordoplane/ordo/projections"
+	"github.com/ordoplane/ordo/projections/fsm"
 	"github.com/ordoplane/ordo/storage/raftlog"
 )
 
@@ -24,7 +24,7 @@ const (
 // generated history's nodes and jobs. It records the longest Apply call,
 // which is how long a write waited for the rebuild's switch.
 type rebuildWriter struct {
-	f       *projections.FSM
+	f       *fsm.FSM
 	stop    chan struct{}
 	done    sync.WaitGroup
 	entries int
@@ -32,7 +32,7 @@ type rebuildWriter struct {
 	err     error
 }
 
-func startRebuildWriter(f *projections.FSM) *rebuildWriter {
+func startRebuildWriter(f *fsm.FSM) *rebuildWriter {
 	w := &rebuildWriter{f: f, stop: make(chan struct{})}
 	w.done.Add(1)
 	go w.run()
@@ -106,7 +106,7 @@ var rebuildWriteBaseline = 10 * time.Second
 // twice: with the Rebuilder's default parallelism (a core left to the
 // server) and with every projection at once; it returns the jobs' and the
 // load's figures.
-func onlineUnderWrites(f *projections.FSM) ([]row, error) {
+func onlineUnderWrites(f *fsm.FSM) ([]row, error) {
 	w := startRebuildWriter(f)
 	time.Sleep(rebuildWriteBaseline)
 	baseEntries, baseLongest, err := w.end()
@@ -128,14 +128,14 @@ func onlineUnderWrites(f *projections.FSM) ([]row, error) {
 }
 
 // rebuildUnderWrites rebuilds every projection of f online, parallel
-// projections at once (projections.Rebuilder.SubmitParallel), under the
+// projections at once (fsm.Rebuilder.SubmitParallel), under the
 // write load, and returns the figures.
-func rebuildUnderWrites(f *projections.FSM, parallel int) ([]row, error) {
-	rb := projections.NewRebuilder(f, projections.RebuilderConfig{Clock: time.Now, Parallelism: parallel})
+func rebuildUnderWrites(f *fsm.FSM, parallel int) ([]row, error) {
+	rb := fsm.NewRebuilder(f, fsm.RebuilderConfig{Clock: time.Now, Parallelism: parallel})
 	defer rb.Close()
 	w := startRebuildWriter(f)
 	t0, s0 := time.Now(), f.Store().WriteStalls()
-	job, err := rb.Do(context.Background(), projections.JobRebuild, nil)
+	job, err := rb.Do(context.Background(), fsm.JobRebuild, nil)
 	took, s1 := time.Since(t0), f.Store().WriteStalls()
 	entries, longest, werr := w.end()
 	if err != nil {

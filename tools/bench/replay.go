@@ -6,8 +6,9 @@ import (
 	"time"
 
 	"github.com/ordoplane/ordo/events"
-	"github.com/ordoplane/ordo/projections"
 	"github.com/ordoplane/ordo/projections/all"
+	"github.com/ordoplane/ordo/projections/fsm"
+	"github.com/ordoplane/ordo/projections/rebuild"
 	"github.com/ordoplane/ordo/storage/kv"
 	"github.com/ordoplane/ordo/storage/raftlog"
 )
@@ -19,7 +20,7 @@ func fillArchive(dir string, n int) (*kv.Store, time.Duration, error) {
 	if err != nil {
 		return nil, 0, err
 	}
-	fsm, err := projections.NewFSM(store, projections.FSMConfig{Projections: all.Projections()})
+	fsm, err := fsm.New(store, fsm.Config{Projections: all.Projections()})
 	if err != nil {
 		store.Close()
 		return nil, 0, err
@@ -79,7 +80,7 @@ func replayRate(n int) ([]row, error) {
 	}
 	defer dst.Close()
 	t0 := time.Now()
-	st, err := projections.Rebuild(src, dst, all.Projections(), 0, nil)
+	st, err := rebuild.Rebuild(src, dst, all.Projections(), 0, nil)
 	if err != nil {
 		return nil, err
 	}

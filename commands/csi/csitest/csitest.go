@@ -13,6 +13,7 @@ import (
 	"github.com/ordoplane/ordo/commands"
 	"github.com/ordoplane/ordo/events"
 	"github.com/ordoplane/ordo/projections"
+	"github.com/ordoplane/ordo/projections/fsm"
 	pt "github.com/ordoplane/ordo/projections/projectionstest"
 	"github.com/ordoplane/ordo/storage/kv"
 )
@@ -22,7 +23,7 @@ import (
 type Harness struct {
 	T        testing.TB
 	Store    *kv.Store
-	FSM      *projections.FSM
+	FSM      *fsm.FSM
 	Pipeline *commands.Pipeline
 	n        int
 }
