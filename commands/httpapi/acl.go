@@ -34,24 +34,24 @@ var (
 
 func (s *Server) aclRoutes() {
 	for _, m := range []string{"PUT", "POST"} {
-		s.handle(m+" /v1/acl/bootstrap", s.leader(s.aclBootstrap))
-		s.handle(m+" /v1/acl/policy/{name}", s.leader(s.aclApplyPolicy))
-		s.handle(m+" /v1/acl/token", s.leader(s.aclCreateToken))
-		s.handle(m+" /v1/acl/token/{accessor}", s.leader(s.aclUpdateToken))
-		s.handle(m+" /v1/acl/role", s.leader(s.aclUpsertRole))
-		s.handle(m+" /v1/acl/role/{id}", s.leader(s.aclUpsertRole))
+		s.handle(m+" /v1/acl/bootstrap", s.leader(endpoint(s.aclBootstrap)))
+		s.handle(m+" /v1/acl/policy/{name}", s.leader(endpoint(s.aclApplyPolicy)))
+		s.handle(m+" /v1/acl/token", s.leader(endpoint(s.aclCreateToken)))
+		s.handle(m+" /v1/acl/token/{accessor}", s.leader(endpoint(s.aclUpdateToken)))
+		s.handle(m+" /v1/acl/role", s.leader(endpoint(s.aclUpsertRole)))
+		s.handle(m+" /v1/acl/role/{id}", s.leader(endpoint(s.aclUpsertRole)))
 	}
-	s.handle("GET /v1/acl/policies", s.leader(s.aclListPolicies))
-	s.handle("GET /v1/acl/policy/{name}", s.leader(s.aclGetPolicy))
-	s.handle("DELETE /v1/acl/policy/{name}", s.leader(s.aclDeletePolicy))
-	s.handle("GET /v1/acl/tokens", s.leader(s.aclListTokens))
-	s.handle("GET /v1/acl/token/self", s.aclTokenSelf)
-	s.handle("GET /v1/acl/token/{accessor}", s.leader(s.aclGetToken))
-	s.handle("DELETE /v1/acl/token/{accessor}", s.leader(s.aclDeleteToken))
-	s.handle("GET /v1/acl/roles", s.leader(s.aclListRoles))
-	s.handle("GET /v1/acl/role/{id}", s.leader(s.aclGetRole))
-	s.handle("GET /v1/acl/role/name/{name}", s.leader(s.aclGetRoleByName))
-	s.handle("DELETE /v1/acl/role/{id}", s.leader(s.aclDeleteRole))
+	s.handle("GET /v1/acl/policies", s.leader(endpoint(s.aclListPolicies)))
+	s.handle("GET /v1/acl/policy/{name}", s.leader(endpoint(s.aclGetPolicy)))
+	s.handle("DELETE /v1/acl/policy/{name}", s.leader(endpoint(s.aclDeletePolicy)))
+	s.handle("GET /v1/acl/tokens", s.leader(endpoint(s.aclListTokens)))
+	s.handle("GET /v1/acl/token/self", endpoint(s.aclTokenSelf))
+	s.handle("GET /v1/acl/token/{accessor}", s.leader(endpoint(s.aclGetToken)))
+	s.handle("DELETE /v1/acl/token/{accessor}", s.leader(endpoint(s.aclDeleteToken)))
+	s.handle("GET /v1/acl/roles", s.leader(endpoint(s.aclListRoles)))
+	s.handle("GET /v1/acl/role/{id}", s.leader(endpoint(s.aclGetRole)))
+	s.handle("GET /v1/acl/role/name/{name}", s.leader(endpoint(s.aclGetRoleByName)))
+	s.handle("DELETE /v1/acl/role/{id}", s.leader(endpoint(s.aclDeleteRole)))
 }
 
 // errACLDisabled answers the ACL endpoints of an agent without ACLs.
@@ -129,55 +129,50 @@ func (s *Server) readToken(out commands.Outcome, accessor, secret string) (aclTo
 	return tokenJSON(v, t, secret), nil
 }
 
-func (s *Server) aclBootstrap(w http.ResponseWriter, r *http.Request) {
+func (s *Server) aclBootstrap(w http.ResponseWriter, r *http.Request) error {
 	if !s.aclEnabled(w) {
-		return
+		return nil
 	}
 	var body struct{ BootstrapSecret string }
 	if r.ContentLength != 0 {
 		if err := commands.DecodeJSON(r.Body, s.cfg.BodyLimit, &body); err != nil {
-			writeError(w, err)
-			return
+			return err
 		}
 	}
 	secret := body.BootstrapSecret
 	if secret != "" && (len(secret) < 16 || len(secret) > 128) {
-		writeError(w, commands.Invalid("BootstrapSecret", "must be 16 to 128 characters"))
-		return
+		return commands.Invalid("BootstrapSecret", "must be 16 to 128 characters")
 	}
 	accessor, err := acl.NewSecret()
 	if err == nil && secret == "" {
 		secret, err = acl.NewSecret()
 	}
 	if err != nil {
-		writeError(w, err)
-		return
+		return err
 	}
 	var reset uint64
 	if s.cfg.ACL.ResetIndex != nil {
 		if reset, err = s.cfg.ACL.ResetIndex(); err != nil {
-			writeError(w, err)
-			return
+			return err
 		}
 	}
 	out, err := s.cfg.Pipeline.Run(r.Context(), "acl.bootstrap", request(r),
 		acl.Bootstrap{AccessorID: accessor, SecretHash: acl.HashSecret(secret), ResetIndex: reset})
 	if err != nil {
-		writeError(w, err)
-		return
+		return err
 	}
 	s.cfg.Logger.Info("ACL bootstrapped", "accessor_id", accessor, "index", out.Index)
-	s.answerToken(w, out, accessor, secret)
+	return s.answerToken(w, out, accessor, secret)
 }
 
-func (s *Server) answerToken(w http.ResponseWriter, out commands.Outcome, accessor, secret string) {
+func (s *Server) answerToken(w http.ResponseWriter, out commands.Outcome, accessor, secret string) error {
 	t, err := s.readToken(out, accessor, secret)
 	if err != nil {
-		writeError(w, err)
-		return
+		return err
 	}
 	setIndex(w, out.Index)
 	writeJSON(w, http.StatusOK, t)
+	return nil
 }
 
 type aclPolicyJSON struct {
@@ -191,12 +186,11 @@ type aclPolicyJSON struct {
 
 // aclListPolicies answers ?prefix and ?filter (Nomad's filter expression on the
 // items' JSON; a bad one is a 400 naming filter).
-func (s *Server) aclListPolicies(w http.ResponseWriter, r *http.Request) {
+func (s *Server) aclListPolicies(w http.ResponseWriter, r *http.Request) error {
 	prefix := r.URL.Query().Get("prefix")
 	f, err := listFilter(r)
 	if err != nil {
-		writeError(w, err)
-		return
+		return err
 	}
 	s.query(w, r, aclPolicyTables, func(v projections.View) (any, error) {
 		list, err := acls.ListPolicies(v, prefix)
@@ -210,9 +204,10 @@ func (s *Server) aclListPolicies(w http.ResponseWriter, r *http.Request) {
 		}
 		return filterList(f, out)
 	})
+	return nil
 }
 
-func (s *Server) aclGetPolicy(w http.ResponseWriter, r *http.Request) {
+func (s *Server) aclGetPolicy(w http.ResponseWriter, r *http.Request) error {
 	name := r.PathValue("name")
 	s.query(w, r, aclPolicyTables, func(v projections.View) (any, error) {
 		p, err := acls.GetPolicy(v, name)
@@ -224,23 +219,22 @@ func (s *Server) aclGetPolicy(w http.ResponseWriter, r *http.Request) {
 		return aclPolicyJSON{Name: p.Name, Description: p.Description, Rules: p.Rules, JobACL: p.JobACL,
 			CreateIndex: p.CreateIndex, ModifyIndex: p.ModifyIndex}, nil
 	})
+	return nil
 }
 
-func (s *Server) aclApplyPolicy(w http.ResponseWriter, r *http.Request) {
+func (s *Server) aclApplyPolicy(w http.ResponseWriter, r *http.Request) error {
 	if !s.aclEnabled(w) {
-		return
+		return nil
 	}
 	var body struct {
 		Name, Description, Rules string
 		JobACL                   *events.ACLWorkload
 	}
 	if err := commands.DecodeJSON(r.Body, s.cfg.BodyLimit, &body); err != nil {
-		writeError(w, err)
-		return
+		return err
 	}
 	if err := pathValue(r, "name", "Name", &body.Name); err != nil {
-		writeError(w, err)
-		return
+		return err
 	}
 	if body.JobACL != nil && body.JobACL.Namespace == "" {
 		body.JobACL.Namespace = "default"
@@ -248,29 +242,28 @@ func (s *Server) aclApplyPolicy(w http.ResponseWriter, r *http.Request) {
 	out, err := s.cfg.Pipeline.Run(r.Context(), "acl.policy.apply", request(r),
 		acl.ApplyPolicy{Name: body.Name, Description: body.Description, Rules: body.Rules, JobACL: body.JobACL})
 	if err != nil {
-		writeError(w, err)
-		return
+		return err
 	}
 	writeResult(w, out)
+	return nil
 }
 
-func (s *Server) aclDeletePolicy(w http.ResponseWriter, r *http.Request) {
+func (s *Server) aclDeletePolicy(w http.ResponseWriter, r *http.Request) error {
 	out, err := s.cfg.Pipeline.Run(r.Context(), "acl.policy.delete", request(r), acl.DeletePolicy{Name: r.PathValue("name")})
 	if err != nil {
-		writeError(w, err)
-		return
+		return err
 	}
 	writeResult(w, out)
+	return nil
 }
 
 // aclListTokens answers ?prefix and ?filter (Nomad's filter expression on the
 // items' JSON; a bad one is a 400 naming filter).
-func (s *Server) aclListTokens(w http.ResponseWriter, r *http.Request) {
+func (s *Server) aclListTokens(w http.ResponseWriter, r *http.Request) error {
 	prefix := r.URL.Query().Get("prefix")
 	f, err := listFilter(r)
 	if err != nil {
-		writeError(w, err)
-		return
+		return err
 	}
 	s.query(w, r, aclTokenTables, func(v projections.View) (any, error) {
 		list, err := acls.ListTokens(v, prefix)
@@ -283,9 +276,10 @@ func (s *Server) aclListTokens(w http.ResponseWriter, r *http.Request) {
 		}
 		return filterList(f, out)
 	})
+	return nil
 }
 
-func (s *Server) aclGetToken(w http.ResponseWriter, r *http.Request) {
+func (s *Server) aclGetToken(w http.ResponseWriter, r *http.Request) error {
 	accessor := r.PathValue("accessor")
 	s.query(w, r, aclTokenTables, func(v projections.View) (any, error) {
 		t, err := acls.GetToken(v, accessor)
@@ -296,17 +290,17 @@ func (s *Server) aclGetToken(w http.ResponseWriter, r *http.Request) {
 		}
 		return tokenJSON(v, t, ""), nil
 	})
+	return nil
 }
 
 // aclTokenSelf answers the caller's own token (without its secret).
-func (s *Server) aclTokenSelf(w http.ResponseWriter, r *http.Request) {
+func (s *Server) aclTokenSelf(w http.ResponseWriter, r *http.Request) error {
 	if !s.aclEnabled(w) {
-		return
+		return nil
 	}
 	id := identityOf(r)
 	if id == nil || id.Token == nil {
-		writeError(w, acl.ErrTokenNotFound)
-		return
+		return acl.ErrTokenNotFound
 	}
 	s.query(w, r, aclTokenTables, func(v projections.View) (any, error) {
 		t, err := acls.GetToken(v, id.Token.AccessorID)
@@ -317,6 +311,7 @@ func (s *Server) aclTokenSelf(w http.ResponseWriter, r *http.Request) {
 		}
 		return tokenJSON(v, t, ""), nil
 	})
+	return nil
 }
 
 // tokenRequest is the body of a token create or update: api.ACLToken.
@@ -364,78 +359,68 @@ func (b *tokenRequest) command(create bool, o *ACLOptions) (*acl.UpsertToken, er
 	return cmd, nil
 }
 
-func (s *Server) aclCreateToken(w http.ResponseWriter, r *http.Request) {
+func (s *Server) aclCreateToken(w http.ResponseWriter, r *http.Request) error {
 	if !s.aclEnabled(w) {
-		return
+		return nil
 	}
 	var body tokenRequest
 	if err := commands.DecodeJSON(r.Body, s.cfg.BodyLimit, &body); err != nil {
-		writeError(w, err)
-		return
+		return err
 	}
 	if body.AccessorID != "" {
-		writeError(w, commands.Invalid("AccessorID", "is minted by the server"))
-		return
+		return commands.Invalid("AccessorID", "is minted by the server")
 	}
 	accessor, err := acl.NewSecret()
 	if err != nil {
-		writeError(w, err)
-		return
+		return err
 	}
 	secret, err := acl.NewSecret()
 	if err != nil {
-		writeError(w, err)
-		return
+		return err
 	}
 	body.AccessorID = accessor
 	cmd, err := body.command(true, s.cfg.ACL)
 	if err != nil {
-		writeError(w, err)
-		return
+		return err
 	}
 	cmd.SecretHash = acl.HashSecret(secret)
 	out, err := s.cfg.Pipeline.Run(r.Context(), "acl.token.create", request(r), cmd)
 	if err != nil {
-		writeError(w, err)
-		return
+		return err
 	}
-	s.answerToken(w, out, accessor, secret)
+	return s.answerToken(w, out, accessor, secret)
 }
 
-func (s *Server) aclUpdateToken(w http.ResponseWriter, r *http.Request) {
+func (s *Server) aclUpdateToken(w http.ResponseWriter, r *http.Request) error {
 	if !s.aclEnabled(w) {
-		return
+		return nil
 	}
 	var body tokenRequest
 	if err := commands.DecodeJSON(r.Body, s.cfg.BodyLimit, &body); err != nil {
-		writeError(w, err)
-		return
+		return err
 	}
 	if err := pathValue(r, "accessor", "AccessorID", &body.AccessorID); err != nil {
-		writeError(w, err)
-		return
+		return err
 	}
 	cmd, err := body.command(false, s.cfg.ACL)
 	if err != nil {
-		writeError(w, err)
-		return
+		return err
 	}
 	out, err := s.cfg.Pipeline.Run(r.Context(), "acl.token.update", request(r), cmd)
 	if err != nil {
-		writeError(w, err)
-		return
+		return err
 	}
-	s.answerToken(w, out, body.AccessorID, "")
+	return s.answerToken(w, out, body.AccessorID, "")
 }
 
-func (s *Server) aclDeleteToken(w http.ResponseWriter, r *http.Request) {
+func (s *Server) aclDeleteToken(w http.ResponseWriter, r *http.Request) error {
 	out, err := s.cfg.Pipeline.Run(r.Context(), "acl.token.delete", request(r),
 		acl.DeleteTokens{AccessorIDs: []string{r.PathValue("accessor")}})
 	if err != nil {
-		writeError(w, err)
-		return
+		return err
 	}
 	writeResult(w, out)
+	return nil
 }
 
 // aclRoleJSON is Nomad's api.ACLRole on the wire.
@@ -461,12 +446,11 @@ func roleJSON(r *acls.Role) aclRoleJSON {
 
 // aclListRoles answers ?prefix and ?filter (Nomad's filter expression on the
 // items' JSON; a bad one is a 400 naming filter).
-func (s *Server) aclListRoles(w http.ResponseWriter, r *http.Request) {
+func (s *Server) aclListRoles(w http.ResponseWriter, r *http.Request) error {
 	prefix := r.URL.Query().Get("prefix")
 	f, err := listFilter(r)
 	if err != nil {
-		writeError(w, err)
-		return
+		return err
 	}
 	s.query(w, r, aclRoleTables, func(v projections.View) (any, error) {
 		list, err := acls.ListRoles(v, prefix)
@@ -479,9 +463,10 @@ func (s *Server) aclListRoles(w http.ResponseWriter, r *http.Request) {
 		}
 		return filterList(f, out)
 	})
+	return nil
 }
 
-func (s *Server) aclGetRole(w http.ResponseWriter, r *http.Request) {
+func (s *Server) aclGetRole(w http.ResponseWriter, r *http.Request) error {
 	id := r.PathValue("id")
 	s.query(w, r, aclRoleTables, func(v projections.View) (any, error) {
 		ro, err := acls.GetRole(v, id)
@@ -492,9 +477,10 @@ func (s *Server) aclGetRole(w http.ResponseWriter, r *http.Request) {
 		}
 		return roleJSON(ro), nil
 	})
+	return nil
 }
 
-func (s *Server) aclGetRoleByName(w http.ResponseWriter, r *http.Request) {
+func (s *Server) aclGetRoleByName(w http.ResponseWriter, r *http.Request) error {
 	name := r.PathValue("name")
 	s.query(w, r, aclRoleTables, func(v projections.View) (any, error) {
 		ro, err := acls.RoleByName(v, name)
@@ -505,20 +491,19 @@ func (s *Server) aclGetRoleByName(w http.ResponseWriter, r *http.Request) {
 		}
 		return roleJSON(ro), nil
 	})
+	return nil
 }
 
-func (s *Server) aclUpsertRole(w http.ResponseWriter, r *http.Request) {
+func (s *Server) aclUpsertRole(w http.ResponseWriter, r *http.Request) error {
 	if !s.aclEnabled(w) {
-		return
+		return nil
 	}
 	var body aclRoleJSON
 	if err := commands.DecodeJSON(r.Body, s.cfg.BodyLimit, &body); err != nil {
-		writeError(w, err)
-		return
+		return err
 	}
 	if err := pathValue(r, "id", "ID", &body.ID); err != nil {
-		writeError(w, err)
-		return
+		return err
 	}
 	cmd := &acl.UpsertRole{ID: body.ID, Name: body.Name, Description: body.Description}
 	for _, p := range body.Policies {
@@ -526,8 +511,7 @@ func (s *Server) aclUpsertRole(w http.ResponseWriter, r *http.Request) {
 	}
 	out, err := s.cfg.Pipeline.Run(r.Context(), "acl.role.upsert", request(r), cmd)
 	if err != nil {
-		writeError(w, err)
-		return
+		return err
 	}
 	var ro *acls.Role
 	if row, ok := out.Answered(acls.TableRoles, cmd.Result()); ok && row.Found {
@@ -538,18 +522,18 @@ func (s *Server) aclUpsertRole(w http.ResponseWriter, r *http.Request) {
 		snap.Close()
 	}
 	if err != nil {
-		writeError(w, err)
-		return
+		return err
 	}
 	setIndex(w, out.Index)
 	writeJSON(w, http.StatusOK, roleJSON(ro))
+	return nil
 }
 
-func (s *Server) aclDeleteRole(w http.ResponseWriter, r *http.Request) {
+func (s *Server) aclDeleteRole(w http.ResponseWriter, r *http.Request) error {
 	out, err := s.cfg.Pipeline.Run(r.Context(), "acl.role.delete", request(r), acl.DeleteRole{ID: r.PathValue("id")})
 	if err != nil {
-		writeError(w, err)
-		return
+		return err
 	}
 	writeResult(w, out)
+	return nil
 }

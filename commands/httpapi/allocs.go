@@ -25,27 +25,27 @@ var (
 // allocRoutes serves evaluations, allocations and deployments (Nomad's
 // API) and the client's allocation API (ordo's own).
 func (s *Server) allocRoutes() {
-	s.handle("GET /v1/evaluations", s.leader(s.listEvals))
-	s.handle("GET /v1/evaluation/{id}", s.leader(s.getEval))
-	s.handle("GET /v1/evaluation/{id}/allocations", s.leader(s.evalAllocs))
-	s.handle("GET /v1/allocations", s.leader(s.listAllocs))
-	s.handle("GET /v1/allocation/{id}", s.leader(s.getAlloc))
-	s.handle("POST /v1/allocation/{id}/stop", s.leader(s.stopAlloc))
-	s.handle("PUT /v1/allocation/{id}/stop", s.leader(s.stopAlloc))
-	s.handle("GET /v1/job/{id}/allocations", s.leader(s.jobAllocs))
-	s.handle("GET /v1/job/{id}/evaluations", s.leader(s.jobEvals))
-	s.handle("GET /v1/node/{id}/allocations", s.leader(s.nodeAllocs))
-	s.handle("GET /v1/job/{id}/deployments", s.leader(s.jobDeployments))
-	s.handle("GET /v1/job/{id}/deployment", s.leader(s.jobLatestDeployment))
-	s.handle("GET /v1/deployments", s.leader(s.listDeployments))
-	s.handle("GET /v1/deployment/{id}", s.leader(s.getDeployment))
+	s.handle("GET /v1/evaluations", s.leader(endpoint(s.listEvals)))
+	s.handle("GET /v1/evaluation/{id}", s.leader(endpoint(s.getEval)))
+	s.handle("GET /v1/evaluation/{id}/allocations", s.leader(endpoint(s.evalAllocs)))
+	s.handle("GET /v1/allocations", s.leader(endpoint(s.listAllocs)))
+	s.handle("GET /v1/allocation/{id}", s.leader(endpoint(s.getAlloc)))
+	s.handle("POST /v1/allocation/{id}/stop", s.leader(endpoint(s.stopAlloc)))
+	s.handle("PUT /v1/allocation/{id}/stop", s.leader(endpoint(s.stopAlloc)))
+	s.handle("GET /v1/job/{id}/allocations", s.leader(endpoint(s.jobAllocs)))
+	s.handle("GET /v1/job/{id}/evaluations", s.leader(endpoint(s.jobEvals)))
+	s.handle("GET /v1/node/{id}/allocations", s.leader(endpoint(s.nodeAllocs)))
+	s.handle("GET /v1/job/{id}/deployments", s.leader(endpoint(s.jobDeployments)))
+	s.handle("GET /v1/job/{id}/deployment", s.leader(endpoint(s.jobLatestDeployment)))
+	s.handle("GET /v1/deployments", s.leader(endpoint(s.listDeployments)))
+	s.handle("GET /v1/deployment/{id}", s.leader(endpoint(s.getDeployment)))
 	for _, m := range []string{"POST", "PUT"} {
-		s.handle(m+" /v1/deployment/promote/{id}", s.leader(s.promoteDeployment))
-		s.handle(m+" /v1/deployment/fail/{id}", s.leader(s.failDeployment))
-		s.handle(m+" /v1/deployment/pause/{id}", s.leader(s.pauseDeployment))
-		s.handle(m+" /v1/client/{id}/allocs", s.leader(s.updateClientAllocs))
+		s.handle(m+" /v1/deployment/promote/{id}", s.leader(endpoint(s.promoteDeployment)))
+		s.handle(m+" /v1/deployment/fail/{id}", s.leader(endpoint(s.failDeployment)))
+		s.handle(m+" /v1/deployment/pause/{id}", s.leader(endpoint(s.pauseDeployment)))
+		s.handle(m+" /v1/client/{id}/allocs", s.leader(endpoint(s.updateClientAllocs)))
 	}
-	s.handle("GET /v1/client/{id}/allocations", s.leader(s.clientAllocs))
+	s.handle("GET /v1/client/{id}/allocations", s.leader(endpoint(s.clientAllocs)))
 	s.gcRoutes() // evaldelete.go: eval delete and count, system gc
 }
 
@@ -78,11 +78,10 @@ func queryNamespace(r *http.Request) string {
 	return "default"
 }
 
-func (s *Server) listAllocs(w http.ResponseWriter, r *http.Request) {
+func (s *Server) listAllocs(w http.ResponseWriter, r *http.Request) error {
 	pq, err := parsePageQuery(r)
 	if err != nil {
-		writeError(w, err)
-		return
+		return err
 	}
 	s.queryPage(w, r, allocTables, func(v projections.View) (any, error) {
 		p := newPager(pq)
@@ -90,6 +89,7 @@ func (s *Server) listAllocs(w http.ResponseWriter, r *http.Request) {
 			func(a *allocs.Alloc) error { return p.add(a.CreateIndex, a.ID, a.Stub()) })
 		return p.result(err)
 	})
+	return nil
 }
 
 // resolveAlloc returns the alloc with id, or the one whose id starts with it.
@@ -105,11 +105,10 @@ func resolveAlloc(v projections.View, id string) (*allocs.Alloc, error) {
 	return a, err
 }
 
-func (s *Server) getAlloc(w http.ResponseWriter, r *http.Request) {
+func (s *Server) getAlloc(w http.ResponseWriter, r *http.Request) error {
 	id, err := pathID(r)
 	if err != nil {
-		writeError(w, err)
-		return
+		return err
 	}
 	s.query(w, r, allocTables, func(v projections.View) (any, error) {
 		a, err := resolveAlloc(v, id)
@@ -118,6 +117,7 @@ func (s *Server) getAlloc(w http.ResponseWriter, r *http.Request) {
 		}
 		return a, s.authorizeNamespace(r, a.Namespace, policy.CapReadJob)
 	})
+	return nil
 }
 
 func stubs(list []*allocs.Alloc, err error) (any, error) {
@@ -135,11 +135,10 @@ func full(list []*allocs.Alloc, err error) (any, error) {
 	return list, err
 }
 
-func (s *Server) evalAllocs(w http.ResponseWriter, r *http.Request) {
+func (s *Server) evalAllocs(w http.ResponseWriter, r *http.Request) error {
 	id, err := pathID(r)
 	if err != nil {
-		writeError(w, err)
-		return
+		return err
 	}
 	s.query(w, r, evalAllocTables, func(v projections.View) (any, error) {
 		// Authorized against the eval's own namespace (and each alloc's).
@@ -158,22 +157,24 @@ func (s *Server) evalAllocs(w http.ResponseWriter, r *http.Request) {
 		}
 		return stubs(list, err)
 	})
+	return nil
 }
 
-func (s *Server) jobAllocs(w http.ResponseWriter, r *http.Request) {
+func (s *Server) jobAllocs(w http.ResponseWriter, r *http.Request) error {
 	id, ns := r.PathValue("id"), queryNamespace(r)
 	s.query(w, r, allocTables, func(v projections.View) (any, error) { return stubs(allocs.ByJob(v, ns, id)) })
+	return nil
 }
 
 // nodeAllocs answers a node's allocations in full, as Nomad's
 // /v1/node/:id/allocations does.
-func (s *Server) nodeAllocs(w http.ResponseWriter, r *http.Request) {
+func (s *Server) nodeAllocs(w http.ResponseWriter, r *http.Request) error {
 	id := r.PathValue("id")
 	if err := node.ValidID("id", id); err != nil {
-		writeError(w, err)
-		return
+		return err
 	}
 	s.query(w, r, allocTables, func(v projections.View) (any, error) { return full(allocs.ByNode(v, id)) })
+	return nil
 }
 
 // allocStopResponse is Nomad's api.AllocStopResponse.
@@ -184,16 +185,14 @@ type allocStopResponse struct {
 
 // stopAlloc stops an allocation (N23: ?no_shutdown_delay=true) and answers
 // the eval created to replace it.
-func (s *Server) stopAlloc(w http.ResponseWriter, r *http.Request) {
+func (s *Server) stopAlloc(w http.ResponseWriter, r *http.Request) error {
 	id, err := pathID(r)
 	if err != nil {
-		writeError(w, err)
-		return
+		return err
 	}
 	noDelay, err := queryBool(r, "no_shutdown_delay")
 	if err != nil {
-		writeError(w, err)
-		return
+		return err
 	}
 	snap := s.cfg.FSM.Store().Snapshot()
 	a, err := resolveAlloc(projections.NewView(snap), id)
@@ -202,23 +201,21 @@ func (s *Server) stopAlloc(w http.ResponseWriter, r *http.Request) {
 		err = s.authorizeNamespace(r, a.Namespace, policy.CapAllocLifecycle)
 	}
 	if err != nil {
-		writeError(w, err)
-		return
+		return err
 	}
 	out, err := s.cfg.Pipeline.Run(r.Context(), "alloc.stop", request(r), alloc.Stop{ID: a.ID, NoShutdownDelay: noDelay})
 	if err != nil {
-		writeError(w, err)
-		return
+		return err
 	}
 	snap = s.cfg.FSM.Store().Snapshot()
 	evalID, err := alloc.CreatedEval(projections.NewView(snap), a.Namespace, a.JobID, out.Index)
 	snap.Close()
 	if err != nil {
-		writeError(w, err)
-		return
+		return err
 	}
 	setIndex(w, out.Index)
 	writeJSON(w, http.StatusOK, allocStopResponse{EvalID: evalID, Index: out.Index})
+	return nil
 }
 
 // clientAllocsRequest is the body of a client's alloc update.
@@ -229,35 +226,33 @@ type clientAllocsRequest struct {
 // updateClientAllocs is ordo's client API: a node reports what became of
 // its allocations; the same entry records the index of the node's last
 // alloc report (a reconnecting node is ready only after one, N1).
-func (s *Server) updateClientAllocs(w http.ResponseWriter, r *http.Request) {
+func (s *Server) updateClientAllocs(w http.ResponseWriter, r *http.Request) error {
 	var body clientAllocsRequest
 	if err := commands.DecodeJSON(r.Body, s.cfg.BodyLimit, &body); err != nil {
-		writeError(w, err)
-		return
+		return err
 	}
 	id, err := pathNodeID(r, "")
 	if err != nil {
-		writeError(w, err)
-		return
+		return err
 	}
 	out, err := s.cfg.Pipeline.Run(r.Context(), "alloc.client_update", request(r), alloc.ClientUpdate{NodeID: id, Allocs: body.Allocs})
 	if err != nil {
-		writeError(w, err)
-		return
+		return err
 	}
 	writeResult(w, out)
+	return nil
 }
 
 // clientAllocs is ordo's client API: a blocking query answering every
 // allocation on the node in full, with what the servers want of each
 // (desired status and transition), so the client learns what to run and
 // what to stop.
-func (s *Server) clientAllocs(w http.ResponseWriter, r *http.Request) {
+func (s *Server) clientAllocs(w http.ResponseWriter, r *http.Request) error {
 	id, err := pathNodeID(r, "")
 	if err != nil {
-		writeError(w, err)
-		return
+		return err
 	}
 	// Blocks on the node's own allocations only (see blockOnKey).
 	s.queryKey(w, r, allocs.NodeChangesTable, id, func(v projections.View) (any, error) { return full(allocs.ByNode(v, id)) })
+	return nil
 }

@@ -30,11 +30,10 @@ func writeNodeError(w http.ResponseWriter, e *nodeUnavailableError) {
 // clientFSLogs is GET /v1/client/fs/logs/{id}: the allocation's node
 // answers (client/httpapi) and this server proxies its answer, streaming.
 // The id may be a unique prefix.
-func (s *Server) clientFSLogs(w http.ResponseWriter, r *http.Request) {
+func (s *Server) clientFSLogs(w http.ResponseWriter, r *http.Request) error {
 	id, err := pathID(r)
 	if err != nil {
-		writeError(w, err)
-		return
+		return err
 	}
 	snap := s.cfg.FSM.Store().Snapshot()
 	v := projections.NewView(snap)
@@ -49,21 +48,20 @@ func (s *Server) clientFSLogs(w http.ResponseWriter, r *http.Request) {
 	snap.Close()
 	if ne, ok := errors.AsType[*nodeUnavailableError](err); ok {
 		writeNodeError(w, ne)
-		return
+		return nil
 	}
 	if err != nil {
-		writeError(w, err)
-		return
+		return err
 	}
 	switch {
 	case n.Status == events.NodeStatusDown || n.Status == events.NodeStatusDisconnected:
 		writeNodeError(w, &nodeUnavailableError{http.StatusServiceUnavailable,
 			fmt.Sprintf("node %s (%s) of allocation %s is %s", n.Name, n.ID, a.ID, n.Status)})
-		return
+		return nil
 	case n.HTTPAddr == "":
 		writeNodeError(w, &nodeUnavailableError{http.StatusBadGateway,
 			fmt.Sprintf("node %s (%s) of allocation %s advertises no HTTP address", n.Name, n.ID, a.ID)})
-		return
+		return nil
 	}
 	target := &url.URL{Scheme: "http", Host: n.HTTPAddr}
 	p := &httputil.ReverseProxy{
@@ -84,4 +82,5 @@ func (s *Server) clientFSLogs(w http.ResponseWriter, r *http.Request) {
 		},
 	}
 	p.ServeHTTP(w, r)
+	return nil
 }

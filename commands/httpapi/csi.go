@@ -29,19 +29,19 @@ var (
 )
 
 func (s *Server) csiRoutes() {
-	s.handle("GET /v1/volumes", s.leader(s.listVolumes))
-	s.handle("GET /v1/volume/csi/{id}", s.leader(s.getVolume))
-	s.handle("PUT /v1/volume/csi/{id}", s.leader(s.registerVolume))
-	s.handle("POST /v1/volume/csi/{id}", s.leader(s.registerVolume))
-	s.handle("DELETE /v1/volume/csi/{id}", s.leader(s.deregisterVolume))
-	s.handle("PUT /v1/volume/csi/{id}/create", s.leader(s.createVolume)) // csicreate.go
-	s.handle("POST /v1/volume/csi/{id}/create", s.leader(s.createVolume))
-	s.handle("DELETE /v1/volume/csi/{id}/delete", s.leader(s.deleteVolume)) // csicreate.go
-	s.handle("PUT /v1/volume/csi/{id}/detach", s.leader(s.detachVolume))
-	s.handle("POST /v1/volume/csi/{id}/detach", s.leader(s.detachVolume))
-	s.handle("DELETE /v1/volume/csi/{id}/detach", s.leader(s.detachVolume))
-	s.handle("GET /v1/plugins", s.leader(s.listPlugins))
-	s.handle("GET /v1/plugin/csi/{id}", s.leader(s.getPlugin))
+	s.handle("GET /v1/volumes", s.leader(endpoint(s.listVolumes)))
+	s.handle("GET /v1/volume/csi/{id}", s.leader(endpoint(s.getVolume)))
+	s.handle("PUT /v1/volume/csi/{id}", s.leader(endpoint(s.registerVolume)))
+	s.handle("POST /v1/volume/csi/{id}", s.leader(endpoint(s.registerVolume)))
+	s.handle("DELETE /v1/volume/csi/{id}", s.leader(endpoint(s.deregisterVolume)))
+	s.handle("PUT /v1/volume/csi/{id}/create", s.leader(endpoint(s.createVolume))) // csicreate.go
+	s.handle("POST /v1/volume/csi/{id}/create", s.leader(endpoint(s.createVolume)))
+	s.handle("DELETE /v1/volume/csi/{id}/delete", s.leader(endpoint(s.deleteVolume))) // csicreate.go
+	s.handle("PUT /v1/volume/csi/{id}/detach", s.leader(endpoint(s.detachVolume)))
+	s.handle("POST /v1/volume/csi/{id}/detach", s.leader(endpoint(s.detachVolume)))
+	s.handle("DELETE /v1/volume/csi/{id}/detach", s.leader(endpoint(s.detachVolume)))
+	s.handle("GET /v1/plugins", s.leader(endpoint(s.listPlugins)))
+	s.handle("GET /v1/plugin/csi/{id}", s.leader(endpoint(s.getPlugin)))
 }
 
 // redacted replaces every secret value.
@@ -210,24 +210,21 @@ func csiType(r *http.Request) error {
 
 // listVolumes answers volume stubs by namespace then id; namespace "*"
 // and prefix apply together (N19); plugin_id keeps one plugin's.
-func (s *Server) listVolumes(w http.ResponseWriter, r *http.Request) {
+func (s *Server) listVolumes(w http.ResponseWriter, r *http.Request) error {
 	if err := csiType(r); err != nil {
-		writeError(w, err)
-		return
+		return err
 	}
 	ns := r.URL.Query().Get("namespace")
 	if ns == "" {
 		ns = "default"
 	} else if ns != pc.AllNamespaces {
 		if err := namespace.ValidName("namespace", ns); err != nil {
-			writeError(w, err)
-			return
+			return err
 		}
 	}
 	f, err := listFilter(r)
 	if err != nil {
-		writeError(w, err)
-		return
+		return err
 	}
 	q := pc.VolumeQuery{Namespace: ns, Prefix: r.URL.Query().Get("prefix"), PluginID: r.URL.Query().Get("plugin_id")}
 	s.query(w, r, volumeTables, func(v projections.View) (any, error) {
@@ -247,6 +244,7 @@ func (s *Server) listVolumes(w http.ResponseWriter, r *http.Request) {
 		}
 		return filterList(f, out)
 	})
+	return nil
 }
 
 // volumeTarget returns the namespace and exact volume id of a request.
@@ -259,11 +257,10 @@ func volumeTarget(r *http.Request) (ns, id string, err error) {
 	return ns, id, csi.ValidID("id", id)
 }
 
-func (s *Server) getVolume(w http.ResponseWriter, r *http.Request) {
+func (s *Server) getVolume(w http.ResponseWriter, r *http.Request) error {
 	ns, id, err := volumeTarget(r)
 	if err != nil {
-		writeError(w, err)
-		return
+		return err
 	}
 	s.query(w, r, volumeTables, func(v projections.View) (any, error) {
 		vol, err := pc.GetVolume(v, ns, id)
@@ -274,6 +271,7 @@ func (s *Server) getVolume(w http.ResponseWriter, r *http.Request) {
 		}
 		return volumeShape(v, vol)
 	})
+	return nil
 }
 
 // volumeBody reads a register or create body — Nomad's {"Volumes":
@@ -309,64 +307,58 @@ func (s *Server) volumeBody(r *http.Request) (*csi.Spec, error) {
 }
 
 // registerVolume registers (or merges onto, N18) the volume in the body.
-func (s *Server) registerVolume(w http.ResponseWriter, r *http.Request) {
+func (s *Server) registerVolume(w http.ResponseWriter, r *http.Request) error {
 	spec, err := s.volumeBody(r)
 	if err != nil {
-		writeError(w, err)
-		return
+		return err
 	}
 	out, err := s.cfg.Pipeline.Run(r.Context(), "volume.register", request(r), csi.Register{Volume: spec.Volume, Secrets: spec.Secrets})
 	if err != nil {
-		writeError(w, err)
-		return
+		return err
 	}
 	writeResult(w, out)
+	return nil
 }
 
-func (s *Server) deregisterVolume(w http.ResponseWriter, r *http.Request) {
+func (s *Server) deregisterVolume(w http.ResponseWriter, r *http.Request) error {
 	ns, id, err := volumeTarget(r)
 	if err != nil {
-		writeError(w, err)
-		return
+		return err
 	}
 	force, err := queryBool(r, "force")
 	if err != nil {
-		writeError(w, err)
-		return
+		return err
 	}
 	out, err := s.cfg.Pipeline.Run(r.Context(), "volume.deregister", request(r), csi.Deregister{Namespace: ns, ID: id, Force: force})
 	if err != nil {
-		writeError(w, err)
-		return
+		return err
 	}
 	writeResult(w, out)
+	return nil
 }
 
-func (s *Server) detachVolume(w http.ResponseWriter, r *http.Request) {
+func (s *Server) detachVolume(w http.ResponseWriter, r *http.Request) error {
 	ns, id, err := volumeTarget(r)
 	if err != nil {
-		writeError(w, err)
-		return
+		return err
 	}
 	out, err := s.cfg.Pipeline.Run(r.Context(), "volume.detach", request(r),
 		csi.Detach{Namespace: ns, ID: id, NodeID: r.URL.Query().Get("node")})
 	if err != nil {
-		writeError(w, err)
-		return
+		return err
 	}
 	writeResult(w, out)
+	return nil
 }
 
 // listPlugins answers plugin stubs whose id starts with prefix (N19).
-func (s *Server) listPlugins(w http.ResponseWriter, r *http.Request) {
+func (s *Server) listPlugins(w http.ResponseWriter, r *http.Request) error {
 	if err := csiType(r); err != nil {
-		writeError(w, err)
-		return
+		return err
 	}
 	f, err := listFilter(r)
 	if err != nil {
-		writeError(w, err)
-		return
+		return err
 	}
 	prefix := r.URL.Query().Get("prefix")
 	s.query(w, r, pluginTables, func(v projections.View) (any, error) {
@@ -382,15 +374,15 @@ func (s *Server) listPlugins(w http.ResponseWriter, r *http.Request) {
 		}
 		return filterList(f, out)
 	})
+	return nil
 }
 
 // getPlugin answers the plugin with the exact id, its allocations newest
 // modify index first (N16).
-func (s *Server) getPlugin(w http.ResponseWriter, r *http.Request) {
+func (s *Server) getPlugin(w http.ResponseWriter, r *http.Request) error {
 	id := r.PathValue("id")
 	if err := csi.ValidID("id", id); err != nil {
-		writeError(w, err)
-		return
+		return err
 	}
 	s.query(w, r, pluginTables, func(v projections.View) (any, error) {
 		p, err := pc.GetPlugin(v, id)
@@ -410,4 +402,5 @@ func (s *Server) getPlugin(w http.ResponseWriter, r *http.Request) {
 		newestFirst(out.Allocations)
 		return out, nil
 	})
+	return nil
 }

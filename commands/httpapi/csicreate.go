@@ -25,20 +25,17 @@ const createTimeout = 2 * time.Minute
 // registers it with what the plugin answered (Nomad's volume create).
 // Creating a volume that exists is the plugin's idempotent create and a
 // merging register (N18).
-func (s *Server) createVolume(w http.ResponseWriter, r *http.Request) {
+func (s *Server) createVolume(w http.ResponseWriter, r *http.Request) error {
 	spec, err := s.volumeBody(r) // csi.go
 	if err != nil {
-		writeError(w, err)
-		return
+		return err
 	}
 	if err := csi.ValidateVolume(&spec.Volume, spec.Secrets); err != nil {
-		writeError(w, err)
-		return
+		return err
 	}
 	addrs, err := s.controllerAddrs(spec.Volume.PluginID, "CREATE_DELETE_VOLUME")
 	if err != nil {
-		writeError(w, err)
-		return
+		return err
 	}
 	req := csi.CreateRequest{PluginID: spec.Volume.PluginID, Name: spec.Volume.ID, Capabilities: spec.Volume.RequestedCapabilities,
 		CapacityMin: spec.Volume.RequestedCapacityMin, CapacityMax: spec.Volume.RequestedCapacityMax,
@@ -50,7 +47,7 @@ func (s *Server) createVolume(w http.ResponseWriter, r *http.Request) {
 	}
 	if err != nil {
 		writeJSON(w, http.StatusBadGateway, errorBody{Error: err.Error(), Status: http.StatusBadGateway})
-		return
+		return nil
 	}
 	v := spec.Volume
 	v.ExternalID, v.Capacity = created.ExternalID, created.Capacity
@@ -62,20 +59,19 @@ func (s *Server) createVolume(w http.ResponseWriter, r *http.Request) {
 	}
 	out, err := s.cfg.Pipeline.Run(r.Context(), "volume.create", request(r), csi.Register{Volume: v, Secrets: spec.Secrets})
 	if err != nil {
-		writeError(w, err)
-		return
+		return err
 	}
 	writeResult(w, out)
+	return nil
 }
 
 // deleteVolume deletes the volume through a controller of its plugin,
 // then deregisters it (Nomad's volume delete). A volume with claims is
 // refused (409, naming them), before the plugin is called.
-func (s *Server) deleteVolume(w http.ResponseWriter, r *http.Request) {
+func (s *Server) deleteVolume(w http.ResponseWriter, r *http.Request) error {
 	ns, id, err := volumeTarget(r)
 	if err != nil {
-		writeError(w, err)
-		return
+		return err
 	}
 	// The deregister's own checks (exact id, 404; claimed, 409 naming the
 	// claims) before the plugin deletes anything.
@@ -88,25 +84,23 @@ func (s *Server) deleteVolume(w http.ResponseWriter, r *http.Request) {
 		err = verr
 	}
 	if err != nil {
-		writeError(w, err)
-		return
+		return err
 	}
 	addrs, err := s.controllerAddrs(vol.PluginID, "CREATE_DELETE_VOLUME")
 	if err != nil {
-		writeError(w, err)
-		return
+		return err
 	}
 	req := csi.VolumeRequest{PluginID: vol.PluginID, Namespace: ns, VolumeID: id, ExternalID: vol.ExternalID, Secrets: vol.Secrets}
 	if err := postThrough(r.Context(), addrs, csi.PathControllerDelete, req, nil); err != nil {
 		writeJSON(w, http.StatusBadGateway, errorBody{Error: fmt.Sprintf("delete volume %q: %v", id, err), Status: http.StatusBadGateway})
-		return
+		return nil
 	}
 	out, err := s.cfg.Pipeline.Run(r.Context(), "volume.delete", request(r), csi.Deregister{Namespace: ns, ID: id})
 	if err != nil {
-		writeError(w, err)
-		return
+		return err
 	}
 	writeResult(w, out)
+	return nil
 }
 
 // controllerAddrs returns the client API addresses of the nodes running a

@@ -19,42 +19,37 @@ var errNoRescheduler = errors.New("ordo: this server does not re-run scheduling 
 // may be a unique prefix. Any server answers from its own archive, and
 // nothing is appended: the re-run rebuilds the archive's prefix into a
 // scratch store. X-Nomad-Index is the applied index read.
-func (s *Server) debugReschedule(w http.ResponseWriter, r *http.Request) {
+func (s *Server) debugReschedule(w http.ResponseWriter, r *http.Request) error {
 	id := r.PathValue("eval_id")
 	if err := alloc.ValidID("eval_id", id); err != nil {
-		writeError(w, err)
-		return
+		return err
 	}
 	if s.cfg.Rescheduler == nil {
 		writeJSON(w, http.StatusNotImplemented, errorBody{Error: errNoRescheduler.Error(), Status: http.StatusNotImplemented})
-		return
+		return nil
 	}
 	snap := s.cfg.FSM.Store().Snapshot()
 	defer snap.Close()
 	v := projections.NewView(snap)
 	index, err := v.AppliedIndex()
 	if err != nil {
-		writeError(w, err)
-		return
+		return err
 	}
 	e, err := evals.Resolve(v, id)
 	var amb *projections.AmbiguousError
 	switch {
 	case errors.Is(err, projections.ErrNotFound):
-		writeError(w, &commands.NotFoundError{Kind: "evaluation", ID: id})
-		return
+		return &commands.NotFoundError{Kind: "evaluation", ID: id}
 	case errors.As(err, &amb):
-		writeError(w, commands.Invalid("eval_id", "%v", amb))
-		return
+		return commands.Invalid("eval_id", "%v", amb)
 	case err != nil:
-		writeError(w, err)
-		return
+		return err
 	}
 	res, err := s.cfg.Rescheduler(snap, e.ID)
 	if err != nil {
-		writeError(w, err)
-		return
+		return err
 	}
 	setIndex(w, index)
 	writeJSON(w, http.StatusOK, res)
+	return nil
 }

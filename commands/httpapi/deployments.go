@@ -16,11 +16,10 @@ import (
 var deploymentTables = []string{deployments.Table}
 
 // listDeployments lists deployments in creation order, oldest first (N20).
-func (s *Server) listDeployments(w http.ResponseWriter, r *http.Request) {
+func (s *Server) listDeployments(w http.ResponseWriter, r *http.Request) error {
 	pq, err := parsePageQuery(r)
 	if err != nil {
-		writeError(w, err)
-		return
+		return err
 	}
 	s.queryPage(w, r, deploymentTables, func(v projections.View) (any, error) {
 		p := newPager(pq)
@@ -28,11 +27,12 @@ func (s *Server) listDeployments(w http.ResponseWriter, r *http.Request) {
 			func(d *deployments.Deployment) error { return p.add(d.CreateIndex, d.ID, d) })
 		return p.result(err)
 	})
+	return nil
 }
 
 // jobDeployments answers a job's deployments newest first, as Nomad's
 // /v1/job/:id/deployments does.
-func (s *Server) jobDeployments(w http.ResponseWriter, r *http.Request) {
+func (s *Server) jobDeployments(w http.ResponseWriter, r *http.Request) error {
 	id, ns := r.PathValue("id"), queryNamespace(r)
 	s.query(w, r, deploymentTables, func(v projections.View) (any, error) {
 		list, err := deployments.ByJob(v, ns, id)
@@ -42,11 +42,12 @@ func (s *Server) jobDeployments(w http.ResponseWriter, r *http.Request) {
 		}
 		return out, err
 	})
+	return nil
 }
 
 // jobLatestDeployment answers a job's most recent deployment, or null when
 // it has none, as Nomad's /v1/job/:id/deployment does.
-func (s *Server) jobLatestDeployment(w http.ResponseWriter, r *http.Request) {
+func (s *Server) jobLatestDeployment(w http.ResponseWriter, r *http.Request) error {
 	id, ns := r.PathValue("id"), queryNamespace(r)
 	s.query(w, r, deploymentTables, func(v projections.View) (any, error) {
 		d, err := deployments.Latest(v, ns, id)
@@ -55,13 +56,13 @@ func (s *Server) jobLatestDeployment(w http.ResponseWriter, r *http.Request) {
 		}
 		return d, err
 	})
+	return nil
 }
 
-func (s *Server) getDeployment(w http.ResponseWriter, r *http.Request) {
+func (s *Server) getDeployment(w http.ResponseWriter, r *http.Request) error {
 	id, err := pathID(r)
 	if err != nil {
-		writeError(w, err)
-		return
+		return err
 	}
 	s.query(w, r, deploymentTables, func(v projections.View) (any, error) {
 		d, err := deployments.Resolve(v, id)
@@ -76,6 +77,7 @@ func (s *Server) getDeployment(w http.ResponseWriter, r *http.Request) {
 		}
 		return d, s.authorizeNamespace(r, d.Namespace, policy.CapReadJob)
 	})
+	return nil
 }
 
 // deploymentRequest is the body of Nomad's deployment promote, fail and
@@ -98,20 +100,20 @@ type deploymentUpdateResponse struct {
 	Index              uint64
 }
 
-func (s *Server) promoteDeployment(w http.ResponseWriter, r *http.Request) {
-	s.deploymentWrite(w, r, "deployment.promote", func(id string, b deploymentRequest) commands.Command {
+func (s *Server) promoteDeployment(w http.ResponseWriter, r *http.Request) error {
+	return s.deploymentWrite(w, r, "deployment.promote", func(id string, b deploymentRequest) commands.Command {
 		return deployment.Promote{ID: id, All: b.All, Groups: b.Groups}
 	})
 }
 
-func (s *Server) failDeployment(w http.ResponseWriter, r *http.Request) {
-	s.deploymentWrite(w, r, "deployment.fail", func(id string, _ deploymentRequest) commands.Command {
+func (s *Server) failDeployment(w http.ResponseWriter, r *http.Request) error {
+	return s.deploymentWrite(w, r, "deployment.fail", func(id string, _ deploymentRequest) commands.Command {
 		return deployment.Fail{ID: id}
 	})
 }
 
-func (s *Server) pauseDeployment(w http.ResponseWriter, r *http.Request) {
-	s.deploymentWrite(w, r, "deployment.pause", func(id string, b deploymentRequest) commands.Command {
+func (s *Server) pauseDeployment(w http.ResponseWriter, r *http.Request) error {
+	return s.deploymentWrite(w, r, "deployment.pause", func(id string, b deploymentRequest) commands.Command {
 		return deployment.Pause{ID: id, Pause: b.Pause}
 	})
 }
@@ -119,22 +121,19 @@ func (s *Server) pauseDeployment(w http.ResponseWriter, r *http.Request) {
 // deploymentWrite decodes a deployment request (an empty body is allowed;
 // a DeploymentID in it must match the path), runs the command and answers
 // the eval it created, if any.
-func (s *Server) deploymentWrite(w http.ResponseWriter, r *http.Request, name string, build func(string, deploymentRequest) commands.Command) {
+func (s *Server) deploymentWrite(w http.ResponseWriter, r *http.Request, name string, build func(string, deploymentRequest) commands.Command) error {
 	var body deploymentRequest
 	if r.ContentLength != 0 {
 		if err := commands.DecodeJSON(r.Body, s.cfg.BodyLimit, &body); err != nil {
-			writeError(w, err)
-			return
+			return err
 		}
 	}
 	id, err := pathID(r)
 	if err != nil {
-		writeError(w, err)
-		return
+		return err
 	}
 	if body.DeploymentID != "" && body.DeploymentID != id {
-		writeError(w, commands.Invalid("DeploymentID", "%q does not match the id in the path, %q", body.DeploymentID, id))
-		return
+		return commands.Invalid("DeploymentID", "%q does not match the id in the path, %q", body.DeploymentID, id)
 	}
 	if s.cfg.ACL != nil { // authorized against the deployment's own namespace
 		snap := s.cfg.FSM.Store().Snapshot()
@@ -144,14 +143,12 @@ func (s *Server) deploymentWrite(w http.ResponseWriter, r *http.Request, name st
 			err = s.authorizeNamespace(r, d.Namespace, policy.CapSubmitJob)
 		}
 		if err != nil && !errors.Is(err, projections.ErrNotFound) {
-			writeError(w, err)
-			return
+			return err
 		}
 	}
 	out, err := s.cfg.Pipeline.Run(r.Context(), name, request(r), build(id, body))
 	if err != nil {
-		writeError(w, err)
-		return
+		return err
 	}
 	resp := deploymentUpdateResponse{DeploymentModifyIndex: out.Index, Index: out.Index}
 	snap := s.cfg.FSM.Store().Snapshot()
@@ -176,4 +173,5 @@ func (s *Server) deploymentWrite(w http.ResponseWriter, r *http.Request, name st
 	snap.Close()
 	setIndex(w, out.Index)
 	writeJSON(w, http.StatusOK, resp)
+	return nil
 }

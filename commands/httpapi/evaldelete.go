@@ -19,10 +19,10 @@ import (
 // and the on-demand garbage collection.
 func (s *Server) gcRoutes() {
 	m := newGCMetrics(s.cfg.Registerer)
-	s.handle("DELETE /v1/evaluations", s.leader(func(w http.ResponseWriter, r *http.Request) { s.deleteEvals(w, r, m) }))
-	s.handle("GET /v1/evaluations/count", s.leader(s.countEvals))
-	s.handle("PUT /v1/system/gc", s.leader(s.systemGC))
-	s.handle("POST /v1/system/gc", s.leader(s.systemGC))
+	s.handle("DELETE /v1/evaluations", s.leader(endpoint(func(w http.ResponseWriter, r *http.Request) error { return s.deleteEvals(w, r, m) })))
+	s.handle("GET /v1/evaluations/count", s.leader(endpoint(s.countEvals)))
+	s.handle("PUT /v1/system/gc", s.leader(endpoint(s.systemGC)))
+	s.handle("POST /v1/system/gc", s.leader(endpoint(s.systemGC)))
 }
 
 // gcMetrics count what the API deleted.
@@ -139,45 +139,41 @@ func checkEvalDelete(req *EvalDeleteRequest) error {
 // page per entry with several pages in flight (N4, deletePages). Each
 // entry stays short, so heartbeats, plans and leadership are never
 // starved. Evals that start matching behind the cursor are not deleted.
-func (s *Server) deleteEvals(w http.ResponseWriter, r *http.Request, m *gcMetrics) {
+func (s *Server) deleteEvals(w http.ResponseWriter, r *http.Request, m *gcMetrics) error {
 	req, err := decodeEvalDelete(r, s.cfg.BodyLimit)
 	if err != nil {
-		writeError(w, err)
-		return
+		return err
 	}
 	if len(req.EvalIDs) > 0 {
 		out, err := s.cfg.Pipeline.Run(r.Context(), "eval.delete", request(r), eval.Delete{IDs: req.EvalIDs})
 		if err != nil {
-			writeError(w, err)
-			return
+			return err
 		}
 		m.evalsDeleted.Add(float64(len(req.EvalIDs)))
 		setIndex(w, out.Index)
 		writeJSON(w, http.StatusOK, EvalDeleteResponse{Count: len(req.EvalIDs), Index: out.Index})
-		return
+		return nil
 	}
 	resp, err := s.deletePages(r, req, m)
 	if err != nil {
-		writeError(w, err)
-		return
+		return err
 	}
 	setIndex(w, resp.Index)
 	writeJSON(w, http.StatusOK, resp)
+	return nil
 }
 
 // countEvals answers GET /v1/evaluations/count: {"Count": n}, the evals
 // of ?namespace (default "default", "*" for all) that ?filter selects, as
 // Nomad's endpoint; a blocking query wakes on the evals table.
-func (s *Server) countEvals(w http.ResponseWriter, r *http.Request) {
+func (s *Server) countEvals(w http.ResponseWriter, r *http.Request) error {
 	pq, err := parsePageQuery(r)
 	if err != nil {
-		writeError(w, err)
-		return
+		return err
 	}
 	f, err := evaldelete.Compile(r.URL.Query().Get("filter"))
 	if err != nil {
-		writeError(w, commands.Invalid("filter", "%v", err))
-		return
+		return commands.Invalid("filter", "%v", err)
 	}
 	s.query(w, r, evalTables, func(v projections.View) (any, error) {
 		n := 0
@@ -193,18 +189,19 @@ func (s *Server) countEvals(w http.ResponseWriter, r *http.Request) {
 		})
 		return map[string]int{"Count": n}, err
 	})
+	return nil
 }
 
 // systemGC answers PUT /v1/system/gc: a forced collection (thresholds
 // ignored, as Nomad's), run to completion one bounded entry at a time.
-func (s *Server) systemGC(w http.ResponseWriter, r *http.Request) {
+func (s *Server) systemGC(w http.ResponseWriter, r *http.Request) error {
 	total, index, err := gc.Run(r.Context(), s.cfg.Pipeline, request(r).Actor, gc.Collect{Force: true})
 	if err != nil {
-		writeError(w, err)
-		return
+		return err
 	}
 	s.cfg.Logger.Info("forced garbage collection", "collected", total.Total(), "evals", total.Evals,
 		"allocs", total.Allocs, "jobs", total.Jobs, "nodes", total.Nodes, "deployments", total.Deployments, "index", index)
 	setIndex(w, index)
 	writeJSON(w, http.StatusOK, map[string]any{"Index": index, "Collected": total})
+	return nil
 }

@@ -11,11 +11,10 @@ import (
 )
 
 // listEvals lists evaluations in creation order, oldest first (N20).
-func (s *Server) listEvals(w http.ResponseWriter, r *http.Request) {
+func (s *Server) listEvals(w http.ResponseWriter, r *http.Request) error {
 	pq, err := parsePageQuery(r)
 	if err != nil {
-		writeError(w, err)
-		return
+		return err
 	}
 	s.queryPage(w, r, evalTables, func(v projections.View) (any, error) {
 		p := newPager(pq)
@@ -23,20 +22,19 @@ func (s *Server) listEvals(w http.ResponseWriter, r *http.Request) {
 			func(e *evals.Eval) error { return p.add(e.CreateIndex, e.ID, e) })
 		return p.result(err)
 	})
+	return nil
 }
 
 // getEval answers one eval by id or unique prefix; ?related=true adds its
 // next, previous and blocked evals (N17).
-func (s *Server) getEval(w http.ResponseWriter, r *http.Request) {
+func (s *Server) getEval(w http.ResponseWriter, r *http.Request) error {
 	id, err := pathID(r)
 	if err != nil {
-		writeError(w, err)
-		return
+		return err
 	}
 	related, err := queryBool(r, "related")
 	if err != nil {
-		writeError(w, err)
-		return
+		return err
 	}
 	s.query(w, r, evalTables, func(v projections.View) (any, error) {
 		e, err := evals.Resolve(v, id)
@@ -57,9 +55,10 @@ func (s *Server) getEval(w http.ResponseWriter, r *http.Request) {
 		}
 		return e, nil
 	})
+	return nil
 }
 
-func (s *Server) jobEvals(w http.ResponseWriter, r *http.Request) {
+func (s *Server) jobEvals(w http.ResponseWriter, r *http.Request) error {
 	id, ns := r.PathValue("id"), queryNamespace(r)
 	s.query(w, r, evalTables, func(v projections.View) (any, error) {
 		list, err := evals.ByJob(v, ns, id)
@@ -68,4 +67,5 @@ func (s *Server) jobEvals(w http.ResponseWriter, r *http.Request) {
 		}
 		return list, err
 	})
+	return nil
 }

@@ -15,47 +15,46 @@ import (
 // types, /v1/events/schema/{type}?version=N is one type's JSON Schema, and
 // /v1/events/schema/_record the schema of the record around a payload.
 func (s *Server) eventSchemaRoutes() {
-	s.handle("GET /v1/events/schema", listEventTypes)
-	s.handle("GET /v1/events/schema/{type}", getEventSchema)
+	s.handle("GET /v1/events/schema", endpoint(listEventTypes))
+	s.handle("GET /v1/events/schema/{type}", endpoint(getEventSchema))
 }
 
 // recordSchemaName names the record (envelope) schema among the types; no
 // event type starts with an underscore.
 const recordSchemaName = "_record"
 
-func listEventTypes(w http.ResponseWriter, _ *http.Request) {
+func listEventTypes(w http.ResponseWriter, _ *http.Request) error {
 	entries, err := schema.List()
 	if err != nil {
-		writeError(w, err)
-		return
+		return err
 	}
 	writeJSON(w, http.StatusOK, entries)
+	return nil
 }
 
-func getEventSchema(w http.ResponseWriter, r *http.Request) {
+func getEventSchema(w http.ResponseWriter, r *http.Request) error {
 	name := r.PathValue("type")
 	if name == recordSchemaName {
 		writeJSON(w, http.StatusOK, schema.Envelope())
-		return
+		return nil
 	}
 	var version uint16
 	if v := r.URL.Query().Get("version"); v != "" {
 		n, err := strconv.ParseUint(v, 10, 16)
 		if err != nil || n == 0 {
-			writeError(w, commands.Invalid("version", "%q is not a version (1, 2, …)", v))
-			return
+			return commands.Invalid("version", "%q is not a version (1, 2, …)", v)
 		}
 		version = uint16(n)
 	}
 	sch, err := schema.Lookup(name, version)
 	switch {
 	case errors.Is(err, events.ErrUnknownType):
-		writeError(w, &commands.NotFoundError{Kind: "event type", ID: name})
+		return &commands.NotFoundError{Kind: "event type", ID: name}
 	case errors.Is(err, schema.ErrUnknownVersion):
-		writeError(w, commands.Invalid("version", "%v", err))
+		return commands.Invalid("version", "%v", err)
 	case err != nil:
-		writeError(w, err)
-	default:
-		writeJSON(w, http.StatusOK, sch)
+		return err
 	}
+	writeJSON(w, http.StatusOK, sch)
+	return nil
 }

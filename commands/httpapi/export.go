@@ -21,46 +21,40 @@ var errNoExporter = errors.New("ordo: this server does not export history files"
 // default. Errors found before the first byte answer JSON; an error
 // while streaming aborts the response, so the file ends without its
 // trailer and a reader reports it truncated.
-func (s *Server) exportLog(w http.ResponseWriter, r *http.Request) {
+func (s *Server) exportLog(w http.ResponseWriter, r *http.Request) error {
 	if refuseHistorical(w, r, "an export is a range of the archive (from, to), not a past state") {
-		return
+		return nil
 	}
 	from, err := parseUintParam(r, "from", 1)
 	if err != nil {
-		writeError(w, err)
-		return
+		return err
 	}
 	to, err := parseUintParam(r, "to", 0)
 	if err != nil {
-		writeError(w, err)
-		return
+		return err
 	}
 	from = max(from, 1)
 	if to != 0 && to < from {
-		writeError(w, commands.Invalid("to", "%d is before from, %d", to, from))
-		return
+		return commands.Invalid("to", "%d is before from, %d", to, from)
 	}
 	state := true
 	if v := r.URL.Query().Get("state"); v != "" {
 		if state, err = strconv.ParseBool(v); err != nil {
-			writeError(w, commands.Invalid("state", "%q is not true or false", v))
-			return
+			return commands.Invalid("state", "%q is not true or false", v)
 		}
 	}
 	if s.cfg.Exporter == nil {
 		writeJSON(w, http.StatusNotImplemented, errorBody{Error: errNoExporter.Error(), Status: http.StatusNotImplemented})
-		return
+		return nil
 	}
 	snap := s.cfg.FSM.Store().Snapshot()
 	defer snap.Close()
 	last, err := archive.Last(snap)
 	if err != nil {
-		writeError(w, err)
-		return
+		return err
 	}
 	if from > last {
-		writeError(w, commands.Invalid("from", "%d is past the archive's last index, %d", from, last))
-		return
+		return commands.Invalid("from", "%d is past the archive's last index, %d", from, last)
 	}
 	end := last
 	if to != 0 && to < last {
@@ -74,12 +68,12 @@ func (s *Server) exportLog(w http.ResponseWriter, r *http.Request) {
 	}}
 	if err := s.cfg.Exporter(lw, snap, from, to, state); err != nil {
 		if !lw.started {
-			writeError(w, err)
-			return
+			return err
 		}
 		s.cfg.Logger.Warn("history export aborted mid-stream", "from", from, "to", to, "err", err)
 		panic(http.ErrAbortHandler)
 	}
+	return nil
 }
 
 // lazyWriter sets the response's headers on the first write, so a

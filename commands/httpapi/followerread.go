@@ -49,17 +49,16 @@ type followerReads struct {
 // readIndex answers readIndexPath on the leader. It is never forwarded:
 // a follower asking a server that no longer leads gets 503 and forwards
 // its read instead.
-func (s *Server) readIndex(w http.ResponseWriter, r *http.Request) {
+func (s *Server) readIndex(w http.ResponseWriter, r *http.Request) error {
 	if !s.node.IsLeader() {
-		writeError(w, fmt.Errorf("%w: this server does not lead", commands.ErrNoLeader))
-		return
+		return fmt.Errorf("%w: this server does not lead", commands.ErrNoLeader)
 	}
 	if err := s.node.ConsistentRead(r.Context()); err != nil {
-		writeError(w, fmt.Errorf("%w: %v", commands.ErrNoLeader, err))
-		return
+		return fmt.Errorf("%w: %v", commands.ErrNoLeader, err)
 	}
 	index, _ := s.cfg.FSM.Notifier().Applied()
 	writeJSON(w, http.StatusOK, readIndexJSON{Index: index})
+	return nil
 }
 
 // awaitReadIndex returns once this follower's state reflects every write

@@ -33,11 +33,10 @@ var historyTables = []string{history.Table}
 // history table like every read. related=true, for a job, adds the events
 // of its evals, allocations and deployments, each line naming its entity
 // (history.Query.Related); per_page then counts events, not lines.
-func (s *Server) entityHistory(w http.ResponseWriter, r *http.Request) {
+func (s *Server) entityHistory(w http.ResponseWriter, r *http.Request) error {
 	q, err := parseHistoryQuery(r, time.Now())
 	if err != nil {
-		writeError(w, err)
-		return
+		return err
 	}
 	// Events are read from the live store's archive: a past state's view
 	// (at_index) may hold the rows without the archive behind them.
@@ -53,6 +52,7 @@ func (s *Server) entityHistory(w http.ResponseWriter, r *http.Request) {
 		}
 		return page{items: pg.Events, next: next}, nil
 	})
+	return nil
 }
 
 // parseHistoryQuery reads a history request; now, the serving server's

@@ -24,40 +24,36 @@ type jobPlanRequest struct {
 // planJob answers what registering the body's job would do, as Nomad's
 // /v1/job/:id/plan: nothing is appended. X-Nomad-Index is the snapshot's
 // applied index.
-func (s *Server) planJob(w http.ResponseWriter, r *http.Request) {
+func (s *Server) planJob(w http.ResponseWriter, r *http.Request) error {
 	var body jobPlanRequest
 	if err := commands.DecodeJSON(r.Body, s.cfg.BodyLimit, &body); err != nil {
-		writeError(w, err)
-		return
+		return err
 	}
 	spec, err := decodeJobBody(r, body.Job, s.cfg.BodyLimit)
 	if err != nil {
-		writeError(w, err)
-		return
+		return err
 	}
 	if id := r.PathValue("id"); id != spec.ID {
-		writeError(w, commands.Invalid("job.id", "%q does not match the id in the path, %q", spec.ID, id))
-		return
+		return commands.Invalid("job.id", "%q does not match the id in the path, %q", spec.ID, id)
 	}
 	if s.cfg.JobPlanner == nil {
 		writeJSON(w, http.StatusNotImplemented, errorBody{Error: errNoPlanner.Error(), Status: http.StatusNotImplemented})
-		return
+		return nil
 	}
 	snap := s.cfg.FSM.Store().Snapshot()
 	defer snap.Close()
 	v := projections.NewView(snap)
 	index, err := v.AppliedIndex()
 	if err != nil {
-		writeError(w, err)
-		return
+		return err
 	}
 	resp, err := s.cfg.JobPlanner(v, spec, body.Diff)
 	if err != nil {
-		writeError(w, err)
-		return
+		return err
 	}
 	setIndex(w, index)
 	writeJSON(w, http.StatusOK, resp)
+	return nil
 }
 
 // periodicForceResponse is Nomad's api.PeriodicForceResponse.
@@ -71,17 +67,15 @@ type periodicForceResponse struct {
 
 // forcePeriodic launches a periodic job's child now, as Nomad's
 // /v1/job/:id/periodic/force, even if the job prohibits overlap.
-func (s *Server) forcePeriodic(w http.ResponseWriter, r *http.Request) {
+func (s *Server) forcePeriodic(w http.ResponseWriter, r *http.Request) error {
 	ns, id, err := pathJob(r)
 	if err != nil {
-		writeError(w, err)
-		return
+		return err
 	}
 	cmd := &job.LaunchPeriodic{Namespace: ns, ID: id, Force: true}
 	out, err := s.runJobCommand(r, "job.periodic.force", cmd, true)
 	if err != nil {
-		writeError(w, err)
-		return
+		return err
 	}
 	res := cmd.Result()
 	resp := periodicForceResponse{EvalID: res.EvalID, Index: out.Index, DispatchedJobID: res.JobID}
@@ -90,4 +84,5 @@ func (s *Server) forcePeriodic(w http.ResponseWriter, r *http.Request) {
 	}
 	setIndex(w, out.Index)
 	writeJSON(w, http.StatusOK, resp)
+	return nil
 }

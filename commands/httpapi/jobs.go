@@ -23,23 +23,23 @@ import (
 // jobRoutes registers Nomad's job API: list, register, read, stop or
 // purge, summary, versions, dispatch, parse, plan and periodic force.
 func (s *Server) jobRoutes() {
-	s.handle("GET /v1/jobs", s.leader(s.listJobs))
-	s.handle("PUT /v1/jobs", s.leader(s.registerJob))
-	s.handle("POST /v1/jobs", s.leader(s.registerJob))
-	s.handle("PUT /v1/jobs/parse", s.parseJob)
-	s.handle("POST /v1/jobs/parse", s.parseJob)
-	s.handle("GET /v1/job/{id}", s.leader(s.getJob))
-	s.handle("PUT /v1/job/{id}", s.leader(s.registerJob))
-	s.handle("POST /v1/job/{id}", s.leader(s.registerJob))
-	s.handle("DELETE /v1/job/{id}", s.leader(s.deregisterJob))
-	s.handle("GET /v1/job/{id}/summary", s.leader(s.jobSummary))
-	s.handle("GET /v1/job/{id}/versions", s.leader(s.jobVersions))
-	s.handle("PUT /v1/job/{id}/dispatch", s.leader(s.dispatchJob))
-	s.handle("POST /v1/job/{id}/dispatch", s.leader(s.dispatchJob))
-	s.handle("PUT /v1/job/{id}/plan", s.leader(s.planJob))  // jobplan.go
-	s.handle("POST /v1/job/{id}/plan", s.leader(s.planJob)) // jobplan.go
-	s.handle("PUT /v1/job/{id}/periodic/force", s.leader(s.forcePeriodic))
-	s.handle("POST /v1/job/{id}/periodic/force", s.leader(s.forcePeriodic))
+	s.handle("GET /v1/jobs", s.leader(endpoint(s.listJobs)))
+	s.handle("PUT /v1/jobs", s.leader(endpoint(s.registerJob)))
+	s.handle("POST /v1/jobs", s.leader(endpoint(s.registerJob)))
+	s.handle("PUT /v1/jobs/parse", endpoint(s.parseJob))
+	s.handle("POST /v1/jobs/parse", endpoint(s.parseJob))
+	s.handle("GET /v1/job/{id}", s.leader(endpoint(s.getJob)))
+	s.handle("PUT /v1/job/{id}", s.leader(endpoint(s.registerJob)))
+	s.handle("POST /v1/job/{id}", s.leader(endpoint(s.registerJob)))
+	s.handle("DELETE /v1/job/{id}", s.leader(endpoint(s.deregisterJob)))
+	s.handle("GET /v1/job/{id}/summary", s.leader(endpoint(s.jobSummary)))
+	s.handle("GET /v1/job/{id}/versions", s.leader(endpoint(s.jobVersions)))
+	s.handle("PUT /v1/job/{id}/dispatch", s.leader(endpoint(s.dispatchJob)))
+	s.handle("POST /v1/job/{id}/dispatch", s.leader(endpoint(s.dispatchJob)))
+	s.handle("PUT /v1/job/{id}/plan", s.leader(endpoint(s.planJob)))  // jobplan.go
+	s.handle("POST /v1/job/{id}/plan", s.leader(endpoint(s.planJob))) // jobplan.go
+	s.handle("PUT /v1/job/{id}/periodic/force", s.leader(endpoint(s.forcePeriodic)))
+	s.handle("POST /v1/job/{id}/periodic/force", s.leader(endpoint(s.forcePeriodic)))
 }
 
 // A job's status derives from its summary, so reads of a job wake on both.
@@ -105,21 +105,18 @@ func jobQueryInt(r *http.Request, name string) (int, error) {
 // listJobs lists jobs by namespace then id, as Nomad does, paged with
 // next_token "<namespace>.<id>" and filtered on the stubs' JSON (Meta
 // included, whether or not ?meta=true shows it).
-func (s *Server) listJobs(w http.ResponseWriter, r *http.Request) {
+func (s *Server) listJobs(w http.ResponseWriter, r *http.Request) error {
 	ns, err := jobNamespace(r)
 	if err != nil {
-		writeError(w, err)
-		return
+		return err
 	}
 	withMeta, err := jobQueryBool(r, "meta")
 	if err != nil {
-		writeError(w, err)
-		return
+		return err
 	}
 	pq, err := parsePage(r, jobTokenKey)
 	if err != nil {
-		writeError(w, err)
-		return
+		return err
 	}
 	s.queryPage(w, r, jobTables, func(v projections.View) (any, error) {
 		p := newPager(pq)
@@ -132,6 +129,7 @@ func (s *Server) listJobs(w http.ResponseWriter, r *http.Request) {
 		}
 		return p.result(err)
 	})
+	return nil
 }
 
 // jobToken is the page token of a job, "<namespace>.<id>" as Nomad's.
@@ -154,28 +152,28 @@ func notFoundJob(id string, err error) error {
 	return err
 }
 
-func (s *Server) getJob(w http.ResponseWriter, r *http.Request) {
+func (s *Server) getJob(w http.ResponseWriter, r *http.Request) error {
 	ns, id, err := pathJob(r)
 	if err != nil {
-		writeError(w, err)
-		return
+		return err
 	}
 	s.query(w, r, jobTables, func(v projections.View) (any, error) {
 		j, err := jobs.Get(v, ns, id)
 		return j, notFoundJob(id, err)
 	})
+	return nil
 }
 
-func (s *Server) jobSummary(w http.ResponseWriter, r *http.Request) {
+func (s *Server) jobSummary(w http.ResponseWriter, r *http.Request) error {
 	ns, id, err := pathJob(r)
 	if err != nil {
-		writeError(w, err)
-		return
+		return err
 	}
 	s.query(w, r, jobSummaryTables, func(v projections.View) (any, error) {
 		sum, err := jobs.GetSummary(v, ns, id)
 		return sum, notFoundJob(id, err)
 	})
+	return nil
 }
 
 // jobVersionsResponse is Nomad's JobVersionsResponse; ordo computes no diffs.
@@ -184,11 +182,10 @@ type jobVersionsResponse struct {
 	Diffs    []any
 }
 
-func (s *Server) jobVersions(w http.ResponseWriter, r *http.Request) {
+func (s *Server) jobVersions(w http.ResponseWriter, r *http.Request) error {
 	ns, id, err := pathJob(r)
 	if err != nil {
-		writeError(w, err)
-		return
+		return err
 	}
 	s.query(w, r, jobTables, func(v projections.View) (any, error) {
 		vs, err := jobs.Versions(v, ns, id)
@@ -197,6 +194,7 @@ func (s *Server) jobVersions(w http.ResponseWriter, r *http.Request) {
 		}
 		return jobVersionsResponse{Versions: vs}, nil
 	})
+	return nil
 }
 
 // jobRegisterRequest is Nomad's api.JobRegisterRequest; the fields ordo
@@ -241,31 +239,26 @@ func decodeJobBody(r *http.Request, raw json.RawMessage, limit int64) (*events.J
 	return spec, nil
 }
 
-func (s *Server) registerJob(w http.ResponseWriter, r *http.Request) {
+func (s *Server) registerJob(w http.ResponseWriter, r *http.Request) error {
 	var body jobRegisterRequest
 	if err := commands.DecodeJSON(r.Body, s.cfg.BodyLimit, &body); err != nil {
-		writeError(w, err)
-		return
+		return err
 	}
 	spec, err := decodeJobBody(r, body.Job, s.cfg.BodyLimit)
 	if err != nil {
-		writeError(w, err)
-		return
+		return err
 	}
 	if err := s.authorizeNamespace(r, spec.Namespace, policy.CapSubmitJob); err != nil { // authz.go
-		writeError(w, err)
-		return
+		return err
 	}
 	if id := r.PathValue("id"); id != "" && id != spec.ID {
-		writeError(w, commands.Invalid("job.id", "%q does not match the id in the path, %q", spec.ID, id))
-		return
+		return commands.Invalid("job.id", "%q does not match the id in the path, %q", spec.ID, id)
 	}
 	cmd := &job.Register{Job: *spec, EnforceIndex: body.EnforceIndex, JobModifyIndex: body.JobModifyIndex,
 		EvalPriority: body.EvalPriority}
 	out, err := s.runJobCommand(r, "job.register", cmd, !body.EnforceIndex)
 	if err != nil {
-		writeError(w, err)
-		return
+		return err
 	}
 	res := cmd.Result()
 	resp := jobRegisterResponse{EvalID: res.EvalID, JobModifyIndex: res.JobModifyIndex, Index: out.Index,
@@ -281,6 +274,7 @@ func (s *Server) registerJob(w http.ResponseWriter, r *http.Request) {
 	}
 	setIndex(w, out.Index)
 	writeJSON(w, http.StatusOK, resp)
+	return nil
 }
 
 // jobModifyIndex answers a retried registration that committed at index
@@ -326,11 +320,10 @@ type jobDeregisterResponse struct {
 
 // deregisterJob stops or (?purge=true) removes a job; ?no_shutdown_delay
 // (N23) and ?eval_priority are Nomad's; ?global is accepted and ignored.
-func (s *Server) deregisterJob(w http.ResponseWriter, r *http.Request) {
+func (s *Server) deregisterJob(w http.ResponseWriter, r *http.Request) error {
 	ns, id, err := pathJob(r)
 	if err != nil {
-		writeError(w, err)
-		return
+		return err
 	}
 	cmd := &job.Deregister{Namespace: ns, ID: id}
 	if cmd.Purge, err = jobQueryBool(r, "purge"); err == nil {
@@ -341,13 +334,11 @@ func (s *Server) deregisterJob(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if err != nil {
-		writeError(w, err)
-		return
+		return err
 	}
 	out, err := s.runJobCommand(r, "job.deregister", cmd, true)
 	if err != nil {
-		writeError(w, err)
-		return
+		return err
 	}
 	res := cmd.Result()
 	resp := jobDeregisterResponse{EvalID: res.EvalID, JobModifyIndex: res.JobModifyIndex, Index: out.Index,
@@ -360,6 +351,7 @@ func (s *Server) deregisterJob(w http.ResponseWriter, r *http.Request) {
 	}
 	setIndex(w, out.Index)
 	writeJSON(w, http.StatusOK, resp)
+	return nil
 }
 
 // jobDispatchRequest is Nomad's api.JobDispatchRequest; Payload is base64
@@ -381,33 +373,28 @@ type jobDispatchResponse struct {
 	Index           uint64
 }
 
-func (s *Server) dispatchJob(w http.ResponseWriter, r *http.Request) {
+func (s *Server) dispatchJob(w http.ResponseWriter, r *http.Request) error {
 	ns, id, err := pathJob(r)
 	if err != nil {
-		writeError(w, err)
-		return
+		return err
 	}
 	var body jobDispatchRequest
 	if r.ContentLength != 0 {
 		if err := commands.DecodeJSON(r.Body, s.cfg.BodyLimit, &body); err != nil {
-			writeError(w, err)
-			return
+			return err
 		}
 	}
 	if body.JobID != "" && body.JobID != id {
-		writeError(w, commands.Invalid("JobID", "%q does not match the id in the path, %q", body.JobID, id))
-		return
+		return commands.Invalid("JobID", "%q does not match the id in the path, %q", body.JobID, id)
 	}
 	payload, err := base64.StdEncoding.DecodeString(body.Payload)
 	if err != nil {
-		writeError(w, commands.Invalid("Payload", "not base64: %v", err))
-		return
+		return commands.Invalid("Payload", "not base64: %v", err)
 	}
 	cmd := &job.Dispatch{Namespace: ns, ID: id, Meta: body.Meta, Payload: payload, EvalPriority: body.Priority}
 	out, err := s.runJobCommand(r, "job.dispatch", cmd, true)
 	if err != nil {
-		writeError(w, err)
-		return
+		return err
 	}
 	res := cmd.Result()
 	resp := jobDispatchResponse{DispatchedJobID: res.JobID, EvalID: res.EvalID, JobCreateIndex: out.Index, Index: out.Index}
@@ -416,6 +403,7 @@ func (s *Server) dispatchJob(w http.ResponseWriter, r *http.Request) {
 	}
 	setIndex(w, out.Index)
 	writeJSON(w, http.StatusOK, resp)
+	return nil
 }
 
 // jobsParseRequest is Nomad's api.JobsParseRequest. HCL variables are not
@@ -428,24 +416,21 @@ type jobsParseRequest struct {
 
 // parseJob turns HCL into the job's JSON, as Nomad's /v1/jobs/parse. It
 // reads nothing from the state, so any server answers it.
-func (s *Server) parseJob(w http.ResponseWriter, r *http.Request) {
+func (s *Server) parseJob(w http.ResponseWriter, r *http.Request) error {
 	var body jobsParseRequest
 	if err := commands.DecodeJSON(r.Body, s.cfg.BodyLimit, &body); err != nil {
-		writeError(w, err)
-		return
+		return err
 	}
 	if body.JobHCL == "" {
-		writeError(w, commands.Invalid("JobHCL", "must not be empty"))
-		return
+		return commands.Invalid("JobHCL", "must not be empty")
 	}
 	if body.Variables != "" {
-		writeError(w, commands.Invalid("Variables", "HCL variables are not supported"))
-		return
+		return commands.Invalid("Variables", "HCL variables are not supported")
 	}
 	spec, err := jobspec.ParseHCL("input.hcl", []byte(body.JobHCL))
 	if err != nil {
-		writeError(w, err)
-		return
+		return err
 	}
 	writeJSON(w, http.StatusOK, spec)
+	return nil
 }

@@ -45,18 +45,18 @@ func (s *Server) keyringRoutes() {
 	if s.cfg.Keyring == nil || s.cfg.Keyring.Keyring == nil {
 		return
 	}
-	s.handle("GET /v1/operator/keyring/keys", s.leaderOnly(s.listRootKeys))
-	s.handle("PUT /v1/operator/keyring/rotate", s.leader(s.rotateRootKey))
-	s.handle("POST /v1/operator/keyring/rotate", s.leader(s.rotateRootKey))
-	s.handle("DELETE /v1/operator/keyring/key/{id}", s.leader(s.removeRootKey))
-	s.handle("PUT /v1/operator/keyring/gc", s.leader(s.collectRootKeys))
+	s.handle("GET /v1/operator/keyring/keys", s.leaderOnly(endpoint(s.listRootKeys)))
+	s.handle("PUT /v1/operator/keyring/rotate", s.leader(endpoint(s.rotateRootKey)))
+	s.handle("POST /v1/operator/keyring/rotate", s.leader(endpoint(s.rotateRootKey)))
+	s.handle("DELETE /v1/operator/keyring/key/{id}", s.leader(endpoint(s.removeRootKey)))
+	s.handle("PUT /v1/operator/keyring/gc", s.leader(endpoint(s.collectRootKeys)))
 	// These two authenticate on their own, outside the ACL check: the
 	// material is served to registered servers only (with the server token
 	// when set) and the JWKS is public, as workload identities' verifiers
 	// need it. Local: a server hands the key material it has to another (N5).
-	s.handleSelfAuthenticated("GET /v1/operator/keyring/key/{id}", s.rootKeyMaterial)
-	s.handleSelfAuthenticated("GET /.well-known/jwks.json", s.jwks)
-	s.handle("GET /v1/allocation/{id}/identity", s.leaderOnly(s.allocIdentity))
+	s.handleSelfAuthenticated("GET /v1/operator/keyring/key/{id}", endpoint(s.rootKeyMaterial))
+	s.handleSelfAuthenticated("GET /.well-known/jwks.json", endpoint(s.jwks))
+	s.handle("GET /v1/allocation/{id}/identity", s.leaderOnly(endpoint(s.allocIdentity)))
 }
 
 // handleSelfAuthenticated registers a route that does its own
@@ -67,11 +67,10 @@ func (s *Server) handleSelfAuthenticated(pattern string, h http.HandlerFunc) {
 	s.mux.Handle(pattern, s.metrics.instrument(pattern, h))
 }
 
-func (s *Server) listRootKeys(w http.ResponseWriter, r *http.Request) {
+func (s *Server) listRootKeys(w http.ResponseWriter, r *http.Request) error {
 	f, err := listFilter(r)
 	if err != nil {
-		writeError(w, err)
-		return
+		return err
 	}
 	s.query(w, r, keyringTables, func(v projections.View) (any, error) {
 		list, err := kp.List(v)
@@ -80,85 +79,80 @@ func (s *Server) listRootKeys(w http.ResponseWriter, r *http.Request) {
 		}
 		return filterList(f, list)
 	})
+	return nil
 }
 
 // rotateRootKey serves PUT /v1/operator/keyring/rotate[?full=true]: the
 // leader writes a new key to its keystore, then proposes it as active.
-func (s *Server) rotateRootKey(w http.ResponseWriter, r *http.Request) {
+func (s *Server) rotateRootKey(w http.ResponseWriter, r *http.Request) error {
 	full, err := queryBool(r, "full")
 	if err != nil {
-		writeError(w, err)
-		return
+		return err
 	}
 	if alg := r.URL.Query().Get("algorithm"); alg != "" && alg != keystore.Algorithm {
-		writeError(w, commands.Invalid("algorithm", "%q: root keys are always %s", alg, keystore.Algorithm))
-		return
+		return commands.Invalid("algorithm", "%q: root keys are always %s", alg, keystore.Algorithm)
 	}
 	out, id, err := s.cfg.Keyring.Keyring.Rotate(r.Context(), request(r), full)
 	if err != nil {
-		writeError(w, err)
-		return
+		return err
 	}
 	snap := s.cfg.FSM.Store().Snapshot()
 	defer snap.Close()
 	key, err := kp.Get(projections.NewView(snap), id)
 	if err != nil {
-		writeError(w, err)
-		return
+		return err
 	}
 	setIndex(w, out.Index)
 	writeJSON(w, http.StatusOK, map[string]any{"Key": key, "Index": out.Index})
+	return nil
 }
 
-func (s *Server) removeRootKey(w http.ResponseWriter, r *http.Request) {
+func (s *Server) removeRootKey(w http.ResponseWriter, r *http.Request) error {
 	out, err := s.cfg.Keyring.Keyring.Remove(r.Context(), request(r), r.PathValue("id"))
 	if err != nil {
-		writeError(w, err)
-		return
+		return err
 	}
 	writeResult(w, out)
+	return nil
 }
 
 // collectRootKeys runs a keyring GC pass on demand (on the leader).
-func (s *Server) collectRootKeys(w http.ResponseWriter, r *http.Request) {
+func (s *Server) collectRootKeys(w http.ResponseWriter, r *http.Request) error {
 	gc := s.cfg.Keyring.CollectGarbage
 	if gc == nil {
 		writeJSON(w, http.StatusNotImplemented, errorBody{Error: "the keyring GC is not available on this server", Status: http.StatusNotImplemented})
-		return
+		return nil
 	}
 	removed, err := gc(r.Context())
 	if err != nil {
-		writeError(w, err)
-		return
+		return err
 	}
 	if removed == nil {
 		removed = []string{}
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"Removed": removed})
+	return nil
 }
 
 // rootKeyMaterial serves GET /v1/operator/keyring/key/{id} to other
 // servers only: the key's material from this server's keystore.
-func (s *Server) rootKeyMaterial(w http.ResponseWriter, r *http.Request) {
+func (s *Server) rootKeyMaterial(w http.ResponseWriter, r *http.Request) error {
 	if err := s.authenticateServer(r); err != nil {
-		writeError(w, err)
-		return
+		return err
 	}
 	id := r.PathValue("id")
 	if !keystore.ValidID(id) {
-		writeError(w, commands.Invalid("id", "%q is not a valid key id", id))
-		return
+		return commands.Invalid("id", "%q is not a valid key id", id)
 	}
 	key, err := s.cfg.Keyring.Keyring.Material(id)
 	if errors.Is(err, keyring.ErrKeyMissing) {
-		writeError(w, &commands.NotFoundError{Kind: "root key material", ID: id})
-		return
+		return &commands.NotFoundError{Kind: "root key material", ID: id}
 	} else if err != nil {
-		writeError(w, err)
-		return
+		return err
 	}
 	w.Header().Set("Cache-Control", "no-store")
 	writeJSON(w, http.StatusOK, keystore.File{KeyID: key.ID, Algorithm: key.Algorithm, CreateTime: key.CreateTime, Material: key.Material()})
+	return nil
 }
 
 // errNotServer refuses a material request from anything but a server.
@@ -189,28 +183,27 @@ func (s *Server) authenticateServer(r *http.Request) error {
 }
 
 // jwks serves the public keys of every root key not deleted.
-func (s *Server) jwks(w http.ResponseWriter, _ *http.Request) {
+func (s *Server) jwks(w http.ResponseWriter, _ *http.Request) error {
 	set, err := s.cfg.Keyring.Keyring.JWKS()
 	if err != nil {
-		writeError(w, err)
-		return
+		return err
 	}
 	w.Header().Set("Cache-Control", "max-age=60")
 	writeJSON(w, http.StatusOK, set)
+	return nil
 }
 
 // allocIdentity serves GET /v1/allocation/{id}/identity?task=: the
 // allocation's workload identity, signed with the key it records. The
 // token is a bearer secret: never logged.
-func (s *Server) allocIdentity(w http.ResponseWriter, r *http.Request) {
+func (s *Server) allocIdentity(w http.ResponseWriter, r *http.Request) error {
 	tok, kid, err := s.cfg.Keyring.Keyring.SignIdentity(r.PathValue("id"), r.URL.Query().Get("task"))
 	if errors.Is(err, keyring.ErrNoSigningKey) || errors.Is(err, keyring.ErrKeyMissing) {
-		writeError(w, &commands.ConflictError{Reason: err.Error()})
-		return
+		return &commands.ConflictError{Reason: err.Error()}
 	} else if err != nil {
-		writeError(w, err)
-		return
+		return err
 	}
 	w.Header().Set("Cache-Control", "no-store")
 	writeJSON(w, http.StatusOK, map[string]string{"JWT": tok, "KeyID": kid})
+	return nil
 }

@@ -47,12 +47,12 @@ func (s *Server) secretError() error {
 }
 
 func (s *Server) membershipRoutes() {
-	s.handle("GET /v1/operator/raft/stats", s.raftStats)
-	s.handle("DELETE /v1/operator/raft/peer", s.leader(s.removePeer))
-	s.handle("PUT /v1/operator/raft/transfer-leadership", s.leader(s.transferLeadership))
-	s.handle("POST /v1/operator/raft/transfer-leadership", s.leader(s.transferLeadership))
-	s.handle("GET /v1/operator/autopilot/health", s.leaderOnly(s.autopilotHealth))
-	s.handle("GET /v1/operator/autopilot/configuration", s.leaderOnly(s.autopilotConfiguration))
+	s.handle("GET /v1/operator/raft/stats", endpoint(s.raftStats))
+	s.handle("DELETE /v1/operator/raft/peer", s.leader(endpoint(s.removePeer)))
+	s.handle("PUT /v1/operator/raft/transfer-leadership", s.leader(endpoint(s.transferLeadership)))
+	s.handle("POST /v1/operator/raft/transfer-leadership", s.leader(endpoint(s.transferLeadership)))
+	s.handle("GET /v1/operator/autopilot/health", s.leaderOnly(endpoint(s.autopilotHealth)))
+	s.handle("GET /v1/operator/autopilot/configuration", s.leaderOnly(endpoint(s.autopilotConfiguration)))
 }
 
 // raftNodeOf returns the raft node, or an error on a read-only server.
@@ -65,39 +65,35 @@ func (s *Server) raftNodeOf() (*raftlog.Node, error) {
 
 // raftStats serves GET /v1/operator/raft/stats: this server's raft log
 // position, which the leader's autopilot reads from every server.
-func (s *Server) raftStats(w http.ResponseWriter, _ *http.Request) {
+func (s *Server) raftStats(w http.ResponseWriter, _ *http.Request) error {
 	n, err := s.raftNodeOf()
 	if err != nil {
-		writeError(w, err)
-		return
+		return err
 	}
 	st := n.LocalStats()
 	st.Name = s.cfg.Self.Name
 	writeJSON(w, http.StatusOK, st)
+	return nil
 }
 
 // removePeer serves DELETE /v1/operator/raft/peer?id=: Nomad's
 // RaftRemovePeerByID. It refuses a removal that could leave the cluster
 // without a quorum (409).
-func (s *Server) removePeer(w http.ResponseWriter, r *http.Request) {
+func (s *Server) removePeer(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
 	id := q.Get("id")
 	if id == "" {
 		if q.Get("address") != "" {
-			writeError(w, commands.Invalid("address", "removal by address is not supported; pass ?id= (ordo operator raft list-peers shows the ids)"))
-			return
+			return commands.Invalid("address", "removal by address is not supported; pass ?id= (ordo operator raft list-peers shows the ids)")
 		}
-		writeError(w, commands.Invalid("id", "required: the raft id of the server to remove"))
-		return
+		return commands.Invalid("id", "required: the raft id of the server to remove")
 	}
 	n, err := s.raftNodeOf()
 	if err != nil {
-		writeError(w, err)
-		return
+		return err
 	}
 	if err := n.RemovePeer(id); err != nil {
-		writeError(w, raftError(err, id))
-		return
+		return raftError(err, id)
 	}
 	s.cfg.Logger.Info("server removed from the raft configuration", "peer", id, "actor", actorOf(r))
 	// The servers table follows. A leader that removed itself has stepped
@@ -108,28 +104,26 @@ func (s *Server) removePeer(w http.ResponseWriter, r *http.Request) {
 	}
 	setIndex(w, out.Index)
 	writeJSON(w, http.StatusOK, map[string]any{"Removed": id, "Index": out.Index})
+	return nil
 }
 
 // transferLeadership serves PUT /v1/operator/raft/transfer-leadership:
 // Nomad's RaftTransferLeadershipByID (?id=) and ByAddress (?address=);
 // with neither, raft picks the most up-to-date voter.
-func (s *Server) transferLeadership(w http.ResponseWriter, r *http.Request) {
+func (s *Server) transferLeadership(w http.ResponseWriter, r *http.Request) error {
 	n, err := s.raftNodeOf()
 	if err != nil {
-		writeError(w, err)
-		return
+		return err
 	}
 	q := r.URL.Query()
 	id, addr := q.Get("id"), q.Get("address")
 	if id != "" && addr != "" {
-		writeError(w, commands.Invalid("address", "pass id or address, not both"))
-		return
+		return commands.Invalid("address", "pass id or address, not both")
 	}
 	if addr != "" {
 		list, err := n.Servers()
 		if err != nil {
-			writeError(w, raftError(err, addr))
-			return
+			return raftError(err, addr)
 		}
 		for _, sv := range list {
 			if sv.Address == addr {
@@ -137,35 +131,33 @@ func (s *Server) transferLeadership(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 		if id == "" {
-			writeError(w, &commands.NotFoundError{Kind: "raft peer with address", ID: addr})
-			return
+			return &commands.NotFoundError{Kind: "raft peer with address", ID: addr}
 		}
 	}
 	from := s.cfg.Self.ID
 	if err := n.TransferLeadership(id); err != nil {
-		writeError(w, raftError(err, id))
-		return
+		return raftError(err, id)
 	}
 	leader, _ := n.Leader()
 	s.cfg.Logger.Info("leadership transferred", "from", from, "to", leader, "actor", actorOf(r))
 	writeJSON(w, http.StatusOK, map[string]any{"From": from, "Leader": leader})
+	return nil
 }
 
 // autopilotHealth serves GET /v1/operator/autopilot/health: Nomad's
 // OperatorHealthReply, from the leader's autopilot; 200 whether or not
 // the cluster is healthy (Healthy says), which nomad/api's client needs.
-func (s *Server) autopilotHealth(w http.ResponseWriter, _ *http.Request) {
+func (s *Server) autopilotHealth(w http.ResponseWriter, _ *http.Request) error {
 	n, err := s.raftNodeOf()
 	if err != nil {
-		writeError(w, err)
-		return
+		return err
 	}
 	h, err := n.AutopilotHealth()
 	if err != nil {
-		writeError(w, raftError(err, ""))
-		return
+		return raftError(err, "")
 	}
 	writeJSON(w, http.StatusOK, h)
+	return nil
 }
 
 // autopilotConfiguration is GET /v1/operator/autopilot/configuration's
@@ -184,17 +176,17 @@ type autopilotConfiguration struct {
 	CreateIndex, ModifyIndex       uint64
 }
 
-func (s *Server) autopilotConfiguration(w http.ResponseWriter, _ *http.Request) {
+func (s *Server) autopilotConfiguration(w http.ResponseWriter, _ *http.Request) error {
 	n, err := s.raftNodeOf()
 	if err != nil {
-		writeError(w, err)
-		return
+		return err
 	}
 	c := n.AutopilotConfig()
 	writeJSON(w, http.StatusOK, autopilotConfiguration{CleanupDeadServers: c.CleanupDeadServers,
 		LastContactThreshold: c.LastContactThreshold.String(), MaxTrailingLogs: c.MaxTrailingLogs, MinQuorum: c.MinQuorum,
 		ServerStabilizationTime:        c.ServerStabilizationTime.String(),
 		DeadServerLastContactThreshold: c.DeadServerLastContactThreshold.String()})
+	return nil
 }
 
 // raftError maps raftlog's membership errors to the API's statuses.

@@ -27,30 +27,29 @@ type mirrorDisabled struct{ Enabled bool }
 //	GET  /v1/operator/mirror               status: enabled, brokers reachable, topic, last mirrored index, lag
 //	POST /v1/operator/mirror/verify?from=  read the topic back and check it against the archive; the report
 func (s *Server) mirrorRoutes() {
-	s.handle("GET /v1/operator/mirror", s.leaderOnly(s.mirrorStatus))
-	s.handle("POST /v1/operator/mirror/verify", s.leader(s.mirrorVerify))
-	s.handle("PUT /v1/operator/mirror/verify", s.leader(s.mirrorVerify))
+	s.handle("GET /v1/operator/mirror", s.leaderOnly(endpoint(s.mirrorStatus)))
+	s.handle("POST /v1/operator/mirror/verify", s.leader(endpoint(s.mirrorVerify)))
+	s.handle("PUT /v1/operator/mirror/verify", s.leader(endpoint(s.mirrorVerify)))
 }
 
-func (s *Server) mirrorStatus(w http.ResponseWriter, r *http.Request) {
+func (s *Server) mirrorStatus(w http.ResponseWriter, r *http.Request) error {
 	if s.cfg.Mirror == nil {
 		writeJSON(w, http.StatusOK, mirrorDisabled{})
-		return
+		return nil
 	}
 	writeJSON(w, http.StatusOK, s.cfg.Mirror.Status(r.Context()))
+	return nil
 }
 
-func (s *Server) mirrorVerify(w http.ResponseWriter, r *http.Request) {
+func (s *Server) mirrorVerify(w http.ResponseWriter, r *http.Request) error {
 	if s.cfg.Mirror == nil {
-		writeError(w, commands.Invalid("mirror", "no mirror block in this server's configuration"))
-		return
+		return commands.Invalid("mirror", "no mirror block in this server's configuration")
 	}
 	var from uint64
 	if v := r.URL.Query().Get("from"); v != "" {
 		n, err := strconv.ParseUint(v, 10, 64)
 		if err != nil {
-			writeError(w, commands.Invalid("from", "%q is not a non-negative integer", v))
-			return
+			return commands.Invalid("from", "%q is not a non-negative integer", v)
 		}
 		from = n
 	}
@@ -58,8 +57,8 @@ func (s *Server) mirrorVerify(w http.ResponseWriter, r *http.Request) {
 	defer snap.Close()
 	rep, _, err := s.cfg.Mirror.Verify(r.Context(), snap, from)
 	if err != nil {
-		writeError(w, err)
-		return
+		return err
 	}
 	writeJSON(w, http.StatusOK, rep)
+	return nil
 }

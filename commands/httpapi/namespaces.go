@@ -16,13 +16,12 @@ var namespaceTables = []string{namespaces.Table}
 // listNamespaces lists namespaces by name, paged like the other lists:
 // prefix, filter, per_page, reverse, and the next namespace's name as
 // next_token.
-func (s *Server) listNamespaces(w http.ResponseWriter, r *http.Request) {
+func (s *Server) listNamespaces(w http.ResponseWriter, r *http.Request) error {
 	pq, err := parsePage(r, func(token string) (string, bool) {
 		return token, namespace.ValidName("next_token", token) == nil
 	})
 	if err != nil {
-		writeError(w, err)
-		return
+		return err
 	}
 	s.queryPage(w, r, namespaceTables, func(v projections.View) (any, error) {
 		list, err := namespaces.List(v, pq.prefix) // by name; namespaces are few
@@ -43,13 +42,13 @@ func (s *Server) listNamespaces(w http.ResponseWriter, r *http.Request) {
 		}
 		return p.result(err)
 	})
+	return nil
 }
 
-func (s *Server) getNamespace(w http.ResponseWriter, r *http.Request) {
+func (s *Server) getNamespace(w http.ResponseWriter, r *http.Request) error {
 	name := r.PathValue("name")
 	if err := namespace.ValidName("name", name); err != nil {
-		writeError(w, err)
-		return
+		return err
 	}
 	s.query(w, r, namespaceTables, func(v projections.View) (any, error) {
 		ns, err := namespaces.Get(v, name)
@@ -58,6 +57,7 @@ func (s *Server) getNamespace(w http.ResponseWriter, r *http.Request) {
 		}
 		return ns, err
 	})
+	return nil
 }
 
 // namespaceRequest is the body of a namespace apply: Nomad's api.Namespace.
@@ -88,25 +88,24 @@ func decodeNamespaceRequest(r *http.Request, pathName string, limit int64) (name
 	return namespace.Apply{Name: body.Name, Description: body.Description, Meta: body.Meta, VariablesQuota: body.VariablesQuota}, nil
 }
 
-func (s *Server) applyNamespace(w http.ResponseWriter, r *http.Request) {
+func (s *Server) applyNamespace(w http.ResponseWriter, r *http.Request) error {
 	cmd, err := decodeNamespaceRequest(r, r.PathValue("name"), s.cfg.BodyLimit)
 	if err != nil {
-		writeError(w, err)
-		return
+		return err
 	}
 	out, err := s.cfg.Pipeline.Run(r.Context(), "namespace.apply", request(r), cmd)
 	if err != nil {
-		writeError(w, err)
-		return
+		return err
 	}
 	writeResult(w, out)
+	return nil
 }
 
-func (s *Server) deleteNamespace(w http.ResponseWriter, r *http.Request) {
+func (s *Server) deleteNamespace(w http.ResponseWriter, r *http.Request) error {
 	out, err := s.cfg.Pipeline.Run(r.Context(), "namespace.delete", request(r), namespace.Delete{Name: r.PathValue("name")})
 	if err != nil {
-		writeError(w, err)
-		return
+		return err
 	}
 	writeResult(w, out)
+	return nil
 }

@@ -42,13 +42,12 @@ func (s *Server) heartbeat(id string) time.Duration {
 
 // listNodes lists nodes by id, as Nomad does, paged with the next node's
 // id as next_token and filtered on the stubs' JSON.
-func (s *Server) listNodes(w http.ResponseWriter, r *http.Request) {
+func (s *Server) listNodes(w http.ResponseWriter, r *http.Request) error {
 	pq, err := parsePage(r, func(token string) (string, bool) {
 		return token, node.ValidID("next_token", token) == nil
 	})
 	if err != nil {
-		writeError(w, err)
-		return
+		return err
 	}
 	s.queryPage(w, r, nodeTables, func(v projections.View) (any, error) {
 		p := newPager(pq)
@@ -56,15 +55,15 @@ func (s *Server) listNodes(w http.ResponseWriter, r *http.Request) {
 			func(n *nodes.Node) error { return p.addToken(n.ID, n.Stub()) })
 		return p.result(err)
 	})
+	return nil
 }
 
 // getNode answers the node with the id in the path, or the one node whose
 // id starts with it.
-func (s *Server) getNode(w http.ResponseWriter, r *http.Request) {
+func (s *Server) getNode(w http.ResponseWriter, r *http.Request) error {
 	id := r.PathValue("id")
 	if err := node.ValidID("id", id); err != nil {
-		writeError(w, err)
-		return
+		return err
 	}
 	s.query(w, r, nodeTables, func(v projections.View) (any, error) {
 		n, err := nodes.Resolve(v, id)
@@ -77,6 +76,7 @@ func (s *Server) getNode(w http.ResponseWriter, r *http.Request) {
 		}
 		return n, err
 	})
+	return nil
 }
 
 // nodeWriteResponse is Nomad's NodeUpdateResponse / NodeDrainUpdateResponse
@@ -115,24 +115,22 @@ type eligibilityRequest struct {
 	Eligibility string
 }
 
-func (s *Server) updateNodeEligibility(w http.ResponseWriter, r *http.Request) {
+func (s *Server) updateNodeEligibility(w http.ResponseWriter, r *http.Request) error {
 	var body eligibilityRequest
 	if err := commands.DecodeJSON(r.Body, s.cfg.BodyLimit, &body); err != nil {
-		writeError(w, err)
-		return
+		return err
 	}
 	id, err := pathNodeID(r, body.NodeID)
 	if err != nil {
-		writeError(w, err)
-		return
+		return err
 	}
 	out, err := s.cfg.Pipeline.Run(r.Context(), "node.eligibility", request(r),
 		node.UpdateEligibility{ID: id, Eligibility: body.Eligibility})
 	if err != nil {
-		writeError(w, err)
-		return
+		return err
 	}
 	writeNodeResult(w, out, 0)
+	return nil
 }
 
 // drainRequest is Nomad's api.NodeUpdateDrainRequest; a null DrainSpec
@@ -147,16 +145,14 @@ type drainRequest struct {
 	MarkEligible bool
 }
 
-func (s *Server) updateNodeDrain(w http.ResponseWriter, r *http.Request) {
+func (s *Server) updateNodeDrain(w http.ResponseWriter, r *http.Request) error {
 	var body drainRequest
 	if err := commands.DecodeJSON(r.Body, s.cfg.BodyLimit, &body); err != nil {
-		writeError(w, err)
-		return
+		return err
 	}
 	id, err := pathNodeID(r, body.NodeID)
 	if err != nil {
-		writeError(w, err)
-		return
+		return err
 	}
 	cmd := node.UpdateDrain{ID: id, MarkEligible: body.MarkEligible}
 	if body.DrainSpec != nil {
@@ -164,43 +160,41 @@ func (s *Server) updateNodeDrain(w http.ResponseWriter, r *http.Request) {
 	}
 	out, err := s.cfg.Pipeline.Run(r.Context(), "node.drain", request(r), cmd)
 	if err != nil {
-		writeError(w, err)
-		return
+		return err
 	}
 	writeNodeResult(w, out, 0)
+	return nil
 }
 
-func (s *Server) purgeNode(w http.ResponseWriter, r *http.Request) {
+func (s *Server) purgeNode(w http.ResponseWriter, r *http.Request) error {
 	id, err := pathNodeID(r, "")
 	if err != nil {
-		writeError(w, err)
-		return
+		return err
 	}
 	out, err := s.cfg.Pipeline.Run(r.Context(), "node.deregister", request(r), node.Deregister{ID: id})
 	if err != nil {
-		writeError(w, err)
-		return
+		return err
 	}
 	if s.cfg.Heartbeats != nil {
 		s.cfg.Heartbeats.Forget(id)
 	}
 	writeNodeResult(w, out, 0)
+	return nil
 }
 
 // registerNode is ordo's client API: a client registers its node and
 // learns the TTL to heartbeat within.
-func (s *Server) registerNode(w http.ResponseWriter, r *http.Request) {
+func (s *Server) registerNode(w http.ResponseWriter, r *http.Request) error {
 	var n events.Node
 	if err := commands.DecodeJSON(r.Body, s.cfg.BodyLimit, &n); err != nil {
-		writeError(w, err)
-		return
+		return err
 	}
 	out, err := s.cfg.Pipeline.Run(r.Context(), "node.register", request(r), node.Register{Node: n})
 	if err != nil {
-		writeError(w, err)
-		return
+		return err
 	}
 	writeNodeResult(w, out, s.heartbeat(n.ID))
+	return nil
 }
 
 // heartbeatRequest is the body of a client heartbeat; an empty body or
@@ -212,27 +206,24 @@ type heartbeatRequest struct {
 // heartbeatNode is ordo's client API: the node asks to be ready (or stay
 // initializing) and its TTL is reset. N1 may answer a reconnecting node
 // with initializing; it keeps heartbeating until it is ready.
-func (s *Server) heartbeatNode(w http.ResponseWriter, r *http.Request) {
+func (s *Server) heartbeatNode(w http.ResponseWriter, r *http.Request) error {
 	var body heartbeatRequest
 	if r.ContentLength != 0 {
 		if err := commands.DecodeJSON(r.Body, s.cfg.BodyLimit, &body); err != nil {
-			writeError(w, err)
-			return
+			return err
 		}
 	}
 	id, err := pathNodeID(r, "")
 	if err != nil {
-		writeError(w, err)
-		return
+		return err
 	}
 	switch body.Status {
 	case "":
 		body.Status = events.NodeStatusReady
 	case events.NodeStatusReady, events.NodeStatusInitializing:
 	default:
-		writeError(w, commands.Invalid("Status", "a client heartbeats as %q or %q, not %q",
-			events.NodeStatusReady, events.NodeStatusInitializing, body.Status))
-		return
+		return commands.Invalid("Status", "a client heartbeats as %q or %q, not %q",
+			events.NodeStatusReady, events.NodeStatusInitializing, body.Status)
 	}
 	req := request(r)
 	cmd := node.UpdateStatus{ID: id, Status: body.Status, Description: "heartbeat"}
@@ -245,8 +236,8 @@ func (s *Server) heartbeatNode(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if err != nil {
-		writeError(w, err)
-		return
+		return err
 	}
 	writeNodeResult(w, out, s.heartbeat(id))
+	return nil
 }

@@ -37,31 +37,26 @@ func parseUintParam(r *http.Request, name string, def uint64) (uint64, error) {
 
 // operatorLog serves GET /v1/operator/log?from=&limit=: archived events in
 // commit order, whole entries per page.
-func (s *Server) operatorLog(w http.ResponseWriter, r *http.Request) {
+func (s *Server) operatorLog(w http.ResponseWriter, r *http.Request) error {
 	from, err := parseUintParam(r, "from", 1)
 	if err != nil {
-		writeError(w, err)
-		return
+		return err
 	}
 	limit, err := parseUintParam(r, "limit", 100)
 	if err != nil {
-		writeError(w, err)
-		return
+		return err
 	}
 	if limit == 0 || limit > maxLogLimit {
-		writeError(w, commands.Invalid("limit", "%d must be between 1 and %d", limit, maxLogLimit))
-		return
+		return commands.Invalid("limit", "%d must be between 1 and %d", limit, maxLogLimit)
 	}
 	snap := s.cfg.FSM.Store().Snapshot()
 	defer snap.Close()
 	page := logPage{Events: []Event{}}
 	if page.LastIndex, err = archive.Last(snap); err != nil {
-		writeError(w, err)
-		return
+		return err
 	}
 	if page.Length, err = archive.Len(snap); err != nil {
-		writeError(w, err)
-		return
+		return err
 	}
 	var cur uint64
 	err = archive.Scan(snap, from, 0, func(index uint64, _ uint32, data []byte) error {
@@ -78,9 +73,9 @@ func (s *Server) operatorLog(w http.ResponseWriter, r *http.Request) {
 		return nil
 	})
 	if err != nil {
-		writeError(w, err)
-		return
+		return err
 	}
 	setIndex(w, page.LastIndex)
 	writeJSON(w, http.StatusOK, page)
+	return nil
 }

@@ -176,58 +176,58 @@ func (s *Server) Close() {
 
 func (s *Server) routes() {
 	// Leader-routed: writes, and reads unless ?stale.
-	s.handle("GET /v1/namespaces", s.leader(s.listNamespaces))
-	s.handle("GET /v1/namespace/{name}", s.leader(s.getNamespace))
-	s.handle("POST /v1/namespace/{name}", s.leader(s.applyNamespace))
-	s.handle("PUT /v1/namespace/{name}", s.leader(s.applyNamespace))
-	s.handle("DELETE /v1/namespace/{name}", s.leader(s.deleteNamespace))
-	s.handle("POST /v1/namespace", s.leader(s.applyNamespace))
-	s.handle("PUT /v1/namespace", s.leader(s.applyNamespace))
+	s.handle("GET /v1/namespaces", s.leader(endpoint(s.listNamespaces)))
+	s.handle("GET /v1/namespace/{name}", s.leader(endpoint(s.getNamespace)))
+	s.handle("POST /v1/namespace/{name}", s.leader(endpoint(s.applyNamespace)))
+	s.handle("PUT /v1/namespace/{name}", s.leader(endpoint(s.applyNamespace)))
+	s.handle("DELETE /v1/namespace/{name}", s.leader(endpoint(s.deleteNamespace)))
+	s.handle("POST /v1/namespace", s.leader(endpoint(s.applyNamespace)))
+	s.handle("PUT /v1/namespace", s.leader(endpoint(s.applyNamespace)))
 	s.jobRoutes()      // jobs.go
 	s.variableRoutes() // variables.go
 	s.allocRoutes()    // allocs.go: evaluations, allocations, deployments, client allocs
-	s.handle("GET /v1/history/{kind}/{id...}", s.leader(s.entityHistory))
+	s.handle("GET /v1/history/{kind}/{id...}", s.leader(endpoint(s.entityHistory)))
 	// Nodes (nodes.go): Nomad's node API and ordo's client API.
-	s.handle("GET /v1/nodes", s.leader(s.listNodes))
-	s.handle("GET /v1/node/{id}", s.leader(s.getNode))
-	s.handle("POST /v1/node/{id}/eligibility", s.leader(s.updateNodeEligibility))
-	s.handle("PUT /v1/node/{id}/eligibility", s.leader(s.updateNodeEligibility))
-	s.handle("POST /v1/node/{id}/drain", s.leader(s.updateNodeDrain))
-	s.handle("PUT /v1/node/{id}/drain", s.leader(s.updateNodeDrain))
-	s.handle("POST /v1/node/{id}/purge", s.leader(s.purgeNode))
-	s.handle("PUT /v1/node/{id}/purge", s.leader(s.purgeNode))
-	s.handle("GET /v1/client/fs/logs/{id}", s.leaderOnly(s.clientFSLogs)) // clientfs.go: proxied to the node
-	s.handle("PUT /v1/client/register", s.leader(s.registerNode))
-	s.handle("POST /v1/client/register", s.leader(s.registerNode))
-	s.handle("PUT /v1/client/{id}/heartbeat", s.leader(s.heartbeatNode))
-	s.handle("POST /v1/client/{id}/heartbeat", s.leader(s.heartbeatNode))
-	s.handle("PUT /v1/operator/raft/join", s.join)
-	s.handle("POST /v1/operator/raft/join", s.join)
-	s.handle("GET "+readIndexPath, s.readIndex) // followerread.go: a follower's read index
-	s.membershipRoutes()                        // membership.go: raft stats, remove-peer, transfer-leadership, autopilot
+	s.handle("GET /v1/nodes", s.leader(endpoint(s.listNodes)))
+	s.handle("GET /v1/node/{id}", s.leader(endpoint(s.getNode)))
+	s.handle("POST /v1/node/{id}/eligibility", s.leader(endpoint(s.updateNodeEligibility)))
+	s.handle("PUT /v1/node/{id}/eligibility", s.leader(endpoint(s.updateNodeEligibility)))
+	s.handle("POST /v1/node/{id}/drain", s.leader(endpoint(s.updateNodeDrain)))
+	s.handle("PUT /v1/node/{id}/drain", s.leader(endpoint(s.updateNodeDrain)))
+	s.handle("POST /v1/node/{id}/purge", s.leader(endpoint(s.purgeNode)))
+	s.handle("PUT /v1/node/{id}/purge", s.leader(endpoint(s.purgeNode)))
+	s.handle("GET /v1/client/fs/logs/{id}", s.leaderOnly(endpoint(s.clientFSLogs))) // clientfs.go: proxied to the node
+	s.handle("PUT /v1/client/register", s.leader(endpoint(s.registerNode)))
+	s.handle("POST /v1/client/register", s.leader(endpoint(s.registerNode)))
+	s.handle("PUT /v1/client/{id}/heartbeat", s.leader(endpoint(s.heartbeatNode)))
+	s.handle("POST /v1/client/{id}/heartbeat", s.leader(endpoint(s.heartbeatNode)))
+	s.handle("PUT /v1/operator/raft/join", endpoint(s.join))
+	s.handle("POST /v1/operator/raft/join", endpoint(s.join))
+	s.handle("GET "+readIndexPath, endpoint(s.readIndex)) // followerread.go: a follower's read index
+	s.membershipRoutes()                                  // membership.go: raft stats, remove-peer, transfer-leadership, autopilot
 	// Local: every server holds the archive and knows its own state.
-	s.handle("GET /v1/event/stream", s.eventStream)
-	s.handle("GET /v1/operator/log", s.operatorLog)
+	s.handle("GET /v1/event/stream", endpoint(s.eventStream))
+	s.handle("GET /v1/operator/log", endpoint(s.operatorLog))
 	s.eventSchemaRoutes() // eventschema.go: the JSON Schemas of event types
 	// History files and decision re-runs (export.go, debug.go), from this server's archive.
-	s.handle("GET /v1/operator/log/export", s.exportLog)
-	s.handle("GET /v1/operator/snapshot", s.leaderOnly(s.saveSnapshot)) // snapshot.go
-	s.handle("PUT /v1/operator/snapshot", s.leader(s.restoreSnapshot))
-	s.handle("POST /v1/operator/snapshot", s.leader(s.restoreSnapshot))
-	s.handle("GET /v1/debug/reschedule/{eval_id}", s.debugReschedule)
+	s.handle("GET /v1/operator/log/export", endpoint(s.exportLog))
+	s.handle("GET /v1/operator/snapshot", s.leaderOnly(endpoint(s.saveSnapshot))) // snapshot.go
+	s.handle("PUT /v1/operator/snapshot", s.leader(endpoint(s.restoreSnapshot)))
+	s.handle("POST /v1/operator/snapshot", s.leader(endpoint(s.restoreSnapshot)))
+	s.handle("GET /v1/debug/reschedule/{eval_id}", endpoint(s.debugReschedule))
 	s.projectionRoutes() // projections.go: rebuild, verify, list (local to this server)
 	s.mirrorRoutes()     // mirror.go: the Kafka mirror's status and verify (on the leader)
 	s.keyringRoutes()    // keyring.go: root keys, key material for peers, JWKS, identities
 	s.aclRoutes()        // acl.go: bootstrap, policies, tokens, roles
 	s.launcherRoutes()   // launcher.go: providers, tenants, node requests, instances
 	s.csiRoutes()        // csi.go: CSI volumes and plugins
-	s.handle("GET /v1/operator/raft/configuration", s.leaderOnly(s.raftConfiguration))
+	s.handle("GET /v1/operator/raft/configuration", s.leaderOnly(endpoint(s.raftConfiguration)))
 	s.handle("GET /v1/operator/history", s.historyStatusHandler) // attime.go
-	s.handle("GET /v1/status/leader", s.statusLeader)
-	s.handle("GET /v1/status/peers", s.statusPeers)
-	s.handle("GET /v1/agent/self", s.agentSelf)
-	s.handle("GET /v1/agent/health", s.agentHealth)
-	s.handle("GET /v1/metrics", s.serveMetrics)
+	s.handle("GET /v1/status/leader", endpoint(s.statusLeader))
+	s.handle("GET /v1/status/peers", endpoint(s.statusPeers))
+	s.handle("GET /v1/agent/self", endpoint(s.agentSelf))
+	s.handle("GET /v1/agent/health", endpoint(s.agentHealth))
+	s.handle("GET /v1/metrics", endpoint(s.serveMetrics))
 	if s.cfg.EnableDebug {
 		// Go's profiler, as Nomad's enable_debug serves it; dev agents only by default.
 		s.mux.HandleFunc("/debug/pprof/", pprof.Index)
@@ -309,4 +309,15 @@ func request(r *http.Request) commands.Request {
 		id = r.Header.Get("X-Ordo-Command-Id")
 	}
 	return commands.Request{CommandID: id, Actor: actorOf(r)} // authz.go
+}
+
+// endpoint adapts a handler that returns its error to an
+// http.HandlerFunc: the error is answered here, once, as the JSON error
+// body with the status commands.Status gives it (writeError).
+func endpoint(h func(http.ResponseWriter, *http.Request) error) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if err := h(w, r); err != nil {
+			writeError(w, err)
+		}
+	}
 }

@@ -34,20 +34,19 @@ type Snapshots interface {
 // state (any server's with ?stale) streamed as a snapshot file, at the
 // applied index X-Nomad-Index names. An error while streaming aborts the
 // response, so the file ends without its trailer and a restore refuses it.
-func (s *Server) saveSnapshot(w http.ResponseWriter, r *http.Request) {
+func (s *Server) saveSnapshot(w http.ResponseWriter, r *http.Request) error {
 	if s.cfg.Snapshots == nil {
 		writeJSON(w, http.StatusNotImplemented, errorBody{Error: errNoSnapshots.Error(), Status: http.StatusNotImplemented})
-		return
+		return nil
 	}
 	if refuseHistorical(w, r, "a snapshot saves the current state, not a past one") {
-		return
+		return nil
 	}
 	snap := s.cfg.FSM.Store().Snapshot()
 	defer snap.Close()
 	index, err := projections.NewView(snap).AppliedIndex()
 	if err != nil {
-		writeError(w, err)
-		return
+		return err
 	}
 	lw := &lazyWriter{w: w, start: func() {
 		h := w.Header()
@@ -57,27 +56,27 @@ func (s *Server) saveSnapshot(w http.ResponseWriter, r *http.Request) {
 	}}
 	if err := s.cfg.Snapshots.Save(lw, snap); err != nil {
 		if !lw.started {
-			writeError(w, err)
-			return
+			return err
 		}
 		s.cfg.Logger.Warn("snapshot save aborted mid-stream", "index", index, "err", err)
 		panic(http.ErrAbortHandler)
 	}
+	return nil
 }
 
 // restoreSnapshot serves PUT /v1/operator/snapshot on the leader: the
 // body is a snapshot file, installed as the whole state of the cluster.
 // The body has no size limit (a state store's size); it is checked whole
 // before anything is installed.
-func (s *Server) restoreSnapshot(w http.ResponseWriter, r *http.Request) {
+func (s *Server) restoreSnapshot(w http.ResponseWriter, r *http.Request) error {
 	if s.cfg.Snapshots == nil {
 		writeJSON(w, http.StatusNotImplemented, errorBody{Error: errNoSnapshots.Error(), Status: http.StatusNotImplemented})
-		return
+		return nil
 	}
 	out, err := s.cfg.Snapshots.Restore(r.Context(), request(r), r.Body)
 	if err != nil {
-		writeError(w, err)
-		return
+		return err
 	}
 	writeJSON(w, http.StatusOK, out)
+	return nil
 }

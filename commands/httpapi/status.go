@@ -10,16 +10,16 @@ import (
 	"github.com/ordoplane/ordo/commands"
 )
 
-func (s *Server) statusLeader(w http.ResponseWriter, _ *http.Request) {
+func (s *Server) statusLeader(w http.ResponseWriter, _ *http.Request) error {
 	_, addr := s.node.Leader()
 	writeJSON(w, http.StatusOK, addr)
+	return nil
 }
 
-func (s *Server) statusPeers(w http.ResponseWriter, _ *http.Request) {
+func (s *Server) statusPeers(w http.ResponseWriter, _ *http.Request) error {
 	servers, err := s.node.Servers()
 	if err != nil {
-		writeError(w, err)
-		return
+		return err
 	}
 	peers := []string{}
 	for _, sv := range servers {
@@ -28,6 +28,7 @@ func (s *Server) statusPeers(w http.ResponseWriter, _ *http.Request) {
 		}
 	}
 	writeJSON(w, http.StatusOK, peers)
+	return nil
 }
 
 // raftServer is one entry of /v1/operator/raft/configuration, Nomad-shaped.
@@ -40,11 +41,10 @@ type raftServer struct {
 	RaftProtocol string
 }
 
-func (s *Server) raftConfiguration(w http.ResponseWriter, _ *http.Request) {
+func (s *Server) raftConfiguration(w http.ResponseWriter, _ *http.Request) error {
 	servers, err := s.node.Servers()
 	if err != nil {
-		writeError(w, err)
-		return
+		return err
 	}
 	leaderID, _ := s.node.Leader()
 	out := struct {
@@ -56,9 +56,10 @@ func (s *Server) raftConfiguration(w http.ResponseWriter, _ *http.Request) {
 			Leader: sv.ID == leaderID, Voter: sv.Voter, RaftProtocol: "3"})
 	}
 	writeJSON(w, http.StatusOK, out)
+	return nil
 }
 
-func (s *Server) agentSelf(w http.ResponseWriter, _ *http.Request) {
+func (s *Server) agentSelf(w http.ResponseWriter, _ *http.Request) error {
 	leaderID, leaderAddr := s.node.Leader()
 	writeJSON(w, http.StatusOK, map[string]any{
 		"config": s.cfg.Self.Config,
@@ -76,11 +77,12 @@ func (s *Server) agentSelf(w http.ResponseWriter, _ *http.Request) {
 			},
 		},
 	})
+	return nil
 }
 
 // agentHealth answers 200 when this server knows a leader, 503 otherwise,
 // with the state of each projection (rebuilding ones with their progress).
-func (s *Server) agentHealth(w http.ResponseWriter, _ *http.Request) {
+func (s *Server) agentHealth(w http.ResponseWriter, _ *http.Request) error {
 	id, _ := s.node.Leader()
 	ok := id != ""
 	body := map[string]any{"server": map[string]any{"ok": ok, "message": "ok"}}
@@ -93,22 +95,24 @@ func (s *Server) agentHealth(w http.ResponseWriter, _ *http.Request) {
 		body["server"] = map[string]any{"ok": false, "message": h.Error()}
 		body["fsm"] = map[string]any{"halted": true, "index": h.Index, "build": h.Build, "reason": h.Err.Error()}
 		writeJSON(w, http.StatusServiceUnavailable, body)
-		return
+		return nil
 	}
 	if !ok {
 		body["server"] = map[string]any{"ok": false, "message": commands.ErrNoLeader.Error()}
 		writeJSON(w, http.StatusServiceUnavailable, body)
-		return
+		return nil
 	}
 	writeJSON(w, http.StatusOK, body)
+	return nil
 }
 
-func (s *Server) serveMetrics(w http.ResponseWriter, r *http.Request) {
+func (s *Server) serveMetrics(w http.ResponseWriter, r *http.Request) error {
 	if s.cfg.Gatherer == nil {
 		writeJSON(w, http.StatusOK, map[string]any{})
-		return
+		return nil
 	}
 	// Nomad serves JSON by default and Prometheus text with format=prometheus;
 	// ordo serves Prometheus text either way, which is what its users scrape.
 	promhttp.HandlerFor(s.cfg.Gatherer, promhttp.HandlerOpts{Timeout: 10 * time.Second}).ServeHTTP(w, r)
+	return nil
 }

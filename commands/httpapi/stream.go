@@ -76,11 +76,10 @@ type streamFrame struct {
 // eventStream serves GET /v1/event/stream: archived events from ?index,
 // then live ones as they are applied, one frame per index, with {} as a
 // heartbeat when idle.
-func (s *Server) eventStream(w http.ResponseWriter, r *http.Request) {
+func (s *Server) eventStream(w http.ResponseWriter, r *http.Request) error {
 	filter, err := parseTopics(r)
 	if err != nil {
-		writeError(w, err)
-		return
+		return err
 	}
 	notify := s.cfg.FSM.Notifier()
 	applied, _ := notify.Applied()
@@ -88,8 +87,7 @@ func (s *Server) eventStream(w http.ResponseWriter, r *http.Request) {
 	if v := r.URL.Query().Get("index"); v != "" {
 		n, err := strconv.ParseUint(v, 10, 64)
 		if err != nil {
-			writeError(w, commands.Invalid("index", "%q is not a non-negative integer", v))
-			return
+			return commands.Invalid("index", "%q is not a non-negative integer", v)
 		}
 		if n > 0 {
 			next = n
@@ -116,7 +114,7 @@ func (s *Server) eventStream(w http.ResponseWriter, r *http.Request) {
 			n, err := s.sendFrames(enc, filter, next, applied)
 			if err != nil {
 				s.cfg.Logger.Warn("event stream ended", "err", err, "index", next)
-				return
+				return nil
 			}
 			next = n
 			flush()
@@ -124,10 +122,10 @@ func (s *Server) eventStream(w http.ResponseWriter, r *http.Request) {
 		}
 		select {
 		case <-r.Context().Done():
-			return
+			return nil
 		case <-heartbeat.C:
 			if _, err := w.Write([]byte("{}\n")); err != nil {
-				return
+				return nil
 			}
 			flush()
 		case <-wake:

@@ -28,11 +28,11 @@ import (
 var variableTables = []string{pv.Table}
 
 func (s *Server) variableRoutes() {
-	s.handle("GET /v1/vars", s.leader(s.listVariables))
-	s.handle("GET /v1/var/{path...}", s.leader(s.getVariable))
-	s.handle("PUT /v1/var/{path...}", s.leader(s.putVariable))
-	s.handle("POST /v1/var/{path...}", s.leader(s.putVariable))
-	s.handle("DELETE /v1/var/{path...}", s.leader(s.deleteVariable))
+	s.handle("GET /v1/vars", s.leader(endpoint(s.listVariables)))
+	s.handle("GET /v1/var/{path...}", s.leader(endpoint(s.getVariable)))
+	s.handle("PUT /v1/var/{path...}", s.leader(endpoint(s.putVariable)))
+	s.handle("POST /v1/var/{path...}", s.leader(endpoint(s.putVariable)))
+	s.handle("DELETE /v1/var/{path...}", s.leader(endpoint(s.deleteVariable)))
 }
 
 // variableJSON is a variable as the API shows it: Nomad's api.Variable
@@ -99,16 +99,16 @@ func varTokenKey(token string) (string, bool) {
 
 // listVariables lists variables' metadata (never items) by namespace then
 // path, paged with next_token "<namespace>.<path>", as Nomad's GET /v1/vars.
-func (s *Server) listVariables(w http.ResponseWriter, r *http.Request) {
+func (s *Server) listVariables(w http.ResponseWriter, r *http.Request) error {
 	pq, err := parsePage(r, varTokenKey)
 	if err != nil {
 		writeVariableError(w, err)
-		return
+		return nil
 	}
 	if pq.namespace != pv.AllNamespaces {
 		if err := namespace.ValidName("namespace", pq.namespace); err != nil {
 			writeVariableError(w, err)
-			return
+			return nil
 		}
 	}
 	s.queryPage(w, r, variableTables, func(v projections.View) (any, error) {
@@ -122,18 +122,19 @@ func (s *Server) listVariables(w http.ResponseWriter, r *http.Request) {
 			})
 		return p.result(err)
 	})
+	return nil
 }
 
 // getVariable answers the variable with its items decrypted; a blocking
 // query waits on the variables table.
-func (s *Server) getVariable(w http.ResponseWriter, r *http.Request) {
+func (s *Server) getVariable(w http.ResponseWriter, r *http.Request) error {
 	if s.noEncrypter(w) {
-		return
+		return nil
 	}
 	ns, path, err := variableTarget(r)
 	if err != nil {
 		writeVariableError(w, err)
-		return
+		return nil
 	}
 	res, index, err := s.answer(w, r, variableTables, func(v projections.View) (any, error) {
 		vr, err := pv.Get(v, ns, path)
@@ -146,14 +147,15 @@ func (s *Server) getVariable(w http.ResponseWriter, r *http.Request) {
 	})
 	if errors.Is(err, variables.ErrKeyring) && isFollowerRead(r) {
 		s.fwd.forward(w, r) // the key has not reached this server yet
-		return
+		return nil
 	}
 	if err != nil {
 		writeVariableError(w, err)
-		return
+		return nil
 	}
 	setIndex(w, index)
 	writeJSON(w, http.StatusOK, res)
+	return nil
 }
 
 // openVariable returns vr with its items decrypted.
@@ -201,29 +203,30 @@ func refuseLocks(r *http.Request) error {
 // putVariable creates or replaces a variable (?cas=N: only if its modify
 // index is N, 0 for absent) and answers it as written; a cas mismatch
 // answers 409 with the current variable, as Nomad does.
-func (s *Server) putVariable(w http.ResponseWriter, r *http.Request) {
+func (s *Server) putVariable(w http.ResponseWriter, r *http.Request) error {
 	if s.noEncrypter(w) {
-		return
+		return nil
 	}
 	cmd, items, err := s.decodeVariablePut(r)
 	if err != nil {
 		writeVariableError(w, err)
-		return
+		return nil
 	}
 	out, err := s.cfg.Pipeline.Run(r.Context(), "variable.put", request(r), cmd)
 	if err != nil {
 		s.variableError(w, r, cmd.Namespace, cmd.Path, err)
-		return
+		return nil
 	}
 	res, err := writtenVariable(out, cmd.Namespace, cmd.Path)
 	if err != nil {
 		writeVariableError(w, err)
-		return
+		return nil
 	}
 	s.cfg.Logger.Debug("variable written", "namespace", cmd.Namespace, "path", cmd.Path, "key_id", cmd.KeyID, "index", out.Index)
 	res.Items = items
 	setIndex(w, out.Index)
 	writeJSON(w, http.StatusOK, res)
+	return nil
 }
 
 // writtenVariable is a put's answer: the variable as the put's own entry
@@ -283,30 +286,31 @@ func (s *Server) decodeVariablePut(r *http.Request) (variables.Put, variables.It
 }
 
 // deleteVariable removes a variable (?cas=N: only at modify index N).
-func (s *Server) deleteVariable(w http.ResponseWriter, r *http.Request) {
+func (s *Server) deleteVariable(w http.ResponseWriter, r *http.Request) error {
 	if s.noEncrypter(w) {
-		return
+		return nil
 	}
 	if err := refuseLocks(r); err != nil {
 		writeVariableError(w, err)
-		return
+		return nil
 	}
 	ns, path, err := variableTarget(r)
 	if err != nil {
 		writeVariableError(w, err)
-		return
+		return nil
 	}
 	cas, err := parseCAS(r)
 	if err != nil {
 		writeVariableError(w, err)
-		return
+		return nil
 	}
 	out, err := s.cfg.Pipeline.Run(r.Context(), "variable.delete", request(r), variables.Delete{Namespace: ns, Path: path, CAS: cas})
 	if err != nil {
 		s.variableError(w, r, ns, path, err)
-		return
+		return nil
 	}
 	writeResult(w, out)
+	return nil
 }
 
 // variableError answers a failed write; a cas mismatch with 409 and the
