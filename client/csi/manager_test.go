@@ -11,6 +11,7 @@ import (
 	"github.com/ordoplane/ordo/client/csi"
 	api "github.com/ordoplane/ordo/commands/csi"
 	"github.com/ordoplane/ordo/events"
+	"github.com/ordoplane/ordo/storage/waittest"
 )
 
 // TestManagerWithHostpath runs tools/csi-hostpath as a process and drives
@@ -44,16 +45,11 @@ func TestManagerWithHostpath(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	deadline := time.Now().Add(20 * time.Second)
-	for {
+	if !waittest.Poll(20*time.Second, func() bool {
 		c, n = m.Fingerprint(ctx)
-		if c["hostpath"].Healthy && n["hostpath"].Healthy {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("plugin never healthy: %+v", c["hostpath"])
-		}
-		time.Sleep(50 * time.Millisecond)
+		return c["hostpath"].Healthy && n["hostpath"].Healthy
+	}) {
+		t.Fatalf("plugin never healthy: %+v", c["hostpath"])
 	}
 	if got := n["hostpath"].NodeInfo; got.ID != "n1" || len(got.Capabilities) != 1 || got.Capabilities[0] != "STAGE_UNSTAGE_VOLUME" {
 		t.Fatalf("node info %+v", got)

@@ -26,6 +26,7 @@ import (
 	"github.com/ordoplane/ordo/client/httpapi"
 	"github.com/ordoplane/ordo/events"
 	"github.com/ordoplane/ordo/storage/clock/clocktest"
+	"github.com/ordoplane/ordo/storage/waittest"
 )
 
 const testTimeout = 20 * time.Second
@@ -316,13 +317,7 @@ func TestLogsFollowEndsWithTheCaller(t *testing.T) {
 	resp.Body.Close()
 	// The handler stops waiting on the clock (httptest's Close, at
 	// cleanup, waits for it too).
-	deadline := time.Now().Add(testTimeout)
-	for clk.Waiters() > 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("the stream still polls after the caller left")
-		}
-		time.Sleep(time.Millisecond)
-	}
+	waittest.For(t, testTimeout, "the stream to stop polling after the caller left", func() bool { return clk.Waiters() == 0 })
 }
 
 // Unknown allocs and tasks are 404s; bad parameters 400s naming them.

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ordoplane/ordo/storage/waittest"
 )
 
 func TestDevAgentNamespaces(t *testing.T) {
@@ -24,20 +26,15 @@ func TestDevAgentNamespaces(t *testing.T) {
 	}
 	defer a.Shutdown()
 	base := "http://" + a.HTTPAddr()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		resp, err := http.Get(base + "/v1/namespace/default")
-		if err == nil && resp.StatusCode == 200 {
-			resp.Body.Close()
-			break
-		}
+	if !waittest.Poll(10*time.Second, func() bool {
+		var resp *http.Response
+		resp, err = http.Get(base + "/v1/namespace/default")
 		if resp != nil {
 			resp.Body.Close()
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("default namespace never appeared: %v", err)
-		}
-		time.Sleep(20 * time.Millisecond)
+		return err == nil && resp.StatusCode == 200
+	}) {
+		t.Fatalf("default namespace never appeared: %v", err)
 	}
 	req, _ := http.NewRequest("PUT", base+"/v1/namespace/payments", strings.NewReader(`{"Name":"payments","Description":"payments team"}`))
 	resp, err := http.DefaultClient.Do(req)

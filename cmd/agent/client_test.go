@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"testing"
 	"time"
+
+	"github.com/ordoplane/ordo/storage/waittest"
 )
 
 // A dev agent with the client role registers its own node; a client-only
@@ -45,9 +47,9 @@ func TestClientRole(t *testing.T) {
 	}
 	defer cl.Shutdown()
 
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		var nodes []struct{ Name, Status string }
+	var nodes []struct{ Name, Status string }
+	if !waittest.Poll(20*time.Second, func() bool {
+		nodes = nil
 		resp, err := http.Get("http://" + srv.HTTPAddr() + "/v1/nodes")
 		if err == nil {
 			json.NewDecoder(resp.Body).Decode(&nodes)
@@ -57,13 +59,9 @@ func TestClientRole(t *testing.T) {
 		for _, n := range nodes {
 			ready[n.Name] = n.Status == "ready"
 		}
-		if ready["n1"] && ready["n2"] {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("nodes %+v, want n1 and n2 ready", nodes)
-		}
-		time.Sleep(20 * time.Millisecond)
+		return ready["n1"] && ready["n2"]
+	}) {
+		t.Fatalf("nodes %+v, want n1 and n2 ready", nodes)
 	}
 	if err := cl.Shutdown(); err != nil {
 		t.Fatal(err)

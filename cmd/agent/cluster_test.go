@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ordoplane/ordo/storage/waittest"
 	"github.com/ordoplane/ordo/test/testlog"
 )
 
@@ -60,12 +61,11 @@ func TestJoinWithWrongSecret(t *testing.T) {
 	s1 := start("the-right-cluster-secret", 1, nil, io.Discard)
 	logs := &testlog.Buffer{}
 	s2 := start("a-wrong-cluster-secret!!", 0, []string{s1.HTTPAddr()}, logs)
-	deadline := time.Now().Add(20 * time.Second)
-	for !strings.Contains(logs.String(), "join refused") || !strings.Contains(logs.String(), "cluster secret") {
-		if time.Now().After(deadline) {
-			t.Fatalf("s2 never logged its refused join:\n%s", logs.String())
-		}
-		time.Sleep(20 * time.Millisecond) // polling a log a goroutine writes; no state to wait on
+	// Polling a log a goroutine writes: there is no state to wait on.
+	if !waittest.Poll(20*time.Second, func() bool {
+		return strings.Contains(logs.String(), "join refused") && strings.Contains(logs.String(), "cluster secret")
+	}) {
+		t.Fatalf("s2 never logged its refused join:\n%s", logs.String())
 	}
 	list, err := s1.Node().Servers()
 	if err != nil || len(list) != 1 || list[0].ID != s1.ID() {

@@ -18,6 +18,7 @@ import (
 	"github.com/ordoplane/ordo/projections/all"
 	"github.com/ordoplane/ordo/projections/namespaces"
 	"github.com/ordoplane/ordo/storage/archive"
+	"github.com/ordoplane/ordo/storage/waittest"
 )
 
 // newerNamespaces is the namespaces projection of a newer build.
@@ -42,18 +43,6 @@ func playBuild(t *testing.T, version string) {
 	old := buildVersion
 	buildVersion = version
 	t.Cleanup(func() { buildVersion = old })
-}
-
-// waitFor polls cond until it holds or 10 s pass.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
 }
 
 func status(url string) int {
@@ -82,7 +71,7 @@ func TestOlderBuildRefusesNewerDataDir(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the default namespace", func() bool { return status("http://"+a.HTTPAddr()+"/v1/namespace/default") == 200 })
+	waittest.For(t, 10*time.Second, "the default namespace", func() bool { return status("http://"+a.HTTPAddr()+"/v1/namespace/default") == 200 })
 	if err := a.Shutdown(); err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +93,7 @@ func TestOlderBuildRefusesNewerDataDir(t *testing.T) {
 	if err != nil {
 		t.Fatalf("newer build after the refusal: %v", err)
 	}
-	waitFor(t, "the default namespace", func() bool { return status("http://"+a.HTTPAddr()+"/v1/namespace/default") == 200 })
+	waittest.For(t, 10*time.Second, "the default namespace", func() bool { return status("http://"+a.HTTPAddr()+"/v1/namespace/default") == 200 })
 	a.Shutdown()
 }
 
@@ -121,7 +110,7 @@ func TestUnknownEventHaltsServer(t *testing.T) {
 	}
 	defer func() { a.Shutdown() }()
 	base := "http://" + a.HTTPAddr()
-	waitFor(t, "the default namespace", func() bool { return status(base+"/v1/namespace/default") == 200 })
+	waittest.For(t, 10*time.Second, "the default namespace", func() bool { return status(base+"/v1/namespace/default") == 200 })
 
 	entry := &events.Entry{Time: time.Now().UnixNano(), CommandID: "from-a-newer-build", Events: []events.Event{
 		{Type: "ComponentTeleported", Version: 1, ID: "x", Payload: []byte{0x80}}}}
@@ -134,7 +123,7 @@ func TestUnknownEventHaltsServer(t *testing.T) {
 	// The answer may be lost to the halt: the server stops raft as soon as
 	// its FSM halts, perhaps before raft answers.
 	_, index, err := a.Node().Append(ctx, data)
-	waitFor(t, "the halt", func() bool { return a.FSM().Halt() != nil })
+	waittest.For(t, 10*time.Second, "the halt", func() bool { return a.FSM().Halt() != nil })
 	h := a.FSM().Halt()
 	if err == nil && h.Index != index || !errors.Is(h, events.ErrUnknownType) || !strings.Contains(h.Error(), "ComponentTeleported") {
 		t.Fatalf("halt %v, want at the entry appended at %d (%v)", h, index, err)
@@ -171,9 +160,9 @@ func TestUnknownEventHaltsServer(t *testing.T) {
 	if got := gaugeValue(t, a, "ordo_fsm_halted"); got != 1 {
 		t.Fatalf("ordo_fsm_halted = %v", got)
 	}
-	waitFor(t, "raft to stop", func() bool { return a.Node().State() == "Shutdown" })
+	waittest.For(t, 10*time.Second, "raft to stop", func() bool { return a.Node().State() == "Shutdown" })
 	// The leader-only processors stop with it.
-	waitFor(t, "the processors to stop", func() bool { return gaugeValue(t, a, "ordo_raft_leader") == 0 })
+	waittest.For(t, 10*time.Second, "the processors to stop", func() bool { return gaugeValue(t, a, "ordo_raft_leader") == 0 })
 	if _, _, err := a.Node().Append(ctx, data); err == nil {
 		t.Fatal("a halted server appended an entry")
 	}
@@ -189,7 +178,7 @@ func TestUnknownEventHaltsServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the halt after a restart", func() bool { return a.FSM().Halt() != nil })
+	waittest.For(t, 10*time.Second, "the halt after a restart", func() bool { return a.FSM().Halt() != nil })
 	if h := a.FSM().Halt(); h.Index != index || a.FSM().Applied() != index-1 {
 		t.Fatalf("after a restart: halt %v, applied %d", h, a.FSM().Applied())
 	}
@@ -227,7 +216,7 @@ func TestOlderBuildRefusesNewerSnapshotFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	base := "http://" + a.HTTPAddr()
-	waitFor(t, "the default namespace", func() bool { return status(base+"/v1/namespace/default") == 200 })
+	waittest.For(t, 10*time.Second, "the default namespace", func() bool { return status(base+"/v1/namespace/default") == 200 })
 	resp, err := http.Get(base + "/v1/operator/snapshot")
 	if err != nil {
 		t.Fatal(err)
@@ -246,7 +235,7 @@ func TestOlderBuildRefusesNewerSnapshotFile(t *testing.T) {
 	}
 	defer b.Shutdown()
 	base = "http://" + b.HTTPAddr()
-	waitFor(t, "the default namespace", func() bool { return status(base+"/v1/namespace/default") == 200 })
+	waittest.For(t, 10*time.Second, "the default namespace", func() bool { return status(base+"/v1/namespace/default") == 200 })
 	applied := b.FSM().Applied()
 	req, _ := http.NewRequest(http.MethodPut, base+"/v1/operator/snapshot", bytes.NewReader(file))
 	resp, err = http.DefaultClient.Do(req)

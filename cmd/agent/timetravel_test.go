@@ -22,6 +22,7 @@ import (
 	"github.com/ordoplane/ordo/history/timetravel"
 	"github.com/ordoplane/ordo/projections"
 	"github.com/ordoplane/ordo/storage/archive"
+	"github.com/ordoplane/ordo/storage/waittest"
 	"github.com/ordoplane/ordo/test/replay"
 )
 
@@ -50,16 +51,10 @@ func ttAgent(t *testing.T, opts ...func(*timetravel.Options)) (*agent.Agent, *ap
 	if err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		if _, _, err := c.Namespaces().Info("default", nil); err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the default namespace never appeared")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	waittest.For(t, 20*time.Second, "the default namespace", func() bool {
+		_, _, err := c.Namespaces().Info("default", nil)
+		return err == nil
+	})
 	return a, c
 }
 
@@ -534,8 +529,8 @@ func TestHistoryStatus(t *testing.T) {
 	}
 	applied := a.FSM().Applied()
 	var st timetravel.Status
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	// The checks below say what is missing when the wait gives up.
+	waittest.Poll(10*time.Second, func() bool {
 		ans := get(t, a, "/v1/operator/history")
 		if ans.status != http.StatusOK {
 			t.Fatalf("GET /v1/operator/history: %d %s", ans.status, ans.body)
@@ -543,12 +538,9 @@ func TestHistoryStatus(t *testing.T) {
 		if err := json.Unmarshal([]byte(ans.body), &st); err != nil {
 			t.Fatal(err)
 		}
-		if st.Versions != nil && len(st.Versions.Spans) > 0 && st.Versions.Spans[len(st.Versions.Spans)-1].To >= applied &&
-			len(st.Checkpoints) > 0 || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return st.Versions != nil && len(st.Versions.Spans) > 0 && st.Versions.Spans[len(st.Versions.Spans)-1].To >= applied &&
+			len(st.Checkpoints) > 0
+	})
 	if st.Applied < applied || st.Versions == nil || len(st.Versions.Spans) == 0 {
 		t.Fatalf("status %+v", st)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/ordoplane/ordo/projections"
 	pv "github.com/ordoplane/ordo/projections/variables"
+	"github.com/ordoplane/ordo/storage/waittest"
 )
 
 // TestKeyringCLI runs ordo operator root keyring list|rotate|remove
@@ -43,27 +44,19 @@ func TestKeyringCLI(t *testing.T) {
 	}
 	waitState := func(id, state string) {
 		t.Helper()
-		deadline := time.Now().Add(15 * time.Second)
-		for keys()[id].State != state {
-			if time.Now().After(deadline) {
-				t.Fatalf("key %s is %q, want %s", id, keys()[id].State, state)
-			}
-			time.Sleep(20 * time.Millisecond)
+		if !waittest.Poll(15*time.Second, func() bool { return keys()[id].State == state }) {
+			t.Fatalf("key %s is %q, want %s", id, keys()[id].State, state)
 		}
 	}
 	var first string
-	deadline := time.Now().Add(10 * time.Second)
-	for first == "" {
+	waittest.For(t, 10*time.Second, "the first root key", func() bool {
 		for id, k := range keys() {
 			if k.State == "active" {
 				first = id
 			}
 		}
-		if first == "" && time.Now().After(deadline) {
-			t.Fatal("no first root key")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return first != ""
+	})
 	out := run(0, "operator", "root", "keyring", "list")
 	if !regexp.MustCompile(`(?m)^Key\s+State\s+Algorithm\s+Create Time$`).MatchString(out) ||
 		!regexp.MustCompile(`(?m)^`+first+`\s+active\s+aes256-gcm\s+\d{4}-`).MatchString(out) {

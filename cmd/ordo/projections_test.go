@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ordoplane/ordo/cmd/agent"
+	"github.com/ordoplane/ordo/storage/waittest"
 )
 
 // TestProjectionsCommands runs list, rebuild (with its progress bar) and
@@ -32,16 +33,13 @@ func TestProjectionsCommands(t *testing.T) {
 	}()
 	addr := "http://" + a.HTTPAddr()
 	for i := range 20 {
-		deadline := time.Now().Add(15 * time.Second)
-		for {
-			code, _, stderr := runCLI("namespace", "apply", "-address", addr, "team-"+string(rune('a'+i)))
-			if code == 0 {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("namespace apply: %s", stderr)
-			}
-			time.Sleep(50 * time.Millisecond)
+		var stderr string
+		if !waittest.Poll(15*time.Second, func() bool {
+			var code int
+			code, _, stderr = runCLI("namespace", "apply", "-address", addr, "team-"+string(rune('a'+i)))
+			return code == 0
+		}) {
+			t.Fatalf("namespace apply: %s", stderr)
 		}
 	}
 

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ordoplane/ordo/storage/waittest"
 )
 
 // TestVarCLI runs ordo var put/get/list/purge against a dev agent: items
@@ -22,16 +24,11 @@ func TestVarCLI(t *testing.T) {
 		return out + errOut
 	}
 	// The first root key appears just after the leader starts.
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	if !waittest.Poll(10*time.Second, func() bool {
 		code, _, _ := runCLI("var", "put", "-address", addr, "-cas", "0", "app/db", "user=app", "password=hunter2")
-		if code == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			run(0, "var", "put", "-cas", "0", "app/db", "user=app", "password=hunter2")
-		}
-		time.Sleep(20 * time.Millisecond)
+		return code == 0
+	}) {
+		run(0, "var", "put", "-cas", "0", "app/db", "user=app", "password=hunter2") // fails, with the CLI's output
 	}
 	if out := run(1, "var", "put", "-cas", "0", "app/db", "password=x"); !strings.Contains(out, "already exists at modify index") {
 		t.Fatalf("cas 0 on an existing variable: %s", out)

@@ -21,6 +21,7 @@ import (
 	"github.com/ordoplane/ordo/commands/acl"
 	"github.com/ordoplane/ordo/commands/acl/policy"
 	"github.com/ordoplane/ordo/commands/httpapi"
+	"github.com/ordoplane/ordo/storage/waittest"
 	"github.com/ordoplane/ordo/test/testlog"
 )
 
@@ -58,13 +59,9 @@ func startACLAgent(t *testing.T) *aclAgent {
 			a.Shutdown()
 		}
 	})
-	deadline := time.Now().Add(10 * time.Second)
-	for !a.Node().IsLeader() || g.call(t, "GET", "/v1/status/leader", "", nil) != 200 {
-		if time.Now().After(deadline) {
-			t.Fatal("no leader")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	waittest.For(t, 10*time.Second, "a leader", func() bool {
+		return a.Node().IsLeader() && g.call(t, "GET", "/v1/status/leader", "", nil) == 200
+	})
 	return g
 }
 

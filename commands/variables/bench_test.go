@@ -16,6 +16,7 @@ import (
 	"github.com/ordoplane/ordo/commands/variables/variablestest"
 	"github.com/ordoplane/ordo/projections"
 	"github.com/ordoplane/ordo/projections/keyring"
+	"github.com/ordoplane/ordo/storage/waittest"
 )
 
 // benchAgent starts a dev agent (synced raft log, as in production) and
@@ -34,19 +35,13 @@ func benchAgent(b *testing.B) string {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { a.Shutdown() })
-	deadline := time.Now().Add(15 * time.Second)
-	for {
+	waittest.For(b, 15*time.Second, "an active root key", func() bool {
 		snap := a.Store().Snapshot()
 		_, err := keyring.Active(projections.NewView(snap))
 		snap.Close()
-		if err == nil && a.Node().IsLeader() {
-			return "http://" + a.HTTPAddr()
-		}
-		if time.Now().After(deadline) {
-			b.Fatal("no active root key")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return err == nil && a.Node().IsLeader()
+	})
+	return "http://" + a.HTTPAddr()
 }
 
 func benchDo(b *testing.B, c *http.Client, method, url string, body []byte) {

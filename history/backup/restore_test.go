@@ -22,21 +22,8 @@ import (
 	"github.com/ordoplane/ordo/projections/projectionstest"
 	"github.com/ordoplane/ordo/storage/kv"
 	"github.com/ordoplane/ordo/storage/raftlog"
+	"github.com/ordoplane/ordo/storage/waittest"
 )
-
-// waitFor checks cond until it holds, failing t after timeout.
-func waitFor(t testing.TB, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	tick := time.NewTicker(10 * time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", timeout, what)
-		}
-		<-tick.C
-	}
-}
 
 // server is one raft node over an FSM, as an agent runs them.
 type server struct {
@@ -63,7 +50,7 @@ func startServer(t *testing.T, bootstrap bool) *server {
 	s.node = n
 	t.Cleanup(func() { n.Shutdown() })
 	if bootstrap {
-		waitFor(t, 10*time.Second, "the node to lead", n.IsLeader)
+		waittest.For(t, 10*time.Second, "the node to lead", n.IsLeader)
 	}
 	return s
 }

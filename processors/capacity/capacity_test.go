@@ -22,6 +22,7 @@ import (
 	"github.com/ordoplane/ordo/projections/nodes"
 	pt "github.com/ordoplane/ordo/projections/projectionstest"
 	"github.com/ordoplane/ordo/storage/clock/clocktest"
+	"github.com/ordoplane/ordo/storage/waittest"
 )
 
 // seed is a command that appends the events it holds: the test plays
@@ -129,15 +130,9 @@ func (f *fixture) seed(evs ...events.Payload) { f.t.Helper(); f.submit("seed", s
 // Seen.
 func (f *fixture) settle() {
 	f.t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		seen := f.proc.Seen()
-		if seen == f.fsm.Applied() {
-			return
-		}
-		time.Sleep(5 * time.Millisecond)
+	if !waittest.Poll(10*time.Second, func() bool { return f.proc.Seen() == f.fsm.Applied() }) {
+		f.t.Fatalf("processor did not settle: seen %d, applied %d", f.proc.Seen(), f.fsm.Applied())
 	}
-	f.t.Fatalf("processor did not settle: seen %d, applied %d", f.proc.Seen(), f.fsm.Applied())
 }
 
 func (f *fixture) view(fn func(v projections.View)) {
@@ -346,7 +341,7 @@ func TestIdleReturnAfterTimeout(t *testing.T) {
 	f.seed(job("a", "batch", 1))
 	f.seed(blocked("a", 1, f.fsm.Applied()))
 	var req *plauncher.Request
-	waitFor(t, "a fulfilled request", func() bool {
+	waittest.For(t, 10*time.Second, "a fulfilled request", func() bool {
 		f.clock.Advance(time.Second) // the launcher polls its create machines on the clock
 		got := f.requests("batch")[events.RequestFulfilled]
 		if len(got) == 1 {
@@ -383,7 +378,7 @@ func TestIdleReturnAfterTimeout(t *testing.T) {
 		}
 	})
 	f.clock.Advance(time.Minute)
-	waitFor(t, "the request deleted, the instance deleted and the node deregistered", func() bool {
+	waittest.For(t, 10*time.Second, "the request deleted, the instance deleted and the node deregistered", func() bool {
 		f.clock.Advance(time.Second) // the launcher polls its delete machines on the clock
 		gone := true
 		f.view(func(v projections.View) {
@@ -399,16 +394,5 @@ func TestIdleReturnAfterTimeout(t *testing.T) {
 	})
 	if n := count(f.requests("batch")); n != 0 {
 		t.Fatalf("%d requests after the return, want 0 (no demand)", n)
-	}
-}
-
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
 	}
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/ordoplane/ordo/projections/jobs"
 	pt "github.com/ordoplane/ordo/projections/projectionstest"
 	"github.com/ordoplane/ordo/storage/kv"
+	"github.com/ordoplane/ordo/storage/waittest"
 )
 
 // seed appends payloads as they are, standing in for the scheduler, the
@@ -155,13 +156,11 @@ func TestWatcherFollowsDeployments(t *testing.T) {
 		return last.JobVersion == 2 && last.Status == events.DeploymentStatusSuccessful && last.TaskGroups["web"].HealthyAllocs == 2
 	})
 	// The metrics follow each recorded decision; no entry announces them.
-	guard := time.Now().Add(10 * time.Second)
-	for gauge(t, reg, "ordo_deploywatch_active_deployments") != 0 || decisions(t, reg, deploywatch.OutcomeSuccessful) != 2 {
-		if time.Now().After(guard) {
-			t.Fatalf("active deployments %v, successful decisions %v", gauge(t, reg, "ordo_deploywatch_active_deployments"),
-				decisions(t, reg, deploywatch.OutcomeSuccessful))
-		}
-		time.Sleep(time.Millisecond) // a failure guard, not a timing
+	if !waittest.Poll(10*time.Second, func() bool {
+		return gauge(t, reg, "ordo_deploywatch_active_deployments") == 0 && decisions(t, reg, deploywatch.OutcomeSuccessful) == 2
+	}) {
+		t.Fatalf("active deployments %v, successful decisions %v", gauge(t, reg, "ordo_deploywatch_active_deployments"),
+			decisions(t, reg, deploywatch.OutcomeSuccessful))
 	}
 	for o, want := range map[string]float64{deploywatch.OutcomeFailed: 1, "reverted": 1, deploywatch.OutcomeCancelled: 0} {
 		if got := decisions(t, reg, o); got != want {

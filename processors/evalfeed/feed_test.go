@@ -18,6 +18,7 @@ import (
 	"github.com/ordoplane/ordo/processors/evalfeed"
 	"github.com/ordoplane/ordo/projections"
 	pt "github.com/ordoplane/ordo/projections/projectionstest"
+	"github.com/ordoplane/ordo/storage/waittest"
 )
 
 // recorder is a Submitter that records the evals each unblock asks for,
@@ -193,12 +194,8 @@ func TestDeletedEvalsLeaveBroker(t *testing.T) {
 	}
 	waitReady := func(want int) {
 		t.Helper()
-		deadline := time.Now().Add(10 * time.Second)
-		for b.Stats().Ready+b.Stats().Waiting != want {
-			if time.Now().After(deadline) {
-				t.Fatalf("broker holds %+v, want %d ready or waiting", b.Stats(), want)
-			}
-			time.Sleep(5 * time.Millisecond)
+		if !waittest.Poll(10*time.Second, func() bool { return b.Stats().Ready+b.Stats().Waiting == want }) {
+			t.Fatalf("broker holds %+v, want %d ready or waiting", b.Stats(), want)
 		}
 	}
 	apply(&events.EvalsUpserted{Evals: []events.Evaluation{pending("a1", "gone-a"), pending("a2", "gone-a"),

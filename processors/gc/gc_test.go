@@ -18,6 +18,7 @@ import (
 	"github.com/ordoplane/ordo/projections/evals"
 	pt "github.com/ordoplane/ordo/projections/projectionstest"
 	"github.com/ordoplane/ordo/storage/clock/clocktest"
+	"github.com/ordoplane/ordo/storage/waittest"
 )
 
 func eval(id, status string, at time.Time) events.Evaluation {
@@ -75,13 +76,7 @@ func TestPeriodicAndOnDemand(t *testing.T) {
 	}
 	waitArmed := func() {
 		t.Helper()
-		deadline := time.Now().Add(10 * time.Second)
-		for clock.Waiters() == 0 {
-			if time.Now().After(deadline) {
-				t.Fatal("the processor did not wait for its next run")
-			}
-			time.Sleep(time.Millisecond)
-		}
+		waittest.For(t, 10*time.Second, "the processor to wait for its next run", func() bool { return clock.Waiters() > 0 })
 	}
 	// A tick at t0+55m: the old terminal evals are 55m old, under the 1h
 	// threshold; the run collects nothing and appends nothing (N15). Each

@@ -3,6 +3,8 @@ package mirror
 import (
 	"testing"
 	"time"
+
+	"github.com/ordoplane/ordo/storage/waittest"
 )
 
 // BenchmarkCatchUp mirrors an archive of 100,000 namespace events from
@@ -15,7 +17,7 @@ func BenchmarkCatchUp(b *testing.B) {
 		m := newMirror(b, l, k.ListenAddrs(), nil)
 		start := time.Now()
 		r := run(m)
-		waitFor(b, 5*time.Minute, "caught up", func() bool { return m.Mirrored() == l.last() })
+		waittest.For(b, 5*time.Minute, "caught up", func() bool { return m.Mirrored() == l.last() })
 		b.ReportMetric(100_000/time.Since(start).Seconds(), "events/s")
 		r.stop(b)
 		m.Close()

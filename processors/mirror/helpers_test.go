@@ -179,18 +179,6 @@ func (r *running) stop(t testing.TB) {
 	}
 }
 
-// waitFor polls cond until it holds or timeout passes.
-func waitFor(t testing.TB, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
 // verify runs Verify and fails t on any finding.
 func verify(t testing.TB, m *Mirror, l *log) Report {
 	t.Helper()

@@ -14,6 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/ordoplane/ordo/storage/clock"
+	"github.com/ordoplane/ordo/storage/waittest"
 )
 
 func TestMirrorsEveryEventOnce(t *testing.T) {
@@ -22,9 +23,9 @@ func TestMirrorsEveryEventOnce(t *testing.T) {
 	k := startKafka(t)
 	m := newMirror(t, l, k.ListenAddrs(), func(c *Config) { c.ChunkEvents = 128 })
 	r := run(m)
-	waitFor(t, 30*time.Second, "the backlog mirrored", func() bool { return m.Mirrored() == l.last() })
+	waittest.For(t, 30*time.Second, "the backlog mirrored", func() bool { return m.Mirrored() == l.last() })
 	l.namespaces(50, 3, 37)
-	waitFor(t, 30*time.Second, "new events mirrored", func() bool { return m.Mirrored() == l.last() })
+	waittest.For(t, 30*time.Second, "new events mirrored", func() bool { return m.Mirrored() == l.last() })
 	r.stop(t)
 	rep := verify(t, m, l)
 	if rep.Records != 1150 || rep.Checked != 1150 || rep.Pending != 0 {
@@ -59,7 +60,7 @@ func TestKilledAndRestartedAtRandom(t *testing.T) {
 		}
 		r = run(m)
 	}
-	waitFor(t, 60*time.Second, "everything mirrored", func() bool { return m.Mirrored() == l.last() })
+	waittest.For(t, 60*time.Second, "everything mirrored", func() bool { return m.Mirrored() == l.last() })
 	r.stop(t)
 	rep := verify(t, m, l)
 	if rep.Pending != 0 || uint64(rep.Checked) != l.length {
@@ -77,7 +78,7 @@ func TestKafkaDownThenCatchesUp(t *testing.T) {
 	r := run(m)
 	defer r.stop(t)
 	l.namespaces(10, 2, 5)
-	waitFor(t, 30*time.Second, "first events mirrored", func() bool { return m.Mirrored() == l.last() })
+	waittest.For(t, 30*time.Second, "first events mirrored", func() bool { return m.Mirrored() == l.last() })
 
 	var down atomic.Bool
 	down.Store(true)
@@ -94,12 +95,12 @@ func TestKafkaDownThenCatchesUp(t *testing.T) {
 	if m.Mirrored() == l.last() {
 		t.Fatal("mirrored while every produce fails")
 	}
-	waitFor(t, 30*time.Second, "a failed session", func() bool { return m.Status(t.Context()).LastError != "" })
+	waittest.For(t, 30*time.Second, "a failed session", func() bool { return m.Status(t.Context()).LastError != "" })
 	if st := m.Status(t.Context()); st.LagEvents == 0 || st.LagSeconds <= 0 {
 		t.Fatalf("status while down: %+v, want lag", st)
 	}
 	down.Store(false)
-	waitFor(t, 60*time.Second, "catch up", func() bool { return m.Mirrored() == l.last() })
+	waittest.For(t, 60*time.Second, "catch up", func() bool { return m.Mirrored() == l.last() })
 	if st := m.Status(t.Context()); st.LagEvents != 0 || !st.BrokersReachable {
 		t.Fatalf("status after catching up: %+v", st)
 	}
@@ -119,7 +120,7 @@ func TestSensitiveFieldNeverReachesTopic(t *testing.T) {
 			m := newMirror(t, l, k.ListenAddrs(), func(c *Config) { c.Format = format })
 			defer m.Close()
 			r := run(m)
-			waitFor(t, 30*time.Second, "mirrored", func() bool { return m.Mirrored() == l.last() })
+			waittest.For(t, 30*time.Second, "mirrored", func() bool { return m.Mirrored() == l.last() })
 			r.stop(t)
 			n := 0
 			_, err := ReadTopic(t.Context(), m.Settings(), func(tr TopicRecord) error {
@@ -191,7 +192,7 @@ func TestBackoffRestartsAfterProgress(t *testing.T) {
 	defer m.Close()
 	l.namespaces(60, 2, 20)
 	r := run(m)
-	waitFor(t, 60*time.Second, "everything mirrored", func() bool { return m.Mirrored() == l.last() })
+	waittest.For(t, 60*time.Second, "everything mirrored", func() bool { return m.Mirrored() == l.last() })
 	r.stop(t)
 	clk.mu.Lock()
 	defer clk.mu.Unlock()

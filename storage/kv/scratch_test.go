@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/cockroachdb/pebble"
+
+	"github.com/ordoplane/ordo/storage/waittest"
 )
 
 // TestScratchStore: a scratch store starts empty, lives inside its
@@ -124,10 +126,7 @@ func readCompactions(t *testing.T, m int64, maxScans int) (int64, int) {
 		}
 	}
 	// A read compaction is scheduled after the read that asks for it.
-	deadline := time.Now().Add(time.Second)
-	for time.Now().Before(deadline) && s.db.Metrics().Compact.ReadCount == 0 {
-		time.Sleep(10 * time.Millisecond)
-	}
+	waittest.Poll(time.Second, func() bool { return s.db.Metrics().Compact.ReadCount > 0 })
 	return s.db.Metrics().Compact.ReadCount, maxScans
 }
 

@@ -119,17 +119,6 @@ func TestLeaderServesOnlyOnceEarlierEntriesApplied(t *testing.T) {
 	}
 }
 
-func waitUntil(t *testing.T, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not met within 10s")
-		}
-		time.Sleep(time.Millisecond)
-	}
-}
-
 // TestReadsConfirmWithAQuorumUnlessSoleVoter: a leader of three voters
 // confirms each read with a heartbeat round; a sole voter needs none.
 func TestReadsConfirmWithAQuorumUnlessSoleVoter(t *testing.T) {

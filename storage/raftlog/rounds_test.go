@@ -5,6 +5,9 @@ import (
 	"errors"
 	"sync"
 	"testing"
+	"time"
+
+	"github.com/ordoplane/ordo/storage/waittest"
 )
 
 // TestRoundsShareRoundsBegunAfterTheCall: callers arriving while a
@@ -24,14 +27,14 @@ func TestRoundsShareRoundsBegunAfterTheCall(t *testing.T) {
 	}
 	first := make(chan error, 1)
 	go func() { _, err := v.Wait(context.Background(), confirm); first <- err }()
-	waitUntil(t, func() bool { mu.Lock(); defer mu.Unlock(); return count == 1 })
+	waittest.For(t, 10*time.Second, "the first round to confirm", func() bool { mu.Lock(); defer mu.Unlock(); return count == 1 })
 
 	late := make(chan error, 2)
 	for range 2 {
 		rounds.Add(1)
 		go func() { defer rounds.Done(); _, err := v.Wait(context.Background(), confirm); late <- err }()
 	}
-	waitUntil(t, func() bool { v.mu.Lock(); defer v.mu.Unlock(); return v.next != nil && v.next.callers == 2 })
+	waittest.For(t, 10*time.Second, "two callers waiting on the next round", func() bool { v.mu.Lock(); defer v.mu.Unlock(); return v.next != nil && v.next.callers == 2 })
 	errOld := errors.New("deposed during the first round")
 	release <- errOld
 	if err := <-first; !errors.Is(err, errOld) {

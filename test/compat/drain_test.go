@@ -11,6 +11,7 @@ import (
 
 	"github.com/ordoplane/ordo/events"
 	pt "github.com/ordoplane/ordo/projections/projectionstest"
+	"github.com/ordoplane/ordo/storage/waittest"
 )
 
 // reportRunning reports, as the client of nodeID would, the allocations
@@ -128,7 +129,7 @@ func TestDrainMigratesOneAtATime(t *testing.T) {
 	if _, _, err := c.Jobs().Register(job, nil); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "4 allocations on src", func() bool { return runningByNode(t, c, "web")["src"] == 4 })
+	waittest.For(t, 20*time.Second, "4 allocations on src", func() bool { return runningByNode(t, c, "web")["src"] == 4 })
 	allocsOn := func(nodeID string) []*api.Allocation {
 		list, _, err := c.Nodes().Allocations(nodeID, nil)
 		if err != nil {
@@ -148,7 +149,7 @@ func TestDrainMigratesOneAtATime(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Play the destination nodes' client until the drain completes.
-	waitFor(t, "the drain to complete", func() bool {
+	waittest.For(t, 20*time.Second, "the drain to complete", func() bool {
 		for _, n := range []string{"dst-1", "dst-2"} {
 			var pending []string
 			for _, al := range allocsOn(n) {

@@ -11,6 +11,7 @@ import (
 	"github.com/hashicorp/nomad/api"
 
 	"github.com/ordoplane/ordo/cmd/agent"
+	"github.com/ordoplane/ordo/storage/waittest"
 )
 
 // startDev starts a dev agent and a nomad/api client pointed at it, and
@@ -33,16 +34,11 @@ func startDev(t *testing.T) (*agent.Agent, *api.Client) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		if _, _, err := c.Namespaces().Info("default", nil); err == nil {
-			return a, c
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the default namespace never appeared")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	waittest.For(t, 10*time.Second, "the default namespace", func() bool {
+		_, _, err := c.Namespaces().Info("default", nil)
+		return err == nil
+	})
+	return a, c
 }
 
 func TestNamespacesWithNomadClient(t *testing.T) {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/ordoplane/ordo/commands"
 	"github.com/ordoplane/ordo/commands/node"
+	"github.com/ordoplane/ordo/storage/waittest"
 )
 
 // registerReadyNode registers a node through the client API and reports it ready.
@@ -38,17 +39,6 @@ func registerReadyNode(t *testing.T, addr, id string, cpu, mem int) {
 	}
 }
 
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 // A job registered with the nomad/api client is scheduled end to end: the
 // eval goes through the broker, a worker and the plan applier, and the
 // job's allocations land on the ready nodes.
@@ -61,7 +51,7 @@ func TestJobIsScheduled(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the register eval to complete", func() bool {
+	waittest.For(t, 20*time.Second, "the register eval to complete", func() bool {
 		ev, _, err := c.Evaluations().Info(resp.EvalID, nil)
 		return err == nil && ev.Status == "complete"
 	})
@@ -87,7 +77,7 @@ func TestJobIsScheduled(t *testing.T) {
 	if _, _, err := c.Jobs().Register(serviceJob("web", 1), nil); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "scale down to 1", func() bool {
+	waittest.For(t, 20*time.Second, "scale down to 1", func() bool {
 		allocs, _, err := c.Jobs().Allocations("web", false, nil)
 		if err != nil {
 			return false
@@ -109,7 +99,7 @@ func TestJobIsScheduled(t *testing.T) {
 		t.Fatal(err)
 	}
 	var blockedID string
-	waitFor(t, "a blocked eval for the job that does not fit", func() bool {
+	waittest.For(t, 20*time.Second, "a blocked eval for the job that does not fit", func() bool {
 		ev, _, err := c.Evaluations().Info(bresp.EvalID, nil)
 		if err != nil || ev.Status != "complete" || ev.BlockedEval == "" {
 			return false
@@ -123,7 +113,7 @@ func TestJobIsScheduled(t *testing.T) {
 	}
 	// A big enough node joining unblocks it and the job is placed there.
 	registerReadyNode(t, a.HTTPAddr(), "big-node", 4000, 200000)
-	waitFor(t, "the big job placed once capacity arrives", func() bool {
+	waittest.For(t, 20*time.Second, "the big job placed once capacity arrives", func() bool {
 		allocs, _, err := c.Jobs().Allocations("big", false, &api.QueryOptions{})
 		return err == nil && len(allocs) == 1 && allocs[0].NodeID == "big-node"
 	})
@@ -169,7 +159,7 @@ func TestNodeDownAndDrainReplaceAllocations(t *testing.T) {
 	if _, _, err := c.Jobs().Register(web, nil); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "6 allocations", func() bool { return total(runningByNode(t, c, "web")) == 6 })
+	waittest.For(t, 20*time.Second, "6 allocations", func() bool { return total(runningByNode(t, c, "web")) == 6 })
 	var victim string
 	for n, k := range runningByNode(t, c, "web") {
 		if k > 0 {
@@ -182,7 +172,7 @@ func TestNodeDownAndDrainReplaceAllocations(t *testing.T) {
 		node.UpdateStatus{ID: victim, Status: "down", MissedHeartbeat: true}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "replacements for the down node's allocations", func() bool {
+	waittest.For(t, 20*time.Second, "replacements for the down node's allocations", func() bool {
 		m := runningByNode(t, c, "web")
 		return m[victim] == 0 && total(m) == 6
 	})
@@ -207,7 +197,7 @@ func TestNodeDownAndDrainReplaceAllocations(t *testing.T) {
 	if _, err := c.Nodes().UpdateDrain(drained, &api.DrainSpec{Deadline: time.Hour}, false, nil); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "allocations migrated off the drained node", func() bool {
+	waittest.For(t, 20*time.Second, "allocations migrated off the drained node", func() bool {
 		m := runningByNode(t, c, "web")
 		return m[drained] == 0 && total(m) == 6
 	})
@@ -222,7 +212,7 @@ func TestFailedAllocationIsRescheduled(t *testing.T) {
 	if _, _, err := c.Jobs().Register(serviceJob("web", 1), nil); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "one allocation", func() bool { return total(runningByNode(t, c, "web")) == 1 })
+	waittest.For(t, 20*time.Second, "one allocation", func() bool { return total(runningByNode(t, c, "web")) == 1 })
 	allocs, _, err := c.Jobs().Allocations("web", true, nil)
 	if err != nil || len(allocs) != 1 {
 		t.Fatalf("allocs %v, %v", allocs, err)
@@ -238,7 +228,7 @@ func TestFailedAllocationIsRescheduled(t *testing.T) {
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("alloc update: %s", resp.Status)
 	}
-	waitFor(t, "a follow-up eval for the failed allocation", func() bool {
+	waittest.For(t, 20*time.Second, "a follow-up eval for the failed allocation", func() bool {
 		got, _, err := c.Allocations().Info(al.ID, nil)
 		if err != nil || got.FollowupEvalID == "" {
 			return false
@@ -260,7 +250,7 @@ func TestDisconnectedNodeKeepsTolerantAllocation(t *testing.T) {
 	if _, _, err := c.Jobs().Register(job, nil); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the allocation", func() bool { return total(runningByNode(t, c, "edge")) == 1 })
+	waittest.For(t, 20*time.Second, "the allocation", func() bool { return total(runningByNode(t, c, "edge")) == 1 })
 	ctx := context.Background()
 	if _, err := a.Pipeline().Run(ctx, "node.status", commands.Request{Actor: "test"},
 		node.UpdateStatus{ID: "edge-0", Status: "down", MissedHeartbeat: true}); err != nil {
@@ -270,7 +260,7 @@ func TestDisconnectedNodeKeepsTolerantAllocation(t *testing.T) {
 	if err != nil || n.Status != "disconnected" {
 		t.Fatalf("node after a missed heartbeat: %v, %v", n.Status, err)
 	}
-	waitFor(t, "the allocation to become unknown", func() bool {
+	waittest.For(t, 20*time.Second, "the allocation to become unknown", func() bool {
 		allocs, _, err := c.Jobs().Allocations("edge", true, nil)
 		return err == nil && len(allocs) == 1 && allocs[0].ClientStatus == "unknown"
 	})
@@ -292,7 +282,7 @@ func TestDisconnectedNodeKeepsTolerantAllocation(t *testing.T) {
 	if n, _, _ := c.Nodes().Info("edge-0", nil); n.Status != "ready" {
 		t.Fatalf("node after reporting its allocations: %s", n.Status)
 	}
-	waitFor(t, "the original allocation kept running", func() bool {
+	waittest.For(t, 20*time.Second, "the original allocation kept running", func() bool {
 		allocs, _, err := c.Jobs().Allocations("edge", true, nil)
 		if err != nil {
 			return false

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/nomad/api"
+
+	"github.com/ordoplane/ordo/storage/waittest"
 )
 
 // TestVariablesWithNomadClient drives variables through nomad/api's
@@ -23,18 +25,14 @@ func TestVariablesWithNomadClient(t *testing.T) {
 
 	// The first root key is created by the leader just after it starts.
 	var created *api.Variable
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	var err error
+	if !waittest.Poll(10*time.Second, func() bool {
 		v := api.NewVariable("app/db")
 		v.Items["password"] = "hunter2"
-		var err error
-		if created, _, err = vars.CheckedCreate(v, wo); err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("create: %v", err)
-		}
-		time.Sleep(20 * time.Millisecond)
+		created, _, err = vars.CheckedCreate(v, wo)
+		return err == nil
+	}) {
+		t.Fatalf("create: %v", err)
 	}
 	if created.Namespace != "team-a" || created.Path != "app/db" || created.ModifyIndex == 0 || created.Items["password"] != "hunter2" {
 		t.Fatalf("created %+v", created)

@@ -20,6 +20,7 @@ import (
 	"github.com/ordoplane/ordo/projections/namespaces"
 	"github.com/ordoplane/ordo/projections/projectionstest"
 	"github.com/ordoplane/ordo/storage/archive"
+	"github.com/ordoplane/ordo/storage/waittest"
 	settle "github.com/ordoplane/ordo/test/replay"
 )
 
@@ -350,17 +351,9 @@ func evalsOf(t *testing.T, a *agent.Agent, job string) []string {
 // applied — and fails t if it does not within a few seconds.
 func checkBrokerEmpty(t *testing.T, a *agent.Agent, when string) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		held := brokerHolds(t, a)
-		if held == "" {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Errorf("%s: the broker holds %s", when, held)
-			return
-		}
-		time.Sleep(5 * time.Millisecond) // the ack has no notification to wait on
+	// The ack has no notification to wait on.
+	if !waittest.Poll(10*time.Second, func() bool { return brokerHolds(t, a) == "" }) {
+		t.Errorf("%s: the broker holds %s", when, brokerHolds(t, a))
 	}
 }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/ordoplane/ordo/projections/servers"
 	"github.com/ordoplane/ordo/storage/archive"
 	"github.com/ordoplane/ordo/storage/kv"
+	"github.com/ordoplane/ordo/storage/waittest"
 )
 
 func config(t *testing.T) agent.Config {
@@ -31,17 +32,6 @@ func config(t *testing.T) agent.Config {
 	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	cfg.RaftLogOutput = io.Discard
 	return cfg
-}
-
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
 }
 
 func put(t *testing.T, addr, name string) {
@@ -66,7 +56,7 @@ func TestLateServerCatchesUpFromSnapshot(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer leader.Shutdown()
-	waitFor(t, "leader", leader.Node().IsLeader)
+	waittest.For(t, 20*time.Second, "leader", leader.Node().IsLeader)
 	for i := range 200 {
 		put(t, leader.HTTPAddr(), fmt.Sprintf("ns-%03d", i))
 	}
@@ -89,7 +79,7 @@ func TestLateServerCatchesUpFromSnapshot(t *testing.T) {
 	}
 	defer late.Shutdown()
 	want := leader.FSM().Applied()
-	waitFor(t, "late server to apply the leader's index", func() bool { return late.FSM().Applied() >= want })
+	waittest.For(t, 20*time.Second, "late server to apply the leader's index", func() bool { return late.FSM().Applied() >= want })
 
 	// The follower got the early history through InstallSnapshot: raft
 	// records the installed snapshot in its own store.
@@ -100,7 +90,7 @@ func TestLateServerCatchesUpFromSnapshot(t *testing.T) {
 	// both stand at the same applied index after the leader recorded the
 	// late server (its join keeps appending until then).
 	var diff []string
-	waitFor(t, "late server to be registered and match the leader", func() bool {
+	waittest.For(t, 20*time.Second, "late server to be registered and match the leader", func() bool {
 		if _, err := servers.Get(projections.NewView(leader.Store()), late.ID()); err != nil {
 			return false
 		}

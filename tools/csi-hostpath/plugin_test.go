@@ -11,6 +11,8 @@ import (
 	"github.com/container-storage-interface/spec/lib/go/csi"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
+
+	"github.com/ordoplane/ordo/storage/waittest"
 )
 
 // TestPluginOverGRPC builds the plugin, runs it as a process and drives
@@ -38,13 +40,11 @@ func TestPluginOverGRPC(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	id := csi.NewIdentityClient(conn)
-	for {
-		if _, err := id.Probe(ctx, &csi.ProbeRequest{}); err == nil {
-			break
-		} else if ctx.Err() != nil {
-			t.Fatalf("plugin never ready: %v", err)
-		}
-		time.Sleep(20 * time.Millisecond)
+	if !waittest.Poll(20*time.Second, func() bool {
+		_, err = id.Probe(ctx, &csi.ProbeRequest{})
+		return err == nil
+	}) {
+		t.Fatalf("plugin never ready: %v", err)
 	}
 	info, err := id.GetPluginInfo(ctx, &csi.GetPluginInfoRequest{})
 	if err != nil || info.GetName() != "hostpath.ordo" {

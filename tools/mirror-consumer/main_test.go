@@ -11,6 +11,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/ordoplane/ordo/storage/waittest"
 )
 
 // TestConsumesCommittedAndDeduplicates produces mirror-shaped records (one
@@ -39,16 +41,13 @@ func TestConsumesCommittedAndDeduplicates(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- run(ctx, k.ListenAddrs(), "ordo.events", "g", out, true, 1) }()
 	want := "{\"Index\":1,\"Seq\":0}\n{\"Index\":1,\"Seq\":1}\n{\"Index\":2,\"Seq\":0}\n"
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		b, _ := os.ReadFile(out)
-		if bytes.Equal(b, []byte(want)) {
-			break
-		}
-		if time.Now().After(deadline) || strings.Count(string(b), "\n") > 3 {
-			t.Fatalf("wrote %q, want %q", b, want)
-		}
-		time.Sleep(10 * time.Millisecond)
+	var b []byte
+	waittest.Poll(30*time.Second, func() bool {
+		b, _ = os.ReadFile(out)
+		return bytes.Equal(b, []byte(want)) || strings.Count(string(b), "\n") > 3
+	})
+	if !bytes.Equal(b, []byte(want)) {
+		t.Fatalf("wrote %q, want %q", b, want)
 	}
 	cancel()
 	<-done

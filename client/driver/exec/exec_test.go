@@ -17,6 +17,7 @@ import (
 	"github.com/ordoplane/ordo/client/driver"
 	"github.com/ordoplane/ordo/client/driver/drivertest"
 	"github.com/ordoplane/ordo/client/driver/exec"
+	"github.com/ordoplane/ordo/storage/waittest"
 )
 
 // patience bounds the tests' waits on conditions.
@@ -128,18 +129,6 @@ func pidOf(t *testing.T, h driver.Handle) int {
 	return pid
 }
 
-// eventually waits for cond, failing the test after patience.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(patience)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("no %s after %v", what, patience)
-		}
-		time.Sleep(5 * time.Millisecond) // polling a condition with a deadline
-	}
-}
-
 // gone reports whether no live process holds pid.
 func gone(pid int) bool {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
@@ -243,7 +232,7 @@ func TestStopKillsGroupAfterKillTimeout(t *testing.T) {
 	if res := wait(t, h); res.Signal != int(syscall.SIGKILL) {
 		t.Fatalf("exit = %+v, want SIGKILL", res)
 	}
-	eventually(t, "end of the task's background child", func() bool { return gone(child) })
+	waittest.For(t, patience, "end of the task's background child", func() bool { return gone(child) })
 }
 
 func TestLeftoverChildrenKilledOnExit(t *testing.T) {
@@ -253,7 +242,7 @@ func TestLeftoverChildrenKilledOnExit(t *testing.T) {
 		t.Fatalf("exit = %+v", res)
 	}
 	child := childPid(t, cfg.StdoutPath)
-	eventually(t, "end of the task's background child", func() bool { return gone(child) })
+	waittest.For(t, patience, "end of the task's background child", func() bool { return gone(child) })
 }
 
 func childPid(t *testing.T, stdout string) int {
@@ -273,10 +262,10 @@ func TestLogRotation(t *testing.T) {
 	h := start(t, newDriver(t), cfg)
 	rotated := func(n int) string { return exec.RotatedPath(cfg.StdoutPath, n) }
 	exists := func(p string) bool { _, err := os.Stat(p); return err == nil }
-	eventually(t, rotated(2), func() bool { return exists(rotated(2)) })
+	waittest.For(t, patience, rotated(2), func() bool { return exists(rotated(2)) })
 	// One more rotation, so the oldest has been dropped at least once.
 	first := readFile(t, rotated(2))
-	eventually(t, "another rotation", func() bool { b, _ := os.ReadFile(rotated(2)); return string(b) != first })
+	waittest.For(t, patience, "another rotation", func() bool { b, _ := os.ReadFile(rotated(2)); return string(b) != first })
 	stop(t, h)
 	if exists(rotated(3)) {
 		t.Errorf("%s exists with LogMaxFiles 3", rotated(3))
@@ -402,7 +391,7 @@ func TestRecoverPollsExitAndRotates(t *testing.T) {
 	if err := os.WriteFile(fifo, []byte("go\n"), 0); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "rotation by the recovering client", func() bool {
+	waittest.For(t, patience, "rotation by the recovering client", func() bool {
 		_, err := os.Stat(exec.RotatedPath(cfg.StdoutPath, 1))
 		return err == nil
 	})

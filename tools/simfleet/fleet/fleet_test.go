@@ -13,6 +13,7 @@ import (
 	"github.com/hashicorp/nomad/api"
 
 	"github.com/ordoplane/ordo/cmd/agent"
+	"github.com/ordoplane/ordo/storage/waittest"
 	"github.com/ordoplane/ordo/test/testlog"
 	"github.com/ordoplane/ordo/tools/simfleet/fleet"
 )
@@ -41,25 +42,11 @@ func startServer(t *testing.T) (string, *api.Client) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 10*time.Second, "the default namespace", func() bool {
+	waittest.For(t, 10*time.Second, "the default namespace", func() bool {
 		_, _, err := c.Namespaces().Info("default", nil)
 		return err == nil
 	})
 	return a.HTTPAddr(), c
-}
-
-// waitFor polls cond every 20ms and fails the test after timeout.
-func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	tick := time.NewTicker(20 * time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", timeout, what)
-		}
-		<-tick.C
-	}
 }
 
 // runFleet runs f until the test ends, then checks that Run returned and
@@ -75,7 +62,7 @@ func runFleet(t *testing.T, f *fleet.Fleet) {
 		if err != nil {
 			t.Errorf("Run: %v", err)
 		}
-		waitFor(t, 5*time.Second, "the fleet's goroutines to end", func() bool {
+		waittest.For(t, 5*time.Second, "the fleet's goroutines to end", func() bool {
 			buf := make([]byte, 1<<20)
 			return !strings.Contains(string(buf[:runtime.Stack(buf, true)]), "simfleet/fleet.(*")
 		})
@@ -156,7 +143,7 @@ func TestFleetAgainstDevServer(t *testing.T) {
 	runFleet(t, f)
 
 	// The servers see a node ready a moment before the fleet counts it.
-	waitFor(t, 15*time.Second, "50 nodes ready", func() bool {
+	waittest.For(t, 15*time.Second, "50 nodes ready", func() bool {
 		return countStatus(statuses(t, c), ids, "ready") == 50 && f.Stats().Ready == 50
 	})
 	if s := f.Stats(); s.Registrations != 50 {
@@ -166,7 +153,7 @@ func TestFleetAgainstDevServer(t *testing.T) {
 	if _, _, err := c.Jobs().Register(serviceJob("web", 100), nil); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 15*time.Second, "100 allocations running", func() bool {
+	waittest.For(t, 15*time.Second, "100 allocations running", func() bool {
 		n, _ := running(t, c, "web")
 		return n == 100 && f.Stats().AllocsRunning == 100
 	})
@@ -188,13 +175,13 @@ func TestFleetAgainstDevServer(t *testing.T) {
 			stay = append(stay, id)
 		}
 	}
-	waitFor(t, 15*time.Second, "the disconnected nodes to miss their heartbeats", func() bool {
+	waittest.For(t, 15*time.Second, "the disconnected nodes to miss their heartbeats", func() bool {
 		return countStatus(statuses(t, c), gone, "down") == 5
 	})
 	if st := statuses(t, c); countStatus(st, stay, "ready") != 45 {
 		t.Fatalf("connected nodes not all ready: %v", st)
 	}
-	waitFor(t, 15*time.Second, "100 allocations running on the connected nodes", func() bool {
+	waittest.For(t, 15*time.Second, "100 allocations running on the connected nodes", func() bool {
 		n, per := running(t, c, "web")
 		for _, id := range gone {
 			if per[id] > 0 {
@@ -208,10 +195,10 @@ func TestFleetAgainstDevServer(t *testing.T) {
 	if len(back) != 5 {
 		t.Fatalf("reconnected %d nodes, want 5", len(back))
 	}
-	waitFor(t, 15*time.Second, "the reconnected nodes to be ready", func() bool {
+	waittest.For(t, 15*time.Second, "the reconnected nodes to be ready", func() bool {
 		return countStatus(statuses(t, c), ids, "ready") == 50
 	})
-	waitFor(t, 15*time.Second, "the fleet to count 100 running", func() bool {
+	waittest.For(t, 15*time.Second, "the fleet to count 100 running", func() bool {
 		return f.Stats().AllocsRunning == 100
 	})
 	if n, _ := running(t, c, "web"); n != 100 {
