@@ -18,7 +18,8 @@
 //
 // # Invariants
 //
-//   - No test sleeps to wait anywhere else: every polling loop is here.
+//   - The tests' one polling loop is here: a test that waits calls For or
+//     Poll rather than sleeping in a loop of its own.
 //   - The condition is checked first, then after a pause that grows from
 //     1ms to 10ms, and once more at the deadline.
 //
