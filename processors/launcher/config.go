@@ -11,5 +11,5 @@ import (
 // required fields (Pipeline, State, Drivers).
 func DefaultConfig() Config {
 	return Config{Clock: clock.System{}, PollInterval: time.Second, Logger: slog.Default(), Server: DefaultServer,
-		Heartbeat: 30 * time.Second}
+		Heartbeat: DefaultHeartbeat}
 }

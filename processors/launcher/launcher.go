@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/ordoplane/ordo/events"
+	"github.com/ordoplane/ordo/processors/defaults"
 	"github.com/ordoplane/ordo/processors/follow"
 	"github.com/ordoplane/ordo/processors/launcher/driver"
 	"github.com/ordoplane/ordo/projections"
@@ -91,21 +92,7 @@ type Launcher struct {
 
 // New returns a Launcher; zero fields of cfg take their defaults.
 func New(cfg Config) (*Launcher, error) {
-	if cfg.Clock == nil {
-		cfg.Clock = clock.System{}
-	}
-	if cfg.PollInterval == 0 {
-		cfg.PollInterval = time.Second
-	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.Default()
-	}
-	if cfg.Server == "" {
-		cfg.Server = DefaultServer
-	}
-	if cfg.Heartbeat == 0 {
-		cfg.Heartbeat = DefaultHeartbeat
-	}
+	defaults.Fill(&cfg, DefaultConfig())
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}

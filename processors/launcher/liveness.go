@@ -14,6 +14,7 @@ import (
 	"github.com/ordoplane/ordo/commands"
 	lcmd "github.com/ordoplane/ordo/commands/launcher"
 	"github.com/ordoplane/ordo/events"
+	"github.com/ordoplane/ordo/processors/defaults"
 	"github.com/ordoplane/ordo/projections"
 	"github.com/ordoplane/ordo/projections/launcher"
 	"github.com/ordoplane/ordo/storage/clock"
@@ -94,16 +95,7 @@ type beat struct {
 
 // NewLiveness returns a Liveness; zero fields of cfg take their defaults.
 func NewLiveness(cfg LivenessConfig) (*Liveness, error) {
-	def := DefaultLivenessConfig()
-	if cfg.Clock == nil {
-		cfg.Clock = def.Clock
-	}
-	if cfg.TTL == 0 {
-		cfg.TTL = def.TTL
-	}
-	if cfg.Logger == nil {
-		cfg.Logger = def.Logger
-	}
+	defaults.Fill(&cfg, DefaultLivenessConfig())
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
