@@ -3,8 +3,9 @@ package events
 // Components (P10): what a server's processors run, registered on the log
 // so that every server sees them live. The launcher registers the pools
 // it runs — one per pool of each provider generation it has a runner
-// for — when that set changes, and again every heartbeat; it deregisters
-// when it stops.
+// for — when that set changes, and deregisters when it stops or the
+// leader finds it stale. Heartbeats are not logged: liveness lives in the
+// leader's memory.
 
 // KindComponent is a component; its value is "<kind>/<server>".
 const KindComponent = "component"
@@ -37,7 +38,8 @@ type Component struct {
 func (c Component) ComponentID() string { return c.Kind + "/" + c.Server }
 
 // ComponentRegistered records a component running, with what it runs now
-// (replacing what it registered before); a heartbeat repeats it.
+// (replacing what it registered before). Logs written before liveness
+// moved to the leader's memory repeat it every heartbeat.
 type ComponentRegistered struct {
 	Component Component `msgpack:"c" json:"Component"`
 }

@@ -2,6 +2,7 @@ package launcher
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"time"
 
@@ -22,8 +23,10 @@ func validServer(kind, server string) error {
 	return nil
 }
 
-// RegisterComponent registers a component with what it runs now, or
-// repeats it as a heartbeat (P10).
+// RegisterComponent registers a component with what it runs now (P10).
+// Registering what is registered already decides nothing: the log
+// records changes only, and liveness is the leader's (heartbeats append
+// nothing).
 type RegisterComponent struct {
 	Component events.Component
 }
@@ -36,8 +39,24 @@ func (r RegisterComponent) Validate() error {
 }
 
 // Decide implements commands.Command.
-func (r RegisterComponent) Decide(projections.View, time.Time, commands.IDs) (commands.Decision, error) {
+func (r RegisterComponent) Decide(v projections.View, _ time.Time, _ commands.IDs) (commands.Decision, error) {
+	old, err := launcher.GetComponent(v, r.Component.ComponentID())
+	switch {
+	case err == nil && samePools(old.Pools, r.Component.Pools):
+		return commands.Decision{}, nil
+	case err != nil && !errors.Is(err, projections.ErrNotFound):
+		return commands.Decision{}, err
+	}
 	return commands.Decision{Events: []events.Payload{&events.ComponentRegistered{Component: r.Component}}}, nil
+}
+
+// samePools reports whether a and b list the same pools, in order (an
+// empty list and none are the same).
+func samePools(a, b []events.LauncherPool) bool {
+	return slices.EqualFunc(a, b, func(x, y events.LauncherPool) bool {
+		return x.Provider == y.Provider && x.Pool == y.Pool && x.ConfigIndex == y.ConfigIndex && x.Driver == y.Driver &&
+			x.Priority == y.Priority && slices.Equal(x.Labels, y.Labels)
+	})
 }
 
 // DeregisterComponent removes a component; one already gone decides

@@ -10,9 +10,10 @@ import (
 const ComponentsTable = "launcher_components"
 
 // Component is a registered component as readers see it: what it runs,
-// when it first registered and when it was last heard from (leader
-// times, unix nanoseconds). A component whose LastSeen is older than a
-// few heartbeats belongs to a server that stopped without deregistering.
+// when it first registered and when it last registered a change (leader
+// times, unix nanoseconds; the field keeps its stored name). Its
+// liveness is not here: heartbeats live in the leader's memory
+// (processors/launcher.Liveness) and append nothing.
 type Component struct {
 	events.Component `msgpack:"c"`
 	Registered       int64  `msgpack:"reg"`
