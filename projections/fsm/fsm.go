@@ -235,28 +235,6 @@ func (f *FSM) Store() *kv.Store { return f.store }
 // Close unregisters the FSM's metrics.
 func (f *FSM) Close() { f.metrics.unregister(); f.compat.unregister() }
 
-// slowBatch is the batch apply time past which the FSM logs a warning with
-// the commit's share, so an operator can tell storage stalls from apply
-// work.
-const slowBatch = 500 * time.Millisecond
-
-// slowEntry is the apply time of one entry past which the FSM logs it
-// with the types of the events it archived.
-const slowEntry = 100 * time.Millisecond
-
-// archivedTypes returns the types of the events the entry at index
-// archived in r, for a log line.
-func archivedTypes(r kv.Reader, index uint64) []string {
-	var out []string
-	_ = archive.Scan(r, index, index, func(_ uint64, _ uint32, data []byte) error {
-		if ev, err := events.DecodeEvent(data); err == nil {
-			out = append(out, ev.Type)
-		}
-		return nil
-	})
-	return out
-}
-
 // Commit is one batch FSM.Apply committed, as its CommitHook is told of
 // it.
 type Commit struct {
@@ -317,19 +295,8 @@ func (f *FSM) Apply(logs []raftlog.Log) []any {
 	if stale := f.Stale(); len(stale) > 0 && len(logs) > 0 {
 		f.fail(logs[0].Index, staleError(stale))
 	}
-	var commitTook time.Duration
-	if f.clock != nil {
-		start := f.clock()
-		defer func() {
-			d := f.clock().Sub(start)
-			f.metrics.batchSeconds.Observe(d.Seconds())
-			f.metrics.observeMax(d)
-			if d >= slowBatch {
-				f.log.Warn("slow fsm batch", "entries", len(logs), "first_index", logs[0].Index,
-					"took", d, "commit_took", commitTook)
-			}
-		}()
-	}
+	timer := f.timeBatch(logs) // timing.go: the metrics, without a clock nothing
+	defer timer.done()
 	out := make([]any, len(logs))
 	b := f.store.Batch()
 	ctr := f.counters
@@ -341,18 +308,9 @@ func (f *FSM) Apply(logs []raftlog.Log) []any {
 			out[i] = Result{Index: l.Index, Duplicate: true}
 			continue
 		}
-		var entryStart time.Time
-		if f.clock != nil {
-			entryStart = f.clock()
-		}
+		timer.startEntry()
 		res, tables, err := applyEntry(b, l, f.projs, &ctr, f.answers.wanted)
-		if f.clock != nil {
-			d := f.clock().Sub(entryStart)
-			f.metrics.observeEntry(d)
-			if d >= slowEntry && err == nil {
-				f.log.Warn("slow fsm entry", "index", l.Index, "took", d, "events", archivedTypes(b, l.Index))
-			}
-		}
+		timer.endEntry(b, l.Index, err)
 		if err != nil && f.haltOn(l.Index, err) { // halt.go: commit what came before, apply nothing after
 			copy(out[i:], haltResults(logs[i:], f.Halt()))
 			break
@@ -390,16 +348,8 @@ func (f *FSM) Apply(logs []raftlog.Log) []any {
 	if f.onCommit != nil {
 		repr = b.Repr()
 	}
-	var commitStart time.Time
-	if f.clock != nil {
-		commitStart = f.clock()
-	}
-	if err := b.Commit(); err != nil {
+	if err := timer.commit(b); err != nil {
 		f.fail(last, err)
-	}
-	if f.clock != nil {
-		commitTook = f.clock().Sub(commitStart)
-		f.metrics.commitSeconds.Observe(commitTook.Seconds())
 	}
 	if f.onCommit != nil {
 		f.onCommit(Commit{From: f.applied.Load(), To: last, Repr: repr, Marks: marks, Epoch: f.epoch.Load()})
