@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/ordoplane/ordo/events"
-	"github.com/ordoplane/ordo/projections"
 	"github.com/ordoplane/ordo/projections/all"
+	"github.com/ordoplane/ordo/projections/fsm"
 	"github.com/ordoplane/ordo/projections/namespaces"
 	"github.com/ordoplane/ordo/storage/archive"
 	"github.com/ordoplane/ordo/storage/waittest"
@@ -78,7 +78,7 @@ func TestOlderBuildRefusesNewerDataDir(t *testing.T) {
 
 	buildVersion = "0.1.0"
 	_, err = Start(testConfig(t, dir))
-	if !errors.Is(err, projections.ErrDowngrade) {
+	if !errors.Is(err, fsm.ErrDowngrade) {
 		t.Fatalf("older build started on a newer directory: %v", err)
 	}
 	v := namespaces.Projection{}.Version()

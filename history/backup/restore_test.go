@@ -18,6 +18,7 @@ import (
 	"github.com/ordoplane/ordo/events"
 	"github.com/ordoplane/ordo/projections"
 	"github.com/ordoplane/ordo/projections/all"
+	"github.com/ordoplane/ordo/projections/fsm"
 	"github.com/ordoplane/ordo/projections/namespaces"
 	"github.com/ordoplane/ordo/projections/projectionstest"
 	"github.com/ordoplane/ordo/storage/kv"
@@ -28,7 +29,7 @@ import (
 // server is one raft node over an FSM, as an agent runs them.
 type server struct {
 	store *kv.Store
-	fsm   *projections.FSM
+	fsm   *fsm.FSM
 	node  *raftlog.Node
 }
 
@@ -90,7 +91,7 @@ func TestRestorerInstalls(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if r, ok := res.(projections.Result); !ok || r.Err != nil {
+		if r, ok := res.(fsm.Result); !ok || r.Err != nil {
 			t.Fatalf("append %s: %v", name, res)
 		}
 		return index

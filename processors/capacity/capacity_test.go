@@ -18,6 +18,7 @@ import (
 	"github.com/ordoplane/ordo/processors/launcher/driver/local"
 	"github.com/ordoplane/ordo/processors/launcher/driver/sim"
 	"github.com/ordoplane/ordo/projections"
+	"github.com/ordoplane/ordo/projections/fsm"
 	plauncher "github.com/ordoplane/ordo/projections/launcher"
 	"github.com/ordoplane/ordo/projections/nodes"
 	pt "github.com/ordoplane/ordo/projections/projectionstest"
@@ -36,7 +37,7 @@ func (s seed) Decide(projections.View, time.Time, commands.IDs) (commands.Decisi
 
 type fixture struct {
 	t     *testing.T
-	fsm   *projections.FSM
+	fsm   *fsm.FSM
 	p     *commands.Pipeline
 	clock *clocktest.Clock
 	pools []capacity.Pool

@@ -17,6 +17,7 @@ import (
 	"github.com/ordoplane/ordo/processors/launcher/driver/sim"
 	"github.com/ordoplane/ordo/processors/launcher/driver/static"
 	"github.com/ordoplane/ordo/projections"
+	"github.com/ordoplane/ordo/projections/fsm"
 	plauncher "github.com/ordoplane/ordo/projections/launcher"
 	pt "github.com/ordoplane/ordo/projections/projectionstest"
 	"github.com/ordoplane/ordo/storage/clock/clocktest"
@@ -28,7 +29,7 @@ import (
 // would.
 type sharedLog struct {
 	mu   sync.Mutex
-	fsms []*projections.FSM
+	fsms []*fsm.FSM
 }
 
 func (l *sharedLog) Append(_ context.Context, data []byte) (any, uint64, error) {
@@ -48,7 +49,7 @@ func (l *sharedLog) Append(_ context.Context, data []byte) (any, uint64, error) 
 // server is one server: its FSM, a pipeline deciding on it, a launcher.
 type server struct {
 	name   string
-	fsm    *projections.FSM
+	fsm    *fsm.FSM
 	p      *commands.Pipeline
 	cancel context.CancelFunc
 	done   chan struct{}
