@@ -16,6 +16,7 @@ import (
 	"github.com/ordoplane/ordo/projections/namespaces"
 	pt "github.com/ordoplane/ordo/projections/projectionstest"
 	"github.com/ordoplane/ordo/storage/kv"
+	"github.com/ordoplane/ordo/storage/waittest"
 )
 
 // The child process is this test binary running TestRebuildCrashChild with
@@ -149,13 +150,9 @@ func TestRebuildCrash(t *testing.T) {
 				defer stop()
 				done := make(chan error, 1)
 				go func() { done <- rb.Run(ctx) }()
-				deadline := time.Now().Add(30 * time.Second)
-				for hasPrefix(t, store, "rb/") {
-					if time.Now().After(deadline) {
-						t.Fatal("the interrupted rebuild was not resumed")
-					}
-					time.Sleep(10 * time.Millisecond)
-				}
+				waittest.For(t, 30*time.Second, "the interrupted rebuild to resume and finish", func() bool {
+					return !hasPrefix(t, store, "rb/")
+				})
 				stop()
 				if err := <-done; err != nil {
 					t.Fatal(err)

@@ -24,6 +24,7 @@ import (
 	"github.com/ordoplane/ordo/projections/servers"
 	"github.com/ordoplane/ordo/storage/kv"
 	"github.com/ordoplane/ordo/storage/raftlog"
+	"github.com/ordoplane/ordo/storage/waittest"
 )
 
 func discard() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
@@ -350,19 +351,16 @@ func TestSubmitAndRun(t *testing.T) {
 	runCtx, stop := context.WithCancel(t.Context())
 	ran := make(chan error, 1)
 	go func() { ran <- rb.Run(runCtx) }()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		j, ok := rb.Job()
-		if ok && j.State == fsm.JobDone {
-			break
-		}
-		if ok && j.State == fsm.JobFailed {
-			t.Fatalf("job failed: %s", j.Error)
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("job did not finish: %+v", j)
-		}
-		time.Sleep(5 * time.Millisecond)
+	var j fsm.Job
+	if !waittest.Poll(20*time.Second, func() bool {
+		var ok bool
+		j, ok = rb.Job()
+		return ok && (j.State == fsm.JobDone || j.State == fsm.JobFailed)
+	}) {
+		t.Fatalf("job did not finish: %+v", j)
+	}
+	if j.State == fsm.JobFailed {
+		t.Fatalf("job failed: %s", j.Error)
 	}
 	stop()
 	if err := <-ran; err != nil {
