@@ -184,27 +184,11 @@ type aclPolicyJSON struct {
 	ModifyIndex uint64
 }
 
-// aclListPolicies answers ?prefix and ?filter (Nomad's filter expression on the
-// items' JSON; a bad one is a 400 naming filter).
+// aclListPolicies answers ?prefix and ?filter (queryList).
 func (s *Server) aclListPolicies(w http.ResponseWriter, r *http.Request) error {
-	prefix := r.URL.Query().Get("prefix")
-	f, err := listFilter(r)
-	if err != nil {
-		return err
-	}
-	s.query(w, r, aclPolicyTables, func(v projections.View) (any, error) {
-		list, err := acls.ListPolicies(v, prefix)
-		if err != nil {
-			return nil, err
-		}
-		out := make([]aclPolicyJSON, 0, len(list))
-		for _, p := range list {
-			out = append(out, aclPolicyJSON{Name: p.Name, Description: p.Description, JobACL: p.JobACL,
-				CreateIndex: p.CreateIndex, ModifyIndex: p.ModifyIndex})
-		}
-		return filterList(f, out)
-	})
-	return nil
+	return queryList(s, w, r, aclPolicyTables, listShapes(r, acls.ListPolicies, func(p *acls.Policy) aclPolicyJSON {
+		return aclPolicyJSON{Name: p.Name, Description: p.Description, JobACL: p.JobACL, CreateIndex: p.CreateIndex, ModifyIndex: p.ModifyIndex}
+	}))
 }
 
 func (s *Server) aclGetPolicy(w http.ResponseWriter, r *http.Request) error {
@@ -257,26 +241,11 @@ func (s *Server) aclDeletePolicy(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// aclListTokens answers ?prefix and ?filter (Nomad's filter expression on the
-// items' JSON; a bad one is a 400 naming filter).
+// aclListTokens answers ?prefix and ?filter (queryList).
 func (s *Server) aclListTokens(w http.ResponseWriter, r *http.Request) error {
-	prefix := r.URL.Query().Get("prefix")
-	f, err := listFilter(r)
-	if err != nil {
-		return err
-	}
-	s.query(w, r, aclTokenTables, func(v projections.View) (any, error) {
-		list, err := acls.ListTokens(v, prefix)
-		if err != nil {
-			return nil, err
-		}
-		out := make([]aclTokenJSON, 0, len(list))
-		for _, t := range list {
-			out = append(out, tokenJSON(v, t, ""))
-		}
-		return filterList(f, out)
+	return queryList(s, w, r, aclTokenTables, func(v projections.View) ([]aclTokenJSON, error) {
+		return listShapes(r, acls.ListTokens, func(t *acls.Token) aclTokenJSON { return tokenJSON(v, t, "") })(v)
 	})
-	return nil
 }
 
 func (s *Server) aclGetToken(w http.ResponseWriter, r *http.Request) error {
@@ -444,26 +413,9 @@ func roleJSON(r *acls.Role) aclRoleJSON {
 	return out
 }
 
-// aclListRoles answers ?prefix and ?filter (Nomad's filter expression on the
-// items' JSON; a bad one is a 400 naming filter).
+// aclListRoles answers ?prefix and ?filter (queryList).
 func (s *Server) aclListRoles(w http.ResponseWriter, r *http.Request) error {
-	prefix := r.URL.Query().Get("prefix")
-	f, err := listFilter(r)
-	if err != nil {
-		return err
-	}
-	s.query(w, r, aclRoleTables, func(v projections.View) (any, error) {
-		list, err := acls.ListRoles(v, prefix)
-		if err != nil {
-			return nil, err
-		}
-		out := make([]aclRoleJSON, 0, len(list))
-		for _, ro := range list {
-			out = append(out, roleJSON(ro))
-		}
-		return filterList(f, out)
-	})
-	return nil
+	return queryList(s, w, r, aclRoleTables, listShapes(r, acls.ListRoles, roleJSON))
 }
 
 func (s *Server) aclGetRole(w http.ResponseWriter, r *http.Request) error {

@@ -222,12 +222,8 @@ func (s *Server) listVolumes(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 	}
-	f, err := listFilter(r)
-	if err != nil {
-		return err
-	}
 	q := pc.VolumeQuery{Namespace: ns, Prefix: r.URL.Query().Get("prefix"), PluginID: r.URL.Query().Get("plugin_id")}
-	s.query(w, r, volumeTables, func(v projections.View) (any, error) {
+	return queryList(s, w, r, volumeTables, func(v projections.View) ([]*volumeStub, error) {
 		var out []*volumeStub
 		err := pc.ScanVolumes(v, q, func(vol *pc.Volume) error {
 			if s.authorizeNamespace(r, vol.Namespace, policy.CapCSIListVolume) != nil {
@@ -239,12 +235,8 @@ func (s *Server) listVolumes(w http.ResponseWriter, r *http.Request) error {
 			}
 			return err
 		})
-		if err != nil {
-			return nil, err
-		}
-		return filterList(f, out)
+		return out, err
 	})
-	return nil
 }
 
 // volumeTarget returns the namespace and exact volume id of a request.
@@ -356,12 +348,8 @@ func (s *Server) listPlugins(w http.ResponseWriter, r *http.Request) error {
 	if err := csiType(r); err != nil {
 		return err
 	}
-	f, err := listFilter(r)
-	if err != nil {
-		return err
-	}
 	prefix := r.URL.Query().Get("prefix")
-	s.query(w, r, pluginTables, func(v projections.View) (any, error) {
+	return queryList(s, w, r, pluginTables, func(v projections.View) ([]*pluginStub, error) {
 		var out []*pluginStub
 		err := pc.ScanPlugins(v, prefix, func(p *pc.Plugin) error {
 			out = append(out, &pluginStub{ID: p.ID, Provider: p.Provider, ControllerRequired: p.ControllerRequired,
@@ -369,12 +357,8 @@ func (s *Server) listPlugins(w http.ResponseWriter, r *http.Request) error {
 				NodesHealthy: p.NodesHealthy, NodesExpected: p.NodesExpected, CreateIndex: p.CreateIndex, ModifyIndex: p.ModifyIndex})
 			return nil
 		})
-		if err != nil {
-			return nil, err
-		}
-		return filterList(f, out)
+		return out, err
 	})
-	return nil
 }
 
 // getPlugin answers the plugin with the exact id, its allocations newest

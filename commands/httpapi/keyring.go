@@ -68,18 +68,7 @@ func (s *Server) handleSelfAuthenticated(pattern string, h http.HandlerFunc) {
 }
 
 func (s *Server) listRootKeys(w http.ResponseWriter, r *http.Request) error {
-	f, err := listFilter(r)
-	if err != nil {
-		return err
-	}
-	s.query(w, r, keyringTables, func(v projections.View) (any, error) {
-		list, err := kp.List(v)
-		if err != nil {
-			return nil, err
-		}
-		return filterList(f, list)
-	})
-	return nil
+	return queryList(s, w, r, keyringTables, kp.List)
 }
 
 // rotateRootKey serves PUT /v1/operator/keyring/rotate[?full=true]: the

@@ -190,6 +190,41 @@ func (s *Server) queryPage(w http.ResponseWriter, r *http.Request, tables []stri
 	writeJSON(w, http.StatusOK, pg.items)
 }
 
+// queryList is query for the lists that are not paged: read returns every
+// item's JSON shape, of which the answer keeps those the filter parameter
+// selects (Nomad's filter expression; a bad one is a 400 naming filter).
+func queryList[S any](s *Server, w http.ResponseWriter, r *http.Request, tables []string, read func(v projections.View) ([]S, error)) error {
+	f, err := listFilter(r)
+	if err != nil {
+		return err
+	}
+	s.query(w, r, tables, func(v projections.View) (any, error) {
+		list, err := read(v)
+		if err != nil {
+			return nil, err
+		}
+		return filterList(f, list)
+	})
+	return nil
+}
+
+// listShapes returns read's items, from v and the prefix parameter, in
+// their JSON shape: the read of queryList for lists by prefix.
+func listShapes[T, S any](r *http.Request, read func(v projections.View, prefix string) ([]T, error), shape func(T) S) func(v projections.View) ([]S, error) {
+	prefix := r.URL.Query().Get("prefix")
+	return func(v projections.View) ([]S, error) {
+		list, err := read(v, prefix)
+		if err != nil {
+			return nil, err
+		}
+		out := make([]S, 0, len(list))
+		for _, it := range list {
+			out = append(out, shape(it))
+		}
+		return out, nil
+	}
+}
+
 // listFilter reads the filter parameter of a list that is not paged; a bad
 // expression is a *commands.ValidationError naming filter.
 func listFilter(r *http.Request) (*bexpr.Evaluator, error) {
