@@ -39,6 +39,8 @@ type Record struct {
 // the newest span (From its end, the same Tag), else it is ErrGap. Only
 // keys under one of the prefixes keep are recorded.
 func (s *Store) Append(rec Record, keep [][]byte) error {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
 	s.mu.Lock()
 	spans := append([]Span(nil), s.spans...)
 	s.mu.Unlock()
@@ -51,6 +53,16 @@ func (s *Store) Append(rec Record, keep [][]byte) error {
 	}
 	b := s.db.NewBatch()
 	defer b.Close()
+	if err := writeRecord(b, rec, keep); err != nil {
+		return err
+	}
+	last.To = rec.To
+	return s.commitSpans(b, spans)
+}
+
+// writeRecord adds rec's writes under the prefixes keep to b, each as a
+// version at the index of the entry that wrote it.
+func writeRecord(b *pebble.Batch, rec Record, keep [][]byte) error {
 	r, _ := pebble.ReadBatch(rec.Repr)
 	var op uint32
 	var kbuf, vbuf []byte
@@ -61,7 +73,7 @@ func (s *Store) Append(rec Record, keep [][]byte) error {
 			return fmt.Errorf("versions: read batch %d→%d: %w", rec.From, rec.To, err)
 		}
 		if !ok {
-			break
+			return nil
 		}
 		if kind == pebble.InternalKeyKindLogData {
 			continue
@@ -87,13 +99,10 @@ func (s *Store) Append(rec Record, keep [][]byte) error {
 		default:
 			return fmt.Errorf("%w: %s at %d", ErrUnsupported, kind, index)
 		}
-		err = b.Set(kbuf, vbuf, nil)
-		if err != nil {
+		if err := b.Set(kbuf, vbuf, nil); err != nil {
 			return err
 		}
 	}
-	last.To = rec.To
-	return s.commitSpans(b, spans)
 }
 
 // under reports whether key is under one of the prefixes.

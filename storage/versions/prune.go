@@ -17,11 +17,17 @@ type PruneStats struct {
 
 // Prune drops what no read at index below or later needs: each key's
 // versions older than its newest one at or below below, and that one too
-// when it is a deletion. Spans are cut first to begin at below at the
+// when it is a deletion. It refuses to run while a fill is under way.
+// Spans are cut first to begin at below at the
 // earliest (those ending before it go), so no read below is served from
 // then on. A Reader opened below before the prune may see rows vanish.
 func (s *Store) Prune(below uint64) (PruneStats, error) {
 	var st PruneStats
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	if f := s.Filling(); f != nil {
+		return st, fmt.Errorf("versions: prune below %d while %d..%d is being filled", below, f.From, f.To)
+	}
 	var spans []Span
 	for _, sp := range s.Spans() {
 		if sp.To < below {

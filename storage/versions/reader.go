@@ -12,8 +12,9 @@ import (
 
 // Reader reads the rows as they stood once one index was applied.
 type Reader struct {
-	db *pebble.DB
-	at uint64
+	db   *pebble.DB
+	at   uint64
+	skip skip // a fill's versions, not to be seen yet
 }
 
 var _ kv.Reader = (*Reader)(nil)
@@ -24,7 +25,7 @@ func (s *Store) At(index uint64, tag string) (*Reader, error) {
 	if !s.Covers(index, tag) {
 		return nil, fmt.Errorf("%w: %d (%s)", ErrNotCovered, index, tag)
 	}
-	return &Reader{db: s.db, at: index}, nil
+	return &Reader{db: s.db, at: index, skip: s.skipped()}, nil
 }
 
 // Index returns the index the reader reads at.
@@ -40,6 +41,11 @@ func (r *Reader) Get(key []byte) ([]byte, error) {
 	}
 	defer it.Close()
 	if !it.SeekGE(versionKey(key, r.at)) {
+		return nil, notFound(it)
+	}
+	if _, index, err := parseKey(it.Key()); err != nil {
+		return nil, err
+	} else if r.skip.has(index) && !it.SeekGE(versionKey(key, r.skip.lo-1)) {
 		return nil, notFound(it)
 	}
 	v, deleted, err := decodeValue(it.Value())
@@ -72,7 +78,7 @@ func (r *Reader) Scan(lower, upper []byte, reverse bool, fn func(k, v []byte) er
 		return err
 	}
 	defer it.Close()
-	c := &cursor{it: it, at: r.at}
+	c := &cursor{it: it, at: r.at, skip: r.skip}
 	if reverse {
 		err = c.backward(fn)
 	} else {
@@ -92,6 +98,7 @@ func (r *Reader) Scan(lower, upper []byte, reverse bool, fn func(k, v []byte) er
 type cursor struct {
 	it      *pebble.Iterator
 	at      uint64
+	skip    skip // versions not to be seen (a fill's)
 	started bool
 	valid   bool
 }
@@ -108,9 +115,10 @@ func (c *cursor) next() (key, value []byte, ok bool, err error) {
 			return nil, nil, false, err
 		}
 		prefix := keyPrefix(key)
-		if index > c.at {
-			// Newer than wanted: seek this key's newest version at or below.
-			if c.valid = c.it.SeekGE(versionKey(key, c.at)); !c.valid {
+		if index > c.at || c.skip.has(index) {
+			// Newer than wanted, or a fill's: seek this key's newest
+			// version at or below at, and below the fill.
+			if c.valid = c.seekOlder(key, index); !c.valid {
 				break
 			}
 			if !bytes.HasPrefix(c.it.Key(), prefix) {
@@ -128,6 +136,23 @@ func (c *cursor) next() (key, value []byte, ok bool, err error) {
 		}
 	}
 	return nil, nil, false, c.it.Error()
+}
+
+// seekOlder moves the iterator, on key's version at index, to key's newest
+// version at or below the cursor's index that no fill hides (or past
+// key's versions).
+func (c *cursor) seekOlder(key []byte, index uint64) bool {
+	target := c.at
+	if c.skip.has(min(index, c.at)) {
+		target = c.skip.lo - 1
+	}
+	if !c.it.SeekGE(versionKey(key, target)) {
+		return false
+	}
+	if _, i, err := parseKey(c.it.Key()); err == nil && c.skip.has(i) && bytes.HasPrefix(c.it.Key(), keyPrefix(key)) {
+		return c.it.SeekGE(versionKey(key, c.skip.lo-1))
+	}
+	return true
 }
 
 // forward yields the keys from the iterator's start.
@@ -166,7 +191,7 @@ func (c *cursor) backward(fn func(k, v []byte) error) error {
 			return err
 		}
 		prefix := keyPrefix(key)
-		if c.it.SeekGE(versionKey(key, c.at)) && bytes.HasPrefix(c.it.Key(), prefix) {
+		if c.seekOlder(key, ^uint64(0)) && bytes.HasPrefix(c.it.Key(), prefix) {
 			v, deleted, err := decodeValue(c.it.Value())
 			if err != nil {
 				return err

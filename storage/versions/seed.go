@@ -32,6 +32,8 @@ type SeedStats struct {
 // is simply done again. Append then extends the new span.
 func (s *Store) Seed(src kv.Reader, at uint64, tag string, keep [][]byte) (SeedStats, error) {
 	var st SeedStats
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
 	keep = slices.SortedFunc(slices.Values(keep), bytes.Compare) // the merge walks keys in order
 	spans := cut(s.Spans(), at)
 	b := s.db.NewBatch()
@@ -46,7 +48,7 @@ func (s *Store) Seed(src kv.Reader, at uint64, tag string, keep [][]byte) (SeedS
 	defer it.Close()
 	w := &seedWriter{s: s, b: s.db.NewBatch(), at: at, keep: keep}
 	defer func() { w.b.Close() }()
-	old := &cursor{it: it, at: at}
+	old := &cursor{it: it, at: at, skip: s.skipped()}
 	ok, err := w.advance(old)
 	if err != nil {
 		return st, err

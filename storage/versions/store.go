@@ -59,9 +59,15 @@ type Span struct {
 // run concurrently.
 type Store struct {
 	db *pebble.DB
-	mu sync.Mutex
+	// wmu serialises what changes the spans or the fill (Append, Seed,
+	// Prune and the fill's Begin/End), which may run on two goroutines: a
+	// writer of the head and a filler of the past. Take it before mu.
+	wmu sync.Mutex
+	mu  sync.Mutex
 	// spans are ascending and disjoint.
 	spans []Span
+	// fill is the range being filled (BeginFill), nil when none.
+	fill *Fill
 }
 
 // Open opens (creating if needed) the store in dir.
@@ -95,6 +101,10 @@ func Open(dir string) (*Store, error) {
 			db.Close()
 			return nil, fmt.Errorf("versions: decode spans: %w", err)
 		}
+	}
+	if s.fill, err = loadFill(db); err != nil {
+		db.Close()
+		return nil, err
 	}
 	return s, nil
 }
