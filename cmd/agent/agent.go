@@ -32,6 +32,7 @@ import (
 	"github.com/ordoplane/ordo/processors/periodic"
 	"github.com/ordoplane/ordo/processors/supervisor"
 	"github.com/ordoplane/ordo/projections"
+	"github.com/ordoplane/ordo/projections/fsm"
 	"github.com/ordoplane/ordo/storage/kv"
 	"github.com/ordoplane/ordo/storage/raftlog"
 )
@@ -46,9 +47,9 @@ type Agent struct {
 	log   *slog.Logger
 	reg   *prometheus.Registry
 	store *kv.Store
-	fsm   *projections.FSM
+	fsm   *fsm.FSM
 	// rebuilder runs projection rebuilds and verifies (rebuild.go).
-	rebuilder *projections.Rebuilder
+	rebuilder *fsm.Rebuilder
 	node      *raftlog.Node
 	tt        *timetravel.TimeTravel
 	pipeline  *commands.Pipeline
@@ -138,7 +139,7 @@ func Start(cfg Config) (a *Agent, err error) {
 	a.reg.MustRegister(kv.NewCollector(a.store, "ordo_state_store"))
 	// Projections another version wrote are rebuilt before raft starts
 	// (rebuildStale, below).
-	if a.fsm, err = projections.NewFSM(a.store, projections.FSMConfig{
+	if a.fsm, err = fsm.New(a.store, fsm.Config{
 		Projections: a.projectionSet(), Logger: a.log, Registerer: a.reg, Clock: time.Now, AllowStale: true,
 		Version: buildVersion}); err != nil { // halt.go: refuses a directory a newer ordo wrote
 		return nil, err
@@ -153,17 +154,17 @@ func Start(cfg Config) (a *Agent, err error) {
 	if ln, err = a.limitListener(ln); err != nil { // httplimits.go: connections per address
 		return nil, err
 	}
-	a.rebuilder = projections.NewRebuilder(a.fsm, projections.RebuilderConfig{Logger: a.log, Registerer: a.reg,
+	a.rebuilder = fsm.NewRebuilder(a.fsm, fsm.RebuilderConfig{Logger: a.log, Registerer: a.reg,
 		Clock: time.Now, ScratchDir: filepath.Join(a.cfg.DataDir, "scratch")})
 	if err := a.rebuildStale(ln); err != nil { // rebuild.go
 		ln.Close()
 		return nil, err
 	}
 
-	// Time travel (issue 5): checkpoints of the state store taken on every
-	// server (reading only), the versions store fed by the FSM's commits,
-	// and reads at_index/at_time from them. Opened before raft starts, so
-	// the versions store sees every entry raft applies from here on.
+	// Time travel: the versions store fed by the FSM's commits and
+	// backfilled from the archive (Run), and reads at_index/at_time from
+	// it. Opened before raft starts, so the versions store sees every
+	// entry raft applies from here on.
 	if a.tt, err = timetravel.New(timetravel.Config{Options: a.cfg.TimeTravel, DataDir: a.cfg.DataDir, FSM: a.fsm,
 		Projections: a.projectionSet(), Logger: a.log, Registerer: a.reg}); err != nil {
 		ln.Close()
@@ -352,14 +353,17 @@ func (a *Agent) RaftAddr() string { return a.node.Address() }
 // DataDir returns the data directory.
 func (a *Agent) DataDir() string { return a.cfg.DataDir }
 
+// TimeTravel returns the server's time travel (reads at_index/at_time).
+func (a *Agent) TimeTravel() *timetravel.TimeTravel { return a.tt }
+
 // Node returns the raft node.
 func (a *Agent) Node() *raftlog.Node { return a.node }
 
 // FSM returns the FSM.
-func (a *Agent) FSM() *projections.FSM { return a.fsm }
+func (a *Agent) FSM() *fsm.FSM { return a.fsm }
 
 // Rebuilder returns the projection rebuilder.
-func (a *Agent) Rebuilder() *projections.Rebuilder { return a.rebuilder }
+func (a *Agent) Rebuilder() *fsm.Rebuilder { return a.rebuilder }
 
 // Store returns the state store.
 func (a *Agent) Store() *kv.Store { return a.store }
@@ -389,7 +393,7 @@ func (a *Agent) Shutdown() error {
 	}
 	a.wg.Wait()
 	if a.tt != nil {
-		a.tt.Close() // before the store: joins materialisations
+		a.tt.Close() // before the store: stops the backfill, joins the versions writer
 	}
 	if a.api != nil {
 		a.api.Close()

@@ -85,8 +85,8 @@ type Config struct {
 	// DisablePeriodic runs no periodic launcher on this server: periodic
 	// jobs launch only by POST /v1/job/:id/periodic/force.
 	DisablePeriodic bool `json:"DisablePeriodic"`
-	// TimeTravel tunes the state checkpoints behind reads at_index and
-	// at_time (history/timetravel); the zero value takes its defaults.
+	// TimeTravel tunes the versions store behind reads at_index and
+	// at_time (history/timetravel); the zero value keeps every version.
 	TimeTravel timetravel.Options `json:"TimeTravel"`
 	// Mirror, when set, mirrors the log to Kafka from the leader
 	// (processors/mirror; the agent file's mirror block).

@@ -7,8 +7,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
-	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -26,8 +24,8 @@ import (
 	"github.com/ordoplane/ordo/test/replay"
 )
 
-// ttAgent starts a dev agent with scheduling on and checkpoints every 10
-// entries, so reads at_index start from checkpoints as well as from empty.
+// ttAgent starts a dev agent with scheduling on, its time travel tuned
+// by opts.
 func ttAgent(t *testing.T, opts ...func(*timetravel.Options)) (*agent.Agent, *api.Client) {
 	t.Helper()
 	cfg := agent.DevConfig()
@@ -38,7 +36,6 @@ func ttAgent(t *testing.T, opts ...func(*timetravel.Options)) (*agent.Agent, *ap
 	cfg.HeartbeatMinTTL, cfg.HeartbeatGrace = time.Hour, time.Hour
 	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	cfg.RaftLogOutput = io.Discard
-	cfg.TimeTravel = timetravel.Options{CheckpointEvery: 10, CheckpointMinInterval: time.Nanosecond, CheckpointsKept: 100, CacheSize: 3}
 	for _, o := range opts {
 		o(&cfg.TimeTravel)
 	}
@@ -283,15 +280,9 @@ func withParam(path, name, value string) string {
 // projections at that index (leader times included; no answer reads the
 // server's clock). It also reads at_time the leader time of such an index.
 //
-// It runs with the versions store serving every read, and without it:
-// checkpoints, the redo log and event replay.
+// The versions store serves every read.
 func TestAtIndexReadsEqualLiveReads(t *testing.T) {
-	t.Run("versions", func(t *testing.T) { testAtIndexReadsEqualLiveReads(t, false) })
-	t.Run("checkpoints", func(t *testing.T) { testAtIndexReadsEqualLiveReads(t, true) })
-}
-
-func testAtIndexReadsEqualLiveReads(t *testing.T, disableVersions bool) {
-	a, c := ttAgent(t, func(o *timetravel.Options) { o.DisableVersions = disableVersions })
+	a, c := ttAgent(t)
 	rec := &recorder{t: t, a: a}
 	step := func(what string, write func()) {
 		t.Helper()
@@ -370,16 +361,9 @@ func testAtIndexReadsEqualLiveReads(t *testing.T, disableVersions bool) {
 			t.Errorf("GET %s at_index=%s: next token %q, live %q", r.path, at, ans.header.Get("X-Nomad-NextToken"), next)
 		}
 	}
-	t.Logf("%d reads at %d distinct indexes compared; applied %d; checkpoints %v",
-		len(rec.reads), len(indexes), a.FSM().Applied(), checkpointDirs(t, a))
-	if len(checkpointDirs(t, a)) == 0 {
-		t.Error("no checkpoint taken: every read replayed from empty")
-	}
-	mats, fromVersions := counter(t, a, "ordo_timetravel_materialisations_total"), counter(t, a, "ordo_timetravel_versions_reads_total")
-	t.Logf("materialisations %v, reads from versions %v, reads read again from every projection %v",
-		mats, fromVersions, counter(t, a, "ordo_timetravel_strays_total"))
-	if disableVersions && (mats == 0 || fromVersions > 0) || !disableVersions && (mats > 0 || fromVersions == 0) {
-		t.Errorf("with DisableVersions %v: %v materialisations, %v reads from versions", disableVersions, mats, fromVersions)
+	t.Logf("%d reads at %d distinct indexes compared; applied %d", len(rec.reads), len(indexes), a.FSM().Applied())
+	if fromVersions := counter(t, a, "ordo_timetravel_versions_reads_total"); fromVersions == 0 {
+		t.Errorf("%v reads from versions", fromVersions)
 	}
 
 	// A live answer's X-Nomad-Index is the last entry that changed a table
@@ -422,19 +406,6 @@ func testAtIndexReadsEqualLiveReads(t *testing.T, disableVersions bool) {
 	if checked == 0 {
 		t.Fatal("no at_time read checked")
 	}
-}
-
-func checkpointDirs(t *testing.T, a *agent.Agent) []string {
-	t.Helper()
-	entries, err := os.ReadDir(filepath.Join(a.DataDir(), "checkpoints"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []string
-	for _, e := range entries {
-		out = append(out, e.Name())
-	}
-	return out
 }
 
 // errorField returns the Field of an error answer.
@@ -520,8 +491,8 @@ func counter(t *testing.T, a *agent.Agent, name string) float64 {
 }
 
 // TestHistoryStatus: GET /v1/operator/history says the versions store
-// serves from its first seed to the applied index, with the running
-// projection versions, and lists the checkpoints taken.
+// serves from the log's first index to the applied index, with the
+// running projection versions, and no backfill under way.
 func TestHistoryStatus(t *testing.T) {
 	a, _ := ttAgent(t)
 	for i := range 12 {
@@ -538,8 +509,7 @@ func TestHistoryStatus(t *testing.T) {
 		if err := json.Unmarshal([]byte(ans.body), &st); err != nil {
 			t.Fatal(err)
 		}
-		return st.Versions != nil && len(st.Versions.Spans) > 0 && st.Versions.Spans[len(st.Versions.Spans)-1].To >= applied &&
-			len(st.Checkpoints) > 0
+		return st.Versions != nil && len(st.Versions.Spans) > 0 && st.Versions.Spans[len(st.Versions.Spans)-1].To >= applied
 	})
 	if st.Applied < applied || st.Versions == nil || len(st.Versions.Spans) == 0 {
 		t.Fatalf("status %+v", st)
@@ -548,7 +518,7 @@ func TestHistoryStatus(t *testing.T) {
 	if !last.Current || last.To < applied || last.From > 1 {
 		t.Errorf("newest span %+v, want a current one from the start through %d", last, applied)
 	}
-	if len(st.Checkpoints) == 0 || st.CheckpointBytes == 0 {
-		t.Errorf("checkpoints %v (%d bytes), want some", st.Checkpoints, st.CheckpointBytes)
+	if st.Versions.Oldest != 1 || st.Versions.Backfill != nil {
+		t.Errorf("oldest index %d, backfill %+v; want 1 and none", st.Versions.Oldest, st.Versions.Backfill)
 	}
 }

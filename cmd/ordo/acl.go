@@ -11,7 +11,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ordoplane/ordo/api"
-	"github.com/ordoplane/ordo/events"
 )
 
 // defaultToken returns $ORDO_TOKEN, else $NOMAD_TOKEN.
@@ -20,6 +19,49 @@ func defaultToken(getenv func(string) string) string {
 		return t
 	}
 	return getenv("NOMAD_TOKEN")
+}
+
+// aclToken is a token as the /v1/acl endpoints answer it.
+type aclToken struct {
+	AccessorID     string
+	SecretID       string
+	Name           string
+	Type           string
+	Policies       []string
+	Roles          []aclRoleLink
+	Global         bool
+	CreateTime     time.Time
+	ExpirationTime *time.Time `json:",omitempty"`
+	ExpirationTTL  string     `json:",omitempty"`
+	CreateIndex    uint64
+	ModifyIndex    uint64
+}
+
+type aclRoleLink struct{ ID, Name string }
+
+type aclPolicy struct {
+	Name        string
+	Description string
+	Rules       string `json:",omitempty"`
+	JobACL      *aclJobACL
+	CreateIndex uint64
+	ModifyIndex uint64
+}
+
+type aclJobACL struct {
+	Namespace string
+	JobID     string
+	Group     string `json:",omitempty"`
+	Task      string `json:",omitempty"`
+}
+
+type aclRole struct {
+	ID          string
+	Name        string
+	Description string
+	Policies    []struct{ Name string }
+	CreateIndex uint64
+	ModifyIndex uint64
 }
 
 func newACLCommand(g *globals) *cobra.Command {
@@ -42,7 +84,7 @@ the leader and run it again.`,
 			if err != nil {
 				return err
 			}
-			var t api.ACLToken
+			var t aclToken
 			if err := c.Put(cmd.Context(), "/v1/acl/bootstrap", nil, &t); err != nil {
 				return fmt.Errorf("bootstrap ACLs: %w", err)
 			}
@@ -53,7 +95,7 @@ the leader and run it again.`,
 	return cmd
 }
 
-func printToken(w io.Writer, t api.ACLToken, asJSON bool) error {
+func printToken(w io.Writer, t aclToken, asJSON bool) error {
 	if asJSON {
 		return printJSONValue(w, t)
 	}
@@ -124,10 +166,10 @@ the policy is attached to that workload: its workload identity gets it.`,
 			if err != nil {
 				return fmt.Errorf("read policy: %w", err)
 			}
-			p := api.ACLPolicy{Name: args[0], Description: description, Rules: string(src)}
+			p := aclPolicy{Name: args[0], Description: description, Rules: string(src)}
 			switch {
 			case job != "":
-				p.JobACL = &events.ACLWorkload{Namespace: namespace, JobID: job, Group: group, Task: task}
+				p.JobACL = &aclJobACL{Namespace: namespace, JobID: job, Group: group, Task: task}
 			case group != "" || task != "":
 				return fmt.Errorf("-group and -task need -job")
 			}
@@ -155,7 +197,7 @@ func newACLPolicyListCommand(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use: "list", Short: "List ACL policies", Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return show(cmd, g, "/v1/acl/policies", nil, "list ACL policies", asJSON, func(w io.Writer, list []api.ACLPolicy) error {
+			return show(cmd, g, "/v1/acl/policies", nil, "list ACL policies", asJSON, func(w io.Writer, list []aclPolicy) error {
 				if len(list) == 0 {
 					_, err := fmt.Fprintln(w, "No policies found")
 					return err
@@ -172,7 +214,7 @@ func newACLPolicyListCommand(g *globals) *cobra.Command {
 	return cmd
 }
 
-func workloadOf(j *events.ACLWorkload) string {
+func workloadOf(j *aclJobACL) string {
 	if j == nil {
 		return "-"
 	}
@@ -191,7 +233,7 @@ func newACLPolicyInfoCommand(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use: "info <name>", Short: "Show an ACL policy", Args: oneArg("<name>"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return show(cmd, g, api.Pathf("/v1/acl/policy/%s", args[0]), nil, "read ACL policy", asJSON, func(w io.Writer, p api.ACLPolicy) error {
+			return show(cmd, g, api.Pathf("/v1/acl/policy/%s", args[0]), nil, "read ACL policy", asJSON, func(w io.Writer, p aclPolicy) error {
 				if err := printPairs(w, []pair{{"Name", p.Name}, {"Description", orDash(p.Description)},
 					{"Workload", workloadOf(p.JobACL)}, {"CreateIndex", fmt.Sprint(p.CreateIndex)},
 					{"ModifyIndex", fmt.Sprint(p.ModifyIndex)}}); err != nil {
@@ -239,7 +281,7 @@ type roleBody struct {
 	ID          string `json:",omitempty"`
 	Name        string
 	Description string
-	Policies    []api.ACLRolePolicyLink
+	Policies    []struct{ Name string }
 }
 
 func newACLRoleWriteCommand(g *globals, update bool) *cobra.Command {
@@ -262,7 +304,7 @@ func newACLRoleWriteCommand(g *globals, update bool) *cobra.Command {
 			body := roleBody{Name: name, Description: description}
 			path := "/v1/acl/role"
 			if update {
-				var old api.ACLRole
+				var old aclRole
 				if err := c.Get(cmd.Context(), api.Pathf("/v1/acl/role/%s", args[0]), nil, &old); err != nil {
 					return fmt.Errorf("read ACL role %s: %w", args[0], err)
 				}
@@ -278,10 +320,10 @@ func newACLRoleWriteCommand(g *globals, update bool) *cobra.Command {
 			if !update || cmd.Flags().Changed("policy") {
 				body.Policies = nil
 				for _, p := range policies {
-					body.Policies = append(body.Policies, api.ACLRolePolicyLink{Name: p})
+					body.Policies = append(body.Policies, struct{ Name string }{p})
 				}
 			}
-			var r api.ACLRole
+			var r aclRole
 			if err := c.Put(cmd.Context(), path, body, &r); err != nil {
 				return fmt.Errorf("%s ACL role: %w", use, err)
 			}
@@ -295,7 +337,7 @@ func newACLRoleWriteCommand(g *globals, update bool) *cobra.Command {
 	return cmd
 }
 
-func printRole(w io.Writer, r api.ACLRole, asJSON bool) error {
+func printRole(w io.Writer, r aclRole, asJSON bool) error {
 	if asJSON {
 		return printJSONValue(w, r)
 	}
@@ -312,7 +354,7 @@ func newACLRoleListCommand(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use: "list", Short: "List ACL roles", Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return show(cmd, g, "/v1/acl/roles", nil, "list ACL roles", asJSON, func(w io.Writer, list []api.ACLRole) error {
+			return show(cmd, g, "/v1/acl/roles", nil, "list ACL roles", asJSON, func(w io.Writer, list []aclRole) error {
 				if len(list) == 0 {
 					_, err := fmt.Fprintln(w, "No ACL roles found")
 					return err
@@ -342,7 +384,7 @@ func newACLRoleInfoCommand(g *globals) *cobra.Command {
 			if byName {
 				path = api.Pathf("/v1/acl/role/name/%s", args[0])
 			}
-			return show(cmd, g, path, nil, "read ACL role", asJSON, func(w io.Writer, r api.ACLRole) error {
+			return show(cmd, g, path, nil, "read ACL role", asJSON, func(w io.Writer, r aclRole) error {
 				return printRole(w, r, false)
 			})
 		},
@@ -374,7 +416,7 @@ type tokenBody struct {
 	Name          string
 	Type          string
 	Policies      []string
-	Roles         []api.ACLRoleLink
+	Roles         []aclRoleLink
 	Global        bool
 	ExpirationTTL string `json:",omitempty"`
 }
@@ -401,7 +443,7 @@ func newACLTokenWriteCommand(g *globals, update bool) *cobra.Command {
 			body := tokenBody{Name: name, Type: typ, Policies: policies, Global: global}
 			path := "/v1/acl/token"
 			if update {
-				var old api.ACLToken
+				var old aclToken
 				if err := c.Get(cmd.Context(), api.Pathf("/v1/acl/token/%s", args[0]), nil, &old); err != nil {
 					return fmt.Errorf("read ACL token %s: %w", args[0], err)
 				}
@@ -426,15 +468,15 @@ func newACLTokenWriteCommand(g *globals, update bool) *cobra.Command {
 				path = api.Pathf("/v1/acl/token/%s", args[0])
 			}
 			for _, n := range roleName {
-				body.Roles = append(body.Roles, api.ACLRoleLink{Name: n})
+				body.Roles = append(body.Roles, aclRoleLink{Name: n})
 			}
 			for _, id := range roleID {
-				body.Roles = append(body.Roles, api.ACLRoleLink{ID: id})
+				body.Roles = append(body.Roles, aclRoleLink{ID: id})
 			}
 			if ttl > 0 {
 				body.ExpirationTTL = ttl.String()
 			}
-			var t api.ACLToken
+			var t aclToken
 			if err := c.Put(cmd.Context(), path, body, &t); err != nil {
 				return fmt.Errorf("%s ACL token: %w", strings.Fields(use)[0], err)
 			}
@@ -459,7 +501,7 @@ func newACLTokenListCommand(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use: "list", Short: "List ACL tokens", Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return show(cmd, g, "/v1/acl/tokens", nil, "list ACL tokens", asJSON, func(w io.Writer, list []api.ACLToken) error {
+			return show(cmd, g, "/v1/acl/tokens", nil, "list ACL tokens", asJSON, func(w io.Writer, list []aclToken) error {
 				if len(list) == 0 {
 					_, err := fmt.Fprintln(w, "No tokens found")
 					return err
@@ -493,7 +535,7 @@ func newACLTokenInfoCommand(g *globals, self bool) *cobra.Command {
 			if !self {
 				path = api.Pathf("/v1/acl/token/%s", args[0])
 			}
-			return show(cmd, g, path, nil, "read ACL token", asJSON, func(w io.Writer, t api.ACLToken) error {
+			return show(cmd, g, path, nil, "read ACL token", asJSON, func(w io.Writer, t aclToken) error {
 				return printToken(w, t, false)
 			})
 		},

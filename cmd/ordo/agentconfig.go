@@ -44,7 +44,7 @@ import (
 //	}
 //
 //	time_travel {                     # reads at_index/at_time (agentconfig_timetravel.go)
-//	  checkpoint_every = 10000
+//	  versions_kept = 0
 //	}
 //
 //	mirror {                           # the Kafka mirror (docs/mirror.md)

@@ -2,37 +2,55 @@ package main
 
 import (
 	"fmt"
-	"time"
+	"strings"
+
+	"github.com/hashicorp/hcl/v2"
 
 	"github.com/ordoplane/ordo/history/timetravel"
 )
 
-// timeTravelBlock is the agent file's time_travel block: the checkpoints
-// behind reads at_index and at_time (history/timetravel.Options).
+// timeTravelBlock is the agent file's time_travel block: the versions
+// store behind reads at_index and at_time (history/timetravel.Options).
 //
 //	time_travel {
-//	  checkpoint_every        = 10000   # applied entries between two checkpoints
-//	  checkpoint_min_interval = "10s"   # least time between two checkpoints
-//	  checkpoints_kept        = 10      # the newest kept, checkpoint_every apart
-//	  sparse_checkpoints_kept = 10      # older ones kept below them; 0 keeps none
-//	  cache_size              = 4       # materialised past states kept open
-//	  disable_checkpoints     = false   # take none (reads replay from the archive's start)
-//	  disable_redo            = false   # keep no redo log (with disable_versions only)
-//	  disable_versions        = false   # keep no row versions (reads copy a checkpoint and replay)
-//	  versions_kept           = 0       # newest entries the row versions answer for; 0 keeps all
+//	  disable_versions = false   # keep no row versions: serve no past state
+//	  versions_kept    = 0       # newest entries the row versions answer for; 0 keeps all
 //	}
 //
-// An attribute left out keeps its default.
+// An attribute left out keeps its default. The attributes of the
+// checkpoints, redo log and state cache that earlier versions read past
+// states from are refused by name (removedTimeTravel).
 type timeTravelBlock struct {
-	CheckpointEvery       *int64  `hcl:"checkpoint_every,optional"`
-	CheckpointMinInterval *string `hcl:"checkpoint_min_interval,optional"`
-	CheckpointsKept       *int    `hcl:"checkpoints_kept,optional"`
-	SparseCheckpointsKept *int    `hcl:"sparse_checkpoints_kept,optional"`
-	CacheSize             *int    `hcl:"cache_size,optional"`
-	DisableCheckpoints    *bool   `hcl:"disable_checkpoints,optional"`
-	DisableRedo           *bool   `hcl:"disable_redo,optional"`
-	DisableVersions       *bool   `hcl:"disable_versions,optional"`
-	VersionsKept          *int64  `hcl:"versions_kept,optional"`
+	DisableVersions *bool  `hcl:"disable_versions,optional"`
+	VersionsKept    *int64 `hcl:"versions_kept,optional"`
+
+	// Removed attributes, refused with a message that says so.
+	CheckpointEvery       *hcl.Attribute `hcl:"checkpoint_every,optional"`
+	CheckpointMinInterval *hcl.Attribute `hcl:"checkpoint_min_interval,optional"`
+	CheckpointsKept       *hcl.Attribute `hcl:"checkpoints_kept,optional"`
+	SparseCheckpointsKept *hcl.Attribute `hcl:"sparse_checkpoints_kept,optional"`
+	CacheSize             *hcl.Attribute `hcl:"cache_size,optional"`
+	DisableCheckpoints    *hcl.Attribute `hcl:"disable_checkpoints,optional"`
+	DisableRedo           *hcl.Attribute `hcl:"disable_redo,optional"`
+}
+
+// removedTimeTravel returns the names of the removed attributes b sets.
+func (b *timeTravelBlock) removedTimeTravel() []string {
+	var names []string
+	for _, a := range []struct {
+		name string
+		set  bool
+	}{
+		{"checkpoint_every", b.CheckpointEvery != nil}, {"checkpoint_min_interval", b.CheckpointMinInterval != nil},
+		{"checkpoints_kept", b.CheckpointsKept != nil}, {"sparse_checkpoints_kept", b.SparseCheckpointsKept != nil},
+		{"cache_size", b.CacheSize != nil}, {"disable_checkpoints", b.DisableCheckpoints != nil},
+		{"disable_redo", b.DisableRedo != nil},
+	} {
+		if a.set {
+			names = append(names, a.name)
+		}
+	}
+	return names
 }
 
 // applyTo sets in o what the block sets; path names the file in errors,
@@ -41,49 +59,9 @@ func (b *timeTravelBlock) applyTo(o *timetravel.Options, path string) error {
 	bad := func(field, format string, args ...any) error {
 		return fmt.Errorf("time_travel.%s in %s: %s", field, path, fmt.Sprintf(format, args...))
 	}
-	if b.CheckpointEvery != nil {
-		if *b.CheckpointEvery < 1 {
-			return bad("checkpoint_every", "%d must be at least 1 (applied entries between two checkpoints)", *b.CheckpointEvery)
-		}
-		o.CheckpointEvery = uint64(*b.CheckpointEvery)
-	}
-	if b.CheckpointMinInterval != nil {
-		d, err := time.ParseDuration(*b.CheckpointMinInterval)
-		switch {
-		case err != nil:
-			return bad("checkpoint_min_interval", "%q is not a duration (10s, 1m)", *b.CheckpointMinInterval)
-		case d <= 0:
-			return bad("checkpoint_min_interval", "%q must be positive", *b.CheckpointMinInterval)
-		}
-		o.CheckpointMinInterval = d
-	}
-	if b.CheckpointsKept != nil {
-		if *b.CheckpointsKept < 1 {
-			return bad("checkpoints_kept", "%d must be at least 1", *b.CheckpointsKept)
-		}
-		o.CheckpointsKept = *b.CheckpointsKept
-	}
-	if b.SparseCheckpointsKept != nil {
-		switch n := *b.SparseCheckpointsKept; {
-		case n < 0:
-			return bad("sparse_checkpoints_kept", "%d must not be negative (0 keeps none)", n)
-		case n == 0:
-			o.SparseCheckpointsKept = -1 // Options' zero value is the default; negative keeps none
-		default:
-			o.SparseCheckpointsKept = n
-		}
-	}
-	if b.CacheSize != nil {
-		if *b.CacheSize < 1 {
-			return bad("cache_size", "%d must be at least 1", *b.CacheSize)
-		}
-		o.CacheSize = *b.CacheSize
-	}
-	if b.DisableCheckpoints != nil {
-		o.DisableCheckpoints = *b.DisableCheckpoints
-	}
-	if b.DisableRedo != nil {
-		o.DisableRedo = *b.DisableRedo
+	if removed := b.removedTimeTravel(); len(removed) > 0 {
+		return bad(removed[0], "removed: every past index is now read from the versions store, so there are no "+
+			"checkpoints, redo log or state cache to tune; delete %s (docs/history.md)", strings.Join(removed, ", "))
 	}
 	if b.DisableVersions != nil {
 		o.DisableVersions = *b.DisableVersions

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -16,11 +17,12 @@ func newOperatorHistoryCommand(g *globals) *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "history",
-		Short: "Show what past states the server serves: the versions store's spans, checkpoints, cached states",
+		Short: "Show what past states the server serves: the versions store's spans and backfill",
 		Long: `Show what past states the addressed server serves for reads at_index and
-at_time: the spans of indexes its versions store answers (a seek per key), its
-checkpoints (reads elsewhere copy one and replay forward), the states it holds
-materialised, and the disk each takes. Each server keeps its own.`,
+at_time: the spans of indexes its versions store answers (a seek per key), the
+oldest index it serves, the backfill from the archive under way (reads of the
+indexes it has not reached are refused with 503 until it ends), and the disk
+the store takes. Each server keeps its own.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return show(cmd, g, "/v1/operator/history", nil, "read history status", asJSON, printHistoryStatus)
@@ -39,11 +41,17 @@ func printHistoryStatus(w io.Writer, st timetravel.Status) error {
 			kept = fmt.Sprintf("the newest %d entries", v.Kept)
 		}
 		fmt.Fprintf(w, "Versions       %s on disk, %d entries behind, keeping %s\n", mib(v.Bytes), v.Lag, kept)
+		fmt.Fprintf(w, "Oldest index   %d\n", v.Oldest)
+		if b := v.Backfill; b != nil {
+			pct := 100 * float64(b.Reached+1-b.From) / float64(b.To+2-b.From)
+			fmt.Fprintf(w, "Backfill       indexes %d to %d, at %d (%.0f%%), %d events replayed, since %s\n",
+				b.From, b.To, b.Reached, pct, b.Events, b.Started.Format(time.RFC3339))
+		}
 		rows := make([][]string, len(v.Spans))
 		for i, sp := range v.Spans {
 			serves := "yes"
 			if !sp.Current {
-				serves = "no (other projection versions)"
+				serves = "no (another history or projection versions)"
 			}
 			rows[i] = []string{strconv.FormatUint(sp.From, 10), strconv.FormatUint(sp.To, 10), serves, sp.Tag}
 		}
@@ -52,21 +60,10 @@ func printHistoryStatus(w io.Writer, st timetravel.Status) error {
 			if err := printTable(w, []string{"From", "To", "Serves", "Projection versions"}, rows); err != nil {
 				return err
 			}
-			fmt.Fprintln(w)
 		}
-	} else {
-		fmt.Fprintln(w, "Versions       not kept (time_travel { disable_versions })")
+		return nil
 	}
-	switch n := len(st.Checkpoints); n {
-	case 0:
-		fmt.Fprintln(w, "Checkpoints    none")
-	default:
-		fmt.Fprintf(w, "Checkpoints    %d, from %d to %d, %s on disk\n", n, st.Checkpoints[0], st.Checkpoints[n-1], mib(st.CheckpointBytes))
-	}
-	if st.RedoBytes > 0 {
-		fmt.Fprintf(w, "Redo log       %s on disk\n", mib(st.RedoBytes))
-	}
-	fmt.Fprintf(w, "Cached states  %d %v\n", len(st.Cached), st.Cached)
+	fmt.Fprintln(w, "Versions       not kept (time_travel { disable_versions }): no past state is served")
 	return nil
 }
 

@@ -78,7 +78,7 @@ func TestProjectionsCommands(t *testing.T) {
 	}
 	code, stdout, stderr = runCLI("operator", "history", "-address", addr)
 	if code != 0 || !strings.Contains(stdout, "Applied index") || !strings.Contains(stdout, "Projection versions") ||
-		!strings.Contains(stdout, "namespaces=") || !strings.Contains(stdout, "Checkpoints") {
+		!strings.Contains(stdout, "namespaces=") || !strings.Contains(stdout, "Oldest index") {
 		t.Errorf("operator history: %d\n%s%s", code, stdout, stderr)
 	}
 	code, stdout, stderr = runCLI("operator", "projections", "verify", "-address", addr, "-quiet")

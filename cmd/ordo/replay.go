@@ -10,7 +10,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -28,6 +27,7 @@ import (
 	"github.com/ordoplane/ordo/processors/jobplan"
 	"github.com/ordoplane/ordo/projections"
 	"github.com/ordoplane/ordo/projections/all"
+	"github.com/ordoplane/ordo/projections/fsm"
 	"github.com/ordoplane/ordo/storage/kv"
 	"github.com/ordoplane/ordo/storage/snapshots"
 )
@@ -162,7 +162,7 @@ type replay struct {
 	file  string
 	dir   string
 	store *kv.Store
-	fsm   *projections.FSM
+	fsm   *fsm.FSM
 	stats export.LoadStats
 	// snapshot is the file's summary when it is a snapshot file
 	// (replaysnapshot.go) rather than a history file.
@@ -197,7 +197,7 @@ func openReplay(file, dir string) (*replay, error) {
 		return nil, fmt.Errorf("replay: %w", err)
 	}
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	if r.fsm, err = projections.NewFSM(store, projections.FSMConfig{Projections: all.Projections(), Logger: quiet, Version: agent.Version}); err != nil {
+	if r.fsm, err = fsm.New(store, fsm.Config{Projections: all.Projections(), Logger: quiet, Version: agent.Version}); err != nil {
 		store.Close()
 		return nil, err
 	}
@@ -276,40 +276,66 @@ func (r *replay) serve(addr string) (string, func(), error) {
 }
 
 // history serves the replay's reads at_index and at_time
-// (history/timetravel over the replay's store, which takes no checkpoints:
-// nothing is applied). A file with a base state gets it as the one
-// checkpoint, at its index, so past states build on it; reads of an index
-// the file holds no state for are refused.
+// (history/timetravel over the replay's store): its versions store is
+// seeded at the file's last index and backfilled from the file's events
+// before history returns, from the file's base state when it has one;
+// reads of an index the file holds no state for are refused.
 func (r *replay) history() (*replayHistory, error) {
 	h := r.stats.Header
 	first := max(h.From, 1)
+	cfg := timetravel.Config{DataDir: r.dir, FSM: r.fsm, Projections: all.Projections(),
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	var base *kv.Store
 	if h.StateIndex > 0 {
 		first = h.StateIndex
-		base, err := kv.Open(filepath.Join(r.dir, "checkpoints", strconv.FormatUint(h.StateIndex, 10)), kv.DefaultConfig())
-		if err != nil {
+		var err error
+		if base, err = kv.Open(filepath.Join(r.dir, "base"), kv.DefaultConfig()); err != nil {
 			return nil, err
 		}
-		_, err = export.LoadState(r.file, base)
-		if cerr := base.Close(); err == nil {
-			err = cerr
+		if _, err = export.LoadState(r.file, base); err != nil {
+			base.Close()
+			return nil, fmt.Errorf("replay: base state: %w", err)
 		}
-		if err != nil {
-			return nil, fmt.Errorf("replay: base state checkpoint: %w", err)
-		}
+		cfg.Base, cfg.BaseIndex = base, h.StateIndex
 	}
-	tt, err := timetravel.New(timetravel.Config{Options: timetravel.Options{DisableCheckpoints: true, DisableVersions: true}, DataDir: r.dir,
-		FSM: r.fsm, Projections: all.Projections(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	tt, err := timetravel.New(cfg)
 	if err != nil {
+		if base != nil {
+			base.Close()
+		}
 		return nil, err
 	}
-	return &replayHistory{TimeTravel: tt, first: first}, nil
+	ctx, cancel := context.WithCancel(context.Background())
+	rh := &replayHistory{TimeTravel: tt, first: first, base: base, cancel: cancel, done: make(chan struct{})}
+	go func() {
+		defer close(rh.done)
+		_ = tt.Run(ctx)
+	}()
+	if err := tt.WaitBackfilled(ctx); err != nil {
+		rh.Close()
+		return nil, fmt.Errorf("replay: index the file's history: %w", err)
+	}
+	return rh, nil
 }
 
 // replayHistory is time travel over a replay, refusing indexes before the
 // first one the file holds a state for.
 type replayHistory struct {
 	*timetravel.TimeTravel
-	first uint64
+	first  uint64
+	base   *kv.Store // the file's base state, nil when it has none
+	cancel context.CancelFunc
+	done   chan struct{} // closed when the backfill's Run returns
+}
+
+// Close stops the backfill and closes the versions store and base state.
+func (h *replayHistory) Close() {
+	h.cancel()
+	<-h.done
+	h.TimeTravel.Close()
+	if h.base != nil {
+		h.base.Close()
+	}
 }
 
 var _ httpapi.History = (*replayHistory)(nil)

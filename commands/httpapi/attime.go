@@ -169,7 +169,37 @@ func (s *Server) readAt(ctx context.Context, at *atRequest, tables []string, rea
 	if err == nil && rs.Strayed() {
 		res, err = readPast(ctx, at.history, index, read)
 	}
-	return res, index, err
+	return res, index, notServed(at.field, err)
+}
+
+// pastNotServed is a History's error for an index it does not serve
+// (history/timetravel.NotServedError): Retryable when it will later (the
+// history is being indexed).
+type pastNotServed interface {
+	error
+	Retryable() bool
+}
+
+// unavailableError is a historical read to ask again later: 503, with the
+// body naming the parameter (writeError).
+type unavailableError struct{ *commands.ValidationError }
+
+func (e *unavailableError) Unwrap() error { return e.ValidationError }
+
+// notServed turns a History's refusal of an index into an answer naming
+// field: 503 while the index is being indexed, 400 when it will never be
+// served (pruned, or before the history held). Other errors pass.
+func notServed(field string, err error) error {
+	var ns pastNotServed
+	if !errors.As(err, &ns) {
+		return err
+	}
+	var ve *commands.ValidationError
+	errors.As(commands.Invalid(field, "%s", ns.Error()), &ve)
+	if ns.Retryable() {
+		return &unavailableError{ve}
+	}
+	return ve
 }
 
 // readPast runs read against the state at index.

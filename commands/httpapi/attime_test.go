@@ -117,3 +117,57 @@ func TestHistoryPlumbing(t *testing.T) {
 		t.Fatalf("status/peers at_index: %d %s", resp.StatusCode, body)
 	}
 }
+
+// refusingHistory refuses every index as history/timetravel does one it
+// does not serve: retry says whether it will later.
+type refusingHistory struct{ retry bool }
+
+type notServedErr struct{ retry bool }
+
+func (e notServedErr) Error() string {
+	if e.retry {
+		return "index 2 is not served: the history is being indexed: the backfill has reached 1"
+	}
+	return "index 2 is not served: pruned; the oldest index served is 5"
+}
+func (e notServedErr) Retryable() bool { return e.retry }
+
+func (h refusingHistory) View(context.Context, uint64) (projections.View, func(), error) {
+	return projections.View{}, nil, notServedErr{h.retry}
+}
+func (refusingHistory) ResolveTime(time.Time) (uint64, bool, error) { return 2, true, nil }
+
+// TestHistoryNotServed: an index the history does not serve yet is a 503
+// naming the parameter and saying why (the history is being indexed); one
+// it never will is a 400 saying the oldest index served.
+func TestHistoryNotServed(t *testing.T) {
+	d := startAgent(t)
+	api, err := httpapi.New(httpapi.Config{Node: d.Node(), FSM: d.FSM(), Pipeline: d.Pipeline(), Logger: discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer api.Close()
+	for _, tc := range []struct {
+		retry        bool
+		param, field string
+		status       int
+		text         string
+	}{
+		{true, "at_index=2", "at_index", http.StatusServiceUnavailable, "being indexed"},
+		{true, "at_time=2026-01-01T00:00:00Z", "at_time", http.StatusServiceUnavailable, "being indexed"},
+		{false, "at_index=2", "at_index", http.StatusBadRequest, "the oldest index served is 5"},
+	} {
+		srv := httptest.NewServer(api.WithHistory(refusingHistory{tc.retry}))
+		resp, err := http.Get(srv.URL + "/v1/namespaces?" + tc.param)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var body struct{ Error, Field string }
+		_ = json.NewDecoder(resp.Body).Decode(&body)
+		resp.Body.Close()
+		srv.Close()
+		if resp.StatusCode != tc.status || body.Field != tc.field || !strings.Contains(body.Error, tc.text) {
+			t.Errorf("%s (retry %v): %d %+v; want %d naming %s, saying %q", tc.param, tc.retry, resp.StatusCode, body, tc.status, tc.field, tc.text)
+		}
+	}
+}

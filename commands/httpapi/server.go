@@ -18,6 +18,7 @@ import (
 	"github.com/ordoplane/ordo/commands/variables"
 	"github.com/ordoplane/ordo/events"
 	"github.com/ordoplane/ordo/projections"
+	"github.com/ordoplane/ordo/projections/fsm"
 	"github.com/ordoplane/ordo/storage/kv"
 	"github.com/ordoplane/ordo/storage/raftlog"
 )
@@ -50,7 +51,7 @@ type JoinResponse struct {
 // Config configures a Server.
 type Config struct {
 	Node     *raftlog.Node
-	FSM      *projections.FSM
+	FSM      *fsm.FSM
 	Pipeline *commands.Pipeline
 	Self     Self
 	// Join handles a server's join request; required for clusters.
@@ -101,7 +102,7 @@ type Config struct {
 	// Rebuilds runs this server's projection rebuilds and verifies and
 	// reports them (/v1/operator/projections, /v1/agent/health); nil
 	// answers 501 there.
-	Rebuilds *projections.Rebuilder
+	Rebuilds *fsm.Rebuilder
 	// Mirror is the Kafka mirror (mirror.go); nil reports it disabled.
 	Mirror Mirror
 	// Keyring serves the root keyring, JWKS and workload identities
@@ -273,6 +274,10 @@ func writeError(w http.ResponseWriter, err error) {
 	var nf *notFoundPath
 	if errors.As(err, &nf) {
 		status = http.StatusNotFound
+	}
+	var ue *unavailableError
+	if errors.As(err, &ue) {
+		status = http.StatusServiceUnavailable // attime.go: a past being indexed
 	}
 	body := errorBody{Error: err.Error(), Status: status}
 	var ve *commands.ValidationError

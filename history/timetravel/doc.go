@@ -1,15 +1,13 @@
 // Package timetravel answers reads as the cluster stood at a past index.
-// By default a versions store (storage/versions), fed every batch the FSM
-// commits, holds every version of every projection row, so a read at any
-// index it covers is a seek per key (versions.go). For the rest it keeps
-// periodic checkpoints of a server's state store and materialises the
-// projections at any applied index from the nearest one, caching the most
-// recent results.
+// A versions store (storage/versions) holds every version of every
+// projection row, each at the index of the entry that wrote it, so a read
+// at any index since the log began is a seek per key: nothing is copied,
+// built or replayed when it is read.
 //
 // # Usage
 //
 //	tt, err := timetravel.New(timetravel.Config{DataDir: dir, FSM: fsm, Projections: all.Projections()})
-//	go tt.Run(ctx)                 // checkpoints every CheckpointEvery entries
+//	go tt.Run(ctx)                 // backfills what the store lacks
 //	defer tt.Close()               // before the live store closes
 //	st, err := tt.At(ctx, 48213)   // the projections once index 48213 applied
 //	defer st.Release()
@@ -17,45 +15,54 @@
 //	i, ok, err := tt.ResolveTime(t) // the last index at or before a time
 //
 // The agent wires it to the HTTP API (httpapi.Server.WithHistory), where
-// every read takes at_index or at_time.
+// every read takes at_index or at_time, and GET /v1/operator/history
+// answers Status.
 //
-// # How a state is built
+// # How the store is kept
 //
-// At(i) first asks the versions store: when a span of the running
-// projection versions covers i, the state is a reader over it, and nothing
-// is built (waiting briefly for its writer when i is newer than what it
-// holds). Otherwise: every CheckpointEvery applied entries (at most once per
-// CheckpointMinInterval) Run flushes the live store's memtable and takes a
-// Pebble checkpoint of it (hard links to its tables, a copy of its
-// manifest) into DataDir/checkpoints/.tmp-N, opens that copy once to read
-// the applied index it holds, and renames it DataDir/checkpoints/<index>.
-// Published checkpoints are never written again. Pruning keeps the
-// CheckpointsKept newest and, below them, SparseCheckpointsKept older ones
-// CheckpointEvery×CheckpointsKept entries apart. At(i) copies the newest checkpoint
-// at or below i into DataDir/timetravel/<i>-<n> (tables hard-linked, the
-// rest copied: kv.CopyCheckpoint), or starts from an empty store when none
-// is, and replays the live archive's events in (checkpoint, i] into it
-// through the projections (projections.Replay), recording i as its applied
-// index. The archive is append-only, so reading it beside the FSM is safe.
+// The FSM's commit hook hands every committed batch to a writer, which
+// appends its writes as versions (each at its entry's index) and extends
+// the newest span. After a gap — a batch dropped because the writer fell
+// behind, a start after a crash (the store keeps no write-ahead log), a
+// restore, a projection rebuild's switch — the writer seeds a new span
+// from a snapshot of the live state. Run then backfills, one range at a
+// time, whatever lies between the history's first index and the newest
+// span (all of the past on a server that had history before the store
+// was created; the gap before a later span): it replays the archive's
+// events through the projections into a scratch store, entry by entry as
+// the FSM applied them, from nothing (or from the store's own state at
+// the gap's start) and writes each batch as versions into a fill
+// (versions.BeginFill) that reads do not see until it ends. A restore or
+// new projection versions make every version held describe another
+// history: the store is wiped and seeded again, and the backfill rebuilds
+// the whole past from the restored archive.
+//
+// # Reads
+//
+// At(i) returns a reader at i when a span of the running projection
+// versions covers i. A read at an index being backfilled, or one the
+// writer has not reached after a short wait, is a *NotServedError that is
+// Retryable (the HTTP API answers 503, naming at_index or at_time and how
+// far the backfill is); a read older than VersionsKept keeps, or before
+// a Config.Base, is one that is not (400, naming the oldest index served).
+// Nothing is ever answered from a state other than the one asked for.
 //
 // # Concurrency
 //
-// All methods are safe for concurrent use. Concurrent reads of one index
-// share one materialisation. A state is reference-counted: eviction from
-// the cache (least recently used past CacheSize) closes it only once its
-// last reader releases it. Pruning a checkpoint waits for readers copying
-// it. Checkpoints are taken one at a time; Pebble lets them run beside the
-// FSM's writes, which never wait.
+// All methods are safe for concurrent use. Two goroutines write the
+// store: the writer (started by New, joined by Close) and the backfill
+// (Run). The backfill begins a fill only under versionKeeper.fmu; the
+// writer holds it while it stops a fill and wipes the store.
 //
 // # Invariants
 //
-//   - Replay has no side effects (DESIGN.md invariant 6): only projections
-//     run, into scratch stores this package owns; nothing is appended, no
-//     processor sees a past event, the live store is only read.
-//   - A materialised state's projections are those the live store held
-//     once index i applied: Checksum-equal to replaying the archive from
-//     empty up to i, whichever checkpoint it started from, and its
-//     AppliedIndex is i.
-//   - Scratch directories are removed on eviction, at Close, and at New
-//     (for those a crash left).
+//   - Replay has no side effects (DESIGN.md invariant 6): a backfill runs
+//     the projections only, into a scratch store this package owns;
+//     nothing is appended, no processor sees a past event, the live store
+//     is only read.
+//   - A state read at i holds the projections the live store held once
+//     index i applied: Checksum-equal to replaying the archive from empty
+//     up to i, and its AppliedIndex is i.
+//   - A fill half done changes no answer: its versions are hidden until it
+//     ends, and one cut short is deleted before the next begins.
 package timetravel

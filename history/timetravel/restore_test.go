@@ -1,56 +1,40 @@
 package timetravel
 
 import (
+	"context"
+	"errors"
 	"reflect"
 	"testing"
 
-	"github.com/ordoplane/ordo/projections"
+	"github.com/ordoplane/ordo/projections/fsm"
 	pt "github.com/ordoplane/ordo/projections/projectionstest"
 )
 
-// TestAtAfterOperatorRestore: what a server kept of its past states —
-// versions, checkpoints, redo records, cached states — from before an
-// operator restore describes a history the restore replaced; after it,
-// a read at any index answers from the restored archive: the saved
-// state's own history up to the index it was saved at, that state from
-// there to the restore, and what followed.
+// TestAtAfterOperatorRestore: the versions a server kept from before an
+// operator restore describe a history the restore replaced; after it,
+// reads are refused as being indexed until the store is started again
+// and backfilled from the restored archive, and then a read at any index
+// answers from it: the saved state's own history up to the index it was
+// saved at, that state from there to the restore, and what followed.
 func TestAtAfterOperatorRestore(t *testing.T) {
-	for name, o := range map[string]Options{
-		"versions": {CacheSize: 4, CheckpointsKept: 10},
-		"redo":     {CacheSize: 4, CheckpointsKept: 10, DisableVersions: true},
-		"events":   {CacheSize: 4, CheckpointsKept: 10, DisableVersions: true, DisableRedo: true},
-	} {
-		t.Run(name, func(t *testing.T) { testAtAfterOperatorRestore(t, o) })
-	}
-}
-
-func testAtAfterOperatorRestore(t *testing.T, o Options) {
 	h := newHistory(t)
-	tt := newTT(t, h, o)
+	tt := newTT(t, h, Options{})
 	h.apply(t, 120)
 	early := h.record(t)
-	if _, err := tt.Checkpoint(); err != nil {
-		t.Fatal(err)
-	}
 	h.apply(t, 60)
 	saved := h.record(t)
 	snap := h.store.Snapshot()
 	payload := pt.RestorePayload(t, snap, 0) // its index is known only at the restore
 	snap.Close()
 
-	// The history the restore replaces: a checkpoint in it, and states
-	// read (and cached) from it.
-	h.apply(t, 80)
-	if _, err := tt.Checkpoint(); err != nil {
-		t.Fatal(err)
-	}
-	h.apply(t, 40)
+	// The history the restore replaces, read from before it.
+	h.apply(t, 120)
 	lost := h.record(t)
 	checksumsAt(t, tt, lost)
 	checksumsAt(t, tt, lost-20)
 
 	at := h.fsm.Applied() + 50
-	if err := projections.SetRestoreIndex(payload, at); err != nil {
+	if err := fsm.SetRestoreIndex(payload, at); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := payload.Seek(0, 0); err != nil {
@@ -59,9 +43,14 @@ func testAtAfterOperatorRestore(t *testing.T, o Options) {
 	if err := h.fsm.Restore(payload); err != nil {
 		t.Fatal(err)
 	}
+	var ns *NotServedError
+	if _, err := tt.At(context.Background(), early); !errors.As(err, &ns) || !ns.Retryable() {
+		t.Fatalf("At(%d) after the restore, before the store starts again = %v", early, err)
+	}
 	h.next = at + 1
 	h.apply(t, 30)
 	after := h.record(t)
+	backfilled(t, tt, 1)
 
 	for _, c := range []struct {
 		name  string

@@ -6,11 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/ordoplane/ordo/projections"
+	"github.com/ordoplane/ordo/projections/fsm"
 	"github.com/ordoplane/ordo/storage/kv"
 	"github.com/ordoplane/ordo/storage/versions"
 )
@@ -18,30 +21,42 @@ import (
 // versionsQueue is how many committed batches, and versionsQueueBytes how
 // many bytes of them, may wait for the versions writer; past either a
 // batch is dropped and the store is seeded again from the state after the
-// next one (reads between the two fall back to checkpoints). The count is
-// large so that the batches applied while a seed scans the whole state
-// (seconds on a large one) wait rather than force another seed; the bytes
-// bound the memory.
+// next one (the backfill then fills the gap). The count is large so that
+// the batches applied while a seed scans the whole state (seconds on a
+// large one) wait rather than force another seed; the bytes bound the
+// memory.
 const (
 	versionsQueue      = 16384
 	versionsQueueBytes = 256 << 20
 )
 
 // versionsCatchUp is how long a read at an index the versions writer has
-// not reached yet waits for it before falling back to checkpoints.
+// not reached yet waits for it.
 var versionsCatchUp = 5 * time.Second
 
 // versionKeeper keeps the versions store (storage/versions) in step with
 // the FSM: every committed batch is appended, each write at the index of
 // the entry that made it, and after a gap (a dropped batch, a restore, a
 // projection rebuild's switch, a start after a crash) the store is seeded
-// again from a snapshot of the live state, writing only the difference.
-// Reads at any index its spans cover are then a seek per key.
+// again from a snapshot of the live state, writing only the difference;
+// the backfill (backfill.go) then fills what lies below or between the
+// spans from the archive. Reads at any index its spans cover are a seek
+// per key.
+//
+// Two goroutines write: the writer (appends, seeds, prunes; started by
+// openVersions) and the backfill (Run). fmu orders them: the backfill
+// begins a fill only under it, and the writer holds it while it stops a
+// fill and wipes the store (a restore or new projection versions make
+// every version written so far describe another history).
 type versionKeeper struct {
-	store *versions.Store
-	live  *kv.Store
-	tag   string
-	keep  [][]byte
+	store   *versions.Store
+	fsm     *fsm.FSM
+	live    *kv.Store
+	projs   []projections.Projection
+	keep    [][]byte
+	base    kv.Reader
+	baseAt  uint64
+	scratch string
 	// kept is how many newest entries are kept (0: all); pruned is the
 	// index the last prune cut below.
 	kept    uint64
@@ -59,10 +74,24 @@ type versionKeeper struct {
 	expect, epoch uint64
 	reseed        bool
 
-	// wrote is closed and replaced after each item written (readers
-	// waiting for the writer to catch up).
-	mu    sync.Mutex
-	wrote chan struct{}
+	// wake tells the backfill the spans changed (a seed).
+	wake chan struct{}
+	// fmu serialises beginning and stopping fills; running is the fill
+	// under way (nil: none).
+	fmu     sync.Mutex
+	running atomic.Pointer[fillRun]
+
+	mu struct {
+		sync.Mutex
+		// wrote is closed and replaced after each item written and
+		// each fill's end (readers waiting for the store to change).
+		wrote chan struct{}
+		// tag names what the store's rows are: the projection versions
+		// and the restore they follow; restored is that restore's index
+		// (FSM.RestoredAt) when the tag was taken.
+		tag      string
+		restored uint64
+	}
 }
 
 // versionItem is a batch to append, a snapshot to seed from, or a
@@ -75,18 +104,20 @@ type versionItem struct {
 }
 
 // openVersions opens the versions store in dir and starts its writer,
-// seeding it first when it does not end at the live state.
-func openVersions(dir string, fsm *projections.FSM, kept uint64, m *metrics, log *slog.Logger) (*versionKeeper, error) {
+// seeding it first when it does not end at the live state. A store of
+// another history (a restore since) or other projection versions is
+// wiped first.
+func openVersions(dir, scratch string, cfg Config, m *metrics) (*versionKeeper, error) {
 	s, err := versions.Open(dir)
 	if err != nil {
 		return nil, fmt.Errorf("timetravel: %w", err)
 	}
-	k := &versionKeeper{store: s, live: fsm.Store(), tag: versionsTag(fsm.Projections()), keep: projections.StatePrefixes(),
-		queue: make(chan versionItem, versionsQueue), metrics: m, log: log, wrote: make(chan struct{}), kept: kept}
-	if spans := s.Spans(); len(spans) > 0 {
-		k.pruned = spans[0].From
-	}
-	k.epoch = fsm.Epoch()
+	k := &versionKeeper{store: s, fsm: cfg.FSM, live: cfg.FSM.Store(), projs: cfg.Projections, keep: projections.StatePrefixes(),
+		base: cfg.Base, baseAt: cfg.BaseIndex, scratch: scratch, kept: cfg.VersionsKept,
+		queue: make(chan versionItem, versionsQueue), metrics: m, log: cfg.Logger, wake: make(chan struct{}, 1)}
+	k.mu.wrote = make(chan struct{})
+	k.mu.tag, k.mu.restored = k.currentTag()
+	k.epoch = cfg.FSM.Epoch()
 	snap := k.live.Snapshot()
 	applied, err := projections.NewView(snap).AppliedIndex()
 	if err != nil {
@@ -95,7 +126,18 @@ func openVersions(dir string, fsm *projections.FSM, kept uint64, m *metrics, log
 		return nil, err
 	}
 	k.expect = applied
-	if last, tag := s.Last(); last != applied || tag != k.tag {
+	if k.foreign(k.mu.tag) {
+		k.log.Info("versions store holds another history or other projection versions: starting it again")
+		if err := s.Wipe(); err != nil {
+			snap.Close()
+			s.Close()
+			return nil, fmt.Errorf("timetravel: %w", err)
+		}
+	}
+	if spans := s.Spans(); len(spans) > 0 {
+		k.pruned = spans[0].From
+	}
+	if last, tag := s.Last(); last != applied || tag != k.mu.tag || len(s.Spans()) == 0 {
 		k.queue <- versionItem{seed: snap, at: applied}
 	} else {
 		snap.Close()
@@ -105,9 +147,43 @@ func openVersions(dir string, fsm *projections.FSM, kept uint64, m *metrics, log
 	return k, nil
 }
 
+// currentTag returns the tag of what the live store holds now.
+func (k *versionKeeper) currentTag() (string, uint64) {
+	restored := k.fsm.RestoredAt()
+	return versionsTag(k.fsm.Projections()) + "@" + strconv.FormatUint(restored, 10), restored
+}
+
+// versionsTag names the projection versions rows were written by.
+func versionsTag(projs []projections.Projection) string {
+	parts := make([]string, len(projs))
+	for i, p := range projs {
+		parts[i] = p.Name() + "=" + strconv.Itoa(p.Version())
+	}
+	return strings.Join(parts, ",")
+}
+
+// foreign reports whether the store holds a span or a fill of another
+// tag than tag.
+func (k *versionKeeper) foreign(tag string) bool {
+	for _, sp := range k.store.Spans() {
+		if sp.Tag != tag {
+			return true
+		}
+	}
+	f := k.store.Filling()
+	return f != nil && f.Tag != tag
+}
+
+// tag returns the store's tag and the restore it follows.
+func (k *versionKeeper) tag() (string, uint64) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.mu.tag, k.mu.restored
+}
+
 // committed is the FSM's commit hook: it queues the batch, or, after a
 // gap, a snapshot of the state the batch left to seed from.
-func (k *versionKeeper) committed(c projections.Commit) {
+func (k *versionKeeper) committed(c fsm.Commit) {
 	if k.broken.Swap(false) {
 		k.reseed = true
 	}
@@ -135,7 +211,7 @@ func (k *versionKeeper) committed(c projections.Commit) {
 		marks[i] = versions.Mark{Index: m.Index, Ops: m.Ops}
 	}
 	select {
-	case k.queue <- versionItem{rec: versions.Record{From: c.From, To: c.To, Repr: c.Repr, Marks: marks, Tag: k.tag}}:
+	case k.queue <- versionItem{rec: versions.Record{From: c.From, To: c.To, Repr: c.Repr, Marks: marks}}:
 		k.queued.Add(int64(len(c.Repr)))
 	default:
 		k.reseed = true
@@ -147,22 +223,16 @@ func (k *versionKeeper) committed(c projections.Commit) {
 func (k *versionKeeper) write() {
 	defer k.done.Done()
 	for it := range k.queue {
-		if it.barrier != nil {
+		switch {
+		case it.barrier != nil:
 			close(it.barrier)
 			continue
-		}
-		if it.seed != nil {
-			st, err := k.store.Seed(it.seed, it.at, k.tag, k.keep)
+		case it.seed != nil:
+			k.seed(it.seed, it.at)
 			it.seed.Close()
-			k.metrics.versionsSeeds.Inc()
-			if err != nil {
-				k.log.Warn("versions seed failed", "index", it.at, "err", err)
-				k.broken.Store(true)
-			} else {
-				k.log.Info("versions seeded", "index", it.at, "written", st.Written, "compared", st.Scanned)
-			}
-		} else {
+		default:
 			k.queued.Add(-int64(len(it.rec.Repr)))
+			it.rec.Tag, _ = k.tag()
 			if err := k.store.Append(it.rec, k.keep); err != nil {
 				if !errors.Is(err, versions.ErrGap) {
 					k.log.Warn("versions append failed", "from", it.rec.From, "to", it.rec.To, "err", err)
@@ -171,17 +241,56 @@ func (k *versionKeeper) write() {
 			}
 			k.prune(it.rec.To)
 		}
-		k.mu.Lock()
-		close(k.wrote)
-		k.wrote = make(chan struct{})
-		k.mu.Unlock()
+		k.notify()
+	}
+}
+
+// notify wakes the readers waiting for the store to change.
+func (k *versionKeeper) notify() {
+	k.mu.Lock()
+	close(k.mu.wrote)
+	k.mu.wrote = make(chan struct{})
+	k.mu.Unlock()
+}
+
+// seed starts a span at at from snap, the live state there. When the
+// state's tag changed (a restore, new projection versions), the backfill
+// under way is stopped and the store wiped first: every version in it
+// describes another history. The backfill is then told to fill below.
+func (k *versionKeeper) seed(snap *kv.Snapshot, at uint64) {
+	tag, restored := k.currentTag()
+	k.fmu.Lock()
+	if k.foreign(tag) {
+		k.stopFillLocked()
+		if err := k.store.Wipe(); err != nil {
+			k.log.Warn("versions wipe failed", "err", err)
+		}
+		k.pruned = 0
+		k.log.Info("versions store started again: another history or other projection versions", "index", at)
+	}
+	k.mu.Lock()
+	k.mu.tag, k.mu.restored = tag, restored
+	k.mu.Unlock()
+	st, err := k.store.Seed(snap, at, tag, k.keep)
+	k.fmu.Unlock()
+	k.metrics.versionsSeeds.Inc()
+	if err != nil {
+		k.log.Warn("versions seed failed", "index", at, "err", err)
+		k.broken.Store(true)
+		return
+	}
+	k.log.Info("versions seeded", "index", at, "written", st.Written, "compared", st.Scanned)
+	select {
+	case k.wake <- struct{}{}:
+	default:
 	}
 }
 
 // prune drops the versions older than the kept entries below index, once
-// VersionsKept/4 entries have passed since the last prune.
+// VersionsKept/4 entries have passed since the last prune, and never
+// while a backfill is under way.
 func (k *versionKeeper) prune(index uint64) {
-	if k.kept == 0 || index < k.kept || index-k.kept < k.pruned+max(1, k.kept/4) {
+	if k.kept == 0 || index < k.kept || index-k.kept < k.pruned+max(1, k.kept/4) || k.store.Filling() != nil {
 		return
 	}
 	below := index - k.kept
@@ -195,45 +304,65 @@ func (k *versionKeeper) prune(index uint64) {
 	k.log.Info("versions pruned", "below", below, "removed", st.Removed, "kept", st.Kept)
 }
 
+// oldestWanted is the oldest index the store means to serve once
+// backfilled, when its newest span ends at head: the history's first
+// index (1, or Config.BaseIndex), or with VersionsKept the oldest kept.
+func (k *versionKeeper) oldestWanted(head uint64) uint64 {
+	low := max(1, k.baseAt)
+	if k.kept > 0 && head > k.kept {
+		low = max(low, head-k.kept)
+	}
+	return low
+}
+
 // reader returns a reader of the state at index from the versions store,
 // waiting up to versionsCatchUp for the writer to reach an index past its
-// newest span; ok is false when no span covers index, or the span that
-// does began before floor (an operator restore replaced what it holds).
-func (k *versionKeeper) reader(ctx context.Context, index, floor uint64) (kv.Reader, bool) {
+// newest span. An index it does not cover is a *NotServedError.
+func (k *versionKeeper) reader(ctx context.Context, index uint64) (*appliedAt, error) {
 	deadline := time.NewTimer(versionsCatchUp)
 	defer deadline.Stop()
 	for {
 		k.mu.Lock()
-		wrote := k.wrote
+		wrote, tag, restored := k.mu.wrote, k.mu.tag, k.mu.restored
 		k.mu.Unlock()
-		if r, err := k.store.At(index, k.tag); err == nil {
-			if !spanFrom(k.store.Spans(), index, floor) {
-				return nil, false
-			}
-			return &appliedAt{r: r, index: kv.Uint64Value(index)}, true
+		if restored != k.fsm.RestoredAt() {
+			return nil, &NotServedError{Index: index, Indexing: true,
+				Reason: "the history is being indexed again after a restore"}
+		}
+		if r, err := k.store.At(index, tag); err == nil {
+			return &appliedAt{r: r, index: kv.Uint64Value(index)}, nil
 		}
 		if last, _ := k.store.Last(); index <= last || k.broken.Load() {
-			return nil, false // in a gap, or before the first span
+			return nil, k.refusal(index)
 		}
 		select {
 		case <-wrote:
 		case <-deadline.C:
-			return nil, false
+			return nil, &NotServedError{Index: index, Indexing: true,
+				Reason: fmt.Sprintf("the versions store is %d entries behind the applied index", k.lag(k.fsm.Applied()))}
 		case <-ctx.Done():
-			return nil, false
+			return nil, ctx.Err()
 		}
 	}
 }
 
-// spanFrom reports whether the span of spans covering index began at or
-// after floor.
-func spanFrom(spans []versions.Span, index, floor uint64) bool {
-	for _, sp := range spans {
-		if sp.From <= index && index <= sp.To {
-			return sp.From >= floor
+// refusal says why index, at or below the newest span's end, is not
+// covered: older than what the store means to serve, or not indexed yet.
+func (k *versionKeeper) refusal(index uint64) error {
+	head, _ := k.store.Last()
+	want := k.oldestWanted(head)
+	if index < want {
+		oldest := want
+		if spans := k.store.Spans(); len(spans) > 0 && spans[0].From < want {
+			oldest = spans[0].From
 		}
+		reason := fmt.Sprintf("it is before the history this server holds, which begins at %d", want)
+		if k.kept > 0 && want > max(1, k.baseAt) {
+			reason = fmt.Sprintf("it is older than the %d newest entries kept (time_travel.versions_kept)", k.kept)
+		}
+		return &NotServedError{Index: index, Oldest: oldest, Reason: reason}
 	}
-	return false
+	return &NotServedError{Index: index, Indexing: true, Reason: "the history is being indexed: " + k.progress()}
 }
 
 // settle waits until what was queued before it is written (and pruned).
@@ -253,8 +382,11 @@ func (k *versionKeeper) lag(applied uint64) uint64 {
 }
 
 // close writes what is queued and closes the store; the FSM's hook must
-// be detached first.
+// be detached first, and the backfill stopped (Run returned).
 func (k *versionKeeper) close() error {
+	k.fmu.Lock()
+	k.stopFillLocked()
+	k.fmu.Unlock()
 	close(k.queue)
 	k.done.Wait()
 	return k.store.Close()

@@ -21,7 +21,7 @@ func BenchmarkVersionsCost(b *testing.B) {
 		b.Run(fmt.Sprintf("versions=%v", on), func(b *testing.B) {
 			h := &history{dir: b.TempDir(), store: pt.OpenStore(b)}
 			h.fsm = pt.NewFSM(b, h.store)
-			tt, err := New(Config{Options: Options{DisableVersions: !on, DisableCheckpoints: true}, DataDir: h.dir,
+			tt, err := New(Config{Options: Options{DisableVersions: !on}, DataDir: h.dir,
 				FSM: h.fsm, Projections: all.Projections(), Logger: quiet()})
 			if err != nil {
 				b.Fatal(err)

@@ -9,14 +9,15 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/ordoplane/ordo/cmd/agent"
 	"github.com/ordoplane/ordo/events"
-	"github.com/ordoplane/ordo/history/timetravel"
 	"github.com/ordoplane/ordo/projections"
 	"github.com/ordoplane/ordo/projections/evals"
+	"github.com/ordoplane/ordo/projections/fsm"
 	"github.com/ordoplane/ordo/projections/namespaces"
 	"github.com/ordoplane/ordo/projections/projectionstest"
 	"github.com/ordoplane/ordo/storage/archive"
@@ -24,8 +25,21 @@ import (
 	settle "github.com/ordoplane/ordo/test/replay"
 )
 
+// stopped holds the agents a test shut down itself (stop), which start's
+// cleanup leaves alone.
+var stopped sync.Map
+
+// stop shuts a down before the test ends.
+func stop(t *testing.T, a *agent.Agent) {
+	t.Helper()
+	stopped.Store(a, true)
+	if err := a.Shutdown(); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // start runs a dev agent on loopback with nodes that never miss a
-// heartbeat, checkpoints every 5 entries, and cfg changed by tweak; it
+// heartbeat, and cfg changed by tweak; it
 // returns once the agent leads and the default namespace exists.
 func start(t *testing.T, tweak func(*agent.Config)) *agent.Agent {
 	t.Helper()
@@ -34,7 +48,6 @@ func start(t *testing.T, tweak func(*agent.Config)) *agent.Agent {
 	cfg.RaftTimeout, cfg.NoSync = 100*time.Millisecond, true
 	cfg.HeartbeatMinTTL, cfg.HeartbeatGrace = time.Hour, time.Hour
 	cfg.Logger, cfg.RaftLogOutput = slog.New(slog.NewTextHandler(io.Discard, nil)), io.Discard
-	cfg.TimeTravel = timetravel.Options{CheckpointEvery: 5, CheckpointMinInterval: time.Nanosecond, CacheSize: 2}
 	if tweak != nil {
 		tweak(&cfg)
 	}
@@ -42,7 +55,11 @@ func start(t *testing.T, tweak func(*agent.Config)) *agent.Agent {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { a.Shutdown() })
+	t.Cleanup(func() {
+		if _, done := stopped.Load(a); !done {
+			a.Shutdown()
+		}
+	})
 	deadline := time.After(20 * time.Second)
 	for {
 		_, wake := a.FSM().Notifier().Applied()
@@ -153,29 +170,45 @@ func quiesce(t *testing.T, a *agent.Agent) uint64 {
 	return settle.WaitSettled(t, a.Store(), a.FSM().Notifier(), 30*time.Second)
 }
 
-// TestTimeTravelAppendsNothing runs with the versions store serving the
-// reads, and without it: checkpoints copied and events replayed.
+// TestTimeTravelAppendsNothing runs with the versions store fed from the
+// log's start, and with one created on a server that already had history
+// (after a restart), so backfilled by a replay of the archive.
 func TestTimeTravelAppendsNothing(t *testing.T) {
 	t.Run("versions", func(t *testing.T) { testTimeTravelAppendsNothing(t, false) })
-	t.Run("checkpoints", func(t *testing.T) { testTimeTravelAppendsNothing(t, true) })
+	t.Run("backfill", func(t *testing.T) { testTimeTravelAppendsNothing(t, true) })
 }
 
-func testTimeTravelAppendsNothing(t *testing.T, disableVersions bool) {
+func testTimeTravelAppendsNothing(t *testing.T, backfill bool) {
 	a := start(t, func(c *agent.Config) {
 		c.Scheduler.Disabled, c.DisablePeriodic = true, true
-		c.TimeTravel.DisableVersions = disableVersions
+		c.TimeTravel.DisableVersions = backfill // the store is created after the history
 	})
 	readyNodes(t, a, 3)
 	for i := range 6 {
 		mustCall(t, a, "PUT", fmt.Sprintf("/v1/namespace/team-%d", i), fmt.Sprintf(`{"Name":"team-%d"}`, i), http.StatusOK)
 	}
 	registerBatch(t, a, "report") // its eval stays pending: no scheduler
+	if backfill {
+		dir := a.DataDir()
+		stop(t, a)
+		a = start(t, func(c *agent.Config) {
+			c.Scheduler.Disabled, c.DisablePeriodic = true, true
+			c.DataDir = dir
+		})
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := a.TimeTravel().WaitBackfilled(ctx); err != nil {
+			t.Fatalf("waiting for the backfill: %v", err)
+		}
+		if n := counter(t, a, "ordo_timetravel_backfills_total"); n != 1 {
+			t.Errorf("%v backfills, want 1", n)
+		}
+	}
 	applied := a.FSM().Applied()
 	_, wake := a.FSM().Notifier().Applied()
 	before := stateOf(t, a)
 
-	// Reads of past states across the whole log: each materialises a state
-	// (from a checkpoint or from empty) and replays the archive into it.
+	// Reads of past states across the whole log, from the versions store.
 	paths := []string{"/v1/nodes", "/v1/namespaces", "/v1/jobs", "/v1/evaluations", "/v1/job/report/evaluations",
 		"/v1/history/job/default/report", "/v1/history/node/node-1", "/v1/node/node-2/allocations"}
 	for at := uint64(1); at <= applied; at++ {
@@ -214,13 +247,9 @@ func testTimeTravelAppendsNothing(t *testing.T, disableVersions bool) {
 	default:
 	}
 	// The path the test means to cover was taken: reads from the versions
-	// store, or states materialised from checkpoints.
-	mats, fromVersions := counter(t, a, "ordo_timetravel_materialisations_total"), counter(t, a, "ordo_timetravel_versions_reads_total")
-	if disableVersions && mats == 0 {
-		t.Error("no past state was materialised")
-	}
-	if !disableVersions && (fromVersions == 0 || mats > 0) {
-		t.Errorf("%v reads from versions, %v states materialised; want every read from versions", fromVersions, mats)
+	// store.
+	if fromVersions := counter(t, a, "ordo_timetravel_versions_reads_total"); fromVersions == 0 {
+		t.Errorf("%v reads from versions; want every read from versions", fromVersions)
 	}
 }
 
@@ -262,27 +291,20 @@ func rebuildAll(t *testing.T, a *agent.Agent) rebuildJob {
 	if err := json.Unmarshal([]byte(mustCall(t, a, "POST", "/v1/operator/projections/rebuild", `{}`, http.StatusAccepted)), &started); err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	tick := time.NewTicker(10 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		var j rebuildJob
+	var j rebuildJob
+	if !waittest.Poll(60*time.Second, func() bool {
+		j = rebuildJob{}
 		if err := json.Unmarshal([]byte(mustCall(t, a, "GET", "/v1/operator/projections/job", "", http.StatusOK)), &j); err != nil {
 			t.Fatal(err)
 		}
-		switch {
-		case j.ID == started.ID && j.State == projections.JobDone:
-			return j
-		case j.ID == started.ID && j.State == projections.JobFailed:
-			t.Fatalf("rebuild failed: %s", j.Error)
-		}
-		select {
-		case <-ctx.Done():
-			t.Fatalf("the rebuild did not end: %+v", j)
-		case <-tick.C:
-		}
+		return j.ID == started.ID && (j.State == fsm.JobDone || j.State == fsm.JobFailed)
+	}) {
+		t.Fatalf("the rebuild did not end: %+v", j)
 	}
+	if j.State == fsm.JobFailed {
+		t.Fatalf("rebuild failed: %s", j.Error)
+	}
+	return j
 }
 
 // TestRebuildDoesNotFeedProcessors: a job whose eval was pending, then

@@ -75,7 +75,7 @@ func main() {
 	rebuildN := flag.Int("rebuild-events", 1_000_000, "events in the generated history of the rebuild and timetravel figures")
 	flag.StringVar(&rebuildProfile, "rebuild-profile", "", "write a CPU profile of the from-scratch rebuild alone here (its first run)")
 	flag.IntVar(&rebuildRuns, "rebuild-runs", rebuildRuns, "from-scratch rebuilds to time: the figures are the median run's, with the fastest and slowest rates")
-	rebuildSrc := flag.String("rebuild-src", "", "rebuild-scratch, rebuild-online and rebuild-writes keep their generated history in this directory and reuses it on the next run")
+	rebuildSrc := flag.String("rebuild-src", "", "rebuild-scratch, rebuild-online, rebuild-writes, snapshot and timetravel keep their generated history in this directory and reuse it on the next run")
 	flag.Parse()
 	stopProfile, err := startProfile(*cpuprofile) // rebuild.go
 	if err != nil {
@@ -118,7 +118,7 @@ func main() {
 		run("rebuild-online", func() ([]row, error) { return scratchRows(*rebuildN, *rebuildSrc, "online") })
 		run("rebuild-writes", func() ([]row, error) { return scratchRows(*rebuildN, *rebuildSrc, "writes") })
 		run("snapshot", func() ([]row, error) { return snapshotRows(*rebuildN, *rebuildSrc) }) // snapshot.go
-		run("timetravel", func() ([]row, error) { return timeTravelRows(*rebuildN, timeTravelEvery, 20) })
+		run("timetravel", func() ([]row, error) { return timeTravelRows(*rebuildN, *rebuildSrc, 20) }) // timetravel.go
 		run("c1m", func() ([]row, error) { return c1m(or(*nodes, 5000), or(*jobs, 100), *perJob, *workers) })
 		run("simfleet", func() ([]row, error) { return fleetHeartbeats(or(*nodes, 10000), *fleetWindow, 0) })
 		run("simfleet-fast", func() ([]row, error) { return fleetHeartbeats(or(*nodes, 10000), *fleetWindow, *fastTTL) })

@@ -11,7 +11,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"time"
 
 	"github.com/ordoplane/ordo/events"
@@ -19,197 +18,110 @@ import (
 	"github.com/ordoplane/ordo/projections"
 	"github.com/ordoplane/ordo/projections/all"
 	"github.com/ordoplane/ordo/projections/allocs"
+	"github.com/ordoplane/ordo/projections/fsm"
 	"github.com/ordoplane/ordo/projections/jobs"
 	"github.com/ordoplane/ordo/projections/nodes"
+	"github.com/ordoplane/ordo/storage/archive"
 	"github.com/ordoplane/ordo/storage/kv"
 	"github.com/ordoplane/ordo/storage/raftlog"
 )
 
-// timeTravelEvery is the checkpoint spacing of the time-travel figures, in
-// entries, as a server's default; they also measure a ten times denser one.
-const timeTravelEvery = 100_000
+// timeTravelRows measures time travel on the generated scheduling history
+// of about n events (the rebuild figures' history, kept in keep when set):
+// a versions store created on the server after it (as on an upgrade) is
+// seeded from the live state and backfilled from the archive, then read
+// at reads random indexes (pastReads). The backfill's rate and wall time
+// and the store's disk against the live store's are the figures of
+// docs/history.md.
+func timeTravelRows(n int, keep string, reads int) ([]row, error) {
+	return withKeptHistory(n, keep, func(src *kv.Store, dir string) ([]row, error) { return timeTravelFigures(src, dir, reads) })
+}
 
-// timeTravelRows measures reads at a past index on a generated scheduling
-// history of about n events, applied entry by entry through a live FSM
-// while a checkpoint is taken every every/10 entries, as a server's
-// TimeTravel would. Then it reads at reads random indexes (pastReads) with
-// the checkpoints every every entries only, and with all of them. Each
-// read is a cache miss: the newest checkpoint at or below the index copied
-// to a scratch store and brought forward through the archive.
-func timeTravelRows(n int, every uint64, reads int) ([]row, error) {
-	dir, err := os.MkdirTemp("", "ordo-bench-timetravel-")
+// timeTravelFigures measures timeTravelRows' figures on src, with dir for
+// the versions store.
+func timeTravelFigures(src *kv.Store, dir string, reads int) ([]row, error) {
+	f, err := fsm.New(src, fsm.Config{Projections: all.Projections(), AllowStale: true})
 	if err != nil {
 		return nil, err
 	}
-	defer os.RemoveAll(dir)
-	store, err := kv.Open(filepath.Join(dir, "state"), kv.DefaultConfig())
+	defer f.Close()
+	applied := f.Applied()
+	archived, err := archive.Len(src)
 	if err != nil {
 		return nil, err
 	}
-	defer store.Close()
-	fsm, err := projections.NewFSM(store, projections.FSMConfig{Projections: all.Projections()})
+	live, err := dirBytes(src.Dir())
 	if err != nil {
 		return nil, err
 	}
-	defer fsm.Close()
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	// Checkpoints are taken here, not by Run; the redo log, when kept,
-	// records every batch (nothing is pruned below 100,000 checkpoints).
-	open := func(dataDir string, redo bool) (*timetravel.TimeTravel, error) {
-		return timetravel.New(timetravel.Config{DataDir: dataDir, FSM: fsm, Projections: all.Projections(), Logger: quiet,
-			Options: timetravel.Options{CheckpointsKept: 100_000, CacheSize: 1, DisableRedo: !redo, DisableVersions: true}})
-	}
-	dense, err := open(filepath.Join(dir, "dense"), true)
-	if err != nil {
-		return nil, err
-	}
-	defer dense.Close()
-	// The versions store, with no checkpoints, fed the same batches.
-	vers, err := timetravel.New(timetravel.Config{DataDir: filepath.Join(dir, "versions"), FSM: fsm, Projections: all.Projections(),
-		Logger: quiet, Options: timetravel.Options{DisableCheckpoints: true, CacheSize: 1}})
-	if err != nil {
-		return nil, err
-	}
-	defer vers.Close()
-	redoHook, versHook := dense.CommitHook(), vers.CommitHook()
-	fsm.SetCommitHook(func(c projections.Commit) { redoHook(c); versHook(c) })
-	fine := max(1, every/10)
-	var takes []time.Duration
 	t0 := time.Now()
-	evs, err := schedulingHistory(n, fine, func(logs []raftlog.Log) error {
-		fsm.Apply(logs)
-		if fsm.Applied()%fine != 0 {
-			return nil
-		}
-		t := time.Now()
-		_, err := dense.Checkpoint()
-		takes = append(takes, time.Since(t))
-		return err
-	})
+	tt, err := timetravel.New(timetravel.Config{DataDir: dir, FSM: f, Projections: all.Projections(), Logger: quiet})
 	if err != nil {
 		return nil, err
 	}
-	applied := fsm.Applied()
-	fmt.Fprintf(os.Stderr, "bench: time travel history of %d events in %d entries generated in %s, %d checkpoints\n",
-		evs, applied, time.Since(t0).Round(time.Second), len(dense.Checkpoints()))
-
-	// The sparse set: the dense set's checkpoints at multiples of every,
-	// copied (tables hard-linked) into another data directory.
-	sparseDir := filepath.Join(dir, "sparse")
-	if err := os.MkdirAll(filepath.Join(sparseDir, "checkpoints"), 0o755); err != nil {
+	defer tt.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- tt.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	// The seed is the first thing the writer does; the backfill follows.
+	for len(tt.VersionSpans()) == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	seeded := time.Since(t0)
+	t1, c1 := time.Now(), cpuTime()
+	if err := tt.WaitBackfilled(ctx); err != nil {
 		return nil, err
 	}
-	for _, c := range dense.Checkpoints() {
-		if c%every == 0 {
-			name := strconv.FormatUint(c, 10)
-			err := kv.CopyCheckpoint(filepath.Join(dir, "dense", "checkpoints", name), filepath.Join(sparseDir, "checkpoints", name))
-			if err != nil {
-				return nil, err
-			}
-		}
-	}
-	sparse, err := open(sparseDir, false)
+	took, cpu := time.Since(t1), cpuTime()-c1
+	vers, err := dirBytes(filepath.Join(dir, "versions"))
 	if err != nil {
 		return nil, err
 	}
-	defer sparse.Close()
-
+	fmt.Fprintf(os.Stderr, "bench: time travel backfill of %d events in %d entries took %s\n",
+		archived, applied, took.Round(time.Millisecond))
+	rows := []row{
+		{"time travel: history", float64(archived), "events"},
+		{"time travel: history", float64(applied), "entries"},
+		{"time travel: live state store (archive and projections), disk", float64(live) / (1 << 20), "MiB"},
+		{"time travel: versions store seeded from the live state at the end", seeded.Seconds(), "s"},
+		{"time travel: backfill of the whole history from the archive, wall", took.Seconds(), "s"},
+		{"time travel: backfill of the whole history from the archive, CPU", cpu.Seconds(), "s"},
+		{"time travel: backfill of the whole history from the archive", float64(archived) / took.Seconds(), "events/s"},
+		{"time travel: versions store over the whole history, disk", float64(vers) / (1 << 20), "MiB"},
+		{"time travel: versions store over the whole history, disk against the live store's", 100 * float64(vers) / float64(live), "%"},
+	}
 	rng := rand.New(rand.NewSource(1))
 	at := make([]uint64, reads)
 	for i := range at {
 		at[i] = 1 + uint64(rng.Int63n(int64(applied)))
 	}
-	rows := []row{
-		{"time travel: history", float64(evs), "events"},
-		{"time travel: history", float64(applied), "entries"},
-	}
-	live, err := dirBytes(filepath.Join(dir, "state"))
-	if err != nil {
-		return nil, err
-	}
-	rows = append(rows,
-		row{"time travel: live state store (archive and projections)", float64(live) / (1 << 20), "MiB"},
-		row{fmt.Sprintf("time travel: checkpoints every %d over the whole history, disk", fine), float64(dense.CheckpointBytes()) / (1 << 20), "MiB"},
-		row{"time travel: redo log over the whole history, disk", float64(dense.RedoBytes()) / (1 << 20), "MiB"})
-	// The versions writer may lag the FSM.
-	t0 = time.Now()
-	for vers.VersionsLag() > 0 {
-		time.Sleep(10 * time.Millisecond)
-	}
-	rows = append(rows,
-		row{"time travel: versions store caught up after the history", float64(time.Since(t0).Nanoseconds()) / 1e6, "ms"},
-		row{"time travel: versions store over the whole history, disk", float64(vers.VersionsBytes()) / (1 << 20), "MiB"})
-	measure := func(tt *timetravel.TimeTravel, label string) error {
-		for _, kind := range pastReads {
-			var lat []time.Duration
-			for _, i := range at {
-				t := time.Now()
-				if err := kind.read(tt, i); err != nil {
-					return err
-				}
-				lat = append(lat, time.Since(t))
+	for _, kind := range pastReads {
+		var lat []time.Duration
+		for _, i := range at {
+			t := time.Now()
+			if err := kind.read(tt, i); err != nil {
+				return nil, err
 			}
-			slices.Sort(lat)
-			name := fmt.Sprintf("time travel: %s at a random index, %s", kind.name, label)
-			rows = append(rows, row{name + ", p50", millis(percentile(lat, 0.50)), "ms"},
-				row{name + ", p99", millis(percentile(lat, 0.99)), "ms"})
+			lat = append(lat, time.Since(t))
 		}
-		return nil
+		slices.Sort(lat)
+		name := fmt.Sprintf("time travel: %s at a random index, versions store", kind.name)
+		rows = append(rows, row{name + ", p50", millis(percentile(lat, 0.50)), "ms"},
+			row{name + ", p99", millis(percentile(lat, 0.99)), "ms"})
 	}
-	if err := measure(vers, "versions store"); err != nil {
-		return nil, err
-	}
-	if err := measure(sparse, fmt.Sprintf("checkpoints every %d, events replayed", every)); err != nil {
-		return nil, err
-	}
-	if err := measure(dense, fmt.Sprintf("checkpoints every %d, redo log", fine)); err != nil {
-		return nil, err
-	}
-	t := time.Now()
-	if err := pastReads[0].read(dense, at[len(at)-1]); err != nil { // cached
-		return nil, err
-	}
-	hit := time.Since(t)
-	// The dense checkpoints again, without the redo log: events replayed.
-	dense.Close()
-	noRedo, err := open(filepath.Join(dir, "dense"), false)
-	if err != nil {
-		return nil, err
-	}
-	defer noRedo.Close()
-	if err := measure(noRedo, fmt.Sprintf("checkpoints every %d, events replayed", fine)); err != nil {
-		return nil, err
-	}
-	// A versions store first opened on a server with this history (an
-	// upgrade): its seed copies the live state's rows.
-	t0 = time.Now()
-	late, err := timetravel.New(timetravel.Config{DataDir: filepath.Join(dir, "versions-late"), FSM: fsm,
-		Projections: all.Projections(), Logger: quiet, Options: timetravel.Options{DisableCheckpoints: true, CacheSize: 1}})
-	if err != nil {
-		return nil, err
-	}
-	defer late.Close()
-	for len(late.VersionSpans()) == 0 {
-		time.Sleep(10 * time.Millisecond)
-	}
-	rows = append(rows, row{"time travel: versions store seeded from the live state at the end", time.Since(t0).Seconds(), "s"})
-	slices.Sort(takes)
-	return append(rows,
-		row{"time travel: a read of a cached state", millis(hit), "ms"},
-		row{"time travel: take a checkpoint, p50", millis(percentile(takes, 0.50)), "ms"},
-		row{"time travel: take a checkpoint, p99", millis(percentile(takes, 0.99)), "ms"},
-	), nil
+	return rows, nil
 }
 
-// pastReads are the reads the figures time, each a cache miss: the
-// projections its endpoint declares (as the API asks for them) brought
-// forward to the index, the rows read and encoded as JSON.
+// pastReads are the reads the figures time: the rows an endpoint reads
+// at the index, encoded as JSON.
 var pastReads = []struct {
 	name string
 	read func(tt *timetravel.TimeTravel, index uint64) error
 }{
 	{"job and its allocations (GET /v1/job/:id, /allocations)", func(tt *timetravel.TimeTravel, index uint64) error {
-		return readPast(tt, index, []string{jobs.Table, jobs.SummaryTable, jobs.VersionsTable, allocs.Table}, func(v projections.View) (any, error) {
+		return readPast(tt, index, func(v projections.View) (any, error) {
 			list, err := jobs.List(v, "team-7", "")
 			if err != nil || len(list) == 0 {
 				return list, err // early in the history: no job yet
@@ -223,19 +135,14 @@ var pastReads = []struct {
 		})
 	}},
 	{"node list (GET /v1/nodes)", func(tt *timetravel.TimeTravel, index uint64) error {
-		return readPast(tt, index, []string{nodes.Table, nodes.AllocUpdatesTable}, func(v projections.View) (any, error) {
-			return nodes.List(v, "")
-		})
-	}},
-	{"every projection", func(tt *timetravel.TimeTravel, index uint64) error {
-		return readPast(tt, index, nil, func(v projections.View) (any, error) { return jobs.List(v, "team-7", "") })
+		return readPast(tt, index, func(v projections.View) (any, error) { return nodes.List(v, "") })
 	}},
 }
 
-// readPast reads the state at index, holding the projections owning
-// tables (every one for nil), and encodes what read returns as JSON.
-func readPast(tt *timetravel.TimeTravel, index uint64, tables []string, read func(projections.View) (any, error)) error {
-	st, err := tt.At(context.Background(), index, tables...)
+// readPast reads the state at index and encodes what read returns as
+// JSON.
+func readPast(tt *timetravel.TimeTravel, index uint64, read func(projections.View) (any, error)) error {
+	st, err := tt.At(context.Background(), index)
 	if err != nil {
 		return err
 	}
@@ -243,9 +150,6 @@ func readPast(tt *timetravel.TimeTravel, index uint64, tables []string, read fun
 	res, err := read(st.View())
 	if err != nil {
 		return err
-	}
-	if st.Strayed() {
-		return fmt.Errorf("read at %d strayed outside %v", index, tables)
 	}
 	return json.NewEncoder(io.Discard).Encode(res)
 }
