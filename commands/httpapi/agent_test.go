@@ -17,6 +17,7 @@ import (
 	"github.com/ordoplane/ordo/commands/httpapi"
 	"github.com/ordoplane/ordo/projections"
 	"github.com/ordoplane/ordo/storage/archive"
+	"github.com/ordoplane/ordo/storage/waittest"
 )
 
 // testTimeout bounds every wait in these tests.
@@ -98,14 +99,8 @@ func (d *devAgent) gauge(t testing.TB, name string) float64 {
 // has no channel to wait on.
 func (d *devAgent) waitGauge(t testing.TB, name string, want float64) {
 	t.Helper()
-	deadline := time.Now().Add(testTimeout)
-	tick := time.NewTicker(2 * time.Millisecond)
-	defer tick.Stop()
-	for d.gauge(t, name) != want {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s = %v, want %v", name, d.gauge(t, name), want)
-		}
-		<-tick.C
+	if !waittest.Poll(testTimeout, func() bool { return d.gauge(t, name) == want }) {
+		t.Fatalf("%s = %v, want %v", name, d.gauge(t, name), want)
 	}
 }
 

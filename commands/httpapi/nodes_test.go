@@ -17,6 +17,7 @@ import (
 	"github.com/ordoplane/ordo/projections/nodes"
 	pt "github.com/ordoplane/ordo/projections/projectionstest"
 	"github.com/ordoplane/ordo/projections/servers"
+	"github.com/ordoplane/ordo/storage/waittest"
 )
 
 // startAgentWith starts a dev agent like startAgent, with tweak applied to
@@ -308,15 +309,7 @@ func TestMissedHeartbeatMarksNodeDown(t *testing.T) {
 		}
 		return 0
 	}
-	deadline := time.NewTimer(testTimeout)
-	defer deadline.Stop()
-	tick := time.NewTicker(5 * time.Millisecond)
-	defer tick.Stop()
-	for missed() < 1 {
-		select {
-		case <-tick.C:
-		case <-deadline.C:
-			t.Fatalf("ordo_heartbeat_missed_total = %v", missed())
-		}
+	if !waittest.Poll(testTimeout, func() bool { return missed() >= 1 }) {
+		t.Fatalf("ordo_heartbeat_missed_total = %v", missed())
 	}
 }

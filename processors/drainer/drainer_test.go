@@ -25,6 +25,7 @@ import (
 	"github.com/ordoplane/ordo/projections/fsm"
 	"github.com/ordoplane/ordo/projections/nodes"
 	pt "github.com/ordoplane/ordo/projections/projectionstest"
+	"github.com/ordoplane/ordo/storage/waittest"
 )
 
 type fixture struct {
@@ -109,17 +110,8 @@ func (f *fixture) marked() []string {
 // deadline is a failure guard only.
 func (f *fixture) settle(d *drainer.Drainer, what string, cond func() bool) {
 	f.t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	tick := time.NewTicker(2 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		if d.Seen() >= f.fsm.Applied() && cond() {
-			return
-		}
-		if time.Now().After(deadline) {
-			f.t.Fatalf("timed out waiting for %s (drainer at %d, applied %d, marked %v)", what, d.Seen(), f.fsm.Applied(), f.marked())
-		}
-		<-tick.C
+	if !waittest.Poll(10*time.Second, func() bool { return d.Seen() >= f.fsm.Applied() && cond() }) {
+		f.t.Fatalf("timed out waiting for %s (drainer at %d, applied %d, marked %v)", what, d.Seen(), f.fsm.Applied(), f.marked())
 	}
 }
 

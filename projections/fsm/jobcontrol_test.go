@@ -15,6 +15,7 @@ import (
 	"github.com/ordoplane/ordo/projections"
 	"github.com/ordoplane/ordo/projections/fsm"
 	pt "github.com/ordoplane/ordo/projections/projectionstest"
+	"github.com/ordoplane/ordo/storage/waittest"
 )
 
 // overlap counts the probe projections applying an event at once, and the
@@ -217,18 +218,14 @@ func TestCancelJob(t *testing.T) {
 		defer close(done)
 		rb.Run(ctx)
 	}()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		if j, ok := rb.Job(); ok && j.Ended() {
-			if j.State != fsm.JobCancelled {
-				t.Errorf("the queued job ended %s", j.State)
-			}
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the cancelled queued job never ended")
-		}
-		runtime.Gosched()
+	var j fsm.Job
+	waittest.For(t, 10*time.Second, "the cancelled queued job to end", func() bool {
+		var ok bool
+		j, ok = rb.Job()
+		return ok && j.Ended()
+	})
+	if j.State != fsm.JobCancelled {
+		t.Errorf("the queued job ended %s", j.State)
 	}
 	stop()
 	<-done
