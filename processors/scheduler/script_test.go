@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/cockroachdb/datadriven"
+
 	"github.com/ordoplane/ordo/events"
 	"github.com/ordoplane/ordo/processors/planapply"
 	"github.com/ordoplane/ordo/processors/scheduler"
