@@ -7,7 +7,7 @@ import (
 
 // buildVersion is the ordo version this server records in its data
 // directory and names when it refuses one a newer ordo wrote
-// (projections.FSMConfig.Version): Version, except in tests that play an
+// (fsm.Config.Version): Version, except in tests that play an
 // older or newer build.
 var buildVersion = Version
 
