@@ -8,8 +8,7 @@ import (
 	"github.com/ordoplane/ordo/processors/broker"
 	"github.com/ordoplane/ordo/processors/drainer"
 	"github.com/ordoplane/ordo/processors/evalfeed"
-	"github.com/ordoplane/ordo/processors/planapply"
-	"github.com/ordoplane/ordo/processors/planner"
+	"github.com/ordoplane/ordo/processors/plan"
 	"github.com/ordoplane/ordo/processors/schedstate"
 	"github.com/ordoplane/ordo/processors/supervisor"
 	"github.com/ordoplane/ordo/processors/worker"
@@ -22,7 +21,7 @@ import (
 // the node drainer.
 type scheduling struct {
 	broker  *broker.Broker
-	applier *planner.Applier
+	applier *plan.Applier
 	drainer *drainer.Drainer
 	procs   []supervisor.Processor
 }
@@ -37,13 +36,13 @@ func (a *Agent) newScheduling(workers int) (*scheduling, error) {
 		return nil, err
 	}
 	src := &schedstate.Source{Store: a.store, Notifier: a.fsm.Notifier()}
-	tcfg := planapply.DefaultTrackerConfig()
+	tcfg := plan.DefaultTrackerConfig()
 	tcfg.Enabled = a.cfg.Scheduler.RejectionTracker
-	tracker, err := planapply.NewTracker(tcfg)
+	tracker, err := plan.NewTracker(tcfg)
 	if err != nil {
 		return nil, err
 	}
-	ap, err := planner.New(planner.Config{Pipeline: a.pipeline, States: src, Tracker: tracker, Logger: a.log, Registerer: a.reg})
+	ap, err := plan.New(plan.Config{Pipeline: a.pipeline, States: src, Tracker: tracker, Logger: a.log, Registerer: a.reg})
 	if err != nil {
 		return nil, err
 	}

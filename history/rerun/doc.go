@@ -27,7 +27,7 @@
 // EvalsUpserted). The eval's own update — complete, with the snapshot
 // index, queued counts, failures and its blocked eval — is committed only
 // with a plan that fits whole. When the applier refuses part of a plan
-// (a node no longer fits, processors/planapply), it commits the rest and
+// (a node no longer fits, processors/plan), it commits the rest and
 // the worker plans again on newer state. So for a completed eval:
 //
 //   - Record.Final, the commit with the eval's completing update, is the

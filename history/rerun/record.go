@@ -57,7 +57,7 @@ type Record struct {
 	Final *Commit
 	// Earlier are the commits of the eval's plans before Final. A worker
 	// plans again only when the plan applier committed part of a plan and
-	// refused the rest (nodes that no longer fit, processors/planapply),
+	// refused the rest (nodes that no longer fit, processors/plan),
 	// so each is an attempt refused in part. What the applier refused is
 	// not in the log.
 	Earlier []Commit

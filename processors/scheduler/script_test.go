@@ -12,7 +12,7 @@ import (
 	"github.com/cockroachdb/datadriven"
 
 	"github.com/ordoplane/ordo/events"
-	"github.com/ordoplane/ordo/processors/planapply"
+	"github.com/ordoplane/ordo/processors/plan"
 	"github.com/ordoplane/ordo/processors/scheduler"
 	"github.com/ordoplane/ordo/processors/scheduler/schedulertest"
 )
@@ -469,7 +469,7 @@ func (r *runner) evalLabel(id string, plan *scheduler.Plan) string {
 	return id
 }
 
-func (r *runner) render(plan *scheduler.Plan, res *planapply.Result) string {
+func (r *runner) render(plan *scheduler.Plan, res *plan.Result) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "plan %s at index %d\n", plan.EvalID, plan.SnapshotIndex)
 	for _, p := range plan.Placements {

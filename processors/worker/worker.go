@@ -12,7 +12,7 @@ import (
 	"github.com/ordoplane/ordo/events"
 	"github.com/ordoplane/ordo/processors/broker"
 	"github.com/ordoplane/ordo/processors/defaults"
-	"github.com/ordoplane/ordo/processors/planapply"
+	"github.com/ordoplane/ordo/processors/plan"
 	"github.com/ordoplane/ordo/processors/scheduler"
 	"github.com/ordoplane/ordo/storage/clock"
 )
@@ -28,7 +28,7 @@ type StateSource interface {
 // Planner verifies a plan against the latest state and commits what fits,
 // together with evals (the eval's own update and any evals it created).
 type Planner interface {
-	Submit(ctx context.Context, plan *scheduler.Plan, evals []events.Evaluation) (planapply.Result, uint64, error)
+	Submit(ctx context.Context, plan *scheduler.Plan, evals []events.Evaluation) (plan.Result, uint64, error)
 }
 
 // Config configures a Worker.
@@ -131,7 +131,7 @@ func (w *Worker) handle(ctx context.Context, ev *events.Evaluation, token string
 		return
 	}
 	if err := w.schedule(ctx, ev); err != nil {
-		if errors.Is(err, planapply.ErrEvalDeleted) {
+		if errors.Is(err, plan.ErrEvalDeleted) {
 			// Deleted while planned (eval delete, GC): its plan was refused
 			// at apply and there is nothing left to schedule.
 			log.Info("eval deleted while planned; dropped")

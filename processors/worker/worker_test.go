@@ -11,7 +11,7 @@ import (
 
 	"github.com/ordoplane/ordo/events"
 	"github.com/ordoplane/ordo/processors/broker"
-	"github.com/ordoplane/ordo/processors/planapply"
+	"github.com/ordoplane/ordo/processors/plan"
 	"github.com/ordoplane/ordo/processors/scheduler"
 	"github.com/ordoplane/ordo/processors/scheduler/schedulertest"
 )
@@ -61,12 +61,12 @@ type recorder struct {
 	evals [][]events.Evaluation
 }
 
-func (r *recorder) Submit(_ context.Context, p *scheduler.Plan, evals []events.Evaluation) (planapply.Result, uint64, error) {
+func (r *recorder) Submit(_ context.Context, p *scheduler.Plan, evals []events.Evaluation) (plan.Result, uint64, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.plans = append(r.plans, p)
 	r.evals = append(r.evals, evals)
-	return planapply.Result{Placements: p.Placements}, p.SnapshotIndex + 1, nil
+	return plan.Result{Placements: p.Placements}, p.SnapshotIndex + 1, nil
 }
 
 func (r *recorder) count() int {

@@ -14,8 +14,7 @@ import (
 	"github.com/ordoplane/ordo/events"
 	"github.com/ordoplane/ordo/history/rerun"
 	"github.com/ordoplane/ordo/processors/broker"
-	"github.com/ordoplane/ordo/processors/planapply"
-	"github.com/ordoplane/ordo/processors/planner"
+	"github.com/ordoplane/ordo/processors/plan"
 	"github.com/ordoplane/ordo/processors/schedstate"
 	"github.com/ordoplane/ordo/processors/scheduler"
 	"github.com/ordoplane/ordo/processors/worker"
@@ -55,7 +54,7 @@ func TestEvalFailsAfterLastPartialPlan(t *testing.T) {
 	b.SetEnabled(true)
 	src := &schedstate.Source{Store: a.Store(), Notifier: a.FSM().Notifier()}
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	ap, err := planner.New(planner.Config{Pipeline: a.Pipeline(), States: notReady{src, "n0"}, Logger: quiet})
+	ap, err := plan.New(plan.Config{Pipeline: a.Pipeline(), States: notReady{src, "n0"}, Logger: quiet})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,7 +119,7 @@ type countingPlanner struct {
 	calls atomic.Int64
 }
 
-func (p *countingPlanner) Submit(ctx context.Context, plan *scheduler.Plan, evs []events.Evaluation) (planapply.Result, uint64, error) {
+func (p *countingPlanner) Submit(ctx context.Context, plan *scheduler.Plan, evs []events.Evaluation) (plan.Result, uint64, error) {
 	defer p.calls.Add(1)
 	return p.Planner.Submit(ctx, plan, evs)
 }

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/ordoplane/ordo/events"
-	"github.com/ordoplane/ordo/processors/planapply"
+	"github.com/ordoplane/ordo/processors/plan"
 	"github.com/ordoplane/ordo/processors/scheduler"
 )
 
@@ -55,21 +55,21 @@ func (h *Harness) NewEval(ns, jobID, trigger string) *events.Evaluation {
 
 // Process computes eval's plan, evaluates it as the plan applier would
 // (rejecting the nodes in Reject too), and commits the result.
-func (h *Harness) Process(eval *events.Evaluation) (*scheduler.Plan, planapply.Result, error) {
-	plan, err := scheduler.Compute(h.State, eval)
+func (h *Harness) Process(eval *events.Evaluation) (*scheduler.Plan, plan.Result, error) {
+	p, err := scheduler.Compute(h.State, eval)
 	if err != nil {
-		return nil, planapply.Result{}, err
+		return nil, plan.Result{}, err
 	}
-	res := planapply.Evaluate(plan, h.State)
+	res := plan.Evaluate(p, h.State)
 	if len(h.Reject) > 0 {
-		res = h.reject(plan, res)
+		res = h.reject(p, res)
 	}
-	h.Commit(plan, &res)
-	return plan, res, nil
+	h.Commit(p, &res)
+	return p, res, nil
 }
 
 // reject drops the parts of res on the nodes in Reject.
-func (h *Harness) reject(plan *scheduler.Plan, res planapply.Result) planapply.Result {
+func (h *Harness) reject(plan *scheduler.Plan, res plan.Result) plan.Result {
 	nodeOf := map[string]string{}
 	for _, a := range h.State.AllocsByJob(plan.Namespace, plan.JobID) {
 		nodeOf[a.ID] = a.NodeID
@@ -114,7 +114,7 @@ func (h *Harness) reject(plan *scheduler.Plan, res planapply.Result) planapply.R
 // would: placements are created (linking their previous allocation),
 // stops and updates change allocations, the deployment is stored and
 // follow-ups and a blocked eval are recorded.
-func (h *Harness) Commit(plan *scheduler.Plan, res *planapply.Result) {
+func (h *Harness) Commit(plan *scheduler.Plan, res *plan.Result) {
 	h.Bump()
 	for _, p := range res.Placements {
 		a := p

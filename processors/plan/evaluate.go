@@ -1,4 +1,4 @@
-package planapply
+package plan
 
 import (
 	"errors"

@@ -1,11 +1,11 @@
-package planapply_test
+package plan_test
 
 import (
 	"slices"
 	"testing"
 
 	"github.com/ordoplane/ordo/events"
-	"github.com/ordoplane/ordo/processors/planapply"
+	"github.com/ordoplane/ordo/processors/plan"
 	"github.com/ordoplane/ordo/processors/scheduler"
 	"github.com/ordoplane/ordo/processors/scheduler/schedulertest"
 )
@@ -14,11 +14,11 @@ import (
 // the plan (not committed) and the nodes it used.
 func setup(t *testing.T) (*schedulertest.Harness, *scheduler.Plan) {
 	t.Helper()
-	h, plan := schedulertest.Planned(t, 6, "n1", "n2", "n3")
-	if len(plan.Placements) != 6 {
-		t.Fatalf("placed %d", len(plan.Placements))
+	h, pl := schedulertest.Planned(t, 6, "n1", "n2", "n3")
+	if len(pl.Placements) != 6 {
+		t.Fatalf("placed %d", len(pl.Placements))
 	}
-	return h, plan
+	return h, pl
 }
 
 func nodesOf(as []events.Allocation) []string {
@@ -33,8 +33,8 @@ func nodesOf(as []events.Allocation) []string {
 }
 
 func TestEvaluateCommitsAllThatFits(t *testing.T) {
-	h, plan := setup(t)
-	res := planapply.Evaluate(plan, h.State)
+	h, pl := setup(t)
+	res := plan.Evaluate(pl, h.State)
 	if !res.FullCommit() || len(res.Placements) != 6 || res.RefreshIndex != 0 {
 		t.Fatalf("result %+v", res)
 	}
@@ -43,13 +43,13 @@ func TestEvaluateCommitsAllThatFits(t *testing.T) {
 // A node filled up by another plan since: its part is rejected, the rest
 // commits, and the worker is told to refresh.
 func TestEvaluateRejectsNodeFilledMeanwhile(t *testing.T) {
-	h, plan := setup(t)
+	h, pl := setup(t)
 	h.State.UpsertAlloc(&events.Allocation{ID: "intruder", Namespace: "default", JobID: "other", TaskGroup: "other",
 		Name: "other.other[0]", NodeID: "n2", Resources: events.Resources{CPU: 3500, MemoryMB: 100},
 		DesiredStatus: events.AllocDesiredRun, ClientStatus: events.AllocClientRunning})
 	h.Bump()
-	res := planapply.Evaluate(plan, h.State)
-	if !slices.Equal(res.RejectedNodes, []string{"n2"}) || res.Reasons["n2"] != planapply.ReasonExhausted {
+	res := plan.Evaluate(pl, h.State)
+	if !slices.Equal(res.RejectedNodes, []string{"n2"}) || res.Reasons["n2"] != plan.ReasonExhausted {
 		t.Fatalf("rejected %v %v", res.RejectedNodes, res.Reasons)
 	}
 	if got := nodesOf(res.Placements); !slices.Equal(got, []string{"n1", "n3"}) {
@@ -63,7 +63,7 @@ func TestEvaluateRejectsNodeFilledMeanwhile(t *testing.T) {
 	c := *a
 	c.ClientStatus = events.AllocClientComplete
 	h.State.UpsertAlloc(&c)
-	if res := planapply.Evaluate(plan, h.State); !res.FullCommit() {
+	if res := plan.Evaluate(pl, h.State); !res.FullCommit() {
 		t.Fatalf("rejected %v after the node emptied", res.RejectedNodes)
 	}
 }
@@ -74,14 +74,14 @@ func TestEvaluateRejectsNodeNoLongerSchedulable(t *testing.T) {
 		change func(n *scheduler.Node)
 		reason string
 	}{
-		{"down", func(n *scheduler.Node) { n.Status = events.NodeStatusDown }, planapply.ReasonNodeNotReady},
-		{"initializing", func(n *scheduler.Node) { n.Status = events.NodeStatusInitializing }, planapply.ReasonNodeNotReady},
-		{"ineligible", func(n *scheduler.Node) { n.SchedulingEligibility = events.NodeIneligible }, planapply.ReasonNodeIneligible},
-		{"draining", func(n *scheduler.Node) { n.Drain = true }, planapply.ReasonNodeDraining},
-		{"gone", nil, planapply.ReasonNodeMissing},
+		{"down", func(n *scheduler.Node) { n.Status = events.NodeStatusDown }, plan.ReasonNodeNotReady},
+		{"initializing", func(n *scheduler.Node) { n.Status = events.NodeStatusInitializing }, plan.ReasonNodeNotReady},
+		{"ineligible", func(n *scheduler.Node) { n.SchedulingEligibility = events.NodeIneligible }, plan.ReasonNodeIneligible},
+		{"draining", func(n *scheduler.Node) { n.Drain = true }, plan.ReasonNodeDraining},
+		{"gone", nil, plan.ReasonNodeMissing},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			h, plan := setup(t)
+			h, pl := setup(t)
 			if tc.change == nil {
 				h.State.DeleteNode("n1")
 			} else {
@@ -90,7 +90,7 @@ func TestEvaluateRejectsNodeNoLongerSchedulable(t *testing.T) {
 				tc.change(&c)
 				h.State.UpsertNode(&c)
 			}
-			res := planapply.Evaluate(plan, h.State)
+			res := plan.Evaluate(pl, h.State)
 			if !slices.Equal(res.RejectedNodes, []string{"n1"}) || res.Reasons["n1"] != tc.reason {
 				t.Fatalf("rejected %v %v", res.RejectedNodes, res.Reasons)
 			}
@@ -103,9 +103,9 @@ func TestEvaluateRejectsNodeNoLongerSchedulable(t *testing.T) {
 
 // Stops on a down node always commit: a node that only loses allocations fits.
 func TestEvaluateStopsOnDownNodeCommit(t *testing.T) {
-	h, plan := setup(t)
-	res := planapply.Evaluate(plan, h.State)
-	h.Commit(plan, &res)
+	h, pl := setup(t)
+	res := plan.Evaluate(pl, h.State)
+	h.Commit(pl, &res)
 	n, _ := h.State.Node("n1")
 	c := *n
 	c.Status = events.NodeStatusDown
@@ -115,7 +115,7 @@ func TestEvaluateStopsOnDownNodeCommit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res2 := planapply.Evaluate(plan2, h.State)
+	res2 := plan.Evaluate(plan2, h.State)
 	if !res2.FullCommit() || len(res2.Stops) != 2 || len(res2.Placements) != 2 {
 		t.Fatalf("stops %d placements %d rejected %v", len(res2.Stops), len(res2.Placements), res2.RejectedNodes)
 	}
@@ -129,27 +129,27 @@ func TestEvaluateStopsOnDownNodeCommit(t *testing.T) {
 // A retried plan whose placements are already committed does not count
 // them twice.
 func TestEvaluateIgnoresAlreadyCommitted(t *testing.T) {
-	h, plan := setup(t)
-	res := planapply.Evaluate(plan, h.State)
-	h.Commit(plan, &res)
-	if res := planapply.Evaluate(plan, h.State); !res.FullCommit() {
+	h, pl := setup(t)
+	res := plan.Evaluate(pl, h.State)
+	h.Commit(pl, &res)
+	if res := plan.Evaluate(pl, h.State); !res.FullCommit() {
 		t.Fatalf("rejected %v", res.RejectedNodes)
 	}
 }
 
 // moveFirst commits plan and returns a plan of another eval placing the
 // first of its allocations again on another node, and that node.
-func moveFirst(t *testing.T, h *schedulertest.Harness, plan *scheduler.Plan, keep ...events.Allocation) (*scheduler.Plan, string) {
+func moveFirst(t *testing.T, h *schedulertest.Harness, pl *scheduler.Plan, keep ...events.Allocation) (*scheduler.Plan, string) {
 	t.Helper()
-	res := planapply.Evaluate(plan, h.State)
-	h.Commit(plan, &res)
-	moved := plan.Placements[0]
+	res := plan.Evaluate(pl, h.State)
+	h.Commit(pl, &res)
+	moved := pl.Placements[0]
 	to := "n1"
 	if moved.NodeID == to {
 		to = "n2"
 	}
 	moved.NodeID, moved.PreviousAllocation = to, ""
-	return &scheduler.Plan{EvalID: "eval-2", Namespace: plan.Namespace, JobID: plan.JobID,
+	return &scheduler.Plan{EvalID: "eval-2", Namespace: pl.Namespace, JobID: pl.JobID,
 		Placements: append([]events.Allocation{moved}, keep...)}, to
 }
 
@@ -157,12 +157,12 @@ func moveFirst(t *testing.T, h *schedulertest.Harness, plan *scheduler.Plan, kee
 // it: that node's part is refused (the worker re-plans), the rest
 // commits. Placed again on its own node (an in-place update) it is not.
 func TestEvaluateRefusesMovingAnAllocation(t *testing.T) {
-	h, plan := setup(t)
-	kept := plan.Placements[1]
-	again, to := moveFirst(t, h, plan, kept)
+	h, pl := setup(t)
+	kept := pl.Placements[1]
+	again, to := moveFirst(t, h, pl, kept)
 	moved := again.Placements[0]
-	res := planapply.Evaluate(again, h.State)
-	if !slices.Equal(res.RejectedNodes, []string{to}) || res.Reasons[to] != planapply.ReasonAllocElsewhere {
+	res := plan.Evaluate(again, h.State)
+	if !slices.Equal(res.RejectedNodes, []string{to}) || res.Reasons[to] != plan.ReasonAllocElsewhere {
 		t.Fatalf("rejected %v (%v), want %s for placing %s there", res.RejectedNodes, res.Reasons, to, moved.ID)
 	}
 	if !slices.Equal(res.Moved[to], []string{moved.ID}) {
@@ -170,7 +170,7 @@ func TestEvaluateRefusesMovingAnAllocation(t *testing.T) {
 	}
 	for _, a := range res.Placements {
 		if a.ID == moved.ID {
-			t.Fatalf("%s placed on %s, held on %s", a.ID, a.NodeID, plan.Placements[0].NodeID)
+			t.Fatalf("%s placed on %s, held on %s", a.ID, a.NodeID, pl.Placements[0].NodeID)
 		}
 	}
 	if kept.NodeID != to && (len(res.Placements) != 1 || res.Placements[0].ID != kept.ID) {

@@ -1,4 +1,4 @@
-package planapply_test
+package plan_test
 
 import (
 	"fmt"
@@ -7,21 +7,21 @@ import (
 	"time"
 
 	"github.com/ordoplane/ordo/events"
-	"github.com/ordoplane/ordo/processors/planapply"
+	"github.com/ordoplane/ordo/processors/plan"
 	"github.com/ordoplane/ordo/processors/scheduler"
 )
 
 var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
-func enabled() planapply.TrackerConfig {
-	c := planapply.DefaultTrackerConfig()
+func enabled() plan.TrackerConfig {
+	c := plan.DefaultTrackerConfig()
 	c.Enabled = true
 	return c
 }
 
-func newTracker(t *testing.T, c planapply.TrackerConfig) *planapply.Tracker {
+func newTracker(t *testing.T, c plan.TrackerConfig) *plan.Tracker {
 	t.Helper()
-	tr, err := planapply.NewTracker(c)
+	tr, err := plan.NewTracker(c)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -29,7 +29,7 @@ func newTracker(t *testing.T, c planapply.TrackerConfig) *planapply.Tracker {
 }
 
 func TestTrackerDisabledByDefault(t *testing.T) {
-	tr := newTracker(t, planapply.DefaultTrackerConfig())
+	tr := newTracker(t, plan.DefaultTrackerConfig())
 	for i := range 100 {
 		if tr.Add("n1", t0.Add(time.Duration(i)*time.Second)) {
 			t.Fatal("a disabled tracker named a node")
@@ -120,7 +120,7 @@ func TestTrackerBoundsNodes(t *testing.T) {
 func TestTrackerConfigValidate(t *testing.T) {
 	c := enabled()
 	c.Threshold = 0
-	if _, err := planapply.NewTracker(c); err == nil {
+	if _, err := plan.NewTracker(c); err == nil {
 		t.Fatal("accepted a zero threshold")
 	}
 }
@@ -129,15 +129,15 @@ func TestTrackerConfigValidate(t *testing.T) {
 func TestEvaluatorNamesIneligibleNodes(t *testing.T) {
 	c := enabled()
 	c.Threshold = 3
-	ev := &planapply.Evaluator{Tracker: newTracker(t, c)}
-	h, plan := setup(t)
+	ev := &plan.Evaluator{Tracker: newTracker(t, c)}
+	h, pl := setup(t)
 	n, _ := h.State.Node("n2")
 	full := *n
 	full.Resources = events.NodeResources{CPU: 100, MemoryMB: 100}
 	h.State.UpsertNode(&full)
-	var res planapply.Result
+	var res plan.Result
 	for i := range 3 {
-		res = ev.Evaluate(plan, h.State, t0.Add(time.Duration(i)*time.Second))
+		res = ev.Evaluate(pl, h.State, t0.Add(time.Duration(i)*time.Second))
 	}
 	if !slices.Equal(res.IneligibleNodes, []string{"n2"}) {
 		t.Fatalf("ineligible %v", res.IneligibleNodes)
@@ -150,11 +150,11 @@ func TestEvaluatorNamesIneligibleNodes(t *testing.T) {
 func TestEvaluatorDoesNotBlameNodeForAMove(t *testing.T) {
 	c := enabled()
 	c.Threshold = 1
-	ev := &planapply.Evaluator{Tracker: newTracker(t, c)}
-	h, plan := setup(t)
-	again, to := moveFirst(t, h, plan)
+	ev := &plan.Evaluator{Tracker: newTracker(t, c)}
+	h, pl := setup(t)
+	again, to := moveFirst(t, h, pl)
 	res := ev.Evaluate(again, h.State, t0)
-	if res.Reasons[to] != planapply.ReasonAllocElsewhere || len(res.IneligibleNodes) != 0 || ev.Tracker.Count(to, t0) != 0 {
+	if res.Reasons[to] != plan.ReasonAllocElsewhere || len(res.IneligibleNodes) != 0 || ev.Tracker.Count(to, t0) != 0 {
 		t.Fatalf("reasons %v, ineligible %v, count %d", res.Reasons, res.IneligibleNodes, ev.Tracker.Count(to, t0))
 	}
 }

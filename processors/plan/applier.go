@@ -1,4 +1,4 @@
-package planner
+package plan
 
 import (
 	"context"
@@ -10,10 +10,9 @@ import (
 
 	"github.com/ordoplane/ordo/commands"
 	"github.com/ordoplane/ordo/commands/node"
-	"github.com/ordoplane/ordo/commands/plan"
+	cplan "github.com/ordoplane/ordo/commands/plan"
 	"github.com/ordoplane/ordo/events"
 	"github.com/ordoplane/ordo/processors/defaults"
-	"github.com/ordoplane/ordo/processors/planapply"
 	"github.com/ordoplane/ordo/processors/scheduler"
 	"github.com/ordoplane/ordo/projections/evals"
 	"github.com/ordoplane/ordo/storage/clock"
@@ -30,7 +29,7 @@ type Config struct {
 	Pipeline *commands.Pipeline
 	States   States
 	// Tracker is the N11 rejection tracker; nil or disabled tracks nothing.
-	Tracker *planapply.Tracker
+	Tracker *Tracker
 	// Clock times plan applies and gives the time plans are evaluated at;
 	// default clock.System.
 	Clock clock.Clock
@@ -48,7 +47,7 @@ type request struct {
 }
 
 type response struct {
-	res   planapply.Result
+	res   Result
 	index uint64
 	err   error
 }
@@ -56,7 +55,7 @@ type response struct {
 // Applier is the plan applier.
 type Applier struct {
 	cfg     Config
-	eval    planapply.Evaluator
+	eval    Evaluator
 	queue   chan request
 	metrics *metrics
 }
@@ -69,7 +68,7 @@ func DefaultConfig() Config {
 // Validate reports a Config that cannot work.
 func (c Config) Validate() error {
 	if c.Pipeline == nil || c.States == nil {
-		return errors.New("planner: Pipeline and States are required")
+		return errors.New("plan: Pipeline and States are required")
 	}
 	return nil
 }
@@ -80,7 +79,7 @@ func New(cfg Config) (*Applier, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return &Applier{cfg: cfg, eval: planapply.Evaluator{Tracker: cfg.Tracker}, queue: make(chan request),
+	return &Applier{cfg: cfg, eval: Evaluator{Tracker: cfg.Tracker}, queue: make(chan request),
 		metrics: newMetrics(cfg.Registerer)}, nil
 }
 
@@ -91,20 +90,20 @@ func (a *Applier) Close() { a.metrics.unregister() }
 func (a *Applier) Name() string { return "plan-applier" }
 
 // Submit queues plan with its eval updates and waits for the outcome.
-func (a *Applier) Submit(ctx context.Context, p *scheduler.Plan, evals []events.Evaluation) (planapply.Result, uint64, error) {
+func (a *Applier) Submit(ctx context.Context, p *scheduler.Plan, evals []events.Evaluation) (Result, uint64, error) {
 	req := request{ctx: ctx, plan: p, evals: evals, reply: make(chan response, 1)}
 	a.metrics.queued.Inc()
 	defer a.metrics.queued.Dec()
 	select {
 	case a.queue <- req:
 	case <-ctx.Done():
-		return planapply.Result{}, 0, ctx.Err()
+		return Result{}, 0, ctx.Err()
 	}
 	select {
 	case r := <-req.reply:
 		return r.res, r.index, r.err
 	case <-ctx.Done():
-		return planapply.Result{}, 0, ctx.Err()
+		return Result{}, 0, ctx.Err()
 	}
 }
 
@@ -159,8 +158,8 @@ func (a *Applier) Run(ctx context.Context) error {
 // commitJob is a verified plan on its way through raft.
 type commitJob struct {
 	req    request
-	res    planapply.Result
-	commit plan.Commit
+	res    Result
+	commit cplan.Commit
 	// index is the commit's index, set before done closes.
 	index uint64
 	done  chan struct{}
@@ -197,7 +196,7 @@ func (a *Applier) prepare(req request, inflight *commitJob) (*commitJob, respons
 		return nil, response{err: fmt.Errorf("verify plan %s: %w", req.plan.EvalID, e.Err())}
 	}
 	a.movesRefused(req.plan, &res)
-	commit := plan.Commit{EvalID: req.plan.EvalID, Placements: res.Placements, Deployment: res.Deployment,
+	commit := cplan.Commit{EvalID: req.plan.EvalID, Placements: res.Placements, Deployment: res.Deployment,
 		NodeIndexes: map[string]uint64{}}
 	commit.Updates = append(append(commit.Updates, res.Stops...), res.Updates...)
 	for _, p := range res.Placements {
@@ -233,14 +232,14 @@ func (a *Applier) commit(ctx context.Context, job *commitJob) response {
 		// nothing to re-plan.
 		a.metrics.rejected.Inc()
 		log.Info("plan refused: its eval was deleted", "reason", conflict.Reason)
-		return response{err: fmt.Errorf("commit plan %s: %w", req.plan.EvalID, planapply.ErrEvalDeleted), index: out.Index}
+		return response{err: fmt.Errorf("commit plan %s: %w", req.plan.EvalID, ErrEvalDeleted), index: out.Index}
 	}
 	if errors.As(err, &conflict) {
 		// A node changed between verification and apply: nothing committed;
 		// the worker re-plans on newer state.
 		a.metrics.rejected.Inc()
 		log.Info("plan rejected at apply", "reason", conflict.Reason)
-		res = planapply.Result{RejectedNodes: nodeIDs(commit.NodeIndexes), RefreshIndex: out.Index}
+		res = Result{RejectedNodes: nodeIDs(commit.NodeIndexes), RefreshIndex: out.Index}
 		return response{res: res, index: out.Index}
 	}
 	if err != nil {
@@ -269,7 +268,7 @@ func (a *Applier) commit(ctx context.Context, job *commitJob) response {
 // movesRefused counts and reports the nodes res refused because the plan
 // would have moved an allocation onto them: a scheduler that minted an
 // allocation's id twice, which no plan should do.
-func (a *Applier) movesRefused(p *scheduler.Plan, res *planapply.Result) {
+func (a *Applier) movesRefused(p *scheduler.Plan, res *Result) {
 	for _, id := range res.RejectedNodes {
 		if ids := res.Moved[id]; len(ids) > 0 {
 			a.metrics.moves.Inc()
@@ -293,7 +292,7 @@ type metrics struct {
 	latency                              prometheus.Histogram
 	committed, partial, rejected, placed prometheus.Counter
 	// moves counts nodes refused for a placement that would move an
-	// allocation (planapply.ReasonAllocElsewhere).
+	// allocation (ReasonAllocElsewhere).
 	moves prometheus.Counter
 }
 

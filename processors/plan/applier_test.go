@@ -1,4 +1,4 @@
-package planner_test
+package plan_test
 
 import (
 	"context"
@@ -15,8 +15,7 @@ import (
 	"github.com/ordoplane/ordo/commands/eval"
 	"github.com/ordoplane/ordo/commands/node"
 	"github.com/ordoplane/ordo/events"
-	"github.com/ordoplane/ordo/processors/planapply"
-	"github.com/ordoplane/ordo/processors/planner"
+	"github.com/ordoplane/ordo/processors/plan"
 	"github.com/ordoplane/ordo/processors/schedstate"
 	"github.com/ordoplane/ordo/processors/scheduler"
 	"github.com/ordoplane/ordo/projections"
@@ -29,13 +28,13 @@ import (
 
 // startApplier starts an agent without its own scheduler and an Applier
 // over it, with nodes registered ready, each with cpu MHz.
-func startApplier(t *testing.T, cpu int, nodeIDs ...string) (*agent.Agent, *planner.Applier) {
+func startApplier(t *testing.T, cpu int, nodeIDs ...string) (*agent.Agent, *plan.Applier) {
 	t.Helper()
 	return startApplierWith(t, nil, cpu, nodeIDs...)
 }
 
 // startApplierWith is startApplier with the Applier's metrics in reg.
-func startApplierWith(t *testing.T, reg prometheus.Registerer, cpu int, nodeIDs ...string) (*agent.Agent, *planner.Applier) {
+func startApplierWith(t *testing.T, reg prometheus.Registerer, cpu int, nodeIDs ...string) (*agent.Agent, *plan.Applier) {
 	t.Helper()
 	cfg := agent.DevConfig()
 	cfg.DataDir = t.TempDir()
@@ -63,7 +62,7 @@ func startApplierWith(t *testing.T, reg prometheus.Registerer, cpu int, nodeIDs 
 			t.Fatal(err)
 		}
 	}
-	ap, err := planner.New(planner.Config{Pipeline: a.Pipeline(), Registerer: reg,
+	ap, err := plan.New(plan.Config{Pipeline: a.Pipeline(), Registerer: reg,
 		States: &schedstate.Source{Store: a.Store(), Notifier: a.FSM().Notifier()}, Logger: testagent.Discard()})
 	if err != nil {
 		t.Fatal(err)
@@ -187,7 +186,7 @@ func TestPipelinedPlansOnDifferentNodesAllCommit(t *testing.T) {
 // TestPlanForDeletedEvalIsRefused: an eval deleted while a worker planned
 // it (eval delete and GC do not pause the broker) has its plan refused at
 // apply: nothing is placed, the eval is not written back, and the worker
-// is told (planapply.ErrEvalDeleted) so it drops the eval.
+// is told (plan.ErrEvalDeleted) so it drops the eval.
 func TestPlanForDeletedEvalIsRefused(t *testing.T) {
 	a, ap := startApplier(t, 1000, "n1")
 	withEvals(t, a, "gone")
@@ -197,7 +196,7 @@ func TestPlanForDeletedEvalIsRefused(t *testing.T) {
 	done := events.Evaluation{ID: "gone", Namespace: "default", JobID: "j-gone", Priority: 50, Type: events.JobTypeService,
 		TriggeredBy: events.EvalTriggerJobRegister, Status: events.EvalStatusComplete}
 	_, _, err := ap.Submit(context.Background(), onePlacement("gone", "n1", 100), []events.Evaluation{done})
-	if !errors.Is(err, planapply.ErrEvalDeleted) {
+	if !errors.Is(err, plan.ErrEvalDeleted) {
 		t.Fatalf("Submit = %v, want ErrEvalDeleted", err)
 	}
 	snap := a.Store().Snapshot()
@@ -227,8 +226,8 @@ func TestPlanMovingAnAllocationIsRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Reasons["n2"] != planapply.ReasonAllocElsewhere || res.RefreshIndex == 0 {
-		t.Fatalf("result %+v, want n2 refused (%s) and a refresh", res, planapply.ReasonAllocElsewhere)
+	if res.Reasons["n2"] != plan.ReasonAllocElsewhere || res.RefreshIndex == 0 {
+		t.Fatalf("result %+v, want n2 refused (%s) and a refresh", res, plan.ReasonAllocElsewhere)
 	}
 	snap := a.Store().Snapshot()
 	defer snap.Close()

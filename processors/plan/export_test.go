@@ -1,0 +1,4 @@
+package plan
+
+// WithPlaced exposes withPlaced to the external tests.
+var WithPlaced = withPlaced
