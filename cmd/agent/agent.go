@@ -63,6 +63,8 @@ type Agent struct {
 	local     localDriver    // the launcher's local driver (capacity.go)
 	mirror    *mirror.Mirror // the Kafka mirror, if configured (mirror.go)
 	kr        *agentKeyring  // the root keyring (keyring.go)
+	// liveness tracks components' heartbeats while this server leads (launcher.go).
+	liveness *componentLiveness
 	// apiLn is the API's listener, capped per address (httplimits.go).
 	apiLn *limitedListener
 	// peerClient asks other servers for their raft stats (cluster.go).
@@ -229,8 +231,12 @@ func Start(cfg Config) (a *Agent, err error) {
 		return nil, err
 	}
 	scratch := filepath.Join(a.cfg.DataDir, "scratch") // history tools rebuild throwaway state here
+	if a.liveness, err = a.newLiveness(); err != nil {
+		ln.Close()
+		return nil, err
+	}
 	if a.api, err = httpapi.New(httpapi.Config{
-		Node: a.node, FSM: a.fsm, Pipeline: a.pipeline, Join: a.handleJoin, Heartbeats: a.hb,
+		Node: a.node, FSM: a.fsm, Pipeline: a.pipeline, Join: a.handleJoin, Heartbeats: a.hb, Components: a.liveness,
 		Gatherer: a.reg, Registerer: a.reg, Logger: a.log, EnableDebug: cfg.Dev, JobPlanner: planJob,
 		Limits: a.cfg.HTTP, // extended for blocking queries, streams and snapshot uploads
 		// History tools: decision re-runs and history file exports.
@@ -268,7 +274,7 @@ func Start(cfg Config) (a *Agent, err error) {
 		return nil, err
 	}
 	procs := []supervisor.Processor{
-		&bootstrap.Processor{Pipeline: a.pipeline, Peers: a.peersInConfiguration, Keyring: a.kr.keyring, Logger: a.log}, a.hb, dw,
+		&bootstrap.Processor{Pipeline: a.pipeline, Peers: a.peersInConfiguration, Keyring: a.kr.keyring, Logger: a.log}, a.hb, dw, a.liveness,
 		autopilotProcessor{a.node}, // cluster.go: promotes caught-up servers, reports health
 	}
 	if !a.cfg.Scheduler.Disabled {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/ordoplane/ordo/commands/httpapi"
 	"github.com/ordoplane/ordo/events"
 	"github.com/ordoplane/ordo/processors/launcher"
 	"github.com/ordoplane/ordo/processors/launcher/driver"
@@ -19,6 +20,10 @@ type LauncherConfig struct {
 	// PollInterval is how often a runner with machines in flight, or
 	// paused, looks again without a state change; default 1s.
 	PollInterval time.Duration `json:"PollInterval"`
+	// Heartbeat is how often the launcher reports its component alive to
+	// the leader; a component silent for three heartbeats is
+	// deregistered. Default 30s.
+	Heartbeat time.Duration `json:"Heartbeat"`
 }
 
 // launcherDrivers are the driver factories the agent's launcher knows.
@@ -48,6 +53,20 @@ func (a *Agent) newLauncher() (*launcher.Launcher, error) {
 		return nil, nil
 	}
 	return launcher.New(launcher.Config{Pipeline: a.pipeline, State: a.fsm, Drivers: a.withLocalDriver(launcherDrivers()),
-		PollInterval: a.cfg.Launcher.PollInterval, Logger: a.log, Registerer: a.reg,
-		Server: a.id}) // its errors name the launcher; its pools are the component "launcher/<server id>" (P10)
+		PollInterval: a.cfg.Launcher.PollInterval, Logger: a.log, Registerer: a.reg, Heartbeat: a.cfg.Launcher.Heartbeat,
+		Liveness: a.liveness, // in process: the launcher runs only while this server leads
+		Server:   a.id})      // its errors name the launcher; its pools are the component "launcher/<server id>" (P10)
+}
+
+var _ httpapi.Components = (*launcher.Liveness)(nil)
+
+// componentLiveness is the tracker newLiveness returns.
+type componentLiveness = launcher.Liveness
+
+// newLiveness returns the leader's component liveness tracker. Every
+// server runs it while it leads, launcher or not, so the components of a
+// server that stopped without deregistering go once stale.
+func (a *Agent) newLiveness() (*componentLiveness, error) {
+	return launcher.NewLiveness(launcher.LivenessConfig{Pipeline: a.pipeline, State: a.fsm, TTL: 3 * a.cfg.Launcher.Heartbeat,
+		Logger: a.log, Registerer: a.reg})
 }

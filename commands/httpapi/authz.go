@@ -193,6 +193,8 @@ var routeAccess = map[string]access{
 	"PUT /v1/instance/{id}/hold":   opRule(write),
 	"DELETE /v1/instance/{id}":     opRule(write),
 	"GET /v1/components":           opRule(read),
+	// A server's component reports itself alive (launcher.go).
+	"PUT /v1/component/{kind}/{server}/heartbeat": clusterOrManagement,
 	// CSI volumes and plugins (csi.go): volume capabilities in the
 	// volume's namespace (a list of every namespace also filters item by
 	// item; a register or create checks the body's namespace); plugins are

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"errors"
 	"net/http"
+	"time"
 
 	"github.com/ordoplane/ordo/commands"
 	lcmd "github.com/ordoplane/ordo/commands/launcher"
@@ -41,11 +42,45 @@ func (s *Server) launcherRoutes() {
 	s.handle("POST /v1/instance/{id}/hold", s.leader(s.holdInstance))
 	s.handle("PUT /v1/instance/{id}/hold", s.leader(s.holdInstance))
 	s.handle("DELETE /v1/instance/{id}", s.leader(s.deleteInstance))
-	s.handle("GET /v1/components", s.leader(s.listComponents))
+	s.handle("GET /v1/components", s.leaderOnly(s.listComponents))
+	s.handle("PUT /v1/component/{kind}/{server}/heartbeat", s.leader(s.heartbeatComponent))
+}
+
+// Components is the leader's component liveness tracker
+// (processors/launcher.Liveness) as the API sees it.
+type Components interface {
+	// Heartbeat records component kind/server alive and returns the TTL
+	// within which it must heartbeat again; a *commands.NotFoundError
+	// when it is not registered.
+	Heartbeat(kind, server string) (time.Duration, error)
+	// Liveness returns what the leader knows of component id's liveness;
+	// ok is false when it tracks none.
+	Liveness(id string) (last, deadline time.Time, alive, ok bool)
+}
+
+// ComponentStatus is a component as GET /v1/components shows it: what it
+// registered, and its liveness as the leader holds it in memory (no log
+// entry records a heartbeat).
+type ComponentStatus struct {
+	*launcher.Component
+	// Status is "alive", "stale" (past its TTL, being deregistered) or
+	// "unknown" (a ?stale read on a follower, or no tracker).
+	Status string
+	// LastHeartbeat is its last heartbeat since this leader took over,
+	// absent when none yet; HeartbeatDeadline is when it goes stale.
+	LastHeartbeat     *time.Time `json:",omitempty"`
+	HeartbeatDeadline *time.Time `json:",omitempty"`
+}
+
+// ComponentHeartbeatResponse answers a component heartbeat.
+type ComponentHeartbeatResponse struct {
+	// HeartbeatTTL is how long the leader waits for the next heartbeat.
+	HeartbeatTTL time.Duration
 }
 
 // listComponents lists the registered components (P10): the pools each
-// server's launcher runs; ?kind= narrows to one kind.
+// server's launcher runs and its liveness; ?kind= narrows to one kind. A
+// follower forwards it: liveness lives in the leader's memory.
 func (s *Server) listComponents(w http.ResponseWriter, r *http.Request) {
 	kind := r.URL.Query().Get("kind")
 	if kind != "" && kind != events.ComponentLauncher {
@@ -54,11 +89,45 @@ func (s *Server) listComponents(w http.ResponseWriter, r *http.Request) {
 	}
 	s.query(w, r, componentTables, func(v projections.View) (any, error) {
 		cs, err := launcher.Components(v, kind)
-		if cs == nil {
-			cs = []*launcher.Component{}
+		out := make([]ComponentStatus, 0, len(cs))
+		for _, c := range cs {
+			st := ComponentStatus{Component: c, Status: "unknown"}
+			if s.cfg.Components != nil {
+				if last, deadline, alive, ok := s.cfg.Components.Liveness(c.ComponentID()); ok {
+					st.Status, st.HeartbeatDeadline = "stale", &deadline
+					if alive {
+						st.Status = "alive"
+					}
+					if !last.IsZero() {
+						st.LastHeartbeat = &last
+					}
+				}
+			}
+			out = append(out, st)
 		}
-		return cs, err
+		return out, err
 	})
+}
+
+// heartbeatComponent reports a component alive to the leader's tracker:
+// no log entry; 404 when the component is not registered (it registers
+// again). A follower forwards it.
+func (s *Server) heartbeatComponent(w http.ResponseWriter, r *http.Request) {
+	kind, server := r.PathValue("kind"), r.PathValue("server")
+	if kind != events.ComponentLauncher {
+		writeError(w, commands.Invalid("kind", "%q is not a component kind (%s)", kind, events.ComponentLauncher))
+		return
+	}
+	if s.cfg.Components == nil {
+		writeError(w, &commands.NotFoundError{Kind: "component", ID: kind + "/" + server})
+		return
+	}
+	ttl, err := s.cfg.Components.Heartbeat(kind, server)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, ComponentHeartbeatResponse{HeartbeatTTL: ttl})
 }
 
 // ProviderStatus is a provider as GET /v1/provider/{name} shows it: its

@@ -63,6 +63,10 @@ type Config struct {
 	// Heartbeats is the heartbeat monitor that node registers and
 	// heartbeats reset; nil answers DefaultHeartbeatTTL and tracks nothing.
 	Heartbeats Heartbeats
+	// Components is the leader's component liveness tracker (launcher.go);
+	// nil shows every component's status as unknown and answers a
+	// component heartbeat 404.
+	Components Components
 	// Gatherer serves /v1/metrics; Registerer receives the API's own metrics.
 	Gatherer   prometheus.Gatherer
 	Registerer prometheus.Registerer
