@@ -10,17 +10,11 @@ import (
 	"github.com/ordoplane/ordo/events"
 )
 
-// nodeWriteResponse is the answer to register and heartbeat.
-type nodeWriteResponse struct {
-	HeartbeatTTL time.Duration
-	Index        uint64
-}
-
 // Register registers (or re-registers) node and returns the TTL within
 // which it must heartbeat. Registering never changes an existing node's
 // status (N1).
 func (c *Client) Register(ctx context.Context, node events.Node) (time.Duration, error) {
-	var out nodeWriteResponse
+	var out api.NodeWriteResponse
 	if _, err := c.do(ctx, &api.Request{Method: "PUT", Path: "/v1/client/register", Body: node}, &out); err != nil {
 		return 0, fmt.Errorf("register node %s: %w", node.ID, err)
 	}
@@ -31,7 +25,7 @@ func (c *Client) Register(ctx context.Context, node events.Node) (time.Duration,
 // returns the TTL of the next heartbeat; ErrNodeNotFound when the servers
 // do not know the node.
 func (c *Client) Heartbeat(ctx context.Context, id, status string) (time.Duration, error) {
-	var out nodeWriteResponse
+	var out api.NodeWriteResponse
 	_, err := c.do(ctx, &api.Request{Method: "PUT", Path: api.Pathf("/v1/client/%s/heartbeat", id),
 		Body: map[string]string{"Status": status}}, &out)
 	if err != nil {

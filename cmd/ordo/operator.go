@@ -6,23 +6,9 @@ import (
 	"strconv"
 
 	"github.com/spf13/cobra"
+
+	"github.com/ordoplane/ordo/api"
 )
-
-// raftConfiguration is the answer of GET /v1/operator/raft/configuration.
-type raftConfiguration struct {
-	Servers []raftServer
-	Index   uint64
-}
-
-// raftServer is one server in the raft configuration.
-type raftServer struct {
-	ID           string
-	Node         string
-	Address      string
-	Leader       bool
-	Voter        bool
-	RaftProtocol string
-}
 
 func newOperatorCommand(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
@@ -65,7 +51,7 @@ func newRaftListPeersCommand(g *globals) *cobra.Command {
 }
 
 // printPeers writes the table of `ordo operator raft list-peers`.
-func printPeers(w io.Writer, rc raftConfiguration) error {
+func printPeers(w io.Writer, rc api.RaftConfiguration) error {
 	rows := make([][]string, len(rc.Servers))
 	for i, s := range rc.Servers {
 		state := "follower"

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ordoplane/ordo/api"
 )
 
 func TestFormatEvent(t *testing.T) {
@@ -125,7 +127,7 @@ func TestPrintNamespace(t *testing.T) {
 
 func TestPrintPeers(t *testing.T) {
 	var b bytes.Buffer
-	err := printPeers(&b, raftConfiguration{Servers: []raftServer{
+	err := printPeers(&b, api.RaftConfiguration{Servers: []api.RaftServer{
 		{ID: "id1", Node: "s1", Address: "127.0.0.1:4647", Leader: true, Voter: true, RaftProtocol: "3"},
 		{ID: "id2", Node: "server-2", Address: "127.0.0.2:4647", Voter: false, RaftProtocol: "3"},
 	}})

@@ -26,11 +26,6 @@ type cliPlugin struct {
 	Allocations []csiAllocStub
 }
 
-type cliPluginStub struct {
-	ID, Provider                                                         string
-	ControllersHealthy, ControllersExpected, NodesHealthy, NodesExpected int
-}
-
 func newPluginCommand(g *globals) *cobra.Command {
 	cmd := &cobra.Command{Use: "plugin", Short: "Inspect CSI plugins"}
 	var (
@@ -52,11 +47,11 @@ func newPluginCommand(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			var list []cliPluginStub
+			var list []api.CSIPluginListStub
 			if err := c.Get(cmd.Context(), "/v1/plugins", q, &list); err != nil {
 				return fmt.Errorf("list plugins: %w", err)
 			}
-			if p, ok := pickOne(list, prefix, func(p cliPluginStub) string { return p.ID }); ok { // volume.go
+			if p, ok := pickOne(list, prefix, func(p api.CSIPluginListStub) string { return p.ID }); ok { // volume.go
 				return show(cmd, g, api.Pathf("/v1/plugin/csi/%s", p.ID), nil, "read plugin", asJSON, printPlugin)
 			}
 			return show(cmd, g, "/v1/plugins", q, "list plugins", asJSON, printPlugins)
@@ -68,7 +63,7 @@ func newPluginCommand(g *globals) *cobra.Command {
 	return cmd
 }
 
-func printPlugins(w io.Writer, list []cliPluginStub) error {
+func printPlugins(w io.Writer, list []api.CSIPluginListStub) error {
 	if len(list) == 0 {
 		_, err := fmt.Fprintln(w, "No CSI plugins")
 		return err

@@ -14,19 +14,9 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-)
 
-// variable is a variable as GET /v1/var/<path> answers it (Nomad's
-// api.Variable); lists leave Items out.
-type variable struct {
-	Namespace   string
-	Path        string
-	CreateIndex uint64
-	ModifyIndex uint64
-	CreateTime  int64
-	ModifyTime  int64
-	Items       map[string]string `json:",omitempty"`
-}
+	"github.com/ordoplane/ordo/api"
+)
 
 // variableSpec is a put's body, and what `var put -in json` reads: a JSON
 // object with Items (and optionally Path and Namespace, which must agree
@@ -125,7 +115,7 @@ before anything is logged.`,
 			if err != nil {
 				return err
 			}
-			var out variable
+			var out api.Variable
 			if err := c.Call(cmd.Context(), "PUT", varPath(path), q, spec, &out); err != nil {
 				return fmt.Errorf("put variable %q: %w", path, err) // a cas mismatch names both indexes
 			}
@@ -209,7 +199,7 @@ func newVarGetCommand(g *globals) *cobra.Command {
 			if asJSON && item == "" {
 				return printJSON(cmd.OutOrStdout(), raw)
 			}
-			var v variable
+			var v api.Variable
 			if err := json.Unmarshal(raw, &v); err != nil {
 				return fmt.Errorf("read variable %q: decode: %w", path, err)
 			}
@@ -230,7 +220,7 @@ func newVarGetCommand(g *globals) *cobra.Command {
 }
 
 // printVariable writes the "Key = value" view of `ordo var get`.
-func printVariable(w io.Writer, v variable) error {
+func printVariable(w io.Writer, v api.Variable) error {
 	err := printPairs(w, []pair{
 		{"Namespace", v.Namespace},
 		{"Path", v.Path},
@@ -283,7 +273,7 @@ func newVarListCommand(g *globals) *cobra.Command {
 }
 
 // printVariables writes the table of `ordo var list`.
-func printVariables(w io.Writer, list []variable) error {
+func printVariables(w io.Writer, list []api.Variable) error {
 	if len(list) == 0 {
 		_, err := fmt.Fprintln(w, "No variables found")
 		return err

@@ -29,13 +29,6 @@ type cliVolume struct {
 	CreateIndex, ModifyIndex                                             uint64
 }
 
-// cliVolumeStub is a volume as GET /v1/volumes lists it.
-type cliVolumeStub struct {
-	ID, Name, Namespace, PluginID, AccessMode, AttachmentMode string
-	Schedulable                                               bool
-	CurrentReaders, CurrentWriters                            int
-}
-
 type cliClaim struct {
 	AllocationID, NodeID, JobID, Mode, AccessMode, AttachmentMode, State string
 }
@@ -122,11 +115,11 @@ func newVolumeStatusCommand(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			var list []cliVolumeStub
+			var list []api.CSIVolumeListStub
 			if err := c.Get(cmd.Context(), "/v1/volumes", q, &list); err != nil {
 				return fmt.Errorf("list volumes: %w", err)
 			}
-			if v, ok := pickOne(list, prefix, func(v cliVolumeStub) string { return v.ID }); ok {
+			if v, ok := pickOne(list, prefix, func(v api.CSIVolumeListStub) string { return v.ID }); ok {
 				dq := url.Values{"namespace": {v.Namespace}}
 				return show(cmd, g, api.Pathf("/v1/volume/csi/%s", v.ID), dq, "read volume", asJSON, printVolume)
 			}
@@ -153,7 +146,7 @@ func pickOne[T any](list []T, prefix string, id func(T) string) (T, bool) {
 	return zero, false
 }
 
-func printVolumes(w io.Writer, list []cliVolumeStub) error {
+func printVolumes(w io.Writer, list []api.CSIVolumeListStub) error {
 	if len(list) == 0 {
 		_, err := fmt.Fprintln(w, "No CSI volumes")
 		return err

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"slices"
 
+	"github.com/ordoplane/ordo/api"
 	"github.com/ordoplane/ordo/commands"
 	"github.com/ordoplane/ordo/commands/acl/policy"
 	"github.com/ordoplane/ordo/commands/csi"
@@ -68,42 +69,6 @@ type volumeJSON struct {
 	NodesHealthy        int
 	NodesExpected       int
 	ResourceExhausted   int64
-	CreateIndex         uint64
-	ModifyIndex         uint64
-}
-
-// volumeStub is Nomad's api.CSIVolumeListStub.
-type volumeStub struct {
-	ID                  string
-	Namespace           string
-	Name                string
-	ExternalID          string
-	Topologies          []events.CSITopology
-	AccessMode          string
-	AttachmentMode      string
-	CurrentReaders      int
-	CurrentWriters      int
-	Schedulable         bool
-	PluginID            string
-	Provider            string
-	ControllerRequired  bool
-	ControllersHealthy  int
-	ControllersExpected int
-	NodesHealthy        int
-	NodesExpected       int
-	CreateIndex         uint64
-	ModifyIndex         uint64
-}
-
-// pluginStub is Nomad's api.CSIPluginListStub.
-type pluginStub struct {
-	ID                  string
-	Provider            string
-	ControllerRequired  bool
-	ControllersHealthy  int
-	ControllersExpected int
-	NodesHealthy        int
-	NodesExpected       int
 	CreateIndex         uint64
 	ModifyIndex         uint64
 }
@@ -183,8 +148,8 @@ func volumeShape(v projections.View, vol *pc.Volume) (*volumeJSON, error) {
 	return out, nil
 }
 
-func volumeStubOf(v projections.View, vol *pc.Volume) (*volumeStub, error) {
-	st := &volumeStub{ID: vol.ID, Namespace: vol.Namespace, Name: vol.Name, ExternalID: vol.ExternalID,
+func volumeStubOf(v projections.View, vol *pc.Volume) (*api.CSIVolumeListStub, error) {
+	st := &api.CSIVolumeListStub{ID: vol.ID, Namespace: vol.Namespace, Name: vol.Name, ExternalID: vol.ExternalID,
 		Topologies: vol.Topologies, PluginID: vol.PluginID, CreateIndex: vol.CreateIndex, ModifyIndex: vol.ModifyIndex,
 		CurrentReaders: vol.Count(events.CSIClaimRead), CurrentWriters: vol.Count(events.CSIClaimWrite)}
 	if len(vol.RequestedCapabilities) == 1 {
@@ -223,8 +188,8 @@ func (s *Server) listVolumes(w http.ResponseWriter, r *http.Request) error {
 		}
 	}
 	q := pc.VolumeQuery{Namespace: ns, Prefix: r.URL.Query().Get("prefix"), PluginID: r.URL.Query().Get("plugin_id")}
-	return queryList(s, w, r, volumeTables, func(v projections.View) ([]*volumeStub, error) {
-		var out []*volumeStub
+	return queryList(s, w, r, volumeTables, func(v projections.View) ([]*api.CSIVolumeListStub, error) {
+		var out []*api.CSIVolumeListStub
 		err := pc.ScanVolumes(v, q, func(vol *pc.Volume) error {
 			if s.authorizeNamespace(r, vol.Namespace, policy.CapCSIListVolume) != nil {
 				return nil
@@ -349,10 +314,10 @@ func (s *Server) listPlugins(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	prefix := r.URL.Query().Get("prefix")
-	return queryList(s, w, r, pluginTables, func(v projections.View) ([]*pluginStub, error) {
-		var out []*pluginStub
+	return queryList(s, w, r, pluginTables, func(v projections.View) ([]*api.CSIPluginListStub, error) {
+		var out []*api.CSIPluginListStub
 		err := pc.ScanPlugins(v, prefix, func(p *pc.Plugin) error {
-			out = append(out, &pluginStub{ID: p.ID, Provider: p.Provider, ControllerRequired: p.ControllerRequired,
+			out = append(out, &api.CSIPluginListStub{ID: p.ID, Provider: p.Provider, ControllerRequired: p.ControllerRequired,
 				ControllersHealthy: p.ControllersHealthy, ControllersExpected: p.ControllersExpected,
 				NodesHealthy: p.NodesHealthy, NodesExpected: p.NodesExpected, CreateIndex: p.CreateIndex, ModifyIndex: p.ModifyIndex})
 			return nil

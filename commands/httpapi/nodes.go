@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/ordoplane/ordo/api"
 	"github.com/ordoplane/ordo/commands"
 	"github.com/ordoplane/ordo/commands/node"
 	"github.com/ordoplane/ordo/events"
@@ -79,20 +80,9 @@ func (s *Server) getNode(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// nodeWriteResponse is Nomad's NodeUpdateResponse / NodeDrainUpdateResponse
-// / NodeEligibilityUpdateResponse: evaluations are not created yet.
-type nodeWriteResponse struct {
-	HeartbeatTTL    time.Duration `json:",omitempty"`
-	EvalIDs         []string
-	EvalCreateIndex uint64
-	NodeModifyIndex uint64
-	Index           uint64
-	Duplicate       bool
-}
-
 func writeNodeResult(w http.ResponseWriter, out commands.Outcome, ttl time.Duration) {
 	setIndex(w, out.Index)
-	writeJSON(w, http.StatusOK, nodeWriteResponse{HeartbeatTTL: ttl, EvalIDs: []string{},
+	writeJSON(w, http.StatusOK, api.NodeWriteResponse{HeartbeatTTL: ttl, EvalIDs: []string{},
 		NodeModifyIndex: out.Index, Index: out.Index, Duplicate: out.Duplicate})
 }
 

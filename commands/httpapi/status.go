@@ -7,6 +7,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/ordoplane/ordo/api"
 	"github.com/ordoplane/ordo/commands"
 )
 
@@ -31,28 +32,15 @@ func (s *Server) statusPeers(w http.ResponseWriter, _ *http.Request) error {
 	return nil
 }
 
-// raftServer is one entry of /v1/operator/raft/configuration, Nomad-shaped.
-type raftServer struct {
-	ID           string
-	Node         string
-	Address      string
-	Leader       bool
-	Voter        bool
-	RaftProtocol string
-}
-
 func (s *Server) raftConfiguration(w http.ResponseWriter, _ *http.Request) error {
 	servers, err := s.node.Servers()
 	if err != nil {
 		return err
 	}
 	leaderID, _ := s.node.Leader()
-	out := struct {
-		Servers []raftServer
-		Index   uint64
-	}{Index: s.cfg.FSM.Applied()}
+	out := api.RaftConfiguration{Index: s.cfg.FSM.Applied()}
 	for _, sv := range servers {
-		out.Servers = append(out.Servers, raftServer{ID: sv.ID, Node: sv.ID, Address: sv.Address,
+		out.Servers = append(out.Servers, api.RaftServer{ID: sv.ID, Node: sv.ID, Address: sv.Address,
 			Leader: sv.ID == leaderID, Voter: sv.Voter, RaftProtocol: "3"})
 	}
 	writeJSON(w, http.StatusOK, out)

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/ordoplane/ordo/api"
 	"github.com/ordoplane/ordo/commands"
 	"github.com/ordoplane/ordo/commands/acl/policy"
 	"github.com/ordoplane/ordo/commands/namespace"
@@ -35,20 +36,8 @@ func (s *Server) variableRoutes() {
 	s.handle("DELETE /v1/var/{path...}", s.leader(endpoint(s.deleteVariable)))
 }
 
-// variableJSON is a variable as the API shows it: Nomad's api.Variable
-// (Items omitted in lists, which show api.VariableMetadata).
-type variableJSON struct {
-	Namespace   string
-	Path        string
-	CreateIndex uint64
-	ModifyIndex uint64
-	CreateTime  int64
-	ModifyTime  int64
-	Items       variables.Items `json:",omitempty"`
-}
-
-func metadataJSON(v *pv.Variable) *variableJSON {
-	return &variableJSON{Namespace: v.Namespace, Path: v.Path, CreateIndex: v.CreateIndex, ModifyIndex: v.ModifyIndex,
+func metadataJSON(v *pv.Variable) *api.Variable {
+	return &api.Variable{Namespace: v.Namespace, Path: v.Path, CreateIndex: v.CreateIndex, ModifyIndex: v.ModifyIndex,
 		CreateTime: v.CreateTime, ModifyTime: v.ModifyTime}
 }
 
@@ -159,7 +148,7 @@ func (s *Server) getVariable(w http.ResponseWriter, r *http.Request) error {
 }
 
 // openVariable returns vr with its items decrypted.
-func (s *Server) openVariable(vr *pv.Variable) (*variableJSON, error) {
+func (s *Server) openVariable(vr *pv.Variable) (*api.Variable, error) {
 	items, err := variables.Open(s.cfg.Encrypter, vr.Namespace, vr.Path, vr.KeyID, vr.Data)
 	if err != nil {
 		return nil, err
@@ -233,7 +222,7 @@ func (s *Server) putVariable(w http.ResponseWriter, r *http.Request) error {
 // wrote it (commands.Answered), never read again afterwards, when a later
 // write may have replaced it. A retry of an applied put (Duplicate) has
 // no rows: it is answered with the index the put committed at.
-func writtenVariable(out commands.Outcome, ns, path string) (*variableJSON, error) {
+func writtenVariable(out commands.Outcome, ns, path string) (*api.Variable, error) {
 	key := pv.Key(ns, path)
 	if r, ok := out.Answered(pv.Table, key); ok && r.Found {
 		vr, err := pv.FromRow(key, r.Row)
@@ -242,7 +231,7 @@ func writtenVariable(out commands.Outcome, ns, path string) (*variableJSON, erro
 		}
 		return metadataJSON(vr), nil
 	}
-	return &variableJSON{Namespace: ns, Path: path, ModifyIndex: out.Index}, nil
+	return &api.Variable{Namespace: ns, Path: path, ModifyIndex: out.Index}, nil
 }
 
 // decodeVariablePut validates a put and seals its items: what it returns
@@ -325,7 +314,7 @@ func (s *Server) variableError(w http.ResponseWriter, r *http.Request, ns, path 
 	snap := s.cfg.FSM.Store().Snapshot()
 	defer snap.Close()
 	v := projections.NewView(snap)
-	cur := &variableJSON{Namespace: ns, Path: path}
+	cur := &api.Variable{Namespace: ns, Path: path}
 	vr, gerr := pv.Get(v, ns, path)
 	switch {
 	case gerr == nil && !s.ACLAllowsVariable(r, ns, path, policy.VarRead):
@@ -344,7 +333,7 @@ func (s *Server) variableError(w http.ResponseWriter, r *http.Request, ns, path 
 	// The current variable, as Nomad answers, with ordo's Error and Status
 	// beside it (clients decoding a Variable ignore them).
 	writeJSON(w, http.StatusConflict, struct {
-		*variableJSON
+		*api.Variable
 		Error  string
 		Status int
 	}{cur, err.Error(), http.StatusConflict})

@@ -13,8 +13,9 @@ import (
 	"github.com/ordoplane/ordo/api"
 )
 
-// The wire shapes of the client API (docs/api.md), declared here rather
-// than imported so the fleet is an outside client like any other.
+// The wire shapes of the client API (docs/api.md) the fleet sends and
+// reads, kept to the fields a simulated node uses; answers shared with
+// other callers are package api's.
 
 // nodeBody is the body of PUT /v1/client/register.
 type nodeBody struct {
@@ -40,12 +41,6 @@ type driverInfo struct {
 	Detected          bool
 	Healthy           bool
 	HealthDescription string `json:",omitempty"`
-}
-
-// nodeAnswer is the answer to register and heartbeat.
-type nodeAnswer struct {
-	HeartbeatTTL time.Duration // nanoseconds on the wire
-	Index        uint64
 }
 
 // serverAlloc is what a node reads of each of its allocations.
@@ -160,16 +155,16 @@ func (c *client) close() {
 	}
 }
 
-func (c *client) register(ctx context.Context, srv int, body []byte) (nodeAnswer, error) {
-	var out nodeAnswer
+func (c *client) register(ctx context.Context, srv int, body []byte) (api.NodeWriteResponse, error) {
+	var out api.NodeWriteResponse
 	err := c.calls[srv].Put(ctx, "/v1/client/register", json.RawMessage(body), &out)
 	return out, err
 }
 
 var readyBody = json.RawMessage(`{"Status":"ready"}`)
 
-func (c *client) heartbeat(ctx context.Context, srv int, id string) (nodeAnswer, error) {
-	var out nodeAnswer
+func (c *client) heartbeat(ctx context.Context, srv int, id string) (api.NodeWriteResponse, error) {
+	var out api.NodeWriteResponse
 	err := c.heartbeats[srv].Put(ctx, api.Pathf("/v1/client/%s/heartbeat", id), readyBody, &out)
 	return out, err
 }

@@ -331,7 +331,7 @@ func (n *node) failed(ctx context.Context, call string, srv int, err error) {
 	}
 }
 
-func (n *node) heartbeat(ctx context.Context) (nodeAnswer, error) {
+func (n *node) heartbeat(ctx context.Context) (api.NodeWriteResponse, error) {
 	srv := n.server()
 	t0 := time.Now()
 	ans, err := n.f.client.heartbeat(ctx, srv, n.id)
