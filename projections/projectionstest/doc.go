@@ -11,6 +11,11 @@
 //	e := projectionstest.Entry(t, "cmd-1", &events.NamespaceUpserted{…})
 //	res := projectionstest.Apply(t, fsm, projectionstest.Log(t, 1, e))
 //
+// RandomLogs and ApplyInBatches drive an FSM through a random history of
+// namespace and server changes, in raft batches of random size; Rebuilt
+// rebuilds every projection from a store's archive into a new store, to
+// compare with the live one (Checksums).
+//
 // # Concurrency
 //
 // The helpers hold no state; an FSM they return is used as raft uses one,
