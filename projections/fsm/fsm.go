@@ -189,8 +189,8 @@ func (f *FSM) load() error {
 // RestoredAt returns the raft index of the last operator restore
 // (RestorePayload) the store holds, 0 when none: the state before it is
 // the restored one, so whatever a server kept of its states before that
-// index (time travel's versions, checkpoints, redo log) describes a
-// history that is no longer the archive's.
+// index (time travel's versions) describes a history that is no longer
+// the archive's.
 func (f *FSM) RestoredAt() uint64 { return f.restored.Load() }
 
 // Stale returns the projections that must be rebuilt before the FSM
@@ -264,8 +264,9 @@ type EntryMark struct {
 }
 
 // CommitHook is told of each batch FSM.Apply commits, on the apply path
-// (so it must not block). history/timetravel keeps these records to
-// materialise past states without re-running projections. A restore or a
+// (so it must not block). history/timetravel keeps every version of the
+// rows they write, to read past states without re-running projections.
+// A restore or a
 // projection rebuild's switch writes outside Apply and is not reported;
 // it moves the Epoch of the next Commit.
 type CommitHook func(Commit)

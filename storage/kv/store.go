@@ -47,7 +47,7 @@ type Config struct {
 	CacheBytes int64
 	// DisableWAL writes no write-ahead log: what is not yet flushed to a
 	// table is lost at a crash or Close. For scratch stores thrown away
-	// anyway (time travel's materialised states).
+	// anyway (a time-travel backfill's replay, a rebuild's scratch).
 	DisableWAL bool
 	// Bulk shapes the LSM for a store written once, then read once (a
 	// scratch store): level 0 takes many tables before they are compacted

@@ -9,7 +9,8 @@
 // what the leader's processors did meanwhile:
 //
 //   - TestTimeTravelAppendsNothing: reads at_index and at_time (history/
-//     timetravel) materialise past states beside the live server; the log,
+//     timetravel) and the versions store's backfill from the archive run
+//     beside the live server; the log,
 //     the archive and the live projections do not move and no live
 //     watcher — which is how processors learn of applied entries — wakes.
 //   - TestRebuildAppendsNothing: an online rebuild of every projection
