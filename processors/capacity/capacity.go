@@ -98,7 +98,7 @@ func (p *Processor) Run(ctx context.Context) error {
 }
 
 func (p *Processor) restore() (uint64, error) {
-	snap := p.cfg.State.Store().Snapshot()
+	snap := p.cfg.State.ReadSnapshot()
 	defer snap.Close()
 	v := projections.NewView(snap)
 	at, err := v.AppliedIndex()
@@ -118,7 +118,7 @@ func (p *Processor) restore() (uint64, error) {
 // decides for every pool and acts. It returns the index it read at and
 // when to look again without a state change (0: only on a change).
 func (p *Processor) pass(ctx context.Context, next *uint64) (uint64, time.Duration, error) {
-	snap := p.cfg.State.Store().Snapshot()
+	snap := p.cfg.State.ReadSnapshot()
 	v := projections.NewView(snap)
 	at, err := v.AppliedIndex()
 	if err != nil {

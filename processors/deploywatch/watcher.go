@@ -201,7 +201,7 @@ func (r *run) due(now time.Time) {
 // initializing ones a previous leader left are moved), and returns the
 // first index to follow the archive from.
 func (r *run) restore() (uint64, error) {
-	snap := r.w.cfg.State.Store().Snapshot()
+	snap := r.w.cfg.State.ReadSnapshot()
 	defer snap.Close()
 	v := projections.NewView(snap)
 	at, err := v.AppliedIndex()
@@ -237,7 +237,7 @@ func (r *run) seen(d *events.Deployment) {
 
 // consume reads the archive from..to and marks what changed.
 func (r *run) consume(from, to uint64) error {
-	snap := r.w.cfg.State.Store().Snapshot()
+	snap := r.w.cfg.State.ReadSnapshot()
 	defer snap.Close()
 	v := projections.NewView(snap)
 	// jobOf marks the job of an allocation dirty, when a deployment of
@@ -333,7 +333,7 @@ func (r *run) act(ctx context.Context) error {
 		return nil
 	}
 	sort.Strings(ids)
-	snap := r.w.cfg.State.Store().Snapshot()
+	snap := r.w.cfg.State.ReadSnapshot()
 	defer snap.Close()
 	v := projections.NewView(snap)
 	now := r.w.cfg.Clock.Now()

@@ -156,7 +156,7 @@ func (d *Drainer) Run(ctx context.Context) error {
 
 // read loads decide's state from a snapshot and returns its applied index.
 func (d *Drainer) read() (state, uint64, error) {
-	snap := d.cfg.State.Store().Snapshot()
+	snap := d.cfg.State.ReadSnapshot()
 	defer snap.Close()
 	v := projections.NewView(snap)
 	at, err := v.AppliedIndex()

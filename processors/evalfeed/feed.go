@@ -13,13 +13,13 @@ import (
 	"github.com/ordoplane/ordo/events"
 	"github.com/ordoplane/ordo/processors/broker"
 	"github.com/ordoplane/ordo/processors/defaults"
+	"github.com/ordoplane/ordo/processors/follow"
 	"github.com/ordoplane/ordo/processors/scheduler"
 	"github.com/ordoplane/ordo/projections"
 	"github.com/ordoplane/ordo/projections/allocs"
 	"github.com/ordoplane/ordo/projections/nodes"
 	"github.com/ordoplane/ordo/storage/archive"
 	"github.com/ordoplane/ordo/storage/clock"
-	"github.com/ordoplane/ordo/storage/kv"
 )
 
 // Submitter runs commands; *commands.Pipeline implements it.
@@ -34,7 +34,7 @@ type Config struct {
 	// Broker, Pipeline, Store and Notifier are required.
 	Broker   *broker.Broker
 	Pipeline Submitter
-	Store    *kv.Store
+	Store    follow.Snapshotter
 	Notifier *projections.Notifier
 	// Restore lists the pending and blocked evals in a view; required.
 	Restore func(v projections.View) (pending, blocked []*events.Evaluation, err error)

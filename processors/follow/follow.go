@@ -6,7 +6,8 @@
 //
 // A processor's Config takes a Submitter (*commands.Pipeline), a State
 // (*fsm.FSM) and a clock.Clock (clock.System unless a test passes
-// one; clocktest.Clock moves only when told).
+// one; clocktest.Clock moves only when told). Its Validate calls
+// follow.Validate for the fields every follower shares.
 package follow
 
 import (
@@ -26,9 +27,13 @@ type Submitter interface {
 var _ Submitter = (*commands.Pipeline)(nil)
 
 // State is where a processor reads the projections, and what wakes it when
-// they change; *fsm.FSM implements it.
+// they change; *fsm.FSM implements it. It is read-only: a processor
+// changes state only by submitting commands.
 type State interface {
-	Store() *kv.Store
+	// ReadSnapshot opens a point-in-time, read-only view of the state
+	// (projections.NewView reads it); the caller closes it.
+	ReadSnapshot() *kv.Snapshot
+	// Notifier wakes the processor when the state changes.
 	Notifier() *projections.Notifier
 }
 

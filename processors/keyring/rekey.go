@@ -15,10 +15,10 @@ import (
 	"github.com/ordoplane/ordo/commands/variables"
 	"github.com/ordoplane/ordo/events"
 	"github.com/ordoplane/ordo/processors/defaults"
+	"github.com/ordoplane/ordo/processors/follow"
 	"github.com/ordoplane/ordo/projections"
 	kp "github.com/ordoplane/ordo/projections/keyring"
 	pv "github.com/ordoplane/ordo/projections/variables"
-	"github.com/ordoplane/ordo/storage/kv"
 )
 
 // RekeyerConfig configures a Rekeyer.
@@ -28,7 +28,7 @@ type RekeyerConfig struct {
 	// and its changes. All required.
 	Keyring  *keyring.Keyring
 	Pipeline *commands.Pipeline
-	Store    *kv.Store
+	Store    follow.Snapshotter
 	Notifier *projections.Notifier
 	// PageSize is how many variables one page re-encrypts; default 4096.
 	PageSize int

@@ -15,11 +15,11 @@ import (
 
 	"github.com/ordoplane/ordo/commands/httpapi"
 	"github.com/ordoplane/ordo/processors/defaults"
+	"github.com/ordoplane/ordo/processors/follow"
 	"github.com/ordoplane/ordo/projections"
 	kp "github.com/ordoplane/ordo/projections/keyring"
 	"github.com/ordoplane/ordo/projections/servers"
 	"github.com/ordoplane/ordo/storage/keystore"
-	"github.com/ordoplane/ordo/storage/kv"
 )
 
 // Fetcher fetches key id's material from the server at httpAddr.
@@ -32,7 +32,7 @@ type ReplicatorConfig struct {
 	// Keystore is this server's keystore; required.
 	Keystore *keystore.Store
 	// Store and Notifier give the log's key metadata and its changes; required.
-	Store    *kv.Store
+	Store    follow.Snapshotter
 	Notifier *projections.Notifier
 	// Fetch fetches from a peer; default HTTPFetcher(Self, "", nil).
 	Fetch Fetcher

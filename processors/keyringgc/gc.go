@@ -13,18 +13,18 @@ import (
 	"github.com/ordoplane/ordo/commands/keyring"
 	"github.com/ordoplane/ordo/events"
 	"github.com/ordoplane/ordo/processors/defaults"
+	"github.com/ordoplane/ordo/processors/follow"
 	"github.com/ordoplane/ordo/projections"
 	"github.com/ordoplane/ordo/projections/allocs"
 	kp "github.com/ordoplane/ordo/projections/keyring"
 	"github.com/ordoplane/ordo/storage/clock"
-	"github.com/ordoplane/ordo/storage/kv"
 )
 
 // Config configures a GC.
 type Config struct {
 	// Pipeline runs the deletes; Store is read; both required.
 	Pipeline *commands.Pipeline
-	Store    *kv.Store
+	Store    follow.Snapshotter
 	// Interval is the time between passes; default 10m.
 	Interval time.Duration
 	// Threshold is how old (since its creation, leader clock) an inactive

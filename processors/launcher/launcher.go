@@ -195,7 +195,7 @@ func (l *Launcher) Run(ctx context.Context) error {
 }
 
 func (l *Launcher) providers() ([]*launcher.Provider, error) {
-	snap := l.cfg.State.Store().Snapshot()
+	snap := l.cfg.State.ReadSnapshot()
 	defer snap.Close()
 	ps, err := launcher.Providers(projections.NewView(snap))
 	if err != nil {

@@ -132,7 +132,7 @@ func (l *Liveness) TTL() time.Duration { return l.cfg.TTL }
 // it registers again. Nothing is logged.
 func (l *Liveness) Heartbeat(kind, server string) (time.Duration, error) {
 	id := events.Component{Kind: kind, Server: server}.ComponentID()
-	snap := l.cfg.State.Store().Snapshot()
+	snap := l.cfg.State.ReadSnapshot()
 	_, err := launcher.GetComponent(projections.NewView(snap), id)
 	snap.Close()
 	if errors.Is(err, projections.ErrNotFound) {
@@ -208,7 +208,7 @@ func (l *Liveness) Run(ctx context.Context) error {
 }
 
 func (l *Liveness) components() ([]*launcher.Component, error) {
-	snap := l.cfg.State.Store().Snapshot()
+	snap := l.cfg.State.ReadSnapshot()
 	defer snap.Close()
 	cs, err := launcher.Components(projections.NewView(snap), "")
 	if err != nil {

@@ -90,7 +90,7 @@ func (s *leader) run(c commands.Command) {
 
 func (s *leader) component(server string) *plauncher.Component {
 	s.t.Helper()
-	snap := s.state.Store().Snapshot()
+	snap := s.state.ReadSnapshot()
 	defer snap.Close()
 	c, err := plauncher.GetComponent(projections.NewView(snap), events.ComponentLauncher+"/"+server)
 	if err != nil {

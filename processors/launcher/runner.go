@@ -136,7 +136,7 @@ type snapshot struct {
 }
 
 func (r *runner) read() (*snapshot, error) {
-	snap := r.l.cfg.State.Store().Snapshot()
+	snap := r.l.cfg.State.ReadSnapshot()
 	v := projections.NewView(snap)
 	s := &snapshot{raw: snap, v: v, close: func() { snap.Close() }}
 	p, err := launcher.GetProvider(v, r.name)
@@ -248,7 +248,7 @@ func (r *runner) created(ctx context.Context, id string, op *createOp, cerr erro
 }
 
 func (r *runner) failRequest(ctx context.Context, reqID, reason, label string) error {
-	snap := r.l.cfg.State.Store().Snapshot()
+	snap := r.l.cfg.State.ReadSnapshot()
 	req, err := launcher.GetRequest(projections.NewView(snap), reqID)
 	snap.Close()
 	if errors.Is(err, projections.ErrNotFound) {

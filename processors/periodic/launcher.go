@@ -132,7 +132,7 @@ func earliest(sched map[string]*tracked) time.Time {
 // ones and ones whose spec changed are scheduled from now, gone or
 // stopped ones are dropped.
 func (l *Launcher) sync(sched map[string]*tracked) error {
-	snap := l.cfg.State.Store().Snapshot()
+	snap := l.cfg.State.ReadSnapshot()
 	defer snap.Close()
 	v := projections.NewView(snap)
 	list, err := jobs.List(v, jobs.AllNamespaces, "")

@@ -68,7 +68,7 @@ func (p *fsmPipeline) Run(_ context.Context, _ string, _ commands.Request, c com
 	return commands.Outcome{Index: p.index}, nil
 }
 
-func (p *fsmPipeline) Store() *kv.Store                { return p.store }
+func (p *fsmPipeline) ReadSnapshot() *kv.Snapshot      { return p.store.Snapshot() }
 func (p *fsmPipeline) Notifier() *projections.Notifier { return p.fsm.Notifier() }
 
 func (p *fsmPipeline) run(c commands.Command) {

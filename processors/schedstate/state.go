@@ -7,18 +7,18 @@ import (
 	"sync"
 
 	"github.com/ordoplane/ordo/events"
+	"github.com/ordoplane/ordo/processors/follow"
 	"github.com/ordoplane/ordo/processors/scheduler"
 	"github.com/ordoplane/ordo/projections"
 	"github.com/ordoplane/ordo/projections/allocs"
 	"github.com/ordoplane/ordo/projections/deployments"
 	"github.com/ordoplane/ordo/projections/jobs"
 	"github.com/ordoplane/ordo/projections/nodes"
-	"github.com/ordoplane/ordo/storage/kv"
 )
 
 // Source hands out States over snapshots of the store.
 type Source struct {
-	Store    *kv.Store
+	Store    follow.Snapshotter
 	Notifier *projections.Notifier
 
 	// nodes caches the decoded node list by the nodes table's index: it

@@ -53,7 +53,7 @@ func (d *HTTPDetacher) ControllerDetach(ctx context.Context, p *csi.Plugin, vol 
 	if in := p.Nodes[c.NodeID]; in != nil && in.NodeInfo != nil {
 		req.NodeID = in.NodeInfo.ID
 	}
-	snap := d.State.Store().Snapshot()
+	snap := d.State.ReadSnapshot()
 	defer snap.Close()
 	v := projections.NewView(snap)
 	var errs []error

@@ -241,7 +241,7 @@ func (w *Watcher) Pass(ctx context.Context) (time.Duration, error) {
 // read returns the volumes with past claims from a snapshot, and the
 // snapshot's view for node lookups (valid until release).
 func (w *Watcher) read() ([]pending, projections.View, func(), error) {
-	snap := w.cfg.State.Store().Snapshot()
+	snap := w.cfg.State.ReadSnapshot()
 	v := projections.NewView(snap)
 	var work []pending
 	plugins := map[string]*csi.Plugin{}
