@@ -2,7 +2,9 @@
 // direction between the top-level packages (storage ← events ← projections
 // ← commands ← processors ← cmd), which packages may import Pebble, raft and
 // franz-go, and the bans on clocks, randomness and the testing package in
-// the packages that must stay pure; and that every behaviour tag (N12, P8)
+// the packages that must stay pure, and in the processors' decisions
+// (the scheduler, and each decide.go beside its runner); and that every
+// behaviour tag (N12, P8)
 // used in code or docs/ is explained in docs/behaviours.md, and every
 // path the README's map and docs/behaviours.md name exists.
 //

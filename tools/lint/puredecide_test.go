@@ -1,0 +1,70 @@
+package lint
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// pureProcessors lists processor packages that are pure as a whole: the
+// scheduler and what it reads, and the job plan dry run.
+var pureProcessors = []string{"processors/scheduler", "processors/jobplan", "processors/schedstate"}
+
+// pureFiles names the files of the other processors that hold their pure
+// decisions: the runner beside each takes a clock, the decision takes the
+// time as an argument.
+var pureFiles = []string{"decide.go", "evaluate.go", "tracker.go", "miss.go"}
+
+// clockCalls are the time package's functions that read or wait on the
+// system clock.
+var clockCalls = map[string]bool{"Now": true, "Since": true, "Until": true, "After": true, "Tick": true,
+	"NewTimer": true, "NewTicker": true, "AfterFunc": true, "Sleep": true}
+
+// TestPureDecisions: the processors' decision functions read no clock and
+// no randomness, so the same inputs give the same decision (and a
+// datadriven script can pin it down).
+func TestPureDecisions(t *testing.T) {
+	for _, p := range listPackages(t) {
+		r := rel(p.ImportPath)
+		if !strings.HasPrefix(r, "processors/") || isTestHelper(p.ImportPath) {
+			continue
+		}
+		whole := under(p.ImportPath, pureProcessors)
+		for _, f := range p.GoFiles {
+			if !whole && !slices.Contains(pureFiles, f) {
+				continue
+			}
+			checkPureFile(t, filepath.Join(p.Dir, f))
+		}
+	}
+}
+
+func checkPureFile(t *testing.T, path string) {
+	t.Helper()
+	fset := token.NewFileSet()
+	file, err := parser.ParseFile(fset, path, nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, imp := range file.Imports {
+		p, _ := strconv.Unquote(imp.Path.Value)
+		if p == "math/rand" || p == "math/rand/v2" || p == "crypto/rand" || p == module+"/storage/clock" {
+			t.Errorf("%s imports %s: a decision takes its time and randomness as arguments", fset.Position(imp.Pos()), p)
+		}
+	}
+	ast.Inspect(file, func(n ast.Node) bool {
+		sel, ok := n.(*ast.SelectorExpr)
+		if !ok {
+			return true
+		}
+		if id, ok := sel.X.(*ast.Ident); ok && id.Name == "time" && clockCalls[sel.Sel.Name] {
+			t.Errorf("%s: calls time.%s; a decision takes the time as an argument", fset.Position(sel.Pos()), sel.Sel.Name)
+		}
+		return true
+	})
+}
