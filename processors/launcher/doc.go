@@ -9,12 +9,19 @@
 // current from the archive's events since the index it holds); a runner
 // of a HostDriver (static) registers its hosts and hands them out only
 // when reachable (static.go); the launcher registers the pools it runs
-// as its component, seen live by every server (component.go, P10).
+// as its component, seen live by every server (component.go, P10). A
+// component's liveness is no log entry: Liveness (liveness.go), also run
+// while the server leads, keeps each component's last heartbeat in
+// memory and deregisters one silent for its TTL.
 //
 // # Usage
 //
 //	l, err := launcher.New(launcher.Config{Pipeline: p, State: fsm, Drivers: launcher.Drivers{"sim": simFactory}})
 //	err = l.Run(ctx) // under the supervisor, while this server leads
+//
+//	live, err := launcher.NewLiveness(launcher.LivenessConfig{Pipeline: p, State: fsm})
+//	err = live.Run(ctx)                        // under the supervisor too
+//	ttl, err := live.Heartbeat("launcher", id) // the API's heartbeat route
 //
 // # Concurrency
 //
@@ -23,10 +30,16 @@
 // (P6) stops the old generation's runner (it goes idle: no further
 // driver calls) before the new one starts with a clean slate (P2). Run's
 // own goroutine registers the component and deregisters it when Run
-// returns.
+// returns. Liveness's Heartbeat and Liveness may be called from any
+// goroutine while its Run works; one lock guards its heartbeats and is
+// never held while a command runs.
 //
 // # Invariants
 //
+//   - The log records a component's changes only (registered, its pools
+//     changed, deregistered or gone stale): an idle launcher appends
+//     nothing. A server that starts leading starts every registered
+//     component's TTL afresh.
 //   - Requests are handled in relative-priority order and a provider
 //     yields a request to an unpaused provider of better priority that
 //     can serve it (P11).

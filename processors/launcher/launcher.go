@@ -66,11 +66,10 @@ const DefaultServer = "server"
 
 // Validate reports a Config that cannot work.
 func (c Config) Validate() error {
+	if err := follow.Validate("launcher", c.Pipeline, c.State, 0); err != nil {
+		return err
+	}
 	switch {
-	case c.Pipeline == nil:
-		return errors.New("launcher: Pipeline is required")
-	case c.State == nil:
-		return errors.New("launcher: State is required")
 	case len(c.Drivers) == 0:
 		return errors.New("launcher: Drivers is required")
 	case c.PollInterval < 0:

@@ -15,6 +15,7 @@ import (
 	lcmd "github.com/ordoplane/ordo/commands/launcher"
 	"github.com/ordoplane/ordo/events"
 	"github.com/ordoplane/ordo/processors/defaults"
+	"github.com/ordoplane/ordo/processors/follow"
 	"github.com/ordoplane/ordo/projections"
 	"github.com/ordoplane/ordo/projections/launcher"
 	"github.com/ordoplane/ordo/storage/clock"
@@ -61,12 +62,10 @@ func DefaultLivenessConfig() LivenessConfig {
 
 // Validate reports a LivenessConfig that cannot work.
 func (c LivenessConfig) Validate() error {
-	switch {
-	case c.Pipeline == nil:
-		return errors.New("launcher liveness: Pipeline is required")
-	case c.State == nil:
-		return errors.New("launcher liveness: State is required")
-	case c.TTL < 0:
+	if err := follow.Validate("launcher liveness", c.Pipeline, c.State, 0); err != nil {
+		return err
+	}
+	if c.TTL < 0 {
 		return errors.New("launcher liveness: TTL must not be negative")
 	}
 	return nil

@@ -99,6 +99,28 @@ func (s *leader) component(server string) *plauncher.Component {
 	return c
 }
 
+// register registers a component of server with no pools, as its
+// launcher would.
+func (s *leader) register(server string) {
+	s.t.Helper()
+	s.run(lcmd.RegisterComponent{Component: events.Component{Kind: events.ComponentLauncher, Server: server}})
+}
+
+func (s *leader) waitRegistered(server string) {
+	s.t.Helper()
+	waittest.For(s.t, 10*time.Second, server+"'s component registered", func() bool { return s.component(server) != nil })
+}
+
+// waitGone advances the clock a second at a time until server's
+// component is deregistered.
+func (s *leader) waitGone(server string) {
+	s.t.Helper()
+	waittest.For(s.t, 10*time.Second, server+"'s component deregistered", func() bool {
+		s.clock.Advance(time.Second)
+		return s.component(server) == nil
+	})
+}
+
 // advance moves the clock d a second at a time, letting the launcher and
 // the tracker keep up.
 func (s *leader) advance(d time.Duration) {
@@ -117,7 +139,7 @@ func TestIdleLauncherAppendsNothing(t *testing.T) {
 	s := newLeader(t)
 	s.lead()
 	s.launch("a")
-	waittest.For(t, 10*time.Second, "the launcher's component registered", func() bool { return s.component("a") != nil })
+	s.waitRegistered("a")
 	before := s.fsm.Applied()
 	s.advance(20 * beatEvery)
 	if after := s.fsm.Applied(); after != before {
@@ -135,7 +157,7 @@ func TestChangedPoolsLoggedOnce(t *testing.T) {
 	s := newLeader(t)
 	s.lead()
 	s.launch("a")
-	waittest.For(t, 10*time.Second, "the launcher's component registered", func() bool { return s.component("a") != nil })
+	s.waitRegistered("a")
 	before := s.fsm.Applied()
 	s.run(lcmd.ApplyProvider{Config: events.ProviderConfig{Name: "cloud", Driver: "sim", Priority: 10,
 		Pools:  []events.ProviderPool{{Name: "main", Labels: []string{"small"}}},
@@ -157,15 +179,12 @@ func TestSilentComponentDeregistered(t *testing.T) {
 	s := newLeader(t)
 	s.lead()
 	s.launch("a")
-	s.run(lcmd.RegisterComponent{Component: events.Component{Kind: events.ComponentLauncher, Server: "ghost"}})
+	s.register("ghost")
 	s.advance(ttl - 2*time.Second)
 	if s.component("ghost") == nil {
 		t.Fatal("the ghost deregistered before its TTL")
 	}
-	waittest.For(t, 10*time.Second, "the ghost deregistered", func() bool {
-		s.clock.Advance(time.Second)
-		return s.component("ghost") == nil
-	})
+	s.waitGone("ghost")
 	if got := s.stale(); got != 1 {
 		t.Fatalf("ordo_component_stale_total = %v, want 1", got)
 	}
@@ -196,7 +215,7 @@ func (s *leader) stale() float64 {
 func TestLeaderChangeKeepsLiveComponents(t *testing.T) {
 	s := newLeader(t)
 	stop := s.lead()
-	s.run(lcmd.RegisterComponent{Component: events.Component{Kind: events.ComponentLauncher, Server: "b"}})
+	s.register("b")
 	if _, err := s.live.Heartbeat(events.ComponentLauncher, "b"); err != nil {
 		t.Fatal(err)
 	}
@@ -214,10 +233,7 @@ func TestLeaderChangeKeepsLiveComponents(t *testing.T) {
 	if s.component("b") == nil {
 		t.Fatal("deregistered while heartbeating to the new leader")
 	}
-	waittest.For(t, 10*time.Second, "b deregistered once silent for a TTL", func() bool {
-		s.clock.Advance(time.Second)
-		return s.component("b") == nil
-	})
+	s.waitGone("b")
 	// A deregistered component's heartbeat is refused: it registers again.
 	if _, err := s.live.Heartbeat(events.ComponentLauncher, "b"); err == nil {
 		t.Fatal("the heartbeat of a deregistered component was accepted")
