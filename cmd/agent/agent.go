@@ -20,7 +20,6 @@ import (
 	"github.com/ordoplane/ordo/client"
 	"github.com/ordoplane/ordo/commands"
 	"github.com/ordoplane/ordo/commands/httpapi"
-	"github.com/ordoplane/ordo/events"
 	"github.com/ordoplane/ordo/history/export"
 	"github.com/ordoplane/ordo/history/rerun"
 	"github.com/ordoplane/ordo/history/timetravel"
@@ -31,7 +30,6 @@ import (
 	"github.com/ordoplane/ordo/processors/mirror"
 	"github.com/ordoplane/ordo/processors/periodic"
 	"github.com/ordoplane/ordo/processors/supervisor"
-	"github.com/ordoplane/ordo/projections"
 	"github.com/ordoplane/ordo/projections/fsm"
 	"github.com/ordoplane/ordo/storage/kv"
 	"github.com/ordoplane/ordo/storage/raftlog"
@@ -237,7 +235,7 @@ func Start(cfg Config) (a *Agent, err error) {
 	}
 	if a.api, err = httpapi.New(httpapi.Config{
 		Node: a.node, FSM: a.fsm, Pipeline: a.pipeline, Join: a.handleJoin, Heartbeats: a.hb, Components: a.liveness,
-		Gatherer: a.reg, Registerer: a.reg, Logger: a.log, EnableDebug: cfg.Dev, JobPlanner: planJob,
+		Gatherer: a.reg, Registerer: a.reg, Logger: a.log, EnableDebug: cfg.Dev, JobPlanner: jobplan.Planner{Now: time.Now},
 		Limits: a.cfg.HTTP, // extended for blocking queries, streams and snapshot uploads
 		// History tools: decision re-runs and history file exports.
 		Rescheduler: rerun.ForAPI(scratch, 2), Exporter: export.ForAPI(a.id, Version, scratch, time.Now),
@@ -430,12 +428,6 @@ func (a *Agent) Shutdown() error {
 		errs = append(errs, os.RemoveAll(a.tempDir))
 	}
 	return errors.Join(errs...)
-}
-
-// planJob is the API's JobPlanner: a dry run of registering job, stamped
-// with this server's clock.
-func planJob(v projections.View, job *events.Job, diff bool) (any, error) {
-	return jobplan.Plan(v, job, jobplan.Options{Diff: diff, Now: time.Now()})
 }
 
 // nodeID reads the server's id from dir, minting one on first start.

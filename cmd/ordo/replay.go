@@ -20,7 +20,6 @@ import (
 	"github.com/ordoplane/ordo/commands"
 	"github.com/ordoplane/ordo/commands/httpapi"
 	"github.com/ordoplane/ordo/commands/httpapi/httplimit"
-	"github.com/ordoplane/ordo/events"
 	"github.com/ordoplane/ordo/history/export"
 	"github.com/ordoplane/ordo/history/rerun"
 	"github.com/ordoplane/ordo/history/timetravel"
@@ -231,22 +230,13 @@ func (r *replay) serve(addr string) (string, func(), error) {
 		ReadOnly: "a replay of " + filepath.Base(r.file),
 		Self: httpapi.Self{ID: "replay", Name: "replay of " + filepath.Base(r.file), HTTPAddr: ln.Addr().String(),
 			Version: agent.Version, Config: map[string]any{"ReplayOf": r.file, "Header": h}},
-		JobPlanner: func(v projections.View, job *events.Job, diff bool) (any, error) {
-			return jobplan.Plan(v, job, jobplan.Options{Diff: diff, Now: time.Now()})
-		},
+		JobPlanner:  jobplan.Planner{Now: time.Now},
 		Rescheduler: rerun.ForAPI(scratch, 1),
-		Exporter: func(w io.Writer, src kv.Reader, from, to uint64, state bool) error {
-			// The base state is rebuilt from the file's own archive, so a
-			// re-export of a slice carries the state only when the file
-			// started at 1.
-			_, err := export.Export(w, src, export.Options{From: from, To: to, ClusterID: h.ClusterID,
-				ClusterIDSource: h.ClusterIDSource, Server: "replay", OrdoVersion: agent.Version, Created: time.Now(),
-				State: state && h.From <= 1, ScratchDir: r.dir})
-			if errors.Is(err, export.ErrNoEvents) {
-				return commands.Invalid("from", "%v", err)
-			}
-			return err
-		},
+		// The base state is rebuilt from the file's own archive, so a
+		// re-export of a slice carries the state only when the file
+		// started at 1.
+		Exporter: &export.API{Server: "replay", Version: agent.Version, ClusterID: h.ClusterID,
+			ClusterIDSource: h.ClusterIDSource, Dir: r.dir, Now: time.Now, NoState: h.From > 1},
 	})
 	if err != nil {
 		ln.Close()

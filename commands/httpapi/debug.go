@@ -45,7 +45,7 @@ func (s *Server) debugReschedule(w http.ResponseWriter, r *http.Request) error {
 	case err != nil:
 		return err
 	}
-	res, err := s.cfg.Rescheduler(snap, e.ID)
+	res, err := s.cfg.Rescheduler.Reschedule(snap, e.ID)
 	if err != nil {
 		return err
 	}

@@ -66,7 +66,7 @@ func (s *Server) exportLog(w http.ResponseWriter, r *http.Request) error {
 		h.Set("Content-Disposition", fmt.Sprintf("attachment; filename=\"ordo-%d-%d.olog\"", from, end))
 		setIndex(w, last)
 	}}
-	if err := s.cfg.Exporter(lw, snap, from, to, state); err != nil {
+	if err := s.cfg.Exporter.ExportHistory(lw, snap, from, to, state); err != nil {
 		if !lw.started {
 			return err
 		}

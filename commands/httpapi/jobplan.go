@@ -47,7 +47,7 @@ func (s *Server) planJob(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	resp, err := s.cfg.JobPlanner(v, spec, body.Diff)
+	resp, err := s.cfg.JobPlanner.PlanJob(v, spec, body.Diff)
 	if err != nil {
 		return err
 	}

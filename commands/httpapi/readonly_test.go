@@ -152,7 +152,7 @@ func TestExportEndpoint(t *testing.T) {
 		}
 	}
 	failing := readOnlyServer(t, func(c *httpapi.Config) {
-		c.Exporter = func(io.Writer, kv.Reader, uint64, uint64, bool) error { return fmt.Errorf("disk on fire") }
+		c.Exporter = exporterFunc(func(io.Writer, kv.Reader, uint64, uint64, bool) error { return fmt.Errorf("disk on fire") })
 	})
 	if code, body, _ := call(t, "GET", failing.URL+"/v1/operator/log/export", ""); code != 500 || !strings.Contains(body, "disk on fire") {
 		t.Errorf("a failing exporter: %d %s", code, body)
@@ -164,10 +164,10 @@ func TestExportEndpoint(t *testing.T) {
 func TestRescheduleEndpoint(t *testing.T) {
 	var asked []string
 	srv := readOnlyServer(t, func(c *httpapi.Config) {
-		c.Rescheduler = func(src kv.Reader, evalID string) (any, error) {
+		c.Rescheduler = reschedulerFunc(func(src kv.Reader, evalID string) (any, error) {
 			asked = append(asked, evalID)
 			return map[string]any{"EvalID": evalID, "Equal": true}, nil
-		}
+		})
 	})
 	if code, body, _ := call(t, "GET", srv.URL+"/v1/debug/reschedule/eval-b", ""); code != 200 || !strings.Contains(body, `"EvalID":"eval-bb-1"`) {
 		t.Errorf("prefix: %d %s", code, body)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/http/pprof"
@@ -16,10 +15,7 @@ import (
 
 	"github.com/ordoplane/ordo/commands"
 	"github.com/ordoplane/ordo/commands/variables"
-	"github.com/ordoplane/ordo/events"
-	"github.com/ordoplane/ordo/projections"
 	"github.com/ordoplane/ordo/projections/fsm"
-	"github.com/ordoplane/ordo/storage/kv"
 	"github.com/ordoplane/ordo/storage/raftlog"
 )
 
@@ -83,21 +79,15 @@ type Config struct {
 	Limits HTTPLimits
 	// EnableDebug serves Go's profiler under /debug/pprof/.
 	EnableDebug bool
-	// JobPlanner answers /v1/job/:id/plan: what registering job would do
-	// on the state v reflects, without writing anything (processors/jobplan,
-	// wired by the agent). Nil answers 501.
-	JobPlanner func(v projections.View, job *events.Job, diff bool) (any, error)
-	// Rescheduler answers /v1/debug/reschedule/{eval_id}: it re-runs the
-	// recorded scheduling decision of eval evalID on the state the archive
-	// in src held at its snapshot index, appending nothing
-	// (history/rerun.ForAPI, wired by the agent); its errors map to
-	// statuses as commands.Status maps them. Nil answers 501.
-	Rescheduler func(src kv.Reader, evalID string) (any, error)
-	// Exporter writes the archive's events in [from, to] (to 0: to the
-	// end) held by src to w as a portable history file, with the
-	// projections at from-1 first when state is set (history/export.ForAPI,
-	// wired by the agent). Nil answers 501.
-	Exporter func(w io.Writer, src kv.Reader, from, to uint64, state bool) error
+	// JobPlanner answers /v1/job/:id/plan (hooks.go; processors/jobplan's
+	// Planner). Nil answers 501.
+	JobPlanner JobPlanner
+	// Rescheduler answers /v1/debug/reschedule/{eval_id} (hooks.go;
+	// history/rerun.ForAPI). Nil answers 501.
+	Rescheduler Rescheduler
+	// Exporter answers /v1/operator/log/export (hooks.go;
+	// history/export.ForAPI). Nil answers 501.
+	Exporter Exporter
 	// ReadOnly, when not empty, makes a server over a store no raft node
 	// owns (ordo replay): it says why the server is read-only, Node may be
 	// nil (the server then leads itself alone), and every request that

@@ -10,23 +10,46 @@ import (
 	"github.com/ordoplane/ordo/storage/kv"
 )
 
-// ForAPI adapts Export to the HTTP API's Exporter hook
-// (commands/httpapi.Config): server is the exporting server's node id
-// (the cluster id's fallback), version ordo's, dir the parent of the
-// scratch store a base state is rebuilt in (created if missing), now the
-// clock stamping Created. A range with no events answers 400.
-func ForAPI(server, version, dir string, now func() time.Time) func(w io.Writer, src kv.Reader, from, to uint64, state bool) error {
-	return func(w io.Writer, src kv.Reader, from, to uint64, state bool) error {
-		if state && from > 1 && dir != "" {
-			if err := os.MkdirAll(dir, 0o755); err != nil {
-				return err
-			}
+// API is Export for the HTTP API (commands/httpapi.Exporter). ForAPI
+// builds the agent's; ordo replay fills one in for its file.
+type API struct {
+	// Server is the exporting server's node id (the cluster id's
+	// fallback); Version is ordo's.
+	Server, Version string
+	// ClusterID and ClusterIDSource, when set, name the cluster instead
+	// of the archive's own record of it (a replayed file's header).
+	ClusterID, ClusterIDSource string
+	// Dir is the parent of the scratch store a base state is rebuilt in
+	// (created if missing).
+	Dir string
+	// Now stamps Created.
+	Now func() time.Time
+	// NoState leaves the base state out of every export: the archive does
+	// not start at 1, so no state before it can be rebuilt.
+	NoState bool
+}
+
+// ForAPI returns the agent's exporter: server is the exporting server's
+// node id, version ordo's, dir the parent of the scratch store a base
+// state is rebuilt in, now the clock stamping Created.
+func ForAPI(server, version, dir string, now func() time.Time) *API {
+	return &API{Server: server, Version: version, Dir: dir, Now: now}
+}
+
+// ExportHistory writes the events in [from, to] of the archive in src
+// (to 0: to its end) to w as a history file, with the projections at
+// from-1 first when state is set. A range with no events answers 400.
+func (a *API) ExportHistory(w io.Writer, src kv.Reader, from, to uint64, state bool) error {
+	state = state && !a.NoState
+	if state && from > 1 && a.Dir != "" {
+		if err := os.MkdirAll(a.Dir, 0o755); err != nil {
+			return err
 		}
-		_, err := Export(w, src, Options{From: from, To: to, Server: server, OrdoVersion: version,
-			Created: now(), State: state, ScratchDir: dir})
-		if errors.Is(err, ErrNoEvents) {
-			return commands.Invalid("from", "%v", err)
-		}
-		return err
 	}
+	_, err := Export(w, src, Options{From: from, To: to, ClusterID: a.ClusterID, ClusterIDSource: a.ClusterIDSource,
+		Server: a.Server, OrdoVersion: a.Version, Created: a.Now(), State: state, ScratchDir: a.Dir})
+	if errors.Is(err, ErrNoEvents) {
+		return commands.Invalid("from", "%v", err)
+	}
+	return err
 }

@@ -114,29 +114,38 @@ func (r *Result) nodeName(v projections.View, id string) {
 	}
 }
 
-// ForAPI adapts Explain to the HTTP API's Rescheduler hook
-// (commands/httpapi.Config): scratch stores go under dir, at most
-// concurrent re-runs run at once (each rebuilds the archive's prefix;
-// others wait; dir is created if missing), an eval the archive never recorded answers 404 and one no
-// worker completed 409.
-func ForAPI(dir string, concurrent int) func(src kv.Reader, evalID string) (any, error) {
-	sem := make(chan struct{}, max(concurrent, 1))
-	return func(src kv.Reader, evalID string) (any, error) {
-		sem <- struct{}{}
-		defer func() { <-sem }()
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return nil, err
-		}
-		res, err := Explain(src, evalID, dir)
-		switch {
-		case errors.Is(err, ErrNoEval):
-			return nil, &commands.NotFoundError{Kind: "evaluation", ID: evalID}
-		case errors.Is(err, ErrNotDecided):
-			return nil, &commands.ConflictError{Reason: fmt.Sprintf(
-				"evaluation %s has no completed scheduling decision to re-run (never completed by a worker: still pending or blocked, failed, or refused by the plan applier)", evalID)}
-		case err != nil:
-			return nil, err
-		}
-		return res, nil
+// API is Explain for the HTTP API (commands/httpapi.Rescheduler). Build
+// it with ForAPI.
+type API struct {
+	dir string
+	sem chan struct{}
+}
+
+// ForAPI returns the HTTP API's rescheduler: scratch stores go under dir,
+// at most concurrent re-runs run at once (each rebuilds the archive's
+// prefix; others wait; dir is created if missing), an eval the archive
+// never recorded answers 404 and one no worker completed 409.
+func ForAPI(dir string, concurrent int) *API {
+	return &API{dir: dir, sem: make(chan struct{}, max(concurrent, 1))}
+}
+
+// Reschedule re-runs the recorded decision of eval evalID on the archive
+// in src and returns its Result.
+func (a *API) Reschedule(src kv.Reader, evalID string) (any, error) {
+	a.sem <- struct{}{}
+	defer func() { <-a.sem }()
+	if err := os.MkdirAll(a.dir, 0o755); err != nil {
+		return nil, err
 	}
+	res, err := Explain(src, evalID, a.dir)
+	switch {
+	case errors.Is(err, ErrNoEval):
+		return nil, &commands.NotFoundError{Kind: "evaluation", ID: evalID}
+	case errors.Is(err, ErrNotDecided):
+		return nil, &commands.ConflictError{Reason: fmt.Sprintf(
+			"evaluation %s has no completed scheduling decision to re-run (never completed by a worker: still pending or blocked, failed, or refused by the plan applier)", evalID)}
+	case err != nil:
+		return nil, err
+	}
+	return res, nil
 }

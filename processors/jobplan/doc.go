@@ -8,8 +8,8 @@
 //
 //	resp, err := jobplan.Plan(view, job, jobplan.Options{Diff: true, Now: now})
 //
-// The HTTP API takes Plan as a hook (httpapi.Config.JobPlanner), wired by
-// the agent, since commands may not import processors.
+// The HTTP API plans through a Planner (its httpapi.JobPlanner interface,
+// wired by the agent), since commands may not import processors.
 //
 // # Concurrency
 //
