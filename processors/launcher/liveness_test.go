@@ -47,6 +47,16 @@ func newLeader(t *testing.T) *leader {
 	return &leader{t: t, fsm: fsm, state: fsm, p: p, clock: clock}
 }
 
+// leading returns a leader running the tracker and the launcher of
+// server, its component registered.
+func leading(t *testing.T, server string) *leader {
+	s := newLeader(t)
+	s.lead()
+	s.launch(server)
+	s.waitRegistered(server)
+	return s
+}
+
 // lead starts a liveness tracker, as a server does when it starts
 // leading; the returned func stops it, as losing leadership does.
 func (s *leader) lead() (stop func()) {
@@ -136,10 +146,7 @@ func (s *leader) advance(d time.Duration) {
 // set, twenty heartbeats reach the leader's memory and the applied index
 // does not move. Its last heartbeat shows in the tracker.
 func TestIdleLauncherAppendsNothing(t *testing.T) {
-	s := newLeader(t)
-	s.lead()
-	s.launch("a")
-	s.waitRegistered("a")
+	s := leading(t, "a")
 	before := s.fsm.Applied()
 	s.advance(20 * beatEvery)
 	if after := s.fsm.Applied(); after != before {
@@ -154,10 +161,7 @@ func TestIdleLauncherAppendsNothing(t *testing.T) {
 // A changed pool set is logged once (one ComponentRegistered), and
 // heartbeats afterwards log nothing.
 func TestChangedPoolsLoggedOnce(t *testing.T) {
-	s := newLeader(t)
-	s.lead()
-	s.launch("a")
-	s.waitRegistered("a")
+	s := leading(t, "a")
 	before := s.fsm.Applied()
 	s.run(lcmd.ApplyProvider{Config: events.ProviderConfig{Name: "cloud", Driver: "sim", Priority: 10,
 		Pools:  []events.ProviderPool{{Name: "main", Labels: []string{"small"}}},
