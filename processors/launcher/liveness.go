@@ -33,10 +33,6 @@ import (
 // heartbeat before the leader deregisters it: three launcher heartbeats.
 const DefaultComponentTTL = 3 * DefaultHeartbeat
 
-// ErrNotRegistered answers the heartbeat of a component that is not
-// registered (never, or deregistered as stale): it must register again.
-var ErrNotRegistered = errors.New("launcher: component not registered")
-
 // LivenessConfig configures a Liveness.
 type LivenessConfig struct {
 	// Pipeline receives the deregistrations of stale components; required.
@@ -127,8 +123,8 @@ func (l *Liveness) TTL() time.Duration { return l.cfg.TTL }
 
 // Heartbeat records that the component kind/server is alive and returns
 // the TTL within which it must heartbeat again. A component not
-// registered gets ErrNotRegistered (wrapped in a commands.NotFoundError):
-// it registers again. Nothing is logged.
+// registered (never, or deregistered as stale) gets a
+// *commands.NotFoundError: it registers again. Nothing is logged.
 func (l *Liveness) Heartbeat(kind, server string) (time.Duration, error) {
 	id := events.Component{Kind: kind, Server: server}.ComponentID()
 	snap := l.cfg.State.ReadSnapshot()
