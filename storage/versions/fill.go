@@ -202,25 +202,9 @@ func (s *Store) EndFill() error {
 		}
 		merged = append(merged, sp)
 	}
-	v, err := msgpack.Marshal(merged)
-	if err != nil {
-		return err
-	}
 	b := s.db.NewBatch()
 	defer b.Close()
-	if err := setFill(b, nil); err != nil {
-		return err
-	}
-	if err := b.Set(spansKey, v, nil); err != nil {
-		return err
-	}
-	if err := b.Commit(pebble.NoSync); err != nil {
-		return fmt.Errorf("versions: end fill: %w", err)
-	}
-	s.mu.Lock()
-	s.spans, s.fill = merged, nil
-	s.mu.Unlock()
-	return nil
+	return s.commitMeta(b, merged, true)
 }
 
 // Wipe drops every version, span and fill: the store starts again empty
@@ -230,18 +214,11 @@ func (s *Store) Wipe() error {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 	b := s.db.NewBatch()
+	defer b.Close()
 	if err := b.DeleteRange(rowPrefix, kv.PrefixEnd(rowPrefix), nil); err != nil {
-		b.Close()
 		return err
 	}
-	if err := setFill(b, nil); err != nil {
-		b.Close()
-		return err
-	}
-	s.mu.Lock()
-	s.fill = nil
-	s.mu.Unlock()
-	return s.commitSpans(b, nil)
+	return s.commitMeta(b, nil, true)
 }
 
 // commitFill writes f (nil: none) into b, commits it and makes it current.

@@ -5,6 +5,23 @@ import (
 	"testing"
 )
 
+// seedAndAppend seeds s from src's state now and appends n batches of
+// entries entries each.
+func seedAndAppend(t *testing.T, s *Store, src *source, n, entries int) {
+	t.Helper()
+	snap := src.store.Snapshot()
+	_, err := s.Seed(snap, src.index, "v1", keep)
+	snap.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range n {
+		if err := s.Append(src.batch(entries), keep); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // TestFillHiddenUntilEnd: a store seeded late (at index at, over nothing)
 // is filled below with the batches that led to it. While the fill runs,
 // reads at and after the seed still see the seed's rows only (the fill's
@@ -18,16 +35,7 @@ func TestFillHiddenUntilEnd(t *testing.T) {
 	}
 	at := src.index
 	s := openStore(t)
-	snap := src.store.Snapshot()
-	if _, err := s.Seed(snap, at, "v1", keep); err != nil {
-		t.Fatal(err)
-	}
-	snap.Close()
-	for range 10 {
-		if err := s.Append(src.batch(2), keep); err != nil {
-			t.Fatal(err)
-		}
-	}
+	seedAndAppend(t, s, src, 10, 2)
 	if err := s.BeginFill(1, at-1, "v1"); err != nil {
 		t.Fatal(err)
 	}
@@ -67,30 +75,14 @@ func TestFillHiddenUntilEnd(t *testing.T) {
 func TestFillGap(t *testing.T) {
 	src := newSource(t)
 	s := openStore(t)
-	if _, err := s.Seed(src.store.Snapshot(), 0, "v1", keep); err != nil {
-		t.Fatal(err)
-	}
-	for range 10 {
-		if err := s.Append(src.batch(3), keep); err != nil {
-			t.Fatal(err)
-		}
-	}
+	seedAndAppend(t, s, src, 10, 3)
 	end := src.index
 	var lost []Record
 	for range 8 {
 		lost = append(lost, src.batch(3))
 	}
-	snap := src.store.Snapshot()
-	if _, err := s.Seed(snap, src.index, "v1", keep); err != nil {
-		t.Fatal(err)
-	}
-	snap.Close()
 	seeded := src.index
-	for range 5 {
-		if err := s.Append(src.batch(2), keep); err != nil {
-			t.Fatal(err)
-		}
-	}
+	seedAndAppend(t, s, src, 5, 2)
 	if err := s.BeginFill(end+1, seeded-1, "v1"); err != nil {
 		t.Fatal(err)
 	}

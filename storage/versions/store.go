@@ -164,6 +164,12 @@ func (s *Store) Bytes() int64 {
 
 // commitSpans writes spans into b, commits it and makes them current.
 func (s *Store) commitSpans(b *pebble.Batch, spans []Span) error {
+	return s.commitMeta(b, spans, false)
+}
+
+// commitMeta writes spans into b (and the end of the fill under way, with
+// endFill), commits it and makes them current.
+func (s *Store) commitMeta(b *pebble.Batch, spans []Span, endFill bool) error {
 	v, err := msgpack.Marshal(spans)
 	if err != nil {
 		return err
@@ -171,11 +177,19 @@ func (s *Store) commitSpans(b *pebble.Batch, spans []Span) error {
 	if err := b.Set(spansKey, v, nil); err != nil {
 		return err
 	}
+	if endFill {
+		if err := setFill(b, nil); err != nil {
+			return err
+		}
+	}
 	if err := b.Commit(pebble.NoSync); err != nil {
 		return fmt.Errorf("versions: commit: %w", err)
 	}
 	s.mu.Lock()
 	s.spans = spans
+	if endFill {
+		s.fill = nil
+	}
 	s.mu.Unlock()
 	return nil
 }
