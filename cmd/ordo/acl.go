@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ordoplane/ordo/api"
+	"github.com/ordoplane/ordo/events"
 )
 
 // defaultToken returns $ORDO_TOKEN, else $NOMAD_TOKEN.
@@ -19,49 +20,6 @@ func defaultToken(getenv func(string) string) string {
 		return t
 	}
 	return getenv("NOMAD_TOKEN")
-}
-
-// aclToken is a token as the /v1/acl endpoints answer it.
-type aclToken struct {
-	AccessorID     string
-	SecretID       string
-	Name           string
-	Type           string
-	Policies       []string
-	Roles          []aclRoleLink
-	Global         bool
-	CreateTime     time.Time
-	ExpirationTime *time.Time `json:",omitempty"`
-	ExpirationTTL  string     `json:",omitempty"`
-	CreateIndex    uint64
-	ModifyIndex    uint64
-}
-
-type aclRoleLink struct{ ID, Name string }
-
-type aclPolicy struct {
-	Name        string
-	Description string
-	Rules       string `json:",omitempty"`
-	JobACL      *aclJobACL
-	CreateIndex uint64
-	ModifyIndex uint64
-}
-
-type aclJobACL struct {
-	Namespace string
-	JobID     string
-	Group     string `json:",omitempty"`
-	Task      string `json:",omitempty"`
-}
-
-type aclRole struct {
-	ID          string
-	Name        string
-	Description string
-	Policies    []struct{ Name string }
-	CreateIndex uint64
-	ModifyIndex uint64
 }
 
 func newACLCommand(g *globals) *cobra.Command {
@@ -84,7 +42,7 @@ the leader and run it again.`,
 			if err != nil {
 				return err
 			}
-			var t aclToken
+			var t api.ACLToken
 			if err := c.Put(cmd.Context(), "/v1/acl/bootstrap", nil, &t); err != nil {
 				return fmt.Errorf("bootstrap ACLs: %w", err)
 			}
@@ -95,7 +53,7 @@ the leader and run it again.`,
 	return cmd
 }
 
-func printToken(w io.Writer, t aclToken, asJSON bool) error {
+func printToken(w io.Writer, t api.ACLToken, asJSON bool) error {
 	if asJSON {
 		return printJSONValue(w, t)
 	}
@@ -166,10 +124,10 @@ the policy is attached to that workload: its workload identity gets it.`,
 			if err != nil {
 				return fmt.Errorf("read policy: %w", err)
 			}
-			p := aclPolicy{Name: args[0], Description: description, Rules: string(src)}
+			p := api.ACLPolicy{Name: args[0], Description: description, Rules: string(src)}
 			switch {
 			case job != "":
-				p.JobACL = &aclJobACL{Namespace: namespace, JobID: job, Group: group, Task: task}
+				p.JobACL = &events.ACLWorkload{Namespace: namespace, JobID: job, Group: group, Task: task}
 			case group != "" || task != "":
 				return fmt.Errorf("-group and -task need -job")
 			}
@@ -197,7 +155,7 @@ func newACLPolicyListCommand(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use: "list", Short: "List ACL policies", Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return show(cmd, g, "/v1/acl/policies", nil, "list ACL policies", asJSON, func(w io.Writer, list []aclPolicy) error {
+			return show(cmd, g, "/v1/acl/policies", nil, "list ACL policies", asJSON, func(w io.Writer, list []api.ACLPolicy) error {
 				if len(list) == 0 {
 					_, err := fmt.Fprintln(w, "No policies found")
 					return err
@@ -214,7 +172,7 @@ func newACLPolicyListCommand(g *globals) *cobra.Command {
 	return cmd
 }
 
-func workloadOf(j *aclJobACL) string {
+func workloadOf(j *events.ACLWorkload) string {
 	if j == nil {
 		return "-"
 	}
@@ -233,7 +191,7 @@ func newACLPolicyInfoCommand(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use: "info <name>", Short: "Show an ACL policy", Args: oneArg("<name>"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return show(cmd, g, api.Pathf("/v1/acl/policy/%s", args[0]), nil, "read ACL policy", asJSON, func(w io.Writer, p aclPolicy) error {
+			return show(cmd, g, api.Pathf("/v1/acl/policy/%s", args[0]), nil, "read ACL policy", asJSON, func(w io.Writer, p api.ACLPolicy) error {
 				if err := printPairs(w, []pair{{"Name", p.Name}, {"Description", orDash(p.Description)},
 					{"Workload", workloadOf(p.JobACL)}, {"CreateIndex", fmt.Sprint(p.CreateIndex)},
 					{"ModifyIndex", fmt.Sprint(p.ModifyIndex)}}); err != nil {
@@ -281,7 +239,7 @@ type roleBody struct {
 	ID          string `json:",omitempty"`
 	Name        string
 	Description string
-	Policies    []struct{ Name string }
+	Policies    []api.ACLRolePolicyLink
 }
 
 func newACLRoleWriteCommand(g *globals, update bool) *cobra.Command {
@@ -304,7 +262,7 @@ func newACLRoleWriteCommand(g *globals, update bool) *cobra.Command {
 			body := roleBody{Name: name, Description: description}
 			path := "/v1/acl/role"
 			if update {
-				var old aclRole
+				var old api.ACLRole
 				if err := c.Get(cmd.Context(), api.Pathf("/v1/acl/role/%s", args[0]), nil, &old); err != nil {
 					return fmt.Errorf("read ACL role %s: %w", args[0], err)
 				}
@@ -320,10 +278,10 @@ func newACLRoleWriteCommand(g *globals, update bool) *cobra.Command {
 			if !update || cmd.Flags().Changed("policy") {
 				body.Policies = nil
 				for _, p := range policies {
-					body.Policies = append(body.Policies, struct{ Name string }{p})
+					body.Policies = append(body.Policies, api.ACLRolePolicyLink{Name: p})
 				}
 			}
-			var r aclRole
+			var r api.ACLRole
 			if err := c.Put(cmd.Context(), path, body, &r); err != nil {
 				return fmt.Errorf("%s ACL role: %w", use, err)
 			}
@@ -337,7 +295,7 @@ func newACLRoleWriteCommand(g *globals, update bool) *cobra.Command {
 	return cmd
 }
 
-func printRole(w io.Writer, r aclRole, asJSON bool) error {
+func printRole(w io.Writer, r api.ACLRole, asJSON bool) error {
 	if asJSON {
 		return printJSONValue(w, r)
 	}
@@ -354,7 +312,7 @@ func newACLRoleListCommand(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use: "list", Short: "List ACL roles", Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return show(cmd, g, "/v1/acl/roles", nil, "list ACL roles", asJSON, func(w io.Writer, list []aclRole) error {
+			return show(cmd, g, "/v1/acl/roles", nil, "list ACL roles", asJSON, func(w io.Writer, list []api.ACLRole) error {
 				if len(list) == 0 {
 					_, err := fmt.Fprintln(w, "No ACL roles found")
 					return err
@@ -384,7 +342,7 @@ func newACLRoleInfoCommand(g *globals) *cobra.Command {
 			if byName {
 				path = api.Pathf("/v1/acl/role/name/%s", args[0])
 			}
-			return show(cmd, g, path, nil, "read ACL role", asJSON, func(w io.Writer, r aclRole) error {
+			return show(cmd, g, path, nil, "read ACL role", asJSON, func(w io.Writer, r api.ACLRole) error {
 				return printRole(w, r, false)
 			})
 		},
@@ -416,7 +374,7 @@ type tokenBody struct {
 	Name          string
 	Type          string
 	Policies      []string
-	Roles         []aclRoleLink
+	Roles         []api.ACLRoleLink
 	Global        bool
 	ExpirationTTL string `json:",omitempty"`
 }
@@ -443,7 +401,7 @@ func newACLTokenWriteCommand(g *globals, update bool) *cobra.Command {
 			body := tokenBody{Name: name, Type: typ, Policies: policies, Global: global}
 			path := "/v1/acl/token"
 			if update {
-				var old aclToken
+				var old api.ACLToken
 				if err := c.Get(cmd.Context(), api.Pathf("/v1/acl/token/%s", args[0]), nil, &old); err != nil {
 					return fmt.Errorf("read ACL token %s: %w", args[0], err)
 				}
@@ -468,15 +426,15 @@ func newACLTokenWriteCommand(g *globals, update bool) *cobra.Command {
 				path = api.Pathf("/v1/acl/token/%s", args[0])
 			}
 			for _, n := range roleName {
-				body.Roles = append(body.Roles, aclRoleLink{Name: n})
+				body.Roles = append(body.Roles, api.ACLRoleLink{Name: n})
 			}
 			for _, id := range roleID {
-				body.Roles = append(body.Roles, aclRoleLink{ID: id})
+				body.Roles = append(body.Roles, api.ACLRoleLink{ID: id})
 			}
 			if ttl > 0 {
 				body.ExpirationTTL = ttl.String()
 			}
-			var t aclToken
+			var t api.ACLToken
 			if err := c.Put(cmd.Context(), path, body, &t); err != nil {
 				return fmt.Errorf("%s ACL token: %w", strings.Fields(use)[0], err)
 			}
@@ -501,7 +459,7 @@ func newACLTokenListCommand(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use: "list", Short: "List ACL tokens", Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return show(cmd, g, "/v1/acl/tokens", nil, "list ACL tokens", asJSON, func(w io.Writer, list []aclToken) error {
+			return show(cmd, g, "/v1/acl/tokens", nil, "list ACL tokens", asJSON, func(w io.Writer, list []api.ACLToken) error {
 				if len(list) == 0 {
 					_, err := fmt.Fprintln(w, "No tokens found")
 					return err
@@ -535,7 +493,7 @@ func newACLTokenInfoCommand(g *globals, self bool) *cobra.Command {
 			if !self {
 				path = api.Pathf("/v1/acl/token/%s", args[0])
 			}
-			return show(cmd, g, path, nil, "read ACL token", asJSON, func(w io.Writer, t aclToken) error {
+			return show(cmd, g, path, nil, "read ACL token", asJSON, func(w io.Writer, t api.ACLToken) error {
 				return printToken(w, t, false)
 			})
 		},

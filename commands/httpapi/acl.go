@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/ordoplane/ordo/api"
 	"github.com/ordoplane/ordo/commands"
 	"github.com/ordoplane/ordo/commands/acl"
 	"github.com/ordoplane/ordo/events"
@@ -65,37 +66,16 @@ func (s *Server) aclEnabled(w http.ResponseWriter) bool {
 	return true
 }
 
-// aclTokenJSON is Nomad's api.ACLToken on the wire.
-type aclTokenJSON struct {
-	AccessorID     string
-	SecretID       string
-	Name           string
-	Type           string
-	Policies       []string
-	Roles          []aclRoleLinkJSON
-	Global         bool
-	CreateTime     time.Time
-	ExpirationTime *time.Time `json:",omitempty"`
-	ExpirationTTL  string     `json:",omitempty"`
-	CreateIndex    uint64
-	ModifyIndex    uint64
-}
-
-type aclRoleLinkJSON struct {
-	ID   string
-	Name string
-}
-
 // tokenJSON renders t; secret is set only in the answer of a creation.
-func tokenJSON(v projections.View, t *acls.Token, secret string) aclTokenJSON {
-	out := aclTokenJSON{AccessorID: t.AccessorID, SecretID: secret, Name: t.Name, Type: t.Type,
-		Policies: t.Policies, Roles: []aclRoleLinkJSON{}, Global: t.Global,
+func tokenJSON(v projections.View, t *acls.Token, secret string) api.ACLToken {
+	out := api.ACLToken{AccessorID: t.AccessorID, SecretID: secret, Name: t.Name, Type: t.Type,
+		Policies: t.Policies, Roles: []api.ACLRoleLink{}, Global: t.Global,
 		CreateTime: time.Unix(0, t.CreateTime).UTC(), CreateIndex: t.CreateIndex, ModifyIndex: t.ModifyIndex}
 	if out.Policies == nil {
 		out.Policies = []string{}
 	}
 	for _, id := range t.Roles {
-		link := aclRoleLinkJSON{ID: id}
+		link := api.ACLRoleLink{ID: id}
 		if r, err := acls.GetRole(v, id); err == nil {
 			link.Name = r.Name
 		}
@@ -112,7 +92,7 @@ func tokenJSON(v projections.View, t *acls.Token, secret string) aclTokenJSON {
 // readToken is a token write's answer: the token as the write's own entry
 // left it (commands.Answered); a retry of an applied write (no rows)
 // reads it as it is now.
-func (s *Server) readToken(out commands.Outcome, accessor, secret string) (aclTokenJSON, error) {
+func (s *Server) readToken(out commands.Outcome, accessor, secret string) (api.ACLToken, error) {
 	snap := s.cfg.FSM.Store().Snapshot()
 	defer snap.Close()
 	v := projections.NewView(snap)
@@ -124,7 +104,7 @@ func (s *Server) readToken(out commands.Outcome, accessor, secret string) (aclTo
 		t, err = acls.GetToken(v, accessor)
 	}
 	if err != nil {
-		return aclTokenJSON{}, err
+		return api.ACLToken{}, err
 	}
 	return tokenJSON(v, t, secret), nil
 }
@@ -175,19 +155,10 @@ func (s *Server) answerToken(w http.ResponseWriter, out commands.Outcome, access
 	return nil
 }
 
-type aclPolicyJSON struct {
-	Name        string
-	Description string
-	Rules       string `json:",omitempty"`
-	JobACL      *events.ACLWorkload
-	CreateIndex uint64
-	ModifyIndex uint64
-}
-
 // aclListPolicies answers ?prefix and ?filter (queryList).
 func (s *Server) aclListPolicies(w http.ResponseWriter, r *http.Request) error {
-	return queryList(s, w, r, aclPolicyTables, listShapes(r, acls.ListPolicies, func(p *acls.Policy) aclPolicyJSON {
-		return aclPolicyJSON{Name: p.Name, Description: p.Description, JobACL: p.JobACL, CreateIndex: p.CreateIndex, ModifyIndex: p.ModifyIndex}
+	return queryList(s, w, r, aclPolicyTables, listShapes(r, acls.ListPolicies, func(p *acls.Policy) api.ACLPolicy {
+		return api.ACLPolicy{Name: p.Name, Description: p.Description, JobACL: p.JobACL, CreateIndex: p.CreateIndex, ModifyIndex: p.ModifyIndex}
 	}))
 }
 
@@ -200,7 +171,7 @@ func (s *Server) aclGetPolicy(w http.ResponseWriter, r *http.Request) error {
 		} else if err != nil {
 			return nil, err
 		}
-		return aclPolicyJSON{Name: p.Name, Description: p.Description, Rules: p.Rules, JobACL: p.JobACL,
+		return api.ACLPolicy{Name: p.Name, Description: p.Description, Rules: p.Rules, JobACL: p.JobACL,
 			CreateIndex: p.CreateIndex, ModifyIndex: p.ModifyIndex}, nil
 	})
 	return nil
@@ -243,8 +214,8 @@ func (s *Server) aclDeletePolicy(w http.ResponseWriter, r *http.Request) error {
 
 // aclListTokens answers ?prefix and ?filter (queryList).
 func (s *Server) aclListTokens(w http.ResponseWriter, r *http.Request) error {
-	return queryList(s, w, r, aclTokenTables, func(v projections.View) ([]aclTokenJSON, error) {
-		return listShapes(r, acls.ListTokens, func(t *acls.Token) aclTokenJSON { return tokenJSON(v, t, "") })(v)
+	return queryList(s, w, r, aclTokenTables, func(v projections.View) ([]api.ACLToken, error) {
+		return listShapes(r, acls.ListTokens, func(t *acls.Token) api.ACLToken { return tokenJSON(v, t, "") })(v)
 	})
 }
 
@@ -289,7 +260,7 @@ type tokenRequest struct {
 	Name           string
 	Type           string
 	Policies       []string
-	Roles          []aclRoleLinkJSON
+	Roles          []api.ACLRoleLink
 	Global         bool
 	ExpirationTime *time.Time
 	ExpirationTTL  json.RawMessage
@@ -392,23 +363,11 @@ func (s *Server) aclDeleteToken(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// aclRoleJSON is Nomad's api.ACLRole on the wire.
-type aclRoleJSON struct {
-	ID          string
-	Name        string
-	Description string
-	Policies    []aclRolePolicyJSON
-	CreateIndex uint64
-	ModifyIndex uint64
-}
-
-type aclRolePolicyJSON struct{ Name string }
-
-func roleJSON(r *acls.Role) aclRoleJSON {
-	out := aclRoleJSON{ID: r.ID, Name: r.Name, Description: r.Description, Policies: []aclRolePolicyJSON{},
+func roleJSON(r *acls.Role) api.ACLRole {
+	out := api.ACLRole{ID: r.ID, Name: r.Name, Description: r.Description, Policies: []api.ACLRolePolicyLink{},
 		CreateIndex: r.CreateIndex, ModifyIndex: r.ModifyIndex}
 	for _, p := range r.Policies {
-		out.Policies = append(out.Policies, aclRolePolicyJSON{Name: p})
+		out.Policies = append(out.Policies, api.ACLRolePolicyLink{Name: p})
 	}
 	return out
 }
@@ -450,7 +409,7 @@ func (s *Server) aclUpsertRole(w http.ResponseWriter, r *http.Request) error {
 	if !s.aclEnabled(w) {
 		return nil
 	}
-	var body aclRoleJSON
+	var body api.ACLRole
 	if err := commands.DecodeJSON(r.Body, s.cfg.BodyLimit, &body); err != nil {
 		return err
 	}
