@@ -42,8 +42,8 @@ type Config struct {
 	FailedFollowUpDelay time.Duration
 	// PollFailed is how often failed evals are collected; default 1s.
 	PollFailed time.Duration
-	// Clock gives the time evals are released and failed at; default
-	// clock.System.
+	// Clock gives the time evals are released and failed at, and paces
+	// the collection of failed evals; default clock.System.
 	Clock clock.Clock
 	// Logger; default slog.Default().
 	Logger *slog.Logger
@@ -102,8 +102,8 @@ func (f *Feed) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	poll := time.NewTicker(f.cfg.PollFailed)
-	defer poll.Stop()
+	poll := f.cfg.Clock.NewTimer(f.cfg.PollFailed)
+	defer func() { poll.Stop() }()
 	for {
 		applied, wake := f.cfg.Notifier.Applied()
 		if next <= applied {
@@ -120,7 +120,8 @@ func (f *Feed) Run(ctx context.Context) error {
 		case <-ctx.Done():
 			return nil
 		case <-wake:
-		case <-poll.C:
+		case <-poll.C():
+			poll = f.cfg.Clock.NewTimer(f.cfg.PollFailed)
 			f.failEvals(ctx)
 			if f.check {
 				f.unblock(ctx) // one that failed is tried again

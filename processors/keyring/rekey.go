@@ -19,6 +19,7 @@ import (
 	"github.com/ordoplane/ordo/projections"
 	kp "github.com/ordoplane/ordo/projections/keyring"
 	pv "github.com/ordoplane/ordo/projections/variables"
+	"github.com/ordoplane/ordo/storage/clock"
 )
 
 // RekeyerConfig configures a Rekeyer.
@@ -39,6 +40,8 @@ type RekeyerConfig struct {
 	Parallel int
 	// Retry is the wait after a failed page; default 1s.
 	Retry time.Duration
+	// Clock paces the retries; default clock.System.
+	Clock clock.Clock
 	// Logger; default slog.Default().
 	Logger *slog.Logger
 	// Registerer receives ordo_keyring_rekeyed_variables_total; nil registers none.
@@ -63,7 +66,8 @@ type Rekeyer struct {
 
 // DefaultRekeyerConfig returns the defaults, without the required fields.
 func DefaultRekeyerConfig() RekeyerConfig {
-	return RekeyerConfig{PageSize: 4096, Batch: 256, Parallel: 4, Retry: time.Second, Logger: slog.Default()}
+	return RekeyerConfig{PageSize: 4096, Batch: 256, Parallel: 4, Retry: time.Second, Clock: clock.System{},
+		Logger: slog.Default()}
 }
 
 // Validate reports a RekeyerConfig that cannot work.
@@ -109,7 +113,7 @@ func (r *Rekeyer) Run(ctx context.Context) error {
 		switch {
 		case err != nil:
 			r.cfg.Logger.Warn("keyring: rekey page failed; retrying", "err", err)
-			wait = time.After(r.cfg.Retry)
+			wait = r.cfg.Clock.After(r.cfg.Retry)
 		case busy:
 			continue
 		}

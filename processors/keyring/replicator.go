@@ -19,6 +19,7 @@ import (
 	"github.com/ordoplane/ordo/projections"
 	kp "github.com/ordoplane/ordo/projections/keyring"
 	"github.com/ordoplane/ordo/projections/servers"
+	"github.com/ordoplane/ordo/storage/clock"
 	"github.com/ordoplane/ordo/storage/keystore"
 )
 
@@ -39,6 +40,8 @@ type ReplicatorConfig struct {
 	// MinBackoff and MaxBackoff bound the wait after a round that left a
 	// key missing; default 250ms and 30s.
 	MinBackoff, MaxBackoff time.Duration
+	// Clock paces the retries; default clock.System.
+	Clock clock.Clock
 	// Logger; default slog.Default().
 	Logger *slog.Logger
 	// Registerer receives ordo_keyring_keys_missing and
@@ -57,7 +60,8 @@ type Replicator struct {
 // DefaultReplicatorConfig returns the defaults, without the required
 // fields (Fetch's default needs Self, so NewReplicator makes it).
 func DefaultReplicatorConfig() ReplicatorConfig {
-	return ReplicatorConfig{MinBackoff: 250 * time.Millisecond, MaxBackoff: 30 * time.Second, Logger: slog.Default()}
+	return ReplicatorConfig{MinBackoff: 250 * time.Millisecond, MaxBackoff: 30 * time.Second, Clock: clock.System{},
+		Logger: slog.Default()}
 }
 
 // Validate reports a ReplicatorConfig that cannot work.
@@ -116,14 +120,14 @@ func (r *Replicator) Run(ctx context.Context) error {
 		} else {
 			backoff = r.cfg.MinBackoff
 		}
-		t := time.NewTimer(wait)
+		t := r.cfg.Clock.NewTimer(wait)
 		select {
 		case <-ctx.Done():
 			t.Stop()
 			return ctx.Err()
 		case <-changed:
 		case <-deleted:
-		case <-t.C:
+		case <-t.C():
 		}
 		t.Stop()
 	}

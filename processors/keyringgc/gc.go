@@ -31,7 +31,8 @@ type Config struct {
 	// key must be to be collected; default 1h. Zero takes the default; a
 	// negative value collects at any age.
 	Threshold time.Duration
-	// Clock gives the time key ages are judged at; default clock.System.
+	// Clock gives the time key ages are judged at and paces the passes;
+	// default clock.System.
 	Clock clock.Clock
 	// Logger; default slog.Default().
 	Logger *slog.Logger
@@ -82,13 +83,11 @@ func (g *GC) Name() string { return "keyring-gc" }
 
 // Run implements supervisor.Processor: a pass every Interval.
 func (g *GC) Run(ctx context.Context) error {
-	t := time.NewTicker(g.cfg.Interval)
-	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case <-t.C:
+		case <-g.cfg.Clock.After(g.cfg.Interval):
 		}
 		if _, err := g.Collect(ctx); err != nil && ctx.Err() == nil {
 			g.cfg.Logger.Warn("keyring gc pass failed", "err", err)

@@ -10,6 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/ordoplane/ordo/processors/defaults"
+	"github.com/ordoplane/ordo/storage/clock"
 )
 
 // Processor is a leader-only background task.
@@ -25,6 +26,7 @@ type Supervisor struct {
 	procs   []Processor
 	log     *slog.Logger
 	backoff time.Duration
+	clock   clock.Clock
 	leader  prometheus.Gauge
 	reg     prometheus.Registerer
 	// restart carries Restart's requests to Run.
@@ -37,13 +39,15 @@ type Config struct {
 	Logger *slog.Logger
 	// RestartBackoff is the wait before restarting a failed processor; default 1s.
 	RestartBackoff time.Duration
+	// Clock paces the restarts; default clock.System.
+	Clock clock.Clock
 	// Registerer receives the leadership gauge; nil registers none.
 	Registerer prometheus.Registerer
 }
 
 // DefaultConfig returns the defaults.
 func DefaultConfig() Config {
-	return Config{Logger: slog.Default(), RestartBackoff: time.Second}
+	return Config{Logger: slog.Default(), RestartBackoff: time.Second, Clock: clock.System{}}
 }
 
 // Validate reports a Config that cannot work.
@@ -60,7 +64,7 @@ func New(cfg Config, procs ...Processor) *Supervisor {
 		cfg.RestartBackoff = 0 // New returns no error: a negative backoff takes the default
 	}
 	defaults.Fill(&cfg, DefaultConfig())
-	s := &Supervisor{procs: procs, log: cfg.Logger, backoff: cfg.RestartBackoff, reg: cfg.Registerer, restart: make(chan struct{}, 1),
+	s := &Supervisor{procs: procs, log: cfg.Logger, backoff: cfg.RestartBackoff, clock: cfg.Clock, reg: cfg.Registerer, restart: make(chan struct{}, 1),
 		leader: prometheus.NewGauge(prometheus.GaugeOpts{Name: "ordo_raft_leader", Help: "1 while this server is the raft leader."})}
 	if cfg.Registerer != nil {
 		cfg.Registerer.MustRegister(s.leader)
@@ -148,7 +152,7 @@ func (s *Supervisor) keepRunning(ctx context.Context, p Processor) {
 		select {
 		case <-ctx.Done():
 			return
-		case <-time.After(s.backoff):
+		case <-s.clock.After(s.backoff):
 		}
 	}
 }

@@ -46,7 +46,8 @@ type Config struct {
 	BehindBackoff time.Duration
 	// MaxPlanAttempts bounds re-planning after partial commits; default 5.
 	MaxPlanAttempts int
-	// Clock gives the leader time for eval updates; default clock.System.
+	// Clock gives the leader time for eval updates and paces the waits;
+	// default clock.System.
 	Clock clock.Clock
 	// Name identifies the worker in logs; default "worker".
 	Name string
@@ -106,15 +107,15 @@ func (w *Worker) Run(ctx context.Context) error {
 			select {
 			case <-ctx.Done():
 				return nil
-			case <-time.After(100 * time.Millisecond):
+			case <-w.cfg.Clock.After(100 * time.Millisecond):
 			}
 			continue
 		case err != nil:
 			return fmt.Errorf("dequeue: %w", err)
 		}
-		start := time.Now()
+		start := w.cfg.Clock.Now()
 		w.handle(ctx, ev, token)
-		w.cfg.Metrics.observe(time.Since(start))
+		w.cfg.Metrics.observe(w.cfg.Clock.Now().Sub(start))
 	}
 }
 
@@ -155,7 +156,7 @@ func (w *Worker) handle(ctx context.Context, ev *events.Evaluation, token string
 
 // waitFor waits up to SyncLimit for the applied index to reach index.
 func (w *Worker) waitFor(ctx context.Context, index uint64) error {
-	limit := time.NewTimer(w.cfg.SyncLimit)
+	limit := w.cfg.Clock.NewTimer(w.cfg.SyncLimit)
 	defer limit.Stop()
 	for {
 		applied, next := w.cfg.States.Applied()
@@ -165,7 +166,7 @@ func (w *Worker) waitFor(ctx context.Context, index uint64) error {
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case <-limit.C:
+		case <-limit.C():
 			return fmt.Errorf("applied index %d behind %d after %s", applied, index, w.cfg.SyncLimit)
 		case <-next:
 		}
