@@ -34,7 +34,8 @@ type TimeTravel struct {
 
 // New opens the versions store (unless disabled), seeds it from the live
 // state when it does not end there, and hooks it to the FSM's commits.
-// Run backfills what it does not cover.
+// Run backfills what it does not cover. It removes DataDir/checkpoints
+// and DataDir/redo, which earlier versions kept and nothing reads now.
 func New(cfg Config) (*TimeTravel, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -47,8 +48,12 @@ func New(cfg Config) (*TimeTravel, error) {
 	}
 	t := &TimeTravel{cfg: cfg, log: cfg.Logger, closed: make(chan struct{})}
 	scratch := filepath.Join(cfg.DataDir, "timetravel")
-	if err := os.RemoveAll(scratch); err != nil { // what a crashed backfill left
-		return nil, fmt.Errorf("timetravel: clean scratch dir: %w", err)
+	// What a crashed backfill left, and the checkpoints and redo log
+	// earlier versions read past states from.
+	for _, dir := range []string{scratch, filepath.Join(cfg.DataDir, "checkpoints"), filepath.Join(cfg.DataDir, "redo")} {
+		if err := os.RemoveAll(dir); err != nil {
+			return nil, fmt.Errorf("timetravel: clean %s: %w", dir, err)
+		}
 	}
 	t.metrics = newMetrics(cfg.Registerer, t)
 	if cfg.DisableVersions {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"math/rand"
+	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -236,10 +237,22 @@ func TestAtEqualsLiveState(t *testing.T) {
 	}
 }
 
+// TestAtRange: an index outside [1, applied] is refused, and any read
+// after Close. (Opening also removes what earlier versions kept.)
 func TestAtRange(t *testing.T) {
 	h := newHistory(t)
 	h.apply(t, 5)
+	for _, dir := range []string{"checkpoints/100", "redo"} {
+		if err := os.MkdirAll(filepath.Join(h.dir, dir), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
 	tt := newTT(t, h, Options{})
+	for _, dir := range []string{"checkpoints", "redo"} {
+		if _, err := os.Stat(filepath.Join(h.dir, dir)); !os.IsNotExist(err) {
+			t.Errorf("%s left by an earlier version: %v", dir, err)
+		}
+	}
 	for _, i := range []uint64{0, h.fsm.Applied() + 1} {
 		if _, err := tt.At(context.Background(), i); !errors.Is(err, ErrBeyondApplied) {
 			t.Errorf("At(%d) = %v, want ErrBeyondApplied", i, err)
