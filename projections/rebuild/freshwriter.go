@@ -229,7 +229,11 @@ func (w *freshWriter) setPending(p *pendingRow, n *cached) {
 	}
 }
 
-var _ kv.Writer = (*freshWriter)(nil)
+var (
+	_ kv.Writer          = (*freshWriter)(nil)
+	_ layout.ValueWriter = (*freshWriter)(nil)
+	_ layout.OwnedSetter = (*freshWriter)(nil)
+)
 
 // newFreshWriter returns a writer into store keeping up to limit bytes of
 // rows per generation; complete says the store (or the keyspace written)

@@ -25,7 +25,11 @@ type shadowWriter struct {
 	lastOwned []byte
 }
 
-var _ kv.Writer = (*shadowWriter)(nil)
+var (
+	_ kv.Writer          = (*shadowWriter)(nil)
+	_ layout.ValueWriter = (*shadowWriter)(nil)
+	_ layout.OwnedSetter = (*shadowWriter)(nil)
+)
 
 // check refuses k unless it is a key of an owned table.
 func (s *shadowWriter) check(k []byte) error {
