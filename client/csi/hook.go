@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	api "github.com/ordoplane/ordo/commands/csi"
+	"github.com/ordoplane/ordo/storage/clock"
 	"os"
 	"path/filepath"
 	"time"
@@ -28,9 +29,18 @@ type Hook struct {
 	// Retry is how long Prerun keeps trying a publication whose plugin is
 	// not ready on this node yet; default 30s.
 	Retry time.Duration
+	// Clock times the retries; nil means clock.System.
+	Clock clock.Clock
 }
 
 var _ allocrunner.Hook = (*Hook)(nil)
+
+func (h *Hook) clock() clock.Clock {
+	if h.Clock == nil {
+		return clock.System{}
+	}
+	return h.Clock
+}
 
 func group(job *events.Job, name string) *events.TaskGroup {
 	if job == nil {
@@ -119,20 +129,21 @@ func (h *Hook) Prerun(ctx context.Context, a events.Allocation, job *events.Job,
 	if retry <= 0 {
 		retry = 30 * time.Second
 	}
+	clk := h.clock()
 	for name, req := range reqs {
-		deadline := time.Now().Add(retry)
+		deadline := clk.Now().Add(retry)
 		var path string
 		for {
 			if path, err = h.M.Publish(ctx, req); err == nil {
 				break
 			}
-			if time.Now().After(deadline) || ctx.Err() != nil {
+			if clk.Now().After(deadline) || ctx.Err() != nil {
 				return fmt.Errorf("csi: volume %q: %w", name, err)
 			}
 			h.M.log.Warn("CSI publish failed: retrying", "volume", req.VolumeID, "alloc_id", a.ID, "err", err)
 			select {
 			case <-ctx.Done():
-			case <-time.After(500 * time.Millisecond):
+			case <-clk.After(500 * time.Millisecond):
 			}
 		}
 		for j := range tg.Tasks {
