@@ -78,6 +78,9 @@ type Liveness struct {
 		// seen holds each tracked component's last heartbeat (zero when
 		// none since this server leads) and deadline, by id.
 		seen map[string]*beat
+		// running is set while Run tracks: only then does Liveness
+		// answer (a server that stopped leading knows nothing current).
+		running bool
 	}
 	stale   *prometheus.CounterVec
 	tracked prometheus.Gauge
@@ -152,7 +155,7 @@ func (l *Liveness) Liveness(id string) (last, deadline time.Time, alive, ok bool
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	b, ok := l.mu.seen[id]
-	if !ok {
+	if !ok || !l.mu.running {
 		return time.Time{}, time.Time{}, false, false
 	}
 	return b.last, b.deadline, now.Before(b.deadline), true
@@ -163,9 +166,13 @@ func (l *Liveness) Liveness(id string) (last, deadline time.Time, alive, ok bool
 // so no leadership change makes a live component stale — and
 // deregisters those that miss it.
 func (l *Liveness) Run(ctx context.Context) error {
+	l.mu.Lock()
+	l.mu.running = true
+	l.mu.Unlock()
 	defer func() {
 		l.mu.Lock()
 		clear(l.mu.seen)
+		l.mu.running = false
 		l.mu.Unlock()
 		l.tracked.Set(0)
 	}()
