@@ -23,13 +23,13 @@ import (
 //	GET  /v1/operator/projections/job      the running job, else the last one: progress, events/s, ETA, results
 //	DELETE /v1/operator/projections/job    cancel the running or queued job; 200 with it, 404 when there is none
 func (s *Server) projectionRoutes() {
-	s.handle("GET /v1/operator/projections", s.listProjections)
-	s.handle("POST /v1/operator/projections/rebuild", s.submitProjectionJob(fsm.JobRebuild))
-	s.handle("PUT /v1/operator/projections/rebuild", s.submitProjectionJob(fsm.JobRebuild))
-	s.handle("POST /v1/operator/projections/verify", s.submitProjectionJob(fsm.JobVerify))
-	s.handle("PUT /v1/operator/projections/verify", s.submitProjectionJob(fsm.JobVerify))
-	s.handle("GET /v1/operator/projections/job", s.projectionJob)
-	s.handle("DELETE /v1/operator/projections/job", s.cancelProjectionJob)
+	s.handle("GET /v1/operator/projections", endpoint(s.listProjections))
+	s.handle("POST /v1/operator/projections/rebuild", endpoint(s.submitProjectionJob(fsm.JobRebuild)))
+	s.handle("PUT /v1/operator/projections/rebuild", endpoint(s.submitProjectionJob(fsm.JobRebuild)))
+	s.handle("POST /v1/operator/projections/verify", endpoint(s.submitProjectionJob(fsm.JobVerify)))
+	s.handle("PUT /v1/operator/projections/verify", endpoint(s.submitProjectionJob(fsm.JobVerify)))
+	s.handle("GET /v1/operator/projections/job", endpoint(s.projectionJob))
+	s.handle("DELETE /v1/operator/projections/job", endpoint(s.cancelProjectionJob))
 }
 
 // ProjectionList is the answer of GET /v1/operator/projections.
@@ -63,84 +63,80 @@ func haveRebuilder(w http.ResponseWriter, rb *fsm.Rebuilder) bool {
 	return rb != nil
 }
 
-func (s *Server) listProjections(w http.ResponseWriter, r *http.Request) {
-	listProjections(w, r, s.cfg.Rebuilds)
+func (s *Server) listProjections(w http.ResponseWriter, r *http.Request) error {
+	return listProjections(w, r, s.cfg.Rebuilds)
 }
 
-func listProjections(w http.ResponseWriter, r *http.Request, rb *fsm.Rebuilder) {
+func listProjections(w http.ResponseWriter, r *http.Request, rb *fsm.Rebuilder) error {
 	if !haveRebuilder(w, rb) {
-		return
+		return nil
 	}
 	sums, _ := strconv.ParseBool(r.URL.Query().Get("checksum"))
 	st, err := rb.Status(sums)
 	if err != nil {
-		writeError(w, err)
-		return
+		return err
 	}
 	out := ProjectionList{Projections: st}
 	if j, ok := rb.Job(); ok {
 		out.Job = &j
 	}
 	writeJSON(w, http.StatusOK, out)
+	return nil
 }
 
-func (s *Server) submitProjectionJob(kind string) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
+func (s *Server) submitProjectionJob(kind string) func(http.ResponseWriter, *http.Request) error {
+	return func(w http.ResponseWriter, r *http.Request) error {
 		rb := s.cfg.Rebuilds
 		if !haveRebuilder(w, rb) {
-			return
+			return nil
 		}
 		var body ProjectionJobRequest
 		if r.ContentLength != 0 {
 			if err := commands.DecodeJSON(r.Body, s.cfg.BodyLimit, &body); err != nil {
-				writeError(w, err)
-				return
+				return err
 			}
 		}
 		j, err := rb.SubmitParallel(kind, body.Projections, body.Parallelism)
 		var unknown *fsm.UnknownProjectionError
 		switch {
 		case errors.Is(err, fsm.ErrParallelism):
-			writeError(w, commands.Invalid("Parallelism", "%v", err))
-			return
+			return commands.Invalid("Parallelism", "%v", err)
 		case errors.As(err, &unknown):
-			writeError(w, commands.Invalid("Projections", "%v", err))
-			return
+			return commands.Invalid("Projections", "%v", err)
 		case errors.Is(err, fsm.ErrRebuildBusy):
-			writeError(w, &commands.ConflictError{Reason: err.Error()})
-			return
+			return &commands.ConflictError{Reason: err.Error()}
 		case err != nil:
-			writeError(w, err)
-			return
+			return err
 		}
 		writeJSON(w, http.StatusAccepted, j)
+		return nil
 	}
 }
 
-func (s *Server) projectionJob(w http.ResponseWriter, _ *http.Request) {
-	projectionJob(w, s.cfg.Rebuilds)
+func (s *Server) projectionJob(w http.ResponseWriter, _ *http.Request) error {
+	return projectionJob(w, s.cfg.Rebuilds)
 }
 
-func (s *Server) cancelProjectionJob(w http.ResponseWriter, _ *http.Request) {
-	answerJob(w, s.cfg.Rebuilds, "running projection job", (*fsm.Rebuilder).Cancel)
+func (s *Server) cancelProjectionJob(w http.ResponseWriter, _ *http.Request) error {
+	return answerJob(w, s.cfg.Rebuilds, "running projection job", (*fsm.Rebuilder).Cancel)
 }
 
-func projectionJob(w http.ResponseWriter, rb *fsm.Rebuilder) {
-	answerJob(w, rb, "projection job", (*fsm.Rebuilder).Job)
+func projectionJob(w http.ResponseWriter, rb *fsm.Rebuilder) error {
+	return answerJob(w, rb, "projection job", (*fsm.Rebuilder).Job)
 }
 
 // answerJob writes the job get returns from rb, or 404 naming what when
 // it returns none.
-func answerJob(w http.ResponseWriter, rb *fsm.Rebuilder, what string, get func(*fsm.Rebuilder) (fsm.Job, bool)) {
+func answerJob(w http.ResponseWriter, rb *fsm.Rebuilder, what string, get func(*fsm.Rebuilder) (fsm.Job, bool)) error {
 	if !haveRebuilder(w, rb) {
-		return
+		return nil
 	}
 	j, ok := get(rb)
 	if !ok {
-		writeError(w, &commands.NotFoundError{Kind: what, ID: "any"})
-		return
+		return &commands.NotFoundError{Kind: what, ID: "any"}
 	}
 	writeJSON(w, http.StatusOK, j)
+	return nil
 }
 
 // ProjectionHealth is one projection in /v1/agent/health.
@@ -188,12 +184,12 @@ func Starting(cfg StartingConfig) http.Handler {
 		}
 		writeJSON(w, http.StatusServiceUnavailable, body)
 	})
-	mux.HandleFunc("GET /v1/operator/projections", func(w http.ResponseWriter, r *http.Request) {
-		listProjections(w, r, cfg.Rebuilds)
-	})
-	mux.HandleFunc("GET /v1/operator/projections/job", func(w http.ResponseWriter, _ *http.Request) {
-		projectionJob(w, cfg.Rebuilds)
-	})
+	mux.HandleFunc("GET /v1/operator/projections", endpoint(func(w http.ResponseWriter, r *http.Request) error {
+		return listProjections(w, r, cfg.Rebuilds)
+	}))
+	mux.HandleFunc("GET /v1/operator/projections/job", endpoint(func(w http.ResponseWriter, _ *http.Request) error {
+		return projectionJob(w, cfg.Rebuilds)
+	}))
 	if cfg.Gatherer != nil {
 		mux.Handle("GET /v1/metrics", promhttp.HandlerFor(cfg.Gatherer, promhttp.HandlerOpts{Timeout: 10 * time.Second}))
 	}
