@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/ordoplane/ordo/events"
+	"github.com/ordoplane/ordo/storage/clock"
 )
 
 // ErrDisabled is returned while the broker is disabled (this server does not lead).
@@ -32,12 +33,14 @@ type Config struct {
 	InitialNackDelay, SubsequentNackDelay time.Duration
 	// Registerer receives the broker's gauges; nil registers none.
 	Registerer prometheus.Registerer
+	// Clock times nack timeouts and delayed evals; default clock.System.
+	Clock clock.Clock
 }
 
 // DefaultConfig returns the defaults.
 func DefaultConfig() Config {
 	return Config{NackTimeout: 60 * time.Second, DeliveryLimit: 3,
-		InitialNackDelay: time.Second, SubsequentNackDelay: 20 * time.Second}
+		InitialNackDelay: time.Second, SubsequentNackDelay: 20 * time.Second, Clock: clock.System{}}
 }
 
 // Validate reports a Config that cannot work.
@@ -53,7 +56,7 @@ type jobKey struct{ ns, id string }
 type unacked struct {
 	eval  *events.Evaluation
 	token string
-	timer *time.Timer
+	timer clock.Timer
 }
 
 // Broker is the eval broker.
@@ -70,7 +73,7 @@ type Broker struct {
 		inflight   map[jobKey]string    // job → eval id ready or unacked
 		unack      map[string]*unacked
 		deliveries map[string]int
-		delayed    map[string]*time.Timer
+		delayed    map[string]clock.Timer
 		failed     []*events.Evaluation
 		wake       chan struct{}
 		// reset closes when the broker is reset, ending NackWait's watchers.
@@ -78,8 +81,11 @@ type Broker struct {
 	}
 }
 
-// New returns a disabled Broker.
+// New returns a disabled Broker; a nil Clock takes clock.System.
 func New(cfg Config) (*Broker, error) {
+	if cfg.Clock == nil {
+		cfg.Clock = clock.System{}
+	}
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -103,7 +109,7 @@ func (b *Broker) resetLocked() {
 	b.mu.inflight = map[jobKey]string{}
 	b.mu.unack = map[string]*unacked{}
 	b.mu.deliveries = map[string]int{}
-	b.mu.delayed = map[string]*time.Timer{}
+	b.mu.delayed = map[string]clock.Timer{}
 	b.mu.failed = nil
 	if b.mu.wake != nil {
 		close(b.mu.wake)
@@ -144,7 +150,7 @@ func (b *Broker) Enqueue(ev *events.Evaluation, now time.Time) {
 	}
 	if ev.WaitUntil > now.UnixNano() {
 		ev := ev
-		b.mu.delayed[ev.ID] = time.AfterFunc(time.Duration(ev.WaitUntil-now.UnixNano()), func() {
+		b.mu.delayed[ev.ID] = b.cfg.Clock.AfterFunc(time.Duration(ev.WaitUntil-now.UnixNano()), func() {
 			b.mu.Lock()
 			defer b.mu.Unlock()
 			if _, ok := b.mu.delayed[ev.ID]; ok {
@@ -248,7 +254,7 @@ func (b *Broker) popLocked(types []string) (*events.Evaluation, string, bool) {
 	token := fmt.Sprintf("%s-%d", ev.ID, b.mu.seq)
 	id := ev.ID
 	u := &unacked{eval: ev, token: token}
-	u.timer = time.AfterFunc(b.cfg.NackTimeout, func() { _ = b.Nack(id, token) })
+	u.timer = b.cfg.Clock.AfterFunc(b.cfg.NackTimeout, func() { _ = b.Nack(id, token) })
 	b.mu.unack[id] = u
 	b.updateGaugesLocked()
 	return ev, token, true
@@ -313,7 +319,7 @@ func (b *Broker) Nack(id, token string) error {
 	}
 	ev := u.eval
 	// The job stays in flight while the eval waits to be redelivered.
-	b.mu.delayed[id] = time.AfterFunc(delay, func() {
+	b.mu.delayed[id] = b.cfg.Clock.AfterFunc(delay, func() {
 		b.mu.Lock()
 		defer b.mu.Unlock()
 		if _, ok := b.mu.delayed[id]; !ok {
@@ -351,7 +357,7 @@ func (b *Broker) NackWait(id, token string, delay time.Duration, early <-chan st
 		close(stop)
 		b.readyAgainLocked(ev)
 	}
-	b.mu.delayed[id] = time.AfterFunc(delay, release)
+	b.mu.delayed[id] = b.cfg.Clock.AfterFunc(delay, release)
 	reset := b.mu.reset
 	go func() {
 		select {

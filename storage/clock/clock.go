@@ -12,6 +12,9 @@ type Clock interface {
 	// NewTimer returns a timer that fires once after d; Stop it when it
 	// is no longer wanted.
 	NewTimer(d time.Duration) Timer
+	// AfterFunc calls f in its own goroutine once d has passed, unless the
+	// returned timer is stopped first; the timer's C is nil.
+	AfterFunc(d time.Duration, f func()) Timer
 }
 
 // Timer is a one-shot timer made by a Clock.
@@ -36,6 +39,9 @@ func (System) After(d time.Duration) <-chan time.Time { return time.After(d) }
 
 // NewTimer implements Clock.
 func (System) NewTimer(d time.Duration) Timer { return systemTimer{time.NewTimer(d)} }
+
+// AfterFunc implements Clock.
+func (System) AfterFunc(d time.Duration, f func()) Timer { return systemTimer{time.AfterFunc(d, f)} }
 
 type systemTimer struct{ t *time.Timer }
 

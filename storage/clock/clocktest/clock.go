@@ -31,12 +31,14 @@ type Clock struct {
 
 var _ clock.Clock = (*Clock)(nil)
 
-// timer is one pending After or NewTimer.
+// timer is one pending After, NewTimer or AfterFunc.
 type timer struct {
 	clock *Clock
 	at    time.Time
 	c     chan time.Time
-	done  bool
+	// f, for AfterFunc, runs in its own goroutine when the timer fires.
+	f    func()
+	done bool
 }
 
 // NewClock returns a Clock reading now.
@@ -55,19 +57,25 @@ func (c *Clock) Now() time.Time {
 
 // After implements clock.Clock: the channel receives once the clock has
 // been advanced by d (at once when d is not positive).
-func (c *Clock) After(d time.Duration) <-chan time.Time { return c.add(d).c }
+func (c *Clock) After(d time.Duration) <-chan time.Time { return c.add(d, nil).c }
 
 // NewTimer implements clock.Clock: the timer fires once the clock has been
 // advanced by d (at once when d is not positive).
-func (c *Clock) NewTimer(d time.Duration) clock.Timer { return c.add(d) }
+func (c *Clock) NewTimer(d time.Duration) clock.Timer { return c.add(d, nil) }
 
-func (c *Clock) add(d time.Duration) *timer {
+// AfterFunc implements clock.Clock: f runs in its own goroutine once the
+// clock has been advanced by d (at once when d is not positive).
+func (c *Clock) AfterFunc(d time.Duration, f func()) clock.Timer { return c.add(d, f) }
+
+func (c *Clock) add(d time.Duration, f func()) *timer {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	t := &timer{clock: c, at: c.now.Add(d), c: make(chan time.Time, 1)}
+	t := &timer{clock: c, at: c.now.Add(d), f: f}
+	if f == nil {
+		t.c = make(chan time.Time, 1)
+	}
 	if d <= 0 {
-		t.c <- c.now
-		t.done = true
+		t.fireLocked(c.now)
 		return t
 	}
 	c.waiters = append(c.waiters, t)
@@ -98,8 +106,7 @@ func (c *Clock) setLocked(now time.Time) {
 			kept = append(kept, t)
 			continue
 		}
-		t.c <- c.now
-		t.done = true
+		t.fireLocked(c.now)
 	}
 	clear(c.waiters[len(kept):])
 	c.waiters = kept
@@ -123,7 +130,17 @@ func (c *Clock) BlockUntilWaiters(n int) {
 	}
 }
 
-// C implements clock.Timer.
+// fireLocked delivers the time, or starts f, and marks t done.
+func (t *timer) fireLocked(now time.Time) {
+	t.done = true
+	if t.f != nil {
+		go t.f()
+		return
+	}
+	t.c <- now
+}
+
+// C implements clock.Timer (nil for AfterFunc).
 func (t *timer) C() <-chan time.Time { return t.c }
 
 // Stop implements clock.Timer.

@@ -51,3 +51,23 @@ func TestFiresOnlyWhenAdvanced(t *testing.T) {
 		t.Fatal("After(0) must fire at once")
 	}
 }
+
+func TestAfterFuncRunsWhenAdvanced(t *testing.T) {
+	c := clocktest.NewClock(time.Unix(1_700_000_000, 0))
+	ran := make(chan struct{})
+	c.AfterFunc(time.Second, func() { close(ran) })
+	stopped := c.AfterFunc(time.Second, func() { t.Error("a stopped AfterFunc ran") })
+	if !stopped.Stop() {
+		t.Fatal("Stop of a pending AfterFunc reported false")
+	}
+	select {
+	case <-ran:
+		t.Fatal("AfterFunc ran before the clock moved")
+	default:
+	}
+	c.Advance(time.Second)
+	<-ran
+	if n := c.Waiters(); n != 0 {
+		t.Fatalf("Waiters = %d, want 0", n)
+	}
+}
