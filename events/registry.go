@@ -3,6 +3,7 @@ package events
 import (
 	"fmt"
 	"reflect"
+	"slices"
 	"sort"
 
 	"github.com/vmihailenco/msgpack/v5"
@@ -131,6 +132,16 @@ func Upcast(ev *Event) (msgpack.RawMessage, error) {
 // upcasting older versions step by step. After Predecode it returns the
 // payload Predecode decoded, shared: the caller must not modify it.
 func Decode(ev *Event) (Payload, error) { return decodePayloadOf(ev, false) }
+
+// DecodeIf is Decode for an event whose type is one of types, and nil
+// otherwise: a projection passes over the events it does not apply
+// without decoding them.
+func DecodeIf(ev *Event, types ...string) (Payload, error) {
+	if !slices.Contains(types, ev.Type) {
+		return nil, nil
+	}
+	return Decode(ev)
+}
 
 // decodePayloadOf is Decode; checked says ev's payload is a part of
 // bytes whose structure was checked (DecodeEvent's input), so that a

@@ -256,3 +256,20 @@ func TestPredecodeShares(t *testing.T) {
 		t.Fatal("an undecodable payload decoded after Predecode")
 	}
 }
+
+// DecodeIf decodes an event of one of the types it names, and passes over
+// any other, even one whose payload would not decode.
+func TestDecodeIf(t *testing.T) {
+	ev := eventstest.New(t, "id", eventstest.Samples()["NamespaceDeleted"])
+	p, err := events.DecodeIf(&ev, "NamespaceUpserted", "NamespaceDeleted")
+	if err != nil || !reflect.DeepEqual(p, eventstest.Samples()["NamespaceDeleted"]) {
+		t.Fatalf("DecodeIf(named type) = %+v, %v", p, err)
+	}
+	bad := events.Event{Type: "NamespaceDeleted", Version: 1, Payload: msgpack.RawMessage{0x92, 0x01}}
+	if p, err := events.DecodeIf(&bad, "NamespaceUpserted"); p != nil || err != nil {
+		t.Fatalf("DecodeIf(other type) = %+v, %v; want nil, nil", p, err)
+	}
+	if _, err := events.DecodeIf(&bad, "NamespaceDeleted"); err == nil {
+		t.Fatal("DecodeIf(named type, bad payload) decoded")
+	}
+}

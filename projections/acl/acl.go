@@ -58,14 +58,9 @@ func (Projection) Tables() []string {
 
 // Apply implements projections.Projection.
 func (Projection) Apply(tx *projections.Tx, ev *events.Event) error {
-	switch ev.Type {
-	case "ACLPolicyUpserted", "ACLPolicyDeleted", "ACLTokenUpserted", "ACLTokensDeleted",
-		"ACLRoleUpserted", "ACLRoleDeleted", "ACLBootstrapped":
-	default:
-		return nil
-	}
-	p, err := events.Decode(ev)
-	if err != nil {
+	p, err := events.DecodeIf(ev, "ACLPolicyUpserted", "ACLPolicyDeleted", "ACLTokenUpserted", "ACLTokensDeleted",
+		"ACLRoleUpserted", "ACLRoleDeleted", "ACLBootstrapped")
+	if p == nil || err != nil {
 		return err
 	}
 	switch p := p.(type) {

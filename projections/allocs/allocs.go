@@ -64,13 +64,8 @@ func (Projection) Tables() []string {
 
 // Apply implements projections.Projection.
 func (Projection) Apply(tx *projections.Tx, ev *events.Event) error {
-	switch ev.Type {
-	case "AllocsPlaced", "AllocsDesiredUpdated", "AllocsClientUpdated", "AllocsDeleted":
-	default:
-		return nil
-	}
-	p, err := events.Decode(ev)
-	if err != nil {
+	p, err := events.DecodeIf(ev, "AllocsPlaced", "AllocsDesiredUpdated", "AllocsClientUpdated", "AllocsDeleted")
+	if p == nil || err != nil {
 		return err
 	}
 	var nodes []string // whose allocations this event changes

@@ -23,16 +23,11 @@ func (Projection) Tables() []string {
 
 // Apply implements projections.Projection.
 func (Projection) Apply(tx *projections.Tx, ev *events.Event) error {
-	switch ev.Type {
-	case "CSIVolumeRegistered", "CSIVolumeDeregistered", "CSIVolumeClaimsUpdated",
+	p, err := events.DecodeIf(ev, "CSIVolumeRegistered", "CSIVolumeDeregistered", "CSIVolumeClaimsUpdated",
 		"JobRegistered", "JobDeregistered",
 		"AllocsPlaced", "AllocsDesiredUpdated", "AllocsClientUpdated", "AllocsDeleted",
-		"NodeRegistered", "NodeStatusUpdated", "NodeDeregistered":
-	default:
-		return nil
-	}
-	p, err := events.Decode(ev)
-	if err != nil {
+		"NodeRegistered", "NodeStatusUpdated", "NodeDeregistered")
+	if p == nil || err != nil {
 		return err
 	}
 	switch p := p.(type) {

@@ -52,13 +52,8 @@ func (Projection) Tables() []string { return []string{Table, ByJobTable, ByCreat
 
 // Apply implements projections.Projection.
 func (Projection) Apply(tx *projections.Tx, ev *events.Event) error {
-	switch ev.Type {
-	case "EvalsUpserted", "EvalsDeleted", "EvalsPageDeleted":
-	default:
-		return nil
-	}
-	p, err := events.Decode(ev)
-	if err != nil {
+	p, err := events.DecodeIf(ev, "EvalsUpserted", "EvalsDeleted", "EvalsPageDeleted")
+	if p == nil || err != nil {
 		return err
 	}
 	switch p := p.(type) {

@@ -110,15 +110,10 @@ func (Projection) Tables() []string {
 
 // Apply implements projections.Projection.
 func (Projection) Apply(tx *projections.Tx, ev *events.Event) error {
-	switch ev.Type {
-	case "JobRegistered", "JobDeregistered", "EvalsUpserted",
+	p, err := events.DecodeIf(ev, "JobRegistered", "JobDeregistered", "EvalsUpserted",
 		"AllocsPlaced", "AllocsDesiredUpdated", "AllocsClientUpdated", "AllocsDeleted",
-		"DeploymentUpserted", "DeploymentStatusUpdated":
-	default:
-		return nil
-	}
-	p, err := events.Decode(ev)
-	if err != nil {
+		"DeploymentUpserted", "DeploymentStatusUpdated")
+	if p == nil || err != nil {
 		return err
 	}
 	switch p := p.(type) {

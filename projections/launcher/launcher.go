@@ -139,18 +139,13 @@ func (Projection) Tables() []string {
 
 // Apply implements projections.Projection.
 func (Projection) Apply(tx *projections.Tx, ev *events.Event) error {
-	switch ev.Type {
-	case "ProviderApplied", "ProviderDeleted", "ProviderPaused", "ProviderLabelErrored",
+	p, err := events.DecodeIf(ev, "ProviderApplied", "ProviderDeleted", "ProviderPaused", "ProviderLabelErrored",
 		"TenantApplied", "TenantDeleted",
 		"NodeRequestCreated", "NodeRequestStateChanged", "NodeRequestDeclined", "NodeRequestFulfilled",
 		"NodeRequestFailed", "NodeRequestDeleted",
 		"InstanceCreated", "InstanceStateChanged", "InstanceAssigned", "InstanceReleased", "InstanceDeleted",
-		"ComponentRegistered", "ComponentDeregistered":
-	default:
-		return nil
-	}
-	p, err := events.Decode(ev)
-	if err != nil {
+		"ComponentRegistered", "ComponentDeregistered")
+	if p == nil || err != nil {
 		return err
 	}
 	a := applier{tx: tx}

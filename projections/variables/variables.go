@@ -92,13 +92,8 @@ func (Projection) Tables() []string { return []string{Table, UsageTable, ByKeyTa
 
 // Apply implements projections.Projection.
 func (Projection) Apply(tx *projections.Tx, ev *events.Event) error {
-	switch ev.Type {
-	case "VariableUpserted", "VariableDeleted":
-	default:
-		return nil
-	}
-	p, err := events.Decode(ev)
-	if err != nil {
+	p, err := events.DecodeIf(ev, "VariableUpserted", "VariableDeleted")
+	if p == nil || err != nil {
 		return err
 	}
 	switch p := p.(type) {
