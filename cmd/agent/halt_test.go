@@ -19,6 +19,7 @@ import (
 	"github.com/ordoplane/ordo/projections/namespaces"
 	"github.com/ordoplane/ordo/storage/archive"
 	"github.com/ordoplane/ordo/storage/waittest"
+	"github.com/ordoplane/ordo/test/testmetric"
 )
 
 // newerNamespaces is the namespaces projection of a newer build.
@@ -54,11 +55,10 @@ func status(url string) int {
 	return resp.StatusCode
 }
 
-// TestOlderBuildRefusesNewerDataDir: a data directory a build with a
-// newer projection version wrote is refused by an older build, naming
-// both builds and the projection; the newer build opens it again.
-func TestOlderBuildRefusesNewerDataDir(t *testing.T) {
-	dir := t.TempDir()
+// newerConfig is testConfig with the namespaces projection of a newer
+// build.
+func newerConfig(t *testing.T, dir string) Config {
+	t.Helper()
 	newer := testConfig(t, dir)
 	for _, p := range all.Projections() {
 		if p.Name() == "namespaces" {
@@ -66,6 +66,15 @@ func TestOlderBuildRefusesNewerDataDir(t *testing.T) {
 		}
 		newer.Projections = append(newer.Projections, p)
 	}
+	return newer
+}
+
+// TestOlderBuildRefusesNewerDataDir: a data directory a build with a
+// newer projection version wrote is refused by an older build, naming
+// both builds and the projection; the newer build opens it again.
+func TestOlderBuildRefusesNewerDataDir(t *testing.T) {
+	dir := t.TempDir()
+	newer := newerConfig(t, dir)
 	playBuild(t, "0.2.0")
 	a, err := Start(newer)
 	if err != nil {
@@ -157,12 +166,12 @@ func TestUnknownEventHaltsServer(t *testing.T) {
 		body.FSM.Index != index || body.FSM.Build != "0.1.0" || !strings.Contains(body.Server.Message, "ComponentTeleported") {
 		t.Fatalf("health %d %+v (%v)", resp.StatusCode, body, err)
 	}
-	if got := gaugeValue(t, a, "ordo_fsm_halted"); got != 1 {
+	if got := testmetric.Value(t, a.Registry(), "ordo_fsm_halted"); got != 1 {
 		t.Fatalf("ordo_fsm_halted = %v", got)
 	}
 	waittest.For(t, 10*time.Second, "raft to stop", func() bool { return a.Node().State() == "Shutdown" })
 	// The leader-only processors stop with it.
-	waittest.For(t, 10*time.Second, "the processors to stop", func() bool { return gaugeValue(t, a, "ordo_raft_leader") == 0 })
+	waittest.For(t, 10*time.Second, "the processors to stop", func() bool { return testmetric.Value(t, a.Registry(), "ordo_raft_leader") == 0 })
 	if _, _, err := a.Node().Append(ctx, data); err == nil {
 		t.Fatal("a halted server appended an entry")
 	}
@@ -184,32 +193,11 @@ func TestUnknownEventHaltsServer(t *testing.T) {
 	}
 }
 
-func gaugeValue(t *testing.T, a *Agent, name string) float64 {
-	t.Helper()
-	mfs, err := a.Registry().Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, mf := range mfs {
-		if mf.GetName() == name && len(mf.GetMetric()) == 1 {
-			return mf.GetMetric()[0].GetGauge().GetValue()
-		}
-	}
-	t.Fatalf("no metric %s", name)
-	return 0
-}
-
 // TestOlderBuildRefusesNewerSnapshotFile: a snapshot file a newer build
 // saved is refused by an older one with 400 naming the snapshot and both
 // builds, and nothing is installed.
 func TestOlderBuildRefusesNewerSnapshotFile(t *testing.T) {
-	newer := testConfig(t, t.TempDir())
-	for _, p := range all.Projections() {
-		if p.Name() == "namespaces" {
-			p = newerNamespaces{}
-		}
-		newer.Projections = append(newer.Projections, p)
-	}
+	newer := newerConfig(t, t.TempDir())
 	playBuild(t, "0.2.0")
 	a, err := Start(newer)
 	if err != nil {

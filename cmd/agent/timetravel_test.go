@@ -3,8 +3,6 @@ package agent_test
 import (
 	"encoding/json"
 	"fmt"
-	"io"
-	"log/slog"
 	"net/http"
 	"net/url"
 	"slices"
@@ -22,74 +20,35 @@ import (
 	"github.com/ordoplane/ordo/storage/archive"
 	"github.com/ordoplane/ordo/storage/waittest"
 	"github.com/ordoplane/ordo/test/replay"
+	"github.com/ordoplane/ordo/test/testagent"
+	"github.com/ordoplane/ordo/test/testmetric"
 )
 
 // ttAgent starts a dev agent with scheduling on, its time travel tuned
 // by opts.
 func ttAgent(t *testing.T, opts ...func(*timetravel.Options)) (*agent.Agent, *api.Client) {
 	t.Helper()
-	cfg := agent.DevConfig()
-	cfg.DataDir = t.TempDir()
-	cfg.HTTPAddr, cfg.RaftAddr = "127.0.0.1:0", "127.0.0.1:0"
-	cfg.RaftTimeout = 100 * time.Millisecond
-	cfg.NoSync = true
-	cfg.HeartbeatMinTTL, cfg.HeartbeatGrace = time.Hour, time.Hour
-	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
-	cfg.RaftLogOutput = io.Discard
+	cfg := testagent.DevConfig(t.TempDir())
+	testagent.QuietNodes(&cfg)
 	for _, o := range opts {
 		o(&cfg.TimeTravel)
 	}
-	a, err := agent.Start(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { a.Shutdown() })
-	c, err := api.NewClient(&api.Config{Address: "http://" + a.HTTPAddr()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	waittest.For(t, 20*time.Second, "the default namespace", func() bool {
-		_, _, err := c.Namespaces().Info("default", nil)
-		return err == nil
-	})
-	return a, c
+	return testagent.StartDev(t, cfg)
 }
 
-// answer is one HTTP answer.
-type answer struct {
-	status int
-	header http.Header
-	body   string
-}
-
-func get(t *testing.T, a *agent.Agent, path string) answer {
+func get(t *testing.T, a *agent.Agent, path string) testagent.Answer {
 	t.Helper()
 	return call(t, a, http.MethodGet, path, "")
 }
 
-func call(t *testing.T, a *agent.Agent, method, path, body string) answer {
+func call(t *testing.T, a *agent.Agent, method, path, body string) testagent.Answer {
 	t.Helper()
-	req, err := http.NewRequest(method, "http://"+a.HTTPAddr()+path, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return answer{status: resp.StatusCode, header: resp.Header, body: string(b)}
+	return testagent.Call(t, a.HTTPAddr(), method, path, body)
 }
 
 func putOK(t *testing.T, a *agent.Agent, path, body string) {
 	t.Helper()
-	if ans := call(t, a, http.MethodPut, path, body); ans.status != http.StatusOK {
-		t.Fatalf("PUT %s: %d %s", path, ans.status, ans.body)
-	}
+	testagent.PutOK(t, a.HTTPAddr(), path, body)
 }
 
 func readyNode(t *testing.T, a *agent.Agent, id string) {
@@ -129,7 +88,7 @@ type recorded struct {
 	path     string
 	from, to uint64
 	index    uint64
-	ans      answer
+	ans      testagent.Answer
 }
 
 // recorder reads a set of endpoints after each write of the workload.
@@ -139,15 +98,15 @@ type recorder struct {
 	reads []recorded
 }
 
-func (r *recorder) read(path string) answer {
+func (r *recorder) read(path string) testagent.Answer {
 	r.t.Helper()
 	from := r.a.FSM().Applied()
 	ans := get(r.t, r.a, path)
 	rec := recorded{path: path, from: from, to: r.storedApplied(), ans: ans}
-	if ans.status == http.StatusOK {
-		idx, err := strconv.ParseUint(ans.header.Get("X-Nomad-Index"), 10, 64)
+	if ans.Status == http.StatusOK {
+		idx, err := strconv.ParseUint(ans.Header.Get("X-Nomad-Index"), 10, 64)
 		if err != nil {
-			r.t.Fatalf("GET %s: X-Nomad-Index %q", path, ans.header.Get("X-Nomad-Index"))
+			r.t.Fatalf("GET %s: X-Nomad-Index %q", path, ans.Header.Get("X-Nomad-Index"))
 		}
 		rec.index = idx
 	}
@@ -175,7 +134,7 @@ func (r *recorder) ids(path string, n int) []string {
 	r.t.Helper()
 	ans := r.read(path)
 	var items []struct{ ID string }
-	_ = json.Unmarshal([]byte(ans.body), &items)
+	_ = json.Unmarshal([]byte(ans.Body), &items)
 	var out []string
 	for _, it := range items {
 		if len(out) == n {
@@ -225,8 +184,8 @@ func runAllocs(t *testing.T, a *agent.Agent, node string) {
 	var allocs []struct {
 		ID, ClientStatus, DesiredStatus string
 	}
-	if err := json.Unmarshal([]byte(ans.body), &allocs); err != nil {
-		t.Fatalf("node allocations: %v: %s", err, ans.body)
+	if err := json.Unmarshal([]byte(ans.Body), &allocs); err != nil {
+		t.Fatalf("node allocations: %v: %s", err, ans.Body)
 	}
 	var ups []events.AllocClientUpdate
 	for _, al := range allocs {
@@ -337,32 +296,32 @@ func TestAtIndexReadsEqualLiveReads(t *testing.T) {
 	slices.SortStableFunc(rec.reads, func(x, y recorded) int { return int(x.from) - int(y.from) })
 	indexes := map[uint64]bool{}
 	for _, r := range rec.reads {
-		var ans answer
+		var ans testagent.Answer
 		var at string
 		for i := r.from; i <= r.to; i++ { // nearly always one index
 			at = strconv.FormatUint(i, 10)
-			if ans = get(t, a, withParam(r.path, "at_index", at)); ans.status == r.ans.status && ans.body == r.ans.body {
+			if ans = get(t, a, withParam(r.path, "at_index", at)); ans.Status == r.ans.Status && ans.Body == r.ans.Body {
 				indexes[i] = true
 				break
 			}
 		}
-		if ans.status != r.ans.status || ans.body != r.ans.body {
-			t.Errorf("GET %s at_index=%d:\n got %d %s\nlive %d %s", r.path, r.to, ans.status, ans.body, r.ans.status, r.ans.body)
+		if ans.Status != r.ans.Status || ans.Body != r.ans.Body {
+			t.Errorf("GET %s at_index=%d:\n got %d %s\nlive %d %s", r.path, r.to, ans.Status, ans.Body, r.ans.Status, r.ans.Body)
 			continue
 		}
-		if ans.status != http.StatusOK {
+		if ans.Status != http.StatusOK {
 			continue
 		}
-		if ans.header.Get("X-Nomad-Index") != at || ans.header.Get("X-Ordo-At-Index") != at {
+		if ans.Header.Get("X-Nomad-Index") != at || ans.Header.Get("X-Ordo-At-Index") != at {
 			t.Errorf("GET %s at_index=%s: X-Nomad-Index %q, X-Ordo-At-Index %q", r.path, at,
-				ans.header.Get("X-Nomad-Index"), ans.header.Get("X-Ordo-At-Index"))
+				ans.Header.Get("X-Nomad-Index"), ans.Header.Get("X-Ordo-At-Index"))
 		}
-		if next := r.ans.header.Get("X-Nomad-NextToken"); next != ans.header.Get("X-Nomad-NextToken") {
-			t.Errorf("GET %s at_index=%s: next token %q, live %q", r.path, at, ans.header.Get("X-Nomad-NextToken"), next)
+		if next := r.ans.Header.Get("X-Nomad-NextToken"); next != ans.Header.Get("X-Nomad-NextToken") {
+			t.Errorf("GET %s at_index=%s: next token %q, live %q", r.path, at, ans.Header.Get("X-Nomad-NextToken"), next)
 		}
 	}
 	t.Logf("%d reads at %d distinct indexes compared; applied %d", len(rec.reads), len(indexes), a.FSM().Applied())
-	if fromVersions := counter(t, a, "ordo_timetravel_versions_reads_total"); fromVersions == 0 {
+	if fromVersions := testmetric.Value(t, a.Registry(), "ordo_timetravel_versions_reads_total"); fromVersions == 0 {
 		t.Errorf("%v reads from versions", fromVersions)
 	}
 
@@ -374,8 +333,8 @@ func TestAtIndexReadsEqualLiveReads(t *testing.T) {
 			continue
 		}
 		ans := get(t, a, withParam(r.path, "at_index", strconv.FormatUint(r.index, 10)))
-		if ans.body != r.ans.body {
-			t.Errorf("GET %s at its X-Nomad-Index %d differs from the live answer:\n got %s\nlive %s", r.path, r.index, ans.body, r.ans.body)
+		if ans.Body != r.ans.Body {
+			t.Errorf("GET %s at its X-Nomad-Index %d differs from the live answer:\n got %s\nlive %s", r.path, r.index, ans.Body, r.ans.Body)
 		}
 	}
 
@@ -383,7 +342,7 @@ func TestAtIndexReadsEqualLiveReads(t *testing.T) {
 	// index at or before it, which equals reading at that index.
 	checked := 0
 	for i, r := range rec.reads {
-		if i%17 != 0 || r.from != r.to || r.ans.status != http.StatusOK {
+		if i%17 != 0 || r.from != r.to || r.ans.Status != http.StatusOK {
 			continue
 		}
 		lt, ok := leaderTime(t, a, r.to)
@@ -391,14 +350,14 @@ func TestAtIndexReadsEqualLiveReads(t *testing.T) {
 			continue // no events at this index (a rejection or a retry)
 		}
 		ans := get(t, a, withParam(r.path, "at_time", lt.Format(time.RFC3339Nano)))
-		got, err := strconv.ParseUint(ans.header.Get("X-Ordo-At-Index"), 10, 64)
-		if ans.status != http.StatusOK || err != nil {
-			t.Fatalf("GET %s at_time=%s: %d %s", r.path, lt.Format(time.RFC3339Nano), ans.status, ans.body)
+		got, err := strconv.ParseUint(ans.Header.Get("X-Ordo-At-Index"), 10, 64)
+		if ans.Status != http.StatusOK || err != nil {
+			t.Fatalf("GET %s at_time=%s: %d %s", r.path, lt.Format(time.RFC3339Nano), ans.Status, ans.Body)
 		}
 		if gt, _ := leaderTime(t, a, got); got < r.to || gt.After(lt) {
 			t.Errorf("at_time %s (time of %d) resolved to %d at %s", lt.Format(time.RFC3339Nano), r.to, got, gt)
 		}
-		if byIndex := get(t, a, withParam(r.path, "at_index", strconv.FormatUint(got, 10))); byIndex.body != ans.body {
+		if byIndex := get(t, a, withParam(r.path, "at_index", strconv.FormatUint(got, 10))); byIndex.Body != ans.Body {
 			t.Errorf("GET %s: at_time answer differs from at_index=%d", r.path, got)
 		}
 		checked++
@@ -409,11 +368,11 @@ func TestAtIndexReadsEqualLiveReads(t *testing.T) {
 }
 
 // errorField returns the Field of an error answer.
-func errorField(t *testing.T, ans answer) string {
+func errorField(t *testing.T, ans testagent.Answer) string {
 	t.Helper()
 	var body struct{ Error, Field string }
-	if err := json.Unmarshal([]byte(ans.body), &body); err != nil {
-		t.Fatalf("error body %q: %v", ans.body, err)
+	if err := json.Unmarshal([]byte(ans.Body), &body); err != nil {
+		t.Fatalf("error body %q: %v", ans.Body, err)
 	}
 	return body.Field
 }
@@ -450,44 +409,28 @@ func TestHistoricalRequestsRefused(t *testing.T) {
 		{"GET", "/v1/operator/history?at_index=" + at, "", "at_index", "does not serve past states"},
 	} {
 		ans := call(t, a, tc.method, tc.path, tc.body)
-		if ans.status != http.StatusBadRequest || errorField(t, ans) != tc.field || !strings.Contains(ans.body, tc.text) {
-			t.Errorf("%s %s: %d %s; want 400 naming %s, saying %q", tc.method, tc.path, ans.status, ans.body, tc.field, tc.text)
+		if ans.Status != http.StatusBadRequest || errorField(t, ans) != tc.field || !strings.Contains(ans.Body, tc.text) {
+			t.Errorf("%s %s: %d %s; want 400 naming %s, saying %q", tc.method, tc.path, ans.Status, ans.Body, tc.field, tc.text)
 		}
-		if ans.header.Get("X-Nomad-Index") != "" || ans.header.Get("X-Ordo-At-Index") != "" {
-			t.Errorf("%s %s: a refusal carries an index: %v", tc.method, tc.path, ans.header)
+		if ans.Header.Get("X-Nomad-Index") != "" || ans.Header.Get("X-Ordo-At-Index") != "" {
+			t.Errorf("%s %s: a refusal carries an index: %v", tc.method, tc.path, ans.Header)
 		}
 	}
 	if got := a.FSM().Applied(); got != applied {
 		t.Fatalf("applied index moved from %d to %d: a refused write was appended", applied, got)
 	}
-	if ans := get(t, a, "/v1/namespace/two"); ans.status != http.StatusNotFound {
-		t.Fatalf("namespace two: %d %s", ans.status, ans.body)
+	if ans := get(t, a, "/v1/namespace/two"); ans.Status != http.StatusNotFound {
+		t.Fatalf("namespace two: %d %s", ans.Status, ans.Body)
 	}
 	// The same reads without the past answer as ever.
-	if ans := get(t, a, "/v1/namespaces?index=1&wait=10ms"); ans.status != http.StatusOK || ans.header.Get("X-Ordo-At-Index") != "" {
-		t.Fatalf("live read: %d %v", ans.status, ans.header)
+	if ans := get(t, a, "/v1/namespaces?index=1&wait=10ms"); ans.Status != http.StatusOK || ans.Header.Get("X-Ordo-At-Index") != "" {
+		t.Fatalf("live read: %d %v", ans.Status, ans.Header)
 	}
 	// And at_time a moment after the last write answers the current state.
-	if ans := get(t, a, "/v1/namespaces?at_time="+time.Now().Add(time.Minute).UTC().Format(time.RFC3339)); ans.status != http.StatusOK ||
-		ans.header.Get("X-Ordo-At-Index") != at || ans.body != get(t, a, "/v1/namespaces").body {
-		t.Fatalf("at_time now: %d %v %s", ans.status, ans.header, ans.body)
+	if ans := get(t, a, "/v1/namespaces?at_time="+time.Now().Add(time.Minute).UTC().Format(time.RFC3339)); ans.Status != http.StatusOK ||
+		ans.Header.Get("X-Ordo-At-Index") != at || ans.Body != get(t, a, "/v1/namespaces").Body {
+		t.Fatalf("at_time now: %d %v %s", ans.Status, ans.Header, ans.Body)
 	}
-}
-
-// counter returns the value of an unlabelled counter in a's registry.
-func counter(t *testing.T, a *agent.Agent, name string) float64 {
-	t.Helper()
-	mfs, err := a.Registry().Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, mf := range mfs {
-		if mf.GetName() == name && len(mf.GetMetric()) == 1 {
-			return mf.GetMetric()[0].GetCounter().GetValue()
-		}
-	}
-	t.Fatalf("no counter %s", name)
-	return 0
 }
 
 // TestHistoryStatus: GET /v1/operator/history says the versions store
@@ -503,10 +446,10 @@ func TestHistoryStatus(t *testing.T) {
 	// The checks below say what is missing when the wait gives up.
 	waittest.Poll(10*time.Second, func() bool {
 		ans := get(t, a, "/v1/operator/history")
-		if ans.status != http.StatusOK {
-			t.Fatalf("GET /v1/operator/history: %d %s", ans.status, ans.body)
+		if ans.Status != http.StatusOK {
+			t.Fatalf("GET /v1/operator/history: %d %s", ans.Status, ans.Body)
 		}
-		if err := json.Unmarshal([]byte(ans.body), &st); err != nil {
+		if err := json.Unmarshal([]byte(ans.Body), &st); err != nil {
 			t.Fatal(err)
 		}
 		return st.Versions != nil && len(st.Versions.Spans) > 0 && st.Versions.Spans[len(st.Versions.Spans)-1].To >= applied

@@ -2,7 +2,6 @@ package compat
 
 import (
 	"fmt"
-	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +11,7 @@ import (
 	"github.com/ordoplane/ordo/events"
 	pt "github.com/ordoplane/ordo/projections/projectionstest"
 	"github.com/ordoplane/ordo/storage/waittest"
+	"github.com/ordoplane/ordo/test/testagent"
 )
 
 // reportRunning reports, as the client of nodeID would, the allocations
@@ -23,18 +23,7 @@ func reportRunning(t *testing.T, addr, nodeID string, ids []string) {
 		ups = append(ups, fmt.Sprintf(`{"ID":%q,"ClientStatus":"running","DeploymentStatus":{"Healthy":true}}`, id))
 	}
 	body := `{"Allocs":[` + strings.Join(ups, ",") + `]}`
-	r, err := http.NewRequest(http.MethodPut, "http://"+addr+"/v1/client/"+nodeID+"/allocs", strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp, err := http.DefaultClient.Do(r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("PUT %s allocs: %s", nodeID, resp.Status)
-	}
+	testagent.PutOK(t, addr, "/v1/client/"+nodeID+"/allocs", body)
 }
 
 // migratingAlong replays the archive and returns, per applied index, how

@@ -2,8 +2,6 @@ package compat
 
 import (
 	"context"
-	"io"
-	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -11,34 +9,14 @@ import (
 	"github.com/hashicorp/nomad/api"
 
 	"github.com/ordoplane/ordo/cmd/agent"
-	"github.com/ordoplane/ordo/storage/waittest"
+	"github.com/ordoplane/ordo/test/testagent"
 )
 
 // startDev starts a dev agent and a nomad/api client pointed at it, and
 // waits until the leader has created the default namespace.
 func startDev(t *testing.T) (*agent.Agent, *api.Client) {
 	t.Helper()
-	cfg := agent.DevConfig()
-	cfg.DataDir = t.TempDir()
-	cfg.HTTPAddr, cfg.RaftAddr = "127.0.0.1:0", "127.0.0.1:0"
-	cfg.RaftTimeout = 100 * time.Millisecond
-	cfg.NoSync = true
-	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
-	cfg.RaftLogOutput = io.Discard
-	a, err := agent.Start(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { a.Shutdown() })
-	c, err := api.NewClient(&api.Config{Address: "http://" + a.HTTPAddr()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	waittest.For(t, 10*time.Second, "the default namespace", func() bool {
-		_, _, err := c.Namespaces().Info("default", nil)
-		return err == nil
-	})
-	return a, c
+	return testagent.StartDev(t, testagent.DevConfig(t.TempDir()))
 }
 
 func TestNamespacesWithNomadClient(t *testing.T) {

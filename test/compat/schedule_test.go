@@ -13,6 +13,7 @@ import (
 	"github.com/ordoplane/ordo/commands"
 	"github.com/ordoplane/ordo/commands/node"
 	"github.com/ordoplane/ordo/storage/waittest"
+	"github.com/ordoplane/ordo/test/testagent"
 )
 
 // registerReadyNode registers a node through the client API and reports it ready.
@@ -24,18 +25,7 @@ func registerReadyNode(t *testing.T, addr, id string, cpu, mem int) {
 		{"/v1/client/register", body},
 		{"/v1/client/" + id + "/heartbeat", `{"Status":"ready"}`},
 	} {
-		r, err := http.NewRequest(http.MethodPut, "http://"+addr+req.path, strings.NewReader(req.body))
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp, err := http.DefaultClient.Do(r)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			t.Fatalf("PUT %s: %s", req.path, resp.Status)
-		}
+		testagent.PutOK(t, addr, req.path, req.body)
 	}
 }
 

@@ -3,8 +3,6 @@ package disconnect
 import (
 	"context"
 	"fmt"
-	"io"
-	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -80,34 +78,13 @@ type node struct {
 	}
 }
 
-func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
-
 // startCluster starts a one-server dev agent with short heartbeat TTLs.
 func startCluster(t *testing.T) *cluster {
 	t.Helper()
-	cfg := agent.DevConfig()
-	cfg.DataDir = t.TempDir()
-	cfg.HTTPAddr, cfg.RaftAddr = "127.0.0.1:0", "127.0.0.1:0"
-	cfg.RaftTimeout = 100 * time.Millisecond
-	cfg.NoSync = true
+	cfg := testagent.DevConfig(t.TempDir())
 	cfg.HeartbeatMinTTL, cfg.HeartbeatGrace = heartbeatMinTTL, heartbeatGrace
-	cfg.Logger = quiet()
-	cfg.RaftLogOutput = io.Discard
-	a, err := agent.Start(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { a.Shutdown() })
-	c, err := api.NewClient(&api.Config{Address: "http://" + a.HTTPAddr()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cl := &cluster{t: t, agent: a, api: c, proc: fakeProc(t)}
-	testagent.WaitFor(t, waitTimeout, "the default namespace", func() bool {
-		_, _, err := c.Namespaces().Info("default", nil)
-		return err == nil
-	})
-	return cl
+	a, c := testagent.StartDev(t, cfg)
+	return &cluster{t: t, agent: a, api: c, proc: fakeProc(t)}
 }
 
 // fakeProc writes a /proc of one core of nodeMHz and 1 GiB of memory.
@@ -156,7 +133,7 @@ func (cl *cluster) start(n *node) {
 		RetryMin: 50 * time.Millisecond, RetryMax: 250 * time.Millisecond, WatchWait: 30 * time.Second,
 		// Calls the gate holds must not time out before the test releases them.
 		RequestTimeout: 2 * waitTimeout,
-		Logger:         quiet()})
+		Logger:         testagent.Discard()})
 	if err != nil {
 		cl.t.Fatal(err)
 	}

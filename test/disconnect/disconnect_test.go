@@ -176,13 +176,13 @@ func reconnect(t *testing.T, tc reconnectCase) {
 	}
 
 	h := checkHistory(t, cl, a, b, c)
-	t.Logf("%s went %v; its calls once reconnected: %s", a.name, h.changes[a.id()], strings.Join(a.gate.answers(), ", "))
+	t.Logf("%s went %v; its calls once reconnected: %s", a.name, h.Changes[a.id()], strings.Join(a.gate.answers(), ", "))
 	if tc.order != nil {
 		path := []string{events.NodeStatusDisconnected, events.NodeStatusReady}
 		if slices.Index(tc.order, callHeartbeat) < slices.Index(tc.order, callAllocs) {
 			path = []string{events.NodeStatusDisconnected, events.NodeStatusInitializing, events.NodeStatusReady}
 		}
-		if got := statuses(h.changes[a.id()]); len(got) < len(path) || !slices.Equal(got[len(got)-len(path):], path) {
+		if got := statuses(h.Changes[a.id()]); len(got) < len(path) || !slices.Equal(got[len(got)-len(path):], path) {
 			t.Errorf("%s went %v, want it to end %v", a.name, got, path)
 		}
 	}
@@ -215,19 +215,7 @@ func TestDisconnectOutlastsLostAfter(t *testing.T) {
 	a.gate.open()
 	cl.waitNode(a, events.NodeStatusReady)
 	want := slices.Sorted(slices.Values(append(slices.Clone(origB), replacements...)))
-	cl.waitState("B's originals and the replacements running, A's originals complete", func(v projections.View) bool {
-		var live []string
-		for _, al := range jobAllocs(t, v, jobID) {
-			switch {
-			case al.DesiredStatus == events.AllocDesiredRun && al.ClientStatus == events.AllocClientRunning:
-				live = append(live, al.ID)
-			case al.DesiredStatus == events.AllocDesiredRun, al.ClientStatus != events.AllocClientComplete:
-				return false
-			}
-		}
-		slices.Sort(live)
-		return slices.Equal(live, want)
-	})
+	cl.waitLive("B's originals and the replacements running, A's originals complete", want)
 	cl.settle()
 	cl.view(func(v projections.View) {
 		running := 0
@@ -253,7 +241,7 @@ func TestDisconnectOutlastsLostAfter(t *testing.T) {
 	if h.readyFromDown[a.id()] > 0 {
 		// N1's initializing step is for disconnected nodes (as in Nomad):
 		// a node already down comes back ready at once.
-		t.Logf("%s went %v: ready straight from down", a.name, statuses(h.changes[a.id()]))
+		t.Logf("%s went %v: ready straight from down", a.name, statuses(h.Changes[a.id()]))
 	}
 }
 
@@ -290,7 +278,7 @@ func TestLateHeartbeatReconnects(t *testing.T) {
 	checkKept(t, cl, a, c, origA, origB, replacements)
 	placedOnA(t, cl, a, "pinned")
 	h := checkHistory(t, cl, a, b, c)
-	t.Logf("%s went %v; its calls: %s", a.name, h.changes[a.id()], strings.Join(a.gate.answers(), ", "))
+	t.Logf("%s went %v; its calls: %s", a.name, h.Changes[a.id()], strings.Join(a.gate.answers(), ", "))
 }
 
 // checkKept checks the end of a reconnect that kept A's originals:
@@ -301,19 +289,7 @@ func checkKept(t *testing.T, cl *cluster, a, c *node, origA, origB, replacements
 	t.Helper()
 	// Exactly count allocations run: A's originals and B's.
 	want := slices.Sorted(slices.Values(append(slices.Clone(origA), origB...)))
-	cl.waitState("A's and B's originals running and the replacements complete", func(v projections.View) bool {
-		var live []string
-		for _, al := range jobAllocs(t, v, jobID) {
-			switch {
-			case al.DesiredStatus == events.AllocDesiredRun && al.ClientStatus == events.AllocClientRunning:
-				live = append(live, al.ID)
-			case al.DesiredStatus == events.AllocDesiredRun, al.ClientStatus != events.AllocClientComplete:
-				return false
-			}
-		}
-		slices.Sort(live)
-		return slices.Equal(live, want)
-	})
+	cl.waitLive("A's and B's originals running and the replacements complete", want)
 	cl.settle()
 	cl.view(func(v projections.View) {
 		running := 0
@@ -522,21 +498,39 @@ func checkHistory(t *testing.T, cl *cluster, a, b, c *node) *history {
 	for _, n := range []*node{b, c} {
 		if h.missed[n.id()] > 0 {
 			t.Fatalf("%s, never cut off, missed %d heartbeats (went %v): the machine is too slow for TTL %v + grace %v",
-				n.name, h.missed[n.id()], h.changes[n.id()], heartbeatMinTTL, heartbeatGrace)
+				n.name, h.missed[n.id()], h.Changes[n.id()], heartbeatMinTTL, heartbeatGrace)
 		}
 	}
-	if h.missed[a.id()] == 0 || h.status[a.id()] != events.NodeStatusReady {
-		t.Errorf("%s missed %d heartbeats and ends %s", a.name, h.missed[a.id()], h.status[a.id()])
+	if h.missed[a.id()] == 0 || h.Status[a.id()] != events.NodeStatusReady {
+		t.Errorf("%s missed %d heartbeats and ends %s", a.name, h.missed[a.id()], h.Status[a.id()])
 	}
 	return h
 }
 
 // statuses drops the indexes of a node's status changes.
-func statuses(changes []string) []string {
+func statuses(changes []testagent.NodeChange) []string {
 	out := make([]string, len(changes))
 	for i, c := range changes {
-		_, s, _ := strings.Cut(c, ":")
-		out[i] = s
+		out[i] = c.Status
 	}
 	return out
+}
+
+// waitLive waits until the job's running allocations are exactly want and
+// every other one is stopped and complete; what names the state.
+func (cl *cluster) waitLive(what string, want []string) {
+	cl.t.Helper()
+	cl.waitState(what, func(v projections.View) bool {
+		var live []string
+		for _, al := range jobAllocs(cl.t, v, jobID) {
+			switch {
+			case al.DesiredStatus == events.AllocDesiredRun && al.ClientStatus == events.AllocClientRunning:
+				live = append(live, al.ID)
+			case al.DesiredStatus == events.AllocDesiredRun, al.ClientStatus != events.AllocClientComplete:
+				return false
+			}
+		}
+		slices.Sort(live)
+		return slices.Equal(live, want)
+	})
 }

@@ -5,19 +5,16 @@ import (
 	"testing"
 
 	"github.com/ordoplane/ordo/events"
-	"github.com/ordoplane/ordo/projections"
-	"github.com/ordoplane/ordo/projections/nodes"
-	"github.com/ordoplane/ordo/storage/archive"
 	"github.com/ordoplane/ordo/storage/kv"
+	"github.com/ordoplane/ordo/test/testagent"
 )
 
 // history is what walking the archive found (the logic of test/n1's walk,
 // trimmed to what these tests check).
 type history struct {
-	// status is every node's status at the end; changes its statuses in
-	// order, as "index:status".
-	status  map[string]string
-	changes map[string][]string
+	// Status is every node's status at the end; Changes its statuses in
+	// order.
+	*testagent.NodeWalk
 	// missed counts each node's missed heartbeats.
 	missed map[string]int
 	// readyFromDown lists nodes that went from down straight to ready
@@ -32,40 +29,12 @@ type history struct {
 // without having updated its allocations after its last missed heartbeat.
 func walk(t *testing.T, r kv.Reader) *history {
 	t.Helper()
-	h := &history{status: map[string]string{}, changes: map[string][]string{}, missed: map[string]int{},
-		readyFromDown: map[string]int{}}
+	h := &history{missed: map[string]int{}, readyFromDown: map[string]int{}}
 	missedAt, allocUpdate := map[string]uint64{}, map[string]uint64{}
-	set := func(node, status string, index uint64) {
-		if h.status[node] != status {
-			h.status[node] = status
-			h.changes[node] = append(h.changes[node], fmt.Sprintf("%d:%s", index, status))
-		}
-	}
-	err := archive.Scan(r, 1, 0, func(index uint64, seq uint32, data []byte) error {
-		ev, err := events.DecodeEvent(data)
-		if err != nil {
-			return err
-		}
-		switch ev.Type {
-		case "NodeRegistered", "NodeStatusUpdated", "NodeAllocsUpdated", "AllocsPlaced":
-		default:
-			return nil
-		}
-		p, err := events.Decode(ev)
-		if err != nil {
-			return err
-		}
+	h.NodeWalk = testagent.WalkNodes(t, r, func(w *testagent.NodeWalk, index uint64, p any) {
 		switch p := p.(type) {
-		case *events.NodeRegistered:
-			if _, ok := h.status[p.Node.ID]; !ok {
-				s := p.Node.Status
-				if s == "" {
-					s = events.NodeStatusInitializing
-				}
-				set(p.Node.ID, s, index)
-			} // an existing node keeps its status (N1)
 		case *events.NodeStatusUpdated:
-			prev := h.status[p.ID]
+			prev := w.Status[p.ID]
 			if p.MissedHeartbeat {
 				missedAt[p.ID] = index
 				h.missed[p.ID]++
@@ -80,28 +49,16 @@ func walk(t *testing.T, r kv.Reader) *history {
 				}
 				missedAt[p.ID] = 0
 			}
-			set(p.ID, p.Status, index)
 		case *events.NodeAllocsUpdated:
 			allocUpdate[p.ID] = index
 		case *events.AllocsPlaced:
 			for _, al := range p.Allocs {
-				if s := h.status[al.NodeID]; s != events.NodeStatusReady {
+				if s := w.Status[al.NodeID]; s != events.NodeStatusReady {
 					h.violations = append(h.violations, fmt.Sprintf("index %d: eval %s placed %s (%s) on %s while it was %s",
 						index, p.EvalID, al.Name, al.ID, al.NodeID, s))
 				}
 			}
 		}
-		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	// The walk agrees with the projection.
-	for id, s := range h.status {
-		n, err := nodes.Get(projections.NewView(r), id)
-		if err != nil || n.Status != s {
-			t.Errorf("walk says %s is %s, the projection %v (%v)", id, s, n, err)
-		}
-	}
 	return h
 }

@@ -5,9 +5,6 @@ package n1
 import (
 	"context"
 	"fmt"
-	"io"
-	"log/slog"
-	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -23,9 +20,9 @@ import (
 	"github.com/ordoplane/ordo/projections/allocs"
 	"github.com/ordoplane/ordo/projections/evals"
 	"github.com/ordoplane/ordo/projections/nodes"
-	"github.com/ordoplane/ordo/storage/archive"
 	"github.com/ordoplane/ordo/storage/kv"
 	"github.com/ordoplane/ordo/test/replay"
+	"github.com/ordoplane/ordo/test/testagent"
 )
 
 const (
@@ -167,7 +164,7 @@ func reconnect(t *testing.T, order []string) {
 	for _, p := range h.violations {
 		t.Error(p)
 	}
-	if got := h.status[nodeA]; got != events.NodeStatusReady {
+	if got := h.Status[nodeA]; got != events.NodeStatusReady {
 		t.Errorf("the archive ends with %s %s", nodeA, got)
 	}
 	if h.placedOnAReady == 0 {
@@ -184,7 +181,7 @@ func checkDecisions(t *testing.T, snap kv.Reader, v projections.View, h *history
 	t.Helper()
 	raced, rerunCount := 0, 0
 	err := evals.Scan(v, evals.Query{}, func(e *evals.Eval) error {
-		if e.Status != events.EvalStatusComplete || e.SnapshotIndex < h.disconnectedAt || h.statusAt(nodeA, e.SnapshotIndex) == events.NodeStatusReady {
+		if e.Status != events.EvalStatusComplete || e.SnapshotIndex < h.disconnectedAt || h.StatusAt(nodeA, e.SnapshotIndex) == events.NodeStatusReady {
 			return nil
 		}
 		if e.SnapshotIndex > streamFrom && len(e.FailedTGAllocs) > 0 {
@@ -200,11 +197,11 @@ func checkDecisions(t *testing.T, snap kv.Reader, v projections.View, h *history
 		}
 		rerunCount++
 		if d := rerun.Diff(rec, plan); !d.Empty() {
-			t.Errorf("eval %s decided while %s was %s does not reproduce:\n%s", e.ID, nodeA, h.statusAt(nodeA, e.SnapshotIndex), d)
+			t.Errorf("eval %s decided while %s was %s does not reproduce:\n%s", e.ID, nodeA, h.StatusAt(nodeA, e.SnapshotIndex), d)
 		}
 		for _, p := range plan.Placements {
 			if p.NodeID == nodeA {
-				t.Errorf("eval %s placed %s on %s while it was %s (snapshot %d)", e.ID, p.Name, nodeA, h.statusAt(nodeA, e.SnapshotIndex), e.SnapshotIndex)
+				t.Errorf("eval %s placed %s on %s while it was %s (snapshot %d)", e.ID, p.Name, nodeA, h.StatusAt(nodeA, e.SnapshotIndex), e.SnapshotIndex)
 			}
 		}
 		return nil
@@ -220,28 +217,10 @@ func checkDecisions(t *testing.T, snap kv.Reader, v projections.View, h *history
 
 // history is what walking the archive found.
 type history struct {
-	status         map[string]string
-	changes        map[string][]statusChange
+	*testagent.NodeWalk
 	disconnectedAt uint64 // when A first disconnected
 	placedOnAReady int
 	violations     []string
-}
-
-type statusChange struct {
-	index  uint64
-	status string
-}
-
-// statusAt returns node's status in the state at index.
-func (h *history) statusAt(node string, index uint64) string {
-	s := ""
-	for _, c := range h.changes[node] {
-		if c.index > index {
-			break
-		}
-		s = c.status
-	}
-	return s
 }
 
 // walk replays the archive, tracking every node's status as the nodes
@@ -249,37 +228,10 @@ func (h *history) statusAt(node string, index uint64) string {
 // that index, and each return to ready against N1's index rule.
 func walk(t *testing.T, r kv.Reader) *history {
 	t.Helper()
-	h := &history{status: map[string]string{}, changes: map[string][]statusChange{}}
+	h := &history{}
 	missed, allocUpdate := map[string]uint64{}, map[string]uint64{}
-	set := func(node, status string, index uint64) {
-		if h.status[node] != status {
-			h.status[node] = status
-			h.changes[node] = append(h.changes[node], statusChange{index, status})
-		}
-	}
-	err := archive.Scan(r, 1, 0, func(index uint64, seq uint32, data []byte) error {
-		ev, err := events.DecodeEvent(data)
-		if err != nil {
-			return err
-		}
-		switch ev.Type {
-		case "NodeRegistered", "NodeStatusUpdated", "NodeAllocsUpdated", "AllocsPlaced":
-		default:
-			return nil
-		}
-		p, err := events.Decode(ev)
-		if err != nil {
-			return err
-		}
+	h.NodeWalk = testagent.WalkNodes(t, r, func(w *testagent.NodeWalk, index uint64, p any) {
 		switch p := p.(type) {
-		case *events.NodeRegistered:
-			if _, ok := h.status[p.Node.ID]; !ok {
-				s := p.Node.Status
-				if s == "" {
-					s = events.NodeStatusInitializing
-				}
-				set(p.Node.ID, s, index)
-			} // an existing node keeps its status (N1)
 		case *events.NodeStatusUpdated:
 			if p.MissedHeartbeat {
 				missed[p.ID] = index
@@ -294,12 +246,11 @@ func walk(t *testing.T, r kv.Reader) *history {
 				}
 				missed[p.ID] = 0
 			}
-			set(p.ID, p.Status, index)
 		case *events.NodeAllocsUpdated:
 			allocUpdate[p.ID] = index
 		case *events.AllocsPlaced:
 			for _, al := range p.Allocs {
-				if s := h.status[al.NodeID]; s != events.NodeStatusReady {
+				if s := w.Status[al.NodeID]; s != events.NodeStatusReady {
 					h.violations = append(h.violations, fmt.Sprintf("index %d: eval %s placed %s on %s while it was %s",
 						index, p.EvalID, al.Name, al.NodeID, s))
 				} else if al.NodeID == nodeA && h.disconnectedAt > 0 {
@@ -307,18 +258,7 @@ func walk(t *testing.T, r kv.Reader) *history {
 				}
 			}
 		}
-		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	// The walk agrees with the projection.
-	for id, s := range h.status {
-		n, err := nodes.Get(projections.NewView(r), id)
-		if err != nil || n.Status != s {
-			t.Errorf("walk says %s is %s, the projection %v (%v)", id, s, n, err)
-		}
-	}
 	return h
 }
 
@@ -327,37 +267,9 @@ func walk(t *testing.T, r kv.Reader) *history {
 // unless the test says so.
 func startAgent(t *testing.T) (*agent.Agent, *api.Client) {
 	t.Helper()
-	cfg := agent.DevConfig()
-	cfg.DataDir = t.TempDir()
-	cfg.HTTPAddr, cfg.RaftAddr = "127.0.0.1:0", "127.0.0.1:0"
-	cfg.RaftTimeout = 100 * time.Millisecond
-	cfg.NoSync = true
-	cfg.HeartbeatMinTTL, cfg.HeartbeatGrace = time.Hour, time.Hour
-	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
-	cfg.RaftLogOutput = io.Discard
-	a, err := agent.Start(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { a.Shutdown() })
-	c, err := api.NewClient(&api.Config{Address: "http://" + a.HTTPAddr()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	// The default namespace appears once the server leads.
-	deadline := time.NewTimer(waitTimeout)
-	defer deadline.Stop()
-	for {
-		_, wake := a.FSM().Notifier().Applied()
-		if _, _, err := c.Namespaces().Info("default", nil); err == nil {
-			return a, c
-		}
-		select {
-		case <-wake:
-		case <-deadline.C:
-			t.Fatal("the default namespace never appeared")
-		}
-	}
+	cfg := testagent.DevConfig(t.TempDir())
+	testagent.QuietNodes(&cfg)
+	return testagent.StartDev(t, cfg)
 }
 
 func settle(t *testing.T, a *agent.Agent) {
@@ -368,19 +280,7 @@ func settle(t *testing.T, a *agent.Agent) {
 // put makes a client API call, as a node's client does.
 func put(t *testing.T, a *agent.Agent, path, body string) {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodPut, "http://"+a.HTTPAddr()+path, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("PUT %s: %s: %s", path, resp.Status, b)
-	}
+	testagent.PutOK(t, a.HTTPAddr(), path, body)
 }
 
 func nodeRegister(t *testing.T, a *agent.Agent, id, boot string) {

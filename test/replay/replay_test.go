@@ -3,10 +3,6 @@ package replay_test
 import (
 	"context"
 	"fmt"
-	"io"
-	"log/slog"
-	"net/http"
-	"strings"
 	"testing"
 	"time"
 
@@ -21,6 +17,7 @@ import (
 	"github.com/ordoplane/ordo/projections/allocs"
 	"github.com/ordoplane/ordo/projections/evals"
 	"github.com/ordoplane/ordo/test/replay"
+	"github.com/ordoplane/ordo/test/testagent"
 )
 
 // settleTimeout bounds each wait for the scheduler; it is a failure
@@ -32,53 +29,12 @@ const settleTimeout = 30 * time.Second
 // unless the test says so; tweaks change the config further.
 func startAgent(t *testing.T, tweaks ...func(*agent.Config)) (*agent.Agent, *api.Client) {
 	t.Helper()
-	cfg := agent.DevConfig()
-	cfg.DataDir = t.TempDir()
-	cfg.HTTPAddr, cfg.RaftAddr = "127.0.0.1:0", "127.0.0.1:0"
-	cfg.RaftTimeout = 100 * time.Millisecond
-	cfg.NoSync = true
-	cfg.HeartbeatMinTTL, cfg.HeartbeatGrace = time.Hour, time.Hour
-	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
-	cfg.RaftLogOutput = io.Discard
+	cfg := testagent.DevConfig(t.TempDir())
+	testagent.QuietNodes(&cfg)
 	for _, tweak := range tweaks {
 		tweak(&cfg)
 	}
-	a, err := agent.Start(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { a.Shutdown() })
-	c, err := api.NewClient(&api.Config{Address: "http://" + a.HTTPAddr()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	// The default namespace is created once the server leads.
-	waitApplied(t, a, "the default namespace", func(v projections.View) bool {
-		_, _, err := c.Namespaces().Info("default", nil)
-		return err == nil
-	})
-	return a, c
-}
-
-// waitApplied checks cond after every apply until it holds.
-func waitApplied(t *testing.T, a *agent.Agent, what string, cond func(v projections.View) bool) {
-	t.Helper()
-	deadline := time.NewTimer(settleTimeout)
-	defer deadline.Stop()
-	for {
-		_, wake := a.FSM().Notifier().Applied()
-		snap := a.Store().Snapshot()
-		ok := cond(projections.NewView(snap))
-		snap.Close()
-		if ok {
-			return
-		}
-		select {
-		case <-wake:
-		case <-deadline.C:
-			t.Fatalf("timed out waiting for %s", what)
-		}
-	}
+	return testagent.StartDev(t, cfg)
 }
 
 func settle(t *testing.T, a *agent.Agent) uint64 {
@@ -89,19 +45,7 @@ func settle(t *testing.T, a *agent.Agent) uint64 {
 // put sends a client API call, as a node's client would.
 func put(t *testing.T, a *agent.Agent, path, body string) {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodPut, "http://"+a.HTTPAddr()+path, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("PUT %s: %s: %s", path, resp.Status, b)
-	}
+	testagent.PutOK(t, a.HTTPAddr(), path, body)
 }
 
 // readyNode registers a node and reports it ready. Every node is alike, so

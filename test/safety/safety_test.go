@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"log/slog"
 	"net/http"
 	"strconv"
 	"strings"
@@ -23,6 +21,8 @@ import (
 	"github.com/ordoplane/ordo/storage/archive"
 	"github.com/ordoplane/ordo/storage/waittest"
 	settle "github.com/ordoplane/ordo/test/replay"
+	"github.com/ordoplane/ordo/test/testagent"
+	"github.com/ordoplane/ordo/test/testmetric"
 )
 
 // stopped holds the agents a test shut down itself (stop), which start's
@@ -43,11 +43,8 @@ func stop(t *testing.T, a *agent.Agent) {
 // returns once the agent leads and the default namespace exists.
 func start(t *testing.T, tweak func(*agent.Config)) *agent.Agent {
 	t.Helper()
-	cfg := agent.DevConfig()
-	cfg.DataDir, cfg.HTTPAddr, cfg.RaftAddr = t.TempDir(), "127.0.0.1:0", "127.0.0.1:0"
-	cfg.RaftTimeout, cfg.NoSync = 100*time.Millisecond, true
-	cfg.HeartbeatMinTTL, cfg.HeartbeatGrace = time.Hour, time.Hour
-	cfg.Logger, cfg.RaftLogOutput = slog.New(slog.NewTextHandler(io.Discard, nil)), io.Discard
+	cfg := testagent.DevConfig(t.TempDir())
+	testagent.QuietNodes(&cfg)
 	if tweak != nil {
 		tweak(&cfg)
 	}
@@ -80,20 +77,8 @@ func start(t *testing.T, tweak func(*agent.Config)) *agent.Agent {
 // call makes one request to a's API and returns the status and body.
 func call(t *testing.T, a *agent.Agent, method, path, body string) (int, string) {
 	t.Helper()
-	req, err := http.NewRequest(method, "http://"+a.HTTPAddr()+path, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp.StatusCode, string(b)
+	ans := testagent.Call(t, a.HTTPAddr(), method, path, body)
+	return ans.Status, ans.Body
 }
 
 func mustCall(t *testing.T, a *agent.Agent, method, path, body string, want int) string {
@@ -200,7 +185,7 @@ func testTimeTravelAppendsNothing(t *testing.T, backfill bool) {
 		if err := a.TimeTravel().WaitBackfilled(ctx); err != nil {
 			t.Fatalf("waiting for the backfill: %v", err)
 		}
-		if n := counter(t, a, "ordo_timetravel_backfills_total"); n != 1 {
+		if n := testmetric.Value(t, a.Registry(), "ordo_timetravel_backfills_total"); n != 1 {
 			t.Errorf("%v backfills, want 1", n)
 		}
 	}
@@ -248,7 +233,7 @@ func testTimeTravelAppendsNothing(t *testing.T, backfill bool) {
 	}
 	// The path the test means to cover was taken: reads from the versions
 	// store.
-	if fromVersions := counter(t, a, "ordo_timetravel_versions_reads_total"); fromVersions == 0 {
+	if fromVersions := testmetric.Value(t, a.Registry(), "ordo_timetravel_versions_reads_total"); fromVersions == 0 {
 		t.Errorf("%v reads from versions; want every read from versions", fromVersions)
 	}
 }
@@ -402,20 +387,4 @@ func brokerHolds(t *testing.T, a *agent.Agent) string {
 		t.Fatal("no ordo_broker_evals metric")
 	}
 	return held
-}
-
-// counter returns the value of an unlabelled counter in a's registry.
-func counter(t *testing.T, a *agent.Agent, name string) float64 {
-	t.Helper()
-	mfs, err := a.Registry().Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, mf := range mfs {
-		if mf.GetName() == name && len(mf.GetMetric()) == 1 {
-			return mf.GetMetric()[0].GetCounter().GetValue()
-		}
-	}
-	t.Fatalf("no counter %s", name)
-	return 0
 }

@@ -1,7 +1,6 @@
 package testagent
 
 import (
-	"bytes"
 	"io"
 	"net/http"
 	"testing"
@@ -28,15 +27,6 @@ func SaveSnapshot(t testing.TB, addr string) []byte {
 // snapshot restore) and returns the status and body answered.
 func RestoreSnapshot(t testing.TB, addr string, file []byte) (int, []byte) {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodPut, "http://"+addr+"/v1/operator/snapshot", bytes.NewReader(file))
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, b
+	ans := Call(t, addr, http.MethodPut, "/v1/operator/snapshot", string(file))
+	return ans.Status, []byte(ans.Body)
 }

@@ -10,6 +10,10 @@
 // CheckProjections on each server's store (or on a store opened after the
 // server stopped).
 //
+// A test of one dev agent starts it with StartDev(t, DevConfig(t.TempDir())),
+// calls its API with Call and PutOK, and walks the nodes' statuses through
+// its archive with WalkNodes.
+//
 // # Concurrency
 //
 // Client and Acks are safe for concurrent use. WaitFor and the Check helpers
