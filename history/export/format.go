@@ -95,7 +95,8 @@ type Header struct {
 
 // format is the history file's framing.
 var format = framing.Format{Name: "history file", Magic: Magic, Version: Version, MaxHeader: MaxHeader,
-	ErrMagic: ErrMagic, ErrVersion: ErrVersion, ErrTruncated: ErrTruncated, ErrCorrupt: ErrCorrupt}
+	ErrMagic: ErrMagic, ErrVersion: ErrVersion, ErrTruncated: ErrTruncated, ErrCorrupt: ErrCorrupt,
+	ErrChecksum: ErrChecksum}
 
 // Writer writes a history file: the header, then WriteState rows, then
 // WriteEvent records in commit order, then Close writes the trailer. It

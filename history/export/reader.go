@@ -146,14 +146,9 @@ func (r *Reader) next() (Record, error) {
 // trailer checks the checksum, the counts and that nothing follows; the
 // trailer's tag is at offset at.
 func (r *Reader) trailer(at int64) error {
-	r.digest = r.fr.Digest()
-	got, err := r.fr.ReadDigest(at)
-	if err != nil {
+	var err error
+	if r.digest, err = r.fr.CheckDigest(at); err != nil {
 		return err
-	}
-	if got != r.digest {
-		return fmt.Errorf("%w: the trailer says %x, the content hashes to %x: the file was damaged after it was written",
-			ErrChecksum, got, r.digest)
 	}
 	if err := r.chk.end(); err != nil {
 		return fmt.Errorf("%w (at the trailer, offset %d)", err, at)

@@ -33,6 +33,9 @@ type Format struct {
 	// wraps for a stream that is not of the kind, of a newer version, cut
 	// short, or malformed.
 	ErrMagic, ErrVersion, ErrTruncated, ErrCorrupt error
+	// ErrChecksum is what CheckDigest wraps for a trailer whose digest does
+	// not match the content.
+	ErrChecksum error
 }
 
 // preamble is the magic's length plus the version and the header length.
@@ -194,6 +197,22 @@ func (r *Reader) ReadDigest(at int64) (d [sha256.Size]byte, err error) {
 	r.off += int64(n)
 	if err != nil {
 		return d, fmt.Errorf("%w: the trailer at offset %d is cut short", r.f.ErrTruncated, at)
+	}
+	return d, nil
+}
+
+// CheckDigest reads the digest of the trailer that starts at offset at
+// (ReadDigest) and checks it against the digest of every byte hashed
+// before it, which it returns.
+func (r *Reader) CheckDigest(at int64) ([sha256.Size]byte, error) {
+	d := r.Digest()
+	got, err := r.ReadDigest(at)
+	if err != nil {
+		return d, err
+	}
+	if got != d {
+		return d, fmt.Errorf("%w: the trailer says %x, the content hashes to %x: the file was damaged after it was written",
+			r.f.ErrChecksum, got, d)
 	}
 	return d, nil
 }

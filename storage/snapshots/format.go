@@ -74,7 +74,8 @@ type Header struct {
 
 // format is the snapshot file's framing.
 var format = framing.Format{Name: "snapshot file", Magic: Magic, Version: Version, MaxHeader: MaxHeader,
-	ErrMagic: ErrMagic, ErrVersion: ErrVersion, ErrTruncated: ErrTruncated, ErrCorrupt: ErrCorrupt}
+	ErrMagic: ErrMagic, ErrVersion: ErrVersion, ErrTruncated: ErrTruncated, ErrCorrupt: ErrCorrupt,
+	ErrChecksum: ErrChecksum}
 
 // Writer writes a snapshot file: the header, then Row records in key
 // order, then Close writes the trailer.

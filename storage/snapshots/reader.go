@@ -107,14 +107,9 @@ func (r *Reader) trailer(at int64) error {
 	if err := r.fr.Read(count); err != nil {
 		return fmt.Errorf("%w: the trailer at offset %d is cut short", ErrTruncated, at)
 	}
-	r.digest = r.fr.Digest()
-	got, err := r.fr.ReadDigest(at)
-	if err != nil {
+	var err error
+	if r.digest, err = r.fr.CheckDigest(at); err != nil {
 		return err
-	}
-	if got != r.digest {
-		return fmt.Errorf("%w: the trailer says %x, the content hashes to %x: the file was damaged after it was written",
-			ErrChecksum, got, r.digest)
 	}
 	if n := binary.BigEndian.Uint64(count); n != r.rows {
 		return fmt.Errorf("%w: the trailer counts %d rows, the file holds %d", ErrCorrupt, n, r.rows)
