@@ -6,6 +6,11 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/ordoplane/ordo/projections"
+	"github.com/ordoplane/ordo/projections/all"
+	"github.com/ordoplane/ordo/projections/fsm"
+	"github.com/ordoplane/ordo/storage/kv"
 )
 
 // TestBackfillOnExistingHistory: a versions store created on a server
@@ -131,4 +136,59 @@ func TestBackfillWithVersionsKept(t *testing.T) {
 	h.sums[i] = fromEmpty(t, h, i)
 	backfilled(t, tt, 1)
 	checkLive(t, tt, h, i)
+}
+
+// TestBackfillEqualsStoreFedLive: a store backfilled from the archive
+// reads, key for key (rows, table indexes, projection metadata), what a
+// store fed every commit from the log's start reads, at every index.
+func TestBackfillEqualsStoreFedLive(t *testing.T) {
+	h := newHistory(t)
+	fed, err := New(Config{DataDir: t.TempDir(), FSM: h.fsm, Projections: all.Projections(), Logger: quiet()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(fed.Close)
+	h.applyIn(t, 150, 6)
+	late := newTT(t, h, Options{})
+	fedHook, lateHook := fed.CommitHook(), late.CommitHook()
+	h.fsm.SetCommitHook(func(c fsm.Commit) { fedHook(c); lateHook(c) })
+	h.applyIn(t, 30, 4)
+	fed.versions.settle()
+	backfilled(t, late, 1)
+	dump := func(tt *TimeTravel, i uint64) map[string]string {
+		t.Helper()
+		st, err := tt.At(context.Background(), i)
+		if err != nil {
+			t.Fatalf("At(%d): %v", i, err)
+		}
+		out := map[string]string{}
+		for _, p := range projections.StatePrefixes() {
+			err := st.reader.Scan(p, kv.PrefixEnd(p), false, func(k, v []byte) error {
+				out[string(k)] = string(v)
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		return out
+	}
+	for i := uint64(1); i <= h.fsm.Applied(); i++ {
+		want, got := dump(fed, i), dump(late, i)
+		delete(want, string(appliedKey)) // each batch writes its own
+		delete(got, string(appliedKey))
+		if !reflect.DeepEqual(got, want) {
+			for k, v := range want {
+				if got[k] != v {
+					t.Errorf("At(%d): %q = %q backfilled, %q fed live", i, k, got[k], v)
+				}
+			}
+			for k := range got {
+				if _, ok := want[k]; !ok {
+					t.Errorf("At(%d): %q only backfilled", i, k)
+				}
+			}
+			t.FailNow()
+		}
+	}
 }
