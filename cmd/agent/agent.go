@@ -260,6 +260,12 @@ func Start(cfg Config) (a *Agent, err error) {
 		ln.Close()
 		return nil, err
 	}
+	// A new leader records the servers and the default namespace.
+	boot, err := bootstrap.New(bootstrap.Config{Pipeline: a.pipeline, Peers: a.peersInConfiguration, Keyring: a.kr.keyring, Logger: a.log})
+	if err != nil {
+		ln.Close()
+		return nil, err
+	}
 	a.http = a.newHTTPServer(a.api) // httplimits.go: the limits block's timeouts
 
 	ctx, cancel := context.WithCancel(context.Background())
@@ -272,7 +278,7 @@ func Start(cfg Config) (a *Agent, err error) {
 		return nil, err
 	}
 	procs := []supervisor.Processor{
-		&bootstrap.Processor{Pipeline: a.pipeline, Peers: a.peersInConfiguration, Keyring: a.kr.keyring, Logger: a.log}, a.hb, dw, a.liveness,
+		boot, a.hb, dw, a.liveness,
 		autopilotProcessor{a.node}, // cluster.go: promotes caught-up servers, reports health
 	}
 	if !a.cfg.Scheduler.Disabled {

@@ -2,6 +2,7 @@ package bootstrap
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"time"
@@ -9,7 +10,9 @@ import (
 	"github.com/ordoplane/ordo/commands"
 	"github.com/ordoplane/ordo/commands/namespace"
 	"github.com/ordoplane/ordo/commands/server"
+	"github.com/ordoplane/ordo/processors/defaults"
 	"github.com/ordoplane/ordo/projections/namespaces"
+	"github.com/ordoplane/ordo/storage/clock"
 )
 
 // Peer is a server with the addresses it is reached at.
@@ -17,8 +20,8 @@ type Peer struct {
 	ID, RaftAddr, HTTPAddr string
 }
 
-// Processor runs once per leadership term and then idles.
-type Processor struct {
+// Config configures a Processor.
+type Config struct {
 	// Pipeline runs the commands; required.
 	Pipeline *commands.Pipeline
 	// Peers returns the known servers that are in the raft configuration,
@@ -33,6 +36,38 @@ type Processor struct {
 	Logger *slog.Logger
 	// Retry is the wait between failed attempts; default 500ms.
 	Retry time.Duration
+	// Clock paces the retries; default clock.System.
+	Clock clock.Clock
+}
+
+// DefaultConfig returns the defaults, without the required fields.
+func DefaultConfig() Config {
+	return Config{Logger: slog.Default(), Retry: 500 * time.Millisecond, Clock: clock.System{}}
+}
+
+// Validate reports a Config that cannot work.
+func (c Config) Validate() error {
+	switch {
+	case c.Pipeline == nil || c.Peers == nil:
+		return errors.New("bootstrap: Pipeline and Peers are required")
+	case c.Retry < 0:
+		return errors.New("bootstrap: Retry must not be negative")
+	}
+	return nil
+}
+
+// Processor runs once per leadership term and then idles.
+type Processor struct {
+	cfg Config
+}
+
+// New returns a Processor; zero fields of cfg take DefaultConfig's values.
+func New(cfg Config) (*Processor, error) {
+	defaults.Fill(&cfg, DefaultConfig())
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	return &Processor{cfg: cfg}, nil
 }
 
 // Initializer makes the first root key unless there is an active one;
@@ -46,24 +81,16 @@ func (p *Processor) Name() string { return "bootstrap" }
 
 // Run implements supervisor.Processor.
 func (p *Processor) Run(ctx context.Context) error {
-	logger := p.Logger
-	if logger == nil {
-		logger = slog.Default()
-	}
-	retry := p.Retry
-	if retry <= 0 {
-		retry = 500 * time.Millisecond
-	}
 	for {
 		err := p.once(ctx)
 		if err == nil {
 			break
 		}
-		logger.Warn("leader bootstrap failed; retrying", "err", err)
+		p.cfg.Logger.Warn("leader bootstrap failed; retrying", "err", err)
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case <-time.After(retry):
+		case <-p.cfg.Clock.After(p.cfg.Retry):
 		}
 	}
 	<-ctx.Done()
@@ -71,23 +98,23 @@ func (p *Processor) Run(ctx context.Context) error {
 }
 
 func (p *Processor) once(ctx context.Context) error {
-	peers, err := p.Peers()
+	peers, err := p.cfg.Peers()
 	if err != nil {
 		return fmt.Errorf("list peers: %w", err)
 	}
 	req := commands.Request{Actor: "system:leader"}
 	for _, s := range peers {
-		if _, err := p.Pipeline.Run(ctx, "server.register", req, server.Register{ID: s.ID, RaftAddr: s.RaftAddr, HTTPAddr: s.HTTPAddr}); err != nil {
+		if _, err := p.cfg.Pipeline.Run(ctx, "server.register", req, server.Register{ID: s.ID, RaftAddr: s.RaftAddr, HTTPAddr: s.HTTPAddr}); err != nil {
 			return err
 		}
 	}
-	if p.Keyring != nil {
-		if _, err := p.Keyring.Initialize(ctx); err != nil {
+	if p.cfg.Keyring != nil {
+		if _, err := p.cfg.Keyring.Initialize(ctx); err != nil {
 			return fmt.Errorf("first root key: %w", err)
 		}
 	}
 	def := namespace.Apply{Name: namespaces.Default, Description: "Default shared namespace", IfAbsent: true}
-	if _, err := p.Pipeline.Run(ctx, "namespace.apply", req, def); err != nil {
+	if _, err := p.cfg.Pipeline.Run(ctx, "namespace.apply", req, def); err != nil {
 		return err
 	}
 	return nil

@@ -4,8 +4,9 @@
 //
 // # Usage
 //
-// Add a Processor to the supervisor. Peers returns the servers the agent
-// knows (from joins) with their HTTP addresses.
+// Build a Processor with New and add it to the supervisor. Config.Peers
+// returns the servers the agent knows (from joins) with their HTTP
+// addresses.
 //
 // # Concurrency
 //
