@@ -129,8 +129,9 @@ func cleanup(t *testing.T, h driver.Handle) {
 	}
 }
 
-// wait waits for h to exit.
-func wait(t *testing.T, h driver.Handle) driver.ExitResult {
+// Wait waits for h to exit, failing t when it does not within the
+// package's patience.
+func Wait(t testing.TB, h driver.Handle) driver.ExitResult {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), patience)
 	defer cancel()
@@ -141,8 +142,9 @@ func wait(t *testing.T, h driver.Handle) driver.ExitResult {
 	return res
 }
 
-// stop stops h and returns how long Stop took.
-func stop(t *testing.T, h driver.Handle) time.Duration {
+// Stop stops h and returns how long its Stop took, failing t when Stop
+// fails.
+func Stop(t testing.TB, h driver.Handle) time.Duration {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), patience)
 	defer cancel()
@@ -187,7 +189,7 @@ func (s *suite) testFingerprint(t *testing.T) {
 func (s *suite) testExitCodes(t *testing.T) {
 	d := s.driver(t)
 	for kind, want := range map[string]int{KindExit0: 0, KindExit3: 3} {
-		res := wait(t, start(t, d, s.taskConfig(t, kind)))
+		res := Wait(t, start(t, d, s.taskConfig(t, kind)))
 		if res.ExitCode != want || res.Signal != 0 || res.Err != nil {
 			t.Errorf("%s: exit = %+v, want code %d", kind, res, want)
 		}
@@ -214,14 +216,14 @@ func (s *suite) testWaitConcurrent(t *testing.T) {
 			}
 		})
 	}
-	stop(t, h)
+	Stop(t, h)
 	wg.Wait()
 	for i, r := range results {
 		if !sameResult(r, results[0]) {
 			t.Errorf("caller %d got %+v, caller 0 %+v", i, r, results[0])
 		}
 	}
-	if again := wait(t, h); !sameResult(again, results[0]) {
+	if again := Wait(t, h); !sameResult(again, results[0]) {
 		t.Errorf("Wait after exit = %+v, want %+v", again, results[0])
 	}
 }
@@ -248,10 +250,10 @@ func (s *suite) testStopSignal(t *testing.T) {
 	cfg.KillTimeout = patience
 	h := start(t, s.driver(t), cfg)
 	WaitForOutput(t, cfg.StdoutPath, "ready")
-	if took := stop(t, h); took >= patience {
+	if took := Stop(t, h); took >= patience {
 		t.Fatalf("Stop took %v: the kill signal did not end the task", took)
 	}
-	if res := wait(t, h); res.Signal != sigterm || res.ExitCode != 128+sigterm {
+	if res := Wait(t, h); res.Signal != sigterm || res.ExitCode != 128+sigterm {
 		t.Fatalf("exit = %+v, want signal %d (SIGTERM) and code %d", res, sigterm, 128+sigterm)
 	}
 }
@@ -260,20 +262,20 @@ func (s *suite) testStopKills(t *testing.T) {
 	cfg := s.taskConfig(t, KindIgnoreKill)
 	h := start(t, s.driver(t), cfg)
 	WaitForOutput(t, cfg.StdoutPath, "ready")
-	if took := stop(t, h); took < KillTimeout {
+	if took := Stop(t, h); took < KillTimeout {
 		t.Fatalf("Stop returned after %v, before the kill timeout %v", took, KillTimeout)
 	}
-	if res := wait(t, h); res.Signal != sigkill || res.ExitCode != 128+sigkill {
+	if res := Wait(t, h); res.Signal != sigkill || res.ExitCode != 128+sigkill {
 		t.Fatalf("exit = %+v, want signal %d (SIGKILL) and code %d", res, sigkill, 128+sigkill)
 	}
 }
 
 func (s *suite) testStopAfterExit(t *testing.T) {
 	h := start(t, s.driver(t), s.taskConfig(t, KindExit0))
-	want := wait(t, h)
-	stop(t, h)
-	stop(t, h)
-	if got := wait(t, h); !sameResult(got, want) {
+	want := Wait(t, h)
+	Stop(t, h)
+	Stop(t, h)
+	if got := Wait(t, h); !sameResult(got, want) {
 		t.Fatalf("Wait after Stop = %+v, want %+v", got, want)
 	}
 }
@@ -294,7 +296,7 @@ func (s *suite) testStopContext(t *testing.T) {
 	if err := h.Signal("SIGKILL"); err != nil {
 		t.Fatalf("Signal(SIGKILL): %v", err)
 	}
-	if res := wait(t, h); res.Signal != sigkill {
+	if res := Wait(t, h); res.Signal != sigkill {
 		t.Fatalf("exit after SIGKILL = %+v", res)
 	}
 }
@@ -337,15 +339,15 @@ func (s *suite) testRecoverRunning(t *testing.T) {
 	if !running(again) {
 		t.Fatal("recovered handle reports a running task exited")
 	}
-	stop(t, again)
-	if res := wait(t, again); res.Successful() {
+	Stop(t, again)
+	if res := Wait(t, again); res.Successful() {
 		t.Fatalf("recovered task stopped by its kill signal exited successfully: %+v", res)
 	}
 }
 
 func (s *suite) testRecoverExited(t *testing.T) {
 	h := start(t, s.driver(t), s.taskConfig(t, KindExit0))
-	wait(t, h)
+	Wait(t, h)
 	if _, err := s.driver(t).Recover(context.Background(), h.State()); !errors.Is(err, driver.ErrTaskGone) {
 		t.Fatalf("Recover an exited task = %v, want ErrTaskGone", err)
 	}

@@ -83,32 +83,10 @@ func start(t *testing.T, d driver.Driver, cfg driver.TaskConfig) driver.Handle {
 	}
 	t.Cleanup(func() {
 		if err := h.Signal("SIGKILL"); err == nil {
-			wait(t, h)
+			drivertest.Wait(t, h)
 		}
 	})
 	return h
-}
-
-func wait(t *testing.T, h driver.Handle) driver.ExitResult {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), patience)
-	defer cancel()
-	res, err := h.Wait(ctx)
-	if err != nil {
-		t.Fatalf("Wait: %v", err)
-	}
-	return res
-}
-
-func stop(t *testing.T, h driver.Handle) time.Duration {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), patience)
-	defer cancel()
-	begin := time.Now()
-	if err := h.Stop(ctx); err != nil {
-		t.Fatalf("Stop: %v", err)
-	}
-	return time.Since(begin)
 }
 
 func readFile(t *testing.T, path string) string {
@@ -144,7 +122,7 @@ func TestOutputEnvAndDir(t *testing.T) {
 	d := newDriver(t)
 	cfg := taskConfig(t, `echo out; echo err >&2; echo "$GREETING"; pwd; echo "$PATH"`)
 	cfg.Env = map[string]string{"GREETING": "hello"}
-	res := wait(t, start(t, d, cfg))
+	res := drivertest.Wait(t, start(t, d, cfg))
 	if !res.Successful() {
 		t.Fatalf("exit = %+v", res)
 	}
@@ -162,7 +140,7 @@ func TestCommandLookedUpInTaskPath(t *testing.T) {
 	cfg := taskConfig(t, "")
 	cfg.Env = map[string]string{"PATH": "/usr/bin:/bin"}
 	cfg.Config = map[string]any{"command": "sh", "args": []string{"-c", "echo $0 $1", "a", "b"}}
-	if res := wait(t, start(t, d, cfg)); !res.Successful() {
+	if res := drivertest.Wait(t, start(t, d, cfg)); !res.Successful() {
 		t.Fatalf("exit = %+v", res)
 	}
 	if got := readFile(t, cfg.StdoutPath); got != "a b\n" {
@@ -179,7 +157,7 @@ func TestCommandLookedUpInTaskPath(t *testing.T) {
 }
 
 func TestExitBySignal(t *testing.T) {
-	res := wait(t, start(t, newDriver(t), taskConfig(t, "kill -USR1 $$")))
+	res := drivertest.Wait(t, start(t, newDriver(t), taskConfig(t, "kill -USR1 $$")))
 	if res.Signal != int(syscall.SIGUSR1) || res.ExitCode != 128+int(syscall.SIGUSR1) || res.Successful() {
 		t.Fatalf("exit = %+v, want SIGUSR1", res)
 	}
@@ -192,7 +170,7 @@ func TestSignalReachesMainProcess(t *testing.T) {
 	if err := h.Signal("usr2"); err != nil {
 		t.Fatal(err)
 	}
-	if res := wait(t, h); res.ExitCode != 4 {
+	if res := drivertest.Wait(t, h); res.ExitCode != 4 {
 		t.Fatalf("exit = %+v, want code 4", res)
 	}
 	if got := readFile(t, cfg.StdoutPath); !strings.Contains(got, "got USR2") {
@@ -208,10 +186,10 @@ func TestStopSendsConfiguredSignal(t *testing.T) {
 	cfg.KillSignal = "SIGHUP"
 	h := start(t, newDriver(t), cfg)
 	drivertest.WaitForOutput(t, cfg.StdoutPath, "ready")
-	if took := stop(t, h); took >= cfg.KillTimeout {
+	if took := drivertest.Stop(t, h); took >= cfg.KillTimeout {
 		t.Fatalf("Stop took %v, as long as the kill timeout", took)
 	}
-	if res := wait(t, h); !res.Successful() {
+	if res := drivertest.Wait(t, h); !res.Successful() {
 		t.Fatalf("exit = %+v, want 0 from the trap", res)
 	}
 	if got := readFile(t, cfg.StdoutPath); !strings.Contains(got, "got HUP") {
@@ -225,11 +203,11 @@ func TestStopKillsGroupAfterKillTimeout(t *testing.T) {
 	h := start(t, newDriver(t), cfg)
 	drivertest.WaitForOutput(t, cfg.StdoutPath, "ready")
 	child := childPid(t, cfg.StdoutPath)
-	took := stop(t, h)
+	took := drivertest.Stop(t, h)
 	if took < cfg.KillTimeout || took > cfg.KillTimeout+3*time.Second {
 		t.Fatalf("Stop took %v, want the kill timeout %v and a little", took, cfg.KillTimeout)
 	}
-	if res := wait(t, h); res.Signal != int(syscall.SIGKILL) {
+	if res := drivertest.Wait(t, h); res.Signal != int(syscall.SIGKILL) {
 		t.Fatalf("exit = %+v, want SIGKILL", res)
 	}
 	waittest.For(t, patience, "end of the task's background child", func() bool { return gone(child) })
@@ -238,7 +216,7 @@ func TestStopKillsGroupAfterKillTimeout(t *testing.T) {
 func TestLeftoverChildrenKilledOnExit(t *testing.T) {
 	cfg := taskConfig(t, "sleep 60 & echo child $!; exit 0")
 	h := start(t, newDriver(t), cfg)
-	if res := wait(t, h); !res.Successful() {
+	if res := drivertest.Wait(t, h); !res.Successful() {
 		t.Fatalf("exit = %+v", res)
 	}
 	child := childPid(t, cfg.StdoutPath)
@@ -266,7 +244,7 @@ func TestLogRotation(t *testing.T) {
 	// One more rotation, so the oldest has been dropped at least once.
 	first := readFile(t, rotated(2))
 	waittest.For(t, patience, "another rotation", func() bool { b, _ := os.ReadFile(rotated(2)); return string(b) != first })
-	stop(t, h)
+	drivertest.Stop(t, h)
 	if exists(rotated(3)) {
 		t.Errorf("%s exists with LogMaxFiles 3", rotated(3))
 	}
@@ -301,7 +279,7 @@ func TestMemoryHardLimit(t *testing.T) {
 	if got := addressSpaceLimit(t, pidOf(t, h)); got != strconv.Itoa(64<<20) {
 		t.Errorf("limited task: max address space %s, want %d", got, 64<<20)
 	}
-	stop(t, h)
+	drivertest.Stop(t, h)
 
 	cfg = taskConfig(t, "exec sleep 60")
 	cfg.MemoryMB = 64
@@ -404,11 +382,11 @@ func TestRecoverPollsExitAndRotates(t *testing.T) {
 	if err := os.WriteFile(fifo, []byte("go\n"), 0); err != nil {
 		t.Fatal(err)
 	}
-	res := wait(t, h)
+	res := drivertest.Wait(t, h)
 	if !errors.Is(res.Err, exec.ErrExitUnknown) || res.ExitCode != -1 || res.Successful() {
 		t.Fatalf("recovered exit = %+v, want ErrExitUnknown", res)
 	}
-	if res := wait(t, first); !res.Successful() {
+	if res := drivertest.Wait(t, first); !res.Successful() {
 		t.Fatalf("parent's exit = %+v", res)
 	}
 }
@@ -436,7 +414,7 @@ func TestRecoverGoneAndRecycled(t *testing.T) {
 		t.Errorf("Recover a state without pid = %v, want a malformed-state error", err)
 	}
 
-	stop(t, h)
+	drivertest.Stop(t, h)
 	if _, err := newDriver(t).Recover(ctx, live); !errors.Is(err, driver.ErrTaskGone) {
 		t.Errorf("Recover a dead pid = %v, want ErrTaskGone", err)
 	}
@@ -481,8 +459,8 @@ func TestCloseLeavesTasksRunning(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	stop(t, again)
-	wait(t, h)
+	drivertest.Stop(t, again)
+	drivertest.Wait(t, h)
 	if err := second.Close(); err != nil {
 		t.Fatal(err)
 	}
