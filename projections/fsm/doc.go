@@ -29,7 +29,7 @@
 // leaving the serving server a core.
 //
 // With a Config.Clock, the FSM times each batch, entry and commit
-// (metrics.go: ordo_fsm_batch_apply_seconds, ordo_fsm_entry_apply_seconds,
+// (timing.go: ordo_fsm_batch_apply_seconds, ordo_fsm_entry_apply_seconds,
 // ordo_fsm_batch_commit_seconds) and logs slow ones; apply itself never
 // reads the clock.
 //
