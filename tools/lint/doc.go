@@ -1,6 +1,8 @@
 // Package lint holds the tests that keep ordo's structure: the import
 // direction between the top-level packages (storage ← events ← projections
-// ← commands ← processors ← cmd), which packages may import Pebble, raft and
+// ← commands ← processors ← cmd) and inside projections (the base ←
+// rebuild ← fsm; a projection package imports the base only), which
+// packages may import Pebble, raft and
 // franz-go, and the bans on clocks, randomness and the testing package in
 // the packages that must stay pure, and in the processors' decisions
 // (the scheduler, and each decide.go beside its runner); and that every
