@@ -1,6 +1,7 @@
 package timetravel
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"reflect"
@@ -67,4 +68,52 @@ func TestAtAfterOperatorRestore(t *testing.T) {
 			t.Errorf("%s: At(%d) differs from the state it should show", c.name, c.index)
 		}
 	}
+}
+
+// TestAtAfterInstalledSnapshot: a follower that installs the leader's raft
+// snapshot (the same history, further on) keeps what its versions store
+// held, and the backfill fills the entries it skipped from the installed
+// archive: reads there equal the leader's states.
+func TestAtAfterInstalledSnapshot(t *testing.T) {
+	follower, leader := newHistory(t), newHistory(t) // one seed: the same entries
+	tt := newTT(t, follower, Options{})
+	follower.applyIn(t, 60, 5)
+	leader.applyIn(t, 60, 5)
+	before := follower.record(t)
+	leader.applyIn(t, 40, 5)
+	skipped := leader.record(t)
+	leader.applyIn(t, 40, 5)
+	installed := leader.record(t)
+
+	snap, err := leader.fsm.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := snap.Persist(&buf); err != nil {
+		t.Fatal(err)
+	}
+	snap.Release()
+	if err := follower.fsm.Restore(&buf); err != nil {
+		t.Fatal(err)
+	}
+	follower.next = leader.next
+	follower.applyIn(t, 20, 5)
+	after := follower.record(t)
+	backfilled(t, tt, 0)
+	for _, c := range []struct {
+		name  string
+		index uint64
+		want  map[string][32]byte
+	}{
+		{"before the install", before, follower.sums[before]},
+		{"skipped by the install", skipped, leader.sums[skipped]},
+		{"the installed index", installed, leader.sums[installed]},
+		{"after the install", after, follower.sums[after]},
+	} {
+		if got := checksumsAt(t, tt, c.index); !reflect.DeepEqual(got, c.want) {
+			t.Errorf("%s: At(%d) differs from the state it should show", c.name, c.index)
+		}
+	}
+	wantCount(t, tt.metrics.backfills, 1, "backfills (the skipped entries)")
 }
