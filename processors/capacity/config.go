@@ -50,7 +50,7 @@ type Config struct {
 	Pipeline follow.Submitter
 	// State is read and followed; required.
 	State follow.State
-	// Pools are the mapped node pools; at least one.
+	// Pools are the mapped node pools; required, at least one.
 	Pools []Pool
 	// Clock times idle nodes; default clock.System.
 	Clock clock.Clock

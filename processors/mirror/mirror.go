@@ -31,7 +31,8 @@ var _ Archive = (*kv.Store)(nil)
 
 // Config configures a Mirror.
 type Config struct {
-	// Settings are the agent file's mirror block.
+	// Settings are the agent file's mirror block; its zero fields take
+	// the block's defaults (see Settings).
 	Settings
 	// Store holds the archive; required.
 	Store Archive
