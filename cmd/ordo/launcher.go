@@ -112,7 +112,9 @@ type cliComponent struct {
 		Priority               int
 		Labels                 []string
 	}
-	LastSeen int64
+	// Status and LastHeartbeat are its liveness as the leader holds it.
+	Status        string
+	LastHeartbeat *time.Time
 }
 
 // newPoolsCommand is `ordo provider pools`: the pools each server's
@@ -126,13 +128,17 @@ func newPoolsCommand(g *globals) *cobra.Command {
 			return show(cmd, g, "/v1/components", q, "list launcher components", asJSON, func(w io.Writer, cs []cliComponent) error {
 				var rows [][]string
 				for _, c := range cs {
-					seen := time.Unix(0, c.LastSeen).UTC().Format(time.RFC3339)
+					beat := "-"
+					if c.LastHeartbeat != nil {
+						beat = c.LastHeartbeat.UTC().Format(time.RFC3339)
+					}
 					for _, p := range c.Pools {
 						rows = append(rows, []string{c.Server, p.Provider, p.Pool, p.Driver, strconv.Itoa(p.Priority),
-							strconv.FormatUint(p.ConfigIndex, 10), strings.Join(p.Labels, ","), seen})
+							strconv.FormatUint(p.ConfigIndex, 10), strings.Join(p.Labels, ","), c.Status, beat})
 					}
 				}
-				return printTable(w, []string{"Server", "Provider", "Pool", "Driver", "Priority", "Generation", "Labels", "Last Seen"}, rows)
+				return printTable(w, []string{"Server", "Provider", "Pool", "Driver", "Priority", "Generation", "Labels", "Status",
+					"Last Heartbeat"}, rows)
 			})
 		},
 	}
