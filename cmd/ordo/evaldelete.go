@@ -10,15 +10,9 @@ import (
 
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
-)
 
-// evalDeleteAnswer is DELETE /v1/evaluations' answer.
-type evalDeleteAnswer struct {
-	Count     int
-	Skipped   int
-	NextToken string
-	Index     uint64
-}
+	"github.com/ordoplane/ordo/api"
+)
 
 func newEvalDeleteCommand(g *globals) *cobra.Command {
 	var (
@@ -53,7 +47,7 @@ the others are counted as skipped.`,
 			}
 			w := cmd.OutOrStdout()
 			if len(args) > 0 {
-				var out evalDeleteAnswer
+				var out api.EvalDeleteResponse
 				if err := c.Call(cmd.Context(), "DELETE", "/v1/evaluations", nil, map[string]any{"EvalIDs": args}, &out); err != nil {
 					return fmt.Errorf("delete evaluations: %w", err)
 				}
@@ -89,7 +83,7 @@ the others are counted as skipped.`,
 				if pageSize > 0 {
 					body["PerPage"] = pageSize
 				}
-				var out evalDeleteAnswer
+				var out api.EvalDeleteResponse
 				if err := c.Call(cmd.Context(), "DELETE", "/v1/evaluations", nil, body, &out); err != nil {
 					if bar != nil {
 						fmt.Fprintln(cmd.ErrOrStderr())

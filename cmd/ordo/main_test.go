@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	ordoapi "github.com/ordoplane/ordo/api"
 )
 
 func TestNormalizeArgs(t *testing.T) {
@@ -132,7 +134,7 @@ func TestRunNamespaceApplyFlags(t *testing.T) {
 		if api.method != http.MethodPut || api.uri != "/v1/namespace/web" {
 			t.Errorf("%q: last request %s %s", args, api.method, api.uri)
 		}
-		var got namespaceRequest
+		var got ordoapi.NamespaceRequest
 		if err := json.Unmarshal(api.body, &got); err != nil {
 			t.Fatal(err)
 		}
@@ -149,7 +151,7 @@ func TestRunNamespaceApplyKeepsUnsetFields(t *testing.T) {
 	if code, _, stderr := runCLI("namespace", "apply", "-address", addr, "-meta", "a=b", "web"); code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	var got namespaceRequest
+	var got ordoapi.NamespaceRequest
 	if err := json.Unmarshal(api.body, &got); err != nil {
 		t.Fatal(err)
 	}

@@ -15,24 +15,6 @@ import (
 	"github.com/ordoplane/ordo/api"
 )
 
-// namespace is a namespace as GET /v1/namespace/<name> answers it.
-type namespace struct {
-	Name           string
-	Description    string
-	Meta           map[string]string
-	VariablesQuota int64
-	CreateIndex    uint64
-	ModifyIndex    uint64
-}
-
-// namespaceRequest is the body of PUT /v1/namespace/<name>.
-type namespaceRequest struct {
-	Name           string
-	Description    string
-	Meta           map[string]string
-	VariablesQuota int64
-}
-
 func newNamespaceCommand(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "namespace",
@@ -66,7 +48,7 @@ func newNamespaceListCommand(g *globals) *cobra.Command {
 }
 
 // printNamespaces writes the table of `ordo namespace list`.
-func printNamespaces(w io.Writer, list []namespace) error {
+func printNamespaces(w io.Writer, list []api.Namespace) error {
 	if len(list) == 0 {
 		_, err := fmt.Fprintln(w, "No namespaces found")
 		return err
@@ -94,7 +76,7 @@ func newNamespaceStatusCommand(g *globals) *cobra.Command {
 
 // printNamespace writes the "Key = value" view of `ordo namespace status`,
 // followed by a Metadata section when the namespace has any.
-func printNamespace(w io.Writer, ns namespace) error {
+func printNamespace(w io.Writer, ns api.Namespace) error {
 	pairs := []pair{{"Name", ns.Name}, {"Description", orNone(ns.Description)}}
 	if ns.VariablesQuota != 0 {
 		pairs = append(pairs, pair{"Variables Quota", quotaString(ns.VariablesQuota)})
@@ -152,12 +134,12 @@ encrypted variables the namespace may hold (a size such as 64KiB or 10MB;
 			if err != nil {
 				return err
 			}
-			ns := namespace{Name: name}
+			ns := api.Namespace{Name: name}
 			err = c.Get(cmd.Context(), api.Pathf("/v1/namespace/%s", name), nil, &ns)
 			if err != nil && !api.IsNotFound(err) {
 				return fmt.Errorf("read namespace %q: %w", name, err)
 			}
-			req := namespaceRequest{Name: name, Description: ns.Description, Meta: ns.Meta, VariablesQuota: ns.VariablesQuota}
+			req := api.NamespaceRequest{Name: name, Description: ns.Description, Meta: ns.Meta, VariablesQuota: ns.VariablesQuota}
 			if cmd.Flags().Changed("variables-quota") {
 				if req.VariablesQuota, err = parseBytes(quota); err != nil {
 					return fmt.Errorf("invalid -variables-quota %q: %w", quota, err)

@@ -82,7 +82,7 @@ func TestTailFrames(t *testing.T) {
 
 func TestPrintNamespaces(t *testing.T) {
 	var b bytes.Buffer
-	err := printNamespaces(&b, []namespace{
+	err := printNamespaces(&b, []api.Namespace{
 		{Name: "default", Description: "Default shared namespace"},
 		{Name: "web-production", Description: "two\nlines"},
 		{Name: "x"},
@@ -106,7 +106,7 @@ func TestPrintNamespaces(t *testing.T) {
 
 func TestPrintNamespace(t *testing.T) {
 	var b bytes.Buffer
-	err := printNamespace(&b, namespace{Name: "web", Meta: map[string]string{"tier": "1", "owner": "ann"},
+	err := printNamespace(&b, api.Namespace{Name: "web", Meta: map[string]string{"tier": "1", "owner": "ann"},
 		CreateIndex: 4, ModifyIndex: 9})
 	if err != nil {
 		t.Fatal(err)

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ordoplane/ordo/api"
 	"github.com/ordoplane/ordo/commands"
 	"github.com/ordoplane/ordo/commands/namespace"
 )
@@ -119,7 +120,7 @@ func FuzzDecodeNamespaceRequest(f *testing.F) {
 			t.Fatalf("command for invalid path name %q passed Validate", path)
 		}
 		// decode → encode → decode is stable.
-		enc, err := json.Marshal(namespaceRequest{Name: cmd.Name, Description: cmd.Description, Meta: cmd.Meta})
+		enc, err := json.Marshal(api.NamespaceRequest{Name: cmd.Name, Description: cmd.Description, Meta: cmd.Meta})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/ordoplane/ordo/api"
 	"github.com/ordoplane/ordo/commands"
 	"github.com/ordoplane/ordo/commands/eval"
 	"github.com/ordoplane/ordo/commands/gc"
@@ -59,49 +60,25 @@ func registerOrReuse(reg prometheus.Registerer, c prometheus.Counter) prometheus
 	return c
 }
 
-// EvalDeleteRequest is the body of DELETE /v1/evaluations, Nomad's
-// EvalDeleteRequest with ordo's paging fields: EvalIDs or Filter, not
-// both. With Filter, PerPage is the page size of each entry (default
-// evaldelete.DefaultPageSize), NextToken resumes where a previous answer
-// stopped, and MaxPages (0: no limit) ends the request after that many
-// pages, so a client can show progress (ordo eval delete -filter), and
-// InFlight how many pages are in flight at once.
-type EvalDeleteRequest struct {
-	EvalIDs   []string
-	Filter    string
-	PerPage   int
-	NextToken string
-	MaxPages  int
-	// InFlight is how many pages may be appended and not yet applied
-	// (default evaldelete.DefaultInFlight(PerPage): 4, fewer for pages
-	// over 100 evals; at most MaxPagesInFlight).
-	InFlight int
-}
+// The body and answer of DELETE /v1/evaluations are api.EvalDeleteRequest
+// and api.EvalDeleteResponse. With Filter, PerPage defaults to
+// evaldelete.DefaultPageSize and InFlight to
+// evaldelete.DefaultInFlight(PerPage): 4, fewer for pages over 100 evals.
 
-// MaxPagesInFlight bounds EvalDeleteRequest.InFlight.
+// MaxPagesInFlight bounds api.EvalDeleteRequest.InFlight.
 const MaxPagesInFlight = 64
-
-// EvalDeleteResponse answers DELETE /v1/evaluations: how many evals were
-// deleted, how many the filter selected but were not safe to delete, and
-// where to resume ("" when the walk reached the end).
-type EvalDeleteResponse struct {
-	Count     int
-	Skipped   int
-	NextToken string
-	Index     uint64
-}
 
 // decodeEvalDelete reads and checks a delete body; every error names its
 // field.
-func decodeEvalDelete(r *http.Request, limit int64) (EvalDeleteRequest, error) {
-	var req EvalDeleteRequest
+func decodeEvalDelete(r *http.Request, limit int64) (api.EvalDeleteRequest, error) {
+	var req api.EvalDeleteRequest
 	if err := commands.DecodeJSON(r.Body, limit, &req); err != nil {
 		return req, err
 	}
 	return req, checkEvalDelete(&req)
 }
 
-func checkEvalDelete(req *EvalDeleteRequest) error {
+func checkEvalDelete(req *api.EvalDeleteRequest) error {
 	switch {
 	case len(req.EvalIDs) > 0 && req.Filter != "":
 		return commands.Invalid("EvalIDs", "evals cannot be deleted by both id and filter")
@@ -151,7 +128,7 @@ func (s *Server) deleteEvals(w http.ResponseWriter, r *http.Request, m *gcMetric
 		}
 		m.evalsDeleted.Add(float64(len(req.EvalIDs)))
 		setIndex(w, out.Index)
-		writeJSON(w, http.StatusOK, EvalDeleteResponse{Count: len(req.EvalIDs), Index: out.Index})
+		writeJSON(w, http.StatusOK, api.EvalDeleteResponse{Count: len(req.EvalIDs), Index: out.Index})
 		return nil
 	}
 	resp, err := s.deletePages(r, req, m)

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ordoplane/ordo/api"
 	"github.com/ordoplane/ordo/commands/eval"
 	"github.com/ordoplane/ordo/events"
 	"github.com/ordoplane/ordo/projections"
@@ -37,8 +38,8 @@ type pageResult struct {
 // that stopped before its To at apply (more evals match there than when
 // it was planned) leaves the rest of its range to a later page. The
 // answer's NextToken is the smallest position not known to be done.
-func (s *Server) deletePages(r *http.Request, req EvalDeleteRequest, m *gcMetrics) (EvalDeleteResponse, error) {
-	var resp EvalDeleteResponse
+func (s *Server) deletePages(r *http.Request, req api.EvalDeleteRequest, m *gcMetrics) (api.EvalDeleteResponse, error) {
+	var resp api.EvalDeleteResponse
 	f, _ := evaldelete.Compile(req.Filter) // checked by decodeEvalDelete
 	start := time.Now()
 	log := s.cfg.Logger.With("filter", req.Filter, "page_size", req.PerPage)
@@ -119,7 +120,7 @@ func (s *Server) deletePages(r *http.Request, req EvalDeleteRequest, m *gcMetric
 // and advances that range past it (dropping it when done). It reports
 // false when the stretch it looked at held no eval the filter selects
 // (nothing to log; the range advanced past it).
-func (s *Server) planPage(f *evaldelete.Filter, req EvalDeleteRequest, todo *[]pageRange) (eval.DeletePage, bool, error) {
+func (s *Server) planPage(f *evaldelete.Filter, req api.EvalDeleteRequest, todo *[]pageRange) (eval.DeletePage, bool, error) {
 	rg := &(*todo)[0]
 	snap := s.cfg.FSM.Store().Snapshot()
 	defer snap.Close()

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"slices"
 
+	"github.com/ordoplane/ordo/api"
 	"github.com/ordoplane/ordo/commands"
 	"github.com/ordoplane/ordo/commands/namespace"
 	"github.com/ordoplane/ordo/projections"
@@ -60,22 +61,11 @@ func (s *Server) getNamespace(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// namespaceRequest is the body of a namespace apply: Nomad's api.Namespace.
-// Fields ordo does not have yet (Quota, Capabilities, …) are accepted and ignored.
-type namespaceRequest struct {
-	Name        string
-	Description string
-	Meta        map[string]string
-	// VariablesQuota is ordo's own: the bytes of encrypted variables the
-	// namespace may hold, 0 for no limit.
-	VariablesQuota int64
-}
-
 // decodeNamespaceRequest reads a namespace apply body; the name in the path
 // wins when the body has none and must agree when it has one. The nomad/api
 // client puts to /v1/namespace with the name in the body only.
 func decodeNamespaceRequest(r *http.Request, pathName string, limit int64) (namespace.Apply, error) {
-	var body namespaceRequest
+	var body api.NamespaceRequest
 	if err := commands.DecodeJSON(r.Body, limit, &body); err != nil {
 		return namespace.Apply{}, err
 	}

@@ -340,10 +340,7 @@ func deleteByFilter(agents []*agent.Agent, filter string, pageSize, inFlight int
 		if inFlight > 0 {
 			fields["InFlight"] = inFlight
 		}
-		var out struct {
-			Count     int
-			NextToken string
-		}
+		var out api.EvalDeleteResponse
 		err = benchClient(leader.HTTPAddr()).Call(context.Background(), http.MethodDelete, "/v1/evaluations", nil, fields, &out)
 		requests++
 		if ae, ok := errors.AsType[*api.Error](err); ok && ae.Status == http.StatusServiceUnavailable && retries < 20 {
