@@ -10,15 +10,12 @@ import (
 // Planner is Plan for the HTTP API (commands/httpapi.JobPlanner): a dry
 // run of registering a job, stamped with its clock.
 type Planner struct {
-	// Now is the clock of the plan's times; default time.Now.
+	// Now is the clock of the plan's times (required; the agent passes
+	// time.Now).
 	Now func() time.Time
 }
 
 // PlanJob plans job on v, with its diff when diff is set.
 func (p Planner) PlanJob(v projections.View, job *events.Job, diff bool) (any, error) {
-	now := time.Now
-	if p.Now != nil {
-		now = p.Now
-	}
-	return Plan(v, job, Options{Diff: diff, Now: now()})
+	return Plan(v, job, Options{Diff: diff, Now: p.Now()})
 }
