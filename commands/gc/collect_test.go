@@ -21,7 +21,6 @@ import (
 	"github.com/ordoplane/ordo/projections/jobs"
 	"github.com/ordoplane/ordo/projections/nodes"
 	pt "github.com/ordoplane/ordo/projections/projectionstest"
-	"github.com/ordoplane/ordo/projections/rebuild"
 	"github.com/ordoplane/ordo/storage/kv"
 )
 
@@ -200,19 +199,7 @@ func TestCollectDeadJobAndDownNode(t *testing.T) {
 			t.Errorf("%s after GC = %v", table, got)
 		}
 	}
-	rebuildEqualsLive(t, e.store)
-}
-
-func rebuildEqualsLive(t *testing.T, live *kv.Store) {
-	t.Helper()
-	dst := pt.OpenStore(t)
-	projs := all.Projections()
-	if _, err := rebuild.Rebuild(live, dst, projs, 0, nil); err != nil {
-		t.Fatal(err)
-	}
-	if !reflect.DeepEqual(pt.Checksums(t, dst, projs), pt.Checksums(t, live, projs)) {
-		t.Fatal("rebuilt projections differ from live")
-	}
+	pt.CheckRebuildEqualsLive(t, e.store, all.Projections()...)
 }
 
 func TestThresholdsValidate(t *testing.T) {

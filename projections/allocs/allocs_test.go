@@ -13,8 +13,6 @@ import (
 	"github.com/ordoplane/ordo/projections/allocs"
 	"github.com/ordoplane/ordo/projections/order"
 	pt "github.com/ordoplane/ordo/projections/projectionstest"
-	"github.com/ordoplane/ordo/projections/rebuild"
-	"github.com/ordoplane/ordo/storage/kv"
 	"github.com/ordoplane/ordo/storage/raftlog"
 )
 
@@ -164,7 +162,7 @@ func TestProjection(t *testing.T) {
 			t.Errorf("Resolve(%q) = %v, %v", tc.in, a, err)
 		}
 	}
-	rebuildEqualsLive(t, store)
+	pt.CheckRebuildEqualsLive(t, store, allocs.Projection{})
 }
 
 func TestResolveAmbiguous(t *testing.T) {
@@ -206,32 +204,12 @@ func checkIndexes(t *testing.T, v projections.View) {
 		t.Fatal(err)
 	}
 	for _, table := range []string{allocs.ByNodeTable, allocs.ByJobTable, allocs.ByEvalTable, allocs.ByCreateTable} {
-		var got []string
-		if err := v.Scan(table, "", false, func(k string, _ projections.Row) error {
-			got = append(got, k)
-			return nil
-		}); err != nil {
-			t.Fatal(err)
-		}
+		got := pt.Keys(t, v, table)
 		w := want[table]
 		sort.Strings(w)
 		if len(got) != len(w) || (len(w) > 0 && !reflect.DeepEqual(got, w)) {
 			t.Fatalf("index %s = %q\nwant %q", table, got, w)
 		}
-	}
-}
-
-// rebuildEqualsLive checks that replaying live's archive into an empty
-// store gives byte-identical alloc tables.
-func rebuildEqualsLive(t *testing.T, live *kv.Store) {
-	t.Helper()
-	dst := pt.OpenStore(t)
-	projs := []projections.Projection{allocs.Projection{}}
-	if _, err := rebuild.Rebuild(live, dst, projs, 0, nil); err != nil {
-		t.Fatal(err)
-	}
-	if !reflect.DeepEqual(pt.Checksums(t, dst, projs), pt.Checksums(t, live, projs)) {
-		t.Fatal("rebuilt allocs projection differs from live")
 	}
 }
 
@@ -252,7 +230,7 @@ func TestRebuildEqualsLive(t *testing.T) {
 	if err := allocs.Scan(v, allocs.Query{}, func(*allocs.Alloc) error { n++; return nil }); err != nil || n < 5 {
 		t.Fatalf("seed %d: the workload left %d allocs (%v); it should leave several", seed, n, err)
 	}
-	rebuildEqualsLive(t, live)
+	pt.CheckRebuildEqualsLive(t, live, allocs.Projection{})
 }
 
 // randomLogs is a workload of placements (some replacing, some moving an

@@ -13,8 +13,6 @@ import (
 	"github.com/ordoplane/ordo/projections"
 	"github.com/ordoplane/ordo/projections/deployments"
 	pt "github.com/ordoplane/ordo/projections/projectionstest"
-	"github.com/ordoplane/ordo/projections/rebuild"
-	"github.com/ordoplane/ordo/storage/kv"
 )
 
 func deployment(id, job string) events.Deployment {
@@ -80,19 +78,7 @@ func TestProjection(t *testing.T) {
 	if d, err := deployments.Resolve(v, "m"); err != nil || d.ID != "mm" {
 		t.Fatalf("Resolve(m) = %v, %v", d, err)
 	}
-	rebuildEqualsLive(t, store)
-}
-
-func rebuildEqualsLive(t *testing.T, live *kv.Store) {
-	t.Helper()
-	dst := pt.OpenStore(t)
-	projs := []projections.Projection{deployments.Projection{}}
-	if _, err := rebuild.Rebuild(live, dst, projs, 0, nil); err != nil {
-		t.Fatal(err)
-	}
-	if !reflect.DeepEqual(pt.Checksums(t, dst, projs), pt.Checksums(t, live, projs)) {
-		t.Fatal("rebuilt deployments projection differs from live")
-	}
+	pt.CheckRebuildEqualsLive(t, store, deployments.Projection{})
 }
 
 func TestRebuildEqualsLive(t *testing.T) {
@@ -119,5 +105,5 @@ func TestRebuildEqualsLive(t *testing.T) {
 			t.Fatalf("%s has %d rows for %d deployments", table, m, n)
 		}
 	}
-	rebuildEqualsLive(t, live)
+	pt.CheckRebuildEqualsLive(t, live, deployments.Projection{})
 }

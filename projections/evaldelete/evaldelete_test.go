@@ -13,7 +13,6 @@ import (
 	"github.com/ordoplane/ordo/projections/evals"
 	"github.com/ordoplane/ordo/projections/fsm"
 	pt "github.com/ordoplane/ordo/projections/projectionstest"
-	"github.com/ordoplane/ordo/projections/rebuild"
 	"github.com/ordoplane/ordo/storage/kv"
 )
 
@@ -76,18 +75,6 @@ func ids(t *testing.T, v projections.View) []string {
 	return out
 }
 
-func rebuildEqualsLive(t *testing.T, live *kv.Store) {
-	t.Helper()
-	dst := pt.OpenStore(t)
-	projs := all.Projections()
-	if _, err := rebuild.Rebuild(live, dst, projs, 0, nil); err != nil {
-		t.Fatal(err)
-	}
-	if !reflect.DeepEqual(pt.Checksums(t, dst, projs), pt.Checksums(t, live, projs)) {
-		t.Fatal("rebuilt projections differ from live")
-	}
-}
-
 // N4: the entry carries (filter, from, to, page size); apply re-creates the page
 // from the state and the archive records what it deleted, so a rebuild
 // (which replays EvalsPageDeleted without the jobs and allocs tables)
@@ -127,7 +114,7 @@ func TestPageDeletedAtApply(t *testing.T) {
 	if got := ids(t, v); !reflect.DeepEqual(got, []string{"l1", "l2", "g5", "c1"}) {
 		t.Fatalf("evals after page 2 = %v", got)
 	}
-	rebuildEqualsLive(t, store)
+	pt.CheckRebuildEqualsLive(t, store, all.Projections()...)
 }
 
 // deleteByID applies a delete by id of evalID with its N6 precondition and
@@ -185,7 +172,7 @@ func TestSafetyDecidedAtApply(t *testing.T) {
 	if _, err := evals.Get(v, "l1"); !errors.Is(err, projections.ErrNotFound) {
 		t.Fatalf("l1 after delete: %v", err)
 	}
-	rebuildEqualsLive(t, store)
+	pt.CheckRebuildEqualsLive(t, store, all.Projections()...)
 }
 
 // A stopped job with more allocations than Safety reads at once is
@@ -219,7 +206,7 @@ func TestManyAllocsCheckedPerEval(t *testing.T) {
 func TestPageStopsAtTo(t *testing.T) {
 	store, f, idx := world(t)
 	v := projections.NewView(store)
-	all, err := evaldelete.Walk(v, nil, "", "", 100, 0, false)
+	whole, err := evaldelete.Walk(v, nil, "", "", 100, 0, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -228,7 +215,7 @@ func TestPageStopsAtTo(t *testing.T) {
 	if err := v.Scan(evals.ByCreateTable, "", false, func(k string, _ projections.Row) error {
 		keys = append(keys, k)
 		return nil
-	}); err != nil || len(keys) != 8 || len(all.IDs) != 8 {
+	}); err != nil || len(keys) != 8 || len(whole.IDs) != 8 {
 		t.Fatalf("keys %v, %v", keys, err)
 	}
 	res := pt.ApplyOne(t, f, idx, pt.Entry(t, "to", &events.EvalsPageDeleted{Filter: `Status == "pending"`,
@@ -267,7 +254,7 @@ func TestPageStopsAtTo(t *testing.T) {
 	if page, err := evaldelete.Walk(v, nil, keys[7], keys[7]+"~", 10, 0, true); err != nil || page.Next != keys[7]+"~" {
 		t.Fatalf("page to past the end = %+v, %v", page, err)
 	}
-	rebuildEqualsLive(t, store)
+	pt.CheckRebuildEqualsLive(t, store, all.Projections()...)
 }
 
 // N15: deleting evals that are already gone moves no table index, so
@@ -488,5 +475,5 @@ func TestPagesOverScatteredIDs(t *testing.T) {
 	if n := len(ids(t, v)); n != 600+6+4 {
 		t.Errorf("%d evals left, want 610 (600 complete, 6 complete p-, 4 of the live job)", n)
 	}
-	rebuildEqualsLive(t, store)
+	pt.CheckRebuildEqualsLive(t, store, all.Projections()...)
 }

@@ -94,7 +94,7 @@ func TestProjection(t *testing.T) {
 	if e, err := evals.Resolve(v, "m"); err != nil || e.ID != "mm" {
 		t.Fatalf("Resolve(m) = %v, %v", e, err)
 	}
-	rebuildEqualsLive(t, store)
+	pt.CheckRebuildEqualsLive(t, store, evals.Projection{})
 }
 
 func checkIndexes(t *testing.T, v projections.View) {
@@ -113,29 +113,11 @@ func checkIndexes(t *testing.T, v projections.View) {
 		t.Fatal(err)
 	}
 	for table, want := range map[string][]string{evals.ByJobTable: byJob, evals.ByCreateTable: byCreate} {
-		var got []string
-		if err := v.Scan(table, "", false, func(k string, _ projections.Row) error {
-			got = append(got, k)
-			return nil
-		}); err != nil {
-			t.Fatal(err)
-		}
+		got := pt.Keys(t, v, table)
 		sort.Strings(want)
 		if len(got) != len(want) || (len(got) > 0 && !reflect.DeepEqual(got, want)) {
 			t.Fatalf("index %s = %q\nwant %q", table, got, want)
 		}
-	}
-}
-
-func rebuildEqualsLive(t *testing.T, live *kv.Store) {
-	t.Helper()
-	dst := pt.OpenStore(t)
-	projs := []projections.Projection{evals.Projection{}}
-	if _, err := rebuild.Rebuild(live, dst, projs, 0, nil); err != nil {
-		t.Fatal(err)
-	}
-	if !reflect.DeepEqual(pt.Checksums(t, dst, projs), pt.Checksums(t, live, projs)) {
-		t.Fatal("rebuilt evals projection differs from live")
 	}
 }
 
@@ -158,7 +140,7 @@ func TestRebuildEqualsLive(t *testing.T) {
 		pt.ApplyOne(t, f, uint64(i), entry)
 	}
 	checkIndexes(t, projections.NewView(live))
-	rebuildEqualsLive(t, live)
+	pt.CheckRebuildEqualsLive(t, live, evals.Projection{})
 }
 
 // A page delete that says where its evals' rows are (Deleted, filled at
