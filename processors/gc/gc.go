@@ -84,15 +84,15 @@ func (p *Processor) Run(ctx context.Context) error {
 
 // Once runs one collection to completion and records its metrics.
 func (p *Processor) Once(ctx context.Context) cgc.Counts {
-	start := time.Now()
+	start := p.cfg.Clock.Now()
 	got, index, err := cgc.Run(ctx, p.cfg.Pipeline, "gc", cgc.Collect{Thresholds: p.cfg.Thresholds})
-	p.m.observe(got, time.Since(start))
+	p.m.observe(got, p.cfg.Clock.Now().Sub(start))
 	if err != nil && ctx.Err() == nil {
 		p.cfg.Logger.Warn("garbage collection failed", "err", err)
 	}
 	if got.Total() > 0 {
 		p.cfg.Logger.Info("garbage collected", "index", index, "evals", got.Evals, "allocs", got.Allocs,
-			"jobs", got.Jobs, "nodes", got.Nodes, "deployments", got.Deployments, "took", time.Since(start))
+			"jobs", got.Jobs, "nodes", got.Nodes, "deployments", got.Deployments, "took", p.cfg.Clock.Now().Sub(start))
 	}
 	return got
 }

@@ -74,9 +74,9 @@ func (r *runner) run(ctx context.Context) error {
 	for {
 		reqCh, instCh := notify.Table(launcher.RequestsTable), notify.Table(launcher.InstancesTable)
 		provCh, tenCh := notify.Table(launcher.ProvidersTable), notify.Table(launcher.TenantsTable)
-		start := time.Now()
+		start := r.l.cfg.Clock.Now()
 		busy, err := r.pass(ctx)
-		r.l.m.pass.Observe(time.Since(start).Seconds())
+		r.l.m.pass.Observe(r.l.cfg.Clock.Now().Sub(start).Seconds())
 		if errors.Is(err, errStop) {
 			return nil
 		}

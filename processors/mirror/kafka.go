@@ -9,11 +9,13 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/ordoplane/ordo/storage/clock"
 )
 
 // ensureTopic returns how many partitions topic has, creating it with the
 // settings' partitions and replication factor when it does not exist.
-func ensureTopic(ctx context.Context, adm *kadm.Client, s Settings) (int32, error) {
+func ensureTopic(ctx context.Context, adm *kadm.Client, s Settings, clk clock.Clock) (int32, error) {
 	for attempt := 0; ; attempt++ {
 		topics, err := adm.ListTopics(ctx, s.Topic)
 		if err != nil {
@@ -33,7 +35,7 @@ func ensureTopic(ctx context.Context, adm *kadm.Client, s Settings) (int32, erro
 			select {
 			case <-ctx.Done():
 				return 0, ctx.Err()
-			case <-time.After(20 * time.Millisecond):
+			case <-clk.After(20 * time.Millisecond):
 			}
 			continue
 		}

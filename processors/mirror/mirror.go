@@ -225,7 +225,7 @@ func (m *Mirror) session(ctx context.Context) error {
 		return fmt.Errorf("init transactional producer %s: %w", s.TransactionalID, err)
 	}
 	m.setReachable(true)
-	partitions, err := ensureTopic(step, adm, s)
+	partitions, err := ensureTopic(step, adm, s, m.cfg.Clock)
 	if err != nil {
 		return err
 	}

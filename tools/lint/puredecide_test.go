@@ -68,3 +68,39 @@ func checkPureFile(t *testing.T, path string) {
 		return true
 	})
 }
+
+// clockFree lists files of processors/ and client/ that may read the
+// system clock themselves: the mirror's Verify is a one-shot check a
+// command runs, timing itself.
+var clockFree = []string{"processors/mirror/verify.go"}
+
+// TestComponentsWaitOnTheirClock: processors and the client agent read
+// the time and wait only through the clock.Clock in their Config, so a
+// test's fake clock controls every wait they make.
+func TestComponentsWaitOnTheirClock(t *testing.T) {
+	for _, p := range listPackages(t) {
+		if !under(p.ImportPath, []string{"processors", "client"}) || isTestHelper(p.ImportPath) {
+			continue
+		}
+		for _, f := range p.GoFiles {
+			if slices.Contains(clockFree, rel(p.ImportPath)+"/"+f) {
+				continue
+			}
+			fset := token.NewFileSet()
+			file, err := parser.ParseFile(fset, filepath.Join(p.Dir, f), nil, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ast.Inspect(file, func(n ast.Node) bool {
+				sel, ok := n.(*ast.SelectorExpr)
+				if !ok {
+					return true
+				}
+				if id, ok := sel.X.(*ast.Ident); ok && id.Name == "time" && clockCalls[sel.Sel.Name] {
+					t.Errorf("%s: calls time.%s; wait on Config.Clock (storage/clock) instead", fset.Position(sel.Pos()), sel.Sel.Name)
+				}
+				return true
+			})
+		}
+	}
+}
