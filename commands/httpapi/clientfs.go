@@ -8,6 +8,7 @@ import (
 	"net/http/httputil"
 	"net/url"
 
+	"github.com/ordoplane/ordo/api"
 	"github.com/ordoplane/ordo/events"
 	"github.com/ordoplane/ordo/projections"
 	"github.com/ordoplane/ordo/projections/nodes"
@@ -24,7 +25,7 @@ type nodeUnavailableError struct {
 func (e *nodeUnavailableError) Error() string { return e.msg }
 
 func writeNodeError(w http.ResponseWriter, e *nodeUnavailableError) {
-	writeJSON(w, e.status, errorBody{Error: e.msg, Status: e.status})
+	writeJSON(w, e.status, api.ErrorBody{Error: e.msg, Status: e.status})
 }
 
 // clientFSLogs is GET /v1/client/fs/logs/{id}: the allocation's node

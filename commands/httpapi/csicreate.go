@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"time"
 
+	"github.com/ordoplane/ordo/api"
 	"github.com/ordoplane/ordo/commands"
 	"github.com/ordoplane/ordo/commands/csi"
 	"github.com/ordoplane/ordo/projections"
@@ -46,7 +47,7 @@ func (s *Server) createVolume(w http.ResponseWriter, r *http.Request) error {
 		err = fmt.Errorf("the controller answered no volume id")
 	}
 	if err != nil {
-		writeJSON(w, http.StatusBadGateway, errorBody{Error: err.Error(), Status: http.StatusBadGateway})
+		writeJSON(w, http.StatusBadGateway, api.ErrorBody{Error: err.Error(), Status: http.StatusBadGateway})
 		return nil
 	}
 	v := spec.Volume
@@ -92,7 +93,7 @@ func (s *Server) deleteVolume(w http.ResponseWriter, r *http.Request) error {
 	}
 	req := csi.VolumeRequest{PluginID: vol.PluginID, Namespace: ns, VolumeID: id, ExternalID: vol.ExternalID, Secrets: vol.Secrets}
 	if err := postThrough(r.Context(), addrs, csi.PathControllerDelete, req, nil); err != nil {
-		writeJSON(w, http.StatusBadGateway, errorBody{Error: fmt.Sprintf("delete volume %q: %v", id, err), Status: http.StatusBadGateway})
+		writeJSON(w, http.StatusBadGateway, api.ErrorBody{Error: fmt.Sprintf("delete volume %q: %v", id, err), Status: http.StatusBadGateway})
 		return nil
 	}
 	out, err := s.cfg.Pipeline.Run(r.Context(), "volume.delete", request(r), csi.Deregister{Namespace: ns, ID: id})

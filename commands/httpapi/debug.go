@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net/http"
 
+	"github.com/ordoplane/ordo/api"
 	"github.com/ordoplane/ordo/commands"
 	"github.com/ordoplane/ordo/commands/alloc"
 	"github.com/ordoplane/ordo/projections"
@@ -25,7 +26,7 @@ func (s *Server) debugReschedule(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if s.cfg.Rescheduler == nil {
-		writeJSON(w, http.StatusNotImplemented, errorBody{Error: errNoRescheduler.Error(), Status: http.StatusNotImplemented})
+		writeJSON(w, http.StatusNotImplemented, api.ErrorBody{Error: errNoRescheduler.Error(), Status: http.StatusNotImplemented})
 		return nil
 	}
 	snap := s.cfg.FSM.Store().Snapshot()

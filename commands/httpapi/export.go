@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/ordoplane/ordo/api"
 	"github.com/ordoplane/ordo/commands"
 	"github.com/ordoplane/ordo/storage/archive"
 )
@@ -44,7 +45,7 @@ func (s *Server) exportLog(w http.ResponseWriter, r *http.Request) error {
 		}
 	}
 	if s.cfg.Exporter == nil {
-		writeJSON(w, http.StatusNotImplemented, errorBody{Error: errNoExporter.Error(), Status: http.StatusNotImplemented})
+		writeJSON(w, http.StatusNotImplemented, api.ErrorBody{Error: errNoExporter.Error(), Status: http.StatusNotImplemented})
 		return nil
 	}
 	snap := s.cfg.FSM.Store().Snapshot()

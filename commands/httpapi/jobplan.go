@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 
+	"github.com/ordoplane/ordo/api"
 	"github.com/ordoplane/ordo/commands"
 	"github.com/ordoplane/ordo/commands/job"
 	"github.com/ordoplane/ordo/projections"
@@ -37,7 +38,7 @@ func (s *Server) planJob(w http.ResponseWriter, r *http.Request) error {
 		return commands.Invalid("job.id", "%q does not match the id in the path, %q", spec.ID, id)
 	}
 	if s.cfg.JobPlanner == nil {
-		writeJSON(w, http.StatusNotImplemented, errorBody{Error: errNoPlanner.Error(), Status: http.StatusNotImplemented})
+		writeJSON(w, http.StatusNotImplemented, api.ErrorBody{Error: errNoPlanner.Error(), Status: http.StatusNotImplemented})
 		return nil
 	}
 	snap := s.cfg.FSM.Store().Snapshot()

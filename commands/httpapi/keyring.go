@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 
+	"github.com/ordoplane/ordo/api"
 	"github.com/ordoplane/ordo/commands"
 	"github.com/ordoplane/ordo/commands/keyring"
 	"github.com/ordoplane/ordo/projections"
@@ -109,7 +110,7 @@ func (s *Server) removeRootKey(w http.ResponseWriter, r *http.Request) error {
 func (s *Server) collectRootKeys(w http.ResponseWriter, r *http.Request) error {
 	gc := s.cfg.Keyring.CollectGarbage
 	if gc == nil {
-		writeJSON(w, http.StatusNotImplemented, errorBody{Error: "the keyring GC is not available on this server", Status: http.StatusNotImplemented})
+		writeJSON(w, http.StatusNotImplemented, api.ErrorBody{Error: "the keyring GC is not available on this server", Status: http.StatusNotImplemented})
 		return nil
 	}
 	removed, err := gc(r.Context())

@@ -9,6 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/ordoplane/ordo/api"
 	"github.com/ordoplane/ordo/commands"
 	"github.com/ordoplane/ordo/projections/fsm"
 )
@@ -58,7 +59,7 @@ func (noRebuilder) Error() string { return "this server runs no projection rebui
 // rebuilder.
 func haveRebuilder(w http.ResponseWriter, rb *fsm.Rebuilder) bool {
 	if rb == nil {
-		writeJSON(w, http.StatusNotImplemented, errorBody{Error: noRebuilder{}.Error(), Status: http.StatusNotImplemented})
+		writeJSON(w, http.StatusNotImplemented, api.ErrorBody{Error: noRebuilder{}.Error(), Status: http.StatusNotImplemented})
 	}
 	return rb != nil
 }
@@ -195,7 +196,7 @@ func Starting(cfg StartingConfig) http.Handler {
 	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Retry-After", "5")
-		writeJSON(w, http.StatusServiceUnavailable, errorBody{Error: errStarting.Error(), Status: http.StatusServiceUnavailable})
+		writeJSON(w, http.StatusServiceUnavailable, api.ErrorBody{Error: errStarting.Error(), Status: http.StatusServiceUnavailable})
 	})
 	return mux
 }

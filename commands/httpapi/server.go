@@ -13,6 +13,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/ordoplane/ordo/api"
 	"github.com/ordoplane/ordo/commands"
 	"github.com/ordoplane/ordo/commands/variables"
 	"github.com/ordoplane/ordo/projections/fsm"
@@ -255,14 +256,6 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mux.ServeHTTP(w, r)
 }
 
-// errorBody is the JSON shape of every error response.
-type errorBody struct {
-	Error  string
-	Field  string `json:",omitempty"`
-	Reason string `json:",omitempty"`
-	Status int
-}
-
 func writeError(w http.ResponseWriter, err error) {
 	status := commands.Status(err)
 	var nf *notFoundPath
@@ -273,7 +266,7 @@ func writeError(w http.ResponseWriter, err error) {
 	if errors.As(err, &ue) {
 		status = http.StatusServiceUnavailable // attime.go: a past being indexed
 	}
-	body := errorBody{Error: err.Error(), Status: status}
+	body := api.ErrorBody{Error: err.Error(), Status: status}
 	var ve *commands.ValidationError
 	if errors.As(err, &ve) {
 		body.Field, body.Reason = ve.Field, ve.Reason

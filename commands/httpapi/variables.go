@@ -68,7 +68,7 @@ func (s *Server) noEncrypter(w http.ResponseWriter) bool {
 // was fine and may succeed once the keyring is ready.
 func writeVariableError(w http.ResponseWriter, err error) {
 	if errors.Is(err, variables.ErrNoEncrypter) || errors.Is(err, variables.ErrKeyring) {
-		writeJSON(w, http.StatusServiceUnavailable, errorBody{Error: err.Error(), Status: http.StatusServiceUnavailable})
+		writeJSON(w, http.StatusServiceUnavailable, api.ErrorBody{Error: err.Error(), Status: http.StatusServiceUnavailable})
 		return
 	}
 	writeError(w, err)
