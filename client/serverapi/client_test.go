@@ -6,7 +6,6 @@ import (
 	"errors"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -21,71 +20,14 @@ func quiet() api.Option {
 	return api.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))
 }
 
-// deadAddr returns an address nothing listens on.
-func deadAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	return addr
-}
-
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(v)
 }
 
-// A call moves past servers that are down or answer 503, and the next call
-// starts with the server that answered.
-func TestFailover(t *testing.T) {
-	var hits []string
-	unavailable := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		hits = append(hits, "503")
-		writeJSON(w, 503, map[string]any{"Error": "no leader", "Status": 503})
-	}))
-	defer unavailable.Close()
-	good := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		hits = append(hits, "good")
-		if r.Method != "PUT" || r.URL.Path != "/v1/client/register" {
-			t.Errorf("%s %s", r.Method, r.URL.Path)
-		}
-		var n events.Node
-		if err := json.NewDecoder(r.Body).Decode(&n); err != nil || n.ID != "n1" {
-			t.Errorf("body %+v, %v", n, err)
-		}
-		writeJSON(w, 200, map[string]any{"HeartbeatTTL": int64(12 * time.Second), "Index": 7})
-	}))
-	defer good.Close()
-	c, err := serverapi.New([]string{deadAddr(t), unavailable.URL, good.URL}, quiet())
-	if err != nil {
-		t.Fatal(err)
-	}
-	ttl, err := c.Register(context.Background(), events.Node{ID: "n1"})
-	if err != nil || ttl != 12*time.Second {
-		t.Fatalf("register: %v, %v", ttl, err)
-	}
-	if _, err := c.Register(context.Background(), events.Node{ID: "n1"}); err != nil {
-		t.Fatal(err)
-	}
-	if want := []string{"503", "good", "good"}; len(hits) != 3 || hits[0] != want[0] || hits[2] != want[2] {
-		t.Errorf("hits %v, want %v", hits, want)
-	}
-}
-
-func TestNoServers(t *testing.T) {
-	c, err := serverapi.New([]string{deadAddr(t), deadAddr(t)}, quiet())
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = c.Heartbeat(context.Background(), "n1", "ready")
-	if !errors.Is(err, api.ErrNoServers) {
-		t.Fatalf("err %v, want ErrNoServers", err)
-	}
-}
+// Failover between servers and api.ErrNoServers are api.Client's
+// (api/client_test.go).
 
 func TestHeartbeatNotFound(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
