@@ -2,7 +2,6 @@ package capacity_test
 
 import (
 	"encoding/json"
-	"io"
 	"log/slog"
 	"net/http"
 	"os"
@@ -37,17 +36,8 @@ const localCloud = `provider "laptop" {
 
 func call(t *testing.T, addr, method, path, body string) (int, string) {
 	t.Helper()
-	req, err := http.NewRequest(method, "http://"+addr+path, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatalf("%s %s: %v", method, path, err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b)
+	ans := testagent.Call(t, addr, method, path, body)
+	return ans.Status, ans.Body
 }
 
 func mustCall(t *testing.T, addr, method, path, body string) string {

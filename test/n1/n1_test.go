@@ -326,22 +326,11 @@ func liveAllocs(t *testing.T, a *agent.Agent, jobID string) []*allocs.Alloc {
 	return out
 }
 
-func job(id string, count, cpu int) *api.Job {
-	j := api.NewServiceJob(id, id, "global", 50)
-	j.Datacenters = []string{"dc1"}
-	tg := api.NewTaskGroup(id, count)
-	task := api.NewTask("main", "exec").SetConfig("command", "/bin/sleep").SetConfig("args", []string{"1000"})
-	task.Require(&api.Resources{CPU: &cpu, MemoryMB: new(32)})
-	tg.AddTask(task)
-	j.AddTaskGroup(tg)
-	return j
-}
+func job(id string, count, cpu int) *api.Job { return testagent.SleepJob("service", id, count, cpu) }
 
 func register(t *testing.T, c *api.Client, j *api.Job) {
 	t.Helper()
-	if _, _, err := c.Jobs().Register(j, nil); err != nil {
-		t.Fatalf("register %s: %v", *j.ID, err)
-	}
+	testagent.Register(t, c, j)
 }
 
 // permutations returns every ordering of steps.

@@ -58,30 +58,11 @@ func readyNode(t *testing.T, a *agent.Agent, id string) {
 	put(t, a, "/v1/client/"+id+"/heartbeat", `{"Status":"ready"}`)
 }
 
-func job(kind, id string, count, cpu int) *api.Job {
-	var j *api.Job
-	switch kind {
-	case "batch":
-		j = api.NewBatchJob(id, id, "global", 50)
-	case "system":
-		j = api.NewSystemJob(id, id, "global", 50)
-	default:
-		j = api.NewServiceJob(id, id, "global", 50)
-	}
-	j.Datacenters = []string{"dc1"}
-	tg := api.NewTaskGroup(id, count)
-	task := api.NewTask("main", "exec").SetConfig("command", "/bin/sleep").SetConfig("args", []string{"1000"})
-	task.Require(&api.Resources{CPU: &cpu, MemoryMB: new(32)})
-	tg.AddTask(task)
-	j.AddTaskGroup(tg)
-	return j
-}
+func job(kind, id string, count, cpu int) *api.Job { return testagent.SleepJob(kind, id, count, cpu) }
 
 func register(t *testing.T, c *api.Client, j *api.Job) {
 	t.Helper()
-	if _, _, err := c.Jobs().Register(j, nil); err != nil {
-		t.Fatalf("register %s: %v", *j.ID, err)
-	}
+	testagent.Register(t, c, j)
 }
 
 // TestReplayReproducesEveryDecision drives a real agent through the

@@ -24,12 +24,12 @@ func Call(t testing.TB, addr, method, path, body string) Answer {
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("%s %s: %v", method, path, err)
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("%s %s: read the answer: %v", method, path, err)
 	}
 	return Answer{Status: resp.StatusCode, Header: resp.Header, Body: string(b)}
 }
