@@ -114,13 +114,10 @@ func (d Detach) Validate() error {
 
 // Decide implements commands.Command.
 func (d Detach) Decide(v projections.View, _ time.Time, _ commands.IDs) (commands.Decision, error) {
-	vol, err := pc.GetVolume(v, d.Namespace, d.ID)
-	if errors.Is(err, projections.ErrNotFound) {
-		return commands.Decision{}, &commands.NotFoundError{Kind: "volume", ID: d.ID}
-	} else if err != nil {
+	vol, pre, err := existingVolume(v, d.Namespace, d.ID)
+	if err != nil {
 		return commands.Decision{}, err
 	}
-	pre := events.Precondition{Table: pc.VolumesTable, Key: pc.Key(d.Namespace, d.ID), Op: events.ModifyIndex, Index: vol.ModifyIndex}
 	var out []events.CSIVolumeClaim
 	for _, c := range vol.Claims {
 		if c.NodeID != d.NodeID {

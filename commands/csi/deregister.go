@@ -34,13 +34,10 @@ func (d Deregister) Validate() error {
 
 // Decide implements commands.Command.
 func (d Deregister) Decide(v projections.View, _ time.Time, _ commands.IDs) (commands.Decision, error) {
-	vol, err := pc.GetVolume(v, d.Namespace, d.ID)
-	if errors.Is(err, projections.ErrNotFound) {
-		return commands.Decision{}, &commands.NotFoundError{Kind: "volume", ID: d.ID}
-	} else if err != nil {
+	vol, pre, err := existingVolume(v, d.Namespace, d.ID)
+	if err != nil {
 		return commands.Decision{}, err
 	}
-	pre := events.Precondition{Table: pc.VolumesTable, Key: pc.Key(d.Namespace, d.ID), Op: events.ModifyIndex, Index: vol.ModifyIndex}
 	if len(vol.Claims) > 0 && !d.Force {
 		return commands.Decision{}, &commands.ConflictError{Precondition: pre, Reason: inUse(vol)}
 	}
@@ -57,4 +54,17 @@ func inUse(vol *pc.Volume) string {
 		held = append(held, fmt.Sprintf("%s (%s, %s)", c.AllocID, c.Mode, c.State))
 	}
 	return fmt.Sprintf("volume %q is in use by %s; stop them or deregister with force", vol.ID, strings.Join(held, ", "))
+}
+
+// existingVolume returns volume id of namespace and the precondition that
+// it is unchanged when the decision commits; a missing volume is a
+// *commands.NotFoundError.
+func existingVolume(v projections.View, namespace, id string) (*pc.Volume, events.Precondition, error) {
+	vol, err := pc.GetVolume(v, namespace, id)
+	if errors.Is(err, projections.ErrNotFound) {
+		return nil, events.Precondition{}, &commands.NotFoundError{Kind: "volume", ID: id}
+	} else if err != nil {
+		return nil, events.Precondition{}, err
+	}
+	return vol, events.Precondition{Table: pc.VolumesTable, Key: pc.Key(namespace, id), Op: events.ModifyIndex, Index: vol.ModifyIndex}, nil
 }

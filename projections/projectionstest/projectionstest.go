@@ -17,6 +17,7 @@ import (
 	"github.com/ordoplane/ordo/storage/archive"
 	"github.com/ordoplane/ordo/storage/kv"
 	"github.com/ordoplane/ordo/storage/raftlog"
+	"github.com/ordoplane/ordo/storage/storagetest"
 )
 
 // LeaderTime is the time, in Unix nanoseconds, Entry stamps entries with.
@@ -24,15 +25,7 @@ const LeaderTime int64 = 1_700_000_000_000_000_000
 
 // OpenStore opens a state store in a new temporary directory and closes it
 // when the test ends.
-func OpenStore(tb testing.TB) *kv.Store {
-	tb.Helper()
-	s, err := kv.Open(tb.TempDir(), kv.DefaultConfig())
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { s.Close() })
-	return s
-}
+func OpenStore(tb testing.TB) *kv.Store { return storagetest.OpenKV(tb) }
 
 // NewFSM returns an FSM over store maintaining projs, or every projection
 // (all.Projections) when none are given. It logs nothing and registers no

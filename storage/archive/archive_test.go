@@ -9,17 +9,10 @@ import (
 
 	"github.com/ordoplane/ordo/storage/archive"
 	"github.com/ordoplane/ordo/storage/kv"
+	"github.com/ordoplane/ordo/storage/storagetest"
 )
 
-func open(t testing.TB) *kv.Store {
-	t.Helper()
-	s, err := kv.Open(t.TempDir(), kv.DefaultConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	return s
-}
+func open(t testing.TB) *kv.Store { return storagetest.OpenKV(t) }
 
 type pos struct {
 	index uint64

@@ -7,17 +7,10 @@ import (
 	"testing"
 
 	"github.com/ordoplane/ordo/storage/kv"
+	"github.com/ordoplane/ordo/storage/storagetest"
 )
 
-func open(t testing.TB) *kv.Store {
-	t.Helper()
-	s, err := kv.Open(t.TempDir(), kv.DefaultConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	return s
-}
+func open(t testing.TB) *kv.Store { return storagetest.OpenKV(t) }
 
 // set commits key=value pairs given as alternating strings.
 func set(t testing.TB, s *kv.Store, kvs ...string) {
