@@ -15,6 +15,7 @@ import (
 	"github.com/ordoplane/ordo/commands"
 	"github.com/ordoplane/ordo/commands/acl"
 	"github.com/ordoplane/ordo/commands/acl/policy"
+	"github.com/ordoplane/ordo/commands/commandstest"
 	"github.com/ordoplane/ordo/events"
 	"github.com/ordoplane/ordo/projections"
 	acls "github.com/ordoplane/ordo/projections/acl"
@@ -67,14 +68,6 @@ func (h *harness) view(t testing.TB) projections.View {
 	return projections.NewView(snap)
 }
 
-func wantField(t *testing.T, err error, field string) {
-	t.Helper()
-	var ve *commands.ValidationError
-	if !errors.As(err, &ve) || ve.Field != field {
-		t.Fatalf("err = %v, want a validation error naming %s", err, field)
-	}
-}
-
 func token(accessor, secret string, roles ...acl.RoleLink) *acl.UpsertToken {
 	return &acl.UpsertToken{Create: true, AccessorID: accessor, SecretHash: acl.HashSecret(secret),
 		Type: events.ACLTokenClient, Roles: roles}
@@ -93,15 +86,15 @@ func TestRoleLinks(t *testing.T) {
 	if err := h.run(t, &acl.UpsertRole{Name: "ops", Policies: []string{"read"}}); err == nil {
 		t.Fatal("a second role named ops was created")
 	}
-	wantField(t, h.run(t, &acl.UpsertRole{Name: "x", Policies: []string{"nope"}}), "Policies")
+	commandstest.WantField(t, h.run(t, &acl.UpsertRole{Name: "x", Policies: []string{"nope"}}), "Policies")
 
 	tk := token("a1", "s1", acl.RoleLink{Name: "ops"}, acl.RoleLink{ID: ops.Result()}, acl.RoleLink{Name: "dev"}, acl.RoleLink{ID: dev.Result()})
 	h.must(t, tk)
 	if got := tk.Result().Roles; !reflect.DeepEqual(got, []string{ops.Result(), dev.Result()}) {
 		t.Fatalf("stored links = %v, want the two ids once each", got)
 	}
-	wantField(t, h.run(t, token("a2", "s2", acl.RoleLink{Name: "ghost"})), "Roles")
-	wantField(t, h.run(t, token("a3", "s3", acl.RoleLink{ID: "no-such-id"})), "Roles")
+	commandstest.WantField(t, h.run(t, token("a2", "s2", acl.RoleLink{Name: "ghost"})), "Roles")
+	commandstest.WantField(t, h.run(t, token("a3", "s3", acl.RoleLink{ID: "no-such-id"})), "Roles")
 	if r, _ := acls.GetRole(h.view(t), ops.Result()); !reflect.DeepEqual(r.Policies, []string{"read"}) {
 		t.Fatalf("role policies = %v, want deduplicated", r.Policies)
 	}
@@ -122,14 +115,14 @@ func TestBootstrapOnceAndReset(t *testing.T) {
 	h.must(t, acl.Bootstrap{AccessorID: "boot1", SecretHash: acl.HashSecret("s1")})
 	idx, _, _ := acls.Bootstrap(h.view(t))
 	err := h.run(t, acl.Bootstrap{AccessorID: "boot2", SecretHash: acl.HashSecret("s2")})
-	wantField(t, err, "ResetIndex")
+	commandstest.WantField(t, err, "ResetIndex")
 	if want := fmt.Sprintf("reset index: %d", idx); !strings.Contains(err.Error(), want) {
 		t.Fatalf("refusal %q does not name %q", err, want)
 	}
-	wantField(t, h.run(t, acl.Bootstrap{AccessorID: "boot2", SecretHash: acl.HashSecret("s2"), ResetIndex: idx + 7}), "ResetIndex")
+	commandstest.WantField(t, h.run(t, acl.Bootstrap{AccessorID: "boot2", SecretHash: acl.HashSecret("s2"), ResetIndex: idx + 7}), "ResetIndex")
 	h.must(t, acl.Bootstrap{AccessorID: "boot2", SecretHash: acl.HashSecret("s2"), ResetIndex: idx})
 	// The same reset index does not work twice.
-	wantField(t, h.run(t, acl.Bootstrap{AccessorID: "boot3", SecretHash: acl.HashSecret("s3"), ResetIndex: idx}), "ResetIndex")
+	commandstest.WantField(t, h.run(t, acl.Bootstrap{AccessorID: "boot3", SecretHash: acl.HashSecret("s3"), ResetIndex: idx}), "ResetIndex")
 	tk, err := acls.TokenBySecretHash(h.view(t), acl.HashSecret("s2"))
 	if err != nil || tk.Type != events.ACLTokenManagement {
 		t.Fatalf("bootstrap token = %+v, %v", tk, err)
@@ -166,10 +159,10 @@ func TestExpiryFromLeaderTime(t *testing.T) {
 	}
 	bad := token("a2", "s2")
 	bad.Policies, bad.ExpirationTime = []string{"read"}, time.Unix(0, h.now.Load()-1)
-	wantField(t, h.run(t, bad), "ExpirationTime")
+	commandstest.WantField(t, h.run(t, bad), "ExpirationTime")
 	bad = token("a3", "s3")
 	bad.Policies, bad.ExpirationTTL, bad.MaxTTL = []string{"read"}, 48*time.Hour, 24*time.Hour
-	wantField(t, h.run(t, bad), "ExpirationTTL")
+	commandstest.WantField(t, h.run(t, bad), "ExpirationTTL")
 }
 
 type fakeVerifier map[string][4]string

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ordoplane/ordo/commands"
+	"github.com/ordoplane/ordo/commands/commandstest"
 	"github.com/ordoplane/ordo/commands/job"
 	"github.com/ordoplane/ordo/commands/job/jobspec"
 	"github.com/ordoplane/ordo/events"
@@ -127,17 +128,6 @@ func types(dec commands.Decision) []string {
 	return out
 }
 
-func wantField(t *testing.T, err error, field string) {
-	t.Helper()
-	var ve *commands.ValidationError
-	if !errors.As(err, &ve) {
-		t.Fatalf("err = %v (%T), want *commands.ValidationError", err, err)
-	}
-	if ve.Field != field || ve.Reason == "" {
-		t.Fatalf("Field = %q (%v), want %q", ve.Field, err, field)
-	}
-}
-
 func TestValidate(t *testing.T) {
 	web := service(t, 1)
 	noID := web
@@ -173,7 +163,7 @@ func TestValidate(t *testing.T) {
 				}
 				return
 			}
-			wantField(t, err, tc.field)
+			commandstest.WantField(t, err, tc.field)
 		})
 	}
 }
@@ -335,7 +325,7 @@ func TestRegisterNamespace(t *testing.T) {
 	j := service(t, 1)
 	j.Namespace = "payments"
 	_, err := c.decide(&job.Register{Job: j})
-	wantField(t, err, "job.namespace")
+	commandstest.WantField(t, err, "job.namespace")
 	c.apply(commands.Decision{Events: []events.Payload{&events.NamespaceUpserted{Namespace: events.Namespace{Name: "payments"}}}})
 	dec := c.run(&job.Register{Job: j})
 	if dec.Preconditions[0] != (events.Precondition{Table: "namespaces", Key: "payments", Op: events.Exists}) {
@@ -458,7 +448,7 @@ func TestDispatch(t *testing.T) {
 	} {
 		tc.cmd.Namespace, tc.cmd.ID = "default", "web"
 		_, err := c.decide(tc.cmd)
-		t.Run(tc.name, func(t *testing.T) { wantField(t, err, tc.field) })
+		t.Run(tc.name, func(t *testing.T) { commandstest.WantField(t, err, tc.field) })
 	}
 	cmd := &job.Dispatch{Namespace: "default", ID: "web", Payload: []byte("input"), Meta: map[string]string{"day": "mon"}}
 	dec := c.run(cmd)

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/ordoplane/ordo/commands"
+	"github.com/ordoplane/ordo/commands/commandstest"
 	"github.com/ordoplane/ordo/commands/job"
 	"github.com/ordoplane/ordo/events"
 	"github.com/ordoplane/ordo/projections/jobs"
@@ -66,5 +67,5 @@ func TestLaunchPeriodic(t *testing.T) {
 	if _, err := c.decide(&job.LaunchPeriodic{Namespace: "default", ID: "nope"}); commands.Status(err) != 404 {
 		t.Fatalf("launch of a missing job: %v", err)
 	}
-	wantField(t, (&job.LaunchPeriodic{Namespace: "default"}).Validate(), "id")
+	commandstest.WantField(t, (&job.LaunchPeriodic{Namespace: "default"}).Validate(), "id")
 }

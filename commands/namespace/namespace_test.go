@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ordoplane/ordo/commands"
+	"github.com/ordoplane/ordo/commands/commandstest"
 	"github.com/ordoplane/ordo/commands/namespace"
 	"github.com/ordoplane/ordo/events"
 	"github.com/ordoplane/ordo/projections"
@@ -69,21 +70,6 @@ func upserted(name string) *events.NamespaceUpserted {
 
 func noIDs() string { panic("namespace commands must not mint ids") }
 
-// wantField asserts err is a *commands.ValidationError naming field.
-func wantField(t *testing.T, err error, field string) {
-	t.Helper()
-	var ve *commands.ValidationError
-	if !errors.As(err, &ve) {
-		t.Fatalf("err = %v (%T), want *commands.ValidationError", err, err)
-	}
-	if ve.Field != field {
-		t.Fatalf("Field = %q, want %q (%v)", ve.Field, field, err)
-	}
-	if ve.Reason == "" {
-		t.Fatalf("empty Reason in %v", err)
-	}
-}
-
 func TestApplyValidate(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
@@ -121,7 +107,7 @@ func TestApplyValidate(t *testing.T) {
 				}
 				return
 			}
-			wantField(t, err, tc.field)
+			commandstest.WantField(t, err, tc.field)
 			if got := commands.Status(err); got != 400 {
 				t.Fatalf("Status = %d, want 400", got)
 			}
@@ -148,7 +134,7 @@ func TestDeleteValidate(t *testing.T) {
 				}
 				return
 			}
-			wantField(t, err, tc.field)
+			commandstest.WantField(t, err, tc.field)
 		})
 	}
 }
@@ -253,7 +239,7 @@ func TestDeleteDecide(t *testing.T) {
 	}
 	t.Run("default cannot be deleted", func(t *testing.T) {
 		// Validate refuses it before Decide is ever reached.
-		wantField(t, namespace.Delete{Name: namespaces.Default}.Validate(), "name")
+		commandstest.WantField(t, namespace.Delete{Name: namespaces.Default}.Validate(), "name")
 	})
 }
 

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ordoplane/ordo/commands"
+	"github.com/ordoplane/ordo/commands/commandstest"
 	"github.com/ordoplane/ordo/commands/node"
 	"github.com/ordoplane/ordo/events"
 	"github.com/ordoplane/ordo/projections/allocs"
@@ -171,9 +172,9 @@ func TestMarkMigrateValidate(t *testing.T) {
 		many[i] = fmt.Sprintf("a%d", i)
 	}
 	for _, cmd := range []node.MarkMigrate{{}, {AllocIDs: []string{""}}, {AllocIDs: []string{"a/b"}}, {AllocIDs: many}} {
-		wantField(t, cmd.Validate(), "AllocIDs")
+		commandstest.WantField(t, cmd.Validate(), "AllocIDs")
 	}
-	wantField(t, node.CompleteDrain{}.Validate(), "ID")
+	commandstest.WantField(t, node.CompleteDrain{}.Validate(), "ID")
 }
 
 // TestCompleteDrain: completing clears the drain and leaves the node

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ordoplane/ordo/commands"
+	"github.com/ordoplane/ordo/commands/commandstest"
 	"github.com/ordoplane/ordo/commands/node"
 	"github.com/ordoplane/ordo/events"
 	"github.com/ordoplane/ordo/projections"
@@ -92,17 +93,6 @@ func registered(id, status string) *events.NodeRegistered {
 	return &events.NodeRegistered{Node: n}
 }
 
-func wantField(t *testing.T, err error, field string) {
-	t.Helper()
-	var ve *commands.ValidationError
-	if !errors.As(err, &ve) {
-		t.Fatalf("err = %v (%T), want *commands.ValidationError", err, err)
-	}
-	if ve.Field != field || ve.Reason == "" {
-		t.Fatalf("Field = %q (%v), want %q", ve.Field, err, field)
-	}
-}
-
 func TestValidate(t *testing.T) {
 	withNode := func(f func(*events.Node)) node.Register {
 		n := regNode("n1")
@@ -155,7 +145,7 @@ func TestValidate(t *testing.T) {
 				}
 				return
 			}
-			wantField(t, err, tc.field)
+			commandstest.WantField(t, err, tc.field)
 			if commands.Status(err) != 400 {
 				t.Fatalf("Status = %d", commands.Status(err))
 			}
@@ -296,7 +286,7 @@ func TestEligibilityDecide(t *testing.T) {
 		t.Fatalf("no-op eligibility = %#v, %v", got, err)
 	}
 	_, err = node.UpdateEligibility{ID: "dr", Eligibility: events.NodeEligible}.Decide(c.view(), now, noIDs)
-	wantField(t, err, "Eligibility")
+	commandstest.WantField(t, err, "Eligibility")
 	if _, err := (node.UpdateEligibility{ID: "x", Eligibility: events.NodeEligible}).Decide(c.view(), now, noIDs); commands.Status(err) != 404 {
 		t.Fatalf("missing node: %v", err)
 	}
