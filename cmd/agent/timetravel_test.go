@@ -59,25 +59,7 @@ func readyNode(t *testing.T, a *agent.Agent, id string) {
 	putOK(t, a, "/v1/client/"+id+"/heartbeat", `{"Status":"ready"}`)
 }
 
-func ttJob(kind, id string, count int) *api.Job {
-	var j *api.Job
-	switch kind {
-	case "batch":
-		j = api.NewBatchJob(id, id, "global", 50)
-	case "system":
-		j = api.NewSystemJob(id, id, "global", 50)
-	default:
-		j = api.NewServiceJob(id, id, "global", 50)
-	}
-	j.Datacenters = []string{"dc1"}
-	tg := api.NewTaskGroup(id, count)
-	cpu := 100
-	task := api.NewTask("main", "exec").SetConfig("command", "/bin/sleep").SetConfig("args", []string{"1000"})
-	task.Require(&api.Resources{CPU: &cpu, MemoryMB: new(32)})
-	tg.AddTask(task)
-	j.AddTaskGroup(tg)
-	return j
-}
+func ttJob(kind, id string, count int) *api.Job { return testagent.SleepJob(kind, id, count, 100) }
 
 // recorded is a read a client made live: the path, the applied index
 // before and after it (the state it answered from is at an index in

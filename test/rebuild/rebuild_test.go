@@ -25,6 +25,7 @@ import (
 	"github.com/ordoplane/ordo/projections/fsm"
 	"github.com/ordoplane/ordo/projections/rebuild"
 	"github.com/ordoplane/ordo/storage/kv"
+	"github.com/ordoplane/ordo/storage/storagetest"
 	"github.com/ordoplane/ordo/test/testagent"
 )
 
@@ -354,12 +355,4 @@ func post(t *testing.T, addr, path, body string) (int, string) {
 	return resp.StatusCode, string(b)
 }
 
-func openStore(t *testing.T) *kv.Store {
-	t.Helper()
-	s, err := kv.Open(t.TempDir(), kv.DefaultConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	return s
-}
+func openStore(t *testing.T) *kv.Store { return storagetest.OpenKV(t) }
