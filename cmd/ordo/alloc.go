@@ -106,10 +106,7 @@ With -no-shutdown-delay the client skips the tasks' shutdown delay (N23).`,
 			if noShutdownDelay {
 				q = url.Values{"no_shutdown_delay": {"true"}}
 			}
-			var out struct {
-				EvalID string
-				Index  uint64
-			}
+			var out api.AllocStopResponse
 			if err := c.Call(cmd.Context(), http.MethodPut, api.Pathf("/v1/allocation/%s/stop", a.ID), q, nil, &out); err != nil {
 				return fmt.Errorf("stop allocation %q: %w", a.ID, err)
 			}

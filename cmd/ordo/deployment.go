@@ -43,18 +43,10 @@ func newDeploymentCommand(g *globals) *cobra.Command {
 	return cmd
 }
 
-// deploymentUpdate is the answer to a deployment write: Nomad's
-// api.DeploymentUpdateResponse.
-type deploymentUpdate struct {
-	EvalID             string
-	Index              uint64
-	RevertedJobVersion *uint64
-}
-
 // deploymentWrite resolves the deployment id or prefix, PUTs body to
 // /v1/deployment/<action>/<id> and returns the full id and the answer.
-func deploymentWrite(cmd *cobra.Command, g *globals, action, idOrPrefix string, body map[string]any) (string, deploymentUpdate, error) {
-	var out deploymentUpdate
+func deploymentWrite(cmd *cobra.Command, g *globals, action, idOrPrefix string, body map[string]any) (string, api.DeploymentUpdateResponse, error) {
+	var out api.DeploymentUpdateResponse
 	c, err := g.client()
 	if err != nil {
 		return "", out, err
@@ -71,7 +63,7 @@ func deploymentWrite(cmd *cobra.Command, g *globals, action, idOrPrefix string, 
 }
 
 // evalNote says which evaluation a deployment write created.
-func evalNote(out deploymentUpdate) string {
+func evalNote(out api.DeploymentUpdateResponse) string {
 	if out.EvalID == "" {
 		return fmt.Sprintf(" at index %d", out.Index)
 	}

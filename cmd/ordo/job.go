@@ -83,13 +83,6 @@ type cliJobEval struct {
 	FailedTGAllocs    map[string]json.RawMessage
 }
 
-// jobWrite is the answer to a register or stop.
-type jobWrite struct {
-	EvalID         string
-	JobModifyIndex uint64
-	Index          uint64
-}
-
 func newJobCommand(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "job",
@@ -170,7 +163,7 @@ followed until it finishes.`,
 			if enforce {
 				body["EnforceIndex"], body["JobModifyIndex"] = true, modifyIndex
 			}
-			var out jobWrite
+			var out api.JobRegisterResponse
 			if err := c.Put(cmd.Context(), "/v1/jobs", body, &out); err != nil {
 				return fmt.Errorf("register job %q: %w", job.ID, err)
 			}
@@ -420,7 +413,7 @@ waiting for their tasks' shutdown_delay.`,
 			q := jobQuery(cmd)
 			q.Set("purge", strconv.FormatBool(purge))
 			q.Set("no_shutdown_delay", strconv.FormatBool(noShutdownDelay))
-			var out jobWrite
+			var out api.JobDeregisterResponse
 			if err := c.Call(cmd.Context(), http.MethodDelete, api.Pathf("/v1/job/%s", id), q, nil, &out); err != nil {
 				return fmt.Errorf("stop job %q: %w", id, err)
 			}

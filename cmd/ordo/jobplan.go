@@ -296,11 +296,7 @@ func newJobPeriodicCommand(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			var out struct {
-				EvalID          string
-				DispatchedJobID string
-				Index           uint64
-			}
+			var out api.PeriodicForceResponse
 			q := jobQuery(cmd)
 			if err := c.Call(cmd.Context(), "PUT", api.Pathf("/v1/job/%s/periodic/force", args[0]), q, nil, &out); err != nil {
 				return fmt.Errorf("force periodic job %q: %w", args[0], err)

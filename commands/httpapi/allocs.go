@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/ordoplane/ordo/api"
 	"github.com/ordoplane/ordo/commands"
 	"github.com/ordoplane/ordo/commands/acl/policy"
 	"github.com/ordoplane/ordo/commands/alloc"
@@ -177,12 +178,6 @@ func (s *Server) nodeAllocs(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// allocStopResponse is Nomad's api.AllocStopResponse.
-type allocStopResponse struct {
-	EvalID string
-	Index  uint64
-}
-
 // stopAlloc stops an allocation (N23: ?no_shutdown_delay=true) and answers
 // the eval created to replace it.
 func (s *Server) stopAlloc(w http.ResponseWriter, r *http.Request) error {
@@ -214,7 +209,7 @@ func (s *Server) stopAlloc(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	setIndex(w, out.Index)
-	writeJSON(w, http.StatusOK, allocStopResponse{EvalID: evalID, Index: out.Index})
+	writeJSON(w, http.StatusOK, api.AllocStopResponse{EvalID: evalID, Index: out.Index})
 	return nil
 }
 

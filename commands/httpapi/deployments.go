@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net/http"
 
+	"github.com/ordoplane/ordo/api"
 	"github.com/ordoplane/ordo/commands"
 	"github.com/ordoplane/ordo/commands/acl/policy"
 	"github.com/ordoplane/ordo/commands/deployment"
@@ -89,17 +90,6 @@ type deploymentRequest struct {
 	Pause        bool
 }
 
-// deploymentUpdateResponse is Nomad's api.DeploymentUpdateResponse.
-type deploymentUpdateResponse struct {
-	EvalID                string
-	EvalCreateIndex       uint64
-	DeploymentModifyIndex uint64
-	// RevertedJobVersion is the stable version a failure reverted the job
-	// to (auto_revert), absent when it reverted nothing.
-	RevertedJobVersion *uint64 `json:",omitempty"`
-	Index              uint64
-}
-
 func (s *Server) promoteDeployment(w http.ResponseWriter, r *http.Request) error {
 	return s.deploymentWrite(w, r, "deployment.promote", func(id string, b deploymentRequest) commands.Command {
 		return deployment.Promote{ID: id, All: b.All, Groups: b.Groups}
@@ -150,7 +140,7 @@ func (s *Server) deploymentWrite(w http.ResponseWriter, r *http.Request, name st
 	if err != nil {
 		return err
 	}
-	resp := deploymentUpdateResponse{DeploymentModifyIndex: out.Index, Index: out.Index}
+	resp := api.DeploymentUpdateResponse{DeploymentModifyIndex: out.Index, Index: out.Index}
 	snap := s.cfg.FSM.Store().Snapshot()
 	v := projections.NewView(snap)
 	if d, err := deployments.Get(v, id); err == nil {

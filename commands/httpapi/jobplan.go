@@ -57,15 +57,6 @@ func (s *Server) planJob(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// periodicForceResponse is Nomad's api.PeriodicForceResponse.
-type periodicForceResponse struct {
-	EvalID          string
-	EvalCreateIndex uint64
-	Index           uint64
-	// DispatchedJobID is ordo's: the child launched.
-	DispatchedJobID string `json:",omitempty"`
-}
-
 // forcePeriodic launches a periodic job's child now, as Nomad's
 // /v1/job/:id/periodic/force, even if the job prohibits overlap.
 func (s *Server) forcePeriodic(w http.ResponseWriter, r *http.Request) error {
@@ -79,7 +70,7 @@ func (s *Server) forcePeriodic(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	res := cmd.Result()
-	resp := periodicForceResponse{EvalID: res.EvalID, Index: out.Index, DispatchedJobID: res.JobID}
+	resp := api.PeriodicForceResponse{EvalID: res.EvalID, Index: out.Index, DispatchedJobID: res.JobID}
 	if res.EvalID != "" {
 		resp.EvalCreateIndex = out.Index
 	}

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/ordoplane/ordo/api"
 	"github.com/ordoplane/ordo/commands"
 	"github.com/ordoplane/ordo/commands/acl/policy"
 	"github.com/ordoplane/ordo/commands/job"
@@ -207,16 +208,6 @@ type jobRegisterRequest struct {
 	EvalPriority   int
 }
 
-// jobRegisterResponse is Nomad's api.JobRegisterResponse.
-type jobRegisterResponse struct {
-	EvalID          string
-	EvalCreateIndex uint64
-	JobModifyIndex  uint64
-	Warnings        string
-	Index           uint64
-	Duplicate       bool `json:",omitempty"`
-}
-
 // decodeJobBody parses the Job of a register body with jobspec.ParseJSON. A
 // job that names no namespace takes the request's ?namespace=.
 func decodeJobBody(r *http.Request, raw json.RawMessage, limit int64) (*events.Job, error) {
@@ -261,7 +252,7 @@ func (s *Server) registerJob(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	res := cmd.Result()
-	resp := jobRegisterResponse{EvalID: res.EvalID, JobModifyIndex: res.JobModifyIndex, Index: out.Index,
+	resp := api.JobRegisterResponse{EvalID: res.EvalID, JobModifyIndex: res.JobModifyIndex, Index: out.Index,
 		Duplicate: out.Duplicate}
 	if res.Changed {
 		resp.JobModifyIndex = out.Index
@@ -309,15 +300,6 @@ func (s *Server) runJobCommand(r *http.Request, name string, cmd commands.Comman
 	}
 }
 
-// jobDeregisterResponse is Nomad's api.JobDeregisterResponse.
-type jobDeregisterResponse struct {
-	EvalID          string
-	EvalCreateIndex uint64
-	JobModifyIndex  uint64
-	Index           uint64
-	Duplicate       bool `json:",omitempty"`
-}
-
 // deregisterJob stops or (?purge=true) removes a job; ?no_shutdown_delay
 // (N23) and ?eval_priority are Nomad's; ?global is accepted and ignored.
 func (s *Server) deregisterJob(w http.ResponseWriter, r *http.Request) error {
@@ -341,7 +323,7 @@ func (s *Server) deregisterJob(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	res := cmd.Result()
-	resp := jobDeregisterResponse{EvalID: res.EvalID, JobModifyIndex: res.JobModifyIndex, Index: out.Index,
+	resp := api.JobDeregisterResponse{EvalID: res.EvalID, JobModifyIndex: res.JobModifyIndex, Index: out.Index,
 		Duplicate: out.Duplicate}
 	if res.Changed {
 		resp.JobModifyIndex = out.Index
@@ -362,15 +344,6 @@ type jobDispatchRequest struct {
 	Meta             map[string]string
 	IdPrefixTemplate string
 	Priority         int
-}
-
-// jobDispatchResponse is Nomad's api.JobDispatchResponse.
-type jobDispatchResponse struct {
-	DispatchedJobID string
-	EvalID          string
-	EvalCreateIndex uint64
-	JobCreateIndex  uint64
-	Index           uint64
 }
 
 func (s *Server) dispatchJob(w http.ResponseWriter, r *http.Request) error {
@@ -397,7 +370,7 @@ func (s *Server) dispatchJob(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	res := cmd.Result()
-	resp := jobDispatchResponse{DispatchedJobID: res.JobID, EvalID: res.EvalID, JobCreateIndex: out.Index, Index: out.Index}
+	resp := api.JobDispatchResponse{DispatchedJobID: res.JobID, EvalID: res.EvalID, JobCreateIndex: out.Index, Index: out.Index}
 	if res.EvalID != "" {
 		resp.EvalCreateIndex = out.Index
 	}
