@@ -132,9 +132,9 @@ func (Projection) Apply(tx *projections.Tx, ev *events.Event) error {
 	case *events.AllocsPlaced:
 		return applyPlaced(tx, p)
 	case *events.AllocsDesiredUpdated:
-		return applyDesired(tx, p)
+		return applyStatuses(tx, p.Updates, func(u *events.AllocDesiredUpdate) (string, string) { return u.ID, u.ClientStatus })
 	case *events.AllocsClientUpdated:
-		return applyClient(tx, p)
+		return applyStatuses(tx, p.Updates, func(u *events.AllocClientUpdate) (string, string) { return u.ID, u.ClientStatus })
 	case *events.DeploymentUpserted:
 		return applyDeployment(tx, &p.Deployment)
 	case *events.DeploymentStatusUpdated:

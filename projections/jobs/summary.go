@@ -387,26 +387,17 @@ func (j *jobCreated) of(tx *projections.Tx, ns, id string) (uint64, error) {
 	return j.index, nil
 }
 
-func applyDesired(tx *projections.Tx, p *events.AllocsDesiredUpdated) error {
+// applyStatuses counts the client statuses updates report in their jobs'
+// summaries; an update that reports none changes nothing. status returns
+// an update's alloc id and client status.
+func applyStatuses[U any](tx *projections.Tx, updates []U, status func(*U) (id, clientStatus string)) error {
 	c := newSummaries(tx)
-	for _, u := range p.Updates {
-		if u.ClientStatus == "" {
+	for i := range updates {
+		id, st := status(&updates[i])
+		if st == "" {
 			continue
 		}
-		if err := c.update(u.ID, u.ClientStatus); err != nil {
-			return err
-		}
-	}
-	return c.flush()
-}
-
-func applyClient(tx *projections.Tx, p *events.AllocsClientUpdated) error {
-	c := newSummaries(tx)
-	for _, u := range p.Updates {
-		if u.ClientStatus == "" {
-			continue
-		}
-		if err := c.update(u.ID, u.ClientStatus); err != nil {
+		if err := c.update(id, st); err != nil {
 			return err
 		}
 	}

@@ -12,23 +12,24 @@ func Get(v projections.View, id string) (*Node, error) {
 	if err != nil {
 		return nil, err
 	}
+	return withAllocUpdate(v, r)
+}
+
+// withAllocUpdate decodes row r of Table and fills the node's
+// LastAllocUpdateIndex from AllocUpdatesTable.
+func withAllocUpdate(v projections.View, r projections.Row) (*Node, error) {
 	n, err := fromRow(r)
 	if err != nil {
 		return nil, err
 	}
-	return n, withAllocUpdate(v, n)
-}
-
-// withAllocUpdate fills n.LastAllocUpdateIndex from AllocUpdatesTable.
-func withAllocUpdate(v projections.View, n *Node) error {
-	r, err := v.Get(AllocUpdatesTable, n.ID)
+	u, err := v.Get(AllocUpdatesTable, n.ID)
 	switch {
 	case err == nil:
-		n.LastAllocUpdateIndex = r.ModifyIndex
+		n.LastAllocUpdateIndex = u.ModifyIndex
 	case !errors.Is(err, projections.ErrNotFound):
-		return err
+		return n, err
 	}
-	return nil
+	return n, nil
 }
 
 // Resolve returns the node whose id is idOrPrefix or, failing that, the one
@@ -39,11 +40,7 @@ func Resolve(v projections.View, idOrPrefix string) (*Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	n, err := fromRow(r)
-	if err != nil {
-		return nil, err
-	}
-	return n, withAllocUpdate(v, n)
+	return withAllocUpdate(v, r)
 }
 
 // List returns the nodes whose id starts with prefix, by id.

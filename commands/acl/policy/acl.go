@@ -187,20 +187,27 @@ func (a *ACL) AllowNamespace(ns, c string) bool {
 	return r != nil && r.caps.has(c)
 }
 
+// undenied returns the rule for namespace ns, or nil when there is none
+// or it denies.
+func (a *ACL) undenied(ns string) *nsRule {
+	r := a.namespace(ns)
+	if r == nil {
+		return nil
+	}
+	if _, deny := r.caps[CapDeny]; deny {
+		return nil
+	}
+	return r
+}
+
 // AllowAnyNamespace reports whether the ACL grants anything at all in
 // namespace ns (Nomad lets such tokens read the namespace itself).
 func (a *ACL) AllowAnyNamespace(ns string) bool {
 	if a.management {
 		return true
 	}
-	r := a.namespace(ns)
-	if r == nil {
-		return false
-	}
-	if _, deny := r.caps[CapDeny]; deny {
-		return false
-	}
-	return len(r.caps) > 0 || len(r.paths) > 0
+	r := a.undenied(ns)
+	return r != nil && (len(r.caps) > 0 || len(r.paths) > 0)
 }
 
 // AllowVariable reports whether op (read, write, list, destroy) is allowed
@@ -209,11 +216,8 @@ func (a *ACL) AllowVariable(ns, path, op string) bool {
 	if a.management {
 		return true
 	}
-	r := a.namespace(ns)
+	r := a.undenied(ns)
 	if r == nil {
-		return false
-	}
-	if _, deny := r.caps[CapDeny]; deny {
 		return false
 	}
 	var best *pathRule

@@ -175,14 +175,7 @@ func toJSON(p *policy.Policy) map[string]any {
 		if len(rules) > 0 {
 			m := map[string]any{}
 			for _, r := range rules {
-				x := map[string]any{}
-				if r.Policy != "" {
-					x["policy"] = r.Policy
-				}
-				if r.Capabilities != nil {
-					x["capabilities"] = r.Capabilities
-				}
-				m[r.Name] = x
+				m[r.Name] = ruleMap(r.Policy, r.Capabilities)
 			}
 			out[name] = m
 		}
@@ -190,14 +183,7 @@ func toJSON(p *policy.Policy) map[string]any {
 	if len(p.NodePools) > 0 {
 		m := map[string]any{}
 		for _, r := range p.NodePools {
-			x := map[string]any{}
-			if r.Policy != "" {
-				x["policy"] = r.Policy
-			}
-			if r.Capabilities != nil {
-				x["capabilities"] = r.Capabilities
-			}
-			m[r.Name] = x
+			m[r.Name] = ruleMap(r.Policy, r.Capabilities)
 		}
 		out["node_pool"] = m
 	}
@@ -208,4 +194,16 @@ func toJSON(p *policy.Policy) map[string]any {
 func normal(p *policy.Policy) string {
 	b, _ := json.Marshal(toJSON(p))
 	return string(b)
+}
+
+// ruleMap renders a rule's policy and capabilities, leaving out the unset.
+func ruleMap(policy string, caps []string) map[string]any {
+	x := map[string]any{}
+	if policy != "" {
+		x["policy"] = policy
+	}
+	if caps != nil {
+		x["capabilities"] = caps
+	}
+	return x
 }
