@@ -41,17 +41,11 @@ func newHandle(d *Driver, t task, proc *os.Process) *handle {
 
 // Wait implements driver.Handle.
 func (h *handle) Wait(ctx context.Context) (driver.ExitResult, error) {
-	select {
-	case <-h.done:
-		return h.result, nil
-	case <-ctx.Done():
-		select {
-		case <-h.done:
-			return h.result, nil
-		default:
-			return driver.ExitResult{}, fmt.Errorf("exec: wait for task %s: %w", h.t.id, ctx.Err())
-		}
+	res, err := driver.WaitExit(ctx, h.done, &h.result)
+	if err != nil {
+		return res, fmt.Errorf("exec: wait for task %s: %w", h.t.id, err)
 	}
+	return res, nil
 }
 
 // Signal implements driver.Handle: sig goes to the task's main process

@@ -39,17 +39,11 @@ func newHandle(d *Driver, id string, started time.Time, s spec) *handle {
 
 // Wait implements driver.Handle.
 func (h *handle) Wait(ctx context.Context) (driver.ExitResult, error) {
-	select {
-	case <-h.done:
-		return h.result, nil
-	case <-ctx.Done():
-		select {
-		case <-h.done:
-			return h.result, nil
-		default:
-			return driver.ExitResult{}, fmt.Errorf("mock: wait for task %s: %w", h.id, ctx.Err())
-		}
+	res, err := driver.WaitExit(ctx, h.done, &h.result)
+	if err != nil {
+		return res, fmt.Errorf("mock: wait for task %s: %w", h.id, err)
 	}
+	return res, nil
 }
 
 // Signal implements driver.Handle: SIGKILL ends the task at once, its kill
