@@ -4,7 +4,6 @@ import (
 	"errors"
 	"net/http"
 
-	"github.com/ordoplane/ordo/api"
 	"github.com/ordoplane/ordo/commands"
 	"github.com/ordoplane/ordo/commands/alloc"
 	"github.com/ordoplane/ordo/projections"
@@ -26,8 +25,7 @@ func (s *Server) debugReschedule(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if s.cfg.Rescheduler == nil {
-		writeJSON(w, http.StatusNotImplemented, api.ErrorBody{Error: errNoRescheduler.Error(), Status: http.StatusNotImplemented})
-		return nil
+		return notImplemented{errNoRescheduler}
 	}
 	snap := s.cfg.FSM.Store().Snapshot()
 	defer snap.Close()

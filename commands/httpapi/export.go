@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"strconv"
 
-	"github.com/ordoplane/ordo/api"
 	"github.com/ordoplane/ordo/commands"
 	"github.com/ordoplane/ordo/storage/archive"
 )
@@ -45,8 +44,7 @@ func (s *Server) exportLog(w http.ResponseWriter, r *http.Request) error {
 		}
 	}
 	if s.cfg.Exporter == nil {
-		writeJSON(w, http.StatusNotImplemented, api.ErrorBody{Error: errNoExporter.Error(), Status: http.StatusNotImplemented})
-		return nil
+		return notImplemented{errNoExporter}
 	}
 	snap := s.cfg.FSM.Store().Snapshot()
 	defer snap.Close()

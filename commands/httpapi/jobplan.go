@@ -38,8 +38,7 @@ func (s *Server) planJob(w http.ResponseWriter, r *http.Request) error {
 		return commands.Invalid("job.id", "%q does not match the id in the path, %q", spec.ID, id)
 	}
 	if s.cfg.JobPlanner == nil {
-		writeJSON(w, http.StatusNotImplemented, api.ErrorBody{Error: errNoPlanner.Error(), Status: http.StatusNotImplemented})
-		return nil
+		return notImplemented{errNoPlanner}
 	}
 	snap := s.cfg.FSM.Store().Snapshot()
 	defer snap.Close()

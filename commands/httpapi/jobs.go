@@ -79,18 +79,6 @@ func pathJob(r *http.Request) (string, string, error) {
 	return ns, id, job.ValidID("id", id)
 }
 
-func jobQueryBool(r *http.Request, name string) (bool, error) {
-	v := r.URL.Query().Get(name)
-	if v == "" {
-		return false, nil
-	}
-	b, err := strconv.ParseBool(v)
-	if err != nil {
-		return false, commands.Invalid(name, "%q is not true or false", v)
-	}
-	return b, nil
-}
-
 func jobQueryInt(r *http.Request, name string) (int, error) {
 	v := r.URL.Query().Get(name)
 	if v == "" {
@@ -111,7 +99,7 @@ func (s *Server) listJobs(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	withMeta, err := jobQueryBool(r, "meta")
+	withMeta, err := queryBool(r, "meta")
 	if err != nil {
 		return err
 	}
@@ -308,9 +296,9 @@ func (s *Server) deregisterJob(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	cmd := &job.Deregister{Namespace: ns, ID: id}
-	if cmd.Purge, err = jobQueryBool(r, "purge"); err == nil {
-		if cmd.NoShutdownDelay, err = jobQueryBool(r, "no_shutdown_delay"); err == nil {
-			if _, err = jobQueryBool(r, "global"); err == nil {
+	if cmd.Purge, err = queryBool(r, "purge"); err == nil {
+		if cmd.NoShutdownDelay, err = queryBool(r, "no_shutdown_delay"); err == nil {
+			if _, err = queryBool(r, "global"); err == nil {
 				cmd.EvalPriority, err = jobQueryInt(r, "eval_priority")
 			}
 		}

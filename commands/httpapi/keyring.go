@@ -6,7 +6,6 @@ import (
 	"errors"
 	"net/http"
 
-	"github.com/ordoplane/ordo/api"
 	"github.com/ordoplane/ordo/commands"
 	"github.com/ordoplane/ordo/commands/keyring"
 	"github.com/ordoplane/ordo/projections"
@@ -110,8 +109,7 @@ func (s *Server) removeRootKey(w http.ResponseWriter, r *http.Request) error {
 func (s *Server) collectRootKeys(w http.ResponseWriter, r *http.Request) error {
 	gc := s.cfg.Keyring.CollectGarbage
 	if gc == nil {
-		writeJSON(w, http.StatusNotImplemented, api.ErrorBody{Error: "the keyring GC is not available on this server", Status: http.StatusNotImplemented})
-		return nil
+		return notImplemented{errors.New("the keyring GC is not available on this server")}
 	}
 	removed, err := gc(r.Context())
 	if err != nil {

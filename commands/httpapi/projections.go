@@ -55,22 +55,13 @@ type noRebuilder struct{}
 
 func (noRebuilder) Error() string { return "this server runs no projection rebuilder" }
 
-// haveRebuilder answers 501 and reports false when the server runs no
-// rebuilder.
-func haveRebuilder(w http.ResponseWriter, rb *fsm.Rebuilder) bool {
-	if rb == nil {
-		writeJSON(w, http.StatusNotImplemented, api.ErrorBody{Error: noRebuilder{}.Error(), Status: http.StatusNotImplemented})
-	}
-	return rb != nil
-}
-
 func (s *Server) listProjections(w http.ResponseWriter, r *http.Request) error {
 	return listProjections(w, r, s.cfg.Rebuilds)
 }
 
 func listProjections(w http.ResponseWriter, r *http.Request, rb *fsm.Rebuilder) error {
-	if !haveRebuilder(w, rb) {
-		return nil
+	if rb == nil {
+		return notImplemented{noRebuilder{}}
 	}
 	sums, _ := strconv.ParseBool(r.URL.Query().Get("checksum"))
 	st, err := rb.Status(sums)
@@ -88,8 +79,8 @@ func listProjections(w http.ResponseWriter, r *http.Request, rb *fsm.Rebuilder) 
 func (s *Server) submitProjectionJob(kind string) func(http.ResponseWriter, *http.Request) error {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		rb := s.cfg.Rebuilds
-		if !haveRebuilder(w, rb) {
-			return nil
+		if rb == nil {
+			return notImplemented{noRebuilder{}}
 		}
 		var body ProjectionJobRequest
 		if r.ContentLength != 0 {
@@ -129,8 +120,8 @@ func projectionJob(w http.ResponseWriter, rb *fsm.Rebuilder) error {
 // answerJob writes the job get returns from rb, or 404 naming what when
 // it returns none.
 func answerJob(w http.ResponseWriter, rb *fsm.Rebuilder, what string, get func(*fsm.Rebuilder) (fsm.Job, bool)) error {
-	if !haveRebuilder(w, rb) {
-		return nil
+	if rb == nil {
+		return notImplemented{noRebuilder{}}
 	}
 	j, ok := get(rb)
 	if !ok {

@@ -235,6 +235,13 @@ func (s *Server) routes() {
 	})
 }
 
+// notImplemented is an endpoint this server was built without (no
+// planner, exporter, snapshots…): writeError answers it 501.
+type notImplemented struct{ err error }
+
+func (e notImplemented) Error() string { return e.err.Error() }
+func (e notImplemented) Unwrap() error { return e.err }
+
 type notFoundPath struct{ path string }
 
 func (e *notFoundPath) Error() string { return "no such endpoint: " + e.path }
@@ -261,6 +268,9 @@ func writeError(w http.ResponseWriter, err error) {
 	var nf *notFoundPath
 	if errors.As(err, &nf) {
 		status = http.StatusNotFound
+	}
+	if _, ok := errors.AsType[notImplemented](err); ok {
+		status = http.StatusNotImplemented
 	}
 	var ue *unavailableError
 	if errors.As(err, &ue) {

@@ -7,7 +7,6 @@ import (
 	"io"
 	"net/http"
 
-	"github.com/ordoplane/ordo/api"
 	"github.com/ordoplane/ordo/commands"
 
 	"github.com/ordoplane/ordo/projections"
@@ -37,8 +36,7 @@ type Snapshots interface {
 // response, so the file ends without its trailer and a restore refuses it.
 func (s *Server) saveSnapshot(w http.ResponseWriter, r *http.Request) error {
 	if s.cfg.Snapshots == nil {
-		writeJSON(w, http.StatusNotImplemented, api.ErrorBody{Error: errNoSnapshots.Error(), Status: http.StatusNotImplemented})
-		return nil
+		return notImplemented{errNoSnapshots}
 	}
 	if refuseHistorical(w, r, "a snapshot saves the current state, not a past one") {
 		return nil
@@ -71,8 +69,7 @@ func (s *Server) saveSnapshot(w http.ResponseWriter, r *http.Request) error {
 // before anything is installed.
 func (s *Server) restoreSnapshot(w http.ResponseWriter, r *http.Request) error {
 	if s.cfg.Snapshots == nil {
-		writeJSON(w, http.StatusNotImplemented, api.ErrorBody{Error: errNoSnapshots.Error(), Status: http.StatusNotImplemented})
-		return nil
+		return notImplemented{errNoSnapshots}
 	}
 	out, err := s.cfg.Snapshots.Restore(r.Context(), request(r), r.Body)
 	if err != nil {
