@@ -91,15 +91,23 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, tables []string,
 	return s.block(r.Context(), bp, tables, read)
 }
 
-func (s *Server) block(ctx context.Context, bp blockingParams, tables []string, read func(v projections.View) (any, error)) (any, uint64, error) {
-	var deadline <-chan time.Time
-	if bp.index > 0 {
-		t := time.NewTimer(bp.wait)
-		defer t.Stop()
-		deadline = t.C
-		s.metrics.blocking.Inc()
-		defer s.metrics.blocking.Dec()
+// startWait starts a blocking query's wait: the channel its deadline
+// fires on (nil when bp does not block) and the func that ends the wait.
+func (s *Server) startWait(bp blockingParams) (<-chan time.Time, func()) {
+	if bp.index == 0 {
+		return nil, func() {}
 	}
+	t := time.NewTimer(bp.wait)
+	s.metrics.blocking.Inc()
+	return t.C, func() {
+		t.Stop()
+		s.metrics.blocking.Dec()
+	}
+}
+
+func (s *Server) block(ctx context.Context, bp blockingParams, tables []string, read func(v projections.View) (any, error)) (any, uint64, error) {
+	deadline, stop := s.startWait(bp)
+	defer stop()
 	notify := s.cfg.FSM.Notifier()
 	for {
 		// Take the watch channels before reading, so no change is missed.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"time"
 
 	"github.com/ordoplane/ordo/projections"
 )
@@ -17,14 +16,8 @@ import (
 // key unchanged since an operator's snapshot restore answers the
 // restore's index (View.RestoredIndex): the restore replaced it.
 func (s *Server) blockOnKey(ctx context.Context, bp blockingParams, table, key string, read func(v projections.View) (any, error)) (any, uint64, error) {
-	var deadline <-chan time.Time
-	if bp.index > 0 {
-		t := time.NewTimer(bp.wait)
-		defer t.Stop()
-		deadline = t.C
-		s.metrics.blocking.Inc()
-		defer s.metrics.blocking.Dec()
-	}
+	deadline, stop := s.startWait(bp)
+	defer stop()
 	notify := s.cfg.FSM.Notifier()
 	for {
 		// Take the watch channel before reading, so no change is missed.
