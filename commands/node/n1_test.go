@@ -6,26 +6,12 @@ import (
 	"testing"
 
 	"github.com/ordoplane/ordo/commands"
+	"github.com/ordoplane/ordo/commands/commandstest"
 	"github.com/ordoplane/ordo/commands/node"
 	"github.com/ordoplane/ordo/events"
 	"github.com/ordoplane/ordo/projections"
 	"github.com/ordoplane/ordo/projections/fsm"
 )
-
-// permutations returns every ordering of steps.
-func permutations(steps []string) [][]string {
-	if len(steps) <= 1 {
-		return [][]string{append([]string(nil), steps...)}
-	}
-	var out [][]string
-	for i, s := range steps {
-		rest := append(append([]string(nil), steps[:i]...), steps[i+1:]...)
-		for _, p := range permutations(rest) {
-			out = append(out, append([]string{s}, p...))
-		}
-	}
-	return out
-}
 
 // TestN1ReconnectOrdering: a node that missed a heartbeat while running
 // disconnect-tolerant allocations is disconnected; its client then makes
@@ -37,7 +23,7 @@ func permutations(steps []string) [][]string {
 // preconditions must refuse what went stale.
 func TestN1ReconnectOrdering(t *testing.T) {
 	for _, racing := range []bool{false, true} {
-		for _, order := range permutations([]string{"register", "ready", "allocs"}) {
+		for _, order := range commandstest.Permutations([]string{"register", "ready", "allocs"}) {
 			name := strings.Join(order, ",")
 			if racing {
 				name = "racing/" + name

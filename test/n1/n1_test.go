@@ -13,6 +13,7 @@ import (
 
 	"github.com/ordoplane/ordo/cmd/agent"
 	"github.com/ordoplane/ordo/commands"
+	"github.com/ordoplane/ordo/commands/commandstest"
 	"github.com/ordoplane/ordo/commands/node"
 	"github.com/ordoplane/ordo/events"
 	"github.com/ordoplane/ordo/history/rerun"
@@ -48,7 +49,7 @@ const (
 // worker decided while A was not ready is re-run against its snapshot
 // (history/rerun): it must reproduce and place nothing on A.
 func TestN1ReconnectRacingScheduler(t *testing.T) {
-	for _, order := range permutations([]string{"register", "ready", "allocs"}) {
+	for _, order := range commandstest.Permutations([]string{"register", "ready", "allocs"}) {
 		t.Run(strings.Join(order, ","), func(t *testing.T) { reconnect(t, order) })
 	}
 }
@@ -331,19 +332,4 @@ func job(id string, count, cpu int) *api.Job { return testagent.SleepJob("servic
 func register(t *testing.T, c *api.Client, j *api.Job) {
 	t.Helper()
 	testagent.Register(t, c, j)
-}
-
-// permutations returns every ordering of steps.
-func permutations(steps []string) [][]string {
-	if len(steps) <= 1 {
-		return [][]string{append([]string(nil), steps...)}
-	}
-	var out [][]string
-	for i, s := range steps {
-		rest := append(append([]string(nil), steps[:i]...), steps[i+1:]...)
-		for _, p := range permutations(rest) {
-			out = append(out, append([]string{s}, p...))
-		}
-	}
-	return out
 }

@@ -123,18 +123,29 @@ func readRegister(ctx context.Context, c *http.Client, addr, path string, decode
 	return readFailure(status, "GET "+path, body)
 }
 
+// put PUTs b to path on addr. A write that was not sent, or whose answer
+// was lost, comes back as the result to record; otherwise the status and
+// body answered.
+func put(ctx context.Context, c *http.Client, addr, path string, b []byte) (int, []byte, *result) {
+	how, status, body, err := exchange(ctx, c, http.MethodPut, addr, path, b)
+	switch how {
+	case notSent:
+		return status, body, &result{skip: true}
+	case lost:
+		return status, body, &result{out: Output{Unknown: true}, status: status, detail: fmt.Sprintf("PUT %s: %v", path, err)}
+	}
+	return status, body, nil
+}
+
 func (v variable) write(ctx context.Context, c *http.Client, addr, value string, cas bool, expect uint64) result {
 	path := "/v1/var/" + v.path
 	if cas {
 		path += "?cas=" + strconv.FormatUint(expect, 10)
 	}
 	b, _ := json.Marshal(map[string]any{"Items": map[string]string{"v": value}})
-	how, status, body, err := exchange(ctx, c, http.MethodPut, addr, path, b)
-	switch {
-	case how == notSent:
-		return result{skip: true}
-	case how == lost:
-		return result{out: Output{Unknown: true}, status: status, detail: fmt.Sprintf("PUT %s: %v", path, err)}
+	status, body, unsent := put(ctx, c, addr, path, b)
+	if unsent != nil {
+		return *unsent
 	}
 	switch {
 	case status == http.StatusOK:
@@ -182,12 +193,9 @@ func (j job) write(ctx context.Context, c *http.Client, addr, value string, cas 
 		"EnforceIndex": cas, "JobModifyIndex": expect,
 	})
 	path := "/v1/job/" + url.PathEscape(j.id)
-	how, status, body, err := exchange(ctx, c, http.MethodPut, addr, path, b)
-	switch {
-	case how == notSent:
-		return result{skip: true}
-	case how == lost:
-		return result{out: Output{Unknown: true}, status: status, detail: fmt.Sprintf("PUT %s: %v", path, err)}
+	status, body, unsent := put(ctx, c, addr, path, b)
+	if unsent != nil {
+		return *unsent
 	}
 	switch {
 	case status == http.StatusOK:
