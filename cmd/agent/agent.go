@@ -318,7 +318,11 @@ func Start(cfg Config) (a *Agent, err error) {
 	} else {
 		procs = append(procs, vw) // csi.go: releases CSI claims of stopped allocations
 	}
-	sup := supervisor.New(supervisor.Config{Logger: a.log, Registerer: a.reg}, procs...)
+	sup, err := supervisor.New(supervisor.Config{Logger: a.log, Registerer: a.reg}, procs...)
+	if err != nil {
+		ln.Close()
+		return nil, err
+	}
 	a.sup = sup
 	a.goroutine(func() {
 		if err := a.http.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {

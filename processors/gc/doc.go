@@ -6,7 +6,7 @@
 // # Usage
 //
 //	p, err := gc.New(gc.Config{Pipeline: pipeline, Thresholds: cgc.DefaultThresholds()})
-//	supervisor.New(cfg, p) // runs it while this server leads
+//	sup, err := supervisor.New(cfg, p) // runs it while this server leads
 //
 // # Concurrency
 //

@@ -238,7 +238,10 @@ func TestOnlyWhileLeading(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		sup := supervisor.New(supervisor.Config{Logger: discard}, l)
+		sup, err := supervisor.New(supervisor.Config{Logger: discard}, l)
+		if err != nil {
+			t.Fatal(err)
+		}
 		changes := make(chan bool)
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan error, 1)

@@ -58,18 +58,19 @@ func (c Config) Validate() error {
 	return nil
 }
 
-// New returns a Supervisor for procs.
-func New(cfg Config, procs ...Processor) *Supervisor {
-	if cfg.RestartBackoff < 0 {
-		cfg.RestartBackoff = 0 // New returns no error: a negative backoff takes the default
-	}
+// New returns a Supervisor of procs; zero fields of cfg take
+// DefaultConfig's values.
+func New(cfg Config, procs ...Processor) (*Supervisor, error) {
 	defaults.Fill(&cfg, DefaultConfig())
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
 	s := &Supervisor{procs: procs, log: cfg.Logger, backoff: cfg.RestartBackoff, clock: cfg.Clock, reg: cfg.Registerer, restart: make(chan struct{}, 1),
 		leader: prometheus.NewGauge(prometheus.GaugeOpts{Name: "ordo_raft_leader", Help: "1 while this server is the raft leader."})}
 	if cfg.Registerer != nil {
 		cfg.Registerer.MustRegister(s.leader)
 	}
-	return s
+	return s, nil
 }
 
 // Run follows leadership changes until ctx ends.

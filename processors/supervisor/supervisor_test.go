@@ -59,7 +59,10 @@ func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)
 func TestStartsOnLeadershipAndStopsOnLoss(t *testing.T) {
 	before := goleak.IgnoreCurrent()
 	p := newProbe()
-	s := New(Config{Logger: quiet()}, p)
+	s, err := New(Config{Logger: quiet()}, p)
+	if err != nil {
+		t.Fatal(err)
+	}
 	changes := make(chan bool)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error)
@@ -86,7 +89,10 @@ func TestStartsOnLeadershipAndStopsOnLoss(t *testing.T) {
 func TestRestartsFailedProcessorWhileLeading(t *testing.T) {
 	p := newProbe()
 	p.fail.Store(true)
-	s := New(Config{Logger: quiet(), RestartBackoff: time.Millisecond}, p)
+	s, err := New(Config{Logger: quiet(), RestartBackoff: time.Millisecond}, p)
+	if err != nil {
+		t.Fatal(err)
+	}
 	changes := make(chan bool, 1)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -103,7 +109,10 @@ func TestRestartsFailedProcessorWhileLeading(t *testing.T) {
 
 func TestRestartRestartsRunningProcessorsOnly(t *testing.T) {
 	p := newProbe()
-	s := New(Config{Logger: quiet()}, p)
+	s, err := New(Config{Logger: quiet()}, p)
+	if err != nil {
+		t.Fatal(err)
+	}
 	changes := make(chan bool)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
