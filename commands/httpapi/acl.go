@@ -378,25 +378,20 @@ func (s *Server) aclListRoles(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) aclGetRole(w http.ResponseWriter, r *http.Request) error {
-	id := r.PathValue("id")
-	s.query(w, r, aclRoleTables, func(v projections.View) (any, error) {
-		ro, err := acls.GetRole(v, id)
-		if errors.Is(err, projections.ErrNotFound) {
-			return nil, &commands.NotFoundError{Kind: "ACL role", ID: id}
-		} else if err != nil {
-			return nil, err
-		}
-		return roleJSON(ro), nil
-	})
-	return nil
+	return s.answerRole(w, r, r.PathValue("id"), acls.GetRole)
 }
 
 func (s *Server) aclGetRoleByName(w http.ResponseWriter, r *http.Request) error {
-	name := r.PathValue("name")
+	return s.answerRole(w, r, r.PathValue("name"), acls.RoleByName)
+}
+
+// answerRole answers the role get finds by key, 404 naming key when there
+// is none.
+func (s *Server) answerRole(w http.ResponseWriter, r *http.Request, key string, get func(projections.View, string) (*acls.Role, error)) error {
 	s.query(w, r, aclRoleTables, func(v projections.View) (any, error) {
-		ro, err := acls.RoleByName(v, name)
+		ro, err := get(v, key)
 		if errors.Is(err, projections.ErrNotFound) {
-			return nil, &commands.NotFoundError{Kind: "ACL role", ID: name}
+			return nil, &commands.NotFoundError{Kind: "ACL role", ID: key}
 		} else if err != nil {
 			return nil, err
 		}
