@@ -2,7 +2,6 @@ package lint
 
 import (
 	"encoding/json"
-	"go/ast"
 	"go/parser"
 	"go/token"
 	"os/exec"
@@ -133,22 +132,9 @@ func TestPurePackages(t *testing.T) {
 				t.Errorf("%s imports %s: pure packages take their randomness as input", rel(p.ImportPath), imp)
 			}
 		}
-		fset := token.NewFileSet()
 		for _, f := range p.GoFiles {
-			file, err := parser.ParseFile(fset, filepath.Join(p.Dir, f), nil, 0)
-			if err != nil {
-				t.Fatal(err)
-			}
-			ast.Inspect(file, func(n ast.Node) bool {
-				sel, ok := n.(*ast.SelectorExpr)
-				if !ok {
-					return true
-				}
-				if id, ok := sel.X.(*ast.Ident); ok && id.Name == "time" && (sel.Sel.Name == "Now" || sel.Sel.Name == "Since") {
-					t.Errorf("%s: calls time.%s; pure packages use the leader time in the entry", fset.Position(sel.Pos()), sel.Sel.Name)
-				}
-				return true
-			})
+			fset, file := parseFile(t, filepath.Join(p.Dir, f))
+			checkTimeCalls(t, fset, file, map[string]bool{"Now": true, "Since": true}, "pure packages use the leader time in the entry")
 		}
 	}
 }

@@ -1,9 +1,6 @@
 package lint
 
 import (
-	"go/ast"
-	"go/parser"
-	"go/token"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -46,27 +43,14 @@ func TestPureDecisions(t *testing.T) {
 
 func checkPureFile(t *testing.T, path string) {
 	t.Helper()
-	fset := token.NewFileSet()
-	file, err := parser.ParseFile(fset, path, nil, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	fset, file := parseFile(t, path)
 	for _, imp := range file.Imports {
 		p, _ := strconv.Unquote(imp.Path.Value)
 		if p == "math/rand" || p == "math/rand/v2" || p == "crypto/rand" || p == module+"/storage/clock" {
 			t.Errorf("%s imports %s: a decision takes its time and randomness as arguments", fset.Position(imp.Pos()), p)
 		}
 	}
-	ast.Inspect(file, func(n ast.Node) bool {
-		sel, ok := n.(*ast.SelectorExpr)
-		if !ok {
-			return true
-		}
-		if id, ok := sel.X.(*ast.Ident); ok && id.Name == "time" && clockCalls[sel.Sel.Name] {
-			t.Errorf("%s: calls time.%s; a decision takes the time as an argument", fset.Position(sel.Pos()), sel.Sel.Name)
-		}
-		return true
-	})
+	checkTimeCalls(t, fset, file, clockCalls, "a decision takes the time as an argument")
 }
 
 // clockFree lists files of processors/ and client/ that may read the
@@ -86,21 +70,8 @@ func TestComponentsWaitOnTheirClock(t *testing.T) {
 			if slices.Contains(clockFree, rel(p.ImportPath)+"/"+f) {
 				continue
 			}
-			fset := token.NewFileSet()
-			file, err := parser.ParseFile(fset, filepath.Join(p.Dir, f), nil, 0)
-			if err != nil {
-				t.Fatal(err)
-			}
-			ast.Inspect(file, func(n ast.Node) bool {
-				sel, ok := n.(*ast.SelectorExpr)
-				if !ok {
-					return true
-				}
-				if id, ok := sel.X.(*ast.Ident); ok && id.Name == "time" && clockCalls[sel.Sel.Name] {
-					t.Errorf("%s: calls time.%s; wait on Config.Clock (storage/clock) instead", fset.Position(sel.Pos()), sel.Sel.Name)
-				}
-				return true
-			})
+			fset, file := parseFile(t, filepath.Join(p.Dir, f))
+			checkTimeCalls(t, fset, file, clockCalls, "wait on Config.Clock (storage/clock) instead")
 		}
 	}
 }
