@@ -216,7 +216,6 @@ func TestDisconnectOutlastsLostAfter(t *testing.T) {
 	cl.waitNode(a, events.NodeStatusReady)
 	want := slices.Sorted(slices.Values(append(slices.Clone(origB), replacements...)))
 	cl.waitLive("B's originals and the replacements running, A's originals complete", want)
-	cl.settle()
 	cl.view(func(v projections.View) {
 		running := 0
 		for _, al := range jobAllocs(t, v, jobID) {
@@ -290,7 +289,6 @@ func checkKept(t *testing.T, cl *cluster, a, c *node, origA, origB, replacements
 	// Exactly count allocations run: A's originals and B's.
 	want := slices.Sorted(slices.Values(append(slices.Clone(origA), origB...)))
 	cl.waitLive("A's and B's originals running and the replacements complete", want)
-	cl.settle()
 	cl.view(func(v projections.View) {
 		running := 0
 		for _, al := range jobAllocs(t, v, jobID) {
@@ -517,7 +515,8 @@ func statuses(changes []testagent.NodeChange) []string {
 }
 
 // waitLive waits until the job's running allocations are exactly want and
-// every other one is stopped and complete; what names the state.
+// every other one is stopped and complete (what names that state), then
+// until the cluster settles.
 func (cl *cluster) waitLive(what string, want []string) {
 	cl.t.Helper()
 	cl.waitState(what, func(v projections.View) bool {
@@ -533,4 +532,5 @@ func (cl *cluster) waitLive(what string, want []string) {
 		slices.Sort(live)
 		return slices.Equal(live, want)
 	})
+	cl.settle()
 }
