@@ -54,9 +54,7 @@ func (c *cluster) nextID() string {
 func (c *cluster) apply(dec commands.Decision) fsm.Result {
 	c.t.Helper()
 	c.index++
-	e := pt.Entry(c.t, fmt.Sprintf("c%d", c.index), dec.Events...)
-	e.Preconditions = dec.Preconditions
-	return pt.ApplyOne(c.t, c.fsm, c.index, e)
+	return commandstest.ApplyDecision(c.t, c.fsm, c.index, dec)
 }
 
 // decide validates and decides cmd against the current state.

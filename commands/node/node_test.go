@@ -2,7 +2,6 @@ package node_test
 
 import (
 	"errors"
-	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -48,9 +47,7 @@ func (c *cluster) view() projections.View {
 func (c *cluster) apply(dec commands.Decision) fsm.Result {
 	c.t.Helper()
 	c.index++
-	e := pt.Entry(c.t, fmt.Sprintf("c%d", c.index), dec.Events...)
-	e.Preconditions = dec.Preconditions
-	return pt.ApplyOne(c.t, c.fsm, c.index, e)
+	return commandstest.ApplyDecision(c.t, c.fsm, c.index, dec)
 }
 
 // run decides cmd against the current state and applies the decision.
