@@ -11,7 +11,6 @@ import (
 	"github.com/ordoplane/ordo/events"
 	"github.com/ordoplane/ordo/projections"
 	"github.com/ordoplane/ordo/projections/history"
-	pt "github.com/ordoplane/ordo/projections/projectionstest"
 	"github.com/ordoplane/ordo/storage/kv"
 )
 
@@ -21,15 +20,7 @@ import (
 // client reports that name allocations and a node, not the job.
 func jobLife(t *testing.T) *kv.Store {
 	t.Helper()
-	store := pt.OpenStore(t)
-	f := pt.NewFSM(t, store)
-	apply := func(i int, ps ...events.Payload) {
-		e := pt.Entry(t, fmt.Sprint("c", i), ps...)
-		e.Time = second(i)
-		if r := pt.ApplyOne(t, f, uint64(i), e); r.Err != nil {
-			t.Fatal(r.Err)
-		}
-	}
+	store, apply := recorder(t, nil)
 	eval := func(id, job, status string) events.Evaluation {
 		return events.Evaluation{ID: id, Namespace: "default", JobID: job, Type: events.JobTypeService,
 			TriggeredBy: "job-register", Status: status}

@@ -20,21 +20,32 @@ import (
 // second returns the leader time of entry i in these tests.
 func second(i int) int64 { return pt.LeaderTime + int64(i)*int64(time.Second) }
 
+// recorder returns a store fed through the FSM (every projection) and a
+// function that applies ps as entry i at second(i), by actor(i) when
+// actor is not nil.
+func recorder(t *testing.T, actor func(i int) string) (*kv.Store, func(i int, ps ...events.Payload)) {
+	t.Helper()
+	store := pt.OpenStore(t)
+	f := pt.NewFSM(t, store)
+	return store, func(i int, ps ...events.Payload) {
+		t.Helper()
+		e := pt.Entry(t, fmt.Sprint("c", i), ps...)
+		e.Time = second(i)
+		if actor != nil {
+			e.Actor = actor(i)
+		}
+		if r := pt.ApplyOne(t, f, uint64(i), e); r.Err != nil {
+			t.Fatal(r.Err)
+		}
+	}
+}
+
 // allocLife records an allocation's whole life, entry i at second(i),
 // with an unrelated alloc's events between: placed (1), running (3),
 // desired stop (5), complete (7).
 func allocLife(t *testing.T) *kv.Store {
 	t.Helper()
-	store := pt.OpenStore(t)
-	f := pt.NewFSM(t, store)
-	apply := func(i int, ps ...events.Payload) {
-		e := pt.Entry(t, fmt.Sprint("c", i), ps...)
-		e.Time = second(i)
-		e.Actor = fmt.Sprint("actor-", i)
-		if r := pt.ApplyOne(t, f, uint64(i), e); r.Err != nil {
-			t.Fatal(r.Err)
-		}
-	}
+	store, apply := recorder(t, func(i int) string { return fmt.Sprint("actor-", i) })
 	client := func(id, status string) *events.AllocsClientUpdated {
 		return &events.AllocsClientUpdated{NodeID: "n1", Updates: []events.AllocClientUpdate{{ID: id, ClientStatus: status}}}
 	}

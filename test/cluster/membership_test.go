@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"slices"
 	"strings"
@@ -97,18 +96,6 @@ func findServer(list []raftlog.Server, id string) (raftlog.Server, bool) {
 	return list[i], true
 }
 
-// closedAddr returns a loopback address nothing listens on.
-func closedAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	return addr
-}
-
 // TestMembershipNeedsAuthority: a join, a removal and a leadership
 // transfer without the cluster secret (with ACLs on, also with a
 // management token but no secret for a join) are refused with 403 and
@@ -118,7 +105,7 @@ func TestMembershipNeedsAuthority(t *testing.T) {
 		t.Run(fmt.Sprintf("acl=%v", acl), func(t *testing.T) {
 			s := startOne(t, "s1", acl, nil)
 			before := raftServers(t, s)
-			evil := map[string]string{"ID": "evil-1", "RaftAddr": closedAddr(t), "HTTPAddr": closedAddr(t)}
+			evil := map[string]string{"ID": "evil-1", "RaftAddr": testagent.ClosedAddr(t), "HTTPAddr": testagent.ClosedAddr(t)}
 			mgmt := ""
 			if acl {
 				st, body := call(t, s.HTTP, "PUT", "/v1/acl/bootstrap", nil, nil)
@@ -176,7 +163,7 @@ func TestMembershipNeedsAuthority(t *testing.T) {
 // newcomer unhealthy and never promotes it, and an operator removes it.
 func TestJoinOfUnreachableServer(t *testing.T) {
 	s := startOne(t, "s1", false, nil)
-	evil := map[string]string{"ID": "evil-1", "RaftAddr": closedAddr(t), "HTTPAddr": closedAddr(t)}
+	evil := map[string]string{"ID": "evil-1", "RaftAddr": testagent.ClosedAddr(t), "HTTPAddr": testagent.ClosedAddr(t)}
 	if st, body := call(t, s.HTTP, "PUT", "/v1/operator/raft/join", secret, evil); st != http.StatusOK {
 		t.Fatalf("join with the secret: %d %s", st, body)
 	}
@@ -187,8 +174,8 @@ func TestJoinOfUnreachableServer(t *testing.T) {
 	// the leader's raft address, and the leader's id at another address.
 	before := raftServers(t, s)
 	for _, j := range []map[string]string{
-		{"ID": "evil-2", "RaftAddr": s.A.RaftAddr(), "HTTPAddr": closedAddr(t)},
-		{"ID": s.A.ID(), "RaftAddr": closedAddr(t), "HTTPAddr": closedAddr(t)},
+		{"ID": "evil-2", "RaftAddr": s.A.RaftAddr(), "HTTPAddr": testagent.ClosedAddr(t)},
+		{"ID": s.A.ID(), "RaftAddr": testagent.ClosedAddr(t), "HTTPAddr": testagent.ClosedAddr(t)},
 	} {
 		if st, body := call(t, s.HTTP, "PUT", "/v1/operator/raft/join", secret, j); st != http.StatusConflict {
 			t.Errorf("join %v: %d %s, want 409", j, st, body)

@@ -57,21 +57,13 @@ func start(t *testing.T, tweak func(*agent.Config)) *agent.Agent {
 			a.Shutdown()
 		}
 	})
-	deadline := time.After(20 * time.Second)
-	for {
-		_, wake := a.FSM().Notifier().Applied()
+	testagent.WaitFor(t, testagent.ServerTimeout, "the agent to lead with the default namespace", func() bool {
 		snap := a.Store().Snapshot()
+		defer snap.Close()
 		_, err := namespaces.Get(projections.NewView(snap), namespaces.Default)
-		snap.Close()
-		if err == nil && a.Node().IsLeader() {
-			return a
-		}
-		select {
-		case <-wake:
-		case <-deadline:
-			t.Fatal("the agent never bootstrapped")
-		}
-	}
+		return err == nil && a.Node().IsLeader()
+	})
+	return a
 }
 
 // call makes one request to a's API and returns the status and body.
