@@ -192,14 +192,14 @@ func TestCapacityOnDemandEndToEnd(t *testing.T) {
 	// eval's history leads to the request.
 	links := 0
 	for _, ev := range projectionstest.Archived(t, s.A.Store()) {
-		if ev.Type != "CapacityRequested" {
-			continue
-		}
-		p, err := events.Decode(ev)
+		p, err := events.DecodeIf(ev, "CapacityRequested")
 		if err != nil {
 			t.Fatal(err)
 		}
-		c := p.(*events.CapacityRequested)
+		c, ok := p.(*events.CapacityRequested)
+		if !ok {
+			continue
+		}
 		links++
 		if len(c.Evals) == 0 {
 			t.Fatalf("request %s filed for no eval", c.RequestID)
