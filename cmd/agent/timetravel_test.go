@@ -53,10 +53,7 @@ func putOK(t *testing.T, a *agent.Agent, path, body string) {
 
 func readyNode(t *testing.T, a *agent.Agent, id string) {
 	t.Helper()
-	putOK(t, a, "/v1/client/register", fmt.Sprintf(`{"ID":%q,"Name":%q,"Datacenter":"dc1","NodeClass":"compute",`+
-		`"Attributes":{"kernel.name":"linux"},"Resources":{"CPU":2000,"MemoryMB":2048,"DiskMB":10000},`+
-		`"Drivers":{"exec":{"Detected":true,"Healthy":true}}}`, id, id))
-	putOK(t, a, "/v1/client/"+id+"/heartbeat", `{"Status":"ready"}`)
+	testagent.ReadyNode(t, a.HTTPAddr(), id, 2000, 2048)
 }
 
 func ttJob(kind, id string, count int) *api.Job { return testagent.SleepJob(kind, id, count, 100) }

@@ -19,14 +19,7 @@ import (
 // registerReadyNode registers a node through the client API and reports it ready.
 func registerReadyNode(t *testing.T, addr, id string, cpu, mem int) {
 	t.Helper()
-	body := fmt.Sprintf(`{"ID":%q,"Name":%q,"Datacenter":"dc1","NodeClass":"compute","Attributes":{"kernel.name":"linux"},`+
-		`"Resources":{"CPU":%d,"MemoryMB":%d,"DiskMB":10000},"Drivers":{"exec":{"Detected":true,"Healthy":true}}}`, id, id, cpu, mem)
-	for _, req := range []struct{ path, body string }{
-		{"/v1/client/register", body},
-		{"/v1/client/" + id + "/heartbeat", `{"Status":"ready"}`},
-	} {
-		testagent.PutOK(t, addr, req.path, req.body)
-	}
+	testagent.ReadyNode(t, addr, id, cpu, mem)
 }
 
 // A job registered with the nomad/api client is scheduled end to end: the

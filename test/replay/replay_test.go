@@ -42,20 +42,11 @@ func settle(t *testing.T, a *agent.Agent) uint64 {
 	return replay.WaitSettled(t, a.Store(), a.FSM().Notifier(), settleTimeout)
 }
 
-// put sends a client API call, as a node's client would.
-func put(t *testing.T, a *agent.Agent, path, body string) {
-	t.Helper()
-	testagent.PutOK(t, a.HTTPAddr(), path, body)
-}
-
 // readyNode registers a node and reports it ready. Every node is alike, so
 // placements tie and the scheduler's seeded shuffle decides them.
 func readyNode(t *testing.T, a *agent.Agent, id string) {
 	t.Helper()
-	put(t, a, "/v1/client/register", fmt.Sprintf(`{"ID":%q,"Name":%q,"Datacenter":"dc1","NodeClass":"compute",`+
-		`"Attributes":{"kernel.name":"linux"},"Resources":{"CPU":1000,"MemoryMB":1024,"DiskMB":10000},`+
-		`"Drivers":{"exec":{"Detected":true,"Healthy":true}}}`, id, id))
-	put(t, a, "/v1/client/"+id+"/heartbeat", `{"Status":"ready"}`)
+	testagent.ReadyNode(t, a.HTTPAddr(), id, 1000, 1024)
 }
 
 func job(kind, id string, count, cpu int) *api.Job { return testagent.SleepJob(kind, id, count, cpu) }
