@@ -1,37 +1,21 @@
 package csi
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
-	api "github.com/ordoplane/ordo/commands/csi"
 	"net/http"
+
+	api "github.com/ordoplane/ordo/commands/csi"
 )
 
 // Handler serves the client's CSI API to the servers: node detach
 // (unpublish and unstage), controller detach, create and delete.
 func (m *Manager) Handler() http.Handler {
 	mux := http.NewServeMux()
-	mux.HandleFunc("POST "+api.PathNodeDetach, func(w http.ResponseWriter, r *http.Request) {
-		var req api.VolumeRequest
-		if !decode(w, r, &req) {
-			return
-		}
-		reply(w, nil, m.Unpublish(r.Context(), req))
-	})
-	mux.HandleFunc("POST "+api.PathControllerDetach, func(w http.ResponseWriter, r *http.Request) {
-		var req api.VolumeRequest
-		if !decode(w, r, &req) {
-			return
-		}
-		reply(w, nil, m.ControllerUnpublish(r.Context(), req))
-	})
-	mux.HandleFunc("POST "+api.PathControllerDelete, func(w http.ResponseWriter, r *http.Request) {
-		var req api.VolumeRequest
-		if !decode(w, r, &req) {
-			return
-		}
-		reply(w, nil, m.Delete(r.Context(), req))
-	})
+	mux.HandleFunc("POST "+api.PathNodeDetach, volumeCall(m.Unpublish))
+	mux.HandleFunc("POST "+api.PathControllerDetach, volumeCall(m.ControllerUnpublish))
+	mux.HandleFunc("POST "+api.PathControllerDelete, volumeCall(m.Delete))
 	mux.HandleFunc("POST "+api.PathControllerCreate, func(w http.ResponseWriter, r *http.Request) {
 		var req api.CreateRequest
 		if !decode(w, r, &req) {
@@ -41,6 +25,18 @@ func (m *Manager) Handler() http.Handler {
 		reply(w, out, err)
 	})
 	return mux
+}
+
+// volumeCall serves a call that takes a volume request and answers an
+// empty object or an error.
+func volumeCall(call func(context.Context, api.VolumeRequest) error) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		var req api.VolumeRequest
+		if !decode(w, r, &req) {
+			return
+		}
+		reply(w, nil, call(r.Context(), req))
+	}
 }
 
 func decode(w http.ResponseWriter, r *http.Request, v any) bool {
