@@ -65,6 +65,20 @@ type Job struct {
 	Payload []byte `msgpack:"pay,omitempty" json:"Payload,omitempty"`
 }
 
+// Group returns the job's task group name, or nil when it has none (or
+// the job is nil).
+func (j *Job) Group(name string) *TaskGroup {
+	if j == nil {
+		return nil
+	}
+	for i := range j.TaskGroups {
+		if j.TaskGroups[i].Name == name {
+			return &j.TaskGroups[i]
+		}
+	}
+	return nil
+}
+
 // Constraint restricts placement: LTarget Operand RTarget, such as
 // ${attr.kernel.name} = linux, or Operand distinct_hosts alone.
 type Constraint struct {

@@ -73,7 +73,7 @@ func (c *Config) Validate() error {
 		return errors.New("allocrunner: Alloc.ID is required")
 	case job == nil:
 		return fmt.Errorf("allocrunner: alloc %s: Job is required", c.Alloc.ID)
-	case group(job, c.Alloc.TaskGroup) == nil:
+	case job.Group(c.Alloc.TaskGroup) == nil:
 		return fmt.Errorf("allocrunner: alloc %s: job %s version %d has no group %q", c.Alloc.ID, job.ID, job.Version, c.Alloc.TaskGroup)
 	case c.Root == "":
 		return errors.New("allocrunner: Root is required")
@@ -81,15 +81,6 @@ func (c *Config) Validate() error {
 		return errors.New("allocrunner: Store is required")
 	case c.LogMaxBytes < 0 || c.LogMaxFiles < 0:
 		return errors.New("allocrunner: log limits must not be negative")
-	}
-	return nil
-}
-
-func group(job *events.Job, name string) *events.TaskGroup {
-	for i := range job.TaskGroups {
-		if job.TaskGroups[i].Name == name {
-			return &job.TaskGroups[i]
-		}
 	}
 	return nil
 }
@@ -154,7 +145,7 @@ func New(cfg Config) (*Runner, error) {
 			rec.Tasks = map[string]*state.Task{}
 		}
 	}
-	tg := group(rec.Job, cfg.Alloc.TaskGroup)
+	tg := rec.Job.Group(cfg.Alloc.TaskGroup)
 	for i := range tg.Tasks {
 		t := tg.Tasks[i]
 		if rec.Tasks[t.Name] == nil {
@@ -231,7 +222,7 @@ func (r *Runner) Update(a events.Allocation, job *events.Job) {
 		r.mu.placed = r.cfg.Clock.Now()
 	}
 	rec.Alloc = a
-	if job != nil && group(job, a.TaskGroup) != nil {
+	if job != nil && job.Group(a.TaskGroup) != nil {
 		rec.Job = job
 	}
 	err := r.persistLocked()
@@ -318,7 +309,7 @@ func (r *Runner) TaskRecord(task string) (state.Task, bool) {
 
 // group returns the allocation's task group in the job it runs.
 func (r *Runner) groupLocked() *events.TaskGroup {
-	return group(r.mu.rec.Job, r.mu.rec.Alloc.TaskGroup)
+	return r.mu.rec.Job.Group(r.mu.rec.Alloc.TaskGroup)
 }
 
 // updateTask applies f to task's record, stores the allocation's record

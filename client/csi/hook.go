@@ -42,18 +42,6 @@ func (h *Hook) clock() clock.Clock {
 	return h.Clock
 }
 
-func group(job *events.Job, name string) *events.TaskGroup {
-	if job == nil {
-		return nil
-	}
-	for i := range job.TaskGroups {
-		if job.TaskGroups[i].Name == name {
-			return &job.TaskGroups[i]
-		}
-	}
-	return nil
-}
-
 // requests returns the publications allocation a needs; with claiming
 // set (before its tasks start) it also refuses volumes another job holds
 // for writing (exclusive).
@@ -105,7 +93,7 @@ func allocIndex(name string) string {
 
 // Prerun implements allocrunner.Hook.
 func (h *Hook) Prerun(ctx context.Context, a events.Allocation, job *events.Job, dir allocrunner.AllocDir) error {
-	tg := group(job, a.TaskGroup)
+	tg := job.Group(a.TaskGroup)
 	if tg == nil {
 		return nil
 	}
@@ -170,7 +158,7 @@ func (h *Hook) Prerun(ctx context.Context, a events.Allocation, job *events.Job,
 // again through the client API; both are idempotent) and deregister the
 // allocation's plugins.
 func (h *Hook) Postrun(ctx context.Context, a events.Allocation, job *events.Job, _ allocrunner.AllocDir) {
-	tg := group(job, a.TaskGroup)
+	tg := job.Group(a.TaskGroup)
 	if tg == nil {
 		return
 	}
