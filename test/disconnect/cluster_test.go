@@ -1,7 +1,6 @@
 package disconnect
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"os"
@@ -137,19 +136,7 @@ func (cl *cluster) start(n *node) {
 	if err != nil {
 		cl.t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- c.Run(ctx) }()
-	var once sync.Once
-	stop := func() {
-		once.Do(func() {
-			cancel()
-			if err := <-done; err != nil {
-				cl.t.Errorf("client %s: %v", n.name, err)
-			}
-		})
-	}
-	cl.t.Cleanup(stop)
+	stop := testagent.Run(cl.t, "client "+n.name, c.Run)
 	n.mu.Lock()
 	n.mu.c, n.mu.stop = c, stop
 	n.mu.Unlock()
