@@ -1,6 +1,7 @@
 package csi
 
 import (
+	"cmp"
 	"errors"
 	"slices"
 	"strings"
@@ -52,7 +53,7 @@ func applyJob(tx *projections.Tx, job *events.Job) error {
 	}
 	if len(ver.Groups) > 0 {
 		r.Versions = append(r.Versions, ver)
-		slices.SortFunc(r.Versions, func(a, b jobVersion) int { return cmpUint(a.Version, b.Version) })
+		slices.SortFunc(r.Versions, func(a, b jobVersion) int { return cmp.Compare(a.Version, b.Version) })
 	}
 	if n := len(r.Versions); n > maxJobVersions {
 		r.Versions = r.Versions[n-maxJobVersions:]
@@ -261,16 +262,6 @@ func sortedKeys(m map[string]*events.CSIInfo) []string {
 	}
 	slices.Sort(out)
 	return out
-}
-
-func cmpUint(a, b uint64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // Canonical returns a copy of a node's reported plugin instances as the
