@@ -260,26 +260,10 @@ func TestDecisionsApply(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	apply := func(index uint64, cmdID string) fsm.Result {
-		t.Helper()
-		entry := events.Entry{Time: 1, CommandID: cmdID, Preconditions: dec.Preconditions}
-		for i, p := range dec.Events {
-			ev, err := events.New(fmt.Sprintf("%s-%d", cmdID, i), p)
-			if err != nil {
-				t.Fatal(err)
-			}
-			entry.Events = append(entry.Events, ev)
-		}
-		data, err := events.EncodeEntry(&entry)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return f.Apply([]raftlog.Log{{Index: index, Term: 1, Data: data}})[0].(fsm.Result)
-	}
-	if res := apply(2, "first"); res.Err != nil {
+	if res := commandstest.ApplyDecision(t, f, 2, dec); res.Err != nil {
 		t.Fatalf("first delete: %v", res.Err)
 	}
-	res := apply(3, "second")
+	res := commandstest.ApplyDecision(t, f, 3, dec)
 	var re *fsm.RejectedError
 	if !errors.As(res.Err, &re) {
 		t.Fatalf("second delete: err = %v, want *fsm.RejectedError", res.Err)
