@@ -20,29 +20,19 @@ import (
 	"github.com/ordoplane/ordo/projections/fsm"
 	"github.com/ordoplane/ordo/projections/jobs"
 	pt "github.com/ordoplane/ordo/projections/projectionstest"
-	"github.com/ordoplane/ordo/storage/kv"
 )
 
 var now = time.Unix(1_700_000_000, 0).UTC()
 
-// cluster is a state store fed through the FSM, as a server writes it.
+// cluster is a state store fed through the FSM, as a server writes it,
+// minting ids in order.
 type cluster struct {
-	t     *testing.T
-	store *kv.Store
-	fsm   *fsm.FSM
-	index uint64
-	ids   int
+	*commandstest.Cluster
+	ids int
 }
 
 func newCluster(t *testing.T) *cluster {
-	store := pt.OpenStore(t)
-	return &cluster{t: t, store: store, fsm: pt.NewFSM(t, store)}
-}
-
-func (c *cluster) view() projections.View {
-	snap := c.store.Snapshot()
-	c.t.Cleanup(func() { snap.Close() })
-	return projections.NewView(snap)
+	return &cluster{Cluster: commandstest.NewCluster(t)}
 }
 
 // nextID mints ids id-1, id-2, …
@@ -51,41 +41,35 @@ func (c *cluster) nextID() string {
 	return fmt.Sprintf("id-%d", c.ids)
 }
 
-func (c *cluster) apply(dec commands.Decision) fsm.Result {
-	c.t.Helper()
-	c.index++
-	return commandstest.ApplyDecision(c.t, c.fsm, c.index, dec)
-}
-
 // decide validates and decides cmd against the current state.
 func (c *cluster) decide(cmd commands.Command) (commands.Decision, error) {
-	c.t.Helper()
+	c.T.Helper()
 	if err := cmd.Validate(); err != nil {
 		return commands.Decision{}, err
 	}
-	return cmd.Decide(c.view(), now, c.nextID)
+	return cmd.Decide(c.View(), now, c.nextID)
 }
 
 // run decides cmd and applies it, failing on any error.
 func (c *cluster) run(cmd commands.Command) commands.Decision {
-	c.t.Helper()
+	c.T.Helper()
 	dec, err := c.decide(cmd)
 	if err != nil {
-		c.t.Fatalf("decide %T: %v", cmd, err)
+		c.T.Fatalf("decide %T: %v", cmd, err)
 	}
 	if len(dec.Events) > 0 {
-		if res := c.apply(dec); res.Err != nil {
-			c.t.Fatalf("apply %T: %v", cmd, res.Err)
+		if res := c.Apply(dec); res.Err != nil {
+			c.T.Fatalf("apply %T: %v", cmd, res.Err)
 		}
 	}
 	return dec
 }
 
 func (c *cluster) job(ns, id string) *jobs.Job {
-	c.t.Helper()
-	j, err := jobs.Get(c.view(), ns, id)
+	c.T.Helper()
+	j, err := jobs.Get(c.View(), ns, id)
 	if err != nil {
-		c.t.Fatalf("job %s/%s: %v", ns, id, err)
+		c.T.Fatalf("job %s/%s: %v", ns, id, err)
 	}
 	return j
 }
@@ -199,7 +183,7 @@ func TestRegisterNewServiceJob(t *testing.T) {
 	if r := cmd.Result(); r != (job.Result{JobID: "web", EvalID: "id-1", DeploymentID: "id-2", Changed: true}) {
 		t.Fatalf("result = %+v", r)
 	}
-	if res := c.apply(dec); res.Err != nil {
+	if res := c.Apply(dec); res.Err != nil {
 		t.Fatal(res.Err)
 	}
 	j := c.job("default", "web")
@@ -255,10 +239,10 @@ func TestRegisterVersions(t *testing.T) {
 				}
 				return
 			}
-			if !r.Changed || j.JobModifyIndex != c.index || j.CreateIndex != first.CreateIndex {
-				t.Fatalf("result %+v, job %+v (index %d)", r, j, c.index)
+			if !r.Changed || j.JobModifyIndex != c.Index || j.CreateIndex != first.CreateIndex {
+				t.Fatalf("result %+v, job %+v (index %d)", r, j, c.Index)
 			}
-			vs, err := jobs.Versions(c.view(), "default", "web")
+			vs, err := jobs.Versions(c.View(), "default", "web")
 			if err != nil || len(vs) != 2 || vs[0].Version != 1 || vs[1].Version != 0 || vs[1].ModifyIndex != first.ModifyIndex {
 				t.Fatalf("versions = %+v, %v", vs, err)
 			}
@@ -301,16 +285,16 @@ func TestRegisterRace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res := c.apply(a); res.Err != nil {
+	if res := c.Apply(a); res.Err != nil {
 		t.Fatal(res.Err)
 	}
-	archived := pt.ArchiveLen(t, c.store)
-	res := c.apply(b)
+	archived := pt.ArchiveLen(t, c.Store)
+	res := c.Apply(b)
 	var re *fsm.RejectedError
 	if !errors.As(res.Err, &re) || re.Precondition.Table != jobs.Table {
 		t.Fatalf("second registration: %v", res.Err)
 	}
-	if pt.ArchiveLen(t, c.store) != archived {
+	if pt.ArchiveLen(t, c.Store) != archived {
 		t.Fatal("a rejected registration reached the archive")
 	}
 	if j := c.job("default", "web"); j.Version != 1 || j.TaskGroups[0].Count != 2 {
@@ -324,7 +308,7 @@ func TestRegisterNamespace(t *testing.T) {
 	j.Namespace = "payments"
 	_, err := c.decide(&job.Register{Job: j})
 	commandstest.WantField(t, err, "job.namespace")
-	c.apply(commands.Decision{Events: []events.Payload{&events.NamespaceUpserted{Namespace: events.Namespace{Name: "payments"}}}})
+	c.Apply(commands.Decision{Events: []events.Payload{&events.NamespaceUpserted{Namespace: events.Namespace{Name: "payments"}}}})
 	dec := c.run(&job.Register{Job: j})
 	if dec.Preconditions[0] != (events.Precondition{Table: "namespaces", Key: "payments", Op: events.Exists}) {
 		t.Fatalf("preconditions = %+v", dec.Preconditions)
@@ -353,7 +337,7 @@ func TestDeregister(t *testing.T) {
 		t.Fatalf("eval = %+v", ev)
 	}
 	j := c.job("default", "web")
-	if !j.Stop || j.Version != 1 || j.JobModifyIndex != c.index || j.Status != jobs.StatusDead || j.SubmitTime != pt.LeaderTime {
+	if !j.Stop || j.Version != 1 || j.JobModifyIndex != c.Index || j.Status != jobs.StatusDead || j.SubmitTime != pt.LeaderTime {
 		t.Fatalf("stopped job = %+v", j)
 	}
 
@@ -371,10 +355,10 @@ func TestDeregister(t *testing.T) {
 	}
 
 	c.run(&job.Deregister{Namespace: "default", ID: "web", Purge: true})
-	if _, err := jobs.Get(c.view(), "default", "web"); !errors.Is(err, projections.ErrNotFound) {
+	if _, err := jobs.Get(c.View(), "default", "web"); !errors.Is(err, projections.ErrNotFound) {
 		t.Fatalf("purged job: %v", err)
 	}
-	if vs, err := jobs.Versions(c.view(), "default", "web"); !errors.Is(err, projections.ErrNotFound) || len(vs) != 0 {
+	if vs, err := jobs.Versions(c.View(), "default", "web"); !errors.Is(err, projections.ErrNotFound) || len(vs) != 0 {
 		t.Fatalf("versions of a purged job: %v, %v", vs, err)
 	}
 }
@@ -389,7 +373,7 @@ func TestDeregisterNoShutdownDelayMarksAllocs(t *testing.T) {
 		return events.Allocation{ID: id, Namespace: "default", JobID: "web", TaskGroup: "web", Name: "web.web[0]",
 			NodeID: "n1", DesiredStatus: events.AllocDesiredRun, ClientStatus: client}
 	}
-	c.apply(commands.Decision{Events: []events.Payload{&events.AllocsPlaced{EvalID: "e", Allocs: []events.Allocation{
+	c.Apply(commands.Decision{Events: []events.Payload{&events.AllocsPlaced{EvalID: "e", Allocs: []events.Allocation{
 		mk("a-live", events.AllocClientRunning), mk("a-done", events.AllocClientComplete)}}}})
 
 	dec := c.run(&job.Deregister{Namespace: "default", ID: "web", NoShutdownDelay: true})
@@ -400,7 +384,7 @@ func TestDeregisterNoShutdownDelayMarksAllocs(t *testing.T) {
 	if len(up) != 1 || up[0].ID != "a-live" || up[0].DesiredStatus != "" || up[0].DesiredTransition.NoShutdownDelay == nil {
 		t.Fatalf("updates = %+v", up)
 	}
-	a, err := allocs.Get(c.view(), "a-live")
+	a, err := allocs.Get(c.View(), "a-live")
 	if err != nil || a.DesiredTransition.NoShutdownDelay == nil || !*a.DesiredTransition.NoShutdownDelay ||
 		a.DesiredStatus != events.AllocDesiredRun {
 		t.Fatalf("live alloc after stop = %+v, %v", a, err)
@@ -465,7 +449,7 @@ func TestDispatch(t *testing.T) {
 	if ev := dec.Events[1].(*events.EvalsUpserted).Evals[0]; ev.JobID != r.JobID || ev.Type != "batch" {
 		t.Fatalf("eval = %+v", ev)
 	}
-	s, err := jobs.GetSummary(c.view(), "default", "web")
+	s, err := jobs.GetSummary(c.View(), "default", "web")
 	if err != nil || s.Children == nil || s.Children.Pending != 1 {
 		t.Fatalf("parent summary = %+v, %v", s, err)
 	}
@@ -491,7 +475,7 @@ func TestMarkDeploymentPending(t *testing.T) {
 	if len(dec.Events) != 1 || len(dec.Preconditions) != 1 || dec.Preconditions[0].Table != deployments.Table {
 		t.Fatalf("decision = %+v", dec)
 	}
-	d, err := deployments.Get(c.view(), id)
+	d, err := deployments.Get(c.View(), id)
 	if err != nil || d.Status != events.DeploymentStatusPending {
 		t.Fatalf("deployment = %+v, %v", d, err)
 	}

@@ -37,7 +37,7 @@ func TestLaunchPeriodic(t *testing.T) {
 	if ev := dec.Events[1].(*events.EvalsUpserted).Evals[0]; ev.TriggeredBy != events.EvalTriggerPeriodicJob || ev.JobID != r.JobID {
 		t.Fatalf("eval = %+v", ev)
 	}
-	if sum, _ := jobs.GetSummary(c.view(), "default", "web"); sum.Children == nil || sum.Children.Pending != 1 {
+	if sum, _ := jobs.GetSummary(c.View(), "default", "web"); sum.Children == nil || sum.Children.Pending != 1 {
 		t.Fatalf("parent summary = %+v", sum)
 	}
 

@@ -36,28 +36,28 @@ func allocOn(id, job, nodeID string) events.Allocation {
 }
 
 func (c *cluster) alloc(id string) *allocs.Alloc {
-	c.t.Helper()
-	a, err := allocs.Get(c.view(), id)
+	c.T.Helper()
+	a, err := allocs.Get(c.View(), id)
 	if err != nil {
-		c.t.Fatalf("alloc %s: %v", id, err)
+		c.T.Fatalf("alloc %s: %v", id, err)
 	}
 	return a
 }
 
 // runIDs decides cmd with ids minted by ids and applies it.
 func (c *cluster) runIDs(cmd commands.Command, ids commands.IDs) (commands.Decision, fsm.Result) {
-	c.t.Helper()
+	c.T.Helper()
 	if err := cmd.Validate(); err != nil {
-		c.t.Fatalf("Validate(%+v): %v", cmd, err)
+		c.T.Fatalf("Validate(%+v): %v", cmd, err)
 	}
-	dec, err := cmd.Decide(c.view(), now, ids)
+	dec, err := cmd.Decide(c.View(), now, ids)
 	if err != nil {
-		c.t.Fatalf("Decide(%+v): %v", cmd, err)
+		c.T.Fatalf("Decide(%+v): %v", cmd, err)
 	}
 	if len(dec.Events) == 0 {
 		return dec, fsm.Result{}
 	}
-	return dec, c.apply(dec)
+	return dec, c.Apply(dec)
 }
 
 // TestDrainStartMarksNothing: starting a drain records the strategy and
@@ -111,7 +111,7 @@ func TestMarkMigrate(t *testing.T) {
 		&events.NodeDrainUpdated{ID: "n", DrainStrategy: &events.DrainStrategy{StartedAt: 1}})
 	w1, x1 := c.alloc("w1"), c.alloc("x1")
 	cmd := node.MarkMigrate{AllocIDs: []string{"x1", "w1", "w3", "done", "missing", "gone", "w1"}}
-	dec, err := cmd.Decide(c.view(), now, counter())
+	dec, err := cmd.Decide(c.View(), now, counter())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,10 +142,10 @@ func TestMarkMigrate(t *testing.T) {
 	}
 
 	// A client update in between makes the decision stale: refused.
-	c.apply(commands.Decision{Events: []events.Payload{&events.AllocsClientUpdated{NodeID: "n",
+	c.Apply(commands.Decision{Events: []events.Payload{&events.AllocsClientUpdated{NodeID: "n",
 		Updates: []events.AllocClientUpdate{{ID: "w1", ClientStatus: events.AllocClientRunning, ClientDescription: "again"}}}}})
 	var re *fsm.RejectedError
-	if res := c.apply(dec); !errors.As(res.Err, &re) {
+	if res := c.Apply(dec); !errors.As(res.Err, &re) {
 		t.Fatalf("stale mark applied: %v", res.Err)
 	}
 	if _, res := c.runIDs(cmd, counter()); res.Err != nil {
@@ -157,11 +157,11 @@ func TestMarkMigrate(t *testing.T) {
 		}
 	}
 	// Marking again, or on a node that stopped draining, appends nothing.
-	if dec, err := cmd.Decide(c.view(), now, counter()); err != nil || len(dec.Events) != 0 {
+	if dec, err := cmd.Decide(c.View(), now, counter()); err != nil || len(dec.Events) != 0 {
 		t.Fatalf("second mark = %#v, %v", dec, err)
 	}
-	c.apply(commands.Decision{Events: []events.Payload{&events.NodeDrainUpdated{ID: "n"}}})
-	if dec, err := (node.MarkMigrate{AllocIDs: []string{"w2"}}).Decide(c.view(), now, counter()); err != nil || len(dec.Events) != 0 {
+	c.Apply(commands.Decision{Events: []events.Payload{&events.NodeDrainUpdated{ID: "n"}}})
+	if dec, err := (node.MarkMigrate{AllocIDs: []string{"w2"}}).Decide(c.View(), now, counter()); err != nil || len(dec.Events) != 0 {
 		t.Fatalf("mark on an undrained node = %#v, %v", dec, err)
 	}
 }
@@ -184,8 +184,8 @@ func TestCompleteDrain(t *testing.T) {
 	c := newCluster(t, registered("n", events.NodeStatusReady),
 		&events.NodeDrainUpdated{ID: "n", DrainStrategy: &events.DrainStrategy{StartedAt: 1}})
 	seen := c.node("n").ModifyIndex
-	c.apply(commands.Decision{Events: []events.Payload{&events.NodeStatusUpdated{ID: "n", Status: events.NodeStatusReady}}})
-	dec, err := node.CompleteDrain{ID: "n", ModifyIndex: seen}.Decide(c.view(), now, noIDs)
+	c.Apply(commands.Decision{Events: []events.Payload{&events.NodeStatusUpdated{ID: "n", Status: events.NodeStatusReady}}})
+	dec, err := node.CompleteDrain{ID: "n", ModifyIndex: seen}.Decide(c.View(), now, noIDs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -194,7 +194,7 @@ func TestCompleteDrain(t *testing.T) {
 	if !reflect.DeepEqual(dec, want) {
 		t.Fatalf("Decide = %#v", dec)
 	}
-	if res := c.apply(dec); res.Err == nil {
+	if res := c.Apply(dec); res.Err == nil {
 		t.Fatal("completion decided on a stale node applied")
 	}
 	if _, res := c.run(node.CompleteDrain{ID: "n", ModifyIndex: c.node("n").ModifyIndex}); res.Err != nil {
@@ -206,7 +206,7 @@ func TestCompleteDrain(t *testing.T) {
 	if dec, _ := c.run(node.CompleteDrain{ID: "n"}); len(dec.Events) != 0 {
 		t.Fatalf("completing an undrained node = %#v", dec)
 	}
-	if _, err := (node.CompleteDrain{ID: "x"}).Decide(c.view(), now, noIDs); commands.Status(err) != 404 {
+	if _, err := (node.CompleteDrain{ID: "x"}).Decide(c.View(), now, noIDs); commands.Status(err) != 404 {
 		t.Fatalf("missing node: %v", err)
 	}
 }

@@ -61,7 +61,7 @@ func checkReconnect(t *testing.T, order []string, racing bool) {
 	}
 	var decided map[string]commands.Decision
 	if racing {
-		v := c.view()
+		v := c.View()
 		decided = map[string]commands.Decision{}
 		for _, step := range order {
 			decided[step] = decide(step, v)
@@ -72,10 +72,10 @@ func checkReconnect(t *testing.T, order []string, racing bool) {
 		before := c.node("n")
 		dec := decided[step]
 		if !racing {
-			dec = decide(step, c.view())
+			dec = decide(step, c.View())
 		}
 		if len(dec.Events) > 0 {
-			res := c.apply(dec)
+			res := c.Apply(dec)
 			var re *fsm.RejectedError
 			if res.Err != nil && !errors.As(res.Err, &re) {
 				t.Fatalf("%s: %v", step, res.Err)
@@ -95,7 +95,7 @@ func checkReconnect(t *testing.T, order []string, racing bool) {
 	}
 	// The client keeps heartbeating; once its allocs are in, it is ready.
 	if !allocsApplied {
-		c.apply(decide("allocs", c.view()))
+		c.Apply(decide("allocs", c.View()))
 	}
 	for range 2 {
 		c.run(node.UpdateStatus{ID: "n", Status: events.NodeStatusReady})
@@ -112,13 +112,13 @@ func TestN1StaleReadyAfterNewMiss(t *testing.T) {
 	c := newCluster(t, registered("n", events.NodeStatusReady))
 	c.run(node.UpdateStatus{ID: "n", Status: events.NodeStatusDisconnected, MissedHeartbeat: true})
 	c.run(node.UpdateStatus{ID: "n", Status: events.NodeStatusReady})
-	c.apply(commands.Decision{Events: []events.Payload{&events.NodeAllocsUpdated{ID: "n"}}})
-	stale, err := node.UpdateStatus{ID: "n", Status: events.NodeStatusReady}.Decide(c.view(), now, noIDs)
+	c.Apply(commands.Decision{Events: []events.Payload{&events.NodeAllocsUpdated{ID: "n"}}})
+	stale, err := node.UpdateStatus{ID: "n", Status: events.NodeStatusReady}.Decide(c.View(), now, noIDs)
 	if err != nil || len(stale.Events) != 1 || stale.Events[0].(*events.NodeStatusUpdated).Status != events.NodeStatusReady {
 		t.Fatalf("decision = %#v, %v", stale, err)
 	}
 	c.run(node.UpdateStatus{ID: "n", Status: events.NodeStatusDisconnected, MissedHeartbeat: true})
-	if res := c.apply(stale); res.Err == nil {
+	if res := c.Apply(stale); res.Err == nil {
 		t.Fatal("a ready decided before the node missed a heartbeat again was applied")
 	}
 	if n := c.node("n"); n.Status != events.NodeStatusDisconnected {

@@ -11,66 +11,45 @@ import (
 	"github.com/ordoplane/ordo/commands/commandstest"
 	"github.com/ordoplane/ordo/commands/node"
 	"github.com/ordoplane/ordo/events"
-	"github.com/ordoplane/ordo/projections"
 	"github.com/ordoplane/ordo/projections/fsm"
 	"github.com/ordoplane/ordo/projections/nodes"
-	pt "github.com/ordoplane/ordo/projections/projectionstest"
-	"github.com/ordoplane/ordo/storage/kv"
 )
 
 // cluster is a state store fed through the FSM, as a server writes it.
 type cluster struct {
-	t     *testing.T
-	store *kv.Store
-	fsm   *fsm.FSM
-	index uint64
+	*commandstest.Cluster
 }
 
 func newCluster(t *testing.T, payloads ...events.Payload) *cluster {
 	t.Helper()
-	store := pt.OpenStore(t)
-	c := &cluster{t: t, store: store, fsm: pt.NewFSM(t, store)}
+	c := &cluster{Cluster: commandstest.NewCluster(t)}
 	for _, p := range payloads {
-		c.apply(commands.Decision{Events: []events.Payload{p}})
+		c.Apply(commands.Decision{Events: []events.Payload{p}})
 	}
 	return c
 }
 
-// view returns a view over a snapshot of the store.
-func (c *cluster) view() projections.View {
-	snap := c.store.Snapshot()
-	c.t.Cleanup(func() { snap.Close() })
-	return projections.NewView(snap)
-}
-
-// apply appends dec as the next entry and returns its result.
-func (c *cluster) apply(dec commands.Decision) fsm.Result {
-	c.t.Helper()
-	c.index++
-	return commandstest.ApplyDecision(c.t, c.fsm, c.index, dec)
-}
-
 // run decides cmd against the current state and applies the decision.
 func (c *cluster) run(cmd commands.Command) (commands.Decision, fsm.Result) {
-	c.t.Helper()
+	c.T.Helper()
 	if err := cmd.Validate(); err != nil {
-		c.t.Fatalf("Validate(%+v): %v", cmd, err)
+		c.T.Fatalf("Validate(%+v): %v", cmd, err)
 	}
-	dec, err := cmd.Decide(c.view(), now, noIDs)
+	dec, err := cmd.Decide(c.View(), now, noIDs)
 	if err != nil {
-		c.t.Fatalf("Decide(%+v): %v", cmd, err)
+		c.T.Fatalf("Decide(%+v): %v", cmd, err)
 	}
 	if len(dec.Events) == 0 {
 		return dec, fsm.Result{}
 	}
-	return dec, c.apply(dec)
+	return dec, c.Apply(dec)
 }
 
 func (c *cluster) node(id string) *nodes.Node {
-	c.t.Helper()
-	n, err := nodes.Get(c.view(), id)
+	c.T.Helper()
+	n, err := nodes.Get(c.View(), id)
 	if err != nil {
-		c.t.Fatalf("node %s: %v", id, err)
+		c.T.Fatalf("node %s: %v", id, err)
 	}
 	return n
 }
@@ -177,7 +156,7 @@ func TestRegisterDecide(t *testing.T) {
 		{"unchanged registration appends nothing", same, commands.Decision{}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := node.Register{Node: tc.n}.Decide(c.view(), now, noIDs)
+			got, err := node.Register{Node: tc.n}.Decide(c.View(), now, noIDs)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -234,7 +213,7 @@ func TestUpdateStatusDecide(t *testing.T) {
 				Description: "reconnecting: waiting for the node to update its allocations", UpdatedAt: now.UnixNano()}}, Preconditions: pre(d)}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := tc.cmd.Decide(c.view(), now, noIDs)
+			got, err := tc.cmd.Decide(c.View(), now, noIDs)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -243,7 +222,7 @@ func TestUpdateStatusDecide(t *testing.T) {
 			}
 		})
 	}
-	_, err := node.UpdateStatus{ID: "nope", Status: events.NodeStatusReady}.Decide(c.view(), now, noIDs)
+	_, err := node.UpdateStatus{ID: "nope", Status: events.NodeStatusReady}.Decide(c.View(), now, noIDs)
 	if commands.Status(err) != 404 {
 		t.Fatalf("missing node: %v", err)
 	}
@@ -254,12 +233,12 @@ func TestUpdateStatusDecide(t *testing.T) {
 func TestStatusRaceIsRejected(t *testing.T) {
 	c := newCluster(t, registered("d", events.NodeStatusReady),
 		&events.NodeStatusUpdated{ID: "d", Status: events.NodeStatusDisconnected, MissedHeartbeat: true})
-	dec, err := node.UpdateStatus{ID: "d", Status: events.NodeStatusReady}.Decide(c.view(), now, noIDs)
+	dec, err := node.UpdateStatus{ID: "d", Status: events.NodeStatusReady}.Decide(c.View(), now, noIDs)
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.apply(commands.Decision{Events: []events.Payload{&events.NodeAllocsUpdated{ID: "d"}}})
-	res := c.apply(dec)
+	c.Apply(commands.Decision{Events: []events.Payload{&events.NodeAllocsUpdated{ID: "d"}}})
+	res := c.Apply(dec)
 	var re *fsm.RejectedError
 	if !errors.As(res.Err, &re) || re.Precondition.Op != events.ModifyIndex {
 		t.Fatalf("stale status decision applied: %v", res.Err)
@@ -273,18 +252,18 @@ func TestEligibilityDecide(t *testing.T) {
 	c := newCluster(t, registered("e", ""), registered("dr", ""),
 		&events.NodeDrainUpdated{ID: "dr", DrainStrategy: &events.DrainStrategy{StartedAt: 1}})
 	e := c.node("e")
-	got, err := node.UpdateEligibility{ID: "e", Eligibility: events.NodeIneligible}.Decide(c.view(), now, noIDs)
+	got, err := node.UpdateEligibility{ID: "e", Eligibility: events.NodeIneligible}.Decide(c.View(), now, noIDs)
 	want := commands.Decision{Events: []events.Payload{&events.NodeEligibilityUpdated{ID: "e", Eligibility: events.NodeIneligible}},
 		Preconditions: []events.Precondition{{Table: nodes.Table, Key: "e", Op: events.ModifyIndex, Index: e.ModifyIndex}}}
 	if err != nil || !reflect.DeepEqual(got, want) {
 		t.Fatalf("Decide = %#v, %v", got, err)
 	}
-	if got, err := (node.UpdateEligibility{ID: "e", Eligibility: events.NodeEligible}).Decide(c.view(), now, noIDs); err != nil || len(got.Events) != 0 {
+	if got, err := (node.UpdateEligibility{ID: "e", Eligibility: events.NodeEligible}).Decide(c.View(), now, noIDs); err != nil || len(got.Events) != 0 {
 		t.Fatalf("no-op eligibility = %#v, %v", got, err)
 	}
-	_, err = node.UpdateEligibility{ID: "dr", Eligibility: events.NodeEligible}.Decide(c.view(), now, noIDs)
+	_, err = node.UpdateEligibility{ID: "dr", Eligibility: events.NodeEligible}.Decide(c.View(), now, noIDs)
 	commandstest.WantField(t, err, "Eligibility")
-	if _, err := (node.UpdateEligibility{ID: "x", Eligibility: events.NodeEligible}).Decide(c.view(), now, noIDs); commands.Status(err) != 404 {
+	if _, err := (node.UpdateEligibility{ID: "x", Eligibility: events.NodeEligible}).Decide(c.View(), now, noIDs); commands.Status(err) != 404 {
 		t.Fatalf("missing node: %v", err)
 	}
 }
@@ -306,7 +285,7 @@ func TestDrainDecide(t *testing.T) {
 	}
 	// Changing a running drain keeps its start; a negative deadline forces now.
 	later := now.Add(time.Minute)
-	dec, err := node.UpdateDrain{ID: "n", Spec: &node.DrainSpec{Deadline: -1}}.Decide(c.view(), later, noIDs)
+	dec, err := node.UpdateDrain{ID: "n", Spec: &node.DrainSpec{Deadline: -1}}.Decide(c.View(), later, noIDs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -334,17 +313,17 @@ func TestDrainDecide(t *testing.T) {
 
 func TestDeregisterDecide(t *testing.T) {
 	c := newCluster(t, registered("n", ""))
-	dec, err := node.Deregister{ID: "n"}.Decide(c.view(), now, noIDs)
+	dec, err := node.Deregister{ID: "n"}.Decide(c.View(), now, noIDs)
 	want := commands.Decision{Events: []events.Payload{&events.NodeDeregistered{ID: "n"}},
 		Preconditions: []events.Precondition{{Table: nodes.Table, Key: "n", Op: events.Exists}}}
 	if err != nil || !reflect.DeepEqual(dec, want) {
 		t.Fatalf("Decide = %#v, %v", dec, err)
 	}
-	c.apply(dec)
-	if res := c.apply(dec); res.Err == nil {
+	c.Apply(dec)
+	if res := c.Apply(dec); res.Err == nil {
 		t.Fatal("second deregister applied")
 	}
-	if _, err := (node.Deregister{ID: "n"}).Decide(c.view(), now, noIDs); commands.Status(err) != 404 {
+	if _, err := (node.Deregister{ID: "n"}).Decide(c.View(), now, noIDs); commands.Status(err) != 404 {
 		t.Fatalf("deregister missing: %v", err)
 	}
 }
