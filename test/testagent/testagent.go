@@ -11,8 +11,9 @@
 // server stopped).
 //
 // A test of one dev agent starts it with StartDev(t, DevConfig(t.TempDir())),
-// calls its API with Call and PutOK, and walks the nodes' statuses through
-// its archive with WalkNodes.
+// calls its API with Call and PutOK, adds nodes with ReadyNode and jobs
+// with Register(SleepJob(...)), runs a client under Run, and walks the
+// nodes' statuses through its archive with WalkNodes.
 //
 // # Concurrency
 //
