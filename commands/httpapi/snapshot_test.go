@@ -2,10 +2,12 @@ package httpapi_test
 
 import (
 	"bytes"
+	"context"
 	"net/http"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ordoplane/ordo/storage/snapshots"
 )
@@ -39,8 +41,7 @@ func TestSnapshotEndpoints(t *testing.T) {
 	}
 
 	lostAt := d.putNamespace(t, "lost", "after the save")
-	// Time travel serves the state at that index from what it keeps (the
-	// versions store, checkpoints, cached states)...
+	// Time travel serves the state at that index from the versions store...
 	if names := namespacesAt(t, d, lostAt); !names["lost"] {
 		t.Fatalf("at_index=%d before the restore: %v", lostAt, names)
 	}
@@ -66,6 +67,13 @@ func TestSnapshotEndpoints(t *testing.T) {
 		t.Fatalf("restore answered %s", res.body)
 	}
 	d.waitApplied(t, out.RecordedAt)
+	// The restore replaced every version: past reads wait for the
+	// versions store to be filled again from the restored history.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := d.TimeTravel().WaitBackfilled(ctx); err != nil {
+		t.Fatalf("versions backfill after the restore: %v", err)
+	}
 	// ...which, after the restore, is the replaced history: the state at
 	// that index is now the saved one.
 	if names := namespacesAt(t, d, lostAt); names["lost"] || !names["kept"] {
