@@ -117,7 +117,7 @@ func main() {
 		run("rebuild-scratch", func() ([]row, error) { return scratchRows(*rebuildN, *rebuildSrc, "scratch") }) // rebuild.go
 		run("rebuild-online", func() ([]row, error) { return scratchRows(*rebuildN, *rebuildSrc, "online") })
 		run("rebuild-writes", func() ([]row, error) { return scratchRows(*rebuildN, *rebuildSrc, "writes") })
-		run("snapshot", func() ([]row, error) { return snapshotRows(*rebuildN, *rebuildSrc) }) // snapshot.go
+		run("snapshot", func() ([]row, error) { return snapshotRows(*rebuildN, *rebuildSrc) })         // snapshot.go
 		run("timetravel", func() ([]row, error) { return timeTravelRows(*rebuildN, *rebuildSrc, 20) }) // timetravel.go
 		run("c1m", func() ([]row, error) { return c1m(or(*nodes, 5000), or(*jobs, 100), *perJob, *workers) })
 		run("simfleet", func() ([]row, error) { return fleetHeartbeats(or(*nodes, 10000), *fleetWindow, 0) })
