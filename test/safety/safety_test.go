@@ -16,8 +16,10 @@ import (
 	"github.com/ordoplane/ordo/projections"
 	"github.com/ordoplane/ordo/projections/evals"
 	"github.com/ordoplane/ordo/projections/fsm"
+	"github.com/ordoplane/ordo/projections/launcher"
 	"github.com/ordoplane/ordo/projections/namespaces"
 	"github.com/ordoplane/ordo/projections/projectionstest"
+	"github.com/ordoplane/ordo/projections/servers"
 	"github.com/ordoplane/ordo/storage/archive"
 	"github.com/ordoplane/ordo/storage/waittest"
 	settle "github.com/ordoplane/ordo/test/replay"
@@ -57,11 +59,25 @@ func start(t *testing.T, tweak func(*agent.Config)) *agent.Agent {
 			a.Shutdown()
 		}
 	})
-	testagent.WaitFor(t, testagent.ServerTimeout, "the agent to lead with the default namespace", func() bool {
+	// The leader's start-up writes are in: the default namespace, this
+	// server at its current HTTP address, its launcher component. (A
+	// restarted agent has the namespace already; the others follow.)
+	testagent.WaitFor(t, testagent.ServerTimeout, "the agent to lead with its start-up writes applied", func() bool {
 		snap := a.Store().Snapshot()
 		defer snap.Close()
-		_, err := namespaces.Get(projections.NewView(snap), namespaces.Default)
-		return err == nil && a.Node().IsLeader()
+		v := projections.NewView(snap)
+		if _, err := namespaces.Get(v, namespaces.Default); err != nil || !a.Node().IsLeader() {
+			return false
+		}
+		if s, err := servers.Get(v, a.ID()); err != nil || s.HTTPAddr != a.HTTPAddr() {
+			return false
+		}
+		if a.Config().Launcher.Disabled {
+			return true
+		}
+		id := events.Component{Kind: events.ComponentLauncher, Server: a.ID()}.ComponentID()
+		_, err := launcher.GetComponent(v, id)
+		return err == nil
 	})
 	return a
 }
