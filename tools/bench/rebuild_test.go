@@ -12,11 +12,11 @@ func TestRebuildRows(t *testing.T) {
 	rebuildWriteBaseline = time.Second
 	defer func(n int) { rebuildRuns = n }(rebuildRuns)
 	rebuildRuns = 1 // TestScratchRows times several
-	rows, err := rebuildRows(4000)
+	rows, err := rebuildRows(1500)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rows) != 27 || rows[0].value < 4000 {
+	if len(rows) != 27 || rows[0].value < 1500 {
 		t.Fatalf("rows: %+v", rows)
 	}
 	for _, r := range rows {
@@ -30,11 +30,11 @@ func TestRebuildRows(t *testing.T) {
 // they generate and reuse it (rebuild-writes runs TestRebuildRows' part).
 func TestScratchRows(t *testing.T) {
 	keep := t.TempDir() + "/src"
-	first, err := scratchRows(4000, keep, "scratch")
+	first, err := scratchRows(1500, keep, "scratch")
 	if err != nil {
 		t.Fatal(err)
 	}
-	online, err := scratchRows(4000, keep, "online")
+	online, err := scratchRows(1500, keep, "online")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,7 +42,7 @@ func TestScratchRows(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(first) != 6 || len(online) != 5 || len(again) != 6 || first[0].value < 4000 || again[0].value != first[0].value {
+	if len(first) != 6 || len(online) != 5 || len(again) != 6 || first[0].value < 1500 || again[0].value != first[0].value {
 		t.Fatalf("first %+v, online %+v, again %+v", first, online, again)
 	}
 	// The rate is the median of rebuildRuns runs, between the fastest and
