@@ -41,7 +41,7 @@ const figuresTableHead = "| figure | value | unit | measured |\n|---|---:|---|--
 // measured: the page's header names the last run that wrote it.
 type benchRun struct {
 	at      time.Time
-	commit  string // short hash, "+ changes" when the tree was modified
+	commit  string // short hash, "with uncommitted changes" when the tree was modified
 	cpus    int
 	cpu     string // model name
 	goVer   string
@@ -65,7 +65,7 @@ func thisRun(now time.Time) benchRun {
 // gitCommit returns the working tree's commit (marked when the tree has
 // uncommitted changes), from git or else from the binary's build info.
 func gitCommit() string {
-	if out, err := exec.Command("git", "describe", "--always", "--dirty=+ changes", "--abbrev=12").Output(); err == nil {
+	if out, err := exec.Command("git", "describe", "--always", "--dirty= with uncommitted changes", "--abbrev=12").Output(); err == nil {
 		if c := strings.TrimSpace(string(out)); c != "" {
 			return c
 		}
