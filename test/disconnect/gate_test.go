@@ -75,6 +75,10 @@ type gate struct {
 		inflight map[*http.Request]context.CancelFunc
 		// log is the order in which the calls were answered since the last hold.
 		log []string
+		// holds counts holds: a call that passed the gate before the last
+		// hold is not counted as answered since it, when its answer comes
+		// back after it.
+		holds int
 	}
 }
 
@@ -136,6 +140,7 @@ func (g *gate) RoundTrip(r *http.Request) (*http.Response, error) {
 	ctx, cancel := context.WithCancel(r.Context())
 	r = r.WithContext(ctx)
 	g.mu.inflight[r] = cancel
+	passedAt := g.mu.holds
 	g.mu.Unlock()
 
 	resp, err := g.next.RoundTrip(r)
@@ -150,7 +155,7 @@ func (g *gate) RoundTrip(r *http.Request) (*http.Response, error) {
 		return nil, err
 	}
 	g.mu.Lock()
-	if k != callOther {
+	if k != callOther && passedAt == g.mu.holds {
 		g.mu.answered[k]++
 		g.mu.log = append(g.mu.log, fmt.Sprintf("%s %d", k, resp.StatusCode))
 		g.changedLocked()
@@ -190,6 +195,7 @@ func (g *gate) hold() {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.mu.mode = gateHold
+	g.mu.holds++
 	g.mu.released = [4]bool{}
 	g.mu.answered = [4]int{}
 	g.mu.log = nil
