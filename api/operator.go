@@ -16,3 +16,10 @@ type RaftServer struct {
 	Voter        bool
 	RaftProtocol string
 }
+
+// ReadIndex is the answer of GET /v1/operator/raft/read-index, which a
+// follower asks the leader before answering a read from its own state.
+type ReadIndex struct {
+	// Index is the leader's applied index once a quorum confirmed it leads.
+	Index uint64
+}

@@ -2,12 +2,11 @@ package httpapi
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"time"
 
+	"github.com/ordoplane/ordo/api"
 	"github.com/ordoplane/ordo/commands"
 	"github.com/ordoplane/ordo/storage/raftlog"
 )
@@ -34,12 +33,6 @@ const readIndexPath = "/v1/operator/raft/read-index"
 // itself before forwarding it.
 const followerReadWait = 2 * time.Second
 
-// readIndexJSON is the leader's answer on readIndexPath.
-type readIndexJSON struct {
-	// Index is the leader's applied index once it confirmed it leads.
-	Index uint64
-}
-
 // followerReads is a follower's side: its shared rounds and their client.
 type followerReads struct {
 	rounds raftlog.Rounds[uint64]
@@ -57,7 +50,7 @@ func (s *Server) readIndex(w http.ResponseWriter, r *http.Request) error {
 		return fmt.Errorf("%w: %v", commands.ErrNoLeader, err)
 	}
 	index, _ := s.cfg.FSM.Notifier().Applied()
-	writeJSON(w, http.StatusOK, readIndexJSON{Index: index})
+	writeJSON(w, http.StatusOK, api.ReadIndex{Index: index})
 	return nil
 }
 
@@ -93,28 +86,16 @@ func (s *Server) fetchReadIndex() (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), followerReadWait)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+readIndexPath, nil)
+	c, err := api.New([]string{addr}, api.WithHTTPClient(s.follower.client), api.WithHeader(forwardedHeader, s.cfg.Self.ID),
+		api.WithLogger(s.cfg.Logger))
 	if err != nil {
 		return 0, err
 	}
-	req.Header.Set(forwardedHeader, s.cfg.Self.ID)
-	resp, err := s.follower.client.Do(req)
-	if err != nil {
+	ctx, cancel := context.WithTimeout(context.Background(), followerReadWait)
+	defer cancel()
+	var ans api.ReadIndex
+	if err := c.Get(ctx, readIndexPath, nil, &ans); err != nil {
 		return 0, fmt.Errorf("asking leader at %s: %w", addr, err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<16))
-	if err != nil {
-		return 0, fmt.Errorf("reading leader at %s: %w", addr, err)
-	}
-	if resp.StatusCode != http.StatusOK {
-		return 0, fmt.Errorf("leader at %s answered %s: %s", addr, resp.Status, body)
-	}
-	var ans readIndexJSON
-	if err := json.Unmarshal(body, &ans); err != nil {
-		return 0, fmt.Errorf("decoding leader at %s: %w", addr, err)
 	}
 	return ans.Index, nil
 }
