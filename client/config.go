@@ -10,8 +10,8 @@ import (
 
 	"github.com/ordoplane/ordo/client/csi"
 	"github.com/ordoplane/ordo/client/driver"
+	"github.com/ordoplane/ordo/clock"
 	"github.com/ordoplane/ordo/events"
-	"github.com/ordoplane/ordo/storage/clock"
 )
 
 // Config configures a client agent.

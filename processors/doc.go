@@ -10,7 +10,7 @@
 //     DefaultConfig, and a Validate. New fills the zero fields from
 //     DefaultConfig (defaults.Fill), then calls Validate; a follower's
 //     Validate starts with follow.Validate.
-//   - Time comes from Config.Clock, a storage/clock.Clock (clock.System
+//   - Time comes from Config.Clock, a clock.Clock (clock.System
 //     by default); tests pass a clocktest.Clock, which moves only when
 //     told, or run on testing/synctest's virtual time.
 //   - State is read through follow.State (read-only snapshots and the

@@ -13,8 +13,8 @@ import (
 
 	"github.com/ordoplane/ordo/client/driver"
 	"github.com/ordoplane/ordo/client/state"
+	"github.com/ordoplane/ordo/clock"
 	"github.com/ordoplane/ordo/events"
-	"github.com/ordoplane/ordo/storage/clock"
 )
 
 // MaxTaskEvents is how many events a task state keeps; older ones drop.

@@ -3,8 +3,8 @@ package csi
 import (
 	"context"
 	"fmt"
+	"github.com/ordoplane/ordo/clock"
 	api "github.com/ordoplane/ordo/commands/csi"
-	"github.com/ordoplane/ordo/storage/clock"
 	"os"
 	"path/filepath"
 	"time"

@@ -24,8 +24,8 @@ import (
 
 	"github.com/ordoplane/ordo/client/driver/exec"
 	"github.com/ordoplane/ordo/client/httpapi"
+	"github.com/ordoplane/ordo/clock/clocktest"
 	"github.com/ordoplane/ordo/events"
-	"github.com/ordoplane/ordo/storage/clock/clocktest"
 	"github.com/ordoplane/ordo/storage/waittest"
 )
 

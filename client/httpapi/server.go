@@ -12,8 +12,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/ordoplane/ordo/clock"
 	"github.com/ordoplane/ordo/commands/httpapi/httplimit"
-	"github.com/ordoplane/ordo/storage/clock"
 )
 
 // Config configures the client's HTTP API.

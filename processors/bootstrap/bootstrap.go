@@ -7,12 +7,12 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/ordoplane/ordo/clock"
 	"github.com/ordoplane/ordo/commands"
 	"github.com/ordoplane/ordo/commands/namespace"
 	"github.com/ordoplane/ordo/commands/server"
 	"github.com/ordoplane/ordo/processors/defaults"
 	"github.com/ordoplane/ordo/projections/namespaces"
-	"github.com/ordoplane/ordo/storage/clock"
 )
 
 // Peer is a server with the addresses it is reached at.

@@ -10,8 +10,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/ordoplane/ordo/clock"
 	"github.com/ordoplane/ordo/events"
-	"github.com/ordoplane/ordo/storage/clock"
 )
 
 // ErrDisabled is returned while the broker is disabled (this server does not lead).

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ordoplane/ordo/clock/clocktest"
 	"github.com/ordoplane/ordo/commands"
 	"github.com/ordoplane/ordo/commands/commandstest"
 	lcmd "github.com/ordoplane/ordo/commands/launcher"
@@ -22,7 +23,6 @@ import (
 	plauncher "github.com/ordoplane/ordo/projections/launcher"
 	"github.com/ordoplane/ordo/projections/nodes"
 	pt "github.com/ordoplane/ordo/projections/projectionstest"
-	"github.com/ordoplane/ordo/storage/clock/clocktest"
 	"github.com/ordoplane/ordo/storage/waittest"
 )
 

@@ -3,8 +3,8 @@ package capacity
 import (
 	"errors"
 	"fmt"
+	"github.com/ordoplane/ordo/clock"
 	"github.com/ordoplane/ordo/processors/defaults"
-	"github.com/ordoplane/ordo/storage/clock"
 	"log/slog"
 	"time"
 

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ordoplane/ordo/storage/clock/clocktest"
+	"github.com/ordoplane/ordo/clock/clocktest"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/goleak"

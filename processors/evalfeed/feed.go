@@ -8,6 +8,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/ordoplane/ordo/clock"
 	"github.com/ordoplane/ordo/commands"
 	"github.com/ordoplane/ordo/commands/eval"
 	"github.com/ordoplane/ordo/events"
@@ -19,7 +20,6 @@ import (
 	"github.com/ordoplane/ordo/projections/allocs"
 	"github.com/ordoplane/ordo/projections/nodes"
 	"github.com/ordoplane/ordo/storage/archive"
-	"github.com/ordoplane/ordo/storage/clock"
 )
 
 // Submitter runs commands; *commands.Pipeline implements it.

@@ -3,8 +3,8 @@ package gc
 import (
 	"context"
 	"errors"
+	"github.com/ordoplane/ordo/clock"
 	"github.com/ordoplane/ordo/processors/defaults"
-	"github.com/ordoplane/ordo/storage/clock"
 	"log/slog"
 	"time"
 

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ordoplane/ordo/clock/clocktest"
 	"github.com/ordoplane/ordo/commands"
 	cgc "github.com/ordoplane/ordo/commands/gc"
 	"github.com/ordoplane/ordo/events"
@@ -17,7 +18,6 @@ import (
 	"github.com/ordoplane/ordo/projections/all"
 	"github.com/ordoplane/ordo/projections/evals"
 	pt "github.com/ordoplane/ordo/projections/projectionstest"
-	"github.com/ordoplane/ordo/storage/clock/clocktest"
 	"github.com/ordoplane/ordo/storage/waittest"
 )
 

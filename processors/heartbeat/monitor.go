@@ -11,10 +11,10 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/ordoplane/ordo/clock"
 	"github.com/ordoplane/ordo/commands"
 	"github.com/ordoplane/ordo/events"
 	"github.com/ordoplane/ordo/processors/defaults"
-	"github.com/ordoplane/ordo/storage/clock"
 )
 
 // Submitter runs commands; *commands.Pipeline implements it.

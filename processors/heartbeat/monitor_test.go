@@ -15,6 +15,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/ordoplane/ordo/clock/clocktest"
 	"github.com/ordoplane/ordo/commands"
 	"github.com/ordoplane/ordo/commands/node"
 	"github.com/ordoplane/ordo/events"
@@ -23,7 +24,6 @@ import (
 	"github.com/ordoplane/ordo/projections/fsm"
 	"github.com/ordoplane/ordo/projections/nodes"
 	pt "github.com/ordoplane/ordo/projections/projectionstest"
-	"github.com/ordoplane/ordo/storage/clock/clocktest"
 )
 
 // recordingPipeline runs the monitor's commands through a real pipeline

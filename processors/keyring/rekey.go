@@ -10,6 +10,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/ordoplane/ordo/clock"
 	"github.com/ordoplane/ordo/commands"
 	"github.com/ordoplane/ordo/commands/keyring"
 	"github.com/ordoplane/ordo/commands/variables"
@@ -19,7 +20,6 @@ import (
 	"github.com/ordoplane/ordo/projections"
 	kp "github.com/ordoplane/ordo/projections/keyring"
 	pv "github.com/ordoplane/ordo/projections/variables"
-	"github.com/ordoplane/ordo/storage/clock"
 )
 
 // RekeyerConfig configures a Rekeyer.

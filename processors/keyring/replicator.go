@@ -13,13 +13,13 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/ordoplane/ordo/clock"
 	"github.com/ordoplane/ordo/commands/httpapi"
 	"github.com/ordoplane/ordo/processors/defaults"
 	"github.com/ordoplane/ordo/processors/follow"
 	"github.com/ordoplane/ordo/projections"
 	kp "github.com/ordoplane/ordo/projections/keyring"
 	"github.com/ordoplane/ordo/projections/servers"
-	"github.com/ordoplane/ordo/storage/clock"
 	"github.com/ordoplane/ordo/storage/keystore"
 )
 

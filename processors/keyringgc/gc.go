@@ -9,6 +9,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/ordoplane/ordo/clock"
 	"github.com/ordoplane/ordo/commands"
 	"github.com/ordoplane/ordo/commands/keyring"
 	"github.com/ordoplane/ordo/events"
@@ -17,7 +18,6 @@ import (
 	"github.com/ordoplane/ordo/projections"
 	"github.com/ordoplane/ordo/projections/allocs"
 	kp "github.com/ordoplane/ordo/projections/keyring"
-	"github.com/ordoplane/ordo/storage/clock"
 )
 
 // Config configures a GC.

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ordoplane/ordo/clock/clocktest"
 	pt "github.com/ordoplane/ordo/projections/projectionstest"
-	"github.com/ordoplane/ordo/storage/clock/clocktest"
 
 	"github.com/ordoplane/ordo/commands"
 	"github.com/ordoplane/ordo/commands/keyring"

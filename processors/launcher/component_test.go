@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ordoplane/ordo/clock/clocktest"
 	"github.com/ordoplane/ordo/commands"
 	"github.com/ordoplane/ordo/commands/commandstest"
 	lcmd "github.com/ordoplane/ordo/commands/launcher"
@@ -20,7 +21,6 @@ import (
 	"github.com/ordoplane/ordo/projections/fsm"
 	plauncher "github.com/ordoplane/ordo/projections/launcher"
 	pt "github.com/ordoplane/ordo/projections/projectionstest"
-	"github.com/ordoplane/ordo/storage/clock/clocktest"
 	"github.com/ordoplane/ordo/storage/raftlog"
 )
 

@@ -4,7 +4,7 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/ordoplane/ordo/storage/clock"
+	"github.com/ordoplane/ordo/clock"
 )
 
 // DefaultConfig returns the defaults New gives zero fields, without the

@@ -11,13 +11,13 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/ordoplane/ordo/clock"
 	"github.com/ordoplane/ordo/events"
 	"github.com/ordoplane/ordo/processors/defaults"
 	"github.com/ordoplane/ordo/processors/follow"
 	"github.com/ordoplane/ordo/processors/launcher/driver"
 	"github.com/ordoplane/ordo/projections"
 	"github.com/ordoplane/ordo/projections/launcher"
-	"github.com/ordoplane/ordo/storage/clock"
 )
 
 // Submitter and State are what the launcher is given (package follow).

@@ -11,6 +11,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/ordoplane/ordo/clock/clocktest"
 	"github.com/ordoplane/ordo/commands"
 	"github.com/ordoplane/ordo/commands/commandstest"
 	lcmd "github.com/ordoplane/ordo/commands/launcher"
@@ -22,7 +23,6 @@ import (
 	"github.com/ordoplane/ordo/projections/fsm"
 	plauncher "github.com/ordoplane/ordo/projections/launcher"
 	pt "github.com/ordoplane/ordo/projections/projectionstest"
-	"github.com/ordoplane/ordo/storage/clock/clocktest"
 )
 
 type fixture struct {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/ordoplane/ordo/clock"
 	"github.com/ordoplane/ordo/commands"
 	lcmd "github.com/ordoplane/ordo/commands/launcher"
 	"github.com/ordoplane/ordo/events"
@@ -18,7 +19,6 @@ import (
 	"github.com/ordoplane/ordo/processors/follow"
 	"github.com/ordoplane/ordo/projections"
 	"github.com/ordoplane/ordo/projections/launcher"
-	"github.com/ordoplane/ordo/storage/clock"
 )
 
 // Component liveness (P10) lives in the leader's memory, as Nomad keeps

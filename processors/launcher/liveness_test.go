@@ -7,6 +7,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/ordoplane/ordo/clock/clocktest"
 	"github.com/ordoplane/ordo/commands"
 	"github.com/ordoplane/ordo/commands/commandstest"
 	lcmd "github.com/ordoplane/ordo/commands/launcher"
@@ -17,7 +18,6 @@ import (
 	"github.com/ordoplane/ordo/projections"
 	plauncher "github.com/ordoplane/ordo/projections/launcher"
 	pt "github.com/ordoplane/ordo/projections/projectionstest"
-	"github.com/ordoplane/ordo/storage/clock/clocktest"
 	"github.com/ordoplane/ordo/storage/waittest"
 )
 

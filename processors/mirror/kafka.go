@@ -10,7 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/ordoplane/ordo/storage/clock"
+	"github.com/ordoplane/ordo/clock"
 )
 
 // ensureTopic returns how many partitions topic has, creating it with the

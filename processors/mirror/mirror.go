@@ -14,10 +14,10 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/ordoplane/ordo/clock"
 	"github.com/ordoplane/ordo/events"
 	"github.com/ordoplane/ordo/processors/defaults"
 	"github.com/ordoplane/ordo/storage/archive"
-	"github.com/ordoplane/ordo/storage/clock"
 	"github.com/ordoplane/ordo/storage/kv"
 )
 

@@ -8,6 +8,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/ordoplane/ordo/clock"
 	"github.com/ordoplane/ordo/commands"
 	"github.com/ordoplane/ordo/commands/node"
 	cplan "github.com/ordoplane/ordo/commands/plan"
@@ -15,7 +16,6 @@ import (
 	"github.com/ordoplane/ordo/processors/defaults"
 	"github.com/ordoplane/ordo/processors/scheduler"
 	"github.com/ordoplane/ordo/projections/evals"
-	"github.com/ordoplane/ordo/storage/clock"
 )
 
 // States gives the applier the latest state.

@@ -9,8 +9,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/ordoplane/ordo/clock"
 	"github.com/ordoplane/ordo/processors/defaults"
-	"github.com/ordoplane/ordo/storage/clock"
 )
 
 // Processor is a leader-only background task.

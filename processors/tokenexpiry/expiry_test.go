@@ -5,10 +5,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ordoplane/ordo/clock/clocktest"
 	"github.com/ordoplane/ordo/commands"
 	"github.com/ordoplane/ordo/commands/acl"
 	"github.com/ordoplane/ordo/processors/tokenexpiry"
-	"github.com/ordoplane/ordo/storage/clock/clocktest"
 )
 
 // submitter records the commands the processor submits.

@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/ordoplane/ordo/clock"
 	"github.com/ordoplane/ordo/processors/defaults"
-	"github.com/ordoplane/ordo/storage/clock"
 	"log/slog"
 	"time"
 

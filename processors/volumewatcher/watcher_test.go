@@ -7,12 +7,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ordoplane/ordo/clock/clocktest"
 	"github.com/ordoplane/ordo/commands/csi/csitest"
 	"github.com/ordoplane/ordo/events"
 	"github.com/ordoplane/ordo/processors/volumewatcher"
 	"github.com/ordoplane/ordo/projections/csi"
 	"github.com/ordoplane/ordo/projections/nodes"
-	"github.com/ordoplane/ordo/storage/clock/clocktest"
 )
 
 // recorder is a Detacher that records the calls and fails the first

@@ -9,12 +9,12 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/ordoplane/ordo/clock"
 	"github.com/ordoplane/ordo/events"
 	"github.com/ordoplane/ordo/processors/broker"
 	"github.com/ordoplane/ordo/processors/defaults"
 	"github.com/ordoplane/ordo/processors/plan"
 	"github.com/ordoplane/ordo/processors/scheduler"
-	"github.com/ordoplane/ordo/storage/clock"
 )
 
 // StateSource gives workers the applied index and snapshots of the projections.

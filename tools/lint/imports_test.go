@@ -16,6 +16,7 @@ const module = "github.com/ordoplane/ordo"
 // packages of its own layer or lower ones only.
 var layers = map[string]int{
 	"storage":     0,
+	"clock":       0, // the one Clock: servers' processors and the client both wait on it
 	"events":      1,
 	"projections": 2,
 	"api":         2, // the API's types and client: imported by the HTTP server and every caller

@@ -46,7 +46,7 @@ func checkPureFile(t *testing.T, path string) {
 	fset, file := parseFile(t, path)
 	for _, imp := range file.Imports {
 		p, _ := strconv.Unquote(imp.Path.Value)
-		if p == "math/rand" || p == "math/rand/v2" || p == "crypto/rand" || p == module+"/storage/clock" {
+		if p == "math/rand" || p == "math/rand/v2" || p == "crypto/rand" || p == module+"/clock" {
 			t.Errorf("%s imports %s: a decision takes its time and randomness as arguments", fset.Position(imp.Pos()), p)
 		}
 	}
@@ -71,7 +71,7 @@ func TestComponentsWaitOnTheirClock(t *testing.T) {
 				continue
 			}
 			fset, file := parseFile(t, filepath.Join(p.Dir, f))
-			checkTimeCalls(t, fset, file, clockCalls, "wait on Config.Clock (storage/clock) instead")
+			checkTimeCalls(t, fset, file, clockCalls, "wait on Config.Clock (package clock) instead")
 		}
 	}
 }

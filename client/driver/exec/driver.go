@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/ordoplane/ordo/client/driver"
-	"github.com/ordoplane/ordo/storage/clock"
+	"github.com/ordoplane/ordo/clock"
 )
 
 // Name is the exec driver's name in a task's driver field.

@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/ordoplane/ordo/client/driver"
-	"github.com/ordoplane/ordo/storage/clock"
+	"github.com/ordoplane/ordo/clock"
 )
 
 // Name is the mock driver's name in a task's driver field.

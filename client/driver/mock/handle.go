@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/ordoplane/ordo/client/driver"
-	"github.com/ordoplane/ordo/storage/clock"
+	"github.com/ordoplane/ordo/clock"
 )
 
 // sigkill is SIGKILL's number.

@@ -13,8 +13,8 @@ import (
 	"github.com/ordoplane/ordo/client/driver"
 	"github.com/ordoplane/ordo/client/driver/drivertest"
 	"github.com/ordoplane/ordo/client/driver/mock"
-	"github.com/ordoplane/ordo/storage/clock"
-	"github.com/ordoplane/ordo/storage/clock/clocktest"
+	"github.com/ordoplane/ordo/clock"
+	"github.com/ordoplane/ordo/clock/clocktest"
 )
 
 func newDriver(t *testing.T, clock clock.Clock) *mock.Driver {

@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ordoplane/ordo/storage/clock/clocktest"
+	"github.com/ordoplane/ordo/clock/clocktest"
 )
 
 func TestFiresOnlyWhenAdvanced(t *testing.T) {

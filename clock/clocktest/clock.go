@@ -17,7 +17,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/ordoplane/ordo/storage/clock"
+	"github.com/ordoplane/ordo/clock"
 )
 
 // Clock is a clock.Clock that moves only when Advance or Set is called.

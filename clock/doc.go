@@ -3,9 +3,10 @@
 // Config, so tests drive them with clocktest.Clock (which moves only when
 // told) or run them on testing/synctest's virtual time.
 //
-// It sits in storage, the lowest layer of the import rule (tools/lint),
-// because it imports nothing of ordo and every layer above may use it;
-// events and projections stay pure and take time from the entry instead.
+// It is a top-level package on the lowest layer of the import rule
+// (tools/lint): it imports nothing of ordo, and both the servers' packages
+// and the client agent (which must not import storage) may use it; events
+// and projections stay pure and take time from the entry instead.
 //
 // # Usage
 //
