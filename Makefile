@@ -32,8 +32,7 @@ vet:
 # -s -w: test binaries without a symbol table or DWARF, which the race
 # detector and panics do not need (they use the pclntab); linking ~110 race
 # test binaries is much of the run on two cores. -p 4: four packages at a
-# time, so the cluster tests' waits on real timers overlap other work
-# (5m19s at the default of one per core, 3m41s at four, here).
+# time, so the cluster tests' waits on real timers overlap other work.
 unit:
 	$(GO) test -race -ldflags='-s -w' -p 4 -count=1 -timeout 9m ./...
 
