@@ -37,6 +37,11 @@
 //     part by the applier. The final snapshot already holds what they
 //     committed, so the re-run does not reproduce them; Diff lists them
 //     apart (Report.Earlier), never as divergences.
+//   - Record.Trigger is what the entry that created the eval changed with
+//     it: the node drainer's migrate marks (node.MarkMigrate) or an
+//     operator's stop (alloc.Stop) carry the new eval's id too. They
+//     caused the eval and are no attempt of its plan; TriggerLines says
+//     what each did.
 //
 // Limitations: the parts of a plan the applier refused are not in the
 // log, and neither is the snapshot index of an earlier attempt, so earlier

@@ -34,6 +34,10 @@ type Result struct {
 	// in part before the final one (Record.Earlier); they are no
 	// divergence and cannot be re-run.
 	EarlierAttempts []Commit
+	// Trigger is what the entry that created the eval changed with it
+	// (Record.Trigger: the drainer's migrate marks, an operator's stop);
+	// nil when it only created the eval. TriggerLines describes it.
+	Trigger *Commit
 	// Allocs describes, as they stood at the snapshot index, the
 	// allocations either plan stops or updates (which the plans name by id
 	// only), by id.
@@ -60,7 +64,7 @@ func Explain(src kv.Reader, evalID, dir string) (*Result, error) {
 		return nil, err
 	}
 	res := &Result{EvalID: evalID, Eval: rec.Eval, SnapshotIndex: rec.SnapshotIndex,
-		EarlierAttempts: rec.Earlier, Allocs: map[string]AllocRef{}, Nodes: map[string]string{}}
+		EarlierAttempts: rec.Earlier, Trigger: rec.Trigger, Allocs: map[string]AllocRef{}, Nodes: map[string]string{}}
 	plan, err := recomputeWith(src, rec, dir, func(v projections.View, plan *scheduler.Plan) error {
 		if err := res.describe(v, rec.Plan()); err != nil {
 			return err

@@ -61,6 +61,11 @@ type Record struct {
 	// so each is an attempt refused in part. What the applier refused is
 	// not in the log.
 	Earlier []Commit
+	// Trigger is what the entry that created the eval changed with it, nil
+	// when it only created the eval: the node drainer's migrate marks
+	// (node.MarkMigrate) or an operator's stop (alloc.Stop). It caused the
+	// eval; it is no attempt of its plan.
+	Trigger *Commit
 }
 
 // Decided reports whether a worker completed the eval, so it can be re-run.
@@ -221,11 +226,22 @@ func (s *scanner) entry(index uint64, evs []*events.Event) error {
 			}
 		}
 	}
+	creating := self != nil && len(s.versions) == 0 && self.Status != events.EvalStatusComplete
 	if self != nil {
 		s.versions = append(s.versions, version{index: index, eval: *self})
 	}
 	if len(s.versions) == 0 {
 		return nil // before the eval exists
+	}
+	if creating {
+		// The command that created the eval committed these allocation
+		// changes with it (a migrate mark, a stop): they triggered the
+		// eval; no worker had planned yet.
+		if plan {
+			s.rec.Trigger = &c
+		}
+		s.done = self.Terminal()
+		return nil
 	}
 	completing := self != nil && self.Status == events.EvalStatusComplete
 	switch {
