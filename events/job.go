@@ -138,6 +138,9 @@ type TaskGroup struct {
 	Migrate *MigrateStrategy `msgpack:"mig,omitempty" json:"Migrate,omitempty"`
 	// Volumes are the group's volume requests by name (events/csi.go).
 	Volumes map[string]*VolumeRequest `msgpack:"vols,omitempty" json:"Volumes,omitempty"`
+	// Scaling is the group's scaling block (events/scaling.go); nil when
+	// it has none.
+	Scaling *ScalingPolicy `msgpack:"sc,omitempty" json:"Scaling,omitempty"`
 }
 
 // DefaultMigrateMaxParallel is how many allocations of a group migrate off

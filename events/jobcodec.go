@@ -157,6 +157,8 @@ func (tg *TaskGroup) decodeFast(d *fastReader, strs *stringSpans) bool {
 			return d.reflected(&tg.Migrate)
 		case "vols":
 			return d.reflected(&tg.Volumes)
+		case "sc":
+			return d.reflected(&tg.Scaling)
 		}
 		return d.skip()
 	})

@@ -35,6 +35,7 @@ func Samples() map[string]events.Payload {
 	maps.Copy(out, launcherSamples())
 	maps.Copy(out, capacitySamples())
 	maps.Copy(out, csiSamples())
+	maps.Copy(out, jobScalingSamples())
 	return out
 }
 

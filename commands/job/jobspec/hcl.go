@@ -256,6 +256,7 @@ var groupSchema = &hcl.BodySchema{
 		{Type: "restart"}, {Type: "reschedule"}, {Type: "disconnect"},
 		{Type: "update"}, {Type: "meta"}, {Type: "migrate"},
 		{Type: "volume", LabelNames: []string{"name"}}, // volume.go
+		{Type: "scaling"}, // scaling.go
 	},
 }
 
@@ -291,6 +292,7 @@ func (d *decoder) group(b *hcl.Block, path string) *specGroup {
 		g.Meta = d.strMap(mb, path+".meta")
 	}
 	g.Volumes = d.volumes(c, name) // volume.go
+	g.Scaling = d.scaling(c, path) // scaling.go
 	seen := map[string]bool{}
 	for _, tb := range c.Blocks.OfType("task") {
 		tname := tb.Labels[0]

@@ -184,6 +184,13 @@ func sortedAttrs(attrs hcl.Attributes) []*hcl.Attribute {
 // attributes become JSON-shaped values, and nested blocks lists of objects
 // under their type (mount { … } mount { … } is "mount": [{…}, {…}]).
 func (d *decoder) config(body hcl.Body, path string) map[string]any {
+	return d.freeform(body, path, false)
+}
+
+// freeform reads a body ordo does not check into JSON-shaped values; with
+// labels, a labelled block `check "cpu" { … }` becomes
+// "check": [{"cpu": [{…}]}], as Nomad's scaling policies take them.
+func (d *decoder) freeform(body hcl.Body, path string, labels bool) map[string]any {
 	sb, ok := body.(*hclsyntax.Body)
 	if !ok {
 		d.fail(path, body.MissingItemRange(), "config must be written in HCL native syntax")
@@ -215,7 +222,7 @@ func (d *decoder) config(body hcl.Body, path string) map[string]any {
 	for _, blk := range sb.Blocks {
 		field := path + "." + blk.Type
 		switch {
-		case len(blk.Labels) > 0:
+		case len(blk.Labels) > 0 && !labels:
 			d.fail(field, blk.LabelRanges[0], "config blocks take no labels")
 			return nil
 		case sb.Attributes[blk.Type] != nil:
@@ -223,9 +230,12 @@ func (d *decoder) config(body hcl.Body, path string) map[string]any {
 			return nil
 		}
 		d.record(field, blk.TypeRange)
-		m := d.config(blk.Body, field)
+		var m any = d.freeform(blk.Body, field, labels)
 		if d.failed() {
 			return nil
+		}
+		for i := len(blk.Labels) - 1; i >= 0; i-- {
+			m = map[string]any{blk.Labels[i]: []any{m}}
 		}
 		list, _ := out[blk.Type].([]any)
 		out[blk.Type] = append(list, m)

@@ -82,6 +82,7 @@ type specGroup struct {
 	Tasks               []*specTask            `json:"Tasks"`
 	Migrate             *specMigrate           `json:"Migrate"`
 	Volumes             map[string]*specVolume `json:"Volumes"` // volume.go
+	Scaling             *specScaling           `json:"Scaling"` // scaling.go
 }
 
 type specRestart struct {
@@ -337,6 +338,7 @@ func canonicalGroup(job *events.Job, s *spec, g *specGroup) events.TaskGroup {
 		tg.Migrate = &m
 	}
 	tg.Volumes = canonicalVolumes(g.Volumes) // volume.go
+	canonicalScaling(&tg, g)                 // scaling.go
 	return tg
 }
 

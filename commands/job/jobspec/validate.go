@@ -258,6 +258,9 @@ func validateGroup(job *events.Job, tg *events.TaskGroup) error {
 			}
 		}
 	}
+	if err := validateScaling(job, tg); err != nil { // scaling.go
+		return err
+	}
 	return validateVolumes(job, tg) // volume.go
 }
 
