@@ -47,15 +47,14 @@ func (s *Server) WithHistory(h History) http.Handler {
 	if hs, ok := h.(HistoryStatus); ok {
 		s.historyStatus.Store(&hs)
 	}
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return endpoint(func(w http.ResponseWriter, r *http.Request) error {
 		at, err := parseAt(r)
 		if err != nil {
-			writeError(w, err)
-			return
+			return err
 		}
 		if at == nil {
 			s.ServeHTTP(w, r)
-			return
+			return nil
 		}
 		at.history = h
 		ctx, cancel := context.WithCancel(context.WithValue(r.Context(), atKey{}, at))
@@ -65,6 +64,7 @@ func (s *Server) WithHistory(h History) http.Handler {
 		if !hw.wrote {
 			hw.WriteHeader(http.StatusOK)
 		}
+		return nil
 	})
 }
 
@@ -79,18 +79,17 @@ type atRequest struct {
 
 type atKey struct{}
 
-// refuseHistorical answers 400 to a historical request (at_index,
-// at_time) to an endpoint that only serves the current state, saying
-// why, and reports whether it did. Such an endpoint streams what it
-// reads from the store itself, so the guard on historical answers
-// (historicalWriter) would only cut its stream short.
-func refuseHistorical(w http.ResponseWriter, r *http.Request, why string) bool {
+// refuseHistorical returns the 400 refusing a historical request
+// (at_index, at_time) to an endpoint that only serves the current state,
+// saying why; nil for a request of the current state. Such an endpoint
+// streams what it reads from the store itself, so the guard on historical
+// answers (historicalWriter) would only cut its stream short.
+func refuseHistorical(r *http.Request, why string) error {
 	at, _ := r.Context().Value(atKey{}).(*atRequest)
 	if at == nil {
-		return false
+		return nil
 	}
-	writeError(w, commands.Invalid(at.field, "%s", why))
-	return true
+	return commands.Invalid(at.field, "%s", why)
 }
 
 // parseAt reads a request's at_index or at_time; nil when it has neither.
@@ -240,6 +239,7 @@ func (w *historicalWriter) WriteHeader(code int) {
 		for _, h := range []string{"X-Nomad-Index", "X-Nomad-NextToken"} {
 			w.Header().Del(h)
 		}
+		// A ResponseWriter method returns no error: the refusal is written here.
 		writeError(w.ResponseWriter, commands.Invalid(w.at.field, "%s does not serve past states", w.path))
 		w.cancel()
 		return
@@ -269,11 +269,11 @@ func (w *historicalWriter) Flush() {
 
 // historyStatusHandler answers GET /v1/operator/history: what past the
 // server serves and how, from the History given to WithHistory.
-func (s *Server) historyStatusHandler(w http.ResponseWriter, r *http.Request) {
+func (s *Server) historyStatusHandler(w http.ResponseWriter, r *http.Request) error {
 	hs := s.historyStatus.Load()
 	if hs == nil {
-		writeError(w, &notFoundPath{path: r.URL.Path + " (this server serves no past states)"})
-		return
+		return &notFoundPath{path: r.URL.Path + " (this server serves no past states)"}
 	}
 	writeJSON(w, http.StatusOK, (*hs).Status())
+	return nil
 }

@@ -22,8 +22,8 @@ var errNoExporter = errors.New("ordo: this server does not export history files"
 // while streaming aborts the response, so the file ends without its
 // trailer and a reader reports it truncated.
 func (s *Server) exportLog(w http.ResponseWriter, r *http.Request) error {
-	if refuseHistorical(w, r, "an export is a range of the archive (from, to), not a past state") {
-		return nil
+	if err := refuseHistorical(r, "an export is a range of the archive (from, to), not a past state"); err != nil {
+		return err
 	}
 	from, err := parseUintParam(r, "from", 1)
 	if err != nil {

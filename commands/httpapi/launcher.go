@@ -23,27 +23,27 @@ var (
 )
 
 func (s *Server) launcherRoutes() {
-	s.handle("GET /v1/providers", s.leader(s.listProviders))
-	s.handle("POST /v1/providers", s.leader(s.applyProvider))
-	s.handle("PUT /v1/providers", s.leader(s.applyProvider))
-	s.handle("GET /v1/provider/{name}", s.leader(s.getProvider))
-	s.handle("DELETE /v1/provider/{name}", s.leader(s.deleteProvider))
-	s.handle("GET /v1/tenants", s.leader(s.listTenants))
-	s.handle("POST /v1/tenant/{name}", s.leader(s.applyTenant))
-	s.handle("PUT /v1/tenant/{name}", s.leader(s.applyTenant))
-	s.handle("DELETE /v1/tenant/{name}", s.leader(s.deleteTenant))
-	s.handle("GET /v1/node-requests", s.leader(s.listNodeRequests))
-	s.handle("POST /v1/node-requests", s.leader(s.createNodeRequest))
-	s.handle("PUT /v1/node-requests", s.leader(s.createNodeRequest))
-	s.handle("GET /v1/node-request/{id}", s.leader(s.getNodeRequest))
-	s.handle("DELETE /v1/node-request/{id}", s.leader(s.deleteNodeRequest))
-	s.handle("GET /v1/instances", s.leader(s.listInstances))
-	s.handle("GET /v1/instance/{id}", s.leader(s.getInstance))
-	s.handle("POST /v1/instance/{id}/hold", s.leader(s.holdInstance))
-	s.handle("PUT /v1/instance/{id}/hold", s.leader(s.holdInstance))
-	s.handle("DELETE /v1/instance/{id}", s.leader(s.deleteInstance))
-	s.handle("GET /v1/components", s.leaderOnly(s.listComponents))
-	s.handle("PUT /v1/component/{kind}/{server}/heartbeat", s.leader(s.heartbeatComponent))
+	s.handle("GET /v1/providers", s.leader(endpoint(s.listProviders)))
+	s.handle("POST /v1/providers", s.leader(endpoint(s.applyProvider)))
+	s.handle("PUT /v1/providers", s.leader(endpoint(s.applyProvider)))
+	s.handle("GET /v1/provider/{name}", s.leader(endpoint(s.getProvider)))
+	s.handle("DELETE /v1/provider/{name}", s.leader(endpoint(s.deleteProvider)))
+	s.handle("GET /v1/tenants", s.leader(endpoint(s.listTenants)))
+	s.handle("POST /v1/tenant/{name}", s.leader(endpoint(s.applyTenant)))
+	s.handle("PUT /v1/tenant/{name}", s.leader(endpoint(s.applyTenant)))
+	s.handle("DELETE /v1/tenant/{name}", s.leader(endpoint(s.deleteTenant)))
+	s.handle("GET /v1/node-requests", s.leader(endpoint(s.listNodeRequests)))
+	s.handle("POST /v1/node-requests", s.leader(endpoint(s.createNodeRequest)))
+	s.handle("PUT /v1/node-requests", s.leader(endpoint(s.createNodeRequest)))
+	s.handle("GET /v1/node-request/{id}", s.leader(endpoint(s.getNodeRequest)))
+	s.handle("DELETE /v1/node-request/{id}", s.leader(endpoint(s.deleteNodeRequest)))
+	s.handle("GET /v1/instances", s.leader(endpoint(s.listInstances)))
+	s.handle("GET /v1/instance/{id}", s.leader(endpoint(s.getInstance)))
+	s.handle("POST /v1/instance/{id}/hold", s.leader(endpoint(s.holdInstance)))
+	s.handle("PUT /v1/instance/{id}/hold", s.leader(endpoint(s.holdInstance)))
+	s.handle("DELETE /v1/instance/{id}", s.leader(endpoint(s.deleteInstance)))
+	s.handle("GET /v1/components", s.leaderOnly(endpoint(s.listComponents)))
+	s.handle("PUT /v1/component/{kind}/{server}/heartbeat", s.leader(endpoint(s.heartbeatComponent)))
 }
 
 // Components is the leader's component liveness tracker
@@ -81,11 +81,10 @@ type ComponentHeartbeatResponse struct {
 // listComponents lists the registered components (P10): the pools each
 // server's launcher runs and its liveness; ?kind= narrows to one kind. A
 // follower forwards it: liveness lives in the leader's memory.
-func (s *Server) listComponents(w http.ResponseWriter, r *http.Request) {
+func (s *Server) listComponents(w http.ResponseWriter, r *http.Request) error {
 	kind := r.URL.Query().Get("kind")
 	if kind != "" && kind != events.ComponentLauncher {
-		writeError(w, commands.Invalid("kind", "%q is not a component kind (%s)", kind, events.ComponentLauncher))
-		return
+		return commands.Invalid("kind", "%q is not a component kind (%s)", kind, events.ComponentLauncher)
 	}
 	s.query(w, r, componentTables, func(v projections.View) (any, error) {
 		cs, err := launcher.Components(v, kind)
@@ -107,27 +106,26 @@ func (s *Server) listComponents(w http.ResponseWriter, r *http.Request) {
 		}
 		return out, err
 	})
+	return nil
 }
 
 // heartbeatComponent reports a component alive to the leader's tracker:
 // no log entry; 404 when the component is not registered (it registers
 // again). A follower forwards it.
-func (s *Server) heartbeatComponent(w http.ResponseWriter, r *http.Request) {
+func (s *Server) heartbeatComponent(w http.ResponseWriter, r *http.Request) error {
 	kind, server := r.PathValue("kind"), r.PathValue("server")
 	if kind != events.ComponentLauncher {
-		writeError(w, commands.Invalid("kind", "%q is not a component kind (%s)", kind, events.ComponentLauncher))
-		return
+		return commands.Invalid("kind", "%q is not a component kind (%s)", kind, events.ComponentLauncher)
 	}
 	if s.cfg.Components == nil {
-		writeError(w, &commands.NotFoundError{Kind: "component", ID: kind + "/" + server})
-		return
+		return &commands.NotFoundError{Kind: "component", ID: kind + "/" + server}
 	}
 	ttl, err := s.cfg.Components.Heartbeat(kind, server)
 	if err != nil {
-		writeError(w, err)
-		return
+		return err
 	}
 	writeJSON(w, http.StatusOK, ComponentHeartbeatResponse{HeartbeatTTL: ttl})
+	return nil
 }
 
 // ProviderStatus is a provider as GET /v1/provider/{name} shows it: its
@@ -172,7 +170,7 @@ func providerStatus(v projections.View, p *launcher.Provider) (*ProviderStatus, 
 	return st, nil
 }
 
-func (s *Server) listProviders(w http.ResponseWriter, r *http.Request) {
+func (s *Server) listProviders(w http.ResponseWriter, r *http.Request) error {
 	s.query(w, r, providerTables, func(v projections.View) (any, error) {
 		ps, err := launcher.Providers(v)
 		if err != nil {
@@ -188,13 +186,13 @@ func (s *Server) listProviders(w http.ResponseWriter, r *http.Request) {
 		}
 		return out, nil
 	})
+	return nil
 }
 
-func (s *Server) getProvider(w http.ResponseWriter, r *http.Request) {
+func (s *Server) getProvider(w http.ResponseWriter, r *http.Request) error {
 	name := r.PathValue("name")
 	if err := lcmd.ValidName("name", name); err != nil {
-		writeError(w, err)
-		return
+		return err
 	}
 	s.query(w, r, providerTables, func(v projections.View) (any, error) {
 		p, err := launcher.GetProvider(v, name)
@@ -205,6 +203,7 @@ func (s *Server) getProvider(w http.ResponseWriter, r *http.Request) {
 		}
 		return providerStatus(v, p)
 	})
+	return nil
 }
 
 // providerRequest is the body of a provider apply: the provider file's
@@ -215,17 +214,15 @@ type providerRequest struct {
 	Provider *events.ProviderConfig
 }
 
-func (s *Server) applyProvider(w http.ResponseWriter, r *http.Request) {
+func (s *Server) applyProvider(w http.ResponseWriter, r *http.Request) error {
 	var body providerRequest
 	if err := commands.DecodeJSON(r.Body, s.cfg.BodyLimit, &body); err != nil {
-		writeError(w, err)
-		return
+		return err
 	}
 	var cfg events.ProviderConfig
 	switch {
 	case body.HCL != "" && body.Provider != nil:
-		writeError(w, commands.Invalid("HCL", "give HCL or Provider, not both"))
-		return
+		return commands.Invalid("HCL", "give HCL or Provider, not both")
 	case body.HCL != "":
 		name := body.Filename
 		if name == "" {
@@ -233,34 +230,32 @@ func (s *Server) applyProvider(w http.ResponseWriter, r *http.Request) {
 		}
 		c, err := lcmd.ParseProvider([]byte(body.HCL), name)
 		if err != nil {
-			writeError(w, err)
-			return
+			return err
 		}
 		cfg = c
 	case body.Provider != nil:
 		cfg = *body.Provider
 	default:
-		writeError(w, commands.Invalid("HCL", "a provider file (HCL) or Provider is required"))
-		return
+		return commands.Invalid("HCL", "a provider file (HCL) or Provider is required")
 	}
-	s.run(w, r, "provider.apply", lcmd.ApplyProvider{Config: cfg})
+	return s.run(w, r, "provider.apply", lcmd.ApplyProvider{Config: cfg})
 }
 
-// run runs c and writes its outcome.
-func (s *Server) run(w http.ResponseWriter, r *http.Request, name string, c commands.Command) {
+// run runs c and writes its outcome; its error is the handler's.
+func (s *Server) run(w http.ResponseWriter, r *http.Request, name string, c commands.Command) error {
 	out, err := s.cfg.Pipeline.Run(r.Context(), name, request(r), c)
 	if err != nil {
-		writeError(w, err)
-		return
+		return err
 	}
 	writeResult(w, out)
+	return nil
 }
 
-func (s *Server) deleteProvider(w http.ResponseWriter, r *http.Request) {
-	s.run(w, r, "provider.delete", lcmd.DeleteProvider{Name: r.PathValue("name")})
+func (s *Server) deleteProvider(w http.ResponseWriter, r *http.Request) error {
+	return s.run(w, r, "provider.delete", lcmd.DeleteProvider{Name: r.PathValue("name")})
 }
 
-func (s *Server) listTenants(w http.ResponseWriter, r *http.Request) {
+func (s *Server) listTenants(w http.ResponseWriter, r *http.Request) error {
 	s.query(w, r, tenantTables, func(v projections.View) (any, error) {
 		ts, err := launcher.Tenants(v)
 		if ts == nil {
@@ -268,23 +263,22 @@ func (s *Server) listTenants(w http.ResponseWriter, r *http.Request) {
 		}
 		return ts, err
 	})
+	return nil
 }
 
-func (s *Server) applyTenant(w http.ResponseWriter, r *http.Request) {
+func (s *Server) applyTenant(w http.ResponseWriter, r *http.Request) error {
 	var t events.Tenant
 	if err := commands.DecodeJSON(r.Body, s.cfg.BodyLimit, &t); err != nil {
-		writeError(w, err)
-		return
+		return err
 	}
 	if err := pathValue(r, "name", "Name", &t.Name); err != nil {
-		writeError(w, err)
-		return
+		return err
 	}
-	s.run(w, r, "tenant.apply", lcmd.ApplyTenant{Tenant: t})
+	return s.run(w, r, "tenant.apply", lcmd.ApplyTenant{Tenant: t})
 }
 
-func (s *Server) deleteTenant(w http.ResponseWriter, r *http.Request) {
-	s.run(w, r, "tenant.delete", lcmd.DeleteTenant{Name: r.PathValue("name")})
+func (s *Server) deleteTenant(w http.ResponseWriter, r *http.Request) error {
+	return s.run(w, r, "tenant.delete", lcmd.DeleteTenant{Name: r.PathValue("name")})
 }
 
 // nodeRequestBody is the body of a node request create.
@@ -295,11 +289,10 @@ type nodeRequestBody struct {
 	RelativePriority int
 }
 
-func (s *Server) createNodeRequest(w http.ResponseWriter, r *http.Request) {
+func (s *Server) createNodeRequest(w http.ResponseWriter, r *http.Request) error {
 	var body nodeRequestBody
 	if err := commands.DecodeJSON(r.Body, s.cfg.BodyLimit, &body); err != nil {
-		writeError(w, err)
-		return
+		return err
 	}
 	if body.Requestor == "" {
 		body.Requestor = actorOf(r)
@@ -307,18 +300,17 @@ func (s *Server) createNodeRequest(w http.ResponseWriter, r *http.Request) {
 	cmd := &lcmd.CreateRequest{Labels: body.Labels, Requestor: body.Requestor, Tenant: body.Tenant, RelativePriority: body.RelativePriority}
 	out, err := s.cfg.Pipeline.Run(r.Context(), "node-request.create", request(r), cmd)
 	if err != nil {
-		writeError(w, err)
-		return
+		return err
 	}
 	setIndex(w, out.Index)
 	writeJSON(w, http.StatusOK, map[string]any{"ID": cmd.ID(), "Index": out.Index, "Duplicate": out.Duplicate})
+	return nil
 }
 
-func (s *Server) listNodeRequests(w http.ResponseWriter, r *http.Request) {
+func (s *Server) listNodeRequests(w http.ResponseWriter, r *http.Request) error {
 	q, err := parsePage(r, func(token string) (string, bool) { return token, true })
 	if err != nil {
-		writeError(w, err)
-		return
+		return err
 	}
 	s.queryPage(w, r, requestTables, func(v projections.View) (any, error) {
 		pg := newPager(q)
@@ -326,9 +318,10 @@ func (s *Server) listNodeRequests(w http.ResponseWriter, r *http.Request) {
 			return pg.addToken(req.ID, req)
 		}))
 	})
+	return nil
 }
 
-func (s *Server) getNodeRequest(w http.ResponseWriter, r *http.Request) {
+func (s *Server) getNodeRequest(w http.ResponseWriter, r *http.Request) error {
 	id := r.PathValue("id")
 	s.query(w, r, requestTables, func(v projections.View) (any, error) {
 		req, err := launcher.ResolveRequest(v, id)
@@ -337,17 +330,17 @@ func (s *Server) getNodeRequest(w http.ResponseWriter, r *http.Request) {
 		}
 		return req, err
 	})
+	return nil
 }
 
-func (s *Server) deleteNodeRequest(w http.ResponseWriter, r *http.Request) {
-	s.run(w, r, "node-request.delete", lcmd.DeleteRequest{ID: r.PathValue("id")})
+func (s *Server) deleteNodeRequest(w http.ResponseWriter, r *http.Request) error {
+	return s.run(w, r, "node-request.delete", lcmd.DeleteRequest{ID: r.PathValue("id")})
 }
 
-func (s *Server) listInstances(w http.ResponseWriter, r *http.Request) {
+func (s *Server) listInstances(w http.ResponseWriter, r *http.Request) error {
 	q, err := parsePage(r, func(token string) (string, bool) { return token, true })
 	if err != nil {
-		writeError(w, err)
-		return
+		return err
 	}
 	provider, state := r.URL.Query().Get("provider"), r.URL.Query().Get("state")
 	s.queryPage(w, r, instanceTables, func(v projections.View) (any, error) {
@@ -359,9 +352,10 @@ func (s *Server) listInstances(w http.ResponseWriter, r *http.Request) {
 			return pg.addToken(in.ID, in)
 		}))
 	})
+	return nil
 }
 
-func (s *Server) getInstance(w http.ResponseWriter, r *http.Request) {
+func (s *Server) getInstance(w http.ResponseWriter, r *http.Request) error {
 	id := r.PathValue("id")
 	s.query(w, r, instanceTables, func(v projections.View) (any, error) {
 		in, err := launcher.ResolveInstance(v, id)
@@ -370,12 +364,13 @@ func (s *Server) getInstance(w http.ResponseWriter, r *http.Request) {
 		}
 		return in, err
 	})
+	return nil
 }
 
-func (s *Server) holdInstance(w http.ResponseWriter, r *http.Request) {
-	s.run(w, r, "instance.hold", lcmd.HoldInstance{ID: r.PathValue("id"), Reason: "held by " + actorOf(r)})
+func (s *Server) holdInstance(w http.ResponseWriter, r *http.Request) error {
+	return s.run(w, r, "instance.hold", lcmd.HoldInstance{ID: r.PathValue("id"), Reason: "held by " + actorOf(r)})
 }
 
-func (s *Server) deleteInstance(w http.ResponseWriter, r *http.Request) {
-	s.run(w, r, "instance.delete", lcmd.DeleteInstance{ID: r.PathValue("id")})
+func (s *Server) deleteInstance(w http.ResponseWriter, r *http.Request) error {
+	return s.run(w, r, "instance.delete", lcmd.DeleteInstance{ID: r.PathValue("id")})
 }

@@ -218,7 +218,7 @@ func (s *Server) routes() {
 	s.launcherRoutes()   // launcher.go: providers, tenants, node requests, instances
 	s.csiRoutes()        // csi.go: CSI volumes and plugins
 	s.handle("GET /v1/operator/raft/configuration", s.leaderOnly(endpoint(s.raftConfiguration)))
-	s.handle("GET /v1/operator/history", s.historyStatusHandler) // attime.go
+	s.handle("GET /v1/operator/history", endpoint(s.historyStatusHandler)) // attime.go
 	s.handle("GET /v1/status/leader", endpoint(s.statusLeader))
 	s.handle("GET /v1/status/peers", endpoint(s.statusPeers))
 	s.handle("GET /v1/agent/self", endpoint(s.agentSelf))

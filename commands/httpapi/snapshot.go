@@ -38,8 +38,8 @@ func (s *Server) saveSnapshot(w http.ResponseWriter, r *http.Request) error {
 	if s.cfg.Snapshots == nil {
 		return notImplemented{errNoSnapshots}
 	}
-	if refuseHistorical(w, r, "a snapshot saves the current state, not a past one") {
-		return nil
+	if err := refuseHistorical(r, "a snapshot saves the current state, not a past one"); err != nil {
+		return err
 	}
 	snap := s.cfg.FSM.Store().Snapshot()
 	defer snap.Close()
