@@ -40,9 +40,10 @@ func init() {
 	})
 	register("ProviderPaused", func(s *step, p events.Payload) string {
 		e := p.(*events.ProviderPaused)
-		s.set("Paused", btoa(e.Paused))
 		who := ""
-		if s.t.kind != events.KindProvider {
+		if s.t.kind == events.KindProvider {
+			s.set("Paused", btoa(e.Paused))
+		} else {
 			who = "provider " + e.Name + " "
 		}
 		if e.Paused {
@@ -81,27 +82,31 @@ func init() {
 		s.set("State", events.RequestRequested)
 		return "requested " + strings.Join(r.Labels, ", ") + paren("requestor "+r.Requestor)
 	})
+	// A request's events also reach its provider's and its instances'
+	// timelines: there they name the request and change none of that
+	// entity's fields (an instance's State is its own, not the request's).
 	register("NodeRequestStateChanged", func(s *step, p events.Payload) string {
 		e := p.(*events.NodeRequestStateChanged)
-		st := s.set("State", e.State)
+		who, st := requestState(s, e.ID, e.State)
 		if e.State == events.RequestPending {
-			return "accepted by " + e.Provider + " pool " + e.Pool
+			return who + "accepted by " + e.Provider + " pool " + e.Pool
 		}
-		return "state " + stateArrow(st, e.State) + paren(e.Reason)
+		return who + "state " + stateArrow(st, e.State) + paren(e.Reason)
 	})
-	register("NodeRequestDeclined", func(_ *step, p events.Payload) string {
+	register("NodeRequestDeclined", func(s *step, p events.Payload) string {
 		e := p.(*events.NodeRequestDeclined)
-		return "declined by " + e.Provider + ": " + e.Reason
+		who, _ := requestState(s, e.ID, "")
+		return who + "declined by " + e.Provider + ": " + e.Reason
 	})
 	register("NodeRequestFulfilled", func(s *step, p events.Payload) string {
 		e := p.(*events.NodeRequestFulfilled)
-		s.set("State", events.RequestFulfilled)
-		return "fulfilled by " + e.Provider + " with " + list(e.Instances, 5)
+		who, _ := requestState(s, e.ID, events.RequestFulfilled)
+		return who + "fulfilled by " + e.Provider + " with " + list(e.Instances, 5)
 	})
 	register("NodeRequestFailed", func(s *step, p events.Payload) string {
 		e := p.(*events.NodeRequestFailed)
-		s.set("State", events.RequestFailed)
-		return "failed: " + e.Reason
+		who, _ := requestState(s, e.ID, events.RequestFailed)
+		return who + "failed: " + e.Reason
 	})
 	register("NodeRequestDeleted", func(s *step, p events.Payload) string {
 		if s.t.kind != events.KindNodeRequest {
@@ -178,4 +183,18 @@ func stateArrow(c *Change, state string) string {
 		return state
 	}
 	return arrow(c)
+}
+
+// requestState records a node request's new state when the timeline is the
+// request's own (state "" leaves it), and returns the change. On another
+// entity's timeline it changes nothing and returns the words that name the
+// request, to start the line with.
+func requestState(s *step, id, state string) (who string, c *Change) {
+	if s.t.kind != events.KindNodeRequest {
+		return "node request " + id + " ", nil
+	}
+	if state == "" {
+		return "", nil
+	}
+	return "", s.set("State", state)
 }
