@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"cmp"
+	"maps"
 	"reflect"
 	"slices"
 	"strconv"
@@ -342,15 +343,42 @@ func (s *sched) destructive(tg *events.TaskGroup, a *events.Allocation) bool {
 }
 
 // GroupChanged reports whether group name of job version cur differs from
-// its form in version old in what its tasks run (tasks or meta), so that
-// an allocation of old must be replaced rather than updated in place. A
-// group old lacks is changed.
+// its form in version old in what its tasks run (tasks, or the meta they
+// see), so that an allocation of old must be replaced rather than updated
+// in place. A group old lacks is changed.
 func GroupChanged(old, cur *events.Job, name string) bool {
 	og, cg := group(old, name), group(cur, name)
 	if og == nil || cg == nil {
 		return og != cg
 	}
-	return !reflect.DeepEqual(og.Tasks, cg.Tasks) || !reflect.DeepEqual(og.Meta, cg.Meta)
+	if len(og.Tasks) != len(cg.Tasks) {
+		return true
+	}
+	for i := range cg.Tasks {
+		ot, ct := og.Tasks[i], cg.Tasks[i]
+		if !maps.Equal(taskMeta(old, og, &ot), taskMeta(cur, cg, &ct)) {
+			return true
+		}
+		ot.Meta, ct.Meta = nil, nil // compared merged, above
+		if !reflect.DeepEqual(ot, ct) {
+			return true
+		}
+	}
+	return false
+}
+
+// taskMeta returns the meta task t of group tg of job sees, as Nomad
+// merges it (job, then group, then task; the innermost wins): the client
+// sets it in the task's environment as NOMAD_META_*, so a change in it at
+// any level replaces the allocation, as Nomad's does.
+func taskMeta(job *events.Job, tg *events.TaskGroup, t *events.Task) map[string]string {
+	out := maps.Clone(job.Meta)
+	if out == nil {
+		out = map[string]string{}
+	}
+	maps.Copy(out, tg.Meta)
+	maps.Copy(out, t.Meta)
+	return out
 }
 
 // group returns job's group name, nil if it has none.

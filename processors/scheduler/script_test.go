@@ -31,7 +31,7 @@ import (
 //	          constraint=L;op;R gconstraint=L;op;R distinct_hosts gdistinct_hosts
 //	          disconnect=lost_after;replace;reconcile mcd=dur
 //	          resched=attempts;interval;delay;function;max[;unlimited] noresched
-//	          update=max_parallel canary=N]
+//	          update=max_parallel canary=N meta.k=v gmeta.k=v tmeta.k=v]
 //	                                   registers the job (a new version); canary sets
 //	                                   the update strategy's canary count
 //	job-stop <id> | job-purge <id>
@@ -397,6 +397,14 @@ func (r *runner) job(id string, a map[string]string) {
 			j.Update = &events.UpdateStrategy{MaxParallel: atoi(t, v, 1)}
 			tg.Update = j.Update
 		default:
+			// meta.k=v, gmeta.k=v and tmeta.k=v set job, group and task meta.
+			m := map[string]*map[string]string{"meta": &j.Meta, "gmeta": &tg.Meta, "tmeta": &tg.Tasks[0].Meta}
+			level, key, ok := strings.Cut(k, ".")
+			if dst := m[level]; ok && dst != nil {
+				*dst = cloneMap(*dst)
+				(*dst)[key] = v
+				continue
+			}
 			t.Fatalf("job: unknown argument %q", k)
 		}
 	}
