@@ -17,6 +17,7 @@ import (
 	"github.com/ordoplane/ordo/projections/namespaces"
 	"github.com/ordoplane/ordo/projections/nodes"
 	_ "github.com/ordoplane/ordo/projections/nsguard" // the namespace delete guard's check (N9)
+	"github.com/ordoplane/ordo/projections/scaling"
 	"github.com/ordoplane/ordo/projections/servers"
 	"github.com/ordoplane/ordo/projections/variables"
 )
@@ -33,5 +34,6 @@ func Projections() []projections.Projection {
 		variables.Projection{},
 		launcher.Projection{},
 		csi.Projection{},
+		scaling.Projection{},
 	}
 }

@@ -112,7 +112,7 @@ func (Projection) Tables() []string {
 func (Projection) Apply(tx *projections.Tx, ev *events.Event) error {
 	p, err := events.DecodeIf(ev, "JobRegistered", "JobDeregistered", "EvalsUpserted",
 		"AllocsPlaced", "AllocsDesiredUpdated", "AllocsClientUpdated", "AllocsDeleted",
-		"DeploymentUpserted", "DeploymentStatusUpdated")
+		"DeploymentUpserted", "DeploymentStatusUpdated", "JobStabilityUpdated")
 	if p == nil || err != nil {
 		return err
 	}
@@ -139,6 +139,8 @@ func (Projection) Apply(tx *projections.Tx, ev *events.Event) error {
 		return applyDeployment(tx, &p.Deployment)
 	case *events.DeploymentStatusUpdated:
 		return applyDeploymentStatus(tx, p)
+	case *events.JobStabilityUpdated: // an operator's Job.Stable
+		return setStable(tx, deploymentRef{Namespace: p.Namespace, JobID: p.ID, Version: p.Version}, p.Stable)
 	case *events.AllocsDeleted:
 		for _, id := range p.IDs {
 			if _, err := tx.Delete(AllocsTable, id); err != nil {

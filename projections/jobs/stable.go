@@ -70,6 +70,11 @@ func getDeploymentRef(v projections.View, id string) (*deploymentRef, error) {
 // alone (its modify index is the job's JobModifyIndex, which stability
 // must not move): Get reads stability from the version row.
 func markStable(tx *projections.Tx, ref deploymentRef) error {
+	return setStable(tx, ref, true)
+}
+
+// setStable sets Stable on the version row ref names to stable.
+func setStable(tx *projections.Tx, ref deploymentRef, stable bool) error {
 	key := VersionKey(ref.Namespace, ref.JobID, ref.Version)
 	r, err := tx.Get(VersionsTable, key)
 	if errors.Is(err, projections.ErrNotFound) {
@@ -81,10 +86,10 @@ func markStable(tx *projections.Tx, ref deploymentRef) error {
 	if err != nil {
 		return err
 	}
-	if spec.Stable {
+	if spec.Stable == stable {
 		return nil
 	}
-	spec.Stable = true
+	spec.Stable = stable
 	b, err := events.Marshal(&events.JobRegistered{Job: *spec})
 	if err != nil {
 		return fmt.Errorf("encode job %q: %w", ref.JobID, err)
