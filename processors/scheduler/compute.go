@@ -294,6 +294,7 @@ func (s *sched) addFollowUp(trigger string, waitUntil int64) string {
 // finish fills the plan's summary fields.
 func (s *sched) finish() {
 	p := s.plan
+	p.DeploymentID = s.deploymentID
 	if len(p.FailedTGAllocs) > 0 {
 		p.CreateBlockedEval = true
 		if s.job != nil {

@@ -31,6 +31,10 @@ type Plan struct {
 	Updates []events.AllocDesiredUpdate `msgpack:"up,omitempty"`
 	// Deployment is a deployment created by this plan, nil if none.
 	Deployment *events.Deployment `msgpack:"dep,omitempty"`
+	// DeploymentID is the deployment the eval acted under (created by the
+	// plan or the job version's active one), "" if none: the worker
+	// records it on the eval, as Nomad's Evaluation.DeploymentID.
+	DeploymentID string `msgpack:"depid,omitempty"`
 	// FailedTGAllocs explains, per task group, placements that failed.
 	FailedTGAllocs map[string]*events.AllocMetric `msgpack:"fail,omitempty"`
 	// QueuedAllocations counts, per task group, placements not made.

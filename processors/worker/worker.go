@@ -240,10 +240,11 @@ func (w *Worker) schedule(ctx context.Context, ev *events.Evaluation) error {
 }
 
 // EvalUpdates returns the evals to commit with a plan that fits whole: the
-// eval itself, complete, with its snapshot index, queued counts, failures
-// and links, and a blocked eval when placements failed for lack of room.
-// The plan's follow-ups are committed by the plan applier with any part of
-// the plan. Ids are derived from the eval's, so a replay mints the same.
+// eval itself, complete, with its snapshot index, queued counts, failures,
+// links and the deployment it acted under, and a blocked eval when
+// placements failed for lack of room. The plan's follow-ups are committed
+// by the plan applier with any part of the plan. Ids are derived from the
+// eval's, so a replay mints the same.
 func EvalUpdates(ev *events.Evaluation, plan *scheduler.Plan, now time.Time) []events.Evaluation {
 	up := *ev
 	up.Status = events.EvalStatusComplete
@@ -251,6 +252,9 @@ func EvalUpdates(ev *events.Evaluation, plan *scheduler.Plan, now time.Time) []e
 	up.QueuedAllocations = plan.QueuedAllocations
 	up.FailedTGAllocs = plan.FailedTGAllocs
 	up.ModifyTime = now.UnixNano()
+	if plan.DeploymentID != "" {
+		up.DeploymentID = plan.DeploymentID
+	}
 	out := []events.Evaluation{}
 	if plan.CreateBlockedEval {
 		blocked := events.Evaluation{
