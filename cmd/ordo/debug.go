@@ -218,6 +218,12 @@ func printReschedule(w io.Writer, res *rerun.Result) error {
 	for _, c := range res.Diff {
 		fmt.Fprintln(w, c.String())
 	}
+	if res.Trigger != nil {
+		section(w, fmt.Sprintf("Triggered by (committed with the eval at %d; not re-run)", res.Trigger.Index))
+		for _, l := range rerun.TriggerLines(res.Trigger) {
+			fmt.Fprintln(w, l)
+		}
+	}
 	if len(res.EarlierAttempts) > 0 {
 		section(w, "Earlier attempts (refused in part by the plan applier; not re-run)")
 		for _, c := range res.EarlierAttempts {
@@ -254,13 +260,6 @@ func names(list []string) string {
 		return fmt.Sprintf("%d allocs", len(list))
 	}
 	return strings.Join(list, " ")
-}
-
-func shortID(id string) string {
-	if len(id) > 8 {
-		return id[:8]
-	}
-	return id
 }
 
 func stopText(u events.AllocDesiredUpdate) string {

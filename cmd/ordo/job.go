@@ -88,7 +88,7 @@ func newJobCommand(g *globals) *cobra.Command {
 		Use:   "job",
 		Short: "Interact with jobs",
 	}
-	cmd.PersistentFlags().String("namespace", os.Getenv("ORDO_NAMESPACE"), "namespace of the job ($ORDO_NAMESPACE; default \"default\")")
+	cmd.PersistentFlags().String("namespace", g.env("NAMESPACE"), "namespace of the job ($ORDO_NAMESPACE, $NOMAD_NAMESPACE; default \"default\")")
 	cmd.AddCommand(newJobRunCommand(g), newJobStatusCommand(g), newJobStopCommand(g), newJobInspectCommand(g),
 		newJobPlanCommand(g), newJobPeriodicCommand(g))
 	return cmd

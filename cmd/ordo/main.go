@@ -10,11 +10,11 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/ordoplane/ordo/api"
+	"github.com/ordoplane/ordo/clock"
 	"github.com/ordoplane/ordo/cmd/agent"
 )
 
@@ -30,12 +30,15 @@ func run(args []string, stdout, stderr io.Writer) int {
 	root := newRootCommand(stdout, stderr)
 	root.SetArgs(normalizeArgs(args))
 	if err := root.ExecuteContext(context.Background()); err != nil {
-		code := 1
+		code := exitCodeError
 		if ee, ok := errors.AsType[*exitError](err); ok {
 			code = ee.code // `job plan`: 1 for changes, 255 for errors
 		}
 		if msg := errorMessage(err); msg != "" {
 			fmt.Fprintf(stderr, "Error: %s\n", msg)
+		}
+		if ue, ok := errors.AsType[*usageError](err); ok {
+			ue.writeUsage(stderr)
 		}
 		return code
 	}
@@ -52,20 +55,41 @@ type globals struct {
 	// token is the ACL token sent with every request (-token,
 	// $ORDO_TOKEN or $NOMAD_TOKEN; acl.go).
 	token string
+	// namespace and region are sent with every request that names none
+	// (-namespace on the commands that have it wins; env.go).
+	namespace, region string
+	tls               tlsFlags
+	// verbose shows full ids and timestamps (format.go).
+	verbose bool
+	// getenv and clock are the process's environment and time; tests fix
+	// them (env.go).
+	getenv func(string) string
+	clock  clock.Clock
 }
 
 // client returns an API client for the -address flag, reading at the
 // -at-index or -at-time flag's past state when one is set.
 func (g *globals) client(opts ...api.Option) (*api.Client, error) {
-	at, err := g.atParams(time.Now())
+	at, err := g.atParams(g.now())
 	if err != nil {
 		return nil, err
 	}
-	return newClient(g.address, g.token, at, opts...)
+	hc, err := g.tls.httpClient()
+	if err != nil {
+		return nil, err
+	}
+	base := []api.Option{api.WithNamespace(g.namespace), api.WithRegion(g.region)}
+	if hc != nil {
+		base = append(base, api.WithHTTPClient(hc))
+	}
+	return newClient(g.address, g.token, at, append(base, opts...)...)
 }
 
-func newRootCommand(stdout, stderr io.Writer) *cobra.Command {
-	g := &globals{}
+func newRootCommand(stdout, stderr io.Writer, opts ...rootOption) *cobra.Command {
+	g := &globals{getenv: os.Getenv, clock: clock.System{}}
+	for _, o := range opts {
+		o(g)
+	}
 	root := &cobra.Command{
 		Use:           "ordo",
 		Short:         "ordo runs and operates an event-sourced cluster control plane",
@@ -78,16 +102,17 @@ func newRootCommand(stdout, stderr io.Writer) *cobra.Command {
 	root.SetVersionTemplate("ordo v{{.Version}}\n")
 	root.CompletionOptions.HiddenDefaultCmd = true
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
-		return fmt.Errorf("%w\nRun '%s -help' for usage.", err, cmd.CommandPath())
+		return &usageError{cmd: cmd, err: err} // usage.go
 	})
-	root.PersistentFlags().StringVar(&g.address, "address", defaultAddress(os.Getenv),
-		"address of an ordo server's HTTP API ($ORDO_ADDR)")
+	root.PersistentFlags().StringVar(&g.address, "address", defaultAddress(g.getenv),
+		"address of an ordo server's HTTP API ($ORDO_ADDR, $NOMAD_ADDR)")
 	root.PersistentFlags().Uint64Var(&g.atIndex, "at-index", 0,
 		"read the state as it stood once this raft index was applied")
 	root.PersistentFlags().StringVar(&g.atTime, "at-time", "",
 		"read the state as it stood at this time: RFC 3339, or a duration ago (2h)")
-	root.PersistentFlags().StringVar(&g.token, "token", defaultToken(os.Getenv),
+	root.PersistentFlags().StringVar(&g.token, "token", defaultToken(g.getenv),
 		"ACL token's secret sent with every request ($ORDO_TOKEN, $NOMAD_TOKEN)")
+	addGlobalFlags(root, g) // env.go
 	root.AddCommand(
 		newAgentCommand(),
 		newACLCommand(g), // acl.go
@@ -108,12 +133,14 @@ func newRootCommand(stdout, stderr io.Writer) *cobra.Command {
 		newPluginCommand(g), // plugin.go
 		newVersionCommand(),
 	)
+	requireSubcommand(root, stderr) // usage.go; keep last
 	return root
 }
 
-// defaultAddress returns $ORDO_ADDR, or defaultAddr when it is unset or empty.
+// defaultAddress returns $ORDO_ADDR, else $NOMAD_ADDR, or defaultAddr when
+// both are unset or empty.
 func defaultAddress(getenv func(string) string) string {
-	if a := getenv("ORDO_ADDR"); a != "" {
+	if a := lookupEnv(getenv, "ADDR"); a != "" {
 		return a
 	}
 	return defaultAddr

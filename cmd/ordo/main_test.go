@@ -167,7 +167,6 @@ func TestRunUsageErrors(t *testing.T) {
 	}{
 		{[]string{"namespace", "status"}, "Error: this command takes one argument: <name>\n"},
 		{[]string{"namespace", "apply", "-meta", "novalue", "web"}, "Error: invalid -meta \"novalue\": want key=value\n"},
-		{[]string{"namespace", "list", "-bogus"}, "Error: unknown flag: --bogus\nRun 'ordo namespace list -help' for usage.\n"},
 		{[]string{"agent", "-log-level", "loud"}, "Error: -log-level: unknown log level \"loud\"; want debug, info, warn or error\n"},
 		{[]string{"agent"}, "Error: agent: -data-dir is required outside -dev\n"},
 	}

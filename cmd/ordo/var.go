@@ -32,7 +32,7 @@ func newVarCommand(g *globals) *cobra.Command {
 		Use:   "var",
 		Short: "Interact with variables (encrypted key/value items at a path)",
 	}
-	cmd.PersistentFlags().String("namespace", os.Getenv("ORDO_NAMESPACE"), "namespace of the variables ($ORDO_NAMESPACE; default \"default\")")
+	cmd.PersistentFlags().String("namespace", g.env("NAMESPACE"), "namespace of the variables ($ORDO_NAMESPACE, $NOMAD_NAMESPACE; default \"default\")")
 	cmd.AddCommand(newVarPutCommand(g), newVarGetCommand(g), newVarListCommand(g), newVarPurgeCommand(g))
 	return cmd
 }

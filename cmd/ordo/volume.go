@@ -41,7 +41,7 @@ type csiAllocStub struct {
 
 func newVolumeCommand(g *globals) *cobra.Command {
 	cmd := &cobra.Command{Use: "volume", Short: "Interact with CSI volumes"}
-	cmd.PersistentFlags().String("namespace", os.Getenv("ORDO_NAMESPACE"), "namespace of the volumes ($ORDO_NAMESPACE; default \"default\"; '*' for all in status)")
+	cmd.PersistentFlags().String("namespace", g.env("NAMESPACE"), "namespace of the volumes ($ORDO_NAMESPACE, $NOMAD_NAMESPACE; default \"default\"; '*' for all in status)")
 	cmd.AddCommand(newVolumeRegisterCommand(g), newVolumeCreateCommand(g), newVolumeStatusCommand(g), newVolumeDeregisterCommand(g), newVolumeDeleteCommand(g), newVolumeDetachCommand(g))
 	return cmd
 }
