@@ -44,13 +44,23 @@ func (c *Client) gc() {
 			remove = append(remove, k.e.r)
 		}
 	}
-	for _, r := range remove {
+	c.forgetLocked(remove)
+	c.mu.Unlock()
+	c.removeAll(remove)
+}
+
+// forgetLocked drops the runners of rs: they are not run again.
+func (c *Client) forgetLocked(rs []*allocrunner.Runner) {
+	for _, r := range rs {
 		delete(c.mu.runners, r.ID())
 		delete(c.mu.dirty, r.ID())
 		c.mu.destroyed[r.ID()] = true
 	}
-	c.mu.Unlock()
-	for _, r := range remove {
+}
+
+// removeAll deletes the directories and records of rs.
+func (c *Client) removeAll(rs []*allocrunner.Runner) {
+	for _, r := range rs {
 		if err := r.Dir().Remove(); err != nil {
 			c.log.Error("gc alloc dir", "alloc_id", r.ID(), "err", err)
 		}

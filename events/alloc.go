@@ -74,6 +74,10 @@ const (
 	// TaskEventSiblingFailed is a task killed because another task of its
 	// allocation failed.
 	TaskEventSiblingFailed = "Sibling Task Failed"
+	// TaskEventRestartSignaled is a restart a user asked for (alloc
+	// restart); TaskEventSignaling a signal a user sent (alloc signal).
+	TaskEventRestartSignaled = "Restart Signaled"
+	TaskEventSignaling       = "Signaling"
 )
 
 // TaskEvent is one thing that happened to a task (Nomad's TaskEvent).

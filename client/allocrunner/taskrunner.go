@@ -29,6 +29,9 @@ type taskRunner struct {
 	// skipShutdownDelay.
 	killCh      chan struct{}
 	skipDelayCh chan struct{}
+	// restartCh carries a user's restart request to the running attempt
+	// (control.go).
+	restartCh chan events.TaskEvent
 
 	mu struct {
 		sync.Mutex
@@ -36,12 +39,15 @@ type taskRunner struct {
 		killEvent     events.TaskEvent
 		shutdownDelay bool
 		skipped       bool
+		// handle is the running attempt's, nil between attempts.
+		handle driver.Handle
 	}
 }
 
 func newTaskRunner(r *Runner, t events.Task) *taskRunner {
 	return &taskRunner{r: r, task: t, log: r.log.With("task", t.Name),
-		killCh: make(chan struct{}), skipDelayCh: make(chan struct{})}
+		killCh: make(chan struct{}), skipDelayCh: make(chan struct{}),
+		restartCh: make(chan events.TaskEvent, 1)}
 }
 
 // requestKill asks the task to stop; the first request wins.
@@ -90,6 +96,8 @@ type ended struct {
 	lost bool
 	// killed is an attempt stopped by a kill request.
 	killed bool
+	// restarted is an attempt stopped by a user's restart (control.go).
+	restarted bool
 }
 
 // run runs the task until it is dead for good or ctx ends.
@@ -128,11 +136,16 @@ func (tr *taskRunner) run(ctx context.Context) {
 		}
 		if h != nil {
 			var detached bool
+			tr.setHandle(h)
 			end, detached = tr.wait(ctx, h)
+			tr.setHandle(nil)
 			if detached {
 				return
 			}
 			h = nil
+		}
+		if end.restarted {
+			continue
 		}
 		if end.killed {
 			return
@@ -268,6 +281,8 @@ func (tr *taskRunner) wait(ctx context.Context, h driver.Handle) (end ended, det
 		return ended{res: w.res}, false
 	case <-tr.killCh:
 		return tr.kill(ctx, h, ch)
+	case ev := <-tr.restartCh:
+		return tr.restartAttempt(ctx, h, ch, ev) // control.go
 	case <-ctx.Done():
 		return ended{}, true
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/ordoplane/ordo/client/stats"
 	"github.com/ordoplane/ordo/clock"
 	"github.com/ordoplane/ordo/commands/httpapi/httplimit"
 )
@@ -41,6 +42,12 @@ type Config struct {
 	// Registerer receives the listener's metrics
 	// (ordo_http_conns_refused_total{listener="client"}); nil: none.
 	Registerer prometheus.Registerer
+	// Stats samples the host and the tasks' processes; default a
+	// stats.Sampler of /proc on the Clock.
+	Stats *stats.Sampler
+	// Collector collects terminal allocations on request
+	// (client.Client); nil answers 501 on the gc routes.
+	Collector Collector
 }
 
 // DefaultConfig returns the defaults of the optional fields.
@@ -85,6 +92,9 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = d.Logger
 	}
+	if cfg.Stats == nil {
+		cfg.Stats = stats.New(stats.Config{Clock: cfg.Clock})
+	}
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -94,6 +104,8 @@ func New(cfg Config) (*Server, error) {
 		s.logs(httplimit.Rolling(w, lim.WriteTimeout), r) // a followed log runs for as long as the reader reads
 	})
 	s.mux.HandleFunc("GET /v1/client/allocation/{alloc_id}", s.allocStatus) // allocstatus.go
+	// routes.go: files, stats, restart, signal, exec, gc.
+	s.controlRoutes()
 	if cfg.CSI != nil {
 		s.mux.Handle("/v1/client/csi/", cfg.CSI)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/ordoplane/ordo/client/driver/exec"
 	"github.com/ordoplane/ordo/client/driver/mock"
 	clienthttp "github.com/ordoplane/ordo/client/httpapi"
+	"github.com/ordoplane/ordo/client/stats"
 )
 
 // ClientConfig configures the client role: the client agent that runs
@@ -149,7 +150,8 @@ func (a *Agent) startClient(ctx context.Context, servers []string) error {
 		return fmt.Errorf("agent: %w", err)
 	}
 	api, err := clienthttp.New(clienthttp.Config{Allocs: clienthttp.Runners(c.Runner), Logger: log, CSI: csiMgr.Handler(),
-		Limits: a.cfg.HTTP, Registerer: a.reg}) // the limits block, as the servers' API
+		Limits: a.cfg.HTTP, Registerer: a.reg, // the limits block, as the servers' API
+		Collector: c, Stats: stats.New(stats.Config{AllocDir: filepath.Join(dataDir, "alloc")})})
 	if err != nil {
 		ln.Close()
 		closeAll()
