@@ -116,7 +116,10 @@ func (s *Server) getAlloc(w http.ResponseWriter, r *http.Request) error {
 		if err != nil {
 			return nil, err
 		}
-		return a, s.authorizeNamespace(r, a.Namespace, policy.CapReadJob)
+		if err := s.authorizeNamespace(r, a.Namespace, policy.CapReadJob); err != nil {
+			return nil, err
+		}
+		return withJob(v, a) // allocjob.go: Nomad embeds the job
 	})
 	return nil
 }
@@ -174,7 +177,13 @@ func (s *Server) nodeAllocs(w http.ResponseWriter, r *http.Request) error {
 	if err := node.ValidID("id", id); err != nil {
 		return err
 	}
-	s.query(w, r, allocTables, func(v projections.View) (any, error) { return full(allocs.ByNode(v, id)) })
+	s.query(w, r, allocTables, func(v projections.View) (any, error) {
+		list, err := allocs.ByNode(v, id)
+		if err != nil {
+			return nil, err
+		}
+		return withJobs(v, list) // allocjob.go: Nomad embeds the job
+	})
 	return nil
 }
 

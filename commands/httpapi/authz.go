@@ -113,6 +113,25 @@ var routeAccess = map[string]access{
 	"PUT /v1/deployment/pause/{id}":       ns(policy.CapSubmitJob),
 	"POST /v1/deployment/pause/{id}":      ns(policy.CapSubmitJob),
 	"GET /v1/client/fs/logs/{id}":         ns(policy.CapReadLogs),
+	// Client routes (clientroutes.go), proxied to the node: checked here
+	// against ?namespace and by the proxy against the allocation's own,
+	// with Nomad's capabilities; the host's stats and a node's gc with
+	// the node rule.
+	"GET /v1/client/fs/ls/{id}":               ns(policy.CapReadFS),
+	"GET /v1/client/fs/stat/{id}":             ns(policy.CapReadFS),
+	"GET /v1/client/fs/cat/{id}":              ns(policy.CapReadFS),
+	"GET /v1/client/fs/readat/{id}":           ns(policy.CapReadFS),
+	"GET /v1/client/allocation/{id}/stats":    ns(policy.CapReadJob),
+	"PUT /v1/client/allocation/{id}/restart":  ns(policy.CapAllocLifecycle),
+	"POST /v1/client/allocation/{id}/restart": ns(policy.CapAllocLifecycle),
+	"PUT /v1/client/allocation/{id}/signal":   ns(policy.CapAllocLifecycle),
+	"POST /v1/client/allocation/{id}/signal":  ns(policy.CapAllocLifecycle),
+	"GET /v1/client/allocation/{id}/gc":       ns(policy.CapSubmitJob),
+	"PUT /v1/client/allocation/{id}/gc":       ns(policy.CapSubmitJob),
+	"GET /v1/client/allocation/{id}/exec":     ns(policy.CapAllocExec),
+	"GET /v1/client/stats":                    nodeRule(read),
+	"GET /v1/client/gc":                       nodeRule(write),
+	"PUT /v1/client/gc":                       nodeRule(write),
 	// Nodes. The client agents' own API (register, heartbeat, allocation
 	// updates) is clientAgent: Nomad authenticates those calls by the
 	// node's secret, not by ACL tokens, and ordo has no node secrets yet.

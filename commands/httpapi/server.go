@@ -193,6 +193,7 @@ func (s *Server) routes() {
 	s.handle("POST /v1/node/{id}/purge", s.leader(endpoint(s.purgeNode)))
 	s.handle("PUT /v1/node/{id}/purge", s.leader(endpoint(s.purgeNode)))
 	s.handle("GET /v1/client/fs/logs/{id}", s.leaderOnly(endpoint(s.clientFSLogs))) // clientfs.go: proxied to the node
+	s.clientRoutes()                                                                // clientroutes.go: files, stats, restart, signal, gc, exec (proxied)
 	s.handle("PUT /v1/client/register", s.leader(endpoint(s.registerNode)))
 	s.handle("POST /v1/client/register", s.leader(endpoint(s.registerNode)))
 	s.handle("PUT /v1/client/{id}/heartbeat", s.leader(endpoint(s.heartbeatNode)))
