@@ -1,5 +1,7 @@
 package events
 
+import "time"
+
 // KindDeployment is the entity kind of a deployment; its value is its id.
 const KindDeployment = "deployment"
 
@@ -28,21 +30,29 @@ type DeploymentState struct {
 	HealthyAllocs     int      `msgpack:"ha,omitempty" json:"HealthyAllocs"`
 	UnhealthyAllocs   int      `msgpack:"ua,omitempty" json:"UnhealthyAllocs"`
 	RequireProgressBy int64    `msgpack:"rpb,omitempty" json:"RequireProgressBy"`
+	// ProgressDeadline is the group's update progress_deadline, recorded
+	// when the deployment is created (Nomad's DeploymentState field).
+	ProgressDeadline time.Duration `msgpack:"pd,omitempty" json:"ProgressDeadline"`
 }
 
 // Deployment rolls a job version out, shaped like Nomad's api.Deployment.
 type Deployment struct {
-	ID                string                      `msgpack:"id" json:"ID"`
-	Namespace         string                      `msgpack:"ns" json:"Namespace"`
-	JobID             string                      `msgpack:"job" json:"JobID"`
-	JobVersion        uint64                      `msgpack:"jv,omitempty" json:"JobVersion"`
-	JobModifyIndex    uint64                      `msgpack:"jmi,omitempty" json:"JobModifyIndex"`
-	JobCreateIndex    uint64                      `msgpack:"jci,omitempty" json:"JobCreateIndex"`
-	Status            string                      `msgpack:"st" json:"Status"`
-	StatusDescription string                      `msgpack:"std,omitempty" json:"StatusDescription"`
-	TaskGroups        map[string]*DeploymentState `msgpack:"tgs,omitempty" json:"TaskGroups"`
-	CreateTime        int64                       `msgpack:"ct,omitempty" json:"CreateTime"`
-	ModifyTime        int64                       `msgpack:"mt,omitempty" json:"ModifyTime"`
+	ID             string `msgpack:"id" json:"ID"`
+	Namespace      string `msgpack:"ns" json:"Namespace"`
+	JobID          string `msgpack:"job" json:"JobID"`
+	JobVersion     uint64 `msgpack:"jv,omitempty" json:"JobVersion"`
+	JobModifyIndex uint64 `msgpack:"jmi,omitempty" json:"JobModifyIndex"`
+	JobCreateIndex uint64 `msgpack:"jci,omitempty" json:"JobCreateIndex"`
+	// JobSpecModifyIndex is the index the job's spec last changed at; with
+	// JobModifyIndex and JobCreateIndex, the deployments projection fills
+	// it at apply when the deployment is created with its job's
+	// registration (the command cannot know its entry's index).
+	JobSpecModifyIndex uint64                      `msgpack:"jsmi,omitempty" json:"JobSpecModifyIndex"`
+	Status             string                      `msgpack:"st" json:"Status"`
+	StatusDescription  string                      `msgpack:"std,omitempty" json:"StatusDescription"`
+	TaskGroups         map[string]*DeploymentState `msgpack:"tgs,omitempty" json:"TaskGroups"`
+	CreateTime         int64                       `msgpack:"ct,omitempty" json:"CreateTime"`
+	ModifyTime         int64                       `msgpack:"mt,omitempty" json:"ModifyTime"`
 }
 
 // Active reports whether the deployment is still in progress.
@@ -66,13 +76,21 @@ func (p *DeploymentUpserted) EntityKeys() []Key {
 }
 
 // DeploymentStatusUpdated records a deployment's status change (promote,
-// pause, fail, success; initializing → pending, N3).
+// pause, resume, fail, success; initializing → pending, N3). It patches
+// the stored deployment, so a user's change applies over the group counts
+// the watcher and the scheduler record meanwhile.
 type DeploymentStatusUpdated struct {
 	ID                string `msgpack:"id" json:"ID"`
 	Status            string `msgpack:"st" json:"Status"`
 	StatusDescription string `msgpack:"std,omitempty" json:"StatusDescription"`
-	// Promote marks every group's canaries promoted.
+	// Promote marks the canaries of Groups promoted (every group's when
+	// Groups is empty).
 	Promote bool `msgpack:"pro,omitempty" json:"Promote"`
+	// Groups names the groups Promote promotes; empty means all.
+	Groups []string `msgpack:"gs,omitempty" json:"Groups,omitempty"`
+	// RequireProgressBy sets the progress deadline (Unix ns) of the groups
+	// it names: a promotion or a resumption restarts their clocks.
+	RequireProgressBy map[string]int64 `msgpack:"rpb,omitempty" json:"RequireProgressBy,omitempty"`
 }
 
 // EntityKeys implements Payload.

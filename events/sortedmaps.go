@@ -22,6 +22,7 @@ var sortedMapTypes = []any{
 	map[string]DriverInfo(nil),
 	map[string][]byte(nil),
 	map[string]SimInstanceType(nil),
+	map[string]int64(nil),          // deployment.go
 	map[string]*CSIInfo(nil),       // csi.go
 	map[string]*VolumeRequest(nil), // csi.go
 }

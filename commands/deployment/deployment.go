@@ -11,7 +11,6 @@ import (
 	"github.com/ordoplane/ordo/commands/alloc"
 	"github.com/ordoplane/ordo/events"
 	"github.com/ordoplane/ordo/projections"
-	"github.com/ordoplane/ordo/projections/allocs"
 	"github.com/ordoplane/ordo/projections/deployments"
 )
 
@@ -115,50 +114,33 @@ func (p Promote) Decide(v projections.View, now time.Time, ids commands.IDs) (co
 	if len(groups) == 0 {
 		return commands.Decision{}, nil
 	}
-	pre := []events.Precondition{{Table: deployments.Table, Key: d.ID, Op: events.ModifyIndex, Index: d.ModifyIndex}}
+	// What the promotion depends on, checked again at apply: the
+	// deployment still runs and each group's canaries are still healthy.
+	pre := []events.Precondition{deployments.Unpaused(d.ID)}
 	for _, g := range groups {
-		healthy, want, seen, err := canaryHealth(v, d.TaskGroups[g])
+		st := d.TaskGroups[g]
+		healthy, err := deployments.HealthyCanaries(v, st)
 		if err != nil {
 			return commands.Decision{}, err
 		}
-		if healthy < want {
+		if healthy < st.DesiredCanaries {
 			return commands.Decision{}, &commands.ConflictError{
-				Reason: fmt.Sprintf("%v: group %q has %d of %d canaries healthy", ErrCanariesUnhealthy, g, healthy, want)}
+				Reason: fmt.Sprintf("%v: group %q has %d of %d canaries healthy", ErrCanariesUnhealthy, g, healthy, st.DesiredCanaries)}
 		}
-		pre = append(pre, seen...)
+		pre = append(pre, deployments.CanariesHealthy(d.ID, g))
 	}
+	up := &events.DeploymentStatusUpdated{ID: d.ID, Status: events.DeploymentStatusRunning, StatusDescription: DescriptionPromoted,
+		Promote: true, Groups: groups}
+	// The progress deadline counts from the promotion.
 	version := jobVersion(v, d.Namespace, d.JobID, d.JobVersion)
-	nd := clone(&d.Deployment)
 	for _, g := range groups {
-		st := nd.TaskGroups[g]
-		st.Promoted = true
-		// The progress deadline counts from the promotion.
 		if u := updateOf(version, g); u != nil && u.ProgressDeadline > 0 {
-			st.RequireProgressBy = now.Add(u.ProgressDeadline).UnixNano()
+			setProgressBy(up, g, now.Add(u.ProgressDeadline))
 		}
 	}
-	nd.Status, nd.StatusDescription, nd.ModifyTime = events.DeploymentStatusRunning, DescriptionPromoted, now.UnixNano()
-	dec := commands.Decision{Events: []events.Payload{&events.DeploymentUpserted{Deployment: *nd}}, Preconditions: pre}
+	dec := commands.Decision{Events: []events.Payload{up}, Preconditions: pre}
 	dec.Events = append(dec.Events, evalFor(v, d, now, ids))
 	return dec, nil
-}
-
-// canaryHealth counts the live healthy canaries of a group and returns
-// how many it asks for and the preconditions that they are as read.
-func canaryHealth(v projections.View, g *events.DeploymentState) (healthy, want int, pre []events.Precondition, err error) {
-	for _, id := range g.PlacedCanaries {
-		a, err := allocs.Get(v, id)
-		if errors.Is(err, projections.ErrNotFound) {
-			continue
-		} else if err != nil {
-			return 0, 0, nil, err
-		}
-		pre = append(pre, events.Precondition{Table: allocs.Table, Key: id, Op: events.ModifyIndex, Index: a.ModifyIndex})
-		if !a.Terminal() && a.DeploymentStatus != nil && a.DeploymentStatus.Healthy != nil && *a.DeploymentStatus.Healthy {
-			healthy++
-		}
-	}
-	return healthy, g.DesiredCanaries, pre, nil
 }
 
 // Decide implements commands.Command.
@@ -196,15 +178,34 @@ func (p Pause) Decide(v projections.View, now time.Time, ids commands.IDs) (comm
 	}
 	// Resumed: the progress deadlines count from now, as no progress could
 	// be made while paused.
+	up := &events.DeploymentStatusUpdated{ID: d.ID, Status: events.DeploymentStatusRunning, StatusDescription: DescriptionRunning}
 	version := jobVersion(v, d.Namespace, d.JobID, d.JobVersion)
-	nd := clone(&d.Deployment)
-	for g, st := range nd.TaskGroups {
-		if u := updateOf(version, g); st != nil && st.RequireProgressBy != 0 && u != nil && u.ProgressDeadline > 0 {
-			st.RequireProgressBy = now.Add(u.ProgressDeadline).UnixNano()
+	for _, g := range sortedGroups(d) {
+		if u, st := updateOf(version, g), d.TaskGroups[g]; st.RequireProgressBy != 0 && u != nil && u.ProgressDeadline > 0 {
+			setProgressBy(up, g, now.Add(u.ProgressDeadline))
 		}
 	}
-	nd.Status, nd.StatusDescription, nd.ModifyTime = events.DeploymentStatusRunning, DescriptionRunning, now.UnixNano()
-	return decide(v, d, &events.DeploymentUpserted{Deployment: *nd}, now, ids, true), nil
+	return decide(v, d, up, now, ids, true), nil
+}
+
+// setProgressBy records group's new progress deadline in up.
+func setProgressBy(up *events.DeploymentStatusUpdated, group string, by time.Time) {
+	if up.RequireProgressBy == nil {
+		up.RequireProgressBy = map[string]int64{}
+	}
+	up.RequireProgressBy[group] = by.UnixNano()
+}
+
+// sortedGroups returns the names of d's groups, sorted.
+func sortedGroups(d *deployments.Deployment) []string {
+	var out []string
+	for name, st := range d.TaskGroups {
+		if st != nil {
+			out = append(out, name)
+		}
+	}
+	sort.Strings(out)
+	return out
 }
 
 // active returns the deployment id if it is still in progress.
@@ -225,12 +226,14 @@ func conflict(d *deployments.Deployment, reason string) error {
 	return &commands.ConflictError{Precondition: events.Precondition{Table: deployments.Table, Key: d.ID, Op: events.ModifyIndex, Index: d.ModifyIndex}, Reason: reason}
 }
 
-// decide returns the status update with the deployment's modify index as a
-// precondition and, with eval, a pending eval for its job.
+// decide returns the status update with the precondition that the
+// deployment is still in progress (what a user's change depends on; not
+// its modify index, which the watcher moves as it counts) and, with eval,
+// a pending eval for its job.
 func decide(v projections.View, d *deployments.Deployment, up events.Payload, now time.Time, ids commands.IDs, eval bool) commands.Decision {
 	dec := commands.Decision{
 		Events:        []events.Payload{up},
-		Preconditions: []events.Precondition{{Table: deployments.Table, Key: d.ID, Op: events.ModifyIndex, Index: d.ModifyIndex}},
+		Preconditions: []events.Precondition{deployments.Active(d.ID)},
 	}
 	if eval {
 		dec.Events = append(dec.Events, evalFor(v, d, now, ids))

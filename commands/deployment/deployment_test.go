@@ -11,6 +11,7 @@ import (
 	"github.com/ordoplane/ordo/commands/job/jobspec"
 	"github.com/ordoplane/ordo/events"
 	"github.com/ordoplane/ordo/projections"
+	"github.com/ordoplane/ordo/projections/deployments"
 	"github.com/ordoplane/ordo/projections/fsm"
 	pt "github.com/ordoplane/ordo/projections/projectionstest"
 )
@@ -130,24 +131,24 @@ func TestDecide(t *testing.T) {
 				}
 				return
 			}
-			var status string
-			switch up := dec.Events[0].(type) {
-			case *events.DeploymentStatusUpdated:
-				status = up.Status
-			case *events.DeploymentUpserted:
-				status = up.Deployment.Status
-				var promoted []string
-				for _, g := range []string{"api", "db", "web"} {
-					if st := up.Deployment.TaskGroups[g]; st != nil && st.Promoted {
-						promoted = append(promoted, g)
-					}
-				}
-				if strings.Join(promoted, ",") != strings.Join(tc.promoted, ",") || up.Deployment.ModifyTime != pt.LeaderTime {
-					t.Fatalf("promoted %v, want %v: %+v", promoted, tc.promoted, up.Deployment)
-				}
+			// A patch of the status (and promoted groups): it applies over
+			// whatever the watcher recorded meanwhile, so its precondition
+			// is what the user's intent depends on, not the modify index.
+			up := dec.Events[0].(*events.DeploymentStatusUpdated)
+			if tc.promoted != nil && (!up.Promote || strings.Join(up.Groups, ",") != strings.Join(tc.promoted, ",")) {
+				t.Fatalf("promoted %v, want %v: %+v", up.Groups, tc.promoted, up)
 			}
-			if status != tc.status || (len(dec.Events) == 2) != tc.eval || dec.Preconditions[0].Op != events.ModifyIndex {
+			want := deployments.ActiveOp
+			if tc.promoted != nil {
+				want = deployments.UnpausedOp
+			}
+			if up.Status != tc.status || (len(dec.Events) == 2) != tc.eval || dec.Preconditions[0].Op != want {
 				t.Fatalf("decision = %+v", dec)
+			}
+			for _, p := range dec.Preconditions {
+				if p.Op == events.ModifyIndex && p.Table == deployments.Table {
+					t.Fatalf("a user's change conditioned on the deployment's modify index: %+v", dec.Preconditions)
+				}
 			}
 			if tc.eval {
 				if e := dec.Events[1].(*events.EvalsUpserted).Evals[0]; e.DeploymentID == "" || e.TriggeredBy != events.EvalTriggerDeploymentWatcher {

@@ -34,10 +34,18 @@
 // # Invariants
 //
 //   - Only an active deployment (initializing, pending, running, paused)
-//     changes; every decision carries the deployment's modify index as a
-//     precondition, so a change in between (the watcher completing it, a
-//     second user) is a 409, not a stale overwrite. A promotion also
-//     carries the modify index of each canary whose health it read.
+//     changes. A user's promote, pause, resume and fail are patches
+//     (DeploymentStatusUpdated: status, description, promoted groups,
+//     restarted progress deadlines) whose preconditions are what the
+//     user's intent depends on — the deployment still in progress
+//     (deployments.Active), for a promotion not paused and each group's
+//     canaries still healthy (deployments.Unpaused, CanariesHealthy) —
+//     never its modify index, which the watcher and the scheduler move as
+//     they count: the user's change applies over their bookkeeping, and
+//     is a 409 only when its reason is gone (the deployment finished, a
+//     canary turned unhealthy). Progress, the watcher's whole replacement,
+//     carries the modify index it decided on, so it never overwrites a
+//     change it did not see; it decides again.
 //   - Promote, fail, resume and Progress with Eval create one pending eval
 //     (TriggeredBy deployment-watcher) for the deployment's job in the
 //     same entry, so the scheduler acts on the change; pause creates none,

@@ -99,8 +99,10 @@ func TestResumeRestartsProgressDeadline(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := dec.Events[0].(*events.DeploymentUpserted).Deployment
-	if d.Status != events.DeploymentStatusRunning || d.TaskGroups["web"].RequireProgressBy != now.Add(10*time.Minute).UnixNano() {
-		t.Fatalf("resumed %+v %+v", d, d.TaskGroups["web"])
+	h.apply(dec.Events...)
+	d, err := deployments.Get(h.view(), "d1")
+	if err != nil || d.Status != events.DeploymentStatusRunning || d.TaskGroups["web"].RequireProgressBy != now.Add(10*time.Minute).UnixNano() ||
+		d.TaskGroups["web"].DesiredTotal != 2 {
+		t.Fatalf("resumed %+v %+v, %v", d, d.TaskGroups["web"], err)
 	}
 }

@@ -156,7 +156,7 @@ func newDeployment(job *events.Job, jobCreateIndex uint64, now time.Time, ids co
 			continue
 		}
 		groups[tg.Name] = &events.DeploymentState{AutoRevert: u.AutoRevert, DesiredCanaries: u.Canary,
-			DesiredTotal: tg.Count}
+			DesiredTotal: tg.Count, ProgressDeadline: u.ProgressDeadline}
 	}
 	if len(groups) == 0 {
 		return nil

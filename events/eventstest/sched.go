@@ -58,12 +58,14 @@ func schedSamples() map[string]events.Payload {
 		"AllocsDeleted": &events.AllocsDeleted{IDs: []string{"alloc-1"}},
 		"DeploymentUpserted": &events.DeploymentUpserted{Deployment: events.Deployment{
 			ID: "dep-1", Namespace: "payments", JobID: "web", JobVersion: 3, JobModifyIndex: 12, JobCreateIndex: 10,
-			Status: events.DeploymentStatusInitializing, StatusDescription: "Deployment is initializing",
+			JobSpecModifyIndex: 12, Status: events.DeploymentStatusInitializing, StatusDescription: "Deployment is initializing",
 			TaskGroups: map[string]*events.DeploymentState{"web": {AutoRevert: true, Promoted: true,
 				PlacedCanaries: []string{"alloc-1"}, DesiredCanaries: 1, DesiredTotal: 3, PlacedAllocs: 2,
-				HealthyAllocs: 1, UnhealthyAllocs: 1, RequireProgressBy: 1700000600000000000}},
+				HealthyAllocs: 1, UnhealthyAllocs: 1, RequireProgressBy: 1700000600000000000,
+				ProgressDeadline: 10 * time.Minute}},
 			CreateTime: 1700000000000000000, ModifyTime: 1700000001000000000}},
 		"DeploymentStatusUpdated": &events.DeploymentStatusUpdated{ID: "dep-1", Status: events.DeploymentStatusPending,
-			StatusDescription: "Deployment is running", Promote: true},
+			StatusDescription: "Deployment is running", Promote: true, Groups: []string{"web"},
+			RequireProgressBy: map[string]int64{"web": 1700000600000000000}},
 	}
 }

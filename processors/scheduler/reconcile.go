@@ -442,13 +442,17 @@ func (s *sched) deployment() *events.Deployment {
 	}
 	d := &events.Deployment{
 		ID: DeriveID(s.eval.ID, "deployment", 0), Namespace: s.job.Namespace, JobID: s.job.ID,
-		JobVersion: s.job.Version, JobModifyIndex: s.eval.JobModifyIndex, Status: events.DeploymentStatusRunning,
-		StatusDescription: "Deployment is running", TaskGroups: map[string]*events.DeploymentState{},
+		JobVersion: s.job.Version, JobModifyIndex: s.eval.JobModifyIndex, JobSpecModifyIndex: s.eval.JobModifyIndex,
+		Status: events.DeploymentStatusRunning, StatusDescription: "Deployment is running",
+		TaskGroups: map[string]*events.DeploymentState{},
 	}
 	for i := range s.job.TaskGroups {
 		g := &s.job.TaskGroups[i]
-		d.TaskGroups[g.Name] = &events.DeploymentState{DesiredTotal: g.Count,
-			AutoRevert: g.Update != nil && g.Update.AutoRevert}
+		st := &events.DeploymentState{DesiredTotal: g.Count}
+		if g.Update != nil {
+			st.AutoRevert, st.ProgressDeadline = g.Update.AutoRevert, g.Update.ProgressDeadline
+		}
+		d.TaskGroups[g.Name] = st
 	}
 	s.plan.Deployment = d
 	s.deploymentID = d.ID

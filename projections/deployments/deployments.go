@@ -3,6 +3,7 @@ package deployments
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/vmihailenco/msgpack/v5"
 
@@ -36,8 +37,12 @@ var _ projections.Projection = Projection{}
 // Name implements projections.Projection.
 func (Projection) Name() string { return "deployments" }
 
-// Version implements projections.Projection.
-func (Projection) Version() int { return 1 }
+// Version implements projections.Projection. 2: a deployment created
+// with its job's registration records the registration's index as its
+// JobModifyIndex and JobSpecModifyIndex (and, for a new job, its
+// JobCreateIndex); a status update may promote some groups and restart
+// their progress deadlines.
+func (Projection) Version() int { return 2 }
 
 // Tables implements projections.Projection.
 func (Projection) Tables() []string { return []string{Table, ByJobTable, ByCreateTable} }
@@ -109,6 +114,21 @@ func upsert(tx *projections.Tx, d *events.Deployment) error {
 	if err != nil {
 		return err
 	}
+	if old == nil && d.Status == events.DeploymentStatusInitializing {
+		// Created in the entry that registers its job version: the job's
+		// indexes are this entry's, which the command could not know.
+		c := *d
+		d = &c
+		if d.JobModifyIndex == 0 {
+			d.JobModifyIndex = tx.Index()
+		}
+		if d.JobSpecModifyIndex == 0 {
+			d.JobSpecModifyIndex = d.JobModifyIndex
+		}
+		if d.JobCreateIndex == 0 {
+			d.JobCreateIndex = tx.Index()
+		}
+	}
 	if err := put(tx, d); err != nil {
 		return err
 	}
@@ -134,10 +154,15 @@ func updateStatus(tx *projections.Tx, p *events.DeploymentStatusUpdated) error {
 	}
 	d.StatusDescription = p.StatusDescription
 	if p.Promote {
-		for _, g := range d.TaskGroups {
-			if g != nil {
+		for name, g := range d.TaskGroups {
+			if g != nil && (len(p.Groups) == 0 || slices.Contains(p.Groups, name)) {
 				g.Promoted = true
 			}
+		}
+	}
+	for name, by := range p.RequireProgressBy {
+		if g := d.TaskGroups[name]; g != nil {
+			g.RequireProgressBy = by
 		}
 	}
 	d.ModifyTime = tx.Time()

@@ -19,8 +19,16 @@
 //     and ByCreateTable (order.Key(create index, id)) hold exactly one row
 //     per deployment.
 //   - An upsert replaces the deployment whole and keeps its create index.
-//   - A status update patches status and description (and, with Promote,
-//     marks every group promoted) and sets ModifyTime to the entry's leader
-//     time; an update of an unknown deployment changes nothing.
+//   - A deployment created initializing (by its job version's
+//     registration, in the same entry) gets the entry's index as its
+//     JobModifyIndex and JobSpecModifyIndex, and as its JobCreateIndex
+//     when it has none (a new job).
+//   - A status update patches status and description (with Promote, marks
+//     the groups named promoted, every group when none is named; with
+//     RequireProgressBy, sets those groups' deadlines) and sets ModifyTime
+//     to the entry's leader time; an update of an unknown deployment
+//     changes nothing.
+//   - ActiveOp, UnpausedOp and CanariesHealthyOp are the preconditions of
+//     a user's change to a deployment (checks.go).
 //   - Apply reads only the event and the Tx.
 package deployments
