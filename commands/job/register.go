@@ -24,6 +24,10 @@ type Register struct {
 	// EvalPriority overrides the job's priority for the evaluation; 0
 	// keeps it.
 	EvalPriority int
+	// Management says the caller holds a management token: only such a
+	// caller may register while the scheduler configuration rejects job
+	// registration (reject.go).
+	Management bool
 
 	result Result
 }
@@ -49,6 +53,9 @@ func (r *Register) Validate() error {
 
 // Decide implements commands.Command.
 func (r *Register) Decide(v projections.View, now time.Time, ids commands.IDs) (commands.Decision, error) {
+	if err := rejectRegistration(v, r.Management); err != nil {
+		return commands.Decision{}, err
+	}
 	dec, res, err := decideRegister(v, &r.Job, r.EnforceIndex, r.JobModifyIndex, r.EvalPriority, now, ids)
 	r.result = res
 	return dec, err

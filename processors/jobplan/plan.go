@@ -86,7 +86,7 @@ func Plan(v projections.View, spec *events.Job, opts Options) (*Response, error)
 	if spec == nil {
 		return nil, commands.Invalid("Job", "missing")
 	}
-	reg := &job.Register{Job: *spec}
+	reg := &job.Register{Job: *spec, Management: true} // a plan registers nothing: RejectJobRegistration does not apply
 	if err := reg.Validate(); err != nil {
 		return nil, err
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/ordoplane/ordo/projections/deployments"
 	"github.com/ordoplane/ordo/projections/jobs"
 	"github.com/ordoplane/ordo/projections/nodes"
+	"github.com/ordoplane/ordo/projections/schedconfig"
 )
 
 // Source hands out States over snapshots of the store.
@@ -292,4 +293,15 @@ func unwrap(list []*allocs.Alloc) []*events.Allocation {
 		out[i] = &a.Allocation
 	}
 	return out
+}
+
+// SchedulerAlgorithm implements scheduler.State: the scheduler
+// configuration's algorithm at the snapshot's index.
+func (s *State) SchedulerAlgorithm() string {
+	c, err := schedconfig.Get(s.v)
+	if err != nil {
+		s.fail(err)
+		return scheduler.AlgorithmBinpack
+	}
+	return c.Algorithm()
 }

@@ -149,7 +149,7 @@ func (s *sched) selectNode(tg *events.TaskGroup, r events.Resources, avoid strin
 			continue
 		}
 		found++
-		score, scorers := s.binPack(node, r), 1.0
+		score, scorers := s.fitScore(node, r), 1.0 // algorithm.go: binpack or spread
 		if collisions > 0 {
 			// Job anti-affinity: spread a group's allocations.
 			score -= min(1, float64(collisions+1)/float64(max(1, tg.Count)))

@@ -50,6 +50,7 @@ import (
 //	deployment-status <job> <status>    sets the latest deployment's status
 //	register-deployment <job>           the job version's deployment, initializing, as
 //	                                    registration creates it
+//	algorithm <binpack|spread>          the scheduler configuration's placement algorithm
 func TestScripts(t *testing.T) {
 	datadriven.Walk(t, "testdata", func(t *testing.T, path string) {
 		r := &runner{h: schedulertest.New()}
@@ -181,6 +182,8 @@ func (r *runner) exec(f []string, a map[string]string) string {
 			}
 		}
 		h.Bump()
+	case "algorithm":
+		h.State.SetSchedulerAlgorithm(f[1])
 	case "job":
 		r.job(f[1], a)
 		if v, ok := a["canary"]; ok {

@@ -44,6 +44,9 @@ type State interface {
 	NodeUsage(nodeID string) events.Resources
 	// LatestDeployment returns the job's most recent deployment.
 	LatestDeployment(namespace, jobID string) (*events.Deployment, bool)
+	// SchedulerAlgorithm is the cluster's placement algorithm,
+	// AlgorithmBinpack or AlgorithmSpread (algorithm.go).
+	SchedulerAlgorithm() string
 }
 
 var _ State = (*MemState)(nil)
@@ -62,6 +65,7 @@ type MemState struct {
 	byJob       map[string]map[string]*events.Allocation
 	byNode      map[string]map[string]*events.Allocation
 	deployments map[string]*events.Deployment
+	algorithm   string
 }
 
 // NewMemState returns an empty state at index 0.
@@ -93,6 +97,7 @@ func (s *MemState) Clone() *MemState {
 		c.byNode[k] = maps.Clone(v)
 	}
 	maps.Copy(c.deployments, s.deployments)
+	c.algorithm = s.algorithm
 	return c
 }
 

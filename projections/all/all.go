@@ -15,9 +15,11 @@ import (
 	"github.com/ordoplane/ordo/projections/keyring"
 	"github.com/ordoplane/ordo/projections/launcher"
 	"github.com/ordoplane/ordo/projections/namespaces"
+	"github.com/ordoplane/ordo/projections/nodepools"
 	"github.com/ordoplane/ordo/projections/nodes"
 	_ "github.com/ordoplane/ordo/projections/nsguard" // the namespace delete guard's check (N9)
 	"github.com/ordoplane/ordo/projections/scaling"
+	"github.com/ordoplane/ordo/projections/schedconfig"
 	"github.com/ordoplane/ordo/projections/servers"
 	"github.com/ordoplane/ordo/projections/variables"
 )
@@ -35,5 +37,6 @@ func Projections() []projections.Projection {
 		launcher.Projection{},
 		csi.Projection{},
 		scaling.Projection{},
+		nodepools.Projection{}, schedconfig.Projection{},
 	}
 }

@@ -1,0 +1,61 @@
+package schedconfig_test
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/ordoplane/ordo/commands"
+	"github.com/ordoplane/ordo/commands/commandstest"
+	"github.com/ordoplane/ordo/commands/schedconfig"
+	"github.com/ordoplane/ordo/events"
+	projsched "github.com/ordoplane/ordo/projections/schedconfig"
+)
+
+func TestSetWithCAS(t *testing.T) {
+	c := commandstest.NewCluster(t)
+	if got, err := projsched.Get(c.View()); err != nil || got.Algorithm() != "binpack" || got.ModifyIndex != 0 {
+		t.Fatalf("default = %+v, %v", got, err)
+	}
+	set := func(cmd schedconfig.Set) (commands.Decision, error) {
+		if err := cmd.Validate(); err != nil {
+			return commands.Decision{}, err
+		}
+		return cmd.Decide(c.View(), time.Unix(1, 0), commandstest.SequentialIDs())
+	}
+	dec, err := set(schedconfig.Set{Config: events.SchedulerConfig{Algorithm: "spread", RejectJobRegistration: true}, CAS: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res := c.Apply(dec); res.Err != nil {
+		t.Fatal(res.Err)
+	}
+	got, _ := projsched.Get(c.View())
+	if got.Algorithm() != "spread" || !got.RejectJobRegistration || got.ModifyIndex != 1 {
+		t.Fatalf("after set = %+v", got)
+	}
+	// Two writers at index 1: the second loses at apply.
+	a, err := set(schedconfig.Set{Config: events.SchedulerConfig{}, CAS: true, Index: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := set(schedconfig.Set{Config: events.SchedulerConfig{Algorithm: "spread"}, CAS: true, Index: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res := c.Apply(a); res.Err != nil {
+		t.Fatal(res.Err)
+	}
+	if res := c.Apply(b); res.Err == nil {
+		t.Fatal("a stale check-and-set applied")
+	}
+	if got, _ := projsched.Get(c.View()); got.Algorithm() != "binpack" || got.RejectJobRegistration {
+		t.Fatalf("after the race = %+v", got)
+	}
+	if _, err := set(schedconfig.Set{CAS: true, Index: 1}); !errors.As(err, new(*commands.ConflictError)) {
+		t.Fatalf("stale cas decided: %v", err)
+	}
+	if _, err := set(schedconfig.Set{Config: events.SchedulerConfig{Algorithm: "random"}}); !errors.As(err, new(*commands.ValidationError)) {
+		t.Fatalf("bad algorithm: %v", err)
+	}
+}

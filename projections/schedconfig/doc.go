@@ -1,0 +1,20 @@
+// Package schedconfig owns the scheduler configuration projection: the
+// one row holding the cluster's SchedulerConfiguration (algorithm,
+// preemption, memory oversubscription, job registration refusal, eval
+// broker pause), as the last SchedulerConfigUpdated event set it.
+//
+// # Usage
+//
+// The FSM applies SchedulerConfigUpdated through Projection; the API,
+// the job register command, the eval feed and the scheduler read it with
+// Get. A cluster that never set it reads Default.
+//
+// # Concurrency
+//
+// Stateless: safe for concurrent use; each call uses the view it is given.
+//
+// # Invariants
+//
+//   - One row, key events.SchedulerConfigKey in Table; its modify index is
+//     the configuration's, which ?cas compares.
+package schedconfig
