@@ -55,6 +55,7 @@ func TestDebugRescheduleDiffers(t *testing.T) {
 	place := func(id, node string) events.Allocation {
 		return events.Allocation{ID: id, Name: "web.web[0]", TaskGroup: "web", NodeID: node}
 	}
+	migrate := true
 	stop := events.AllocDesiredUpdate{ID: "old-alloc-1", DesiredStatus: "stop", DesiredDescription: "alloc not needed due to job update"}
 	res := rerun.Result{
 		EvalID: "e-1", Eval: events.Evaluation{ID: "e-1", Namespace: "default", JobID: "web", Type: "service", TriggeredBy: "job-register"},
@@ -69,8 +70,10 @@ func TestDebugRescheduleDiffers(t *testing.T) {
 			{Kind: rerun.KindStop, ID: "old-alloc-1", Recorded: true, Fields: []rerun.Field{{Name: "DesiredStatus", Recorded: "stop"}}},
 		},
 		EarlierAttempts: []rerun.Commit{{Index: 39, Placements: make([]events.Allocation, 2)}},
-		Allocs:          map[string]rerun.AllocRef{"old-alloc-1": {Name: "web.web[3]", NodeID: "n3"}},
-		Nodes:           map[string]string{"n1": "host-1", "n2": "host-2", "n3": "host-3"},
+		Trigger: &rerun.Commit{Index: 38, Updates: []events.AllocDesiredUpdate{
+			{ID: "old-alloc-2", DesiredTransition: events.DesiredTransition{Migrate: &migrate}}}},
+		Allocs: map[string]rerun.AllocRef{"old-alloc-1": {Name: "web.web[3]", NodeID: "n3"}},
+		Nodes:  map[string]string{"n1": "host-1", "n2": "host-2", "n3": "host-3"},
 	}
 	b, _ := json.Marshal(res)
 	api := &fakeAPI{status: 200, answer: string(b)}
@@ -91,6 +94,7 @@ func TestDebugRescheduleDiffers(t *testing.T) {
 		"placement a-1: differs (NodeID n1 → n2)",
 		"stop old-alloc-1: recorded, not recomputed (DesiredStatus stop)",
 		"committed at 39: 2 placements",
+		"Triggered by (committed with the eval at 38; not re-run)\nallocation old-alloc-2 marked for migration by the node drainer",
 	} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("output lacks %q:\n%s", want, stdout)
