@@ -1,16 +1,14 @@
 package agent
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"sort"
 	"time"
 
+	"github.com/ordoplane/ordo/api"
 	"github.com/ordoplane/ordo/commands"
 	"github.com/ordoplane/ordo/commands/httpapi"
 	"github.com/ordoplane/ordo/commands/server"
@@ -127,7 +125,7 @@ func (a *Agent) joinLoop(ctx context.Context) {
 	defer t.Stop()
 	for {
 		for _, addr := range a.cfg.Join {
-			resp, err := postJoin(ctx, client, addr, self, a.setClusterSecret)
+			resp, err := a.postJoin(ctx, client, addr, self)
 			if err != nil {
 				if errors.Is(err, errJoinRefused) {
 					a.log.Warn("join refused: is the cluster secret the same on every server?", "addr", addr, "err", err)
@@ -174,30 +172,22 @@ func (a *Agent) member() bool {
 // errJoinRefused is a join the other server refused for want of authority.
 var errJoinRefused = errors.New("join refused")
 
-// postJoin announces self to the server at addr; setSecret adds the
-// cluster secret to the request's headers.
-func postJoin(ctx context.Context, c *http.Client, addr string, self httpapi.JoinRequest, setSecret func(http.Header)) (httpapi.JoinResponse, error) {
-	body, _ := json.Marshal(self)
-	req, err := http.NewRequestWithContext(ctx, http.MethodPut, "http://"+addr+"/v1/operator/raft/join", bytes.NewReader(body))
-	if err != nil {
-		return httpapi.JoinResponse{}, err
-	}
-	setSecret(req.Header)
-	resp, err := c.Do(req)
-	if err != nil {
-		return httpapi.JoinResponse{}, err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		var body struct{ Error string }
-		_ = json.NewDecoder(io.LimitReader(resp.Body, 64<<10)).Decode(&body)
-		if resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden {
-			return httpapi.JoinResponse{}, fmt.Errorf("%w: join %s: %s: %s", errJoinRefused, addr, resp.Status, body.Error)
-		}
-		return httpapi.JoinResponse{}, fmt.Errorf("join %s: %s: %s", addr, resp.Status, body.Error)
+// postJoin announces self to the server at addr through api.Client,
+// presenting the cluster secret when this server has one.
+func (a *Agent) postJoin(ctx context.Context, hc *http.Client, addr string, self httpapi.JoinRequest) (httpapi.JoinResponse, error) {
+	opts := []api.Option{api.WithHTTPClient(hc), api.WithLogger(a.log)}
+	if a.cfg.ClusterSecret != "" {
+		opts = append(opts, api.WithHeader(httpapi.ClusterSecretHeader, a.cfg.ClusterSecret))
 	}
 	var out httpapi.JoinResponse
-	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+	c, err := api.New([]string{addr}, opts...)
+	if err != nil {
+		return out, fmt.Errorf("join %s: %w", addr, err)
+	}
+	if err := c.Put(ctx, "/v1/operator/raft/join", self, &out); err != nil {
+		if e, ok := errors.AsType[*api.Error](err); ok && (e.Status == http.StatusUnauthorized || e.Status == http.StatusForbidden) {
+			return out, fmt.Errorf("%w: join %s: %d: %w", errJoinRefused, addr, e.Status, err)
+		}
 		return out, fmt.Errorf("join %s: %w", addr, err)
 	}
 	return out, nil

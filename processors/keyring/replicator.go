@@ -8,11 +8,11 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"net/url"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/ordoplane/ordo/api"
 	"github.com/ordoplane/ordo/clock"
 	"github.com/ordoplane/ordo/commands/httpapi"
 	"github.com/ordoplane/ordo/processors/defaults"
@@ -215,33 +215,29 @@ func check(meta *kp.Key, key *keystore.Key) error {
 	return nil
 }
 
-// HTTPFetcher returns a Fetcher over the peers' API: GET
-// /v1/operator/keyring/key/{id} with this server's id (and the cluster's
-// server token, when set).
+// HTTPFetcher returns a Fetcher over the peers' API through api.Client:
+// GET /v1/operator/keyring/key/{id} with this server's id (and the
+// cluster's server token, when set).
 func HTTPFetcher(self, token string, client *http.Client) Fetcher {
 	if client == nil {
 		client = &http.Client{Timeout: 10 * time.Second}
 	}
+	opts := []api.Option{api.WithHTTPClient(client), api.WithHeader(httpapi.ServerIDHeader, self)}
+	if token != "" {
+		opts = append(opts, api.WithHeader(httpapi.ServerTokenHeader, token))
+	}
 	return func(ctx context.Context, httpAddr, id string) (*keystore.Key, error) {
-		u := "http://" + httpAddr + "/v1/operator/keyring/key/" + url.PathEscape(id)
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+		c, err := api.New([]string{httpAddr}, opts...)
 		if err != nil {
 			return nil, err
 		}
-		req.Header.Set(httpapi.ServerIDHeader, self)
-		if token != "" {
-			req.Header.Set(httpapi.ServerTokenHeader, token)
-		}
-		resp, err := client.Do(req)
+		body, _, err := c.Open(ctx, &api.Request{Method: http.MethodGet, Path: api.Pathf("/v1/operator/keyring/key/%s", id)})
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("GET key %s from %s: %w", id, httpAddr, err)
 		}
-		defer resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			return nil, fmt.Errorf("GET key %s from %s: %s", id, httpAddr, resp.Status)
-		}
+		defer body.Close()
 		var f keystore.File
-		if err := json.NewDecoder(http.MaxBytesReader(nil, resp.Body, 1<<16)).Decode(&f); err != nil {
+		if err := json.NewDecoder(http.MaxBytesReader(nil, body, 1<<16)).Decode(&f); err != nil {
 			return nil, fmt.Errorf("decode key %s from %s: %w", id, httpAddr, err)
 		}
 		k, err := keystore.NewKey(f.KeyID, f.CreateTime, f.Material)

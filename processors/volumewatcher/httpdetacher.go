@@ -1,16 +1,13 @@
 package volumewatcher
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
-	"net/url"
 	"time"
 
+	"github.com/ordoplane/ordo/api"
 	ccsi "github.com/ordoplane/ordo/commands/csi"
 	"github.com/ordoplane/ordo/events"
 	"github.com/ordoplane/ordo/projections"
@@ -74,25 +71,18 @@ func (d *HTTPDetacher) ControllerDetach(ctx context.Context, p *csi.Plugin, vol 
 	return errors.Join(errs...)
 }
 
+// post sends body as JSON to path on the node at addr through api.Client.
 func (d *HTTPDetacher) post(ctx context.Context, addr, path string, body any) error {
-	b, err := json.Marshal(body)
+	hc := d.Client
+	if hc == nil {
+		hc = &http.Client{Timeout: 30 * time.Second}
+	}
+	c, err := api.New([]string{addr}, api.WithHTTPClient(hc))
 	if err != nil {
 		return err
 	}
-	u := url.URL{Scheme: "http", Host: addr, Path: path}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u.String(), bytes.NewReader(b))
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := d.Client.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
-	if resp.StatusCode/100 != 2 {
-		return fmt.Errorf("%s %s: %s: %s", addr, path, resp.Status, bytes.TrimSpace(msg))
+	if err := c.Call(ctx, http.MethodPost, path, nil, body, nil); err != nil {
+		return fmt.Errorf("%s %s: %w", addr, path, err)
 	}
 	return nil
 }

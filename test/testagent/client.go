@@ -2,16 +2,13 @@ package testagent
 
 import (
 	"context"
-	"encoding/json"
+	"errors"
 	"fmt"
-	"io"
 	"net/http"
-	"net/url"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
 
+	"github.com/ordoplane/ordo/api"
 	"github.com/ordoplane/ordo/commands/httpapi"
 )
 
@@ -38,44 +35,43 @@ type WriteResult struct {
 	Body      string
 }
 
+// api returns an api.Client of the server at addr over c's connections,
+// with opts.
+func (c *Client) api(addr string, opts ...api.Option) (*api.Client, error) {
+	return api.New([]string{addr}, append([]api.Option{api.WithHTTPClient(c.http)}, opts...)...)
+}
+
 // PutNamespace applies namespace name through the server at addr, with
 // Idempotency-Key key when key is not empty. err is a transport error (no
-// answer); any answer, whatever its status, is a WriteResult.
+// answer); any answer, whatever its status, is a WriteResult (Body is the
+// error's text when the status is not 200).
 func (c *Client) PutNamespace(ctx context.Context, addr, name, key string) (WriteResult, error) {
-	body := fmt.Sprintf(`{"Name":%q,"Description":"e2e test namespace"}`, name)
-	req, err := http.NewRequestWithContext(ctx, http.MethodPut, "http://"+addr+"/v1/namespace/"+url.PathEscape(name), strings.NewReader(body))
-	if err != nil {
-		return WriteResult{}, err
-	}
-	req.Header.Set("Content-Type", "application/json")
+	var opts []api.Option
 	if key != "" {
-		req.Header.Set("Idempotency-Key", key)
+		opts = append(opts, api.WithHeader("Idempotency-Key", key))
 	}
-	resp, err := c.http.Do(req)
+	ac, err := c.api(addr, opts...)
 	if err != nil {
 		return WriteResult{}, err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return WriteResult{}, fmt.Errorf("read answer (status %d): %w", resp.StatusCode, err)
-	}
-	res := WriteResult{Status: resp.StatusCode, Body: strings.TrimSpace(string(b))}
-	if resp.StatusCode != http.StatusOK {
-		return res, nil
 	}
 	var out struct {
 		Index     uint64
 		Duplicate bool
 	}
-	if err := json.Unmarshal(b, &out); err != nil {
-		return res, fmt.Errorf("decode write answer %q: %w", b, err)
+	body := map[string]string{"Name": name, "Description": "e2e test namespace"}
+	meta, err := ac.Do(ctx, &api.Request{Method: http.MethodPut, Path: api.Pathf("/v1/namespace/%s", name), Body: body}, &out)
+	if e, ok := errors.AsType[*api.Error](err); ok {
+		return WriteResult{Status: e.Status, Body: e.Message}, nil
 	}
-	res.Index, res.Duplicate = out.Index, out.Duplicate
-	if h := resp.Header.Get("X-Nomad-Index"); h != "" {
-		if hi, err := strconv.ParseUint(h, 10, 64); err != nil || hi != out.Index {
-			return res, fmt.Errorf("X-Nomad-Index %q disagrees with the body's Index %d", h, out.Index)
-		}
+	res := WriteResult{Status: http.StatusOK, Index: out.Index, Duplicate: out.Duplicate}
+	if errors.Is(err, api.ErrDecode) {
+		return res, fmt.Errorf("decode write answer: %w", err)
+	}
+	if err != nil {
+		return WriteResult{}, err
+	}
+	if h := meta.Header.Get("X-Nomad-Index"); h != "" && meta.LastIndex != out.Index {
+		return res, fmt.Errorf("X-Nomad-Index %q disagrees with the body's Index %d", h, out.Index)
 	}
 	return res, nil
 }
@@ -83,23 +79,21 @@ func (c *Client) PutNamespace(ctx context.Context, addr, name, key string) (Writ
 // GetJSON decodes the answer to GET path from addr into out when the status
 // is 200, and returns the status.
 func (c *Client) GetJSON(addr, path string, out any) (int, error) {
-	resp, err := c.http.Get("http://" + addr + path)
+	ac, err := c.api(addr)
 	if err != nil {
 		return 0, err
 	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		_, _ = io.Copy(io.Discard, resp.Body)
-		return resp.StatusCode, nil
+	_, err = ac.Do(context.Background(), &api.Request{Method: http.MethodGet, Path: path}, out)
+	if e, ok := errors.AsType[*api.Error](err); ok {
+		return e.Status, nil
 	}
-	if out == nil {
-		_, _ = io.Copy(io.Discard, resp.Body)
-		return resp.StatusCode, nil
+	if errors.Is(err, api.ErrDecode) {
+		return http.StatusOK, fmt.Errorf("decode GET %s: %w", path, err)
 	}
-	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
-		return resp.StatusCode, fmt.Errorf("decode GET %s: %w", path, err)
+	if err != nil {
+		return 0, err
 	}
-	return resp.StatusCode, nil
+	return http.StatusOK, nil
 }
 
 // Healthy reports whether the server at addr answers /v1/agent/health with 200.
