@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/segmentio/ksuid"
 
+	"github.com/ordoplane/ordo/clock"
 	"github.com/ordoplane/ordo/events"
 	"github.com/ordoplane/ordo/projections"
 	"github.com/ordoplane/ordo/projections/fsm"
@@ -101,7 +102,7 @@ type Pipeline struct {
 	log     Proposer
 	store   *kv.Store
 	applied func() uint64
-	clock   func() time.Time
+	clock   clock.Clock
 	ids     IDs
 	leader  Leader
 	answers Answers
@@ -124,8 +125,8 @@ type PipelineConfig struct {
 	Store *kv.Store
 	// Applied returns the applied index; required.
 	Applied func() uint64
-	// Clock is the leader clock; default time.Now.
-	Clock func() time.Time
+	// Clock is the leader clock; default clock.System{}.
+	Clock clock.Clock
 	// IDs mints ids; default ksuid.
 	IDs IDs
 	// Leader, when set, gates decisions: a command is decided only once
@@ -147,7 +148,7 @@ func NewPipeline(cfg PipelineConfig) (*Pipeline, error) {
 		return nil, errors.New("commands: Log, Store and Applied are required")
 	}
 	if cfg.Clock == nil {
-		cfg.Clock = time.Now
+		cfg.Clock = clock.System{}
 	}
 	if cfg.IDs == nil {
 		cfg.IDs = func() string { return ksuid.New().String() }
@@ -188,13 +189,13 @@ func (p *Pipeline) Run(ctx context.Context, name string, req Request, c Command)
 	p.inflight.Add(1)
 	p.mu.Unlock()
 	defer p.inflight.Done()
-	start := time.Now()
+	start := p.clock.Now()
 	out, err := p.run(ctx, name, req, c)
 	result := "ok"
 	if err != nil {
 		result = fmt.Sprint(Status(err))
 	}
-	p.latency.WithLabelValues(name, result).Observe(time.Since(start).Seconds())
+	p.latency.WithLabelValues(name, result).Observe(p.clock.Now().Sub(start).Seconds())
 	if err != nil && Status(err) >= 500 {
 		p.logger.Warn("command failed", "command", name, "command_id", req.CommandID, "err", err)
 	}
@@ -223,7 +224,7 @@ func (p *Pipeline) run(ctx context.Context, name string, req Request, c Command)
 			return outcome(res)
 		}
 	}
-	now := p.clock().UTC()
+	now := p.clock.Now().UTC()
 	dec, err := c.Decide(v, now, p.ids)
 	snap.Close()
 	if err != nil || len(dec.Events) == 0 {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/ordoplane/ordo/clock/clocktest"
 	"github.com/ordoplane/ordo/commands"
 	"github.com/ordoplane/ordo/commands/namespace"
 	"github.com/ordoplane/ordo/events"
@@ -100,7 +101,7 @@ func newFixture(t *testing.T, opts ...func(*commands.PipelineConfig, *fsm.FSM)) 
 	reg := prometheus.NewRegistry()
 	cfg := commands.PipelineConfig{
 		Log: l, Store: store, Applied: fsm.Applied, Logger: logger, Registerer: reg,
-		Clock: func() time.Time { return time.Date(2025, 1, 2, 3, 4, 5, 0, time.FixedZone("x", 3600)) },
+		Clock: clocktest.NewClock(time.Date(2025, 1, 2, 3, 4, 5, 0, time.FixedZone("x", 3600))),
 		IDs: func() string {
 			idMu.Lock()
 			defer idMu.Unlock()

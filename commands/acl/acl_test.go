@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ordoplane/ordo/clock/clocktest"
 	"github.com/ordoplane/ordo/commands"
 	"github.com/ordoplane/ordo/commands/acl"
 	"github.com/ordoplane/ordo/commands/acl/policy"
@@ -29,16 +30,16 @@ type harness struct {
 	store *kv.Store
 	fsm   *fsm.FSM
 	p     *commands.Pipeline
-	now   atomic.Int64
+	clock *clocktest.Clock
 	n     atomic.Int64
 }
 
 func newHarness(t testing.TB) *harness {
 	h := &harness{store: pt.OpenStore(t)}
 	h.fsm = pt.NewFSM(t, h.store)
-	h.now.Store(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).UnixNano())
+	h.clock = clocktest.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	p, err := commands.NewPipeline(commands.PipelineConfig{Log: &pt.FSMLog{FSM: h.fsm}, Store: h.store, Applied: h.fsm.Applied,
-		Clock:  func() time.Time { return time.Unix(0, h.now.Load()) },
+		Clock:  h.clock,
 		IDs:    func() string { return fmt.Sprintf("id-%03d", h.n.Add(1)) },
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
@@ -135,20 +136,20 @@ func TestBootstrapOnceAndReset(t *testing.T) {
 func TestExpiryFromLeaderTime(t *testing.T) {
 	h := newHarness(t)
 	h.must(t, acl.ApplyPolicy{Name: "read", Rules: `namespace "default" { policy = "read" }`})
-	start := h.now.Load()
+	start := h.clock.Now().UnixNano()
 	tk := token("a1", "s1")
 	tk.Policies, tk.ExpirationTTL = []string{"read"}, time.Hour
 	h.must(t, tk)
 	if got := tk.Result().ExpirationTime; got != start+int64(time.Hour) {
 		t.Fatalf("ExpirationTime = %d, want leader time + 1h", got)
 	}
-	h.now.Add(int64(30 * time.Minute))
+	h.clock.Advance(30 * time.Minute)
 	exp := &acl.ExpireTokens{}
 	h.must(t, exp)
 	if exp.Result() != 0 {
 		t.Fatal("a token was expired early")
 	}
-	h.now.Add(int64(31 * time.Minute))
+	h.clock.Advance(31 * time.Minute)
 	exp = &acl.ExpireTokens{}
 	h.must(t, exp)
 	if exp.Result() != 1 {
@@ -158,7 +159,7 @@ func TestExpiryFromLeaderTime(t *testing.T) {
 		t.Fatalf("expired token still present: %v", err)
 	}
 	bad := token("a2", "s2")
-	bad.Policies, bad.ExpirationTime = []string{"read"}, time.Unix(0, h.now.Load()-1)
+	bad.Policies, bad.ExpirationTime = []string{"read"}, h.clock.Now().Add(-1)
 	commandstest.WantField(t, h.run(t, bad), "ExpirationTime")
 	bad = token("a3", "s3")
 	bad.Policies, bad.ExpirationTTL, bad.MaxTTL = []string{"read"}, 48*time.Hour, 24*time.Hour
@@ -227,7 +228,7 @@ func TestResolver(t *testing.T) {
 	exp.Policies, exp.ExpirationTTL = []string{"read"}, time.Minute
 	h.must(t, exp)
 	r2, _ := acl.NewResolver(acl.ResolverConfig{Store: h.store, Applied: h.fsm.Applied,
-		Clock: func() time.Time { return time.Unix(0, h.now.Load()).Add(2 * time.Minute) }})
+		Clock: clocktest.NewClock(h.clock.Now().Add(2 * time.Minute))})
 	if _, err := r2.Resolve("secret-9"); !errors.Is(err, acl.ErrTokenExpired) {
 		t.Fatalf("expired token: %v", err)
 	}

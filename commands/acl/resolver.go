@@ -10,6 +10,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/ordoplane/ordo/clock"
 	"github.com/ordoplane/ordo/commands"
 	"github.com/ordoplane/ordo/commands/acl/policy"
 	"github.com/ordoplane/ordo/events"
@@ -73,8 +74,8 @@ type ResolverConfig struct {
 	Applied func() uint64
 	// Verifier verifies workload identities; nil: none are accepted.
 	Verifier WorkloadIdentityVerifier
-	// Clock tells whether a cached token has expired; default time.Now.
-	Clock func() time.Time
+	// Clock tells whether a cached token has expired; default clock.System{}.
+	Clock clock.Clock
 	// MaxAge bounds how long an entry is served from the cache (Nomad's
 	// token_ttl); default 30s. The table indexes invalidate sooner.
 	MaxAge time.Duration
@@ -116,7 +117,7 @@ func NewResolver(cfg ResolverConfig) (*Resolver, error) {
 		return nil, errors.New("acl: resolver needs Store and Applied")
 	}
 	if cfg.Clock == nil {
-		cfg.Clock = time.Now
+		cfg.Clock = clock.System{}
 	}
 	if cfg.MaxAge <= 0 {
 		cfg.MaxAge = 30 * time.Second
@@ -162,7 +163,7 @@ func (r *Resolver) Resolve(secret string) (*Identity, error) {
 	if secret != "" {
 		key = HashSecret(secret)
 	}
-	now := r.cfg.Clock()
+	now := r.cfg.Clock.Now()
 	applied := r.cfg.Applied()
 	r.mu.Lock()
 	if applied != r.mu.applied {

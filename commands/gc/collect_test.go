@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ordoplane/ordo/clock/clocktest"
 	"github.com/ordoplane/ordo/commands"
 	"github.com/ordoplane/ordo/commands/gc"
 	"github.com/ordoplane/ordo/events"
@@ -29,16 +30,16 @@ type env struct {
 	store *kv.Store
 	fsm   *fsm.FSM
 	p     *commands.Pipeline
-	now   time.Time
+	clock *clocktest.Clock
 }
 
 func newEnv(t *testing.T) *env {
 	store := pt.OpenStore(t)
 	f := pt.NewFSM(t, store, all.Projections()...)
-	e := &env{t: t, store: store, fsm: f, now: time.Unix(1_700_000_000, 0)}
+	e := &env{t: t, store: store, fsm: f, clock: clocktest.NewClock(time.Unix(1_700_000_000, 0))}
 	n := 0
 	p, err := commands.NewPipeline(commands.PipelineConfig{Log: &pt.FSMLog{FSM: f}, Store: store, Applied: f.Applied,
-		Clock: func() time.Time { return e.now }, IDs: func() string { n++; return fmt.Sprint("id-", n) }})
+		Clock: e.clock, IDs: func() string { n++; return fmt.Sprint("id-", n) }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +52,7 @@ func newEnv(t *testing.T) *env {
 func (e *env) write(ps ...events.Payload) {
 	e.t.Helper()
 	ent := pt.Entry(e.t, "", ps...)
-	ent.Time = e.now.UnixNano()
+	ent.Time = e.clock.Now().UnixNano()
 	ent.CommandID = fmt.Sprint("w", e.fsm.Applied()+1)
 	if res := pt.ApplyOne(e.t, e.fsm, e.fsm.Applied()+1, ent); res.Err != nil {
 		e.t.Fatal(res.Err)
@@ -95,7 +96,7 @@ func spec(id, typ string) *events.JobRegistered {
 // appends nothing when it finds nothing (N15).
 func TestCollectKeepsWhatIsReferenced(t *testing.T) {
 	e := newEnv(t)
-	t0 := e.now.UnixNano()
+	t0 := e.clock.Now().UnixNano()
 	e.write(&events.NodeRegistered{Node: events.Node{ID: "n1", Name: "n1", Datacenter: "dc1", Status: events.NodeStatusReady}})
 	e.write(spec("web", events.JobTypeService), spec("batch", events.JobTypeBatch))
 	e.write(&events.EvalsUpserted{Evals: []events.Evaluation{
@@ -109,7 +110,7 @@ func TestCollectKeepsWhatIsReferenced(t *testing.T) {
 	e.write(&events.AllocsPlaced{EvalID: "e-batch", Allocs: []events.Allocation{al("a-batch", "e-batch", "batch", "n1", events.AllocClientComplete, t0)}})
 
 	// Younger than the thresholds: nothing is collected and nothing appended.
-	e.now = e.now.Add(30 * time.Minute)
+	e.clock.Advance(30 * time.Minute)
 	before, evalIndex := e.fsm.Applied(), pt.TableIndex(t, e.store, evals.Table)
 	if _, err := e.gc(gc.Collect{Thresholds: gc.DefaultThresholds()}); err != nil {
 		t.Fatal(err)
@@ -120,7 +121,7 @@ func TestCollectKeepsWhatIsReferenced(t *testing.T) {
 
 	// Past eval_gc_threshold (1h): e-old and its alloc go; e-live (its alloc
 	// runs), e-pend (pending) and e-batch (a live batch job) stay.
-	e.now = e.now.Add(time.Hour)
+	e.clock.Advance(time.Hour)
 	if _, err := e.gc(gc.Collect{Thresholds: gc.DefaultThresholds()}); err != nil {
 		t.Fatal(err)
 	}
@@ -153,7 +154,7 @@ func TestCollectKeepsWhatIsReferenced(t *testing.T) {
 // with only terminal allocs goes; a stale decision is refused at apply.
 func TestCollectDeadJobAndDownNode(t *testing.T) {
 	e := newEnv(t)
-	t0 := e.now.UnixNano()
+	t0 := e.clock.Now().UnixNano()
 	e.write(&events.NodeRegistered{Node: events.Node{ID: "n1", Name: "n1", Datacenter: "dc1", Status: events.NodeStatusReady}})
 	e.write(spec("web", events.JobTypeService))
 	e.write(&events.EvalsUpserted{Evals: []events.Evaluation{ev("e1", "web", events.JobTypeService, events.EvalStatusComplete, t0)}})
@@ -166,12 +167,12 @@ func TestCollectDeadJobAndDownNode(t *testing.T) {
 	if j, err := jobs.Get(projections.NewView(e.store), "default", "web"); err != nil || j.Status != jobs.StatusDead {
 		t.Fatalf("job = %+v, %v; want dead", j, err)
 	}
-	e.now = e.now.Add(25 * time.Hour)
+	e.clock.Advance(25 * time.Hour)
 
 	// A decision made, then the job re-registered before it applies: refused.
 	c := gc.Collect{Thresholds: gc.DefaultThresholds()}
 	snap := e.store.Snapshot()
-	d, counts, err := c.Plan(projections.NewView(snap), e.now)
+	d, counts, err := c.Plan(projections.NewView(snap), e.clock.Now())
 	snap.Close()
 	if err != nil || counts.Jobs != 1 || counts.Nodes != 1 || counts.Deployments != 1 {
 		t.Fatalf("plan = %+v, %v", counts, err)
@@ -187,7 +188,7 @@ func TestCollectDeadJobAndDownNode(t *testing.T) {
 	}
 	// Stopped again and old: everything goes.
 	e.write(&events.JobDeregistered{Namespace: "default", ID: "web"})
-	e.now = e.now.Add(5 * time.Hour)
+	e.clock.Advance(5 * time.Hour)
 	if _, err := e.gc(c); err != nil {
 		var ce *commands.ConflictError
 		if !errors.As(err, &ce) {

@@ -5,10 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"time"
 
 	"github.com/segmentio/ksuid"
 
+	"github.com/ordoplane/ordo/clock"
 	"github.com/ordoplane/ordo/commands"
 	"github.com/ordoplane/ordo/projections"
 	"github.com/ordoplane/ordo/projections/keyring"
@@ -38,8 +38,8 @@ type Config struct {
 	// Pipeline runs rotate and remove; nil makes the Keyring read-only
 	// (encrypt, decrypt, identities).
 	Pipeline *commands.Pipeline
-	// Clock stamps new keys' create time; default time.Now.
-	Clock func() time.Time
+	// Clock stamps new keys' create time; default clock.System{}.
+	Clock clock.Clock
 	// IDs mints key ids; default ksuid.
 	IDs func() string
 	// Logger; default slog.Default().
@@ -59,7 +59,7 @@ func New(cfg Config) (*Keyring, error) {
 		return nil, errors.New("keyring: Keystore and Store are required")
 	}
 	if cfg.Clock == nil {
-		cfg.Clock = time.Now
+		cfg.Clock = clock.System{}
 	}
 	if cfg.IDs == nil {
 		cfg.IDs = func() string { return ksuid.New().String() }
@@ -142,7 +142,7 @@ func (k *Keyring) rotate(ctx context.Context, req commands.Request, c Rotate) (c
 	if k.cfg.Pipeline == nil {
 		return commands.Outcome{}, "", errors.New("keyring: read-only keyring cannot rotate")
 	}
-	key, err := keystore.Generate(k.cfg.IDs(), k.cfg.Clock().UnixNano())
+	key, err := keystore.Generate(k.cfg.IDs(), k.cfg.Clock.Now().UnixNano())
 	if err != nil {
 		return commands.Outcome{}, "", err
 	}

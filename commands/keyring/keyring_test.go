@@ -13,6 +13,7 @@ import (
 
 	pt "github.com/ordoplane/ordo/projections/projectionstest"
 
+	"github.com/ordoplane/ordo/clock/clocktest"
 	"github.com/ordoplane/ordo/commands"
 	"github.com/ordoplane/ordo/commands/keyring"
 	"github.com/ordoplane/ordo/commands/variables"
@@ -49,7 +50,7 @@ func newHarness(t *testing.T) *harness {
 	}
 	t.Cleanup(fsm.Close)
 	h := &harness{store: store, log: &pt.FSMLog{FSM: fsm}, now: time.Unix(1_700_000_000, 0)}
-	clock := func() time.Time { return h.now }
+	clock := clocktest.NewClock(h.now)
 	h.p, err = commands.NewPipeline(commands.PipelineConfig{Log: h.log, Store: store, Applied: fsm.Applied, Clock: clock})
 	if err != nil {
 		t.Fatal(err)

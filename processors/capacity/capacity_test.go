@@ -58,7 +58,7 @@ func newFixture(t *testing.T, pools ...capacity.Pool) *fixture {
 	fsm := pt.NewFSM(t, store)
 	clock := clocktest.NewClock(time.Unix(1_700_000_000, 0))
 	p := commandstest.NewPipeline(t, commands.PipelineConfig{Log: &pt.FSMLog{FSM: fsm}, Store: store, Applied: fsm.Applied,
-		Clock: clock.Now, Logger: quiet()})
+		Clock: clock, Logger: quiet()})
 	f := &fixture{t: t, fsm: fsm, p: p, clock: clock, pools: pools}
 	f.startProc()
 	t.Cleanup(func() { f.stopProc() })

@@ -66,7 +66,7 @@ func TestWatcherFollowsDeployments(t *testing.T) {
 	n := 0
 	var idMu sync.Mutex
 	pipe, err := commands.NewPipeline(commands.PipelineConfig{Log: &pt.FSMLog{FSM: f}, Store: store, Applied: f.Applied,
-		Clock: clock.Now, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Clock: clock, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		IDs: func() string { idMu.Lock(); defer idMu.Unlock(); n++; return fmt.Sprintf("id-%03d", n) }})
 	if err != nil {
 		t.Fatal(err)

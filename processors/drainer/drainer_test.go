@@ -44,7 +44,7 @@ func newFixture(t *testing.T) *fixture {
 	l := &pt.FSMLog{FSM: fsm}
 	var mu sync.Mutex
 	n := 0
-	p, err := commands.NewPipeline(commands.PipelineConfig{Log: l, Store: store, Applied: fsm.Applied, Clock: clock.Now,
+	p, err := commands.NewPipeline(commands.PipelineConfig{Log: l, Store: store, Applied: fsm.Applied, Clock: clock,
 		Logger: quiet(), IDs: func() string {
 			mu.Lock()
 			defer mu.Unlock()

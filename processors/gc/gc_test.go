@@ -36,7 +36,7 @@ func TestPeriodicAndOnDemand(t *testing.T) {
 	clock := clocktest.NewClock(time.Unix(1_700_000_000, 0))
 	n := 0
 	p, err := commands.NewPipeline(commands.PipelineConfig{Log: &pt.FSMLog{FSM: f}, Store: store, Applied: f.Applied,
-		Clock: clock.Now, IDs: func() string { n++; return fmt.Sprint("id-", n) }})
+		Clock: clock, IDs: func() string { n++; return fmt.Sprint("id-", n) }})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -94,7 +94,7 @@ func newState(t *testing.T) *state {
 	var mu sync.Mutex
 	ids := 0
 	p, err := commands.NewPipeline(commands.PipelineConfig{Log: st.log, Store: store, Applied: st.fsm.Applied,
-		Clock: st.clock.Now, Logger: quiet(), IDs: func() string {
+		Clock: st.clock, Logger: quiet(), IDs: func() string {
 			mu.Lock()
 			defer mu.Unlock()
 			ids++

@@ -46,11 +46,10 @@ func TestKeepsKeyOfLiveAlloc(t *testing.T) {
 	}
 	defer fsm.Close()
 	clk := clocktest.NewClock(time.Unix(1_700_000_000, 0))
-	clock := clk.Now
-	p, _ := commands.NewPipeline(commands.PipelineConfig{Log: &pt.FSMLog{FSM: fsm}, Store: store, Applied: fsm.Applied, Clock: clock})
+	p, _ := commands.NewPipeline(commands.PipelineConfig{Log: &pt.FSMLog{FSM: fsm}, Store: store, Applied: fsm.Applied, Clock: clk})
 	defer p.Close()
 	ks, _ := keystore.Open(filepath.Join(dir, "keystore"))
-	kr, _ := keyring.New(keyring.Config{Keystore: ks, Store: store, Pipeline: p, Clock: clock})
+	kr, _ := keyring.New(keyring.Config{Keystore: ks, Store: store, Pipeline: p, Clock: clk})
 	ctx := context.Background()
 	old, err := kr.Initialize(ctx)
 	if err != nil {

@@ -21,6 +21,7 @@ import (
 	"github.com/ordoplane/ordo/projections/fsm"
 	plauncher "github.com/ordoplane/ordo/projections/launcher"
 	pt "github.com/ordoplane/ordo/projections/projectionstest"
+	"github.com/ordoplane/ordo/storage/nettest"
 	"github.com/ordoplane/ordo/storage/raftlog"
 )
 
@@ -92,7 +93,7 @@ func TestLauncherPoolsAreComponents(t *testing.T) {
 		store := pt.OpenStore(t)
 		fsm := pt.NewFSM(t, store)
 		log.fsms = append(log.fsms, fsm)
-		p := commandstest.NewPipeline(t, commands.PipelineConfig{Log: log, Store: store, Applied: fsm.Applied, Clock: clock.Now,
+		p := commandstest.NewPipeline(t, commands.PipelineConfig{Log: log, Store: store, Applied: fsm.Applied, Clock: clock,
 			Logger: quiet(), IDs: ids})
 		servers[name] = &server{name: name, fsm: fsm, p: p}
 	}
@@ -147,7 +148,7 @@ func TestLauncherPoolsAreComponents(t *testing.T) {
 	run(lcmd.ApplyProvider{Config: simCfg("cloud")})
 	run(lcmd.ApplyProvider{Config: events.ProviderConfig{Name: "lab", Driver: "static", Priority: 100,
 		Pools: []events.ProviderPool{{Name: "racks", Labels: []string{"bare"}}}, Labels: []events.LabelConfig{{Name: "bare"}},
-		Static: &events.StaticConfig{Hosts: []events.StaticHost{{Name: "h1", Address: closedAddr(t), Labels: []string{"bare"}}}}}})
+		Static: &events.StaticConfig{Hosts: []events.StaticHost{{Name: "h1", Address: nettest.ClosedAddr(t), Labels: []string{"bare"}}}}}})
 	start(a, map[string]launcher.Factory{"sim": func(cfg events.ProviderConfig) (driver.Driver, error) {
 		return sim.New(*cfg.Sim, sim.Faults{}), nil
 	}})

@@ -46,7 +46,7 @@ func newFixture(t *testing.T) *fixture {
 	fsm := pt.NewFSM(t, store)
 	clock := clocktest.NewClock(time.Unix(1_700_000_000, 0))
 	p := commandstest.NewPipeline(t, commands.PipelineConfig{Log: &pt.FSMLog{FSM: fsm}, Store: store, Applied: fsm.Applied,
-		Clock: clock.Now, Logger: quiet()})
+		Clock: clock, Logger: quiet()})
 	return &fixture{t: t, fsm: fsm, p: p, clock: clock, clouds: map[string]*sim.Cloud{}, faults: map[string]sim.Faults{},
 		reg: prometheus.NewRegistry()}
 }

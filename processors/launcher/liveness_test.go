@@ -43,7 +43,7 @@ func newLeader(t *testing.T) *leader {
 	fsm := pt.NewFSM(t, store)
 	clock := clocktest.NewClock(time.Unix(1_700_000_000, 0))
 	p := commandstest.NewPipeline(t, commands.PipelineConfig{Log: &pt.FSMLog{FSM: fsm}, Store: store, Applied: fsm.Applied,
-		Clock: clock.Now, Logger: quiet()})
+		Clock: clock, Logger: quiet()})
 	return &leader{t: t, fsm: fsm, state: fsm, p: p, clock: clock}
 }
 

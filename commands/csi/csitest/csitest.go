@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ordoplane/ordo/clock/clocktest"
 	"github.com/ordoplane/ordo/commands"
 	"github.com/ordoplane/ordo/events"
 	"github.com/ordoplane/ordo/projections"
@@ -34,7 +35,7 @@ func New(t testing.TB) *Harness {
 	store := pt.OpenStore(t)
 	f := pt.NewFSM(t, store)
 	p, err := commands.NewPipeline(commands.PipelineConfig{Log: &pt.FSMLog{FSM: f}, Store: store, Applied: f.Applied,
-		Clock: func() time.Time { return time.Unix(1_700_000_000, 0) }})
+		Clock: clocktest.NewClock(time.Unix(1_700_000_000, 0))})
 	if err != nil {
 		t.Fatal(err)
 	}
