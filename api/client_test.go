@@ -6,7 +6,6 @@ import (
 	"errors"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -15,21 +14,10 @@ import (
 	"time"
 
 	"github.com/ordoplane/ordo/api"
+	"github.com/ordoplane/ordo/storage/nettest"
 )
 
 func quiet() api.Option { return api.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))) }
-
-// deadAddr returns an address nothing listens on.
-func deadAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	return addr
-}
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
@@ -138,7 +126,7 @@ func TestFailover(t *testing.T) {
 		writeJSON(w, 200, map[string]any{})
 	}))
 	defer good.Close()
-	c, _ := api.New([]string{deadAddr(t), unavailable.URL, good.URL}, quiet())
+	c, _ := api.New([]string{nettest.ClosedAddr(t), unavailable.URL, good.URL}, quiet())
 	for range 2 {
 		if err := c.Put(context.Background(), "/v1/x", strings.NewReader("payload"), nil); err != nil {
 			t.Fatal(err)
@@ -147,7 +135,7 @@ func TestFailover(t *testing.T) {
 	if len(hits) != 3 || hits[0] != "503" || hits[1] != "good" || hits[2] != "good" {
 		t.Errorf("hits %v", hits)
 	}
-	c, _ = api.New([]string{deadAddr(t), unavailable.URL}, quiet())
+	c, _ = api.New([]string{nettest.ClosedAddr(t), unavailable.URL}, quiet())
 	err := c.Get(context.Background(), "/v1/x", nil, nil)
 	if e, ok := errors.AsType[*api.Error](err); !errors.Is(err, api.ErrNoServers) || !ok || e.Status != 503 {
 		t.Fatalf("err %v", err)

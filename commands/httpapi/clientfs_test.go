@@ -4,13 +4,13 @@ import (
 	"bufio"
 	"context"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
 
 	"github.com/ordoplane/ordo/events"
+	"github.com/ordoplane/ordo/storage/nettest"
 )
 
 // A node's logs endpoint, proxied by the server: the request reaches the
@@ -39,12 +39,7 @@ func TestClientFSLogsProxy(t *testing.T) {
 	defer node.Close()
 	defer close(release)
 
-	closed, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	closedAddr := closed.Addr().String()
-	closed.Close()
+	closedAddr := nettest.ClosedAddr(t)
 
 	reg := func(id, addr string) events.Node {
 		return events.Node{ID: id, Name: id, Datacenter: "dc1", NodePool: "default", HTTPAddr: addr, Status: events.NodeStatusReady}

@@ -14,6 +14,7 @@ import (
 	"github.com/ordoplane/ordo/processors/launcher/driver"
 	"github.com/ordoplane/ordo/processors/launcher/driver/static"
 	plauncher "github.com/ordoplane/ordo/projections/launcher"
+	"github.com/ordoplane/ordo/storage/nettest"
 )
 
 // instanceByID returns the instance, or nil when it is gone.
@@ -54,18 +55,6 @@ func listen(t *testing.T) net.Listener {
 	}
 	t.Cleanup(func() { ln.Close() })
 	return ln
-}
-
-// closedAddr returns an address nothing listens on.
-func closedAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	return addr
 }
 
 func host(name, addr string, labels ...string) events.StaticHost {
@@ -129,7 +118,7 @@ func TestStaticHostsRegistered(t *testing.T) {
 func TestStaticNeverPauses(t *testing.T) {
 	f := newFixture(t)
 	f.withStatic()
-	up, down := listen(t).Addr().String(), closedAddr(t)
+	up, down := listen(t).Addr().String(), nettest.ClosedAddr(t)
 	f.staticProvider("lab", []string{"bare", "gpu"}, host("h1", up, "bare"), host("h2", down, "gpu"))
 	f.start()
 	f.eventually("hosts registered", func() bool { return len(f.instances("lab")) == 2 })

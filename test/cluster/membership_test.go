@@ -19,6 +19,7 @@ import (
 	"github.com/ordoplane/ordo/commands/httpapi"
 	"github.com/ordoplane/ordo/projections"
 	"github.com/ordoplane/ordo/projections/servers"
+	"github.com/ordoplane/ordo/storage/nettest"
 	"github.com/ordoplane/ordo/storage/raftlog"
 	"github.com/ordoplane/ordo/test/testagent"
 	"github.com/ordoplane/ordo/test/testlog"
@@ -105,7 +106,7 @@ func TestMembershipNeedsAuthority(t *testing.T) {
 		t.Run(fmt.Sprintf("acl=%v", acl), func(t *testing.T) {
 			s := startOne(t, "s1", acl, nil)
 			before := raftServers(t, s)
-			evil := map[string]string{"ID": "evil-1", "RaftAddr": testagent.ClosedAddr(t), "HTTPAddr": testagent.ClosedAddr(t)}
+			evil := map[string]string{"ID": "evil-1", "RaftAddr": nettest.ClosedAddr(t), "HTTPAddr": nettest.ClosedAddr(t)}
 			mgmt := ""
 			if acl {
 				st, body := call(t, s.HTTP, "PUT", "/v1/acl/bootstrap", nil, nil)
@@ -163,7 +164,7 @@ func TestMembershipNeedsAuthority(t *testing.T) {
 // newcomer unhealthy and never promotes it, and an operator removes it.
 func TestJoinOfUnreachableServer(t *testing.T) {
 	s := startOne(t, "s1", false, nil)
-	evil := map[string]string{"ID": "evil-1", "RaftAddr": testagent.ClosedAddr(t), "HTTPAddr": testagent.ClosedAddr(t)}
+	evil := map[string]string{"ID": "evil-1", "RaftAddr": nettest.ClosedAddr(t), "HTTPAddr": nettest.ClosedAddr(t)}
 	if st, body := call(t, s.HTTP, "PUT", "/v1/operator/raft/join", secret, evil); st != http.StatusOK {
 		t.Fatalf("join with the secret: %d %s", st, body)
 	}
@@ -174,8 +175,8 @@ func TestJoinOfUnreachableServer(t *testing.T) {
 	// the leader's raft address, and the leader's id at another address.
 	before := raftServers(t, s)
 	for _, j := range []map[string]string{
-		{"ID": "evil-2", "RaftAddr": s.A.RaftAddr(), "HTTPAddr": testagent.ClosedAddr(t)},
-		{"ID": s.A.ID(), "RaftAddr": testagent.ClosedAddr(t), "HTTPAddr": testagent.ClosedAddr(t)},
+		{"ID": "evil-2", "RaftAddr": s.A.RaftAddr(), "HTTPAddr": nettest.ClosedAddr(t)},
+		{"ID": s.A.ID(), "RaftAddr": nettest.ClosedAddr(t), "HTTPAddr": nettest.ClosedAddr(t)},
 	} {
 		if st, body := call(t, s.HTTP, "PUT", "/v1/operator/raft/join", secret, j); st != http.StatusConflict {
 			t.Errorf("join %v: %d %s, want 409", j, st, body)
