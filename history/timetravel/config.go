@@ -3,10 +3,10 @@ package timetravel
 import (
 	"errors"
 	"log/slog"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/ordoplane/ordo/clock"
 	"github.com/ordoplane/ordo/projections"
 	"github.com/ordoplane/ordo/projections/fsm"
 	"github.com/ordoplane/ordo/storage/kv"
@@ -52,8 +52,8 @@ type Config struct {
 	Base      kv.Reader
 	BaseIndex uint64
 	// Clock times reads for the ordo_timetravel_open_seconds histogram;
-	// default time.Now.
-	Clock func() time.Time
+	// default clock.System{}.
+	Clock clock.Clock
 	// Logger; default slog.Default().
 	Logger *slog.Logger
 	// Registerer receives the metrics; nil registers none.

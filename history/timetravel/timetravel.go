@@ -7,8 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
-	"time"
 
+	"github.com/ordoplane/ordo/clock"
 	"github.com/ordoplane/ordo/projections"
 	"github.com/ordoplane/ordo/projections/fsm"
 	"github.com/ordoplane/ordo/storage/versions"
@@ -41,7 +41,7 @@ func New(cfg Config) (*TimeTravel, error) {
 		return nil, err
 	}
 	if cfg.Clock == nil {
-		cfg.Clock = time.Now
+		cfg.Clock = clock.System{}
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
@@ -220,13 +220,13 @@ func (t *TimeTravel) At(ctx context.Context, index uint64) (*State, error) {
 	if t.versions == nil {
 		return nil, &NotServedError{Index: index, Reason: "this server keeps no versions (time_travel.disable_versions)"}
 	}
-	start := t.cfg.Clock()
+	start := t.cfg.Clock.Now()
 	r, err := t.versions.reader(ctx, index)
 	if err != nil {
 		return nil, err
 	}
 	t.metrics.versionsReads.Inc()
-	t.metrics.readSeconds.Observe(t.cfg.Clock().Sub(start).Seconds())
+	t.metrics.readSeconds.Observe(t.cfg.Clock.Now().Sub(start).Seconds())
 	return &State{Index: index, reader: r}, nil
 }
 

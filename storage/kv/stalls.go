@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/cockroachdb/pebble"
+
+	"github.com/ordoplane/ordo/clock"
 )
 
 // stalls counts the store's write stalls: the times Pebble held writes
@@ -13,7 +15,7 @@ import (
 // many sublevels, and how long they lasted. Pebble reports a stall's
 // begin and end from its own goroutines.
 type stalls struct {
-	now   func() time.Time
+	clock clock.Clock
 	mu    sync.Mutex
 	since time.Time // zero: no stall in progress
 	cause string
@@ -21,7 +23,7 @@ type stalls struct {
 	total time.Duration
 }
 
-func newStalls(now func() time.Time) *stalls { return &stalls{now: now, count: map[string]int64{}} }
+func newStalls(c clock.Clock) *stalls { return &stalls{clock: c, count: map[string]int64{}} }
 
 // listener returns the Pebble event hooks that feed s.
 func (s *stalls) listener() *pebble.EventListener {
@@ -45,14 +47,14 @@ func (s *stalls) begin(info pebble.WriteStallBeginInfo) {
 	defer s.mu.Unlock()
 	s.cause = stallCause(info.Reason)
 	s.count[s.cause]++
-	s.since = s.now()
+	s.since = s.clock.Now()
 }
 
 func (s *stalls) end() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if !s.since.IsZero() {
-		s.total += s.now().Sub(s.since)
+		s.total += s.clock.Now().Sub(s.since)
 		s.since = time.Time{}
 	}
 }
@@ -83,7 +85,7 @@ func (s *stalls) read() WriteStalls {
 		w.Count[k] = v
 	}
 	if !s.since.IsZero() {
-		w.Duration += s.now().Sub(s.since)
+		w.Duration += s.clock.Now().Sub(s.since)
 	}
 	return w
 }

@@ -8,6 +8,8 @@ import (
 	"github.com/cockroachdb/pebble"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/ordoplane/ordo/clock/clocktest"
 )
 
 // TestWriteStalls: the stalls Pebble reports are counted by cause and
@@ -15,21 +17,21 @@ import (
 // LSM's health.
 func TestWriteStalls(t *testing.T) {
 	s := openTest(t, t.TempDir())
-	now := time.Unix(1_700_000_000, 0)
-	s.stalls.now = func() time.Time { return now }
+	clk := clocktest.NewClock(time.Unix(1_700_000_000, 0))
+	s.stalls.clock = clk
 	l := s.stalls.listener()
 	l.WriteStallBegin(pebble.WriteStallBeginInfo{Reason: "memtable count limit reached"})
-	now = now.Add(300 * time.Millisecond)
+	clk.Advance(300 * time.Millisecond)
 	l.WriteStallEnd()
 	l.WriteStallBegin(pebble.WriteStallBeginInfo{Reason: "L0 file count limit exceeded"})
-	now = now.Add(200 * time.Millisecond)
+	clk.Advance(200 * time.Millisecond)
 
 	w := s.WriteStalls()
 	if w.Count["memtables"] != 1 || w.Count["l0"] != 1 || w.Total() != 2 || w.Duration != 500*time.Millisecond {
 		t.Fatalf("stalls %+v, want one of each cause, 500 ms held (200 of them still)", w)
 	}
 	l.WriteStallEnd()
-	now = now.Add(time.Hour)
+	clk.Advance(time.Hour)
 	if d := s.WriteStalls().Duration; d != 500*time.Millisecond {
 		t.Errorf("after the stall ended, %v held", d)
 	}

@@ -8,10 +8,11 @@ import (
 	"os"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/cockroachdb/pebble"
 	"github.com/cockroachdb/pebble/bloom"
+
+	"github.com/ordoplane/ordo/clock"
 )
 
 // ErrNotFound is returned by Get for a missing key.
@@ -146,7 +147,7 @@ func Open(dir string, cfg Config) (*Store, error) {
 	// a store of an older format moves it to this one, for good: older
 	// binaries of Pebble before it cannot open it then.
 	opts.FormatMajorVersion = formatVersion
-	st := newStalls(time.Now)
+	st := newStalls(clock.System{})
 	opts.EventListener = st.listener()
 	if cfg.Bulk {
 		// A rebuild's scratch store flushes tables that each span every
