@@ -5,8 +5,9 @@
 // packages may import Pebble, raft and
 // franz-go, and the bans on clocks, randomness and the testing package in
 // the packages that must stay pure, and in the processors' decisions
-// (the scheduler, and each decide.go beside its runner); that processors
-// and the client agent wait only on their Clock; and that every
+// (the scheduler, and each decide.go beside its runner); that processors,
+// the client agent and the commands (but their HTTP layer) wait only on
+// their Clock; and that every
 // behaviour tag (N12, P8)
 // used in code or docs/ is explained in docs/behaviours.md, and every
 // path the README's map and docs/behaviours.md name exists.
