@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -130,6 +131,7 @@ func Start(cfg Config) (a *Agent, err error) {
 	if a.cfg.Name == "" {
 		a.cfg.Name, _ = os.Hostname()
 	}
+	a.cfg.Region, a.cfg.Datacenter = cmp.Or(a.cfg.Region, "global"), cmp.Or(a.cfg.Datacenter, "dc1")
 	a.log = cfg.Logger.With("server", a.id)
 	a.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 
@@ -243,7 +245,7 @@ func Start(cfg Config) (a *Agent, err error) {
 		Keyring: a.kr.api(a.cfg.Keyring.ServerToken), Encrypter: a.kr.keyring, ClusterSecret: a.cfg.ClusterSecret,
 		UnconfirmedReads: a.cfg.UnconfirmedReads,
 		Self: httpapi.Self{ID: a.id, Name: a.cfg.Name, HTTPAddr: a.httpAddr, RaftAddr: a.node.Address(),
-			Dev: cfg.Dev, Version: Version, Config: a.cfg},
+			Dev: cfg.Dev, Version: Version, Config: a.cfg, Region: a.cfg.Region, Datacenter: a.cfg.Datacenter},
 	}); err != nil {
 		ln.Close()
 		return nil, err

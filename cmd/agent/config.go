@@ -24,6 +24,11 @@ type Config struct {
 	Client ClientConfig `json:"Client"`
 	// Name is the node name shown in the API; default the hostname.
 	Name string `json:"Name"`
+	// Region and Datacenter are the server's, as Nomad's agent reports
+	// them (/v1/agent/self, /v1/agent/members, /v1/regions); ordo runs one
+	// region. Default "global" and "dc1".
+	Region     string `json:"Region"`
+	Datacenter string `json:"Datacenter"`
 	// DataDir holds the server's state; required unless Dev.
 	DataDir string `json:"DataDir"`
 	// HTTPAddr is the API's listen address; default 127.0.0.1:4646.

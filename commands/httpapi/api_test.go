@@ -656,7 +656,7 @@ func TestMetrics(t *testing.T) {
 		t.Fatal("a rejected entry appended events")
 	}
 	d.do(t, "GET", "/v1/agent/health", nil)
-	r := d.do(t, "GET", "/v1/metrics", nil)
+	r := d.do(t, "GET", "/v1/metrics?format=prometheus", nil)
 	if r.status != 200 {
 		t.Fatalf("/v1/metrics: %d", r.status)
 	}

@@ -274,6 +274,30 @@ var routeAccess = map[string]access{
 	"POST /v1/acl/role/{id}":          management,
 	"DELETE /v1/acl/role/{id}":        management,
 	"GET /v1/acl/role/name/{name}":    management,
+	// Cluster (cluster.go, nodepools.go, schedconfig.go, search.go):
+	// members and regions as Nomad's agent and region rules; node pools
+	// with the node rule; the scheduler and autopilot configurations with
+	// the operator rule; search filters its answers item by item.
+	"GET /v1/agent/members":                     {agent: read},
+	"GET /v1/agent/servers":                     {agent: read},
+	"GET /v1/regions":                           public,
+	"PUT /v1/system/reconcile/summaries":        management,
+	"GET /v1/node/pools":                        nodeRule(read),
+	"PUT /v1/node/pools":                        nodeRule(write),
+	"POST /v1/node/pools":                       nodeRule(write),
+	"GET /v1/node/{kind}/{name}":                nodeRule(read),
+	"DELETE /v1/node/pool/{name}":               nodeRule(write),
+	"GET /v1/node/pool/{name}/nodes":            nodeRule(read),
+	"GET /v1/node/pool/{name}/jobs":             nodeRule(read),
+	"GET /v1/operator/scheduler/configuration":  opRule(read),
+	"PUT /v1/operator/scheduler/configuration":  opRule(write),
+	"POST /v1/operator/scheduler/configuration": opRule(write),
+	"PUT /v1/operator/autopilot/configuration":  opRule(write),
+	"POST /v1/operator/autopilot/configuration": opRule(write),
+	"PUT /v1/search":                            anyone,
+	"POST /v1/search":                           anyone,
+	"PUT /v1/search/fuzzy":                      anyone,
+	"POST /v1/search/fuzzy":                     anyone,
 }
 
 // VariablesAccess is the requirement of a variables route: op (read,

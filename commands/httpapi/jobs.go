@@ -234,7 +234,7 @@ func (s *Server) registerJob(w http.ResponseWriter, r *http.Request) error {
 		return commands.Invalid("job.id", "%q does not match the id in the path, %q", spec.ID, id)
 	}
 	cmd := &job.Register{Job: *spec, EnforceIndex: body.EnforceIndex, JobModifyIndex: body.JobModifyIndex,
-		EvalPriority: body.EvalPriority}
+		EvalPriority: body.EvalPriority, Management: s.isManagement(r)} // schedconfig.go: RejectJobRegistration spares management
 	out, err := s.runJobCommand(r, "job.register", cmd, !body.EnforceIndex)
 	if err != nil {
 		return err

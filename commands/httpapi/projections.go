@@ -4,10 +4,8 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/ordoplane/ordo/api"
 	"github.com/ordoplane/ordo/commands"
@@ -183,7 +181,9 @@ func Starting(cfg StartingConfig) http.Handler {
 		return projectionJob(w, cfg.Rebuilds)
 	}))
 	if cfg.Gatherer != nil {
-		mux.Handle("GET /v1/metrics", promhttp.HandlerFor(cfg.Gatherer, promhttp.HandlerOpts{Timeout: 10 * time.Second}))
+		mux.HandleFunc("GET /v1/metrics", endpoint(func(w http.ResponseWriter, r *http.Request) error {
+			return serveMetricsOf(cfg.Gatherer, w, r) // metricsjson.go: JSON, or Prometheus text with format=prometheus
+		}))
 	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Retry-After", "5")

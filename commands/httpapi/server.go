@@ -30,6 +30,9 @@ type Self struct {
 	Version  string
 	// Config is the agent's effective configuration, shown by /v1/agent/self.
 	Config any
+	// Region and Datacenter are the agent's (cluster.go); default
+	// "global" and "dc1".
+	Region, Datacenter string
 }
 
 // JoinRequest is a server asking to join the cluster.
@@ -202,6 +205,7 @@ func (s *Server) routes() {
 	s.handle("POST /v1/operator/raft/join", endpoint(s.join))
 	s.handle("GET "+readIndexPath, endpoint(s.readIndex)) // followerread.go: a follower's read index
 	s.membershipRoutes()                                  // membership.go: raft stats, remove-peer, transfer-leadership, autopilot
+	s.clusterRoutes()                                     // cluster.go: members, regions, node pools, scheduler config, search
 	// Local: every server holds the archive and knows its own state.
 	s.handle("GET /v1/event/stream", endpoint(s.eventStream))
 	s.handle("GET /v1/operator/log", endpoint(s.operatorLog))

@@ -32,8 +32,9 @@ type Snapshots interface {
 
 // saveSnapshot serves GET /v1/operator/snapshot: the leader's whole
 // state (any server's with ?stale) streamed as a snapshot file, at the
-// applied index X-Nomad-Index names. An error while streaming aborts the
-// response, so the file ends without its trailer and a restore refuses it.
+// applied index X-Nomad-Index names. The file is written whole first, so
+// its Digest header (sha-256, as Nomad's) precedes it; an error while
+// sending aborts the response, so a restore refuses the truncated file.
 func (s *Server) saveSnapshot(w http.ResponseWriter, r *http.Request) error {
 	if s.cfg.Snapshots == nil {
 		return notImplemented{errNoSnapshots}
@@ -47,17 +48,17 @@ func (s *Server) saveSnapshot(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	lw := &lazyWriter{w: w, start: func() {
-		h := w.Header()
-		h.Set("Content-Type", "application/octet-stream")
-		h.Set("Content-Disposition", fmt.Sprintf("attachment; filename=\"ordo-%d.snap\"", index))
-		setIndex(w, index)
-	}}
-	if err := s.cfg.Snapshots.Save(lw, snap); err != nil {
-		if !lw.started {
-			return err
-		}
-		s.cfg.Logger.Warn("snapshot save aborted mid-stream", "index", index, "err", err)
+	sp, err := spoolSnapshot(s.cfg.Snapshots, snap) // snapshotdigest.go: whole, for its Digest header
+	if err != nil {
+		return err
+	}
+	defer sp.close()
+	h := w.Header()
+	h.Set("Content-Type", "application/octet-stream")
+	h.Set("Content-Disposition", fmt.Sprintf("attachment; filename=\"ordo-%d.snap\"", index))
+	setIndex(w, index)
+	if err := sp.send(w); err != nil {
+		s.cfg.Logger.Warn("snapshot send aborted mid-stream", "index", index, "err", err)
 		panic(http.ErrAbortHandler)
 	}
 	return nil

@@ -3,9 +3,6 @@ package httpapi
 import (
 	"net/http"
 	"strconv"
-	"time"
-
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/ordoplane/ordo/api"
 	"github.com/ordoplane/ordo/commands"
@@ -50,11 +47,8 @@ func (s *Server) raftConfiguration(w http.ResponseWriter, _ *http.Request) error
 func (s *Server) agentSelf(w http.ResponseWriter, _ *http.Request) error {
 	leaderID, leaderAddr := s.node.Leader()
 	writeJSON(w, http.StatusOK, map[string]any{
-		"config": s.cfg.Self.Config,
-		"member": map[string]any{
-			"Name": s.cfg.Self.Name, "Addr": s.cfg.Self.HTTPAddr,
-			"Tags": map[string]string{"role": "server", "id": s.cfg.Self.ID, "raft_addr": s.cfg.Self.RaftAddr},
-		},
+		"config": s.selfConfig(), // cluster.go: with Region, Datacenter and NodeName as Nomad's
+		"member": s.member(s.cfg.Self.ID, s.cfg.Self.HTTPAddr, s.cfg.Self.RaftAddr, leaderID == s.cfg.Self.ID, true), // cluster.go
 		// Nomad's stats are maps of strings, which its client insists on.
 		"stats": map[string]map[string]string{
 			"raft": s.node.Stats(),
@@ -91,16 +85,5 @@ func (s *Server) agentHealth(w http.ResponseWriter, _ *http.Request) error {
 		return nil
 	}
 	writeJSON(w, http.StatusOK, body)
-	return nil
-}
-
-func (s *Server) serveMetrics(w http.ResponseWriter, r *http.Request) error {
-	if s.cfg.Gatherer == nil {
-		writeJSON(w, http.StatusOK, map[string]any{})
-		return nil
-	}
-	// Nomad serves JSON by default and Prometheus text with format=prometheus;
-	// ordo serves Prometheus text either way, which is what its users scrape.
-	promhttp.HandlerFor(s.cfg.Gatherer, promhttp.HandlerOpts{Timeout: 10 * time.Second}).ServeHTTP(w, r)
 	return nil
 }

@@ -220,10 +220,29 @@ func (n *Node) RunAutopilot(ctx context.Context) error {
 }
 
 // AutopilotConfig returns the autopilot configuration in effect.
-func (n *Node) AutopilotConfig() AutopilotConfig { return n.pilot.cfg }
+func (n *Node) AutopilotConfig() AutopilotConfig {
+	n.pilot.mu.Lock()
+	defer n.pilot.mu.Unlock()
+	return n.pilot.cfg
+}
+
+// SetAutopilotConfig replaces the settings an operator may change at run
+// time (PUT /v1/operator/autopilot/configuration): dead-server cleanup,
+// the health thresholds, the minimum quorum and the stabilization time.
+// Zero durations and MaxTrailingLogs keep their defaults; the intervals
+// stay as the node started with. It holds until the process restarts.
+func (n *Node) SetAutopilotConfig(c AutopilotConfig) {
+	p := n.pilot
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	c.UpdateInterval, c.ReconcileInterval = p.cfg.UpdateInterval, p.cfg.ReconcileInterval
+	p.cfg = c.withDefaults()
+}
 
 // AutopilotConfig implements autopilot.ApplicationIntegration.
 func (p *pilot) AutopilotConfig() *autopilot.Config {
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	return &autopilot.Config{
 		CleanupDeadServers:      p.cfg.CleanupDeadServers,
 		LastContactThreshold:    p.cfg.LastContactThreshold,

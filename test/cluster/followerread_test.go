@@ -53,7 +53,7 @@ func followerReads(t *testing.T, list []*server) map[string]int {
 	t.Helper()
 	out := map[string]int{}
 	for _, s := range list {
-		resp, err := http.Get("http://" + s.HTTP + "/v1/metrics")
+		resp, err := http.Get("http://" + s.HTTP + "/v1/metrics?format=prometheus")
 		if err != nil {
 			t.Fatal(err)
 		}

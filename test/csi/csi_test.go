@@ -194,7 +194,7 @@ func TestVolumeLifecycle(t *testing.T) {
 
 	// The release went through the client: the watcher's node detach
 	// reached the plugin over the client API and gRPC.
-	if _, metrics := e.do("GET", "/v1/metrics", nil); !strings.Contains(string(metrics), `ordo_volumewatcher_calls_total{result="ok",step="node"}`) {
+	if _, metrics := e.do("GET", "/v1/metrics?format=prometheus", nil); !strings.Contains(string(metrics), `ordo_volumewatcher_calls_total{result="ok",step="node"}`) {
 		t.Errorf("no successful node detach in the watcher's metrics")
 	}
 	// The volume's history names its registration and the claim's release.

@@ -159,7 +159,7 @@ func TestVersionBumpRebuildsOnStart(t *testing.T) {
 	if code != http.StatusServiceUnavailable || !strings.Contains(body, "rebuilt") {
 		t.Errorf("a read while rebuilding: %d %s", code, body)
 	}
-	code, body = get(t, addr, "/v1/metrics")
+	code, body = get(t, addr, "/v1/metrics?format=prometheus")
 	if code != http.StatusOK || !strings.Contains(body, `ordo_projection_state{projection="namespaces",state="rebuilding"} 1`) {
 		t.Errorf("metrics while rebuilding: %d, no rebuilding state gauge", code)
 	}
@@ -174,7 +174,7 @@ func TestVersionBumpRebuildsOnStart(t *testing.T) {
 	if err != nil || len(names) < 301 {
 		t.Fatalf("namespaces after the rebuild: %d (%v)", len(names), err)
 	}
-	code, body = get(t, addr, "/v1/metrics")
+	code, body = get(t, addr, "/v1/metrics?format=prometheus")
 	if code != http.StatusOK || !strings.Contains(body, `ordo_projection_state{projection="namespaces",state="ready"} 1`) ||
 		!strings.Contains(body, `ordo_projection_rebuild_events_total{projection="namespaces"}`) {
 		t.Errorf("metrics after the rebuild: %d", code)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/url"
 	"os"
 	"os/exec"
 	"strconv"
@@ -199,7 +200,7 @@ func rssMB(pid int) float64 {
 // scrape sums the samples of metric name in a server's /v1/metrics whose
 // labels contain every one of labels (e.g. `code="OK"`).
 func scrape(addr, name string, labels ...string) (float64, error) {
-	body, err := benchClient(addr).Stream(context.Background(), "/v1/metrics", nil)
+	body, err := benchClient(addr).Stream(context.Background(), "/v1/metrics", url.Values{"format": {"prometheus"}})
 	if err != nil {
 		return 0, err
 	}
