@@ -258,7 +258,9 @@ func (c *Client) Exec(ctx context.Context, req ExecRequest) (int, error) {
 				return -1, fmt.Errorf("exec: write stderr: %w", err)
 			}
 		case out.Exited && out.Result != nil:
+			sendMu.Lock()
 			_ = conn.WriteMessage(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseNormalClosure, ""))
+			sendMu.Unlock()
 			return out.Result.ExitCode, nil
 		}
 	}

@@ -146,7 +146,8 @@ func (s *Server) allocGC(w http.ResponseWriter, r *http.Request) {
 }
 
 // clientGC is GET|PUT /v1/client/gc: every terminal allocation is
-// collected now.
+// collected now. The answer is empty, as Nomad's (its client decodes
+// nothing from it).
 func (s *Server) clientGC(w http.ResponseWriter, r *http.Request) {
 	if s.cfg.Collector == nil {
 		s.answer(w, nil, &apiError{Status: http.StatusNotImplemented, Message: "this client collects no allocations on request"})
@@ -154,7 +155,7 @@ func (s *Server) clientGC(w http.ResponseWriter, r *http.Request) {
 	}
 	n := s.cfg.Collector.CollectAll()
 	s.log.Info("allocations collected on request", "count", n)
-	s.answer(w, struct{}{}, nil)
+	w.WriteHeader(http.StatusOK)
 }
 
 // answer writes v as JSON, or err.

@@ -55,6 +55,9 @@ func (s *Server) openAllocPath(r *http.Request) (allocPath, error) {
 			}
 		}
 	}
+	if resolved == ".." || strings.HasPrefix(resolved, "../") {
+		return allocPath{}, forbidden("path", "%q leads out of the allocation directory", raw)
+	}
 	if inSecrets(rel) || inSecrets(resolved) {
 		return allocPath{}, forbidden("path", "%q is in a task's secrets directory, which is not readable through the API", raw)
 	}
@@ -77,16 +80,15 @@ func inSecrets(rel string) bool {
 	return len(parts) >= 2 && parts[1] == "secrets" && parts[0] != "alloc"
 }
 
-// fsError maps an error of os.Root to its answer.
+// fsError maps an error of os.Root to its answer: 404 for a missing
+// file, 403 for the rest (os.Root refuses a path that leads out of the
+// directory, such as a link to a missing file outside it).
 func fsError(raw string, err error) error {
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
+	if errors.Is(err, fs.ErrNotExist) {
 		return &apiError{Status: http.StatusNotFound, Field: "path", Reason: "no such file",
 			Message: fmt.Sprintf("%s: no such file or directory", raw)}
-	case strings.Contains(err.Error(), "path escapes from parent"):
-		return forbidden("path", "%q leads out of the allocation directory", raw)
 	}
-	return err
+	return forbidden("path", "%q cannot be read inside the allocation directory: %v", raw, err)
 }
 
 // forbidden is a 403 naming the parameter.
