@@ -112,6 +112,8 @@ var routeAccess = map[string]access{
 	"POST /v1/deployment/fail/{id}":       ns(policy.CapSubmitJob),
 	"PUT /v1/deployment/pause/{id}":       ns(policy.CapSubmitJob),
 	"POST /v1/deployment/pause/{id}":      ns(policy.CapSubmitJob),
+	// Deployments as Nomad tools read them (deploymentallocs.go).
+	"GET /v1/deployment/allocations/{id}": ns(policy.CapReadJob),
 	"GET /v1/client/fs/logs/{id}":         ns(policy.CapReadLogs),
 	// Client routes (clientroutes.go), proxied to the node: checked here
 	// against ?namespace and by the proxy against the allocation's own,

@@ -185,6 +185,8 @@ func (s *Server) routes() {
 	s.jobRoutes()      // jobs.go
 	s.variableRoutes() // variables.go
 	s.allocRoutes()    // allocs.go: evaluations, allocations, deployments, client allocs
+	// deploymentallocs.go: a deployment's allocations, as Nomad tools read them.
+	s.deploymentAllocRoutes()
 	s.handle("GET /v1/history/{kind}/{id...}", s.leader(endpoint(s.entityHistory)))
 	// Nodes (nodes.go): Nomad's node API and ordo's client API.
 	s.handle("GET /v1/nodes", s.leader(endpoint(s.listNodes)))
