@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"reflect"
 	"time"
 
 	"github.com/ordoplane/ordo/commands"
@@ -267,18 +266,11 @@ func annotate(st scheduler.State, newJob *events.Job, plan *scheduler.Plan) map[
 }
 
 // destructive reports whether group tg of newJob runs different tasks
-// than version v of the job did, as the scheduler decides it.
+// (or tasks that see different meta) than version v of the job did, as
+// the scheduler decides it.
 func destructive(st scheduler.State, newJob *events.Job, tg *events.TaskGroup, v uint64) bool {
 	old, ok := st.JobVersion(newJob.Namespace, newJob.ID, v)
-	if !ok {
-		return false
-	}
-	for i := range old.TaskGroups {
-		if og := &old.TaskGroups[i]; og.Name == tg.Name {
-			return !reflect.DeepEqual(og.Tasks, tg.Tasks) || !reflect.DeepEqual(og.Meta, tg.Meta)
-		}
-	}
-	return true
+	return ok && scheduler.GroupChanged(old, newJob, tg.Name)
 }
 
 // specChanged reports whether b's spec differs from a's, as a

@@ -171,6 +171,14 @@ func TestPlanCountChange(t *testing.T) {
 		!reflect.DeepEqual(*td.Objects[0].Fields[0], jobplan.FieldDiff{Type: jobplan.DiffEdited, Name: "command", Old: "/bin/true", New: "/bin/false"}) {
 		t.Fatalf("task diff: %+v", td)
 	}
+
+	// So does a change of the job's meta, which the tasks see as
+	// NOMAD_META_* (as Nomad's plan says).
+	meta := webJob(t, 3, 100, "/bin/true")
+	meta.Meta = map[string]string{"release": "2"}
+	if g := c.plan(meta).Annotations.DesiredTGUpdates["g"]; *g != (jobplan.DesiredUpdates{DestructiveUpdate: 3}) {
+		t.Fatalf("job meta change: %+v", g)
+	}
 }
 
 func TestPlanCannotFit(t *testing.T) {
