@@ -92,6 +92,20 @@ var routeAccess = map[string]access{
 	"GET /v1/job/{id}/deployments":     ns(policy.CapReadJob),
 	"GET /v1/job/{id}/deployment":      ns(policy.CapReadJob),
 	"GET /v1/history/{kind}/{id...}":   ns(policy.CapReadJob),
+	// Job verbs and scaling (jobverbs.go, scaling.go), with Nomad's capabilities.
+	"PUT /v1/validate/job":        {inHandler: policy.CapReadJob}, // validateJob: the job's Namespace
+	"POST /v1/validate/job":       {inHandler: policy.CapReadJob}, // validateJob: the job's Namespace
+	"PUT /v1/job/{id}/evaluate":   ns(policy.CapReadJob),
+	"POST /v1/job/{id}/evaluate":  ns(policy.CapReadJob),
+	"PUT /v1/job/{id}/revert":     ns(policy.CapSubmitJob),
+	"POST /v1/job/{id}/revert":    ns(policy.CapSubmitJob),
+	"PUT /v1/job/{id}/stable":     ns(policy.CapSubmitJob),
+	"POST /v1/job/{id}/stable":    ns(policy.CapSubmitJob),
+	"GET /v1/job/{id}/scale":      ns(policy.CapReadJobScaling),
+	"PUT /v1/job/{id}/scale":      ns(policy.CapScaleJob),
+	"POST /v1/job/{id}/scale":     ns(policy.CapScaleJob),
+	"GET /v1/scaling/policies":    ns(policy.CapListScalingPolicies),
+	"GET /v1/scaling/policy/{id}": ns(policy.CapReadScalingPolicy),
 	// Evaluations, allocations, deployments.
 	"GET /v1/evaluations":                 ns(policy.CapReadJob),
 	"GET /v1/evaluations/count":           ns(policy.CapReadJob),

@@ -165,7 +165,8 @@ func (s *Server) jobSummary(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// jobVersionsResponse is Nomad's JobVersionsResponse; ordo computes no diffs.
+// jobVersionsResponse is Nomad's JobVersionsResponse; Diffs with ?diffs
+// (jobverbs.go).
 type jobVersionsResponse struct {
 	Versions []*jobs.Job
 	Diffs    []any
@@ -176,12 +177,20 @@ func (s *Server) jobVersions(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	diffs, err := queryBool(r, "diffs")
+	if err != nil {
+		return err
+	}
 	s.query(w, r, jobTables, func(v projections.View) (any, error) {
 		vs, err := jobs.Versions(v, ns, id)
 		if err != nil {
 			return nil, notFoundJob(id, err)
 		}
-		return jobVersionsResponse{Versions: vs}, nil
+		resp := jobVersionsResponse{Versions: vs}
+		if diffs {
+			resp.Diffs, err = s.versionDiffs(vs, r.URL.Query().Get("diff_version"))
+		}
+		return resp, err
 	})
 	return nil
 }

@@ -183,6 +183,7 @@ func (s *Server) routes() {
 	s.handle("POST /v1/namespace", s.leader(endpoint(s.applyNamespace)))
 	s.handle("PUT /v1/namespace", s.leader(endpoint(s.applyNamespace)))
 	s.jobRoutes()      // jobs.go
+	s.jobVerbRoutes()  // jobverbs.go, scaling.go: validate, evaluate, revert, stable, scale, scaling policies
 	s.variableRoutes() // variables.go
 	s.allocRoutes()    // allocs.go: evaluations, allocations, deployments, client allocs
 	// deploymentallocs.go: a deployment's allocations, as Nomad tools read them.

@@ -50,8 +50,8 @@ func (d *decoder) scaling(c *hcl.BodyContent, path string) *specScaling {
 }
 
 // canonicalScaling sets tg's scaling block from g's: the count defaults to
-// the block's min, min to the count, enabled to true; a missing max is
-// kept as -1 for Validate to refuse.
+// the block's min, min to the count, enabled to true, the type to
+// horizontal; a missing max is kept as -1 for Validate to refuse.
 func canonicalScaling(tg *events.TaskGroup, g *specGroup) {
 	s := g.Scaling
 	if s == nil {
@@ -60,8 +60,11 @@ func canonicalScaling(tg *events.TaskGroup, g *specGroup) {
 	if g.Count == nil && s.Min != nil {
 		tg.Count = int(*s.Min)
 	}
-	p := &events.ScalingPolicy{Type: or(s.Type, events.ScalingPolicyTypeHorizontal), Min: or(s.Min, int64(tg.Count)),
+	p := &events.ScalingPolicy{Type: or(s.Type, ""), Min: or(s.Min, int64(tg.Count)),
 		Max: or(s.Max, -1), Enabled: or(s.Enabled, true), Policy: events.CanonicalConfig(s.Policy)}
+	if p.Type == "" { // Nomad's API JSON sends "" for the default
+		p.Type = events.ScalingPolicyTypeHorizontal
+	}
 	if len(p.Policy) == 0 {
 		p.Policy = nil
 	}
