@@ -38,7 +38,8 @@ func newAllocLogsCommand(g *globals) *cobra.Command {
 		Short: "Print or follow a task's stdout or stderr",
 		Long: `Print a task's logs: its stdout (or stderr with -stderr), rotated files
 first. The server proxies the request to the allocation's node. The task
-may be left out when the allocation has one.
+may be left out when the allocation has one. An allocation not started yet
+(pending) is waited for.
 
   -f          follow: keep printing what the task writes, until interrupted
               or the allocation has stopped and everything was printed
@@ -68,6 +69,9 @@ may be left out when the allocation has one.
 			var a cliAlloc
 			if err := c.Get(ctx, api.Pathf("/v1/allocation/%s", args[0]), nil, &a); err != nil {
 				return fmt.Errorf("read allocation %q: %w", args[0], err)
+			}
+			if a, err = waitStarted(ctx, c, a, cmd.ErrOrStderr()); err != nil {
+				return err
 			}
 			task := ""
 			if len(args) == 2 {
