@@ -26,7 +26,7 @@ type logPage struct {
 	Length    uint64
 }
 
-// streamFrame is one line of GET /v1/event/stream; {} is a heartbeat.
+// streamFrame is one line of GET /v1/operator/log/stream; {} is a heartbeat.
 type streamFrame struct {
 	Index  uint64
 	Events []json.RawMessage
@@ -122,7 +122,7 @@ until interrupted. -index starts from an older raft index; -topic Topic:Key
 			for _, t := range topics {
 				q.Add("topic", t)
 			}
-			body, err := c.Stream(ctx, "/v1/event/stream", q)
+			body, err := c.Stream(ctx, "/v1/operator/log/stream", q)
 			if err != nil {
 				return fmt.Errorf("open event stream: %w", err)
 			}

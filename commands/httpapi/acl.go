@@ -171,8 +171,7 @@ func (s *Server) aclGetPolicy(w http.ResponseWriter, r *http.Request) error {
 		} else if err != nil {
 			return nil, err
 		}
-		return api.ACLPolicy{Name: p.Name, Description: p.Description, Rules: p.Rules, JobACL: p.JobACL,
-			CreateIndex: p.CreateIndex, ModifyIndex: p.ModifyIndex}, nil
+		return policyJSON(p), nil // nomadstream.go
 	})
 	return nil
 }

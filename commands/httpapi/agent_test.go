@@ -218,7 +218,8 @@ func serve(t testing.TB, h http.Handler) string {
 	return srv.URL
 }
 
-// stream is an open /v1/event/stream whose lines arrive on a channel.
+// stream is an open event stream (/v1/event/stream or
+// /v1/operator/log/stream) whose lines arrive on a channel.
 type stream struct {
 	lines  chan string
 	errc   chan error

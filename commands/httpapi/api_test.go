@@ -78,6 +78,8 @@ func TestBadInputNeverReachesTheLog(t *testing.T) {
 		{"log bad from", "GET", "/v1/operator/log?from=x", ``, 400, "from", ""},
 		{"stream bad index", "GET", "/v1/event/stream?index=x", ``, 400, "index", ""},
 		{"stream empty topic", "GET", "/v1/event/stream?topic=:payments", ``, 400, "topic", ""},
+		{"log stream bad index", "GET", "/v1/operator/log/stream?index=x", ``, 400, "index", ""},
+		{"log stream empty topic", "GET", "/v1/operator/log/stream?topic=:payments", ``, 400, "topic", ""},
 		{"join malformed", "PUT", "/v1/operator/raft/join", `{"ID":`, 400, "body", ""},
 		{"join wrong type", "PUT", "/v1/operator/raft/join", `{"ID": 7}`, 400, "ID", ""},
 		{"join without ID", "PUT", "/v1/operator/raft/join", `{"RaftAddr":"r","HTTPAddr":"h"}`, 400, "ID", ""},
@@ -431,11 +433,12 @@ func TestIdempotencyKey(t *testing.T) {
 	}
 }
 
-func TestEventStream(t *testing.T) {
+// TestLogStream reads ordo's own events off /v1/operator/log/stream.
+func TestLogStream(t *testing.T) {
 	t.Parallel()
 	d := startAgent(t)
 	last := d.putNamespace(t, "before", "")
-	s := openStream(t, d.base+"/v1/event/stream?index=1")
+	s := openStream(t, d.base+"/v1/operator/log/stream?index=1")
 	// Archived frames first, in index order, up to the last write.
 	var seen []string
 	var prev uint64
@@ -474,10 +477,10 @@ func TestEventStream(t *testing.T) {
 	d.waitGauge(t, "ordo_event_streams_open", 0)
 }
 
-func TestEventStreamFromNow(t *testing.T) {
+func TestLogStreamFromNow(t *testing.T) {
 	t.Parallel()
 	d := startAgent(t)
-	s := openStream(t, d.base+"/v1/event/stream")
+	s := openStream(t, d.base+"/v1/operator/log/stream")
 	d.waitGauge(t, "ordo_event_streams_open", 1)
 	idx := d.putNamespace(t, "payments", "")
 	if f := s.nextFrame(t); f.Index != idx {
@@ -485,11 +488,11 @@ func TestEventStreamFromNow(t *testing.T) {
 	}
 }
 
-func TestEventStreamTopicFilter(t *testing.T) {
+func TestLogStreamTopicFilter(t *testing.T) {
 	t.Parallel()
 	d := startAgent(t)
 	d.putNamespace(t, "payments", "one")
-	s := openStream(t, d.base+"/v1/event/stream?index=1&topic=Namespace:payments")
+	s := openStream(t, d.base+"/v1/operator/log/stream?index=1&topic=Namespace:payments")
 	d.putNamespace(t, "billing", "")
 	if _, err := d.Pipeline().Run(context.Background(), "server.register", commands.Request{},
 		server.Register{ID: "payments", RaftAddr: "r", HTTPAddr: "h"}); err != nil {
@@ -515,13 +518,13 @@ func TestEventStreamTopicFilter(t *testing.T) {
 	}
 }
 
-func TestEventStreamHeartbeat(t *testing.T) {
+func TestLogStreamHeartbeat(t *testing.T) {
 	t.Parallel()
 	d := startAgent(t)
 	// agent.Config has no StreamHeartbeat, so serve the agent's parts from
 	// an httpapi.Server configured here.
 	base := serve(t, newAPI(t, d, httpapi.Config{StreamHeartbeat: 20 * time.Millisecond}))
-	s := openStream(t, base+"/v1/event/stream")
+	s := openStream(t, base+"/v1/operator/log/stream")
 	for range 3 {
 		if l := s.next(t); l != "{}" {
 			t.Fatalf("idle stream sent %q, want heartbeat {}", l)

@@ -18,6 +18,7 @@ type HTTPLimits = httplimit.Config
 // of one deadline for the whole answer.
 var streamRoutes = map[string]bool{
 	"GET /v1/event/stream":        true,
+	"GET /v1/operator/log/stream": true,
 	"GET /v1/client/fs/logs/{id}": true,
 	"GET /v1/operator/snapshot":   true,
 	"GET /v1/operator/log/export": true,

@@ -43,7 +43,7 @@ func validJSON(t *testing.T, sch *jsonschema.Schema, doc []byte) error {
 	return sch.Validate(v)
 }
 
-// TestEventStreamMatchesSchemas reads events off /v1/event/stream as a
+// TestEventStreamMatchesSchemas reads events off /v1/operator/log/stream as a
 // consumer does and validates each record against the record schema and
 // its payload against its type's schema, both as the API serves them
 // (GET /v1/events/schema/...): the schemas describe what really leaves.
@@ -68,7 +68,7 @@ func TestEventStreamMatchesSchemas(t *testing.T) {
 	record := compileSchema(t, get("/v1/events/schema/_record", http.StatusOK))
 	payloads := map[string]*jsonschema.Schema{}
 
-	s := openStream(t, d.base+"/v1/event/stream?index=1")
+	s := openStream(t, d.base+"/v1/operator/log/stream?index=1")
 	seen := map[string]int{}
 	for prev := uint64(0); prev < last; {
 		line := s.next(t)

@@ -19,6 +19,11 @@ type apiMetrics struct {
 	// and for applying it; readIndexRounds counts the requests to the leader.
 	readIndex       prometheus.Histogram
 	readIndexRounds prometheus.Counter
+	// nomadEvents counts the events /v1/event/stream sent, by topic;
+	// streamLater the payloads it read from a state later than their
+	// index (no history store, or one that could not serve the index).
+	nomadEvents *prometheus.CounterVec
+	streamLater prometheus.Counter
 }
 
 func newAPIMetrics(reg prometheus.Registerer) *apiMetrics {
@@ -30,7 +35,7 @@ func newAPIMetrics(reg prometheus.Registerer) *apiMetrics {
 		blocking: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "ordo_blocking_queries_open", Help: "Blocking queries waiting for a change."}),
 		streams: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "ordo_event_streams_open", Help: "Open /v1/event/stream connections."}),
+			Name: "ordo_event_streams_open", Help: "Open event streams (/v1/event/stream and /v1/operator/log/stream)."}),
 		followerReads: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "ordo_http_follower_reads_total", Help: "Default reads on a follower, by how they were answered (local, forwarded)."},
 			[]string{"answered"}),
@@ -39,9 +44,13 @@ func newAPIMetrics(reg prometheus.Registerer) *apiMetrics {
 			Buckets: prometheus.ExponentialBuckets(0.0001, 2, 16)}),
 		readIndexRounds: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "ordo_http_read_index_rounds_total", Help: "Read-index requests a follower sent the leader (shared by the reads waiting at once)."}),
+		nomadEvents: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "ordo_event_stream_events_total", Help: "Events /v1/event/stream sent, by topic."}, []string{"topic"}),
+		streamLater: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "ordo_event_stream_later_state_total", Help: "Event payloads /v1/event/stream read from a state later than their index, the past one not being served."}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.requests, m.blocking, m.streams, m.followerReads, m.readIndex, m.readIndexRounds)
+		reg.MustRegister(m.requests, m.blocking, m.streams, m.followerReads, m.readIndex, m.readIndexRounds, m.nomadEvents, m.streamLater)
 	}
 	return m
 }
@@ -56,6 +65,8 @@ func (m *apiMetrics) unregister() {
 	m.reg.Unregister(m.followerReads)
 	m.reg.Unregister(m.readIndex)
 	m.reg.Unregister(m.readIndexRounds)
+	m.reg.Unregister(m.nomadEvents)
+	m.reg.Unregister(m.streamLater)
 }
 
 // statusWriter records the status a handler wrote.

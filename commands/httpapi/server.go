@@ -210,7 +210,7 @@ func (s *Server) routes() {
 	s.membershipRoutes()                                  // membership.go: raft stats, remove-peer, transfer-leadership, autopilot
 	s.clusterRoutes()                                     // cluster.go: members, regions, node pools, scheduler config, search
 	// Local: every server holds the archive and knows its own state.
-	s.handle("GET /v1/event/stream", endpoint(s.eventStream))
+	s.eventStreamRoutes() // nomadstream.go: Nomad's event stream, and ordo's own at /v1/operator/log/stream
 	s.handle("GET /v1/operator/log", endpoint(s.operatorLog))
 	s.eventSchemaRoutes() // eventschema.go: the JSON Schemas of event types
 	// History files and decision re-runs (export.go, debug.go), from this server's archive.

@@ -318,8 +318,8 @@ func TestVariableSecretsNeverInClear(t *testing.T) {
 	if got.Items["password"] != secret {
 		t.Fatalf("read back %+v", got)
 	}
-	// The event stream from the start, up to the last write.
-	s := openStream(t, d.base+"/v1/event/stream?index=1")
+	// The log's stream from the start, up to the last write.
+	s := openStream(t, d.base+"/v1/operator/log/stream?index=1")
 	var streamed bytes.Buffer
 	for {
 		l := s.next(t)

@@ -170,7 +170,7 @@ func TestReplicationJoinRemove(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, addr+"/v1/event/stream?index=1", nil)
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, addr+"/v1/operator/log/stream?index=1", nil)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
