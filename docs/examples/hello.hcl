@@ -14,6 +14,12 @@ job "hello" {
   group "hello" {
     count = 1
 
+    # Healthy once running for 2 s (the default is 10 s), so that the
+    # deployment, and `ordo job run` following it, finish sooner.
+    update {
+      min_healthy_time = "2s"
+    }
+
     task "hello" {
       driver = "exec"
 

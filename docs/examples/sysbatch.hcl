@@ -18,7 +18,7 @@ job "cleanup" {
 
       config {
         command = "/bin/sh"
-        args    = ["-c", "echo cleaning ${NOMAD_META_dir} on ${node.unique.name}"]
+        args    = ["-c", "echo cleaning $NOMAD_META_dir on $(hostname)"]
       }
 
       resources {
