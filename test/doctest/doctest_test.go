@@ -1,0 +1,246 @@
+package doctest_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/ordoplane/ordo/storage/waittest"
+	"github.com/ordoplane/ordo/test/doctest"
+	"github.com/ordoplane/ordo/test/testlog"
+)
+
+// root is the repository, from this package's directory.
+const root = "../.."
+
+// docTimeout bounds one doc's script; the whole test stays well under a
+// minute because the docs run two at a time, one agent each.
+const docTimeout = 45 * time.Second
+
+// planOnly are the examples no doc runs on a dev agent, and why; every
+// other job file in docs/examples must be run by some doc's runnable block.
+var planOnly = map[string]string{
+	"docs/examples/web.hcl":            "three allocations on distinct hosts: the dev agent has one node",
+	"docs/examples/web.json":           "web.hcl as API JSON: three distinct hosts",
+	"docs/examples/csi/csi-plugin.hcl": "runs tools/csi-hostpath, built by test/csi, which runs it",
+	"docs/examples/csi/db.hcl":         "needs the csi-hostpath plugin and its volume (test/csi)",
+}
+
+// notJobs are the files in docs/examples that are not jobspecs.
+var notJobs = map[string]string{
+	"docs/examples/agent.hcl":                 "an agent file (cmd/ordo TestExampleAgentFileLimits reads it)",
+	"docs/examples/csi/volume.hcl":            "a volume spec (commands/csi and test/csi read it)",
+	"docs/examples/providers/cheap-cloud.hcl": "a launcher provider file (docs/launcher.md applies it)",
+}
+
+// TestDocs runs every runnable block of README.md and docs/*.md, one
+// bash per doc against its own dev agent, and fails naming the doc, line
+// and command of the first command that fails.
+func TestDocs(t *testing.T) {
+	docs, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs = append([]string{filepath.Join(root, "README.md")}, docs...)
+	for _, path := range docs {
+		name, _ := filepath.Rel(root, path)
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			script := readScript(t, path)
+			if script == nil {
+				return
+			}
+			addr := startAgent(t)
+			runScript(t, name, script, addr)
+		})
+	}
+}
+
+// TestExamples plans every jobspec in docs/examples on a dev agent, and
+// checks each is run by a doc or says why it cannot run on one.
+func TestExamples(t *testing.T) {
+	var scripts strings.Builder
+	docs, _ := filepath.Glob(filepath.Join(root, "docs", "*.md"))
+	for _, path := range append(docs, filepath.Join(root, "README.md")) {
+		if s := readScript(t, path); s != nil {
+			scripts.WriteString(s.Text)
+		}
+	}
+	var files []string
+	err := filepath.WalkDir(filepath.Join(root, "docs", "examples"), func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && (strings.HasSuffix(p, ".hcl") || strings.HasSuffix(p, ".json")) {
+			rel, _ := filepath.Rel(root, p)
+			files = append(files, filepath.ToSlash(rel))
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := startAgent(t)
+	for _, f := range files {
+		if notJobs[f] != "" {
+			continue
+		}
+		cmd := exec.Command(bin, "job", "plan", f)
+		cmd.Dir, cmd.Env = root, append(os.Environ(), "ORDO_ADDR="+addr)
+		out, err := cmd.CombinedOutput()
+		if code := cmd.ProcessState.ExitCode(); err != nil && code != 1 {
+			t.Errorf("ordo job plan %s: exit %d (want 0 or 1): %v\n%s", f, code, err, out)
+		}
+		if _, ok := planOnly[f]; !ok && !strings.Contains(scripts.String(), f) {
+			t.Errorf("%s: no doc runs it; run it in a ```sh block, or say in planOnly why a dev agent cannot", f)
+		}
+	}
+	for f := range planOnly {
+		if !slices.Contains(files, f) {
+			t.Errorf("planOnly names %s, which is not in docs/examples", f)
+		}
+	}
+}
+
+// readScript returns the script of path's runnable blocks, nil if none;
+// a block breaking the convention fails the test.
+func readScript(t *testing.T, path string) *doctest.Script {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	blocks, err := doctest.Blocks(f)
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	if !slices.ContainsFunc(blocks, doctest.Block.Runnable) {
+		return nil
+	}
+	return doctest.NewScript(blocks)
+}
+
+// bin is the ordo binary TestMain builds from the tree.
+var bin string
+
+// TestMain builds cmd/ordo once into a temporary directory of its own,
+// which the scripts get first on their PATH ($ORDO_BIN names a binary to
+// use instead).
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "doctest-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	bin = filepath.Join(dir, "ordo")
+	if b := os.Getenv("ORDO_BIN"); b != "" {
+		// A binary already built (make build), linked in as "ordo".
+		if abs, err := filepath.Abs(b); err != nil || os.Symlink(abs, bin) != nil {
+			fmt.Fprintf(os.Stderr, "ORDO_BIN %s: cannot link it\n", b)
+			os.Exit(1)
+		}
+	} else if out, err := exec.Command("go", "build", "-o", bin, "github.com/ordoplane/ordo/cmd/ordo").CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "go build cmd/ordo: %v\n%s", err, out)
+		os.RemoveAll(dir)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+var httpAddr = regexp.MustCompile(`HTTP Addr: (\S+)`)
+
+// startAgent starts `ordo agent -dev` on free loopback ports, waits until
+// its client's node is ready, and stops it when the test ends. It returns
+// the API's address as ORDO_ADDR takes it.
+func startAgent(t *testing.T) string {
+	t.Helper()
+	var log testlog.Buffer
+	cmd := exec.Command(bin, "agent", "-dev", "-http-addr", "127.0.0.1:0", "-raft-addr", "127.0.0.1:0", "-raft-timeout", "100ms")
+	cmd.Stdout, cmd.Stderr = &log, &log
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			_ = cmd.Process.Kill()
+			<-done
+		}
+	})
+	var addr string
+	waittest.For(t, 20*time.Second, "the dev agent's address", func() bool {
+		if m := httpAddr.FindStringSubmatch(log.String()); m != nil {
+			addr = "http://" + m[1]
+		}
+		return addr != ""
+	})
+	waittest.For(t, 20*time.Second, "the dev agent's node ready", func() bool {
+		resp, err := http.Get(addr + "/v1/nodes")
+		if err != nil {
+			return false
+		}
+		defer resp.Body.Close()
+		body, err := io.ReadAll(resp.Body)
+		return err == nil && resp.StatusCode == 200 && strings.Contains(string(body), `"Status":"ready"`)
+	})
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("agent log:\n%s", tail(log.String(), 40))
+		}
+	})
+	return addr
+}
+
+// runScript runs s with bash in a scratch directory that links docs/ (the
+// docs name examples as docs/examples/…), the ordo binary first on PATH
+// and ORDO_ADDR set.
+func runScript(t *testing.T, doc string, s *doctest.Script, addr string) {
+	t.Helper()
+	dir := t.TempDir()
+	docsDir, err := filepath.Abs(filepath.Join(root, "docs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(docsDir, filepath.Join(dir, "docs")); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), docTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "bash", "-e", "-c", s.Text, doc)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "ORDO_ADDR="+addr, "PATH="+filepath.Dir(bin)+string(os.PathListSeparator)+os.Getenv("PATH"))
+	var stdout, stderr testlog.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err = cmd.Run()
+	if err == nil {
+		return
+	}
+	if line, what, ok := s.Failure(stderr.String()); ok {
+		t.Errorf("%s:%d: %s\n--- output (last lines):\n%s\n--- stderr:\n%s", doc, line, what, tail(stdout.String(), 30), tail(stderr.String(), 30))
+		return
+	}
+	t.Errorf("%s: the script failed: %v (a timeout after %v?)\n--- output (last lines):\n%s\n--- stderr:\n%s", doc, err, docTimeout, tail(stdout.String(), 30), tail(stderr.String(), 30))
+}
+
+// tail returns the last n lines of s.
+func tail(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
