@@ -132,6 +132,7 @@ func Start(cfg Config) (a *Agent, err error) {
 		a.cfg.Name, _ = os.Hostname()
 	}
 	a.cfg.Region, a.cfg.Datacenter = cmp.Or(a.cfg.Region, "global"), cmp.Or(a.cfg.Datacenter, "dc1")
+	a.cfg.Scheduler.defaults() // before the API copies the config: /v1/agent/self shows what runs
 	a.log = cfg.Logger.With("server", a.id)
 	a.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 

@@ -10,6 +10,7 @@ import (
 	"github.com/ordoplane/ordo/commands/httpapi/httplimit"
 	"github.com/ordoplane/ordo/history/timetravel"
 	"github.com/ordoplane/ordo/processors/mirror"
+	"github.com/ordoplane/ordo/processors/plan"
 	"github.com/ordoplane/ordo/projections"
 	"github.com/ordoplane/ordo/storage/raftlog"
 )
@@ -192,8 +193,21 @@ type SchedulerConfig struct {
 	NackTimeout time.Duration `json:"NackTimeout"`
 	// NackDelay delays a nacked eval's first redelivery (later ones wait 20×); default 1s.
 	NackDelay time.Duration `json:"NackDelay"`
-	// RejectionTracker turns on the N11 plan rejection tracker; default off, as in Nomad.
-	RejectionTracker bool `json:"RejectionTracker"`
+	// PlanRejectionTracker is Nomad's server.plan_rejection_tracker
+	// block: a node whose plans are rejected too often is marked
+	// ineligible (N11); off by default, as in Nomad.
+	PlanRejectionTracker PlanRejectionTracker `json:"PlanRejectionTracker"`
+}
+
+// PlanRejectionTracker configures the plan rejection tracker (N11).
+type PlanRejectionTracker struct {
+	// Enabled turns it on; default off.
+	Enabled bool `json:"Enabled"`
+	// NodeThreshold is how many rejections of one node within NodeWindow
+	// mark it ineligible; default 15 (Nomad's 100 counts its retries).
+	NodeThreshold int `json:"NodeThreshold"`
+	// NodeWindow is how far back rejections count; default 10m.
+	NodeWindow time.Duration `json:"NodeWindow"`
 }
 
 func (c *SchedulerConfig) defaults() {
@@ -205,5 +219,12 @@ func (c *SchedulerConfig) defaults() {
 	}
 	if c.NackDelay <= 0 {
 		c.NackDelay = time.Second
+	}
+	def := plan.DefaultTrackerConfig()
+	if c.PlanRejectionTracker.NodeThreshold <= 0 {
+		c.PlanRejectionTracker.NodeThreshold = def.Threshold
+	}
+	if c.PlanRejectionTracker.NodeWindow <= 0 {
+		c.PlanRejectionTracker.NodeWindow = def.Window
 	}
 }

@@ -37,7 +37,8 @@ func (a *Agent) newScheduling(workers int) (*scheduling, error) {
 	}
 	src := &schedstate.Source{Store: a.store, Notifier: a.fsm.Notifier()}
 	tcfg := plan.DefaultTrackerConfig()
-	tcfg.Enabled = a.cfg.Scheduler.RejectionTracker
+	rt := a.cfg.Scheduler.PlanRejectionTracker // defaults filled by SchedulerConfig.defaults
+	tcfg.Enabled, tcfg.Threshold, tcfg.Window = rt.Enabled, rt.NodeThreshold, rt.NodeWindow
 	tracker, err := plan.NewTracker(tcfg)
 	if err != nil {
 		return nil, err

@@ -22,6 +22,8 @@ import (
 //	http_addr = "0.0.0.0:4646"
 //	raft_addr = "10.0.0.1:4647"
 //	log_level = "info"
+//	region     = "global"              # as Nomad's; ordo runs one region
+//	datacenter = "dc1"
 //
 //	server {
 //	  enabled          = true
@@ -29,6 +31,11 @@ import (
 //	  join             = ["10.0.0.2:4646", "10.0.0.3:4646"]
 //	  cluster_secret   = "…"           # the same on every server (agentconfig_cluster.go)
 //	  eval_gc_threshold = "1h"         # and batch_eval_, job_, node_, deployment_gc_threshold, job_gc_interval (docs/gc.md)
+//	  plan_rejection_tracker {         # (agentconfig_scheduler.go)
+//	    enabled = true
+//	    node_threshold = 100
+//	    node_window    = "5m"
+//	  }
 //	}
 //
 //	client {
@@ -92,6 +99,11 @@ type agentFile struct {
 	// Autopilot is the autopilot block (agentconfig_cluster.go).
 	Autopilot *autopilotBlock `hcl:"autopilot,block"`
 
+	// Region and Datacenter are the server's, as Nomad's agent file
+	// names them; default "global" and "dc1".
+	Region     *string `hcl:"region,optional"`
+	Datacenter *string `hcl:"datacenter,optional"`
+
 	// path is the file's name, for error messages.
 	path string
 }
@@ -112,6 +124,9 @@ type serverBlock struct {
 	NodeGCThreshold       *string `hcl:"node_gc_threshold,optional"`
 	DeploymentGCThreshold *string `hcl:"deployment_gc_threshold,optional"`
 	JobGCInterval         *string `hcl:"job_gc_interval,optional"`
+	// PlanRejectionTracker is Nomad's plan_rejection_tracker block
+	// (agentconfig_scheduler.go).
+	PlanRejectionTracker *planRejectionTrackerBlock `hcl:"plan_rejection_tracker,block"`
 }
 
 // applyGC sets the GC settings of the server block; errors name the field.
@@ -309,6 +324,8 @@ func (f *agentFile) applyTo(c *agent.Config) error {
 	setString(&c.Name, f.Name)
 	setString(&c.HTTPAddr, f.HTTPAddr)
 	setString(&c.RaftAddr, f.RaftAddr)
+	setString(&c.Region, f.Region)
+	setString(&c.Datacenter, f.Datacenter)
 	if s := f.Server; s != nil {
 		if s.Enabled != nil {
 			c.Server = *s.Enabled
@@ -334,6 +351,11 @@ func (f *agentFile) applyTo(c *agent.Config) error {
 		}
 		if err := s.applyClusterSecret(c, f.path); err != nil { // agentconfig_cluster.go
 			return err
+		}
+		if t := s.PlanRejectionTracker; t != nil {
+			if err := t.applyTo(&c.Scheduler.PlanRejectionTracker, f.path); err != nil {
+				return err
+			}
 		}
 	}
 	if f.Autopilot != nil {

@@ -16,6 +16,7 @@ import (
 	"github.com/ordoplane/ordo/processors/defaults"
 	"github.com/ordoplane/ordo/processors/scheduler"
 	"github.com/ordoplane/ordo/projections/evals"
+	"github.com/ordoplane/ordo/projections/nodes"
 )
 
 // States gives the applier the latest state.
@@ -240,6 +241,11 @@ func (a *Applier) commit(ctx context.Context, job *commitJob) response {
 		a.metrics.rejected.Inc()
 		log.Info("plan rejected at apply", "reason", conflict.Reason)
 		res = Result{RejectedNodes: nodeIDs(commit.NodeIndexes), RefreshIndex: out.Index}
+		// The node whose change refused the commit counts as a rejection,
+		// as the nodes refused while verifying do (tracker.go).
+		if conflict.Precondition.Table == nodes.Table && a.cfg.Tracker.Add(conflict.Precondition.Key, a.cfg.Clock.Now()) {
+			a.markIneligible(ctx, log, []string{conflict.Precondition.Key})
+		}
 		return response{res: res, index: out.Index}
 	}
 	if err != nil {
@@ -253,8 +259,14 @@ func (a *Applier) commit(ctx context.Context, job *commitJob) response {
 		log.Info("plan partly committed", "rejected_nodes", res.RejectedNodes, "reasons", res.Reasons)
 	}
 	a.metrics.placed.Add(float64(len(res.Placements)))
-	for _, id := range res.IneligibleNodes {
-		// N11: a node the tracker names for too many rejections.
+	a.markIneligible(ctx, log, res.IneligibleNodes)
+	return response{res: res, index: out.Index}
+}
+
+// markIneligible marks ineligible the nodes the rejection tracker named
+// for too many plan rejections (N11).
+func (a *Applier) markIneligible(ctx context.Context, log *slog.Logger, ids []string) {
+	for _, id := range ids {
 		if _, err := a.cfg.Pipeline.Run(ctx, "node.eligibility", commands.Request{Actor: "system:plan-applier"},
 			node.UpdateEligibility{ID: id, Eligibility: events.NodeIneligible}); err != nil {
 			log.Warn("marking node ineligible failed", "node_id", id, "err", err)
@@ -262,7 +274,6 @@ func (a *Applier) commit(ctx context.Context, job *commitJob) response {
 			log.Warn("node marked ineligible after repeated plan rejections", "node_id", id)
 		}
 	}
-	return response{res: res, index: out.Index}
 }
 
 // movesRefused counts and reports the nodes res refused because the plan

@@ -3,6 +3,7 @@ package plan
 import (
 	"errors"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/ordoplane/ordo/processors/scheduler"
@@ -51,9 +52,11 @@ func (c TrackerConfig) Validate() error {
 
 // Tracker counts plan rejections per node in a sliding window and names
 // the nodes rejected too often, rate limited. Time is an input: every call
-// takes now, so tests drive it without sleeping. A Tracker is used by the
-// one plan applier goroutine; it is not safe for concurrent use.
+// takes now, so tests drive it without sleeping. It is safe for
+// concurrent use: the applier counts rejections found while verifying one
+// plan and those found at apply of the previous one at the same time.
 type Tracker struct {
+	mu     sync.Mutex
 	cfg    TrackerConfig
 	nodes  map[string][]time.Time // rejection times, oldest first
 	tokens float64
@@ -78,6 +81,12 @@ func (t *Tracker) Add(node string, now time.Time) bool {
 	if !t.Enabled() {
 		return false
 	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.addLocked(node, now)
+}
+
+func (t *Tracker) addLocked(node string, now time.Time) bool {
 	times := t.prune(t.nodes[node], now)
 	times = append(times, now)
 	t.nodes[node] = times
@@ -94,12 +103,17 @@ func (t *Tracker) Add(node string, now time.Time) bool {
 // Observe records every node the result rejected for a fault of its own,
 // in order, and returns the ones to mark ineligible.
 func (t *Tracker) Observe(r *Result, now time.Time) []string {
+	if !t.Enabled() {
+		return nil
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	var out []string
 	for _, id := range r.RejectedNodes {
 		if r.Reasons[id] == ReasonAllocElsewhere {
 			continue // the plan's fault, not the node's
 		}
-		if t.Add(id, now) {
+		if t.addLocked(id, now) {
 			out = append(out, id)
 		}
 	}
@@ -111,6 +125,8 @@ func (t *Tracker) Count(node string, now time.Time) int {
 	if !t.Enabled() {
 		return 0
 	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	return len(t.prune(t.nodes[node], now))
 }
 
