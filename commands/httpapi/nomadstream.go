@@ -18,6 +18,7 @@ import (
 	"github.com/ordoplane/ordo/projections/evals"
 	"github.com/ordoplane/ordo/projections/jobs"
 	"github.com/ordoplane/ordo/projections/namespaces"
+	"github.com/ordoplane/ordo/projections/nodepools"
 	"github.com/ordoplane/ordo/projections/nodes"
 	"github.com/ordoplane/ordo/storage/archive"
 	"github.com/ordoplane/ordo/storage/kv"
@@ -277,6 +278,11 @@ func (s *Server) nomadEvent(v projections.View, ref nomadevents.Ref) (nomadevent
 		}
 	case nomadevents.TopicNode:
 		entity, err = nodes.Get(v, ref.Key)
+	case nomadevents.TopicNodePool:
+		var p *nodepools.NodePool
+		if p, err = nodepools.Get(v, ref.Key); err == nil {
+			entity = poolShape(p)
+		}
 	case nomadevents.TopicNamespace:
 		entity, err = namespaces.Get(v, ref.Key)
 	case nomadevents.TopicACLToken:

@@ -2,6 +2,8 @@ package compat
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -59,6 +61,10 @@ func TestEventStreamNomadShape(t *testing.T) {
 	web.Update = &api.UpdateStrategy{MinHealthyTime: pointer(time.Millisecond), HealthyDeadline: pointer(time.Minute)}
 	testagent.Register(t, c, web)
 	testagent.Register(t, c, serviceJob("other", 1))
+	testagent.Register(t, c, serviceJob("other", 2)) // version 1
+	if _, err := c.NodePools().Register(&api.NodePool{Name: "gpu"}, nil); err != nil {
+		t.Fatal(err)
+	}
 	var ids []string
 	testagent.WaitFor(t, testagent.ServerTimeout, "web's two allocations", func() bool {
 		list, _, err := c.Jobs().Allocations("web", false, nil)
@@ -146,6 +152,12 @@ func TestEventStreamNomadShape(t *testing.T) {
 				t.Fatalf("%s %s: Deployment() = %v, %v; payload %v", e.Type, e.Key, d, err, e.Payload)
 			}
 			id = d.ID
+		case api.TopicNodePool:
+			p, err := e.NodePool()
+			if err != nil || p == nil {
+				t.Fatalf("%s %s: NodePool() = %v, %v; payload %v", e.Type, e.Key, p, err, e.Payload)
+			}
+			id = p.Name
 		case api.TopicNode:
 			n, err := e.Node()
 			if err != nil || n == nil {
@@ -161,7 +173,7 @@ func TestEventStreamNomadShape(t *testing.T) {
 	}
 	for _, want := range []string{"Job/JobRegistered", "Job/JobDeregistered", "Evaluation/JobRegistered",
 		"Allocation/PlanResult", "Allocation/AllocationUpdated", "Deployment/JobRegistered",
-		"Node/NodeRegistration", "Node/NodeDrain"} {
+		"Node/NodeRegistration", "Node/NodeDrain", "NodePool/NodePoolUpserted"} {
 		if !types[want] {
 			t.Errorf("no %s event; saw %v", want, types)
 		}
@@ -184,13 +196,24 @@ func TestEventStreamNomadShape(t *testing.T) {
 		t.Fatalf("topic=Job:web: %d events, stop seen %v", len(evs), stopped)
 	}
 
-	// A purged job's event carries the job as it was.
+	// Each event carries the job as it stood at its index: versions 0
+	// and 1, then the purge, with the job as it was before it.
+	evs, _ = upTo(map[api.Topic][]string{api.TopicJob: {"other"}}, 0)
+	var seen []string
+	for _, e := range evs {
+		j, deleted, err := e.DeregisteredJob()
+		if err != nil || j == nil || *j.ID != "other" {
+			t.Fatalf("%s: %v %v", e.Type, j, err)
+		}
+		seen = append(seen, fmt.Sprintf("%s v%d deleted=%v", e.Type, *j.Version, deleted))
+	}
+	if got := strings.Join(seen, ", "); got != "JobRegistered v0 deleted=false, JobRegistered v1 deleted=false, JobDeregistered v1 deleted=true" {
+		t.Fatalf("other's events: %s", got)
+	}
+	// index=N starts at N, as Nomad's: the purge's own frame first.
 	evs, first = upTo(map[api.Topic][]string{api.TopicJob: {"other"}}, last)
 	if first != last || len(evs) != 1 || evs[0].Type != "JobDeregistered" {
 		t.Fatalf("index=%d: first frame %d, events %+v", last, first, evs)
-	}
-	if j, deleted, err := evs[0].DeregisteredJob(); err != nil || j == nil || *j.ID != "other" || !deleted {
-		t.Fatalf("purged job: %v deleted=%v %v", j, deleted, err)
 	}
 
 	// topic=Allocation:web matches web's allocations by their FilterKeys.
