@@ -44,6 +44,14 @@ func (l *log) append(payloads ...events.Payload) uint64 {
 	return l.index
 }
 
+// register commits job with its pending eval ev, as a job register does,
+// and records the entry's index as ev's modify index.
+func (l *log) register(job *events.Job, ev *events.Evaluation) uint64 {
+	l.t.Helper()
+	ev.ModifyIndex = l.append(&events.JobRegistered{Job: *job}, &events.EvalsUpserted{Evals: []events.Evaluation{*ev}})
+	return ev.ModifyIndex
+}
+
 // compute runs the scheduler on the current state, as a worker does.
 func (l *log) compute(ev *events.Evaluation) *scheduler.Plan {
 	l.t.Helper()
@@ -173,7 +181,7 @@ func TestRerunBlockedPlan(t *testing.T) {
 	l.append(readyNode("n1", 1000), readyNode("n2", 600))
 	job := schedulertest.Job("big", events.JobTypeService, 5)
 	ev := pendingEval("e-2", "big")
-	ev.ModifyIndex = l.append(&events.JobRegistered{Job: *job}, &events.EvalsUpserted{Evals: []events.Evaluation{ev}})
+	l.register(job, &ev)
 	p := l.compute(&ev)
 	if !p.CreateBlockedEval || len(p.FailedTGAllocs) == 0 {
 		t.Fatalf("plan = %+v, want failed placements", p)

@@ -22,7 +22,7 @@ func TestMigrateMarkIsTheTrigger(t *testing.T) {
 	l.append(readyNode("n1", 1000), readyNode("n2", 1000))
 	job := schedulertest.Job("web", events.JobTypeService, 1)
 	first := pendingEval("e-1", "web")
-	first.ModifyIndex = l.append(&events.JobRegistered{Job: *job}, &events.EvalsUpserted{Evals: []events.Evaluation{first}})
+	l.register(job, &first)
 	p := l.compute(&first)
 	if len(p.Placements) != 1 {
 		t.Fatalf("first plan places %d", len(p.Placements))
