@@ -179,7 +179,9 @@ type ExecRequest struct {
 	Command []string
 	TTY     bool
 	// Stdin is sent to the command until it ends; nil sends nothing and
-	// closes the command's stdin at once.
+	// closes the command's stdin at once. A read of Stdin blocked when the
+	// command exits is left to return on its own (a terminal's read cannot
+	// be interrupted); what it returns is dropped.
 	Stdin          io.Reader
 	Stdout, Stderr io.Writer
 	// Resize carries terminal sizes to send; optional.
@@ -217,8 +219,8 @@ func (c *Client) Exec(ctx context.Context, req ExecRequest) (int, error) {
 	}
 	var wg sync.WaitGroup
 	defer wg.Wait()
-	defer cancel() // runs before wg.Wait: the senders end
-	wg.Go(func() { execSendStdin(ctx, req.Stdin, send) })
+	defer cancel()                         // runs before wg.Wait: the heartbeat ends
+	go execSendStdin(ctx, req.Stdin, send) // not joined: see ExecRequest.Stdin
 	wg.Go(func() {
 		t := time.NewTicker(execHeartbeat)
 		defer t.Stop()

@@ -67,6 +67,7 @@ func newAllocCommand(g *globals) *cobra.Command {
 		Short: "Interact with allocations",
 	}
 	cmd.AddCommand(newAllocStatusCommand(g), newAllocStopCommand(g), newAllocLogsCommand(g))
+	cmd.AddCommand(newAllocExecCommand(g), newAllocFSCommand(g), newAllocRestartCommand(g), newAllocSignalCommand(g)) // allocexec.go, allocfs.go, alloclifecycle.go
 	return cmd
 }
 

@@ -160,6 +160,10 @@ func normalizeArgs(args []string) []string {
 			copy(out[i:], args[i:])
 			break
 		}
+		if a == "exec" && i > 0 && out[i-1] == "alloc" { // allocexec.go: the command's arguments are kept
+			out[i] = a
+			return append(out[:i+1], normalizeExecArgs(args[i+1:])...)
+		}
 		if len(a) > 2 && a[0] == '-' && a[1] != '-' && !isNegativeNumber(a) {
 			a = "-" + a
 		}

@@ -1,0 +1,128 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"os/signal"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ordoplane/ordo/api"
+)
+
+// fsFollowInterval is how often alloc fs -f reads a file again for what
+// was appended.
+const fsFollowInterval = 500 * time.Millisecond
+
+func newAllocFSCommand(g *globals) *cobra.Command {
+	var stat, follow bool
+	cmd := &cobra.Command{
+		Use:   "fs [flags] <alloc-id> [path]",
+		Short: "List, stat or print files of an allocation's directory",
+		Long: `Show the allocation's directory on its node, through the server: a
+directory's entries (mode, size, modification time, name), or a file's
+bytes. The path is relative to the allocation's directory (default "/"):
+alloc/logs holds the tasks' logs, <task>/local a task's local directory.
+Paths that climb out of the directory, links that lead out of it, and
+the tasks' secrets directories are refused.
+
+  -stat   show the file's (or directory's) own entry instead
+  -f      print the file and keep printing what is appended, until
+          interrupted`,
+		Args: cobra.RangeArgs(1, 2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := g.client()
+			if err != nil {
+				return err
+			}
+			a, err := readAlloc(cmd.Context(), c, args[0])
+			if err != nil {
+				return err
+			}
+			p := "/"
+			if len(args) == 2 {
+				p = args[1]
+			}
+			var info api.AllocFileInfo
+			if err := c.Get(cmd.Context(), api.Pathf("/v1/client/fs/stat/%s", a.ID), url.Values{"path": {p}}, &info); err != nil {
+				return fmt.Errorf("stat %s in allocation %s: %w", p, a.ID, err)
+			}
+			w := cmd.OutOrStdout()
+			d := g.display()
+			switch {
+			case stat:
+				return printFileInfos(w, d, []api.AllocFileInfo{info})
+			case info.IsDir && follow:
+				return fmt.Errorf("%s is a directory: -f follows a file", p)
+			case info.IsDir:
+				var list []api.AllocFileInfo
+				if err := c.Get(cmd.Context(), api.Pathf("/v1/client/fs/ls/%s", a.ID), url.Values{"path": {p}}, &list); err != nil {
+					return fmt.Errorf("list %s in allocation %s: %w", p, a.ID, err)
+				}
+				return printFileInfos(w, d, list)
+			}
+			ctx := cmd.Context()
+			if follow {
+				var stop context.CancelFunc
+				ctx, stop = signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+				defer stop()
+			}
+			err = catFile(ctx, c, a.ID, p, w, follow)
+			if follow && ctx.Err() != nil && cmd.Context().Err() == nil {
+				return nil // interrupted: the normal end of -f
+			}
+			return err
+		},
+	}
+	cmd.Flags().BoolVar(&stat, "stat", false, "show the file's entry instead of its contents")
+	cmd.Flags().BoolVarP(&follow, "f", "f", false, "keep printing what is appended to the file")
+	return cmd
+}
+
+// printFileInfos writes entries as Nomad's alloc fs does.
+func printFileInfos(w io.Writer, d display, list []api.AllocFileInfo) error {
+	rows := make([][]string, 0, len(list))
+	for _, f := range list {
+		name := f.Name
+		if f.IsDir {
+			name += "/"
+		}
+		rows = append(rows, []string{f.FileMode, humanBytes(f.Size), d.when(f.ModTime), name})
+	}
+	return printTable(w, []string{"Mode", "Size", "Modified Time", "Name"}, rows)
+}
+
+// catFile copies file p of allocation id to w; with follow it then reads
+// what is appended every fsFollowInterval until ctx ends.
+func catFile(ctx context.Context, c *api.Client, id, p string, w io.Writer, follow bool) error {
+	var offset int64
+	for {
+		q := url.Values{"path": {p}, "offset": {strconv.FormatInt(offset, 10)}}
+		body, err := c.Stream(ctx, api.Pathf("/v1/client/fs/readat/%s", id), q)
+		if err != nil {
+			return fmt.Errorf("read %s in allocation %s: %w", p, id, err)
+		}
+		n, err := io.Copy(w, body)
+		body.Close()
+		offset += n
+		if err != nil {
+			return fmt.Errorf("read %s in allocation %s: %w", p, id, err)
+		}
+		if !follow {
+			return nil
+		}
+		t := time.NewTimer(fsFollowInterval)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
+}
