@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/segmentio/ksuid"
 
 	"github.com/ordoplane/ordo/clock"
 	"github.com/ordoplane/ordo/events"
@@ -22,7 +21,7 @@ import (
 	"github.com/ordoplane/ordo/storage/raftlog"
 )
 
-// IDs mints unique ids (ksuids on a live server).
+// IDs mints unique ids (NewUUID's on a live server).
 type IDs func() string
 
 // Decision is what a command decided: the payloads of the events to append
@@ -127,7 +126,7 @@ type PipelineConfig struct {
 	Applied func() uint64
 	// Clock is the leader clock; default clock.System{}.
 	Clock clock.Clock
-	// IDs mints ids; default ksuid.
+	// IDs mints ids; default NewUUID.
 	IDs IDs
 	// Leader, when set, gates decisions: a command is decided only once
 	// this server leads with every earlier entry applied, and an answer
@@ -151,7 +150,7 @@ func NewPipeline(cfg PipelineConfig) (*Pipeline, error) {
 		cfg.Clock = clock.System{}
 	}
 	if cfg.IDs == nil {
-		cfg.IDs = func() string { return ksuid.New().String() }
+		cfg.IDs = NewUUID
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
