@@ -30,17 +30,8 @@ func (s *Server) deploymentAllocs(w http.ResponseWriter, r *http.Request) error 
 		return err
 	}
 	s.query(w, r, deploymentAllocTables, func(v projections.View) (any, error) {
-		d, err := deployments.Resolve(v, id)
-		var amb *projections.AmbiguousError
-		switch {
-		case errors.Is(err, projections.ErrNotFound):
-			return nil, &commands.NotFoundError{Kind: "deployment", ID: id}
-		case errors.As(err, &amb):
-			return nil, commands.Invalid("id", "%v", amb)
-		case err != nil:
-			return nil, err
-		}
-		if err := s.authorizeNamespace(r, d.Namespace, policy.CapReadJob); err != nil {
+		d, err := s.readDeployment(v, r, id)
+		if err != nil {
 			return nil, err
 		}
 		list, err := allocs.ByJob(v, d.Namespace, d.JobID)
@@ -53,4 +44,21 @@ func (s *Server) deploymentAllocs(w http.ResponseWriter, r *http.Request) error 
 		return stubs(mine, err)
 	})
 	return nil
+}
+
+// readDeployment returns the deployment named by id or unique prefix, once
+// the caller may read jobs in its namespace: a 404 for none, a 400 for an
+// ambiguous prefix.
+func (s *Server) readDeployment(v projections.View, r *http.Request, id string) (*deployments.Deployment, error) {
+	d, err := deployments.Resolve(v, id)
+	var amb *projections.AmbiguousError
+	switch {
+	case errors.Is(err, projections.ErrNotFound):
+		return nil, &commands.NotFoundError{Kind: "deployment", ID: id}
+	case errors.As(err, &amb):
+		return nil, commands.Invalid("id", "%v", amb)
+	case err != nil:
+		return nil, err
+	}
+	return d, s.authorizeNamespace(r, d.Namespace, policy.CapReadJob)
 }

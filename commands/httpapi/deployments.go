@@ -66,17 +66,7 @@ func (s *Server) getDeployment(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	s.query(w, r, deploymentTables, func(v projections.View) (any, error) {
-		d, err := deployments.Resolve(v, id)
-		var amb *projections.AmbiguousError
-		switch {
-		case errors.Is(err, projections.ErrNotFound):
-			return nil, &commands.NotFoundError{Kind: "deployment", ID: id}
-		case errors.As(err, &amb):
-			return nil, commands.Invalid("id", "%v", amb)
-		case err != nil:
-			return nil, err
-		}
-		return d, s.authorizeNamespace(r, d.Namespace, policy.CapReadJob)
+		return s.readDeployment(v, r, id) // deploymentallocs.go
 	})
 	return nil
 }
