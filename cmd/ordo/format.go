@@ -68,11 +68,15 @@ func (d display) whenNS(ns int64) string {
 }
 
 // timestamp returns t as an RFC 3339 UTC timestamp followed by how long ago
-// it was ("2026-01-02T15:04:05Z (2m ago)"); "" for the zero time. Detail
-// views use it where a bare relative time would lose the date.
+// it was ("2026-01-02T15:04:05Z (2m ago)"), the timestamp alone under
+// -verbose; "" for the zero time. Detail views use it where a bare
+// relative time would lose the date.
 func (d display) timestamp(t time.Time) string {
 	if t.IsZero() || t.UnixNano() == 0 {
 		return ""
+	}
+	if d.verbose {
+		return t.UTC().Format(time.RFC3339)
 	}
 	return t.UTC().Format(time.RFC3339) + " (" + relativeTime(t, d.now) + ")"
 }
@@ -167,7 +171,7 @@ type outputFlags struct {
 func addOutputFlags(cmd *cobra.Command) *outputFlags {
 	o := &outputFlags{}
 	cmd.Flags().BoolVar(&o.json, "json", false, "print the server's answer as JSON")
-	cmd.Flags().StringVarP(&o.template, "t", "", "", "print the server's answer through this Go template (text/template)")
+	cmd.Flags().StringVarP(&o.template, "t", "t", "", "print the server's answer through this Go template (text/template)")
 	return o
 }
 

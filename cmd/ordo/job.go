@@ -7,12 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -52,35 +50,6 @@ type cliJob struct {
 type cliJobSummary struct {
 	Summary  map[string]map[string]int
 	Children *struct{ Pending, Running, Dead int64 }
-}
-
-// cliJobAlloc is an allocation as GET /v1/job/<id>/allocations lists it.
-type cliJobAlloc struct {
-	ID            string
-	NodeID        string
-	TaskGroup     string
-	JobVersion    uint64
-	DesiredStatus string
-	ClientStatus  string
-	CreateTime    int64
-	ModifyTime    int64
-}
-
-// cliJobDeployment is a deployment as GET /v1/job/<id>/deployment answers it.
-type cliJobDeployment struct {
-	ID                string
-	JobVersion        uint64
-	Status            string
-	StatusDescription string
-}
-
-// cliJobEval is what `job run` follows of GET /v1/evaluation/<id>.
-type cliJobEval struct {
-	ID                string
-	Status            string
-	StatusDescription string
-	BlockedEval       string
-	FailedTGAllocs    map[string]json.RawMessage
 }
 
 func newJobCommand(g *globals) *cobra.Command {
@@ -142,7 +111,10 @@ func newJobRunCommand(g *globals) *cobra.Command {
 
 The jobspec is parsed and validated locally (HCL, or Nomad's API JSON for a
 .json file), then registered. Unless -detach is given, the evaluation is
-followed until it finishes.`,
+followed until it finishes, printing each allocation it places, and then
+the deployment it starts until that ends. When allocations could not be
+placed, the reasons are printed (nodes filtered by which constraint,
+resources exhausted) and the exit code is 2; a failed deployment exits 1.`,
 		Args: oneArg("<file>"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			job, err := readJobspec(args[0])
@@ -177,7 +149,8 @@ followed until it finishes.`,
 			if detach {
 				return nil
 			}
-			return monitorEval(cmd.Context(), c, w, out.EvalID, out.Index)
+			m := &evalMonitor{c: c, w: w, d: g.display(), tty: isTerminal(w)}
+			return m.monitor(cmd.Context(), out.EvalID, out.Index, false)
 		},
 	}
 	cmd.Flags().BoolVar(&detach, "detach", false, "print the evaluation id and return without following it")
@@ -185,40 +158,12 @@ followed until it finishes.`,
 	return cmd
 }
 
-// monitorEval follows evaluation id with blocking queries from index until
-// it is no longer pending, printing each status it sees. A server without
-// the evaluation endpoint ends the watch quietly.
+// monitorEval follows evaluation id from index, and the deployment it
+// starts, as `job run` does (jobmonitor.go): placement lines, status
+// changes, the reasons of a placement failure (exit code 2).
 func monitorEval(ctx context.Context, c *api.Client, w io.Writer, id string, index uint64) error {
-	last := ""
-	for {
-		var e cliJobEval
-		meta, err := c.Query(ctx, api.Pathf("/v1/evaluation/%s", id), &api.QueryOptions{Index: index, Wait: 30 * time.Second}, &e)
-		if err != nil {
-			if api.IsNotFound(err) {
-				return nil
-			}
-			return fmt.Errorf("follow evaluation %q: %w", id, err)
-		}
-		if meta.LastIndex > index {
-			index = meta.LastIndex
-		}
-		if e.Status != last {
-			fmt.Fprintf(w, "Evaluation status: %s\n", e.Status)
-			last = e.Status
-		}
-		if e.Status != events.EvalStatusPending {
-			for _, tg := range slices.Sorted(maps.Keys(e.FailedTGAllocs)) {
-				fmt.Fprintf(w, "Task group %q failed to place all allocations\n", tg)
-			}
-			if e.BlockedEval != "" {
-				fmt.Fprintf(w, "Evaluation %q waits for capacity\n", e.BlockedEval)
-			}
-			if e.Status == events.EvalStatusFailed {
-				return fmt.Errorf("evaluation %q failed: %s", id, e.StatusDescription)
-			}
-			return nil
-		}
-	}
+	m := &evalMonitor{c: c, w: w, d: display{now: time.Now()}, tty: isTerminal(w)}
+	return m.monitor(ctx, id, index, false)
 }
 
 // resolveJob returns the id of the job idOrPrefix names: the job with that
@@ -252,7 +197,7 @@ func resolveJob(cmd *cobra.Command, c *api.Client, idOrPrefix string) (string, e
 }
 
 func newJobStatusCommand(g *globals) *cobra.Command {
-	var asJSON bool
+	var out *outputFlags
 	cmd := &cobra.Command{
 		Use:   "status [flags] [<id>]",
 		Short: "List jobs, or show one with its summary, allocations and latest deployment",
@@ -263,13 +208,17 @@ func newJobStatusCommand(g *globals) *cobra.Command {
 				return err
 			}
 			w := cmd.OutOrStdout()
+			machine, err := out.active()
+			if err != nil {
+				return err
+			}
 			var raw json.RawMessage
 			if len(args) == 0 {
 				if err := c.Get(cmd.Context(), "/v1/jobs", jobQuery(cmd), &raw); err != nil {
 					return fmt.Errorf("list jobs: %w", err)
 				}
-				if asJSON {
-					return printJSON(w, raw)
+				if machine {
+					return out.write(w, raw)
 				}
 				var list []cliJobStub
 				if err := json.Unmarshal(raw, &list); err != nil {
@@ -284,17 +233,17 @@ func newJobStatusCommand(g *globals) *cobra.Command {
 			if err := c.Get(cmd.Context(), api.Pathf("/v1/job/%s", id), jobQuery(cmd), &raw); err != nil {
 				return fmt.Errorf("read job %q: %w", id, err)
 			}
-			if asJSON {
-				return printJSON(w, raw)
+			if machine {
+				return out.write(w, raw)
 			}
 			var j cliJob
 			if err := json.Unmarshal(raw, &j); err != nil {
 				return fmt.Errorf("decode job %q: %w", id, err)
 			}
-			return showJob(cmd, c, w, &j)
+			return showJob(cmd, c, w, g.display(), &j)
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print the server's JSON answer")
+	out = addOutputFlags(cmd)
 	return cmd
 }
 
@@ -316,80 +265,6 @@ func submitTime(ns int64) string {
 		return "<none>"
 	}
 	return time.Unix(0, ns).UTC().Format(time.RFC3339)
-}
-
-// showJob writes `ordo job status <id>`: the job, its summary, and, when
-// the server has those endpoints, its latest deployment and allocations.
-func showJob(cmd *cobra.Command, c *api.Client, w io.Writer, j *cliJob) error {
-	periodic := j.Periodic != nil && j.Periodic.Enabled
-	param := j.ParameterizedJob != nil && !j.Dispatched
-	pairs := []pair{
-		{"ID", j.ID},
-		{"Name", j.Name},
-		{"Submit Date", submitTime(j.SubmitTime)},
-		{"Type", j.Type},
-		{"Priority", strconv.Itoa(j.Priority)},
-		{"Datacenters", strings.Join(j.Datacenters, ",")},
-		{"Namespace", j.Namespace},
-		{"Node Pool", j.NodePool},
-		{"Status", j.Status},
-		{"Periodic", strconv.FormatBool(periodic)},
-		{"Parameterized", strconv.FormatBool(param)},
-		{"Version", strconv.FormatUint(j.Version, 10)},
-	}
-	if j.ParentID != "" {
-		pairs = append(pairs, pair{"Parent ID", j.ParentID})
-	}
-	if err := printPairs(w, pairs); err != nil {
-		return err
-	}
-	q := jobQuery(cmd)
-	var sum cliJobSummary
-	if err := c.Get(cmd.Context(), api.Pathf("/v1/job/%s/summary", j.ID), q, &sum); err != nil {
-		return fmt.Errorf("read summary of job %q: %w", j.ID, err)
-	}
-	if sum.Children != nil && (periodic || param) {
-		fmt.Fprintf(w, "\nChildren Job Summary\n")
-		if err := printTable(w, []string{"Pending", "Running", "Dead"}, [][]string{{
-			strconv.FormatInt(sum.Children.Pending, 10), strconv.FormatInt(sum.Children.Running, 10),
-			strconv.FormatInt(sum.Children.Dead, 10)}}); err != nil {
-			return err
-		}
-	}
-	if len(sum.Summary) > 0 {
-		fmt.Fprintf(w, "\nSummary\n")
-		cols := []string{"Queued", "Starting", "Running", "Failed", "Complete", "Lost", "Unknown"}
-		var rows [][]string
-		for _, tg := range slices.Sorted(maps.Keys(sum.Summary)) {
-			row := []string{tg}
-			for _, col := range cols {
-				row = append(row, strconv.Itoa(sum.Summary[tg][col]))
-			}
-			rows = append(rows, row)
-		}
-		if err := printTable(w, append([]string{"Task Group"}, cols...), rows); err != nil {
-			return err
-		}
-	}
-	var d cliJobDeployment
-	if err := c.Get(cmd.Context(), api.Pathf("/v1/job/%s/deployment", j.ID), q, &d); err == nil && d.ID != "" {
-		fmt.Fprintf(w, "\nLatest Deployment\n")
-		if err := printPairs(w, []pair{{"ID", d.ID}, {"Job Version", strconv.FormatUint(d.JobVersion, 10)},
-			{"Status", d.Status}, {"Description", orNone(d.StatusDescription)}}); err != nil {
-			return err
-		}
-	}
-	var allocs []cliJobAlloc
-	if err := c.Get(cmd.Context(), api.Pathf("/v1/job/%s/allocations", j.ID), q, &allocs); err == nil && len(allocs) > 0 {
-		fmt.Fprintf(w, "\nAllocations\n")
-		rows := make([][]string, len(allocs))
-		for i, a := range allocs {
-			rows[i] = []string{a.ID, a.NodeID, a.TaskGroup, strconv.FormatUint(a.JobVersion, 10), a.DesiredStatus,
-				a.ClientStatus, submitTime(a.ModifyTime)}
-		}
-		return printTable(w, []string{"ID", "Node ID", "Task Group", "Version", "Desired", "Status", "Modified"}, rows)
-	}
-	return nil
 }
 
 func newJobStopCommand(g *globals) *cobra.Command {

@@ -187,7 +187,7 @@ func TestJobRunFollowsEvaluation(t *testing.T) {
 	}
 	select {
 	case r := <-done:
-		if r.code != 0 || !strings.Contains(r.stdout, "Evaluation status: complete") {
+		if r.code != 0 || !strings.Contains(r.stdout, `==> Evaluation "`+eval.ID[:8]+`" finished with status "complete"`) {
 			t.Fatalf("run: %d %q %q", r.code, r.stdout, r.stderr)
 		}
 	case <-time.After(15 * time.Second):

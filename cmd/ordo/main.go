@@ -27,7 +27,13 @@ func main() {
 
 // run executes the command line args and returns the process's exit code.
 func run(args []string, stdout, stderr io.Writer) int {
-	root := newRootCommand(stdout, stderr)
+	return runWith(args, stdout, stderr)
+}
+
+// runWith is run with the options of the root command (env.go): tests fix
+// the environment and the clock.
+func runWith(args []string, stdout, stderr io.Writer, opts ...rootOption) int {
+	root := newRootCommand(stdout, stderr, opts...)
 	root.SetArgs(normalizeArgs(args))
 	if err := root.ExecuteContext(context.Background()); err != nil {
 		code := exitCodeError
@@ -132,6 +138,7 @@ func newRootCommand(stdout, stderr io.Writer, opts ...rootOption) *cobra.Command
 		newVolumeCommand(g), // volume.go
 		newPluginCommand(g), // plugin.go
 		newVersionCommand(),
+		newStatusCommand(g), newServerCommand(g), newAgentInfoCommand(g), // status.go, cluster.go
 	)
 	requireSubcommand(root, stderr) // usage.go; keep last
 	return root

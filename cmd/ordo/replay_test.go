@@ -168,6 +168,11 @@ func TestExportReplayRoundTrip(t *testing.T) {
 		{"node", "status", "-at-index", fmt.Sprint(w.mid)},
 		{"eval", "list", "-at-index", fmt.Sprint(w.mid)},
 	}
+	// -verbose: full ids and timestamps, since relative times ("2s ago")
+	// move between the live reads and the replay's.
+	for i := range reads {
+		reads[i] = append([]string{"-verbose"}, reads[i]...)
+	}
 	applied := w.a.FSM().Applied()
 	live := map[string]string{}
 	for _, r := range reads {
