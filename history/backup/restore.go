@@ -9,8 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
-	"time"
 
+	"github.com/ordoplane/ordo/clock"
 	"github.com/ordoplane/ordo/projections/fsm"
 	"github.com/ordoplane/ordo/storage/raftlog"
 	"github.com/ordoplane/ordo/storage/snapshots"
@@ -37,6 +37,9 @@ type RestoreConfig struct {
 	Logger *slog.Logger
 	// Registerer receives the restore metrics; nil registers none.
 	Registerer prometheus.Registerer
+	// Clock times restores for ordo_snapshot_restore_seconds; default
+	// clock.System{}.
+	Clock clock.Clock
 	// CheckRow, when set, is called with each row of the file before any
 	// of it reaches raft; an error refuses the file as ErrInvalid (the
 	// agent refuses a snapshot a newer ordo saved:
@@ -75,6 +78,9 @@ func NewRestorer(cfg RestoreConfig) *Restorer {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
+	if cfg.Clock == nil {
+		cfg.Clock = clock.System{}
+	}
 	r := &Restorer{cfg: cfg,
 		total: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "ordo_snapshot_restores_total",
 			Help: "Operator snapshot restores by result: installed, invalid (the file was refused) or failed."}, []string{"result"}),
@@ -105,7 +111,7 @@ const payloadPattern = "restore-*.payload"
 func (r *Restorer) Restore(ctx context.Context, body io.Reader) (Result, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	start := time.Now()
+	start := r.cfg.Clock.Now()
 	res, err := r.restore(ctx, body)
 	switch {
 	case errors.Is(err, ErrInvalid):
@@ -116,7 +122,7 @@ func (r *Restorer) Restore(ctx context.Context, body io.Reader) (Result, error) 
 		r.cfg.Logger.Error("snapshot restore failed", "err", err, "index", res.Index)
 	default:
 		r.total.WithLabelValues("installed").Inc()
-		r.seconds.Observe(time.Since(start).Seconds())
+		r.seconds.Observe(r.cfg.Clock.Now().Sub(start).Seconds())
 		r.cfg.Logger.Warn("snapshot restored: the cluster's state was replaced", "index", res.Index,
 			"snapshot_index", res.SnapshotIndex, "snapshot_cluster", res.ClusterID, "rows", res.Rows, "sha256", res.Checksum)
 	}

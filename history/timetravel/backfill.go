@@ -62,7 +62,7 @@ func (k *versionKeeper) backfill(ctx context.Context) error {
 			case err == nil:
 				k.metrics.backfills.Inc()
 				k.log.Info("versions backfilled", "from", run.job.from, "to", run.job.to,
-					"events", run.events.Load(), "took", time.Since(run.started).Round(time.Millisecond))
+					"events", run.events.Load(), "took", k.clock.Now().Sub(run.started).Round(time.Millisecond))
 				continue
 			case ctx.Err() != nil:
 				return nil
@@ -127,7 +127,7 @@ func (k *versionKeeper) nextFill(ctx context.Context) (*fillRun, error) {
 		return nil, err
 	}
 	fctx, cancel := context.WithCancel(ctx)
-	run := &fillRun{job: *job, started: time.Now(), ctx: fctx, cancel: cancel, done: make(chan struct{})}
+	run := &fillRun{job: *job, started: k.clock.Now(), ctx: fctx, cancel: cancel, done: make(chan struct{})}
 	run.reached.Store(job.start)
 	k.running.Store(run)
 	k.log.Info("versions backfill begins", "from", job.from, "to", job.to)

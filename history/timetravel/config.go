@@ -51,7 +51,8 @@ type Config struct {
 	// reads before BaseIndex are refused.
 	Base      kv.Reader
 	BaseIndex uint64
-	// Clock times reads for the ordo_timetravel_open_seconds histogram;
+	// Clock times reads for the ordo_timetravel_open_seconds histogram
+	// and backfills, and bounds a read's wait for the versions writer;
 	// default clock.System{}.
 	Clock clock.Clock
 	// Logger; default slog.Default().

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/ordoplane/ordo/clock"
 	"github.com/ordoplane/ordo/projections"
 	"github.com/ordoplane/ordo/projections/fsm"
 	"github.com/ordoplane/ordo/storage/kv"
@@ -67,6 +68,8 @@ type versionKeeper struct {
 	done    sync.WaitGroup
 	metrics *metrics
 	log     *slog.Logger
+	// clock times backfills and bounds a read's wait (Config.Clock).
+	clock clock.Clock
 
 	// expect and epoch are the next Commit's From and Epoch when no gap
 	// came between; reseed says one did. Only the commit hook touches
@@ -114,7 +117,7 @@ func openVersions(dir, scratch string, cfg Config, m *metrics) (*versionKeeper, 
 	}
 	k := &versionKeeper{store: s, fsm: cfg.FSM, live: cfg.FSM.Store(), projs: cfg.Projections, keep: projections.StatePrefixes(),
 		base: cfg.Base, baseAt: cfg.BaseIndex, scratch: scratch, kept: cfg.VersionsKept,
-		queue: make(chan versionItem, versionsQueue), metrics: m, log: cfg.Logger, wake: make(chan struct{}, 1)}
+		queue: make(chan versionItem, versionsQueue), metrics: m, log: cfg.Logger, clock: cfg.Clock, wake: make(chan struct{}, 1)}
 	k.mu.wrote = make(chan struct{})
 	k.mu.tag, k.mu.restored = k.currentTag()
 	k.epoch = cfg.FSM.Epoch()
@@ -319,7 +322,7 @@ func (k *versionKeeper) oldestWanted(head uint64) uint64 {
 // waiting up to versionsCatchUp for the writer to reach an index past its
 // newest span. An index it does not cover is a *NotServedError.
 func (k *versionKeeper) reader(ctx context.Context, index uint64) (*appliedAt, error) {
-	deadline := time.NewTimer(versionsCatchUp)
+	deadline := k.clock.NewTimer(versionsCatchUp)
 	defer deadline.Stop()
 	for {
 		k.mu.Lock()
@@ -337,7 +340,7 @@ func (k *versionKeeper) reader(ctx context.Context, index uint64) (*appliedAt, e
 		}
 		select {
 		case <-wrote:
-		case <-deadline.C:
+		case <-deadline.C():
 			return nil, &NotServedError{Index: index, Indexing: true,
 				Reason: fmt.Sprintf("the versions store is %d entries behind the applied index", k.lag(k.fsm.Applied()))}
 		case <-ctx.Done():

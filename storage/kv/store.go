@@ -91,6 +91,8 @@ type Store struct {
 	// the batch.
 	replaced func() error
 	stalls   *stalls
+	// clock times write stalls and how long Replace holds readers back.
+	clock clock.Clock
 	// ingests counts the files Replace ingested; flushedIngests is how
 	// many of them a flush since put in the LSM (see Checkpoint).
 	ingests, flushedIngests atomic.Uint64
@@ -147,7 +149,8 @@ func Open(dir string, cfg Config) (*Store, error) {
 	// a store of an older format moves it to this one, for good: older
 	// binaries of Pebble before it cannot open it then.
 	opts.FormatMajorVersion = formatVersion
-	st := newStalls(clock.System{})
+	clk := clock.System{}
+	st := newStalls(clk)
 	opts.EventListener = st.listener()
 	if cfg.Bulk {
 		// A rebuild's scratch store flushes tables that each span every
@@ -201,7 +204,7 @@ func Open(dir string, cfg Config) (*Store, error) {
 	if cfg.Sync {
 		wo = pebble.Sync
 	}
-	return &Store{db: db, sync: wo, dir: dir, opts: opts, stalls: st}, nil
+	return &Store{db: db, sync: wo, dir: dir, opts: opts, stalls: st, clock: clk}, nil
 }
 
 // Close closes the store (and deletes it, for a scratch store).

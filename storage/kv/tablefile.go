@@ -161,10 +161,10 @@ func (s *Store) Replace(ts []*TableFile, wb *WriteBatch) (held time.Duration, er
 		}
 	}
 	s.gate.Lock()
-	start := time.Now()
+	start := s.clock.Now()
 	defer func() {
 		s.gate.Unlock()
-		held = time.Since(start)
+		held = s.clock.Now().Sub(start)
 	}()
 	if len(paths) > 0 {
 		if err := s.db.Ingest(paths); err != nil {

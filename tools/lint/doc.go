@@ -6,8 +6,8 @@
 // franz-go, and the bans on clocks, randomness and the testing package in
 // the packages that must stay pure, and in the processors' decisions
 // (the scheduler, and each decide.go beside its runner); that processors,
-// the client agent and the commands (but their HTTP layer) wait only on
-// their Clock; and that every
+// the client agent, the commands (but their HTTP layer), the history
+// tools and the state store wait only on their Clock; and that every
 // behaviour tag (N12, P8)
 // used in code or docs/ is explained in docs/behaviours.md, and every
 // path the README's map and docs/behaviours.md name exists.

@@ -53,20 +53,23 @@ func checkPureFile(t *testing.T, path string) {
 	checkTimeCalls(t, fset, file, clockCalls, "a decision takes the time as an argument")
 }
 
-// clockFree lists files of processors/ and client/ that may read the
-// system clock themselves: the mirror's Verify is a one-shot check a
-// command runs, timing itself.
-var clockFree = []string{"processors/mirror/verify.go"}
+// clockFree lists files of clockTrees that may read the system clock
+// themselves: the mirror's Verify is a one-shot check a command runs,
+// timing itself; NewUUID stamps the ids it mints with the wall clock's
+// millisecond, so that later ids sort after earlier ones.
+var clockFree = []string{"processors/mirror/verify.go", "commands/uuid.go"}
 
 // clockTrees are the trees whose components take a clock.Clock: the
-// processors, the client agent, and the command pipeline with the
-// commands it runs. The HTTP layer (commands/httpapi) times and bounds
-// requests on the system clock and is not one of them.
-var clockTrees, clockExempt = []string{"processors", "client", "commands"}, []string{"commands/httpapi"}
+// processors, the client agent, the command pipeline with the commands
+// it runs, the history tools and the state store. The HTTP layer
+// (commands/httpapi) times and bounds requests on the system clock and
+// is not one of them.
+var clockTrees = []string{"processors", "client", "commands", "history", "storage/kv"}
+var clockExempt = []string{"commands/httpapi"}
 
-// TestComponentsWaitOnTheirClock: processors, the client agent and the
-// command pipeline read the time and wait only through the clock.Clock in
-// their Config, so a test's fake clock controls every wait they make.
+// TestComponentsWaitOnTheirClock: the components of clockTrees read the
+// time and wait only through the clock.Clock in their Config, so a test's
+// fake clock controls every wait they make.
 func TestComponentsWaitOnTheirClock(t *testing.T) {
 	for _, p := range listPackages(t) {
 		if !under(p.ImportPath, clockTrees) || under(p.ImportPath, clockExempt) || isTestHelper(p.ImportPath) {
