@@ -27,8 +27,8 @@ const root = "../.."
 // minute because the docs run two at a time, one agent each.
 const docTimeout = 45 * time.Second
 
-// planOnly are the examples no doc runs on a dev agent, and why; every
-// other job file in docs/examples must be run by some doc's runnable block.
+// planOnly are the jobspecs no doc runs on a dev agent, and why; every
+// other jobspec in docs/examples must be run by some doc's runnable block.
 var planOnly = map[string]string{
 	"docs/examples/web.hcl":            "three allocations on distinct hosts: the dev agent has one node",
 	"docs/examples/web.json":           "web.hcl as API JSON: three distinct hosts",
@@ -36,11 +36,25 @@ var planOnly = map[string]string{
 	"docs/examples/csi/db.hcl":         "needs the csi-hostpath plugin and its volume (test/csi)",
 }
 
-// notJobs are the files in docs/examples that are not jobspecs.
-var notJobs = map[string]string{
-	"docs/examples/agent.hcl":                 "an agent file (cmd/ordo TestExampleAgentFileLimits reads it)",
-	"docs/examples/csi/volume.hcl":            "a volume spec (commands/csi and test/csi read it)",
-	"docs/examples/providers/cheap-cloud.hcl": "a launcher provider file (docs/launcher.md applies it)",
+// notRun are the other files in docs/examples (agent files, volume
+// specs) that no doc's runnable block uses, and why; every other one must
+// be used by one.
+var notRun = map[string]string{
+	"docs/examples/agent.hcl":      "an agent file for three servers (cmd/ordo TestExampleAgentFileLimits reads it)",
+	"docs/examples/csi/volume.hcl": "a volume spec for the csi-hostpath plugin (commands/csi and test/csi read it)",
+}
+
+// jobBlock matches a top-level job block.
+var jobBlock = regexp.MustCompile(`(?m)^job\s+"`)
+
+// jobspec reports whether an example file is a jobspec: JSON (Nomad's
+// API shape), or HCL with a top-level job block.
+func jobspec(path string) (bool, error) {
+	if strings.HasSuffix(path, ".json") {
+		return true, nil
+	}
+	b, err := os.ReadFile(path)
+	return jobBlock.Match(b), err
 }
 
 // TestDocs runs every runnable block of README.md and docs/*.md, one
@@ -67,7 +81,7 @@ func TestDocs(t *testing.T) {
 }
 
 // TestExamples plans every jobspec in docs/examples on a dev agent, and
-// checks each is run by a doc or says why it cannot run on one.
+// checks each example file is run by a doc or says why it cannot be.
 func TestExamples(t *testing.T) {
 	var scripts strings.Builder
 	docs, _ := filepath.Glob(filepath.Join(root, "docs", "*.md"))
@@ -89,7 +103,15 @@ func TestExamples(t *testing.T) {
 	}
 	addr := startAgent(t)
 	for _, f := range files {
-		if notJobs[f] != "" {
+		used := strings.Contains(scripts.String(), f)
+		isJob, err := jobspec(filepath.Join(root, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !isJob {
+			if _, ok := notRun[f]; !ok && !used {
+				t.Errorf("%s: no doc uses it; use it in a ```sh block, or say in notRun why a dev agent cannot", f)
+			}
 			continue
 		}
 		cmd := exec.Command(bin, "job", "plan", f)
@@ -98,13 +120,15 @@ func TestExamples(t *testing.T) {
 		if code := cmd.ProcessState.ExitCode(); err != nil && code != 1 {
 			t.Errorf("ordo job plan %s: exit %d (want 0 or 1): %v\n%s", f, code, err, out)
 		}
-		if _, ok := planOnly[f]; !ok && !strings.Contains(scripts.String(), f) {
+		if _, ok := planOnly[f]; !ok && !used {
 			t.Errorf("%s: no doc runs it; run it in a ```sh block, or say in planOnly why a dev agent cannot", f)
 		}
 	}
-	for f := range planOnly {
-		if !slices.Contains(files, f) {
-			t.Errorf("planOnly names %s, which is not in docs/examples", f)
+	for _, list := range []map[string]string{planOnly, notRun} {
+		for f := range list {
+			if !slices.Contains(files, f) {
+				t.Errorf("%s is listed, but not in docs/examples", f)
+			}
 		}
 	}
 }
