@@ -55,6 +55,7 @@ func newNodeCommand(g *globals) *cobra.Command {
 		Short: "Interact with nodes",
 	}
 	cmd.AddCommand(newNodeStatusCommand(g), newNodeEligibilityCommand(g), newNodeDrainCommand(g))
+	cmd.AddCommand(newNodePoolCommand(g)) // nodepool.go
 	return cmd
 }
 

@@ -28,6 +28,7 @@ func newOperatorCommand(g *globals) *cobra.Command {
 	cmd.AddCommand(newRootKeyCommand(g))         // keyring.go: root keyring list|rotate|remove
 	cmd.AddCommand(newOperatorHistoryCommand(g)) // operator_history.go
 	cmd.AddCommand(newSnapshotCommand(g))        // snapshot.go: save, restore, inspect
+	cmd.AddCommand(newSchedulerConfigCommand(g)) // operator_scheduler.go: get-config, set-config
 	return cmd
 }
 

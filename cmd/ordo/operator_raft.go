@@ -145,7 +145,7 @@ func newAutopilotCommand(g *globals) *cobra.Command {
 		},
 	}
 	conf.Flags().BoolVar(&confJSON, "json", false, "print the server's JSON answer")
-	cmd.AddCommand(health, conf)
+	cmd.AddCommand(health, conf, newAutopilotSetConfigCommand(g)) // set-config: operator_scheduler.go
 	return cmd
 }
 

@@ -1,0 +1,7 @@
+node_pool "gpu" {
+  description = "Machines with a GPU."
+
+  meta {
+    team = "ml"
+  }
+}
