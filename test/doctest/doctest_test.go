@@ -23,8 +23,9 @@ import (
 // root is the repository, from this package's directory.
 const root = "../.."
 
-// docTimeout bounds one doc's script; the whole test stays well under a
-// minute because the docs run two at a time, one agent each.
+// docTimeout bounds one doc's script. A page takes a few seconds (those
+// that run a job wait for its deployment); pages run in parallel, one
+// agent each.
 const docTimeout = 45 * time.Second
 
 // planOnly are the jobspecs no doc runs on a dev agent, and why; every
