@@ -164,7 +164,11 @@ func newDeploymentStatusCommand(g *globals) *cobra.Command {
 		Short: "Show a deployment by id or unique id prefix",
 		Args:  oneArg("<id>"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return show(cmd, g, api.Pathf("/v1/deployment/%s", args[0]), nil, fmt.Sprintf("read deployment %q", args[0]), asJSON, printDeployment)
+			err := show(cmd, g, api.Pathf("/v1/deployment/%s", args[0]), nil, fmt.Sprintf("read deployment %q", args[0]), asJSON, printDeployment)
+			if err != nil || asJSON || !g.verbose {
+				return err
+			}
+			return showDeploymentAllocs(cmd, g, args[0]) // deploymentallocs.go
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the server's JSON answer")
