@@ -66,7 +66,7 @@ func (s *Server) exec(w http.ResponseWriter, r *http.Request) {
 		defer cancel() // the caller went away: the command is killed
 		readExecInput(conn, stdinW, resize)
 	})
-	out := &execWriter{conn: conn}
+	out := &execWriter{conn: conn, now: s.cfg.Clock.Now}
 	code, err := c.Exec(ctx, q.Get("task"), driver.ExecRequest{Command: command, TTY: tty, Stdin: stdinR,
 		Stdout: out.stream(true), Stderr: out.stream(false), Resize: resize})
 	stdinR.Close()
@@ -116,6 +116,8 @@ type execWriter struct {
 	conn *websocket.Conn
 	// failed is set once a write failed: the caller is gone.
 	failed bool
+	// now is the server's clock, for write deadlines.
+	now func() time.Time
 }
 
 func (e *execWriter) send(out api.ExecOutput) error {
@@ -124,7 +126,7 @@ func (e *execWriter) send(out api.ExecOutput) error {
 	if e.failed {
 		return errors.New("exec: the caller went away")
 	}
-	_ = e.conn.SetWriteDeadline(time.Now().Add(30 * time.Second))
+	_ = e.conn.SetWriteDeadline(e.now().Add(30 * time.Second))
 	if err := e.conn.WriteJSON(out); err != nil {
 		e.failed = true
 		return fmt.Errorf("exec: write frame: %w", err)
@@ -138,7 +140,7 @@ func (e *execWriter) close(code int, text string) {
 	if len(text) > 120 {
 		text = text[:120] // a close frame's text is at most 123 bytes
 	}
-	_ = e.conn.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(code, text), time.Now().Add(5*time.Second))
+	_ = e.conn.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(code, text), e.now().Add(5*time.Second))
 }
 
 // stream returns a writer of stdout (or stderr) frames.
