@@ -62,6 +62,11 @@ func jobspec(path string) (bool, error) {
 // bash per doc against its own dev agent, and fails naming the doc, line
 // and command of the first command that fails.
 func TestDocs(t *testing.T) {
+	for _, tool := range []string{"bash", "curl", "jq"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Fatalf("the docs' commands need %s on PATH: %v", tool, err)
+		}
+	}
 	docs, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
 	if err != nil {
 		t.Fatal(err)
