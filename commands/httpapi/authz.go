@@ -26,6 +26,9 @@ type access struct {
 	// inHandler is a namespace capability the handler checks itself with
 	// authorizeNamespace, in the namespace it reads from the body.
 	inHandler string
+	// topics, beside inHandler: the handler checks each topic of an event
+	// stream subscription as Nomad does (nomadstream.go).
+	topics bool
 	// clusterOnly: the cluster secret (ClusterSecretHeader), in every
 	// mode; no token is read (servers joining, autopilot's stats).
 	clusterOnly bool
@@ -180,7 +183,7 @@ var routeAccess = map[string]access{
 	"GET /v1/operator/autopilot/configuration":   opRule(read),
 	// Event streams (nomadstream.go): Nomad's checks each topic asked for
 	// itself, as Nomad does; ordo's own is an operator's.
-	"GET /v1/event/stream":        {inHandler: policy.CapReadJob},
+	"GET /v1/event/stream":        {inHandler: policy.CapReadJob, topics: true},
 	"GET /v1/operator/log/stream": opRule(read),
 	// The log, its history tools and the projections: operators.
 	"GET /v1/operator/log":                  opRule(read),

@@ -155,6 +155,8 @@ func describe(a access) string {
 		return lvl("operator", a.operator)
 	case a.vars != "":
 		return "variables `" + a.vars + "` on the path, in `?namespace`"
+	case a.topics:
+		return "per topic asked for, as Nomad: management for `*` (no topic) and the ACL and NodePool topics; `read-job` in `?namespace` for Job, Allocation, Evaluation, Deployment; node: read for Node"
 	case a.inHandler != "":
 		return "`" + a.inHandler + "` in the body's namespace"
 	}

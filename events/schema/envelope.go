@@ -73,7 +73,7 @@ func Envelope() *Schema {
 	s.Required = recordRequired
 	s.Schema = Draft
 	s.Title = "ordo event record"
-	s.Description = "One event as the event stream (/v1/event/stream) and the Kafka mirror's JSON records " +
+	s.Description = "One event as the log's stream (/v1/operator/log/stream) and the Kafka mirror's JSON records " +
 		"carry it: the envelope, and the payload as the schema of its Type describes it."
 	s.Defs = r.defs
 	return s
