@@ -23,8 +23,8 @@ type Block struct {
 // Runnable reports whether the test runs the block: a sh block not skipped.
 func (b Block) Runnable() bool { return b.Lang == "sh" && b.Skip == "" }
 
-// shells are the info strings of shell blocks, which must be "sh" or
-// "sh skip: <reason>".
+// shells are the languages of shell blocks; such a block must be fenced
+// "sh" or "sh skip: <reason>".
 var shells = map[string]bool{"sh": true, "bash": true, "shell": true, "console": true, "zsh": true}
 
 // Blocks reads the fenced blocks of a Markdown file (``` fences, indented
@@ -45,7 +45,7 @@ func Blocks(r io.Reader) ([]Block, error) {
 		line := sc.Text()
 		trimmed := strings.TrimLeft(line, " ")
 		if cur != nil {
-			if strings.HasPrefix(trimmed, "```") && strings.TrimSpace(trimmed) == "```" {
+			if strings.TrimSpace(trimmed) == "```" {
 				out = append(out, *cur)
 				cur = nil
 				continue
