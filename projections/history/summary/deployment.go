@@ -2,6 +2,7 @@ package summary
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/ordoplane/ordo/events"
@@ -93,9 +94,15 @@ func deploymentStatus(s *step, p *events.DeploymentStatusUpdated) string {
 	if p.Promote {
 		promoted := s.family("TaskGroups[", "].Promoted")
 		for _, g := range sortedKeys(promoted) {
-			s.set("TaskGroups["+g+"].Promoted", "true")
+			if len(p.Groups) == 0 || slices.Contains(p.Groups, g) {
+				s.set("TaskGroups["+g+"].Promoted", "true")
+			}
 		}
-		parts = append(parts, "canaries promoted")
+		if len(p.Groups) > 0 {
+			parts = append(parts, "canaries of "+strings.Join(p.Groups, ", ")+" promoted")
+		} else {
+			parts = append(parts, "canaries promoted")
+		}
 	}
 	if line := join(parts...); line != "" {
 		return line

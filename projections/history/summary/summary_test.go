@@ -292,6 +292,22 @@ func TestSummaries(t *testing.T) {
 			"status running → successful (Deployment completed successfully)" +
 				"\n  Status: \"running\" → \"successful\"\n  StatusDescription: \"promoted\" → \"Deployment completed successfully\"",
 		}},
+		{"a deployment promoted group by group", events.KindDeployment, "d2", []events.Payload{
+			&events.DeploymentUpserted{Deployment: events.Deployment{ID: "d2", Namespace: "default", JobID: "web", JobVersion: 1,
+				Status: "running", TaskGroups: map[string]*events.DeploymentState{"api": {DesiredCanaries: 1}, "web": {DesiredCanaries: 1}}}},
+			&events.DeploymentStatusUpdated{ID: "d2", Promote: true, Groups: []string{"web"}, Status: "running"},
+		}, []string{
+			"created for job web version 1 (status running; api 0/0 healthy, web 0/0 healthy)" +
+				"\n  Status: \"\" → \"running\"\n  JobVersion: \"\" → \"1\"" +
+				"\n  TaskGroups[api].DesiredCanaries: \"\" → \"1\"\n  TaskGroups[web].DesiredCanaries: \"\" → \"1\"" +
+				"\n  TaskGroups[api].DesiredTotal: \"\" → \"0\"\n  TaskGroups[web].DesiredTotal: \"\" → \"0\"" +
+				"\n  TaskGroups[api].HealthyAllocs: \"\" → \"0\"\n  TaskGroups[web].HealthyAllocs: \"\" → \"0\"" +
+				"\n  TaskGroups[api].PlacedAllocs: \"\" → \"0\"\n  TaskGroups[web].PlacedAllocs: \"\" → \"0\"" +
+				"\n  TaskGroups[api].Promoted: \"\" → \"false\"\n  TaskGroups[web].Promoted: \"\" → \"false\"" +
+				"\n  TaskGroups[api].UnhealthyAllocs: \"\" → \"0\"\n  TaskGroups[web].UnhealthyAllocs: \"\" → \"0\"",
+			// Only the group named is promoted.
+			"canaries of web promoted\n  TaskGroups[web].Promoted: \"false\" → \"true\"",
+		}},
 		{"deployments on a job", events.KindJob, "default/web", []events.Payload{deployment("running", 0)},
 			[]string{"deployment d1 for version 1: running"}},
 		{"deployments on a namespace", events.KindNamespace, "default", []events.Payload{
