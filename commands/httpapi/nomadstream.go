@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"net/http"
 	"time"
 
@@ -46,11 +47,23 @@ func (s *Server) nomadEventStream(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	notify := s.cfg.FSM.Notifier()
 	next, err := s.streamStart(sub.Index)
 	if err != nil {
 		return err
 	}
+	log := s.cfg.Logger.With("stream", "nomad", "from_index", next, "namespace", sub.Namespace)
+	return s.follow(w, r, next, log, func(enc *json.Encoder, from, to uint64) (uint64, error) {
+		return s.sendNomadFrames(r.Context(), enc, sub, allow, from, to)
+	})
+}
+
+// follow answers a stream: an ndjson frame per index from next on, written
+// by send for the indexes [from, to] applied and not yet sent (it returns
+// the next index to send), then live as entries apply, with {} every
+// StreamHeartbeat when idle, until the client hangs up.
+func (s *Server) follow(w http.ResponseWriter, r *http.Request, next uint64, log *slog.Logger,
+	send func(enc *json.Encoder, from, to uint64) (uint64, error)) error {
+	notify := s.cfg.FSM.Notifier()
 	flusher, _ := w.(http.Flusher)
 	w.Header().Set("Content-Type", "application/x-ndjson")
 	w.WriteHeader(http.StatusOK)
@@ -63,15 +76,14 @@ func (s *Server) nomadEventStream(w http.ResponseWriter, r *http.Request) error 
 	flush()
 	s.metrics.streams.Inc()
 	defer s.metrics.streams.Dec()
-	log := s.cfg.Logger.With("stream", "nomad", "from_index", next, "namespace", sub.Namespace)
-	log.Debug("event stream opened")
+	log.Debug("event stream opened", "index", next)
 
 	heartbeat := time.NewTicker(s.cfg.StreamHeartbeat)
 	defer heartbeat.Stop()
 	for {
 		applied, wake := notify.Applied()
 		if next <= applied {
-			n, err := s.sendNomadFrames(r.Context(), enc, sub, allow, next, applied)
+			n, err := send(enc, next, applied)
 			if err != nil {
 				if r.Context().Err() == nil {
 					log.Warn("event stream ended", "err", err, "index", next)
