@@ -1,10 +1,17 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"os/signal"
 	"strings"
+	"sync"
+	"syscall"
+
+	"golang.org/x/term"
 
 	"github.com/spf13/cobra"
 
@@ -51,8 +58,10 @@ working directory and environment (NOMAD_* variables included), on the
 allocation's node; the server proxies Nomad's exec websocket to it. The
 command's output is printed as it comes and ordo exits with the command's
 exit code. -i (default true) sends this terminal's input to the command;
--i=false sends none. The task may be left out when the allocation has
-one. -t (a terminal) is not supported yet.`,
+-i=false sends none. -t runs the command on a terminal of the node (the
+default when ordo's input and output are terminals): this terminal is put
+in raw mode and its size follows. The task may be left out when the
+allocation has one.`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) < 2 {
 				return errors.New("this command takes an allocation id and a command: <alloc-id> <command> [args...]")
@@ -60,8 +69,9 @@ one. -t (a terminal) is not supported yet.`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if tty {
-				return errors.New("-t: running a command on a terminal is not supported yet; run it without -t")
+			if !cmd.Flags().Changed("t") {
+				in, _ := cmd.InOrStdin().(*os.File)
+				tty = in != nil && term.IsTerminal(int(in.Fd())) && isTerminal(cmd.OutOrStdout())
 			}
 			c, err := g.client()
 			if err != nil {
@@ -78,8 +88,17 @@ one. -t (a terminal) is not supported yet.`,
 			if interactive {
 				stdin = cmd.InOrStdin()
 			}
-			code, err := c.Exec(cmd.Context(), api.ExecRequest{AllocID: a.ID, Task: task, Command: args[1:],
-				Stdin: stdin, Stdout: cmd.OutOrStdout(), Stderr: cmd.ErrOrStderr()})
+			req := api.ExecRequest{AllocID: a.ID, Task: task, Command: args[1:], TTY: tty,
+				Stdin: stdin, Stdout: cmd.OutOrStdout(), Stderr: cmd.ErrOrStderr()}
+			if tty {
+				restore, resize, err := rawTerminal(cmd.Context(), cmd.InOrStdin())
+				if err != nil {
+					return err
+				}
+				defer restore()
+				req.Resize = resize
+			}
+			code, err := c.Exec(cmd.Context(), req)
 			if err != nil {
 				return fmt.Errorf("exec in allocation %s task %s: %w", a.ID, task, err)
 			}
@@ -92,6 +111,52 @@ one. -t (a terminal) is not supported yet.`,
 	cmd.Flags().SetInterspersed(false)
 	cmd.Flags().StringVar(&task, "task", "", "the task to run the command in (default: the allocation's only task)")
 	cmd.Flags().BoolVarP(&interactive, "i", "i", true, "send this terminal's input to the command")
-	cmd.Flags().BoolVarP(&tty, "t", "t", false, "run the command on a terminal (not supported yet)")
+	cmd.Flags().BoolVarP(&tty, "t", "t", false, "run the command on a terminal (default: when input and output are terminals)")
 	return cmd
+}
+
+// rawTerminal puts the terminal in (when it is one) in raw mode, so that
+// keys reach the command as typed, and returns how to restore it and a
+// channel of its sizes: the current one, then one per SIGWINCH until ctx
+// ends.
+func rawTerminal(ctx context.Context, in io.Reader) (restore func(), sizes <-chan api.TerminalSize, err error) {
+	f, ok := in.(*os.File)
+	if !ok || !term.IsTerminal(int(f.Fd())) {
+		return func() {}, nil, nil
+	}
+	fd := int(f.Fd())
+	old, err := term.MakeRaw(fd)
+	if err != nil {
+		return nil, nil, fmt.Errorf("-t: put the terminal in raw mode: %w", err)
+	}
+	ch := make(chan api.TerminalSize, 1)
+	winch := make(chan os.Signal, 1)
+	signal.Notify(winch, syscall.SIGWINCH)
+	ctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	send := func() {
+		if w, h, err := term.GetSize(fd); err == nil {
+			select {
+			case ch <- api.TerminalSize{Width: w, Height: h}:
+			case <-ctx.Done():
+			}
+		}
+	}
+	wg.Go(func() {
+		send()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-winch:
+				send()
+			}
+		}
+	})
+	return func() {
+		cancel()
+		wg.Wait()
+		signal.Stop(winch)
+		_ = term.Restore(fd, old)
+	}, ch, nil
 }

@@ -75,6 +75,9 @@ func TestAllocExecFSSignalRestart(t *testing.T) {
 	if code, out, errOut := runCLIWithInput("piped", "-address", addr, "alloc", "exec", prefix, "cat"); code != 0 || out != "piped" {
 		t.Errorf("exec cat: %d %q %q", code, out, errOut)
 	}
+	if code, out, errOut := cli("alloc", "exec", "-t", "-i=false", prefix, "/bin/sh", "-c", "tty; exit 2"); code != 2 || !strings.HasPrefix(out, "/dev/pts/") {
+		t.Errorf("exec -t: %d %q %q", code, out, errOut)
+	}
 	if code, _, errOut := cli("alloc", "exec", "-task", "nope", prefix, "true"); code != 1 || !strings.Contains(errOut, `no task "nope"`) {
 		t.Errorf("exec in an unknown task: %d %q", code, errOut)
 	}

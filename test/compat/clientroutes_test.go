@@ -187,6 +187,15 @@ func TestClientRoutesWithNomadClient(t *testing.T) {
 	if err != nil || code != 0 || stdout.String() != "piped" {
 		t.Fatalf("Exec cat = %d, %v, %q", code, err, stdout.String())
 	}
+	stdout.Reset()
+	code, err = c.Allocations().Exec(ctx, alloc, "web", true, []string{"/bin/sh", "-c", "tty; exit 5"}, strings.NewReader(""), &stdout, io.Discard, nil, nil)
+	if err != nil || code != 5 || !strings.HasPrefix(stdout.String(), "/dev/pts/") {
+		t.Fatalf("Exec on a terminal = %d, %v, %q", code, err, stdout.String())
+	}
+	code, err = c.Allocations().Exec(ctx, alloc, "web", true, []string{"/bin/sh"}, strings.NewReader("exit 6\n"), io.Discard, io.Discard, nil, nil)
+	if err != nil || code != 6 {
+		t.Fatalf("Exec of a shell on a terminal, typing exit 6 = %d, %v", code, err)
+	}
 	if _, err := c.Allocations().Exec(ctx, alloc, "nope", false, []string{"true"}, strings.NewReader(""), io.Discard, io.Discard, nil, nil); err == nil ||
 		!strings.Contains(err.Error(), "nope") {
 		t.Fatalf("Exec in an unknown task = %v", err)
