@@ -35,6 +35,9 @@ var goldenNow = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 //	                               verbs are added)
 //	requests                       the requests of the last ordo command
 //
+// A read with at_index answers X-Ordo-At-Index with it, one with at_time
+// with 42.
+//
 // The scripts pin Nomad's output conventions: short ids and -verbose,
 // relative times, human sizes, -json and -t, exit codes, banners.
 func TestCLIGolden(t *testing.T) {
@@ -144,6 +147,13 @@ func newGoldenServer(t *testing.T) *goldenServer {
 		g.mu.Unlock()
 		w.Header().Set("Content-Type", "application/json")
 		w.Header().Set("X-Nomad-Index", "10")
+		// A read of the past answers from the index asked, or from 42 for
+		// any -at-time.
+		if at := r.URL.Query().Get("at_index"); at != "" {
+			w.Header().Set("X-Ordo-At-Index", at)
+		} else if r.URL.Query().Has("at_time") {
+			w.Header().Set("X-Ordo-At-Index", "42")
+		}
 		if !ok {
 			w.WriteHeader(http.StatusNotFound)
 			fmt.Fprintf(w, `{"Error":"%s not found","Status":404}`, r.URL.Path)

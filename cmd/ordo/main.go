@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"runtime"
 	"runtime/debug"
@@ -80,6 +81,12 @@ func (g *globals) client(opts ...api.Option) (*api.Client, error) {
 	if err != nil {
 		return nil, err
 	}
+	return g.clientAt(at, opts...)
+}
+
+// clientAt is client reading at the query parameters at (nil: the
+// current state).
+func (g *globals) clientAt(at url.Values, opts ...api.Option) (*api.Client, error) {
 	hc, err := g.tls.httpClient()
 	if err != nil {
 		return nil, err
@@ -140,6 +147,9 @@ func newRootCommand(stdout, stderr io.Writer, opts ...rootOption) *cobra.Command
 		newVersionCommand(),
 		newStatusCommand(g), newServerCommand(g), newAgentInfoCommand(g), // status.go, cluster.go
 	)
+	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
+		return g.asOfBanner(cmd) // banner.go
+	}
 	requireSubcommand(root, stderr) // usage.go; keep last
 	return root
 }
