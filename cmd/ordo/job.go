@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -60,6 +59,7 @@ func newJobCommand(g *globals) *cobra.Command {
 	cmd.PersistentFlags().String("namespace", g.env("NAMESPACE"), "namespace of the job ($ORDO_NAMESPACE, $NOMAD_NAMESPACE; default \"default\")")
 	cmd.AddCommand(newJobRunCommand(g), newJobStatusCommand(g), newJobStopCommand(g), newJobInspectCommand(g),
 		newJobPlanCommand(g), newJobPeriodicCommand(g))
+	cmd.AddCommand(jobVerbCommands(g)...) // jobverbs.go
 	return cmd
 }
 
@@ -307,31 +307,4 @@ waiting for their tasks' shutdown_delay.`,
 	cmd.Flags().BoolVar(&purge, "purge", false, "remove the job instead of keeping it stopped")
 	cmd.Flags().BoolVar(&noShutdownDelay, "no-shutdown-delay", false, "stop allocations without their tasks' shutdown delay")
 	return cmd
-}
-
-func newJobInspectCommand(g *globals) *cobra.Command {
-	return &cobra.Command{
-		Use:   "inspect <id>",
-		Short: "Print a job's JSON, as the API's register body takes it",
-		Args:  oneArg("<id>"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := g.client()
-			if err != nil {
-				return err
-			}
-			id, err := resolveJob(cmd, c, args[0])
-			if err != nil {
-				return err
-			}
-			var raw json.RawMessage
-			if err := c.Get(cmd.Context(), api.Pathf("/v1/job/%s", id), jobQuery(cmd), &raw); err != nil {
-				return fmt.Errorf("read job %q: %w", id, err)
-			}
-			var b bytes.Buffer
-			b.WriteString(`{"Job":`)
-			b.Write(raw)
-			b.WriteString(`}`)
-			return printJSON(cmd.OutOrStdout(), b.Bytes())
-		},
-	}
 }

@@ -334,7 +334,7 @@ func (s *Server) deregisterJob(w http.ResponseWriter, r *http.Request) error {
 }
 
 // jobDispatchRequest is Nomad's api.JobDispatchRequest; Payload is base64
-// in JSON. IdPrefixTemplate is accepted and ignored.
+// in JSON.
 type jobDispatchRequest struct {
 	JobID            string
 	Payload          string
@@ -361,7 +361,8 @@ func (s *Server) dispatchJob(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return commands.Invalid("Payload", "not base64: %v", err)
 	}
-	cmd := &job.Dispatch{Namespace: ns, ID: id, Meta: body.Meta, Payload: payload, EvalPriority: body.Priority}
+	cmd := &job.Dispatch{Namespace: ns, ID: id, Meta: body.Meta, Payload: payload, EvalPriority: body.Priority,
+		IDPrefixTemplate: body.IdPrefixTemplate}
 	out, err := s.runJobCommand(r, "job.dispatch", cmd, true)
 	if err != nil {
 		return err

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/ordoplane/ordo/commands"
@@ -17,7 +18,8 @@ import (
 const MaxDispatchPayload = 16 << 10
 
 // Dispatch runs a parameterized job once: it registers a child job
-// "<parent>/dispatch-<unix seconds>-<8 hex>" carrying the payload and the
+// "<parent>/dispatch-<unix seconds>-<8 hex>" (with IDPrefixTemplate,
+// "<parent>/dispatch-<template>-<unix seconds>-<8 hex>") carrying the payload and the
 // meta merged over the parent's, and an evaluation of it, as Nomad's
 // Job.Dispatch.
 type Dispatch struct {
@@ -27,6 +29,9 @@ type Dispatch struct {
 	Payload   []byte
 	// EvalPriority overrides the child's priority for its evaluation.
 	EvalPriority int
+	// IDPrefixTemplate, when set, goes into the child's id after
+	// "dispatch-", as Nomad's id_prefix_template.
+	IDPrefixTemplate string
 
 	result Result
 }
@@ -43,6 +48,14 @@ func (d *Dispatch) Validate() error {
 	}
 	if err := ValidID("id", d.ID); err != nil {
 		return err
+	}
+	if t := d.IDPrefixTemplate; t != "" {
+		if err := ValidID("IdPrefixTemplate", t); err != nil {
+			return err
+		}
+		if strings.Contains(t, "/") {
+			return commands.Invalid("IdPrefixTemplate", "%q contains '/'", t)
+		}
 	}
 	if len(d.Payload) > MaxDispatchPayload {
 		return commands.Invalid("Payload", "%d bytes is larger than %d", len(d.Payload), MaxDispatchPayload)
@@ -66,7 +79,11 @@ func (d *Dispatch) Decide(v projections.View, now time.Time, ids commands.IDs) (
 		return commands.Decision{}, err
 	}
 	child := parent.Job
-	child.ID = fmt.Sprintf("%s/dispatch-%d-%s", parent.ID, now.Unix(), shortHex(ids()))
+	stamp := fmt.Sprint(now.Unix())
+	if d.IDPrefixTemplate != "" {
+		stamp = d.IDPrefixTemplate + "-" + stamp
+	}
+	child.ID = fmt.Sprintf("%s/dispatch-%s-%s", parent.ID, stamp, shortHex(ids()))
 	child.Name = child.ID
 	child.ParentID, child.Dispatched, child.Payload = parent.ID, true, d.Payload
 	if len(d.Meta) > 0 {

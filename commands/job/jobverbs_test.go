@@ -3,6 +3,7 @@ package job_test
 import (
 	"errors"
 	"reflect"
+	"regexp"
 	"testing"
 
 	"github.com/ordoplane/ordo/commands"
@@ -206,5 +207,21 @@ func TestScale(t *testing.T) {
 	c.run(&job.Deregister{Namespace: "default", ID: "web", Purge: true})
 	if evs, err := scaling.Events(c.View(), "default", "web"); err != nil || len(evs) != 0 {
 		t.Fatalf("events of a purged job: %+v, %v", evs, err)
+	}
+}
+
+// TestDispatchIDPrefixTemplate: the template goes into the child's id
+// after "dispatch-", as Nomad's id_prefix_template; one with a '/' is
+// refused.
+func TestDispatchIDPrefixTemplate(t *testing.T) {
+	c := newCluster(t)
+	c.run(&job.Register{Job: parse(t, spec("batch", `parameterized {}`, 1))})
+	cmd := &job.Dispatch{Namespace: "default", ID: "web", IDPrefixTemplate: "nightly"}
+	c.run(cmd)
+	if id := cmd.Result().JobID; !regexp.MustCompile(`^web/dispatch-nightly-1700000000-[0-9a-f]{8}$`).MatchString(id) {
+		t.Fatalf("child id %q", id)
+	}
+	if _, err := c.decide(&job.Dispatch{Namespace: "default", ID: "web", IDPrefixTemplate: "a/b"}); field(err) != "IdPrefixTemplate" {
+		t.Fatalf("template with a slash: %v", err)
 	}
 }
