@@ -61,13 +61,15 @@ time, type, actor and what it did, with the fields it changed indented
 below. Kinds: alloc, eval, job, node, deployment, namespace, server, and the
 launcher's node_request, instance, provider, tenant, component.
 
-A job is "<namespace>/<id>", or its id with -namespace (default "default").
+An alloc, eval, deployment or node may be named by a unique id prefix, as
+in every other command. A job is "<namespace>/<id>", or its id with
+-namespace (default "default").
 A job's history includes what happened to its evaluations, allocations and
 deployments, each line naming the entity it is about (Entity column);
 -related=false shows only the events keyed to the job itself.
 -since and -until take an RFC 3339 time or a duration ago (2h, 90m).
 -n N shows the N most recent events of the window.`,
-		Example: `  ordo history alloc 2LzVh8yqQmR9x0ZP3kJ5dYbN1aT
+		Example: `  ordo history alloc 01a24d26
   ordo history job web -since 2h
   ordo history node node-1 -n 20 -reverse`,
 		Args: func(_ *cobra.Command, args []string) error {
@@ -84,6 +86,10 @@ deployments, each line naming the entity it is about (Entity column);
 				return fmt.Errorf("-n must not be negative")
 			}
 			kind, id := historyKinds[args[0]], args[1]
+			id, err := resolveHistoryID(cmd, g, kind, id) // historyprefix.go
+			if err != nil {
+				return err
+			}
 			q := url.Values{}
 			for k, v := range map[string]string{"since": since, "until": until} {
 				if v != "" {
