@@ -385,6 +385,7 @@ func TestHistoricalRequestsRefused(t *testing.T) {
 		{"GET", "/v1/status/leader?at_index=" + at, "", "at_index", "does not serve past states"},
 		{"GET", "/v1/operator/log?at_index=" + at, "", "at_index", "does not serve past states"},
 		{"GET", "/v1/event/stream?at_index=" + at, "", "at_index", "does not serve past states"},
+		{"GET", "/v1/operator/log/stream?at_index=" + at, "", "at_index", "does not serve past states"},
 		{"GET", "/v1/operator/history?at_index=" + at, "", "at_index", "does not serve past states"},
 	} {
 		ans := call(t, a, tc.method, tc.path, tc.body)

@@ -6,9 +6,11 @@ import (
 	"github.com/ordoplane/ordo/events"
 )
 
-// Event is an event as the API shows it: Nomad's event stream fields first
-// (Topic, Type, Key, Namespace, FilterKeys, Index, Payload), then ordo's
-// envelope. Payload is redacted and upcast to its type's current version,
+// Event is one of ordo's own events as the log's endpoints show it
+// (/v1/operator/log, /v1/operator/log/stream): the fields of Nomad's
+// stream events first (Topic, Type, Key, Namespace, FilterKeys, Index,
+// Payload), then ordo's envelope. /v1/event/stream serves Nomad's own
+// shape instead (nomadstream.go). Payload is redacted and upcast to its type's current version,
 // which Version gives (as the Kafka mirror's records do).
 type Event struct {
 	Topic         string
