@@ -141,26 +141,12 @@ func (tr *taskRunner) handle() driver.Handle {
 // with no delay; the next attempt starts at once.
 func (tr *taskRunner) restartAttempt(ctx context.Context, h driver.Handle, ch <-chan waited, ev events.TaskEvent) (ended, bool) {
 	tr.event(ev)
-	if err := h.Stop(ctx); err != nil {
-		if ctx.Err() != nil {
-			return ended{}, true
-		}
-		tr.log.Error("stop task for restart", "err", err)
-	}
-	var w waited
-	select {
-	case w = <-ch:
-	case <-ctx.Done():
-		return ended{}, true
-	}
-	if w.err != nil {
+	w, detached := tr.stopAndWait(ctx, h, ch)
+	if detached {
 		return ended{}, true
 	}
 	res := w.res
-	msg := fmt.Sprintf("Exit Code: %d", res.ExitCode)
-	if res.Signal != 0 {
-		msg += fmt.Sprintf(", Signal: %d", res.Signal)
-	}
+	msg := exitMessage(res)
 	tr.update(func(t *state.Task, now time.Time) {
 		t.Handle, t.Starting = nil, false
 		appendEvent(&t.State, events.TaskEvent{Type: events.TaskEventTerminated, Time: now.UnixNano(), Message: msg,
@@ -173,4 +159,34 @@ func (tr *taskRunner) restartAttempt(ctx context.Context, h driver.Handle, ch <-
 	})
 	tr.log.Info("task restarted by request", "exit_code", res.ExitCode, "signal", res.Signal)
 	return ended{res: res, restarted: true}, false
+}
+
+// stopAndWait stops the running attempt through its driver (kill signal,
+// kill timeout) and waits for its exit; detached is true when ctx ended
+// first (or the wait failed), leaving the task to a later client.
+func (tr *taskRunner) stopAndWait(ctx context.Context, h driver.Handle, ch <-chan waited) (w waited, detached bool) {
+	if err := h.Stop(ctx); err != nil {
+		if ctx.Err() != nil {
+			return waited{}, true
+		}
+		tr.log.Error("stop task", "err", err)
+	}
+	select {
+	case w = <-ch:
+	case <-ctx.Done():
+		return waited{}, true
+	}
+	return w, w.err != nil
+}
+
+// exitMessage is a Terminated event's message, as Nomad words it.
+func exitMessage(res driver.ExitResult) string {
+	msg := fmt.Sprintf("Exit Code: %d", res.ExitCode)
+	if res.Signal != 0 {
+		msg += fmt.Sprintf(", Signal: %d", res.Signal)
+	}
+	if res.Err != nil {
+		msg += ", " + res.Err.Error()
+	}
+	return msg
 }

@@ -319,18 +319,8 @@ func (tr *taskRunner) kill(ctx context.Context, h driver.Handle, ch <-chan waite
 		}
 	}
 	if !exited {
-		if err := h.Stop(ctx); err != nil {
-			if ctx.Err() != nil {
-				return ended{}, true
-			}
-			tr.log.Error("stop task", "err", err)
-		}
-		select {
-		case w = <-ch:
-		case <-ctx.Done():
-			return ended{}, true
-		}
-		if w.err != nil {
+		var detached bool
+		if w, detached = tr.stopAndWait(ctx, h, ch); detached { // control.go
 			return ended{}, true
 		}
 	}
@@ -383,14 +373,8 @@ func (tr *taskRunner) afterExit(ctx context.Context, end ended) bool {
 	case end.lost:
 		terminated = &events.TaskEvent{Type: events.TaskEventTerminated, Message: lostMessage, ExitCode: -1, FailsTask: d.Action == Fail}
 	case end.startErr == nil:
-		msg := fmt.Sprintf("Exit Code: %d", end.res.ExitCode)
-		if end.res.Signal != 0 {
-			msg += fmt.Sprintf(", Signal: %d", end.res.Signal)
-		}
-		if end.res.Err != nil {
-			msg += ", " + end.res.Err.Error()
-		}
-		terminated = &events.TaskEvent{Type: events.TaskEventTerminated, Message: msg, ExitCode: end.res.ExitCode, Signal: end.res.Signal}
+		terminated = &events.TaskEvent{Type: events.TaskEventTerminated, Message: exitMessage(end.res), // control.go
+			ExitCode: end.res.ExitCode, Signal: end.res.Signal}
 	}
 	tr.update(func(t *state.Task, now time.Time) {
 		t.Handle, t.Starting = nil, false

@@ -73,15 +73,8 @@ allocation has one.`,
 				in, _ := cmd.InOrStdin().(*os.File)
 				tty = in != nil && term.IsTerminal(int(in.Fd())) && isTerminal(cmd.OutOrStdout())
 			}
-			c, err := g.client()
+			c, a, task, err := allocTask(cmd.Context(), g, args[0], task, true)
 			if err != nil {
-				return err
-			}
-			a, err := readAlloc(cmd.Context(), c, args[0])
-			if err != nil {
-				return err
-			}
-			if task, err = pickTask(a, task); err != nil {
 				return err
 			}
 			var stdin io.Reader

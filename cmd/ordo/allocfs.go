@@ -37,11 +37,7 @@ the tasks' secrets directories are refused.
           interrupted`,
 		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := g.client()
-			if err != nil {
-				return err
-			}
-			a, err := readAlloc(cmd.Context(), c, args[0])
+			c, a, _, err := allocTask(cmd.Context(), g, args[0], "", false)
 			if err != nil {
 				return err
 			}

@@ -37,6 +37,33 @@ func pickTask(a cliAlloc, task string) (string, error) {
 	return "", fmt.Errorf("allocation %s runs tasks %s: name one with -task", a.ID, strings.Join(names, ", "))
 }
 
+// taskArg returns the task a command names with -task (flag) or as its
+// second argument; naming two is an error.
+func taskArg(flag string, args []string) (string, error) {
+	if len(args) < 2 {
+		return flag, nil
+	}
+	if flag != "" && flag != args[1] {
+		return "", fmt.Errorf("the task is named twice: -task %s and %s", flag, args[1])
+	}
+	return args[1], nil
+}
+
+// allocTask returns a client, the allocation id names and its task:
+// task checked against the allocation's, or with only set and task "",
+// the allocation's only task ("" stays "" otherwise: every task).
+func allocTask(ctx context.Context, g *globals, id, task string, only bool) (*api.Client, cliAlloc, string, error) {
+	c, err := g.client()
+	if err != nil {
+		return nil, cliAlloc{}, "", err
+	}
+	a, err := readAlloc(ctx, c, id)
+	if err == nil && (task != "" || only) {
+		task, err = pickTask(a, task)
+	}
+	return c, a, task, err
+}
+
 func newAllocRestartCommand(g *globals) *cobra.Command {
 	var (
 		task     string
@@ -52,27 +79,16 @@ policy. With no task every running task restarts; -all-tasks says so
 explicitly. The server passes the request to the allocation's node.`,
 		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if len(args) == 2 {
-				if task != "" && task != args[1] {
-					return fmt.Errorf("the task is named twice: -task %s and %s", task, args[1])
-				}
-				task = args[1]
+			task, err := taskArg(task, args)
+			if err != nil {
+				return err
 			}
 			if allTasks && task != "" {
 				return fmt.Errorf("-all-tasks restarts every task: do not name one")
 			}
-			c, err := g.client()
+			c, a, task, err := allocTask(cmd.Context(), g, args[0], task, false)
 			if err != nil {
 				return err
-			}
-			a, err := readAlloc(cmd.Context(), c, args[0])
-			if err != nil {
-				return err
-			}
-			if task != "" {
-				if task, err = pickTask(a, task); err != nil {
-					return err
-				}
 			}
 			req := api.AllocRestartRequest{TaskName: task, AllTasks: allTasks}
 			if err := c.Call(cmd.Context(), http.MethodPut, api.Pathf("/v1/client/allocation/%s/restart", a.ID), nil, req, nil); err != nil {
@@ -97,24 +113,13 @@ Signaling event. Signals: SIGHUP, SIGINT, SIGQUIT, SIGKILL, SIGUSR1,
 SIGUSR2, SIGTERM.`,
 		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if len(args) == 2 {
-				if task != "" && task != args[1] {
-					return fmt.Errorf("the task is named twice: -task %s and %s", task, args[1])
-				}
-				task = args[1]
-			}
-			c, err := g.client()
+			task, err := taskArg(task, args)
 			if err != nil {
 				return err
 			}
-			a, err := readAlloc(cmd.Context(), c, args[0])
+			c, a, task, err := allocTask(cmd.Context(), g, args[0], task, false)
 			if err != nil {
 				return err
-			}
-			if task != "" {
-				if task, err = pickTask(a, task); err != nil {
-					return err
-				}
 			}
 			req := api.AllocSignalRequest{Task: task, Signal: strings.ToUpper(sig)}
 			if err := c.Call(cmd.Context(), http.MethodPut, api.Pathf("/v1/client/allocation/%s/signal", a.ID), nil, req, nil); err != nil {
