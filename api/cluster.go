@@ -89,8 +89,11 @@ type AutopilotConfiguration struct {
 	EnableRedundancyZones   bool
 	DisableUpgradeMigration bool
 	EnableCustomUpgrades    bool
-	CreateIndex             uint64
-	ModifyIndex             uint64
+	// DeadServerLastContactThreshold is ordo's own: how long a server
+	// goes unanswered before CleanupDeadServers counts it dead.
+	DeadServerLastContactThreshold string `json:",omitempty"`
+	CreateIndex                    uint64
+	ModifyIndex                    uint64
 }
 
 // MetricsSummary is the answer of GET /v1/metrics without

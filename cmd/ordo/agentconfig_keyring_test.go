@@ -58,21 +58,8 @@ func TestKeyringBlock(t *testing.T) {
 // keyring server token shows its GC settings in /v1/agent/self, never the
 // token.
 func TestServerTokenNotInAgentSelf(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "agent.hcl")
 	src := "keyring {\n server_token = \"s3cr3t-server-token\"\n gc_interval = \"7m\"\n}\n"
-	if err := os.WriteFile(path, []byte(src), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	f, err := loadAgentFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := startDevAgent(t, func(c *agent.Config) {
-		if err := f.applyTo(c); err != nil {
-			t.Fatal(err)
-		}
-	})
-	resp, err := http.Get(addr + "/v1/agent/self")
+	resp, err := http.Get(agentFromFile(t, "agent.hcl", src) + "/v1/agent/self") // agentconfig_scheduler_test.go
 	if err != nil {
 		t.Fatal(err)
 	}

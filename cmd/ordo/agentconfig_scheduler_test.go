@@ -3,8 +3,6 @@ package main
 import (
 	"encoding/json"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -19,11 +17,7 @@ func TestPlanRejectionTrackerBlock(t *testing.T) {
 	hcl := "region = \"eu\"\ndatacenter = \"fra1\"\nserver {\n  plan_rejection_tracker {\n    enabled = true\n    node_threshold = 100\n    node_window = \"5m\"\n  }\n}\n"
 	js := `{"region": "eu", "datacenter": "fra1", "server": {"plan_rejection_tracker": {"enabled": true, "node_threshold": 100, "node_window": "5m"}}}`
 	for name, src := range map[string]string{"agent.hcl": hcl, "agent.json": js} {
-		path := filepath.Join(t.TempDir(), name)
-		if err := os.WriteFile(path, []byte(src), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		f, err := loadAgentFile(path)
+		f, err := loadAgentFile(writeFile(t, name, src))
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
@@ -42,11 +36,7 @@ func TestPlanRejectionTrackerBlock(t *testing.T) {
 		"server {\n plan_rejection_tracker {\n node_rate = 1\n }\n}\n":          "node_rate",
 		"server {\n rejection_tracker = true\n}\n":                              "rejection_tracker",
 	} {
-		path := filepath.Join(t.TempDir(), "agent.hcl")
-		if err := os.WriteFile(path, []byte(src), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		f, err := loadAgentFile(path)
+		f, err := loadAgentFile(writeFile(t, "agent.hcl", src))
 		if err == nil {
 			err = f.applyTo(&agent.Config{})
 		}
@@ -56,20 +46,7 @@ func TestPlanRejectionTrackerBlock(t *testing.T) {
 	}
 
 	// End to end: the agent runs the tracker the file asks for and says so.
-	path := filepath.Join(t.TempDir(), "agent.hcl")
-	if err := os.WriteFile(path, []byte(hcl), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	f, err := loadAgentFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := startDevAgent(t, func(c *agent.Config) {
-		if err := f.applyTo(c); err != nil {
-			t.Fatal(err)
-		}
-	})
-	resp, err := http.Get(addr + "/v1/agent/self")
+	resp, err := http.Get(agentFromFile(t, "agent.hcl", hcl) + "/v1/agent/self")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,4 +64,19 @@ func TestPlanRejectionTrackerBlock(t *testing.T) {
 	if !got.Enabled || got.NodeThreshold != 100 || got.NodeWindow != 5*time.Minute || self.Config.Region != "eu" || self.Config.Datacenter != "fra1" {
 		t.Fatalf("/v1/agent/self: %+v", self.Config)
 	}
+}
+
+// agentFromFile starts a dev agent configured by the agent file src
+// (named name, HCL or JSON) and returns its API address.
+func agentFromFile(t *testing.T, name, src string) string {
+	t.Helper()
+	f, err := loadAgentFile(writeFile(t, name, src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return startDevAgent(t, func(c *agent.Config) {
+		if err := f.applyTo(c); err != nil {
+			t.Fatal(err)
+		}
+	})
 }

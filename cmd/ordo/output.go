@@ -131,20 +131,5 @@ func orDash(s string) string {
 // -json, else render of it decoded into T. what names the read in errors.
 func show[T any](cmd *cobra.Command, g *globals, path string, q url.Values, what string, asJSON bool,
 	render func(io.Writer, T) error) error {
-	c, err := g.client()
-	if err != nil {
-		return err
-	}
-	var raw json.RawMessage
-	if err := c.Get(cmd.Context(), path, q, &raw); err != nil {
-		return fmt.Errorf("%s: %w", what, err)
-	}
-	if asJSON {
-		return printJSON(cmd.OutOrStdout(), raw)
-	}
-	var v T
-	if err := json.Unmarshal(raw, &v); err != nil {
-		return fmt.Errorf("%s: decode: %w", what, err)
-	}
-	return render(cmd.OutOrStdout(), v)
+	return showWith(cmd, g, path, q, what, &outputFlags{json: asJSON}, render) // nodepool.go
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 
+	"github.com/ordoplane/ordo/api"
 	"github.com/ordoplane/ordo/commands"
 	"github.com/ordoplane/ordo/commands/server"
 	"github.com/ordoplane/ordo/storage/raftlog"
@@ -160,29 +161,16 @@ func (s *Server) autopilotHealth(w http.ResponseWriter, _ *http.Request) error {
 	return nil
 }
 
-// autopilotConfiguration is GET /v1/operator/autopilot/configuration's
-// answer: Nomad's AutopilotConfiguration, durations as Go strings, and
-// ordo's own settings after them.
-type autopilotConfiguration struct {
-	CleanupDeadServers             bool
-	LastContactThreshold           string
-	MaxTrailingLogs                uint64
-	MinQuorum                      uint
-	ServerStabilizationTime        string
-	EnableRedundancyZones          bool
-	DisableUpgradeMigration        bool
-	EnableCustomUpgrades           bool
-	DeadServerLastContactThreshold string
-	CreateIndex, ModifyIndex       uint64
-}
-
+// autopilotConfiguration serves GET /v1/operator/autopilot/configuration:
+// Nomad's AutopilotConfiguration, durations as Go strings, with ordo's
+// DeadServerLastContactThreshold.
 func (s *Server) autopilotConfiguration(w http.ResponseWriter, _ *http.Request) error {
 	n, err := s.raftNodeOf()
 	if err != nil {
 		return err
 	}
 	c := n.AutopilotConfig()
-	writeJSON(w, http.StatusOK, autopilotConfiguration{CleanupDeadServers: c.CleanupDeadServers,
+	writeJSON(w, http.StatusOK, api.AutopilotConfiguration{CleanupDeadServers: c.CleanupDeadServers,
 		LastContactThreshold: c.LastContactThreshold.String(), MaxTrailingLogs: c.MaxTrailingLogs, MinQuorum: c.MinQuorum,
 		ServerStabilizationTime:        c.ServerStabilizationTime.String(),
 		DeadServerLastContactThreshold: c.DeadServerLastContactThreshold.String()})
