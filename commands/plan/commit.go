@@ -9,7 +9,6 @@ import (
 	"github.com/ordoplane/ordo/events"
 	"github.com/ordoplane/ordo/projections"
 	"github.com/ordoplane/ordo/projections/csi"
-	"github.com/ordoplane/ordo/projections/deployments"
 	"github.com/ordoplane/ordo/projections/evals"
 	"github.com/ordoplane/ordo/projections/keyring"
 	"github.com/ordoplane/ordo/projections/nodes"
@@ -94,11 +93,7 @@ func (c Commit) Decide(v projections.View, _ time.Time, _ commands.IDs) (command
 		d.Events = append(d.Events, &events.AllocsDesiredUpdated{EvalID: c.EvalID, Updates: c.Updates})
 	}
 	if c.Deployment != nil {
-		dep, err := keepStatus(v, *c.Deployment)
-		if err != nil {
-			return d, err
-		}
-		d.Events = append(d.Events, &events.DeploymentUpserted{Deployment: dep})
+		d.Events = append(d.Events, &events.DeploymentUpserted{Deployment: *c.Deployment})
 	}
 	if len(c.Evals) > 0 {
 		d.Events = append(d.Events, &events.EvalsUpserted{Evals: c.Evals})
@@ -125,25 +120,4 @@ func signWith(v projections.View, placements []events.Allocation) ([]events.Allo
 		out[i] = a
 	}
 	return out, nil
-}
-
-// keepStatus returns the plan's deployment with the stored one's status
-// when that is paused or finished: the scheduler read the deployment
-// before a user paused or failed it (or the watcher ended it), and its
-// copy must not undo that. The scheduler only ever moves a deployment to
-// running, and never plans under a paused or finished one.
-func keepStatus(v projections.View, dep events.Deployment) (events.Deployment, error) {
-	if v.Reader() == nil { // no state: nothing to keep
-		return dep, nil
-	}
-	stored, err := deployments.Get(v, dep.ID)
-	if errors.Is(err, projections.ErrNotFound) {
-		return dep, nil
-	} else if err != nil {
-		return dep, err
-	}
-	if stored.Status == events.DeploymentStatusPaused || !stored.Active() {
-		dep.Status, dep.StatusDescription = stored.Status, stored.StatusDescription
-	}
-	return dep, nil
 }

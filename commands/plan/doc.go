@@ -19,8 +19,7 @@
 //     down, was drained), the entry is rejected and nothing is placed.
 //   - Events are emitted in a fixed order: allocations placed, allocations
 //     updated, deployment, evaluations.
-//   - The plan's deployment never undoes a status it did not see: a
-//     deployment stored paused or finished (a user paused or failed it,
-//     the watcher ended it, after the scheduler read it) keeps its status
-//     and description; the plan's groups (canaries placed) apply.
+//   - The plan's deployment is the scheduler's copy; at apply it keeps a
+//     paused or finished status stored meanwhile (the deployments
+//     projection's expander), so it never undoes a user's pause or fail.
 package plan

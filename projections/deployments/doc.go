@@ -30,5 +30,10 @@
 //     changes nothing.
 //   - ActiveOp, UnpausedOp and CanariesHealthyOp are the preconditions of
 //     a user's change to a deployment (checks.go).
+//   - A deployment replaced whole (DeploymentUpserted) keeps the stored
+//     status and description when it is finished, or paused and the
+//     replacement would run it: an expander completes the event at apply
+//     (keepstatus.go), so a processor's earlier copy never undoes a user's
+//     pause or fail, and the archive holds what was applied.
 //   - Apply reads only the event and the Tx.
 package deployments
