@@ -21,9 +21,9 @@ const (
 	ActiveOp events.PreconditionOp = "deployment-active"
 	// UnpausedOp asserts the deployment Key is in progress and not paused.
 	UnpausedOp events.PreconditionOp = "deployment-unpaused"
-	// CanariesHealthyOp asserts that group G of deployment D (Key
-	// "D\x00G") has at least as many live canaries reported healthy as it
-	// asks for.
+	// CanariesHealthyOp asserts that group G of deployment D (Key "D/G";
+	// deployment ids have no slash) has at least as many live canaries
+	// reported healthy as it asks for.
 	CanariesHealthyOp events.PreconditionOp = "deployment-canaries-healthy"
 )
 
@@ -41,7 +41,7 @@ func Unpaused(id string) events.Precondition {
 // CanariesHealthy returns the precondition that group of deployment id has
 // all the healthy canaries it asks for.
 func CanariesHealthy(id, group string) events.Precondition {
-	return events.Precondition{Table: Table, Key: id + "\x00" + group, Op: CanariesHealthyOp}
+	return events.Precondition{Table: Table, Key: id + "/" + group, Op: CanariesHealthyOp}
 }
 
 func init() {
@@ -74,7 +74,7 @@ func activeRow(v projections.View, id string) (*Deployment, string) {
 }
 
 func checkCanaries(v projections.View, p events.Precondition) string {
-	id, group, _ := strings.Cut(p.Key, "\x00")
+	id, group, _ := strings.Cut(p.Key, "/")
 	d, reason := activeRow(v, id)
 	if reason != "" {
 		return reason
