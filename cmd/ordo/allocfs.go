@@ -2,23 +2,19 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/url"
 	"os"
 	"os/signal"
-	"strconv"
 	"syscall"
-	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/ordoplane/ordo/api"
 )
-
-// fsFollowInterval is how often alloc fs -f reads a file again for what
-// was appended.
-const fsFollowInterval = 500 * time.Millisecond
 
 func newAllocFSCommand(g *globals) *cobra.Command {
 	var stat, follow bool
@@ -69,7 +65,7 @@ the tasks' secrets directories are refused.
 				ctx, stop = signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 				defer stop()
 			}
-			err = catFile(ctx, c, a.ID, p, w, follow)
+			err = catFile(ctx, c, a.ID, p, w, cmd.ErrOrStderr(), follow)
 			if follow && ctx.Err() != nil && cmd.Context().Err() == nil {
 				return nil // interrupted: the normal end of -f
 			}
@@ -94,31 +90,43 @@ func printFileInfos(w io.Writer, d display, list []api.AllocFileInfo) error {
 	return printTable(w, []string{"Mode", "Size", "Modified Time", "Name"}, rows)
 }
 
-// catFile copies file p of allocation id to w; with follow it then reads
-// what is appended every fsFollowInterval until ctx ends.
-func catFile(ctx context.Context, c *api.Client, id, p string, w io.Writer, follow bool) error {
-	var offset int64
+// catFile copies file p of allocation id to w; with follow it then
+// prints what is appended (Nomad's file stream) until ctx ends or the file
+// is removed, saying on errW when it was truncated or removed.
+func catFile(ctx context.Context, c *api.Client, id, p string, w, errW io.Writer, follow bool) error {
+	if !follow {
+		body, err := c.Stream(ctx, api.Pathf("/v1/client/fs/cat/%s", id), url.Values{"path": {p}})
+		if err != nil {
+			return fmt.Errorf("read %s in allocation %s: %w", p, id, err)
+		}
+		defer body.Close()
+		if _, err := io.Copy(w, body); err != nil {
+			return fmt.Errorf("read %s in allocation %s: %w", p, id, err)
+		}
+		return nil
+	}
+	body, err := c.Stream(ctx, api.Pathf("/v1/client/fs/stream/%s", id), url.Values{"path": {p}})
+	if err != nil {
+		return fmt.Errorf("follow %s in allocation %s: %w", p, id, err)
+	}
+	defer body.Close()
+	dec := json.NewDecoder(body)
 	for {
-		q := url.Values{"path": {p}, "offset": {strconv.FormatInt(offset, 10)}}
-		body, err := c.Stream(ctx, api.Pathf("/v1/client/fs/readat/%s", id), q)
-		if err != nil {
-			return fmt.Errorf("read %s in allocation %s: %w", p, id, err)
+		var f struct {
+			Data      []byte
+			FileEvent string
 		}
-		n, err := io.Copy(w, body)
-		body.Close()
-		offset += n
-		if err != nil {
-			return fmt.Errorf("read %s in allocation %s: %w", p, id, err)
+		if err := dec.Decode(&f); err != nil {
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			return fmt.Errorf("follow %s in allocation %s: %w", p, id, err)
 		}
-		if !follow {
-			return nil
+		if f.FileEvent != "" {
+			fmt.Fprintf(errW, "%s: %s\n", p, f.FileEvent)
 		}
-		t := time.NewTimer(fsFollowInterval)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return ctx.Err()
-		case <-t.C:
+		if _, err := w.Write(f.Data); err != nil {
+			return err
 		}
 	}
 }

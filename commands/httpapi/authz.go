@@ -140,6 +140,7 @@ var routeAccess = map[string]access{
 	"GET /v1/client/fs/stat/{id}":             ns(policy.CapReadFS),
 	"GET /v1/client/fs/cat/{id}":              ns(policy.CapReadFS),
 	"GET /v1/client/fs/readat/{id}":           ns(policy.CapReadFS),
+	"GET /v1/client/fs/stream/{id}":           ns(policy.CapReadFS),
 	"GET /v1/client/allocation/{id}/stats":    ns(policy.CapReadJob),
 	"PUT /v1/client/allocation/{id}/restart":  ns(policy.CapAllocLifecycle),
 	"POST /v1/client/allocation/{id}/restart": ns(policy.CapAllocLifecycle),

@@ -27,6 +27,7 @@ func (s *Server) clientRoutes() {
 		{"GET /v1/client/fs/stat/{id}", "/v1/client/fs/stat/", policy.CapReadFS},
 		{"GET /v1/client/fs/cat/{id}", "/v1/client/fs/cat/", policy.CapReadFS},
 		{"GET /v1/client/fs/readat/{id}", "/v1/client/fs/readat/", policy.CapReadFS},
+		{"GET /v1/client/fs/stream/{id}", "/v1/client/fs/stream/", policy.CapReadFS},
 	} {
 		s.handle(p.pattern, s.leaderOnly(endpoint(s.allocProxy(p.cap, func(id string) string { return p.out + id }))))
 	}

@@ -17,11 +17,12 @@ type HTTPLimits = httplimit.Config
 // files): each write gets the write timeout from when it starts, instead
 // of one deadline for the whole answer.
 var streamRoutes = map[string]bool{
-	"GET /v1/event/stream":        true,
-	"GET /v1/operator/log/stream": true,
-	"GET /v1/client/fs/logs/{id}": true,
-	"GET /v1/operator/snapshot":   true,
-	"GET /v1/operator/log/export": true,
+	"GET /v1/event/stream":          true,
+	"GET /v1/operator/log/stream":   true,
+	"GET /v1/client/fs/logs/{id}":   true,
+	"GET /v1/client/fs/stream/{id}": true,
+	"GET /v1/operator/snapshot":     true,
+	"GET /v1/operator/log/export":   true,
 }
 
 // uploadRoutes take bodies that may take longer than one body deadline

@@ -145,6 +145,40 @@ func TestClientRoutesWithNomadClient(t *testing.T) {
 			t.Errorf("server stat %q = %d %+v, want %d naming path", tc.path, code, body, tc.status)
 		}
 	}
+	// Stream: the file, then what is appended to it.
+	cancelStream := make(chan struct{})
+	frames, streamErrs := c.AllocFS().Stream(alloc, "web/local/marker", api.OriginStart, 0, cancelStream, nil)
+	next := func() string {
+		select {
+		case f := <-frames:
+			if f == nil {
+				t.Fatalf("stream ended: %v", <-streamErrs)
+			}
+			return string(f.Data)
+		case err := <-streamErrs:
+			t.Fatalf("stream: %v", err)
+		case <-time.After(clientTimeout):
+			t.Fatal("no frame")
+		}
+		return ""
+	}
+	if got := next(); got != "started\n" {
+		t.Fatalf("first frame = %q", got)
+	}
+	if code, err := c.Allocations().Exec(context.Background(), alloc, "web", false, []string{"/bin/sh", "-c", "echo more >> local/marker"},
+		strings.NewReader(""), io.Discard, io.Discard, nil, nil); err != nil || code != 0 {
+		t.Fatalf("append: %d %v", code, err)
+	}
+	if got := next(); got != "more\n" {
+		t.Fatalf("appended frame = %q", got)
+	}
+	close(cancelStream)
+	var frame api.StreamFrame
+	if code := getJSON(t, server+"/v1/client/fs/stream/"+alloc.ID[:8]+"?path=web/local/marker&follow=false&origin=end&offset=5", &frame); code != 200 ||
+		string(frame.Data) != "more\n" || frame.File != "web/local/marker" || frame.Offset != 13 {
+		t.Errorf("server stream, the last 5 bytes = %d %+v", code, frame)
+	}
+
 	var listed []ordoapi.AllocFileInfo
 	if code := getJSON(t, server+"/v1/client/fs/ls/"+alloc.ID+"?path=web/local", &listed); code != 200 || len(listed) != 2 {
 		t.Errorf("server ls web/local = %d %+v", code, listed)
@@ -208,7 +242,7 @@ func TestClientRoutesWithNomadClient(t *testing.T) {
 	stdout.Reset()
 	code, err = oc.Exec(ctx, ordoapi.ExecRequest{AllocID: alloc.ID, Task: "web", Command: []string{"/bin/sh", "-c", "cat local/marker; exit 7"},
 		Stdout: &stdout})
-	if err != nil || code != 7 || stdout.String() != "started\n" {
+	if err != nil || code != 7 || stdout.String() != "started\nmore\n" {
 		t.Fatalf("ordo Exec through the server = %d, %v, %q", code, err, stdout.String())
 	}
 
