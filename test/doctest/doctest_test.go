@@ -2,7 +2,6 @@ package doctest_test
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -11,10 +10,12 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/ordoplane/ordo/processors/launcher/driver/local/localtest"
 	"github.com/ordoplane/ordo/storage/waittest"
 	"github.com/ordoplane/ordo/test/doctest"
 	"github.com/ordoplane/ordo/test/testlog"
@@ -67,6 +68,7 @@ func TestDocs(t *testing.T) {
 			t.Fatalf("the docs' commands need %s on PATH: %v", tool, err)
 		}
 	}
+	bin := ordoBin(t)
 	docs, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
 	if err != nil {
 		t.Fatal(err)
@@ -80,8 +82,8 @@ func TestDocs(t *testing.T) {
 			if script == nil {
 				return
 			}
-			addr := startAgent(t)
-			runScript(t, name, script, addr)
+			addr := startAgent(t, bin)
+			runScript(t, name, script, bin, addr)
 		})
 	}
 }
@@ -89,6 +91,7 @@ func TestDocs(t *testing.T) {
 // TestExamples plans every jobspec in docs/examples on a dev agent, and
 // checks each example file is run by a doc or says why it cannot be.
 func TestExamples(t *testing.T) {
+	bin := ordoBin(t)
 	var scripts strings.Builder
 	docs, _ := filepath.Glob(filepath.Join(root, "docs", "*.md"))
 	for _, path := range append(docs, filepath.Join(root, "README.md")) {
@@ -107,7 +110,7 @@ func TestExamples(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	addr := startAgent(t)
+	addr := startAgent(t, bin)
 	for _, f := range files {
 		used := strings.Contains(scripts.String(), f)
 		isJob, err := jobspec(filepath.Join(root, f))
@@ -158,33 +161,37 @@ func readScript(t *testing.T, path string) *doctest.Script {
 	return doctest.NewScript(blocks)
 }
 
-// bin is the ordo binary TestMain builds from the tree.
-var bin string
+// built is the binary ordoBin built for this run.
+var built struct {
+	sync.Once
+	bin string
+}
 
-// TestMain builds cmd/ordo once into a temporary directory of its own,
-// which the scripts get first on their PATH ($ORDO_BIN names a binary to
-// use instead).
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "doctest-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	bin = filepath.Join(dir, "ordo")
-	if b := os.Getenv("ORDO_BIN"); b != "" {
-		// A binary already built (make build), linked in as "ordo".
-		if abs, err := filepath.Abs(b); err != nil || os.Symlink(abs, bin) != nil {
-			fmt.Fprintf(os.Stderr, "ORDO_BIN %s: cannot link it\n", b)
-			os.Exit(1)
+// ordoBin returns the ordo binary the docs run, in a directory of its own
+// (put first on the scripts' PATH): cmd/ordo built from the tree, shared
+// with the other test packages that build it (localtest.Build links it
+// once per code version), or the binary $ORDO_BIN names.
+func ordoBin(t *testing.T) string {
+	t.Helper()
+	b := os.Getenv("ORDO_BIN")
+	if b == "" {
+		// Once per run: the tests share the binary even when the tree
+		// changes meanwhile.
+		built.Do(func() { built.bin = localtest.Build(t) })
+		if built.bin == "" {
+			t.Fatal("building cmd/ordo failed in an earlier test")
 		}
-	} else if out, err := exec.Command("go", "build", "-o", bin, "github.com/ordoplane/ordo/cmd/ordo").CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "go build cmd/ordo: %v\n%s", err, out)
-		os.RemoveAll(dir)
-		os.Exit(1)
+		return built.bin
 	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
+	abs, err := filepath.Abs(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(t.TempDir(), "ordo")
+	if err := os.Symlink(abs, bin); err != nil {
+		t.Fatal(err)
+	}
+	return bin
 }
 
 var httpAddr = regexp.MustCompile(`HTTP Addr: (\S+)`)
@@ -192,7 +199,7 @@ var httpAddr = regexp.MustCompile(`HTTP Addr: (\S+)`)
 // startAgent starts `ordo agent -dev` on free loopback ports, waits until
 // its client's node is ready, and stops it when the test ends. It returns
 // the API's address as ORDO_ADDR takes it.
-func startAgent(t *testing.T) string {
+func startAgent(t *testing.T, bin string) string {
 	t.Helper()
 	var log testlog.Buffer
 	cmd := exec.Command(bin, "agent", "-dev", "-http-addr", "127.0.0.1:0", "-raft-addr", "127.0.0.1:0", "-raft-timeout", "100ms")
@@ -238,7 +245,7 @@ func startAgent(t *testing.T) string {
 // runScript runs s with bash in a scratch directory that links docs/ (the
 // docs name examples as docs/examples/…), the ordo binary first on PATH
 // and ORDO_ADDR set.
-func runScript(t *testing.T, doc string, s *doctest.Script, addr string) {
+func runScript(t *testing.T, doc string, s *doctest.Script, bin, addr string) {
 	t.Helper()
 	dir := t.TempDir()
 	docsDir, err := filepath.Abs(filepath.Join(root, "docs"))
