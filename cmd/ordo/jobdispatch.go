@@ -54,11 +54,7 @@ allocations could not be placed.`,
 			if priority != 0 {
 				body["Priority"] = priority
 			}
-			c, err := g.client()
-			if err != nil {
-				return err
-			}
-			id, err := resolveJob(cmd, c, args[0])
+			c, id, err := jobClient(cmd, g, args[0])
 			if err != nil {
 				return err
 			}

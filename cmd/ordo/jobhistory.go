@@ -53,11 +53,7 @@ when it was submitted. -p adds what changed from the version before it;
 		if err != nil {
 			return err
 		}
-		c, err := g.client()
-		if err != nil {
-			return err
-		}
-		id, err := resolveJob(cmd, c, args[0])
+		c, id, err := jobClient(cmd, g, args[0])
 		if err != nil {
 			return err
 		}

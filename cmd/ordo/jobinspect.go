@@ -26,11 +26,7 @@ runs a Go template over the job itself.`,
 		if _, err := out.active(); err != nil {
 			return err
 		}
-		c, err := g.client()
-		if err != nil {
-			return err
-		}
-		id, err := resolveJob(cmd, c, args[0])
+		c, id, err := jobClient(cmd, g, args[0])
 		if err != nil {
 			return err
 		}

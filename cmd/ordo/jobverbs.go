@@ -26,6 +26,17 @@ func jobNamespace(cmd *cobra.Command) string {
 	return ns
 }
 
+// jobClient returns a client and the id of the job idOrPrefix names
+// (resolveJob).
+func jobClient(cmd *cobra.Command, g *globals, idOrPrefix string) (*api.Client, string, error) {
+	c, err := g.client()
+	if err != nil {
+		return nil, "", err
+	}
+	id, err := resolveJob(cmd, c, idOrPrefix)
+	return c, id, err
+}
+
 // followEval prints what a write that created evaluation id did: with
 // detach, the evaluation's id; otherwise the evaluation followed to its
 // end (monitorEval: exit code 2 when allocations could not be placed).
@@ -95,11 +106,7 @@ be placed.`,
 			if err != nil {
 				return fmt.Errorf("version %q is not a number", args[1])
 			}
-			c, err := g.client()
-			if err != nil {
-				return err
-			}
-			id, err := resolveJob(cmd, c, args[0])
+			c, id, err := jobClient(cmd, g, args[0])
 			if err != nil {
 				return err
 			}
@@ -125,11 +132,7 @@ those whose reschedule policy is exhausted. Follows the evaluation unless
 -detach.`,
 		Args: oneArg("<job>"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := g.client()
-			if err != nil {
-				return err
-			}
-			id, err := resolveJob(cmd, c, args[0])
+			c, id, err := jobClient(cmd, g, args[0])
 			if err != nil {
 				return err
 			}
@@ -164,11 +167,7 @@ shows them). Follows the evaluation unless -detach.`,
 			if err != nil {
 				return fmt.Errorf("count %q is not a number", args[len(args)-1])
 			}
-			c, err := g.client()
-			if err != nil {
-				return err
-			}
-			id, err := resolveJob(cmd, c, args[0])
+			c, id, err := jobClient(cmd, g, args[0])
 			if err != nil {
 				return err
 			}
@@ -223,11 +222,7 @@ func newJobPromoteCommand(g *globals) *cobra.Command {
 -group (repeatable) only those named. Follows the evaluation unless -detach.`,
 		Args: oneArg("<job>"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := g.client()
-			if err != nil {
-				return err
-			}
-			id, err := resolveJob(cmd, c, args[0])
+			c, id, err := jobClient(cmd, g, args[0])
 			if err != nil {
 				return err
 			}
@@ -267,11 +262,7 @@ times relative unless -verbose; -json or -t print the server's answer.`,
 		if err != nil {
 			return err
 		}
-		c, err := g.client()
-		if err != nil {
-			return err
-		}
-		id, err := resolveJob(cmd, c, args[0])
+		c, id, err := jobClient(cmd, g, args[0])
 		if err != nil {
 			return err
 		}

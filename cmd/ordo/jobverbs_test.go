@@ -84,6 +84,21 @@ const scalableHCL = `job "web" {
 }
 `
 
+// batchHCL is a batch job id of one task running /bin/true, with extra
+// in its job block.
+func batchHCL(id, extra string) string {
+	return `job "` + id + `" {
+  type = "batch"
+  ` + extra + `
+  group "g" {
+    task "t" {
+      driver = "exec"
+      config { command = "/bin/true" }
+    }
+  }
+}`
+}
+
 func TestJobInitAndValidate(t *testing.T) {
 	addr := startDevAgent(t, func(cfg *agent.Config) { cfg.Scheduler.Disabled = true })
 	dir := t.TempDir()
@@ -173,34 +188,13 @@ func TestJobVerbs(t *testing.T) {
 		t.Fatalf("allocs -json: %q", out)
 	}
 
-	batch := writeFile(t, "b.hcl", `job "b" {
-  type = "batch"
-  group "g" {
-    task "t" {
-      driver = "exec"
-      config { command = "/bin/true" }
-    }
-  }
-}`)
-	jvCLI(t, addr, 0, "job", "run", "-detach", batch)
+	jvCLI(t, addr, 0, "job", "run", "-detach", writeFile(t, "b.hcl", batchHCL("b", "")))
 	code, _, stderr = runCLI("job", "promote", "-address", addr, "b")
 	if code != 1 || !strings.Contains(stderr, "no deployment") {
 		t.Fatalf("promote a job without a deployment: %d %q", code, stderr)
 	}
 
-	param := writeFile(t, "p.hcl", `job "p" {
-  type = "batch"
-  parameterized {
-    meta_required = ["dir"]
-  }
-  group "g" {
-    task "t" {
-      driver = "exec"
-      config { command = "/bin/true" }
-    }
-  }
-}`)
-	jvCLI(t, addr, 0, "job", "run", "-detach", param)
+	jvCLI(t, addr, 0, "job", "run", "-detach", writeFile(t, "p.hcl", batchHCL("p", `parameterized { meta_required = ["dir"] }`)))
 	input := writeFile(t, "input", "payload")
 	jvGolden(t, "dispatch", jvScrub(jvCLI(t, addr, 0, "job", "dispatch", "-detach", "-meta", "dir=/tmp", "-id-prefix-template", "nightly", "p", input)))
 	code, _, stderr = runCLI("job", "dispatch", "-address", addr, "-detach", "p")

@@ -349,13 +349,8 @@ func (s *Server) dispatchJob(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	var body jobDispatchRequest
-	if r.ContentLength != 0 {
-		if err := commands.DecodeJSON(r.Body, s.cfg.BodyLimit, &body); err != nil {
-			return err
-		}
-	}
-	if body.JobID != "" && body.JobID != id {
-		return commands.Invalid("JobID", "%q does not match the id in the path, %q", body.JobID, id)
+	if err := s.decodeJobWrite(r, id, &body.JobID, &body, true); err != nil { // jobverbs.go
+		return err
 	}
 	payload, err := base64.StdEncoding.DecodeString(body.Payload)
 	if err != nil {

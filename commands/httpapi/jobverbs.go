@@ -80,13 +80,8 @@ func (s *Server) evaluateJob(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	var body jobEvaluateRequest
-	if r.ContentLength != 0 {
-		if err := commands.DecodeJSON(r.Body, s.cfg.BodyLimit, &body); err != nil {
-			return err
-		}
-	}
-	if body.JobID != "" && body.JobID != id {
-		return commands.Invalid("JobID", "%q does not match the id in the path, %q", body.JobID, id)
+	if err := s.decodeJobWrite(r, id, &body.JobID, &body, true); err != nil {
+		return err
 	}
 	cmd := &job.Evaluate{Namespace: ns, ID: id, ForceReschedule: body.EvalOptions.ForceReschedule}
 	out, err := s.runJobCommand(r, "job.evaluate", cmd, true)
@@ -114,13 +109,10 @@ func (s *Server) revertJob(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	var body jobRevertRequest
-	if err := commands.DecodeJSON(r.Body, s.cfg.BodyLimit, &body); err != nil {
+	if err := s.decodeJobWrite(r, id, &body.JobID, &body, false); err != nil {
 		return err
 	}
-	switch {
-	case body.JobID != "" && body.JobID != id:
-		return commands.Invalid("JobID", "%q does not match the id in the path, %q", body.JobID, id)
-	case body.JobVersion == nil:
+	if body.JobVersion == nil {
 		return commands.Invalid("JobVersion", "must name the version to revert to")
 	}
 	cmd := &job.Revert{Namespace: ns, ID: id, Version: *body.JobVersion, EnforcePriorVersion: body.EnforcePriorVersion}
@@ -146,13 +138,10 @@ func (s *Server) stableJob(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	var body jobStabilityRequest
-	if err := commands.DecodeJSON(r.Body, s.cfg.BodyLimit, &body); err != nil {
+	if err := s.decodeJobWrite(r, id, &body.JobID, &body, false); err != nil {
 		return err
 	}
-	switch {
-	case body.JobID != "" && body.JobID != id:
-		return commands.Invalid("JobID", "%q does not match the id in the path, %q", body.JobID, id)
-	case body.JobVersion == nil:
+	if body.JobVersion == nil {
 		return commands.Invalid("JobVersion", "must name the version")
 	}
 	cmd := &job.Stability{Namespace: ns, ID: id, Version: *body.JobVersion, Stable: body.Stable}
@@ -162,6 +151,21 @@ func (s *Server) stableJob(w http.ResponseWriter, r *http.Request) error {
 	}
 	setIndex(w, out.Index)
 	writeJSON(w, http.StatusOK, api.JobStabilityResponse{JobModifyIndex: out.Index, Index: out.Index})
+	return nil
+}
+
+// decodeJobWrite decodes the body of a write to job id into body, whose
+// JobID field is jobID: an empty JobID is id, another is a 400. With
+// optional, an empty body is no fields.
+func (s *Server) decodeJobWrite(r *http.Request, id string, jobID *string, body any, optional bool) error {
+	if !optional || r.ContentLength != 0 {
+		if err := commands.DecodeJSON(r.Body, s.cfg.BodyLimit, body); err != nil {
+			return err
+		}
+	}
+	if *jobID != "" && *jobID != id {
+		return commands.Invalid("JobID", "%q does not match the id in the path, %q", *jobID, id)
+	}
 	return nil
 }
 

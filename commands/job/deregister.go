@@ -8,7 +8,6 @@ import (
 	"github.com/ordoplane/ordo/commands/namespace"
 	"github.com/ordoplane/ordo/events"
 	"github.com/ordoplane/ordo/projections"
-	"github.com/ordoplane/ordo/projections/allocs"
 )
 
 // Deregister stops a job (kept, with Stop set, at a new version) or, with
@@ -86,20 +85,8 @@ func (d *Deregister) Decide(v projections.View, now time.Time, ids commands.IDs)
 // noShutdownDelay marks the job's non-terminal allocations'
 // DesiredTransition.NoShutdownDelay; nil when there are none.
 func noShutdownDelay(v projections.View, ns, id string) (*events.AllocsDesiredUpdated, error) {
-	list, err := allocs.ByJob(v, ns, id)
-	if err != nil {
-		return nil, err
-	}
 	yes := true
-	var up []events.AllocDesiredUpdate
-	for _, a := range list {
-		if a.Terminal() || (a.DesiredTransition.NoShutdownDelay != nil && *a.DesiredTransition.NoShutdownDelay) {
-			continue
-		}
-		up = append(up, events.AllocDesiredUpdate{ID: a.ID, DesiredTransition: events.DesiredTransition{NoShutdownDelay: &yes}})
-	}
-	if len(up) == 0 {
-		return nil, nil
-	}
-	return &events.AllocsDesiredUpdated{Updates: up}, nil
+	return markAllocs(v, ns, id, events.DesiredTransition{NoShutdownDelay: &yes}, func(a *events.Allocation) bool {
+		return !a.Terminal() && (a.DesiredTransition.NoShutdownDelay == nil || !*a.DesiredTransition.NoShutdownDelay)
+	})
 }

@@ -69,17 +69,25 @@ func (e *Evaluate) Decide(v projections.View, now time.Time, ids commands.IDs) (
 // forceReschedule marks the job's failed allocations
 // DesiredTransition.ForceReschedule; nil when there are none to mark.
 func forceReschedule(v projections.View, ns, id string) (*events.AllocsDesiredUpdated, error) {
+	yes := true
+	return markAllocs(v, ns, id, events.DesiredTransition{ForceReschedule: &yes}, func(a *events.Allocation) bool {
+		return a.ClientStatus == events.AllocClientFailed &&
+			(a.DesiredTransition.ForceReschedule == nil || !*a.DesiredTransition.ForceReschedule)
+	})
+}
+
+// markAllocs sets dt on each allocation of job id in ns that want
+// selects; nil when it selects none.
+func markAllocs(v projections.View, ns, id string, dt events.DesiredTransition, want func(*events.Allocation) bool) (*events.AllocsDesiredUpdated, error) {
 	list, err := allocs.ByJob(v, ns, id)
 	if err != nil {
 		return nil, err
 	}
-	yes := true
 	var up []events.AllocDesiredUpdate
 	for _, a := range list {
-		if a.ClientStatus != events.AllocClientFailed || (a.DesiredTransition.ForceReschedule != nil && *a.DesiredTransition.ForceReschedule) {
-			continue
+		if want(&a.Allocation) {
+			up = append(up, events.AllocDesiredUpdate{ID: a.ID, DesiredTransition: dt})
 		}
-		up = append(up, events.AllocDesiredUpdate{ID: a.ID, DesiredTransition: events.DesiredTransition{ForceReschedule: &yes}})
 	}
 	if len(up) == 0 {
 		return nil, nil
