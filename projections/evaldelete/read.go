@@ -37,12 +37,13 @@ func creationKeys(v projections.View, from, to string, n int) ([]string, error) 
 
 // readEvals reads the evals of the creation keys keys for f (only their
 // head when f needs no more, see readEval): out[i] is the eval of keys[i],
-// nil when it does not exist. Eval ids are minted in time order (UUIDv7s),
-// so the evals of a stretch of the creation order lie close together in
-// the evals table: one range scan between the smallest and largest id
-// reads them for a fraction of the cost of a point read each (which seeks
-// every level of the LSM). A range holding more than rowScanFactor rows per
-// eval falls back to point reads; both give the same evals.
+// nil when it does not exist. When eval ids are minted in time order, the
+// evals of a stretch of the creation order lie close together in the
+// evals table: one range scan between the smallest and largest id reads
+// them for a fraction of the cost of a point read each (which seeks every
+// level of the LSM). A range holding more than rowScanFactor rows per eval
+// (random ids, such as the pipeline's UUIDs) falls back to point reads;
+// both give the same evals.
 func readEvals(v projections.View, f *Filter, keys []string) ([]*events.Evaluation, error) {
 	out := make([]*events.Evaluation, len(keys))
 	if len(keys) == 0 {

@@ -195,7 +195,7 @@ func removeEach(tx *projections.Tx, ids []string) error {
 const pageScanFactor = 4
 
 // removePage removes the evals ids, as remove does for each: a page of a
-// delete by filter holds evals created close together, whose ids (UUIDv7s,
+// delete by filter holds evals created close together, whose ids (when
 // minted in time order) lie close together in Table, so one range scan
 // finds their rows for a fraction of the cost of a point read each. A
 // range holding more than pageScanFactor rows per id falls back to
