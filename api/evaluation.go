@@ -29,9 +29,12 @@ type Evaluation struct {
 	// FailedTGAllocs explains, per task group, why placements failed.
 	FailedTGAllocs    map[string]*AllocationMetric
 	QueuedAllocations map[string]int
-	SnapshotIndex     uint64
-	CreateIndex       uint64
-	ModifyIndex       uint64
+	// RelatedEvals are the next, previous and blocked evaluations, with
+	// ?related=true.
+	RelatedEvals  []Evaluation `json:",omitempty"`
+	SnapshotIndex uint64
+	CreateIndex   uint64
+	ModifyIndex   uint64
 	// CreateTime and ModifyTime are Unix nanoseconds.
 	CreateTime int64
 	ModifyTime int64

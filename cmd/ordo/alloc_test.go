@@ -83,7 +83,7 @@ func TestEvalAllocDeploymentCommands(t *testing.T) {
 	if code != 0 || strings.Index(stdout, "eval-zz-1") > strings.Index(stdout, "eval-aa-2") || !strings.HasPrefix(stdout, "ID  ") {
 		t.Fatalf("eval list (oldest first): %d %q\n%s", code, stderr, stdout)
 	}
-	code, stdout, stderr = runCLI("eval", "status", "-related", "-address", addr, "eval-aa")
+	code, stdout, stderr = runCLI("eval", "status", "-related", "-verbose", "-address", addr, "eval-aa")
 	for _, want := range []string{"ID                 = eval-aa-2", "Previous Eval      = eval-zz-1", "Related Evaluations", "eval-zz-1  50", "Queued Allocations\nweb = 1"} {
 		if code != 0 || !strings.Contains(stdout, want) {
 			t.Fatalf("eval status -related: %d %q\n%s\nmissing %q", code, stderr, stdout, want)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"strconv"
 	"strings"
 	"text/template"
@@ -231,4 +232,31 @@ func printTemplate(w io.Writer, text string, raw json.RawMessage) error {
 	b.WriteByte('\n')
 	_, err = w.Write(b.Bytes())
 	return err
+}
+
+// showOut reads path and prints the server's answer: as -json or -t ask,
+// else render of it decoded into T with the command's display (short ids
+// and relative times unless -verbose). what names the read in errors.
+func showOut[T any](cmd *cobra.Command, g *globals, path string, q url.Values, what string, out *outputFlags,
+	render func(io.Writer, display, T) error) error {
+	machine, err := out.active()
+	if err != nil {
+		return err
+	}
+	c, err := g.client()
+	if err != nil {
+		return err
+	}
+	var raw json.RawMessage
+	if err := c.Get(cmd.Context(), path, q, &raw); err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	if machine {
+		return out.write(cmd.OutOrStdout(), raw)
+	}
+	var v T
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return fmt.Errorf("%s: decode: %w", what, err)
+	}
+	return render(cmd.OutOrStdout(), g.display(), v)
 }
