@@ -145,6 +145,7 @@ func newRootCommand(stdout, stderr io.Writer, opts ...rootOption) *cobra.Command
 		newVolumeCommand(g), // volume.go
 		newPluginCommand(g), // plugin.go
 		newVersionCommand(),
+		newUICommand(g), // ui.go
 		newStatusCommand(g), newServerCommand(g), newAgentInfoCommand(g), // status.go, cluster.go
 	)
 	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
