@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -60,78 +59,70 @@ func newNodeCommand(g *globals) *cobra.Command {
 }
 
 func newNodeStatusCommand(g *globals) *cobra.Command {
-	var asJSON bool
+	var out *outputFlags
 	cmd := &cobra.Command{
 		Use:   "status [flags] [<id>]",
-		Short: "List nodes, or show one by id or unique id prefix",
+		Short: "List nodes, or show one by id or unique id prefix with its allocations",
 		Args:  cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := g.client()
-			if err != nil {
-				return err
-			}
-			var raw json.RawMessage
 			if len(args) == 0 {
-				if err := c.Get(cmd.Context(), "/v1/nodes", nil, &raw); err != nil {
-					return fmt.Errorf("list nodes: %w", err)
-				}
-				if asJSON {
-					return printJSON(cmd.OutOrStdout(), raw)
-				}
-				var list []nodeStub
-				if err := json.Unmarshal(raw, &list); err != nil {
-					return fmt.Errorf("decode nodes: %w", err)
-				}
-				return printNodes(cmd.OutOrStdout(), list)
+				return showOut(cmd, g, "/v1/nodes", nil, "list nodes", out, printNodeTable)
 			}
-			if err := c.Get(cmd.Context(), api.Pathf("/v1/node/%s", args[0]), nil, &raw); err != nil {
-				return fmt.Errorf("read node %q: %w", args[0], err)
-			}
-			if asJSON {
-				return printJSON(cmd.OutOrStdout(), raw)
-			}
-			var n nodeInfo
-			if err := json.Unmarshal(raw, &n); err != nil {
-				return fmt.Errorf("decode node %q: %w", args[0], err)
-			}
-			return printNode(cmd.OutOrStdout(), n)
+			return showOut(cmd, g, api.Pathf("/v1/node/%s", args[0]), nil, fmt.Sprintf("read node %q", args[0]), out,
+				func(w io.Writer, d display, n nodeInfo) error {
+					if err := printNode(w, d, n); err != nil {
+						return err
+					}
+					c, err := g.client()
+					if err != nil {
+						return err
+					}
+					var allocs []api.AllocationListStub
+					if err := c.Get(cmd.Context(), api.Pathf("/v1/node/%s/allocations", n.ID), nil, &allocs); err != nil {
+						return fmt.Errorf("allocations of node %q: %w", n.ID, err)
+					}
+					fmt.Fprintf(w, "\nAllocations\n")
+					return printAllocTable(w, d, allocs, true) // jobstatus.go
+				})
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print the server's JSON answer")
+	out = addOutputFlags(cmd)
 	return cmd
 }
 
-// printNodes writes the table of `ordo node status`, ids in full (N16).
+// printNodes writes the table of nodes with short ids (node pool nodes).
 func printNodes(w io.Writer, list []nodeStub) error {
+	return printNodeTable(w, display{now: time.Now()}, list)
+}
+
+// printNodeTable writes the table of `ordo node status`: short ids unless
+// -verbose.
+func printNodeTable(w io.Writer, d display, list []nodeStub) error {
 	if len(list) == 0 {
 		_, err := fmt.Fprintln(w, "No nodes registered")
 		return err
 	}
 	rows := make([][]string, len(list))
 	for i, n := range list {
-		rows[i] = []string{n.ID, n.NodePool, n.Datacenter, n.Name, orDash(n.NodeClass),
+		rows[i] = []string{d.id(n.ID), n.NodePool, n.Datacenter, n.Name, orDash(n.NodeClass),
 			strconv.FormatBool(n.Drain), n.SchedulingEligibility, n.Status}
 	}
 	return printTable(w, []string{"ID", "Node Pool", "DC", "Name", "Class", "Drain", "Eligibility", "Status"}, rows)
 }
 
 // printNode writes the "Key = value" view of `ordo node status <id>`.
-func printNode(w io.Writer, n nodeInfo) error {
+func printNode(w io.Writer, d display, n nodeInfo) error {
 	drain := "false"
 	if ds := n.DrainStrategy; ds != nil {
 		switch {
 		case ds.ForceDeadline.IsZero():
 			drain = "true; no deadline"
 		default:
-			drain = "true; deadline " + ds.ForceDeadline.UTC().Format(time.RFC3339)
+			drain = "true; deadline " + d.timestamp(ds.ForceDeadline)
 		}
 		if ds.IgnoreSystemJobs {
 			drain += "; ignoring system jobs"
 		}
-	}
-	updated := "<none>"
-	if n.StatusUpdatedAt > 0 {
-		updated = time.Unix(n.StatusUpdatedAt, 0).UTC().Format(time.RFC3339)
 	}
 	var drivers []string
 	for _, name := range slices.Sorted(maps.Keys(n.Drivers)) {
@@ -139,8 +130,8 @@ func printNode(w io.Writer, n nodeInfo) error {
 			drivers = append(drivers, name)
 		}
 	}
-	err := printPairs(w, []pair{
-		{"ID", n.ID},
+	pairs := []pair{
+		{"ID", d.id(n.ID)},
 		{"Name", n.Name},
 		{"Node Pool", n.NodePool},
 		{"Class", orNone(n.NodeClass)},
@@ -150,14 +141,18 @@ func printNode(w io.Writer, n nodeInfo) error {
 		{"Eligibility", n.SchedulingEligibility},
 		{"Status", n.Status},
 		{"Status Description", orNone(n.StatusDescription)},
-		{"Status Updated", updated},
+		{"Status Updated", d.timestamp(time.Unix(n.StatusUpdatedAt, 0))},
 		{"Drivers", orNone(strings.Join(drivers, ","))},
 		{"CPU", fmt.Sprintf("%d MHz (%d reserved)", n.Resources.CPU, n.Reserved.CPU)},
-		{"Memory", fmt.Sprintf("%d MiB (%d reserved)", n.Resources.MemoryMB, n.Reserved.MemoryMB)},
-		{"Disk", fmt.Sprintf("%d MiB (%d reserved)", n.Resources.DiskMB, n.Reserved.DiskMB)},
+		{"Memory", fmt.Sprintf("%s (%s reserved)", humanMiB(int64(n.Resources.MemoryMB)), humanMiB(int64(n.Reserved.MemoryMB)))},
+		{"Disk", fmt.Sprintf("%s (%s reserved)", humanMiB(int64(n.Resources.DiskMB)), humanMiB(int64(n.Reserved.DiskMB)))},
 		{"Create Index", strconv.FormatUint(n.CreateIndex, 10)},
 		{"Modify Index", strconv.FormatUint(n.ModifyIndex, 10)},
-	})
+	}
+	if n.StatusUpdatedAt == 0 {
+		pairs = slices.DeleteFunc(pairs, func(p pair) bool { return p.key == "Status Updated" })
+	}
+	err := printPairs(w, pairs)
 	if err != nil || len(n.Attributes)+len(n.Meta) == 0 {
 		return err
 	}

@@ -74,16 +74,17 @@ func TestNodeCommands(t *testing.T) {
 	registerNode(t, addr, "a1b2c3d4-0001", "client-1")
 	registerNode(t, addr, "a1b2c3d4-0002", "client-2")
 
-	code, stdout, stderr := runCLI("node", "status", "-address", addr)
+	// -verbose: these ids share their first eight characters.
+	code, stdout, stderr := runCLI("node", "status", "-verbose", "-address", addr)
 	want := "ID             Node Pool  DC   Name      Class  Drain  Eligibility  Status\n" +
 		"a1b2c3d4-0001  default    dc1  client-1  gpu    false  eligible     initializing\n" +
 		"a1b2c3d4-0002  default    dc1  client-2  gpu    false  eligible     initializing\n"
 	if code != 0 || stdout != want {
 		t.Fatalf("status: %d %q\n%s\nwant\n%s", code, stderr, stdout, want)
 	}
-	code, stdout, stderr = runCLI("node", "status", "-address", addr, "a1b2c3d4-0001")
+	code, stdout, stderr = runCLI("node", "status", "-verbose", "-address", addr, "a1b2c3d4-0001")
 	for _, line := range []string{"ID                 = a1b2c3d4-0001", "Drivers            = exec",
-		"CPU                = 2000 MHz (0 reserved)", "Status             = initializing", "\nAttributes\nkernel.name = linux\n"} {
+		"CPU                = 2000 MHz (0 reserved)", "Status             = initializing", "\nAttributes\nkernel.name = linux\n", "\nAllocations\nNo allocations placed\n"} {
 		if !strings.Contains(stdout, line) {
 			t.Errorf("node status lacks %q:\n%s (%d %s)", line, stdout, code, stderr)
 		}
@@ -116,7 +117,7 @@ func TestNodeCommands(t *testing.T) {
 	if code, _, stderr := runCLI("node", "drain", "-disable", "-address", addr, "a1b2c3d4-0002"); code != 0 {
 		t.Fatalf("drain -disable: %d %s", code, stderr)
 	}
-	_, stdout, _ = runCLI("node", "status", "-address", addr)
+	_, stdout, _ = runCLI("node", "status", "-verbose", "-address", addr)
 	if !strings.Contains(stdout, "a1b2c3d4-0002  default    dc1  client-2  gpu    false  eligible") {
 		t.Fatalf("after drain -disable:\n%s", stdout)
 	}
