@@ -30,30 +30,10 @@ func newNodePoolCommand(g *globals) *cobra.Command {
 	return cmd
 }
 
-// showWith reads path and prints the answer: as -json or -t ask, else
-// decoded into T and rendered.
+// showWith is showOut (format.go) for a render that needs no display.
 func showWith[T any](cmd *cobra.Command, g *globals, path string, q url.Values, what string, out *outputFlags,
 	render func(io.Writer, T) error) error {
-	machine, err := out.active()
-	if err != nil {
-		return err
-	}
-	c, err := g.client()
-	if err != nil {
-		return err
-	}
-	var raw json.RawMessage
-	if err := c.Get(cmd.Context(), path, q, &raw); err != nil {
-		return fmt.Errorf("%s: %w", what, err)
-	}
-	if machine {
-		return out.write(cmd.OutOrStdout(), raw)
-	}
-	var v T
-	if err := json.Unmarshal(raw, &v); err != nil {
-		return fmt.Errorf("%s: decode: %w", what, err)
-	}
-	return render(cmd.OutOrStdout(), v)
+	return showOut(cmd, g, path, q, what, out, func(w io.Writer, _ display, v T) error { return render(w, v) })
 }
 
 func newNodePoolListCommand(g *globals) *cobra.Command {
