@@ -72,16 +72,16 @@ func newAllocCommand(g *globals) *cobra.Command {
 }
 
 func newAllocStatusCommand(g *globals) *cobra.Command {
-	var asJSON bool
+	var out *outputFlags
 	cmd := &cobra.Command{
 		Use:   "status [flags] <id>",
 		Short: "Show an allocation by id or unique id prefix",
 		Args:  oneArg("<id>"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return show(cmd, g, api.Pathf("/v1/allocation/%s", args[0]), nil, fmt.Sprintf("read allocation %q", args[0]), asJSON, printAlloc)
+			return showOut(cmd, g, api.Pathf("/v1/allocation/%s", args[0]), nil, fmt.Sprintf("read allocation %q", args[0]), out, printAlloc)
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print the server's JSON answer")
+	out = addOutputFlags(cmd)
 	return cmd
 }
 
@@ -139,18 +139,15 @@ func boolPtr(b *bool) string {
 	return strconv.FormatBool(*b)
 }
 
-// printAlloc writes the "Key = value" view of `ordo alloc status`.
-func printAlloc(w io.Writer, a cliAlloc) error {
-	created := "<none>"
-	if a.CreateTime > 0 {
-		created = time.Unix(0, a.CreateTime).UTC().Format(time.RFC3339)
-	}
-	err := printPairs(w, []pair{
-		{"ID", a.ID},
-		{"Eval ID", a.EvalID},
+// printAlloc writes the "Key = value" view of `ordo alloc status`: short
+// ids and relative times unless -verbose, sizes in MiB/GiB.
+func printAlloc(w io.Writer, d display, a cliAlloc) error {
+	pairs := []pair{
+		{"ID", d.id(a.ID)},
+		{"Eval ID", d.id(a.EvalID)},
 		{"Name", a.Name},
 		{"Namespace", a.Namespace},
-		{"Node ID", a.NodeID},
+		{"Node ID", d.id(a.NodeID)},
 		{"Node Name", orNone(a.NodeName)},
 		{"Job ID", a.JobID},
 		{"Job Version", strconv.FormatUint(a.JobVersion, 10)},
@@ -161,15 +158,20 @@ func printAlloc(w io.Writer, a cliAlloc) error {
 		{"Desired Description", orNone(a.DesiredDescription)},
 		{"No Shutdown Delay", boolPtr(a.DesiredTransition.NoShutdownDelay)},
 		{"Migrate", boolPtr(a.DesiredTransition.Migrate)},
-		{"Deployment ID", orNone(a.DeploymentID)},
-		{"Previous Allocation", orNone(a.PreviousAllocation)},
-		{"Next Allocation", orNone(a.NextAllocation)},
-		{"Follow-up Eval", orNone(a.FollowupEvalID)},
-		{"Resources", fmt.Sprintf("%d MHz, %d MiB memory, %d MiB disk", a.Resources.CPU, a.Resources.MemoryMB, a.Resources.DiskMB)},
-		{"Created", created},
-		{"Create Index", strconv.FormatUint(a.CreateIndex, 10)},
-		{"Modify Index", strconv.FormatUint(a.ModifyIndex, 10)},
-	})
+		{"Deployment ID", orNone(d.id(a.DeploymentID))},
+		{"Previous Allocation", orNone(d.id(a.PreviousAllocation))},
+		{"Next Allocation", orNone(d.id(a.NextAllocation))},
+		{"Follow-up Eval", orNone(d.id(a.FollowupEvalID))},
+		{"Resources", fmt.Sprintf("%d MHz, %s memory, %s disk", a.Resources.CPU, humanMiB(int64(a.Resources.MemoryMB)), humanMiB(int64(a.Resources.DiskMB)))},
+	}
+	if a.CreateTime > 0 {
+		pairs = append(pairs, pair{"Created", d.timestamp(time.Unix(0, a.CreateTime))})
+	}
+	if a.ModifyTime > 0 {
+		pairs = append(pairs, pair{"Modified", d.timestamp(time.Unix(0, a.ModifyTime))})
+	}
+	pairs = append(pairs, pair{"Create Index", strconv.FormatUint(a.CreateIndex, 10)}, pair{"Modify Index", strconv.FormatUint(a.ModifyIndex, 10)})
+	err := printPairs(w, pairs)
 	if err != nil || len(a.TaskStates) == 0 {
 		return err
 	}
@@ -180,10 +182,7 @@ func printAlloc(w io.Writer, a cliAlloc) error {
 		if s == nil {
 			continue
 		}
-		started := "-"
-		if !s.StartedAt.IsZero() {
-			started = s.StartedAt.UTC().Format(time.RFC3339)
-		}
+		started := orDash(d.when(s.StartedAt))
 		rows = append(rows, []string{name, s.State, strconv.FormatBool(s.Failed), strconv.FormatUint(s.Restarts, 10), started})
 	}
 	if err := printTable(w, []string{"Task", "State", "Failed", "Restarts", "Started"}, rows); err != nil {

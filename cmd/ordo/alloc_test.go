@@ -93,7 +93,7 @@ func TestEvalAllocDeploymentCommands(t *testing.T) {
 		t.Fatalf("eval status -json: %d\n%s", code, stdout)
 	}
 
-	code, stdout, stderr = runCLI("alloc", "status", "-address", addr, "alloc-0")
+	code, stdout, stderr = runCLI("alloc", "status", "-verbose", "-address", addr, "alloc-0")
 	for _, want := range []string{"ID                  = alloc-0001", "Desired Status      = run", "No Shutdown Delay   = <none>", "server  running"} {
 		if code != 0 || !strings.Contains(stdout, want) {
 			t.Fatalf("alloc status: %d %q\n%s\nmissing %q", code, stderr, stdout, want)

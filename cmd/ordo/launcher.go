@@ -152,9 +152,17 @@ func printProvider(w io.Writer, p cliProvider) error {
 	if p.Paused {
 		pairs = append(pairs, pair{"Paused For", p.PausedRequest + " (" + p.PauseReason + ")"})
 	}
-	pairs = append(pairs, pair{"Used", fmt.Sprintf("%d instances, %d cores, %d MB", p.Used.Servers, p.Used.Cores, p.Used.RAMMB)})
+	pairs = append(pairs, pair{"Used", fmt.Sprintf("%d instances, %d cores, %s", p.Used.Servers, p.Used.Cores, humanMiB(int64(p.Used.RAMMB)))})
 	if p.Free != nil {
-		pairs = append(pairs, pair{"Free (quota)", fmt.Sprintf("%d instances, %d cores, %d MB (negative: unlimited)", p.Free.Servers, p.Free.Cores, p.Free.RAMMB)})
+		// A negative free count is a dimension the quota does not bound.
+		count := func(n int) string {
+			if n < 0 {
+				return "unlimited"
+			}
+			return strconv.Itoa(n)
+		}
+		pairs = append(pairs, pair{"Free (quota)", fmt.Sprintf("%s instances, %s cores, %s", count(p.Free.Servers), count(p.Free.Cores),
+			humanMiB(int64(p.Free.RAMMB)))})
 	}
 	var states []string
 	for _, s := range slices.Sorted(maps.Keys(p.States)) {

@@ -90,9 +90,10 @@ func newNodeStatusCommand(g *globals) *cobra.Command {
 	return cmd
 }
 
-// printNodes writes the table of nodes with short ids (node pool nodes).
+// printNodes writes the table of nodes with full ids, as `node pool
+// nodes` shows them (it has no display to honour -verbose).
 func printNodes(w io.Writer, list []nodeStub) error {
-	return printNodeTable(w, display{now: time.Now()}, list)
+	return printNodeTable(w, display{verbose: true}, list)
 }
 
 // printNodeTable writes the table of `ordo node status`: short ids unless
