@@ -61,6 +61,16 @@ func TestJobVerbsWithNomadClient(t *testing.T) {
 		t.Fatalf("diff = %+v", d)
 	}
 
+	// diff_version: every other version against the one named.
+	_, diffs, _, err = jobs.VersionsOpts("web", &api.VersionsOptions{Diffs: true, DiffVersion: pointer(uint64(1))}, nil)
+	if err != nil || len(diffs) != 1 || !hasField(diffs[0].TaskGroups[0].Fields, "Count", "3", "2") {
+		t.Fatalf("diffs against version 1 = %+v, %v", diffs, err)
+	}
+	// ForceEvaluate sends no body.
+	if id, _, err := jobs.ForceEvaluate("web", nil); err != nil || id == "" || id == evalID {
+		t.Fatalf("evaluate without options = %q, %v", id, err)
+	}
+
 	// Stable: marks version 0; JobModifyIndex is the change's index.
 	st, wm, err := jobs.Stable("web", 0, true, nil)
 	if err != nil || st.JobModifyIndex == 0 || st.JobModifyIndex != wm.LastIndex {
