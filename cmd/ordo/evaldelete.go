@@ -74,7 +74,8 @@ the others are counted as skipped.`,
 				}
 			}
 			var bar *progressbar.ProgressBar
-			if !quiet {
+			style := progressStyleFor(cmd.ErrOrStderr(), quiet) // progress.go
+			if style == progressBar {
 				bar = newEvalBar(cmd.ErrOrStderr(), total.Count)
 			}
 			deleted, skipped, token := 0, 0, ""
@@ -96,6 +97,9 @@ the others are counted as skipped.`,
 						bar.ChangeMax64(int64(deleted + skipped)) // evals created since the count
 					}
 					_ = bar.Set(deleted + skipped)
+				}
+				if style == progressLines {
+					fmt.Fprintf(cmd.ErrOrStderr(), "deleting evaluations: %d/%d\n", deleted+skipped, max(total.Count, deleted+skipped))
 				}
 				if token = out.NextToken; token == "" {
 					break

@@ -33,7 +33,8 @@ func TestEvalDeleteAndSystemGCCommands(t *testing.T) {
 	if code != 1 || !strings.Contains(stderr, "filter") {
 		t.Fatalf("eval delete with a bad filter: %d %q, want a failure naming the filter", code, stderr)
 	}
-	// Pages of 2, one page a request: three requests, the bar on stderr.
+	// Pages of 2, one page a request: three requests, the progress on stderr
+	// (plain lines: stderr is not a terminal).
 	code, stdout, stderr = runCLI("eval", "delete", "-address", addr, "-filter", `JobID == "gone"`, "-page-size", "2", "-pages-per-request", "1", "-yes")
 	if code != 0 || stdout != "Deleted 5 evaluations\n" || !strings.Contains(stderr, "deleting evaluations") || !strings.Contains(stderr, "5/5") {
 		t.Fatalf("eval delete -filter: %d\nstdout %q\nstderr %q", code, stdout, stderr)

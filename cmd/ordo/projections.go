@@ -280,7 +280,7 @@ func onlineJob(cmd *cobra.Command, g *globals, kind string, names []string, para
 		}
 		return cur, err
 	}
-	j, err = follow(cmd.Context(), cmd.ErrOrStderr(), j, poll, quiet)
+	j, err = follow(cmd.Context(), cmd.ErrOrStderr(), j, poll, progressStyleFor(cmd.ErrOrStderr(), quiet))
 	if errors.Is(err, context.Canceled) {
 		return fmt.Errorf("stopped following job %d; the server goes on with the %s (`ordo operator projections cancel` stops it)", j.ID, kind)
 	}
@@ -315,7 +315,7 @@ func offlineJob(cmd *cobra.Command, off *offlineFlags, kind string, names []stri
 		return j, nil
 	}
 	j, _ := rb.Job()
-	j, ferr := follow(cmd.Context(), cmd.ErrOrStderr(), j, poll, quiet)
+	j, ferr := follow(cmd.Context(), cmd.ErrOrStderr(), j, poll, progressStyleFor(cmd.ErrOrStderr(), quiet))
 	if err := <-done; err != nil && ferr == nil && !j.Ended() {
 		ferr = err
 	}
@@ -348,11 +348,13 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-// follow polls a job until it ends, drawing a progress bar of the events
-// replayed with their rate and the ETA on w unless quiet.
-func follow(ctx context.Context, w io.Writer, j fsm.Job, poll func(context.Context) (fsm.Job, error), quiet bool) (fsm.Job, error) {
+// follow polls a job until it ends, showing its progress on w in style
+// (progress.go): a bar of the events replayed with their rate and the ETA
+// on a terminal, a plain line now and then otherwise.
+func follow(ctx context.Context, w io.Writer, j fsm.Job, poll func(context.Context) (fsm.Job, error), style progressStyle) (fsm.Job, error) {
 	var bar *progressbar.ProgressBar
-	if !quiet {
+	var lastLine time.Time
+	if style == progressBar {
 		bar = progressbar.NewOptions64(-1,
 			progressbar.OptionSetWriter(w),
 			progressbar.OptionSetDescription(fmt.Sprintf("%s %s", j.Kind, strings.Join(j.Projections, ","))),
@@ -368,6 +370,14 @@ func follow(ctx context.Context, w io.Writer, j fsm.Job, poll func(context.Conte
 	tick := time.NewTicker(pollEvery)
 	defer tick.Stop()
 	for {
+		if style == progressLines && j.Target > 0 && (j.Ended() || time.Since(lastLine) >= linesEvery) {
+			lastLine = time.Now()
+			phase := j.Phase
+			if phase == "" {
+				phase = j.State
+			}
+			fmt.Fprintf(w, "%s %s [%s]: %d/%d events\n", j.Kind, strings.Join(j.Projections, ","), phase, min(j.Events, j.Target), j.Target)
+		}
 		if bar != nil && j.Target > 0 {
 			if int64(j.Target) != bar.GetMax64() {
 				bar.ChangeMax64(int64(j.Target))

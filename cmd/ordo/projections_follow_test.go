@@ -26,7 +26,7 @@ func TestFollowDrawsRateAndETA(t *testing.T) {
 		j := jobs[min(n, len(jobs)-1)]
 		n++
 		return j, nil
-	}, false)
+	}, progressBar)
 	if err != nil || j.State != fsm.JobDone {
 		t.Fatalf("follow: %+v %v", j, err)
 	}
@@ -37,7 +37,16 @@ func TestFollowDrawsRateAndETA(t *testing.T) {
 		}
 	}
 	out.Reset()
-	if _, err := follow(context.Background(), &out, jobs[2], nil, true); err != nil || strings.TrimSpace(out.String()) != "" {
+	if _, err := follow(context.Background(), &out, jobs[2], nil, progressQuiet); err != nil || strings.TrimSpace(out.String()) != "" {
 		t.Errorf("quiet: %v %q", err, out.String())
+	}
+	// Not a terminal: plain lines, no bar's carriage returns.
+	if progressStyleFor(&out, false) != progressLines {
+		t.Errorf("a buffer is drawn as a terminal")
+	}
+	out.Reset()
+	if _, err := follow(context.Background(), &out, jobs[2], nil, progressLines); err != nil ||
+		out.String() != "rebuild jobs [done]: 1000/1000 events\n" {
+		t.Errorf("lines: %v %q", err, out.String())
 	}
 }
