@@ -102,6 +102,9 @@ func (f *Feed) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if _, err := f.followPause(); err != nil { // pause.go: a leader starting paused stays so
+		return err
+	}
 	poll := f.cfg.Clock.NewTimer(f.cfg.PollFailed)
 	defer func() { poll.Stop() }()
 	for {
@@ -111,6 +114,11 @@ func (f *Feed) Run(ctx context.Context) error {
 				return err
 			}
 			next = applied + 1
+			if at, err := f.followPause(); err != nil { // pause.go: the scheduler configuration's PauseEvalBroker
+				return err
+			} else if at > 0 {
+				next = at + 1
+			}
 			if f.check {
 				f.unblock(ctx)
 			}

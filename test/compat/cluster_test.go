@@ -281,3 +281,31 @@ func TestSnapshotAndMetricsWithNomadClient(t *testing.T) {
 		t.Fatalf("prometheus metrics: %.200s, %v", prom, err)
 	}
 }
+
+// TestPauseEvalBrokerWithNomadClient: while the scheduler configuration
+// pauses the eval broker a registered job's eval stays pending; lifting
+// the pause restores the broker from the state and the job is placed.
+func TestPauseEvalBrokerWithNomadClient(t *testing.T) {
+	a, c := startDev(t)
+	testagent.ReadyNode(t, a.HTTPAddr(), "pause-1", 4000, 4096)
+	op := c.Operator()
+	if _, _, err := op.SchedulerSetConfiguration(&api.SchedulerConfiguration{SchedulerAlgorithm: api.SchedulerAlgorithmBinpack,
+		PauseEvalBroker: true}, nil); err != nil {
+		t.Fatal(err)
+	}
+	resp, _, err := c.Jobs().Register(testagent.SleepJob("service", "paused", 1, 100), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev, _, err := c.Evaluations().Info(resp.EvalID, nil)
+	if err != nil || ev.Status != "pending" {
+		t.Fatalf("eval while paused = %+v, %v", ev, err)
+	}
+	if _, _, err := op.SchedulerSetConfiguration(&api.SchedulerConfiguration{SchedulerAlgorithm: api.SchedulerAlgorithmBinpack}, nil); err != nil {
+		t.Fatal(err)
+	}
+	testagent.WaitFor(t, testagent.ServerTimeout, "the paused job placed once resumed", func() bool {
+		allocs, _, err := c.Jobs().Allocations("paused", false, nil)
+		return err == nil && len(allocs) == 1
+	})
+}
