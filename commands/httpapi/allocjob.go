@@ -10,6 +10,12 @@ import (
 	"github.com/ordoplane/ordo/projections/jobs"
 )
 
+// allocJobTables are what an allocation with its job is read from: its
+// index covers a change of the job (its status, a version marked stable)
+// as well as of the allocation, so a read at that index gives the same
+// answer.
+var allocJobTables = []string{allocs.Table, jobs.Table, jobs.VersionsTable, jobs.SummaryTable}
+
 // allocWithJob is an allocation as Nomad's GET /v1/allocation/{id} and
 // /v1/node/{id}/allocations answer it: with its Job, the version it runs
 // (nil when that version is no longer kept), which the nomad CLI's alloc

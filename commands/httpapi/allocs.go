@@ -111,7 +111,7 @@ func (s *Server) getAlloc(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	s.query(w, r, allocTables, func(v projections.View) (any, error) {
+	s.query(w, r, allocJobTables, func(v projections.View) (any, error) {
 		a, err := resolveAlloc(v, id)
 		if err != nil {
 			return nil, err
@@ -177,7 +177,7 @@ func (s *Server) nodeAllocs(w http.ResponseWriter, r *http.Request) error {
 	if err := node.ValidID("id", id); err != nil {
 		return err
 	}
-	s.query(w, r, allocTables, func(v projections.View) (any, error) {
+	s.query(w, r, allocJobTables, func(v projections.View) (any, error) {
 		list, err := allocs.ByNode(v, id)
 		if err != nil {
 			return nil, err
