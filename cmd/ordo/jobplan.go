@@ -179,6 +179,9 @@ func planUpdates(u map[string]uint64) string {
 
 func printFields(w io.Writer, indent string, fields []cliPlanFieldDiff, objects []cliPlanObjectDiff) {
 	for _, f := range fields {
+		if indent == "" && planBookkeeping[f.Name] {
+			continue
+		}
 		switch f.Type {
 		case "Added":
 			fmt.Fprintf(w, "%s+ %s: %q\n", indent, f.Name, f.New)
@@ -193,6 +196,15 @@ func printFields(w io.Writer, indent string, fields []cliPlanFieldDiff, objects 
 		printFields(w, indent+"  ", o.Fields, o.Objects)
 		fmt.Fprintf(w, "%s}\n", indent)
 	}
+}
+
+// planBookkeeping are the job fields the servers keep rather than the
+// user writes: a plan's diff leaves them out, as Nomad's does (registering
+// again marks a stable version unstable, which says nothing about the
+// change).
+var planBookkeeping = map[string]bool{
+	"Stable": true, "Status": true, "StatusDescription": true, "Version": true, "SubmitTime": true,
+	"CreateIndex": true, "ModifyIndex": true, "JobModifyIndex": true,
 }
 
 // printPlan writes the plan as Nomad's `job plan` does.
