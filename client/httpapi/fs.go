@@ -161,6 +161,30 @@ func (s *Server) fsStat(w http.ResponseWriter, r *http.Request) {
 	s.answer(w, fileInfo(p.root, p.rel, path.Base(p.rel), fi), nil)
 }
 
+// openAllocFile opens the regular file the path parameter names (400
+// naming path for a directory); the caller closes the file and p.root.
+func (s *Server) openAllocFile(r *http.Request) (allocPath, *os.File, fs.FileInfo, error) {
+	p, err := s.openAllocPath(r)
+	if err != nil {
+		return p, nil, nil, err
+	}
+	f, err := p.root.Open(p.rel)
+	if err != nil {
+		p.root.Close()
+		return p, nil, nil, fsError(p.rel, err)
+	}
+	fi, err := f.Stat()
+	if err == nil && fi.IsDir() {
+		err = invalid("path", "%q is a directory", r.URL.Query().Get("path"))
+	}
+	if err != nil {
+		f.Close()
+		p.root.Close()
+		return p, nil, nil, err
+	}
+	return p, f, fi, nil
+}
+
 // fsCat is GET /v1/client/fs/cat/{alloc_id}?path=, and
 // /v1/client/fs/readat/{alloc_id}?path=&offset=&limit= (limit <= 0: to
 // the end): a file's bytes, raw.
@@ -180,27 +204,13 @@ func (s *Server) fsCat(w http.ResponseWriter, r *http.Request) {
 			*f.v = n
 		}
 	}
-	p, err := s.openAllocPath(r)
+	p, f, fi, err := s.openAllocFile(r)
 	if err != nil {
 		writeError(w, err)
 		return
 	}
 	defer p.root.Close()
-	f, err := p.root.Open(p.rel)
-	if err != nil {
-		writeError(w, fsError(p.rel, err))
-		return
-	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	if fi.IsDir() {
-		writeError(w, invalid("path", "%q is a directory", q.Get("path")))
-		return
-	}
 	var rd io.Reader = io.NewSectionReader(f, offset, max(fi.Size()-offset, 0))
 	if limit > 0 {
 		rd = io.LimitReader(rd, limit)

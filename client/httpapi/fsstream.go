@@ -53,27 +53,13 @@ func (s *Server) fsStream(w http.ResponseWriter, r *http.Request) {
 		}
 		follow = b
 	}
-	p, err := s.openAllocPath(r)
+	p, f, fi, err := s.openAllocFile(r) // fs.go
 	if err != nil {
 		writeError(w, err)
 		return
 	}
 	defer p.root.Close()
-	f, err := p.root.Open(p.rel)
-	if err != nil {
-		writeError(w, fsError(p.rel, err))
-		return
-	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	if fi.IsDir() {
-		writeError(w, invalid("path", "%q is a directory", q.Get("path")))
-		return
-	}
 	if fromEnd {
 		offset = fi.Size() - offset
 	}
@@ -165,12 +151,8 @@ func (s *Server) followFile(ctx context.Context, st *fileStream, follow bool) er
 				idle = 0
 			}
 		}
-		t := s.cfg.Clock.NewTimer(s.cfg.PollInterval)
-		select {
-		case <-t.C():
-		case <-ctx.Done():
-			t.Stop()
-			return ctx.Err()
+		if err := s.pollWait(ctx); err != nil { // logs.go
+			return err
 		}
 	}
 }

@@ -202,15 +202,23 @@ func (s *Server) stream(ctx context.Context, id string, a Alloc, lr logsRequest,
 				idle = 0
 			}
 		}
-		t := s.cfg.Clock.NewTimer(s.cfg.PollInterval)
-		select {
-		case <-t.C():
-		case <-ctx.Done():
-			t.Stop()
-			return ctx.Err()
+		if err := s.pollWait(ctx); err != nil {
+			return err
 		}
 		if _, ok := s.cfg.Allocs.Alloc(id); !ok {
 			return fmt.Errorf("allocation %s is gone", id)
 		}
+	}
+}
+
+// pollWait waits PollInterval on the clock; ctx's error if it ends first.
+func (s *Server) pollWait(ctx context.Context) error {
+	t := s.cfg.Clock.NewTimer(s.cfg.PollInterval)
+	defer t.Stop()
+	select {
+	case <-t.C():
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
 	}
 }
