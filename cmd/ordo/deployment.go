@@ -7,31 +7,11 @@ import (
 	"net/url"
 	"slices"
 	"strconv"
-	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/ordoplane/ordo/api"
 )
-
-// cliDeployment is a deployment as the API answers it.
-type cliDeployment struct {
-	ID                string
-	Namespace         string
-	JobID             string
-	JobVersion        uint64
-	Status            string
-	StatusDescription string
-	TaskGroups        map[string]*struct {
-		Promoted                                    bool
-		DesiredCanaries, DesiredTotal, PlacedAllocs int
-		HealthyAllocs, UnhealthyAllocs              int
-		PlacedCanaries                              []string
-		RequireProgressBy                           time.Time
-	}
-	CreateIndex uint64
-	ModifyIndex uint64
-}
 
 func newDeploymentCommand(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
@@ -51,7 +31,7 @@ func deploymentWrite(cmd *cobra.Command, g *globals, action, idOrPrefix string, 
 	if err != nil {
 		return "", out, err
 	}
-	var d cliDeployment
+	var d api.Deployment
 	if err := c.Get(cmd.Context(), api.Pathf("/v1/deployment/%s", idOrPrefix), nil, &d); err != nil {
 		return "", out, fmt.Errorf("read deployment %q: %w", idOrPrefix, err)
 	}
@@ -141,7 +121,7 @@ func newDeploymentPauseCommand(g *globals, pause bool) *cobra.Command {
 
 func newDeploymentListCommand(g *globals) *cobra.Command {
 	var (
-		asJSON    bool
+		out       *outputFlags
 		namespace string
 	)
 	cmd := &cobra.Command{
@@ -149,50 +129,54 @@ func newDeploymentListCommand(g *globals) *cobra.Command {
 		Short: "List deployments, oldest first",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return show(cmd, g, "/v1/deployments", url.Values{"namespace": {namespace}}, "list deployments", asJSON, printDeployments)
+			q := url.Values{}
+			if namespace != "" {
+				q.Set("namespace", namespace)
+			}
+			return showOut(cmd, g, "/v1/deployments", q, "list deployments", out, printDeployments)
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print the server's JSON answer")
-	cmd.Flags().StringVar(&namespace, "namespace", "default", "namespace to list, * for all")
+	out = addOutputFlags(cmd)
+	cmd.Flags().StringVar(&namespace, "namespace", "", "namespace to list, * for all (default $ORDO_NAMESPACE, $NOMAD_NAMESPACE or \"default\")")
 	return cmd
 }
 
 func newDeploymentStatusCommand(g *globals) *cobra.Command {
-	var asJSON bool
+	var out *outputFlags
 	cmd := &cobra.Command{
 		Use:   "status [flags] <id>",
 		Short: "Show a deployment by id or unique id prefix",
 		Args:  oneArg("<id>"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			err := show(cmd, g, api.Pathf("/v1/deployment/%s", args[0]), nil, fmt.Sprintf("read deployment %q", args[0]), asJSON, printDeployment)
-			if err != nil || asJSON || !g.verbose {
+			err := showOut(cmd, g, api.Pathf("/v1/deployment/%s", args[0]), nil, fmt.Sprintf("read deployment %q", args[0]), out, printDeployment)
+			if machine, _ := out.active(); err != nil || machine || !g.verbose {
 				return err
 			}
 			return showDeploymentAllocs(cmd, g, args[0]) // deploymentallocs.go
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print the server's JSON answer")
+	out = addOutputFlags(cmd)
 	return cmd
 }
 
-// printDeployments writes a table of deployments, ids in full (N16).
-func printDeployments(w io.Writer, list []cliDeployment) error {
+// printDeployments writes a table of deployments: short ids unless -verbose.
+func printDeployments(w io.Writer, d display, list []api.Deployment) error {
 	if len(list) == 0 {
 		_, err := fmt.Fprintln(w, "No deployments found")
 		return err
 	}
 	rows := make([][]string, len(list))
-	for i, d := range list {
-		rows[i] = []string{d.ID, d.JobID, strconv.FormatUint(d.JobVersion, 10), d.Status, orDash(d.StatusDescription)}
+	for i, dep := range list {
+		rows[i] = []string{d.id(dep.ID), dep.JobID, strconv.FormatUint(dep.JobVersion, 10), dep.Status, orDash(dep.StatusDescription)}
 	}
 	return printTable(w, []string{"ID", "Job ID", "Job Version", "Status", "Description"}, rows)
 }
 
 // printDeployment writes the "Key = value" view of `ordo deployment status`
 // and a table of its groups.
-func printDeployment(w io.Writer, d cliDeployment) error {
+func printDeployment(w io.Writer, disp display, d api.Deployment) error {
 	err := printPairs(w, []pair{
-		{"ID", d.ID},
+		{"ID", disp.id(d.ID)},
 		{"Namespace", d.Namespace},
 		{"Job ID", d.JobID},
 		{"Job Version", strconv.FormatUint(d.JobVersion, 10)},
@@ -211,10 +195,7 @@ func printDeployment(w io.Writer, d cliDeployment) error {
 		if g == nil {
 			continue
 		}
-		deadline := "-"
-		if !g.RequireProgressBy.IsZero() {
-			deadline = g.RequireProgressBy.UTC().Format(time.RFC3339)
-		}
+		deadline := orDash(disp.when(g.RequireProgressBy))
 		rows = append(rows, []string{name, strconv.FormatBool(g.Promoted), strconv.Itoa(g.DesiredCanaries), strconv.Itoa(g.DesiredTotal),
 			strconv.Itoa(g.PlacedAllocs), strconv.Itoa(g.HealthyAllocs), strconv.Itoa(g.UnhealthyAllocs), deadline})
 	}
