@@ -169,6 +169,7 @@ func newACLPolicyListCommand(g *globals) *cobra.Command {
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the server's JSON answer")
+	addTemplateFlag(cmd)
 	return cmd
 }
 
@@ -203,6 +204,7 @@ func newACLPolicyInfoCommand(g *globals) *cobra.Command {
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the server's JSON answer")
+	addTemplateFlag(cmd)
 	return cmd
 }
 
@@ -330,6 +332,7 @@ func newACLRoleListCommand(g *globals) *cobra.Command {
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the server's JSON answer")
+	addTemplateFlag(cmd)
 	return cmd
 }
 
@@ -348,6 +351,7 @@ func newACLRoleInfoCommand(g *globals) *cobra.Command {
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the server's JSON answer")
+	addTemplateFlag(cmd)
 	cmd.Flags().BoolVar(&byName, "by-name", false, "the argument is the role's name")
 	return cmd
 }
@@ -477,6 +481,7 @@ func newACLTokenListCommand(g *globals) *cobra.Command {
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the server's JSON answer")
+	addTemplateFlag(cmd)
 	return cmd
 }
 
@@ -499,6 +504,7 @@ func newACLTokenInfoCommand(g *globals, self bool) *cobra.Command {
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the server's JSON answer")
+	addTemplateFlag(cmd)
 	return cmd
 }
 

@@ -260,3 +260,18 @@ func showOut[T any](cmd *cobra.Command, g *globals, path string, q url.Values, w
 	}
 	return render(cmd.OutOrStdout(), g.display(), v)
 }
+
+// addTemplateFlag gives a command that prints through show (with its own
+// -json flag) Nomad's -t flag too.
+func addTemplateFlag(cmd *cobra.Command) {
+	cmd.Flags().StringP("t", "t", "", "print the server's answer through this Go template (text/template)")
+}
+
+// templateFlag returns the -t template given to cmd, "" without one.
+func templateFlag(cmd *cobra.Command) string {
+	f := cmd.Flags().Lookup("t")
+	if f == nil {
+		return ""
+	}
+	return f.Value.String()
+}

@@ -39,6 +39,7 @@ func newKeyringListCommand(g *globals) *cobra.Command {
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the server's JSON answer")
+	addTemplateFlag(cmd)
 	return cmd
 }
 

@@ -92,6 +92,7 @@ func newProviderCommand(g *globals) *cobra.Command {
 		},
 	}
 	list.Flags().BoolVar(&asJSON, "json", false, "print the server's JSON answer")
+	addTemplateFlag(list)
 	status := &cobra.Command{
 		Use: "status <name>", Short: "Show a provider: pools, labels, quota used and free, paused, errored labels", Args: oneArg("<name>"),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -99,6 +100,7 @@ func newProviderCommand(g *globals) *cobra.Command {
 		},
 	}
 	status.Flags().BoolVar(&asJSON, "json", false, "print the server's JSON answer")
+	addTemplateFlag(status)
 	cmd.AddCommand(apply, list, status, newPoolsCommand(g))
 	return cmd
 }
@@ -143,6 +145,7 @@ func newPoolsCommand(g *globals) *cobra.Command {
 		},
 	}
 	pools.Flags().BoolVar(&asJSON, "json", false, "print the server's JSON answer")
+	addTemplateFlag(pools)
 	return pools
 }
 
@@ -226,6 +229,7 @@ func newNodeRequestCommand(g *globals) *cobra.Command {
 		},
 	}
 	status.Flags().BoolVar(&asJSON, "json", false, "print the server's JSON answer")
+	addTemplateFlag(status)
 	list := &cobra.Command{
 		Use: "list", Short: "List node requests", Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -239,6 +243,7 @@ func newNodeRequestCommand(g *globals) *cobra.Command {
 		},
 	}
 	list.Flags().BoolVar(&asJSON, "json", false, "print the server's JSON answer")
+	addTemplateFlag(list)
 	cmd.AddCommand(create, status, list)
 	return cmd
 }
@@ -271,6 +276,7 @@ func newInstanceCommand(g *globals) *cobra.Command {
 		},
 	}
 	list.Flags().BoolVar(&asJSON, "json", false, "print the server's JSON answer")
+	addTemplateFlag(list)
 	list.Flags().StringVar(&provider, "provider", "", "only this provider's instances")
 	list.Flags().StringVar(&state, "state", "", "only instances in this state")
 	hold := &cobra.Command{

@@ -43,6 +43,7 @@ func newNamespaceListCommand(g *globals) *cobra.Command {
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the server's JSON answer")
+	addTemplateFlag(cmd)
 	cmd.Flags().StringVar(&prefix, "prefix", "", "list only namespaces whose name starts with this prefix")
 	return cmd
 }
@@ -71,6 +72,7 @@ func newNamespaceStatusCommand(g *globals) *cobra.Command {
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the server's JSON answer")
+	addTemplateFlag(cmd)
 	return cmd
 }
 

@@ -131,5 +131,6 @@ func orDash(s string) string {
 // -json, else render of it decoded into T. what names the read in errors.
 func show[T any](cmd *cobra.Command, g *globals, path string, q url.Values, what string, asJSON bool,
 	render func(io.Writer, T) error) error {
-	return showWith(cmd, g, path, q, what, &outputFlags{json: asJSON}, render) // nodepool.go
+	out := &outputFlags{json: asJSON, template: templateFlag(cmd)} // -t: addTemplateFlag, format.go
+	return showWith(cmd, g, path, q, what, out, render)            // nodepool.go
 }

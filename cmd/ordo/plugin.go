@@ -58,6 +58,7 @@ func newPluginCommand(g *globals) *cobra.Command {
 		},
 	}
 	status.Flags().BoolVar(&asJSON, "json", false, "print the server's JSON answer")
+	addTemplateFlag(status)
 	status.Flags().StringVar(&typ, "type", "csi", "plugin type (csi)")
 	cmd.AddCommand(status)
 	return cmd

@@ -269,6 +269,7 @@ func newVarListCommand(g *globals) *cobra.Command {
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the server's JSON answer")
+	addTemplateFlag(cmd)
 	return cmd
 }
 

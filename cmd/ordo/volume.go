@@ -127,6 +127,7 @@ func newVolumeStatusCommand(g *globals) *cobra.Command {
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the server's JSON answer")
+	addTemplateFlag(cmd)
 	return cmd
 }
 
