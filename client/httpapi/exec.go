@@ -18,8 +18,9 @@ import (
 )
 
 // execUpgrader upgrades exec requests; the handshake must finish within
-// its timeout, after which the session has no deadline (the caller sends
-// a heartbeat every 10s and the command may run for as long as it needs).
+// its timeout, after which the session has no deadline (net/http clears
+// them when the connection is taken over; the caller sends a heartbeat
+// every 10 s and the command may run for as long as it needs).
 var execUpgrader = websocket.Upgrader{HandshakeTimeout: 10 * time.Second}
 
 // exec is GET /v1/client/allocation/{alloc_id}/exec?task=&command=&tty=,
@@ -54,8 +55,7 @@ func (s *Server) exec(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		return // the upgrader answered the caller
 	}
-	defer conn.Close()
-	_ = conn.NetConn().SetDeadline(time.Time{})
+	defer conn.Close() // the upgrade left the connection without deadlines
 
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()

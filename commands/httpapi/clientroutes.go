@@ -1,11 +1,8 @@
 package httpapi
 
 import (
-	"bufio"
 	"errors"
-	"net"
 	"net/http"
-	"time"
 
 	"github.com/ordoplane/ordo/commands"
 	"github.com/ordoplane/ordo/commands/acl/policy"
@@ -44,10 +41,9 @@ func (s *Server) clientRoutes() {
 		s.handle(m+" /v1/client/gc", s.leaderOnly(endpoint(s.nodeProxy("/v1/client/gc"))))
 	}
 	s.handle("GET /v1/client/stats", s.leaderOnly(endpoint(s.nodeProxy("/v1/client/stats"))))
-	exec := s.allocProxy(policy.CapAllocExec, suffix("exec"))
-	s.handle("GET /v1/client/allocation/{id}/exec", s.leaderOnly(endpoint(func(w http.ResponseWriter, r *http.Request) error {
-		return exec(sessionWriter{w}, r) // the proxied websocket outlives the write timeout
-	})))
+	// A websocket: net/http clears the connection's deadlines when the
+	// proxy takes it over, so the session lasts as long as the command.
+	s.handle("GET /v1/client/allocation/{id}/exec", s.leaderOnly(endpoint(s.allocProxy(policy.CapAllocExec, suffix("exec")))))
 }
 
 // allocProxy returns a handler proxying the request to the node of the
@@ -86,20 +82,3 @@ func (s *Server) nodeProxy(path string) func(http.ResponseWriter, *http.Request)
 		return nil
 	}
 }
-
-// sessionWriter lets a proxied websocket session outlive the
-// connection's deadlines: once hijacked, the connection has none (each
-// side's heartbeats keep it alive).
-type sessionWriter struct{ http.ResponseWriter }
-
-// Hijack implements http.Hijacker.
-func (w sessionWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
-	conn, rw, err := http.NewResponseController(w.ResponseWriter).Hijack()
-	if err == nil {
-		_ = conn.SetDeadline(time.Time{})
-	}
-	return conn, rw, err
-}
-
-// Unwrap lets net/http's ResponseController reach the connection.
-func (w sessionWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }

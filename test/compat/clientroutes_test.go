@@ -24,9 +24,13 @@ const clientTimeout = 30 * time.Second
 
 // startDevClient starts a dev agent that runs a client with the exec
 // driver, as `ordo agent -dev` does, and waits for its node to be ready.
-func startDevClient(t *testing.T) (*agent.Agent, *api.Client, string) {
+// edit, when given, changes its configuration first.
+func startDevClient(t *testing.T, edit ...func(*agent.Config)) (*agent.Agent, *api.Client, string) {
 	t.Helper()
 	cfg := testagent.DevConfig(t.TempDir())
+	for _, f := range edit {
+		f(&cfg)
+	}
 	cfg.Client = agent.DevClientConfig()
 	cfg.Client.NodeName = "dev-node"
 	cfg.Logger = slog.New(slog.DiscardHandler)
@@ -309,6 +313,30 @@ func TestClientRoutesWithNomadClient(t *testing.T) {
 	}
 	if err := c.Nodes().GC("", nil); err == nil || !strings.Contains(err.Error(), "node_id") {
 		t.Errorf("Nodes().GC without a node = %v", err)
+	}
+}
+
+// An exec session is not cut by the write timeout of the server's or the
+// node's API: it lasts as long as the command.
+func TestExecOutlivesWriteTimeout(t *testing.T) {
+	a, c, _ := startDevClient(t, func(cfg *agent.Config) { cfg.HTTP.WriteTimeout = time.Second })
+	testagent.Register(t, c, shellJob("service", "web", "while true; do sleep 0.1; done"))
+	alloc := runningAlloc(t, c, "web")
+	ctx, cancel := context.WithTimeout(context.Background(), clientTimeout)
+	defer cancel()
+	var out bytes.Buffer
+	code, err := c.Allocations().Exec(ctx, alloc, "web", false, []string{"/bin/sh", "-c", "sleep 2; echo node"}, strings.NewReader(""), &out, io.Discard, nil, nil)
+	if err != nil || code != 0 || out.String() != "node\n" {
+		t.Fatalf("Exec on the node = %d, %v, %q", code, err, out.String())
+	}
+	oc, err := ordoapi.New([]string{"http://" + a.HTTPAddr()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out.Reset()
+	code, err = oc.Exec(ctx, ordoapi.ExecRequest{AllocID: alloc.ID, Command: []string{"/bin/sh", "-c", "sleep 2; echo server"}, Stdout: &out})
+	if err != nil || code != 0 || out.String() != "server\n" {
+		t.Fatalf("Exec through the server = %d, %v, %q", code, err, out.String())
 	}
 }
 
