@@ -35,6 +35,10 @@
 // (a batch task that exited 0). A stop: Killing, then the task's
 // shutdown_delay (skipped with DesiredTransition.NoShutdownDelay, N23),
 // then the driver's Stop (kill_signal, kill_timeout, SIGKILL), Killed.
+// A user's restart (Restart): Restart Signaled, the driver's Stop,
+// Terminated, Restarting with no delay, not counted by the restart
+// policy. A user's signal (Signal): Signaling, then the driver's Signal.
+// Exec runs a command beside a running task through its driver.
 //
 // # Concurrency
 //

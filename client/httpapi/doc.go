@@ -8,6 +8,19 @@
 //	GET /v1/client/fs/logs/{alloc_id}?task=&type=stdout|stderr&origin=start|end&offset=&follow=&plain=
 //	GET /v1/client/allocation/{alloc_id}
 //
+// and the rest of Nomad's client routes, for the allocations whose Alloc
+// has Controls (Runners'): the allocation's files (fs.go, fsstream.go),
+// confined to its directory, a task's secrets refused; its tasks'
+// processes' and the host's statistics from /proc (stats.go); restart,
+// signal and gc on request (control.go); and the exec websocket
+// (exec.go), which runs a command beside a task through its driver:
+//
+//	GET /v1/client/fs/ls|stat|cat|readat|stream/{alloc_id}?path=…
+//	GET /v1/client/allocation/{alloc_id}/stats      GET /v1/client/stats
+//	PUT /v1/client/allocation/{alloc_id}/restart|signal
+//	GET|PUT /v1/client/allocation/{alloc_id}/gc     GET|PUT /v1/client/gc
+//	GET /v1/client/allocation/{alloc_id}/exec?task=&command=&tty=
+//
 // The logs have Nomad's semantics: the task's log stream is its rotated files,
 // oldest first, then its current file (client/driver/exec names them);
 // offset counts bytes over that whole stream from its start or end
