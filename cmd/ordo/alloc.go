@@ -15,28 +15,9 @@ import (
 	"github.com/ordoplane/ordo/api"
 )
 
-// cliAllocStub is an allocation as lists show it.
-type cliAllocStub struct {
-	ID            string
-	EvalID        string
-	Name          string
-	Namespace     string
-	NodeID        string
-	NodeName      string
-	JobID         string
-	JobVersion    uint64
-	TaskGroup     string
-	DesiredStatus string
-	ClientStatus  string
-	CreateIndex   uint64
-	ModifyIndex   uint64
-	CreateTime    int64
-	ModifyTime    int64
-}
-
 // cliAlloc is an allocation as GET /v1/allocation/<id> answers it.
 type cliAlloc struct {
-	cliAllocStub
+	api.AllocationListStub
 	DesiredDescription string
 	DesiredTransition  struct {
 		Migrate, Reschedule, ForceReschedule, NoShutdownDelay *bool
@@ -99,7 +80,7 @@ With -no-shutdown-delay the client skips the tasks' shutdown delay (N23).`,
 			if err != nil {
 				return err
 			}
-			var a cliAllocStub
+			var a api.AllocationListStub
 			if err := c.Get(cmd.Context(), api.Pathf("/v1/allocation/%s", args[0]), nil, &a); err != nil {
 				return fmt.Errorf("read allocation %q: %w", args[0], err)
 			}
@@ -117,19 +98,6 @@ With -no-shutdown-delay the client skips the tasks' shutdown delay (N23).`,
 	}
 	cmd.Flags().BoolVar(&noShutdownDelay, "no-shutdown-delay", false, "skip the tasks' shutdown delay")
 	return cmd
-}
-
-// printAllocStubs writes a table of allocations, ids in full (N16).
-func printAllocStubs(w io.Writer, list []cliAllocStub) error {
-	if len(list) == 0 {
-		_, err := fmt.Fprintln(w, "No allocations placed")
-		return err
-	}
-	rows := make([][]string, len(list))
-	for i, a := range list {
-		rows[i] = []string{a.ID, a.NodeID, a.TaskGroup, strconv.FormatUint(a.JobVersion, 10), a.DesiredStatus, a.ClientStatus}
-	}
-	return printTable(w, []string{"ID", "Node ID", "Task Group", "Version", "Desired", "Status"}, rows)
 }
 
 func boolPtr(b *bool) string {
