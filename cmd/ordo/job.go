@@ -25,31 +25,8 @@ import (
 // maxJobspec bounds a jobspec file read by `job run`.
 const maxJobspec = 4 << 20
 
-// cliJobStub is a job as GET /v1/jobs lists it.
-type cliJobStub struct {
-	ID         string
-	Namespace  string
-	Type       string
-	Priority   int
-	Status     string
-	Stop       bool
-	SubmitTime int64
-}
-
-// cliJob is a job as GET /v1/job/<id> answers it.
-type cliJob struct {
-	events.Job
-	Status         string
-	CreateIndex    uint64
-	ModifyIndex    uint64
-	JobModifyIndex uint64
-}
-
-// cliJobSummary is GET /v1/job/<id>/summary.
-type cliJobSummary struct {
-	Summary  map[string]map[string]int
-	Children *struct{ Pending, Running, Dead int64 }
-}
+// cliJob is a job as GET /v1/job/<id> answers it (api.Job).
+type cliJob = api.Job
 
 func newJobCommand(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
@@ -170,7 +147,7 @@ func monitorEval(ctx context.Context, c *api.Client, w io.Writer, id string, ind
 // id, or the one job whose id starts with it.
 func resolveJob(cmd *cobra.Command, c *api.Client, idOrPrefix string) (string, error) {
 	q := jobQuery(cmd)
-	var j cliJobStub
+	var j api.JobListStub
 	err := c.Get(cmd.Context(), api.Pathf("/v1/job/%s", idOrPrefix), q, &j)
 	if err == nil {
 		return j.ID, nil
@@ -179,7 +156,7 @@ func resolveJob(cmd *cobra.Command, c *api.Client, idOrPrefix string) (string, e
 		return "", fmt.Errorf("read job %q: %w", idOrPrefix, err)
 	}
 	q.Set("prefix", idOrPrefix)
-	var list []cliJobStub
+	var list []api.JobListStub
 	if err := c.Get(cmd.Context(), "/v1/jobs", q, &list); err != nil {
 		return "", fmt.Errorf("list jobs: %w", err)
 	}
@@ -220,7 +197,7 @@ func newJobStatusCommand(g *globals) *cobra.Command {
 				if machine {
 					return out.write(w, raw)
 				}
-				var list []cliJobStub
+				var list []api.JobListStub
 				if err := json.Unmarshal(raw, &list); err != nil {
 					return fmt.Errorf("decode jobs: %w", err)
 				}
@@ -248,7 +225,7 @@ func newJobStatusCommand(g *globals) *cobra.Command {
 }
 
 // printJobs writes the table of `ordo job status`.
-func printJobs(w io.Writer, list []cliJobStub) error {
+func printJobs(w io.Writer, list []api.JobListStub) error {
 	if len(list) == 0 {
 		_, err := fmt.Fprintln(w, "No running jobs")
 		return err

@@ -54,7 +54,7 @@ func showJob(cmd *cobra.Command, c *api.Client, w io.Writer, d display, j *cliJo
 	}
 	q := jobQuery(cmd)
 	ctx := cmd.Context()
-	var sum cliJobSummary
+	var sum api.JobSummary
 	if err := c.Get(ctx, api.Pathf("/v1/job/%s/summary", j.ID), q, &sum); err != nil {
 		return fmt.Errorf("read summary of job %q: %w", j.ID, err)
 	}
