@@ -15,39 +15,6 @@ import (
 	"github.com/ordoplane/ordo/api"
 )
 
-// nodeStub is a node as GET /v1/nodes lists it.
-type nodeStub struct {
-	ID                    string
-	Name                  string
-	Datacenter            string
-	NodeClass             string
-	NodePool              string
-	Drain                 bool
-	SchedulingEligibility string
-	Status                string
-}
-
-// nodeInfo is a node as GET /v1/node/<id> answers it.
-type nodeInfo struct {
-	nodeStub
-	HTTPAddr          string
-	StatusDescription string
-	StatusUpdatedAt   int64
-	Attributes        map[string]string
-	Meta              map[string]string
-	Resources         struct{ CPU, MemoryMB, DiskMB int }
-	Reserved          struct{ CPU, MemoryMB, DiskMB int }
-	Drivers           map[string]struct{ Detected, Healthy bool }
-	DrainStrategy     *struct {
-		Deadline         time.Duration
-		IgnoreSystemJobs bool
-		ForceDeadline    time.Time
-		StartedAt        time.Time
-	}
-	CreateIndex uint64
-	ModifyIndex uint64
-}
-
 func newNodeCommand(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "node",
@@ -69,7 +36,7 @@ func newNodeStatusCommand(g *globals) *cobra.Command {
 				return showOut(cmd, g, "/v1/nodes", nil, "list nodes", out, printNodeTable)
 			}
 			return showOut(cmd, g, api.Pathf("/v1/node/%s", args[0]), nil, fmt.Sprintf("read node %q", args[0]), out,
-				func(w io.Writer, d display, n nodeInfo) error {
+				func(w io.Writer, d display, n api.Node) error {
 					if err := printNode(w, d, n); err != nil {
 						return err
 					}
@@ -92,13 +59,13 @@ func newNodeStatusCommand(g *globals) *cobra.Command {
 
 // printNodes writes the table of nodes with full ids, as `node pool
 // nodes` shows them (it has no display to honour -verbose).
-func printNodes(w io.Writer, list []nodeStub) error {
+func printNodes(w io.Writer, list []api.NodeListStub) error {
 	return printNodeTable(w, display{verbose: true}, list)
 }
 
 // printNodeTable writes the table of `ordo node status`: short ids unless
 // -verbose.
-func printNodeTable(w io.Writer, d display, list []nodeStub) error {
+func printNodeTable(w io.Writer, d display, list []api.NodeListStub) error {
 	if len(list) == 0 {
 		_, err := fmt.Fprintln(w, "No nodes registered")
 		return err
@@ -112,7 +79,7 @@ func printNodeTable(w io.Writer, d display, list []nodeStub) error {
 }
 
 // printNode writes the "Key = value" view of `ordo node status <id>`.
-func printNode(w io.Writer, d display, n nodeInfo) error {
+func printNode(w io.Writer, d display, n api.Node) error {
 	drain := "false"
 	if ds := n.DrainStrategy; ds != nil {
 		switch {
@@ -180,7 +147,7 @@ func printNode(w io.Writer, d display, n nodeInfo) error {
 
 // resolveNode returns the full id of the node id or unique id prefix names.
 func resolveNode(cmd *cobra.Command, c *api.Client, id string) (string, error) {
-	var n nodeStub
+	var n api.NodeListStub
 	if err := c.Get(cmd.Context(), api.Pathf("/v1/node/%s", id), nil, &n); err != nil {
 		return "", fmt.Errorf("read node %q: %w", id, err)
 	}
