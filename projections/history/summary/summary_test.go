@@ -269,6 +269,20 @@ func TestSummaries(t *testing.T) {
 				"\n  Version: \"\" → \"0\"\n  Type: \"\" → \"service\"\n  Priority: \"\" → \"50\"\n  Stop: \"\" → \"false\"" +
 				"\n  Datacenters: \"\" → \"dc1\"\n  TaskGroups[web].Count: \"\" → \"1\"",
 				"registered version 1 (spec changed)\n  Version: \"0\" → \"1\""}},
+		{"job scaled and marked stable", events.KindJob, "default/web", []events.Payload{
+			&events.JobScaled{Namespace: "default", JobID: "web", Group: "web",
+				Event: events.ScalingEvent{Count: func() *int64 { n := int64(5); return &n }(), PreviousCount: 2, Message: "more"}},
+			&events.JobScaled{Namespace: "default", JobID: "web", Group: "web",
+				Event: events.ScalingEvent{PreviousCount: 5, Error: true, Message: "metrics down"}},
+			&events.JobStabilityUpdated{Namespace: "default", ID: "web", Version: 3, Stable: true},
+		}, []string{
+			"scaled group web from 2 to 5: more",
+			"scaling error for group web: metrics down",
+			"version 3 marked stable",
+		}},
+		{"job scaled on a namespace", events.KindNamespace, "default", []events.Payload{
+			&events.JobStabilityUpdated{Namespace: "default", ID: "web", Version: 1},
+		}, []string{"job web version 1 marked unstable"}},
 		{"jobs on a namespace", events.KindNamespace, "default", []events.Payload{
 			job(3, "web", 1),
 			&events.JobDeregistered{Namespace: "default", ID: "web", NoShutdownDelay: true},
