@@ -66,6 +66,7 @@ type Stub struct {
 	Name              string
 	Namespace         string
 	Datacenters       []string
+	NodePool          string
 	Type              string
 	Priority          int
 	Periodic          bool
@@ -84,10 +85,18 @@ type Stub struct {
 // Stub returns the job's list view with its summary s (nil when none).
 func (j *Job) Stub(s *Summary) *Stub {
 	return &Stub{ID: j.ID, ParentID: j.ParentID, Name: j.Name, Namespace: j.Namespace, Datacenters: j.Datacenters,
-		Type: j.Type, Priority: j.Priority, Periodic: Periodic(&j.Job), ParameterizedJob: Parameterized(&j.Job),
+		NodePool: nodePoolOf(j.NodePool), Type: j.Type, Priority: j.Priority, Periodic: Periodic(&j.Job), ParameterizedJob: Parameterized(&j.Job),
 		Stop: j.Stop, Status: j.Status, StatusDescription: j.StatusDescription, JobSummary: s,
 		CreateIndex: j.CreateIndex, ModifyIndex: j.ModifyIndex, JobModifyIndex: j.JobModifyIndex,
 		SubmitTime: j.SubmitTime, Meta: j.Meta}
+}
+
+// nodePoolOf is the pool a job runs in, "default" when it names none.
+func nodePoolOf(pool string) string {
+	if pool == "" {
+		return "default"
+	}
+	return pool
 }
 
 // Projection maintains the jobs tables.
