@@ -52,3 +52,29 @@ func TestJobRunExplainsPlacementFailure(t *testing.T) {
 		t.Errorf("job status lacks the placement failure:\n%s", stdout)
 	}
 }
+
+// A job that places: `job run` prints the placement, then follows the
+// deployment until it succeeds, and exits 0.
+func TestJobRunMonitorsDeployment(t *testing.T) {
+	addr := startDevClientAgent(t)
+	code, stdout, stderr := runCLI("job", "run", "-address", addr, "../../docs/examples/hello.hcl")
+	for _, want := range []string{
+		"    Evaluation triggered by job \"hello\"\n",
+		"\" created: node \"",
+		"\", group \"hello\"\n",
+		"\" finished with status \"complete\"\n",
+		"==> Monitoring deployment \"",
+		"\" successful\n",
+		"\nDeployed\nTask Group  Desired  Placed  Healthy  Unhealthy  Progress Deadline\nhello       1        1       1        0",
+	} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("job run lacks %q:\n%s", want, stdout)
+		}
+	}
+	if code != 0 {
+		t.Errorf("exit %d, stderr %q", code, stderr)
+	}
+	if code, _, stderr := runCLI("job", "stop", "-address", addr, "hello"); code != 0 {
+		t.Errorf("stop: %d %s", code, stderr)
+	}
+}
