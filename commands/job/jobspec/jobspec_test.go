@@ -23,8 +23,9 @@ var rewrite = flag.Bool("rewrite", false, "rewrite testdata/*.golden.json from t
 
 const examples = "../../../docs/examples"
 
-// notJobspecs are files in docs/examples that are other configuration.
-var notJobspecs = map[string]bool{"agent.hcl": true}
+// notJobspecs are files in docs/examples that are other configuration
+// (an agent file, a node pool spec).
+var notJobspecs = map[string]bool{"agent.hcl": true, "nodepool.hcl": true}
 
 func exampleFiles(t *testing.T) []string {
 	t.Helper()
