@@ -20,7 +20,8 @@ import (
 	"github.com/ordoplane/ordo/clock"
 )
 
-// Clock is a clock.Clock that moves only when Advance or Set is called.
+// Clock is a clock.Clock that moves only when Advance or Set is called
+// (StepClock: also at each reading).
 type Clock struct {
 	mu      sync.Mutex
 	now     time.Time

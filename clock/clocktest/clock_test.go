@@ -71,3 +71,15 @@ func TestAfterFuncRunsWhenAdvanced(t *testing.T) {
 		t.Fatalf("Waiters = %d, want 0", n)
 	}
 }
+
+// TestStepClock: each reading moves the clock by the step first.
+func TestStepClock(t *testing.T) {
+	start := time.Unix(1_700_000_000, 0)
+	c := clocktest.NewStepClock(start, time.Second)
+	if got := c.Now(); !got.Equal(start.Add(time.Second)) {
+		t.Fatalf("first reading %v, want start+1s", got)
+	}
+	if got := c.Now(); !got.Equal(start.Add(2 * time.Second)) {
+		t.Fatalf("second reading %v, want start+2s", got)
+	}
+}

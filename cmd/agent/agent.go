@@ -19,6 +19,7 @@ import (
 	"github.com/segmentio/ksuid"
 
 	"github.com/ordoplane/ordo/client"
+	"github.com/ordoplane/ordo/clock"
 	"github.com/ordoplane/ordo/commands"
 	"github.com/ordoplane/ordo/commands/httpapi"
 	"github.com/ordoplane/ordo/history/export"
@@ -143,7 +144,7 @@ func Start(cfg Config) (a *Agent, err error) {
 	// Projections another version wrote are rebuilt before raft starts
 	// (rebuildStale, below).
 	if a.fsm, err = fsm.New(a.store, fsm.Config{
-		Projections: a.projectionSet(), Logger: a.log, Registerer: a.reg, Clock: time.Now, AllowStale: true,
+		Projections: a.projectionSet(), Logger: a.log, Registerer: a.reg, Clock: clock.System{}, AllowStale: true,
 		Version: buildVersion}); err != nil { // halt.go: refuses a directory a newer ordo wrote
 		return nil, err
 	}
@@ -158,7 +159,7 @@ func Start(cfg Config) (a *Agent, err error) {
 		return nil, err
 	}
 	a.rebuilder = fsm.NewRebuilder(a.fsm, fsm.RebuilderConfig{Logger: a.log, Registerer: a.reg,
-		Clock: time.Now, ScratchDir: filepath.Join(a.cfg.DataDir, "scratch")})
+		Clock: clock.System{}, ScratchDir: filepath.Join(a.cfg.DataDir, "scratch")})
 	if err := a.rebuildStale(ln); err != nil { // rebuild.go
 		ln.Close()
 		return nil, err
@@ -241,7 +242,7 @@ func Start(cfg Config) (a *Agent, err error) {
 		Gatherer: a.reg, Registerer: a.reg, Logger: a.log, EnableDebug: cfg.Dev, JobPlanner: jobplan.Planner{Now: time.Now},
 		Limits: a.cfg.HTTP, // extended for blocking queries, streams and snapshot uploads
 		// History tools: decision re-runs and history file exports.
-		Rescheduler: rerun.ForAPI(scratch, 2), Exporter: export.ForAPI(a.id, Version, scratch, time.Now),
+		Rescheduler: rerun.ForAPI(scratch, 2), Exporter: export.ForAPI(a.id, Version, scratch, clock.System{}),
 		Rebuilds: a.rebuilder, Mirror: mirrorAPIs, ACL: aclOpts, Snapshots: a.newSnapshots(),
 		Keyring: a.kr.api(a.cfg.Keyring.ServerToken), Encrypter: a.kr.keyring, ClusterSecret: a.cfg.ClusterSecret,
 		UnconfirmedReads: a.cfg.UnconfirmedReads,

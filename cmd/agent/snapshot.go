@@ -8,8 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"time"
 
+	"github.com/ordoplane/ordo/clock"
 	"github.com/ordoplane/ordo/commands"
 	"github.com/ordoplane/ordo/commands/httpapi"
 	"github.com/ordoplane/ordo/commands/server"
@@ -51,7 +51,7 @@ func (a *Agent) newSnapshots() *snapshots {
 
 func (s *snapshots) Save(w io.Writer, src kv.Reader) error {
 	_, err := backup.Save(w, src, backup.SaveOptions{Server: s.a.id, Version: Version,
-		Projections: s.a.fsm.Projections(), Now: time.Now})
+		Projections: s.a.fsm.Projections(), Clock: clock.System{}})
 	return err
 }
 

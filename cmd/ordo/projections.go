@@ -16,6 +16,7 @@ import (
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 
+	"github.com/ordoplane/ordo/clock"
 	"github.com/ordoplane/ordo/cmd/agent"
 	"github.com/ordoplane/ordo/commands/httpapi"
 	"github.com/ordoplane/ordo/projections/all"
@@ -78,7 +79,7 @@ func (o *offlineFlags) open() (*fsm.Rebuilder, func(), error) {
 		store.Close()
 		return nil, nil, err
 	}
-	rb := fsm.NewRebuilder(f, fsm.RebuilderConfig{Clock: time.Now, ScratchDir: filepath.Join(o.dataDir, "scratch"),
+	rb := fsm.NewRebuilder(f, fsm.RebuilderConfig{Clock: clock.System{}, ScratchDir: filepath.Join(o.dataDir, "scratch"),
 		Parallelism: -1}) // the server is stopped: every core
 	return rb, func() {
 		rb.Close()

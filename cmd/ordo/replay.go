@@ -16,6 +16,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ordoplane/ordo/clock"
 	"github.com/ordoplane/ordo/cmd/agent"
 	"github.com/ordoplane/ordo/commands"
 	"github.com/ordoplane/ordo/commands/httpapi"
@@ -236,7 +237,7 @@ func (r *replay) serve(addr string) (string, func(), error) {
 		// re-export of a slice carries the state only when the file
 		// started at 1.
 		Exporter: &export.API{Server: "replay", Version: agent.Version, ClusterID: h.ClusterID,
-			ClusterIDSource: h.ClusterIDSource, Dir: r.dir, Now: time.Now, NoState: h.From > 1},
+			ClusterIDSource: h.ClusterIDSource, Dir: r.dir, Clock: clock.System{}, NoState: h.From > 1},
 	})
 	if err != nil {
 		ln.Close()

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/ordoplane/ordo/clock"
 	"github.com/ordoplane/ordo/cmd/agent"
 	"github.com/ordoplane/ordo/history/export"
 	"github.com/ordoplane/ordo/projections/all"
@@ -60,7 +61,7 @@ func openSnapshotReplay(r *replay) error {
 		return err
 	}
 	if len(r.fsm.Stale()) > 0 {
-		rb := fsm.NewRebuilder(r.fsm, fsm.RebuilderConfig{Logger: quiet, Clock: time.Now,
+		rb := fsm.NewRebuilder(r.fsm, fsm.RebuilderConfig{Logger: quiet, Clock: clock.System{},
 			ScratchDir: filepath.Join(r.dir, "scratch")})
 		if err := rb.RebuildStale(context.Background()); err != nil {
 			return fmt.Errorf("replay: rebuild the projections the snapshot holds at other versions: %w", err)

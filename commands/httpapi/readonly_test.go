@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ordoplane/ordo/clock/clocktest"
 	"github.com/ordoplane/ordo/commands"
 	"github.com/ordoplane/ordo/commands/httpapi"
 	"github.com/ordoplane/ordo/events"
@@ -121,7 +122,7 @@ func TestReadOnlyServer(t *testing.T) {
 func TestExportEndpoint(t *testing.T) {
 	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	srv := readOnlyServer(t, func(c *httpapi.Config) {
-		c.Exporter = export.ForAPI("s-export", "test", t.TempDir(), func() time.Time { return now })
+		c.Exporter = export.ForAPI("s-export", "test", t.TempDir(), clocktest.NewClock(now))
 	})
 	code, body, hdr := call(t, "GET", srv.URL+"/v1/operator/log/export?from=2&to=3", "")
 	if code != 200 || hdr.Get("Content-Type") != "application/octet-stream" || hdr.Get("X-Nomad-Index") != "5" ||

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ordoplane/ordo/clock/clocktest"
 	"github.com/ordoplane/ordo/events"
 	"github.com/ordoplane/ordo/projections"
 	"github.com/ordoplane/ordo/projections/all"
@@ -107,7 +108,7 @@ func fileRows(t testing.TB, file []byte) (snapshots.Summary, []row) {
 }
 
 func saveOptions() SaveOptions {
-	return SaveOptions{Server: "saver-7", Version: "9.8.7-test", Projections: all.Projections(), Now: func() time.Time { return created }}
+	return SaveOptions{Server: "saver-7", Version: "9.8.7-test", Projections: all.Projections(), Clock: clocktest.NewClock(created)}
 }
 
 // save saves src with saveOptions and returns the file and the header
@@ -242,7 +243,7 @@ func TestSaveEmptyStore(t *testing.T) {
 	store := projectionstest.OpenStore(t)
 	var b bytes.Buffer
 	opts := saveOptions()
-	opts.Now = nil
+	opts.Clock = nil
 	h, err := Save(&b, store, opts)
 	if err != nil {
 		t.Fatal(err)

@@ -4,8 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"time"
 
+	"github.com/ordoplane/ordo/clock"
 	"github.com/ordoplane/ordo/events"
 	"github.com/ordoplane/ordo/history/export"
 	"github.com/ordoplane/ordo/projections"
@@ -22,8 +22,9 @@ type SaveOptions struct {
 	// Projections are the projections the state holds, whose stored
 	// versions the header lists.
 	Projections []projections.Projection
-	// Now is the clock the header's Created time is read from.
-	Now func() time.Time
+	// Clock is the clock the header's Created time is read from; nil
+	// leaves Created unset.
+	Clock clock.Clock
 }
 
 // Save writes the state src holds (a consistent snapshot of a state
@@ -46,8 +47,8 @@ func Save(w io.Writer, src kv.Reader, opts SaveOptions) (snapshots.Header, error
 // header describes the state src holds.
 func header(src kv.Reader, opts SaveOptions) (snapshots.Header, error) {
 	h := snapshots.Header{Server: opts.Server, OrdoVersion: opts.Version, Projections: map[string]int{}}
-	if opts.Now != nil {
-		h.Created = opts.Now().UTC()
+	if opts.Clock != nil {
+		h.Created = opts.Clock.Now().UTC()
 	}
 	var err error
 	if h.Index, err = projections.NewView(src).AppliedIndex(); err != nil {

@@ -4,8 +4,8 @@ import (
 	"errors"
 	"io"
 	"os"
-	"time"
 
+	"github.com/ordoplane/ordo/clock"
 	"github.com/ordoplane/ordo/commands"
 	"github.com/ordoplane/ordo/storage/kv"
 )
@@ -22,8 +22,8 @@ type API struct {
 	// Dir is the parent of the scratch store a base state is rebuilt in
 	// (created if missing).
 	Dir string
-	// Now stamps Created.
-	Now func() time.Time
+	// Clock stamps Created; required.
+	Clock clock.Clock
 	// NoState leaves the base state out of every export: the archive does
 	// not start at 1, so no state before it can be rebuilt.
 	NoState bool
@@ -31,9 +31,9 @@ type API struct {
 
 // ForAPI returns the agent's exporter: server is the exporting server's
 // node id, version ordo's, dir the parent of the scratch store a base
-// state is rebuilt in, now the clock stamping Created.
-func ForAPI(server, version, dir string, now func() time.Time) *API {
-	return &API{Server: server, Version: version, Dir: dir, Now: now}
+// state is rebuilt in, c the clock stamping Created.
+func ForAPI(server, version, dir string, c clock.Clock) *API {
+	return &API{Server: server, Version: version, Dir: dir, Clock: c}
 }
 
 // ExportHistory writes the events in [from, to] of the archive in src
@@ -47,7 +47,7 @@ func (a *API) ExportHistory(w io.Writer, src kv.Reader, from, to uint64, state b
 		}
 	}
 	_, err := Export(w, src, Options{From: from, To: to, ClusterID: a.ClusterID, ClusterIDSource: a.ClusterIDSource,
-		Server: a.Server, OrdoVersion: a.Version, Created: a.Now(), State: state, ScratchDir: a.Dir})
+		Server: a.Server, OrdoVersion: a.Version, Created: a.Clock.Now(), State: state, ScratchDir: a.Dir})
 	if errors.Is(err, ErrNoEvents) {
 		return commands.Invalid("from", "%v", err)
 	}

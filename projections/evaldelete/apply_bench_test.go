@@ -12,6 +12,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/ordoplane/ordo/clock"
 	"github.com/ordoplane/ordo/events"
 	"github.com/ordoplane/ordo/projections/all"
 	"github.com/ordoplane/ordo/projections/evaldelete"
@@ -74,7 +75,7 @@ func BenchmarkDeleteAll(b *testing.B) {
 				store := pt.OpenStore(b)
 				reg := prometheus.NewRegistry()
 				f, err := fsm.New(store, fsm.Config{Projections: all.Projections(), Registerer: reg,
-					Clock: time.Now, Logger: slog.New(slog.DiscardHandler)})
+					Clock: clock.System{}, Logger: slog.New(slog.DiscardHandler)})
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -12,7 +12,7 @@
 // over it, and hands the FSM to raft (it implements raftlog.Applier):
 //
 //	f, err := fsm.New(store, fsm.Config{Projections: all.Projections(), AllowStale: true})
-//	rb := fsm.NewRebuilder(f, fsm.RebuilderConfig{Clock: time.Now})
+//	rb := fsm.NewRebuilder(f, fsm.RebuilderConfig{Clock: clock.System{}})
 //	err = rb.RebuildStale(ctx) // before raft starts
 //	go rb.Run(ctx)
 //

@@ -10,6 +10,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/ordoplane/ordo/clock"
 	"github.com/ordoplane/ordo/events"
 	"github.com/ordoplane/ordo/projections"
 	"github.com/ordoplane/ordo/projections/internal/layout"
@@ -29,7 +30,7 @@ type FSM struct {
 	// (RestoredAt).
 	restored atomic.Uint64
 	metrics  fsmMetrics
-	clock    func() time.Time
+	clock    clock.Clock
 	// counters is touched only by Apply and Restore, on raft's FSM goroutine.
 	counters   archiveCounters
 	allowStale bool
@@ -72,7 +73,7 @@ type Config struct {
 	// Clock times each batch for the ordo_fsm_batch_apply_seconds metric,
 	// and nothing else (apply itself uses the leader time in each entry);
 	// nil leaves the metric empty.
-	Clock func() time.Time
+	Clock clock.Clock
 	// AllowStale lets New open a store whose projections are stale
 	// (written by another version of a projection, or missing; see Stale):
 	// Stale lists them, Apply refuses to run until a Rebuilder has rebuilt

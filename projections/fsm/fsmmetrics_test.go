@@ -10,6 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 
+	"github.com/ordoplane/ordo/clock/clocktest"
 	"github.com/ordoplane/ordo/projections/fsm"
 	pt "github.com/ordoplane/ordo/projections/projectionstest"
 )
@@ -18,8 +19,7 @@ import (
 // logged with the Pebble commit's share, and the commit's time has its
 // own histogram, so a storage stall shows apart from apply work.
 func TestSlowBatchSplitsCommit(t *testing.T) {
-	now := time.Unix(1_700_000_000, 0)
-	clock := func() time.Time { now = now.Add(300 * time.Millisecond); return now }
+	clock := clocktest.NewStepClock(time.Unix(1_700_000_000, 0), 300*time.Millisecond)
 	var logs bytes.Buffer
 	reg := prometheus.NewRegistry()
 	f, err := fsm.New(pt.OpenStore(t), fsm.Config{Projections: allProjs(), Clock: clock,
@@ -48,8 +48,7 @@ func TestSlowBatchSplitsCommit(t *testing.T) {
 // of a batch apart from the whole batch, so a bench can tell one
 // command's work from the batching of many.
 func TestEntryApplyApartFromBatch(t *testing.T) {
-	now := time.Unix(1_700_000_000, 0)
-	clock := func() time.Time { now = now.Add(time.Millisecond); return now }
+	clock := clocktest.NewStepClock(time.Unix(1_700_000_000, 0), time.Millisecond)
 	reg := prometheus.NewRegistry()
 	f, err := fsm.New(pt.OpenStore(t), fsm.Config{Projections: allProjs(), Clock: clock, Registerer: reg})
 	if err != nil {

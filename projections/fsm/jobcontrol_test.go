@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ordoplane/ordo/clock"
+	"github.com/ordoplane/ordo/clock/clocktest"
 	"github.com/ordoplane/ordo/events"
 	"github.com/ordoplane/ordo/projections"
 	"github.com/ordoplane/ordo/projections/fsm"
@@ -58,7 +60,7 @@ func TestRebuildParallelism(t *testing.T) {
 	t.Cleanup(f.Close)
 	applyInBatches(t, rng, f, randomLogs(t, rng, 3000))
 
-	rb := fsm.NewRebuilder(f, fsm.RebuilderConfig{Logger: discard(), Clock: time.Now,
+	rb := fsm.NewRebuilder(f, fsm.RebuilderConfig{Logger: discard(), Clock: clock.System{},
 		ScratchDir: t.TempDir(), Parallelism: 1, Busy: func() bool { return true }})
 	t.Cleanup(rb.Close)
 	for _, kind := range []string{fsm.JobRebuild, fsm.JobVerify} {
@@ -75,7 +77,7 @@ func TestRebuildParallelism(t *testing.T) {
 		}
 	}
 
-	idle := fsm.NewRebuilder(f, fsm.RebuilderConfig{Logger: discard(), Clock: time.Now,
+	idle := fsm.NewRebuilder(f, fsm.RebuilderConfig{Logger: discard(), Clock: clock.System{},
 		ScratchDir: t.TempDir(), Parallelism: 1, Busy: func() bool { return false }})
 	t.Cleanup(idle.Close)
 	o.most.Store(0)
@@ -86,7 +88,7 @@ func TestRebuildParallelism(t *testing.T) {
 		t.Errorf("with the server idle, at most %d probes applied at once", m)
 	}
 
-	all := fsm.NewRebuilder(f, fsm.RebuilderConfig{Logger: discard(), Clock: time.Now,
+	all := fsm.NewRebuilder(f, fsm.RebuilderConfig{Logger: discard(), Clock: clock.System{},
 		ScratchDir: t.TempDir(), Parallelism: -1, Busy: func() bool { return true }})
 	t.Cleanup(all.Close)
 	o.most.Store(0)
@@ -129,8 +131,8 @@ func TestRebuildBusy(t *testing.T) {
 	t.Cleanup(f.Close)
 	logs := randomLogs(t, rng, 20)
 	f.Apply(logs[:10])
-	now := time.Unix(1_700_000_000, 0)
-	rb := fsm.NewRebuilder(f, fsm.RebuilderConfig{Logger: discard(), Clock: func() time.Time { return now }})
+	clk := clocktest.NewClock(time.Unix(1_700_000_000, 0))
+	rb := fsm.NewRebuilder(f, fsm.RebuilderConfig{Logger: discard(), Clock: clk})
 	t.Cleanup(rb.Close)
 	busy := fsm.BusyFunc(rb)
 	if busy() {
@@ -140,11 +142,11 @@ func TestRebuildBusy(t *testing.T) {
 	if !busy() {
 		t.Error("not busy right after an apply")
 	}
-	now = now.Add(999 * time.Millisecond)
+	clk.Advance(999 * time.Millisecond)
 	if !busy() {
 		t.Error("not busy 999 ms after an apply")
 	}
-	now = now.Add(time.Millisecond)
+	clk.Advance(time.Millisecond)
 	if busy() {
 		t.Error("still busy a second after the last apply")
 	}

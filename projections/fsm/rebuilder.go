@@ -12,6 +12,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/ordoplane/ordo/clock"
 	"github.com/ordoplane/ordo/projections"
 	"github.com/ordoplane/ordo/projections/rebuild"
 	"github.com/ordoplane/ordo/storage/archive"
@@ -138,7 +139,7 @@ type RebuilderConfig struct {
 	Registerer prometheus.Registerer
 	// Clock stamps jobs and measures their rate and ETA; nil reports
 	// neither.
-	Clock func() time.Time
+	Clock clock.Clock
 	// ScratchDir holds Verify's scratch stores (a temporary directory in
 	// it, removed afterwards); default os.TempDir().
 	ScratchDir string
@@ -225,7 +226,7 @@ func (r *Rebuilder) now() time.Time {
 	if r.cfg.Clock == nil {
 		return time.Time{}
 	}
-	return r.cfg.Clock()
+	return r.cfg.Clock.Now()
 }
 
 // resolve returns the named projections in apply order; none names all.
@@ -323,7 +324,7 @@ func (r *Rebuilder) busy() func() bool {
 	return func() bool {
 		mu.Lock()
 		defer mu.Unlock()
-		t := r.cfg.Clock()
+		t := r.cfg.Clock.Now()
 		if i := r.fsm.Applied(); i != index {
 			index, moved = i, t
 		}
@@ -570,7 +571,7 @@ func (r *Rebuilder) observeJobLocked(p RebuildProgress) {
 	if r.cfg.Clock == nil {
 		return
 	}
-	now := r.cfg.Clock()
+	now := r.cfg.Clock.Now()
 	switch {
 	case p.Phase == PhaseSwitching && r.mu.switchFrom.IsZero():
 		r.mu.switchFrom = now

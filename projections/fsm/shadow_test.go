@@ -15,6 +15,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/ordoplane/ordo/clock"
+	"github.com/ordoplane/ordo/clock/clocktest"
 	"github.com/ordoplane/ordo/events"
 	"github.com/ordoplane/ordo/projections"
 	"github.com/ordoplane/ordo/projections/fsm"
@@ -52,7 +54,7 @@ func openFSM(t *testing.T, store *kv.Store, reg prometheus.Registerer, projs ...
 	}
 	t.Cleanup(f.Close)
 	rb := fsm.NewRebuilder(f, fsm.RebuilderConfig{Logger: discard(), Registerer: reg,
-		Clock: time.Now, ScratchDir: t.TempDir(), CatchUpLag: 1})
+		Clock: clock.System{}, ScratchDir: t.TempDir(), CatchUpLag: 1})
 	t.Cleanup(rb.Close)
 	return f, rb
 }
@@ -425,23 +427,14 @@ func TestJobReportsSwitchTime(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(f.Close)
-	var mu sync.Mutex
-	now := time.Unix(1_700_000_000, 0)
-	clock := func() time.Time {
-		mu.Lock()
-		defer mu.Unlock()
-		now = now.Add(time.Second)
-		return now
-	}
+	clock := clocktest.NewStepClock(time.Unix(1_700_000_000, 0), time.Second)
 	// The clock moves 3 s more as the switch ends (the hook sees each
 	// progress before the job does): only the switch's time may hold them.
 	rb := fsm.NewRebuilder(f, fsm.RebuilderConfig{Logger: discard(), Clock: clock, ScratchDir: t.TempDir()})
 	t.Cleanup(rb.Close)
 	fsm.SetRebuildHook(rb, func(p fsm.RebuildProgress) {
 		if p.Phase == fsm.PhaseDone {
-			mu.Lock()
-			now = now.Add(3 * time.Second)
-			mu.Unlock()
+			clock.Advance(3 * time.Second)
 		}
 	})
 	applyInBatches(t, rng, f, randomLogs(t, rng, 300))

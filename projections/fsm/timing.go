@@ -4,6 +4,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/ordoplane/ordo/clock"
 	"github.com/ordoplane/ordo/events"
 	"github.com/ordoplane/ordo/storage/archive"
 	"github.com/ordoplane/ordo/storage/kv"
@@ -17,7 +18,7 @@ import (
 // entry. It is the only reader of the clock on the apply path; without
 // one (Config.Clock) it measures nothing and commit just commits.
 type batchTimer struct {
-	clock func() time.Time
+	clock clock.Clock
 	m     fsmMetrics
 	log   *slog.Logger
 	logs  []raftlog.Log
@@ -32,13 +33,13 @@ func (f *FSM) timeBatch(logs []raftlog.Log) batchTimer {
 	if f.clock == nil {
 		return batchTimer{}
 	}
-	return batchTimer{clock: f.clock, m: f.metrics, log: f.log, logs: logs, start: f.clock()}
+	return batchTimer{clock: f.clock, m: f.metrics, log: f.log, logs: logs, start: f.clock.Now()}
 }
 
 // startEntry starts timing the next entry.
 func (t *batchTimer) startEntry() {
 	if t.clock != nil {
-		t.entry = t.clock()
+		t.entry = t.clock.Now()
 	}
 }
 
@@ -48,7 +49,7 @@ func (t *batchTimer) endEntry(r kv.Reader, index uint64, err error) {
 	if t.clock == nil {
 		return
 	}
-	d := t.clock().Sub(t.entry)
+	d := t.clock.Now().Sub(t.entry)
 	t.m.observeEntry(d)
 	if d >= slowEntry && err == nil {
 		t.log.Warn("slow fsm entry", "index", index, "took", d, "events", archivedTypes(r, index))
@@ -60,11 +61,11 @@ func (t *batchTimer) commit(b *kv.Batch) error {
 	if t.clock == nil {
 		return b.Commit()
 	}
-	start := t.clock()
+	start := t.clock.Now()
 	if err := b.Commit(); err != nil {
 		return err
 	}
-	t.commitTook = t.clock().Sub(start)
+	t.commitTook = t.clock.Now().Sub(start)
 	t.m.commitSeconds.Observe(t.commitTook.Seconds())
 	return nil
 }
@@ -74,7 +75,7 @@ func (t *batchTimer) done() {
 	if t.clock == nil {
 		return
 	}
-	d := t.clock().Sub(t.start)
+	d := t.clock.Now().Sub(t.start)
 	t.m.batchSeconds.Observe(d.Seconds())
 	t.m.observeMax(d)
 	if d >= slowBatch {

@@ -5,8 +5,8 @@ import (
 	"math/rand"
 	"reflect"
 	"testing"
-	"time"
 
+	"github.com/ordoplane/ordo/clock"
 	"github.com/ordoplane/ordo/projections/fsm"
 	pt "github.com/ordoplane/ordo/projections/projectionstest"
 	"github.com/ordoplane/ordo/projections/rebuild"
@@ -23,7 +23,7 @@ func TestRebuildPastMemoryLimit(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(f.Close)
-	rb := fsm.NewRebuilder(f, fsm.RebuilderConfig{Logger: slog.New(slog.DiscardHandler), Clock: time.Now, ScratchDir: t.TempDir(), CatchUpLag: 1})
+	rb := fsm.NewRebuilder(f, fsm.RebuilderConfig{Logger: slog.New(slog.DiscardHandler), Clock: clock.System{}, ScratchDir: t.TempDir(), CatchUpLag: 1})
 	t.Cleanup(rb.Close)
 	applyInBatches(t, rng, f, randomLogs(t, rng, 3000))
 	want := pt.Checksums(t, store, allProjs())

@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/ordoplane/ordo/clock"
 	"github.com/ordoplane/ordo/projections"
 	"github.com/ordoplane/ordo/projections/all"
 	"github.com/ordoplane/ordo/projections/fsm"
@@ -88,7 +89,7 @@ func rebuildRows(n int) ([]row, error) {
 // `ordo operator projections rebuild` does), with a CPU profile into
 // profile when set, and returns its figures.
 func onlineIdle(f *fsm.FSM, profile string) ([]row, error) {
-	rb := fsm.NewRebuilder(f, fsm.RebuilderConfig{Clock: time.Now})
+	rb := fsm.NewRebuilder(f, fsm.RebuilderConfig{Clock: clock.System{}})
 	defer rb.Close()
 	stopProfile, err := startProfile(profile)
 	if err != nil {

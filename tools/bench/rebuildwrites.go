@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ordoplane/ordo/clock"
 	"github.com/ordoplane/ordo/events"
 	"github.com/ordoplane/ordo/projections/fsm"
 	"github.com/ordoplane/ordo/storage/raftlog"
@@ -131,7 +132,7 @@ func onlineUnderWrites(f *fsm.FSM) ([]row, error) {
 // projections at once (fsm.Rebuilder.SubmitParallel), under the
 // write load, and returns the figures.
 func rebuildUnderWrites(f *fsm.FSM, parallel int) ([]row, error) {
-	rb := fsm.NewRebuilder(f, fsm.RebuilderConfig{Clock: time.Now, Parallelism: parallel})
+	rb := fsm.NewRebuilder(f, fsm.RebuilderConfig{Clock: clock.System{}, Parallelism: parallel})
 	defer rb.Close()
 	w := startRebuildWriter(f)
 	t0, s0 := time.Now(), f.Store().WriteStalls()

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/ordoplane/ordo/clock"
 	"github.com/ordoplane/ordo/history/backup"
 	"github.com/ordoplane/ordo/projections/all"
 	"github.com/ordoplane/ordo/storage/kv"
@@ -34,7 +35,7 @@ func snapshotFigures(src *kv.Store, dir string) ([]row, error) {
 	}
 	snap := src.Snapshot()
 	t0, c0 := time.Now(), cpuTime()
-	_, err = backup.Save(f, snap, backup.SaveOptions{Server: "bench", Projections: all.Projections(), Now: time.Now})
+	_, err = backup.Save(f, snap, backup.SaveOptions{Server: "bench", Projections: all.Projections(), Clock: clock.System{}})
 	if err == nil {
 		err = f.Sync()
 	}
