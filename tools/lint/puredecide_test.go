@@ -55,9 +55,8 @@ func checkPureFile(t *testing.T, path string) {
 
 // clockFree lists files of clockTrees that may read the system clock
 // themselves: the mirror's Verify is a one-shot check a command runs,
-// timing itself; NewUUID stamps the ids it mints with the wall clock's
-// millisecond, so that later ids sort after earlier ones.
-var clockFree = []string{"processors/mirror/verify.go", "commands/uuid.go"}
+// timing itself.
+var clockFree = []string{"processors/mirror/verify.go"}
 
 // clockTrees are the trees whose components take a clock.Clock: the
 // processors, the client agent, the command pipeline with the commands
