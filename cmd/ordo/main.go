@@ -145,8 +145,9 @@ func newRootCommand(stdout, stderr io.Writer, opts ...rootOption) *cobra.Command
 		newVolumeCommand(g), // volume.go
 		newPluginCommand(g), // plugin.go
 		newVersionCommand(),
-		newUICommand(g), // ui.go
-		newStatusCommand(g), newServerCommand(g), newAgentInfoCommand(g), // status.go, cluster.go
+		newUICommand(g),                             // ui.go
+		newStatusCommand(g),                         // status.go
+		newServerCommand(g), newAgentInfoCommand(g), // cluster.go
 	)
 	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
 		return g.asOfBanner(cmd) // banner.go

@@ -47,8 +47,9 @@ func (s *Server) raftConfiguration(w http.ResponseWriter, _ *http.Request) error
 func (s *Server) agentSelf(w http.ResponseWriter, _ *http.Request) error {
 	leaderID, leaderAddr := s.node.Leader()
 	writeJSON(w, http.StatusOK, map[string]any{
-		"config": s.selfConfig(), // cluster.go: with Region, Datacenter and NodeName as Nomad's
-		"member": s.member(s.cfg.Self.ID, s.cfg.Self.HTTPAddr, s.cfg.Self.RaftAddr, leaderID == s.cfg.Self.ID, true), // cluster.go
+		// cluster.go: config with Region, Datacenter and NodeName as Nomad's; member.
+		"config": s.selfConfig(),
+		"member": s.member(s.cfg.Self.ID, s.cfg.Self.HTTPAddr, s.cfg.Self.RaftAddr, leaderID == s.cfg.Self.ID, true),
 		// Nomad's stats are maps of strings, which its client insists on.
 		"stats": map[string]map[string]string{
 			"raft": s.node.Stats(),
