@@ -106,6 +106,7 @@ func TestBadInputNeverReachesTheLog(t *testing.T) {
 		{"job id control character", "PUT", "/v1/jobs", jobJSON("a\x01b", 1), 400, "job.id", ""},
 		{"job id in path climbing", "GET", "/v1/job/..%2F..%2Fx", ``, 400, "id", ""},
 		{"job id too long", "PUT", "/v1/jobs", jobJSON(strings.Repeat("j", 129), 1), 400, "job.id", ""},
+		{"job in a missing node pool", "PUT", "/v1/jobs", strings.Replace(jobJSON("pooled", 1), `"ID"`, `"NodePool":"gpu","ID"`, 1), 400, "job.node_pool", ""},
 		// Job verbs (jobverbs.go, scaling.go): checked before the job is looked up.
 		{"validate without a job", "PUT", "/v1/validate/job", `{}`, 400, "Job", ""},
 		{"validate malformed", "POST", "/v1/validate/job", `{"Job":`, 400, "body", ""},

@@ -70,6 +70,11 @@ func decideRegister(v projections.View, spec *events.Job, enforce bool, enforceI
 	if err != nil {
 		return dec, Result{}, err
 	}
+	inPool, err := poolExists(v, spec)
+	if err != nil {
+		return dec, Result{}, err
+	}
+	pre = append(pre, inPool...)
 	old, err := jobs.Get(v, spec.Namespace, spec.ID)
 	switch {
 	case errors.Is(err, projections.ErrNotFound):

@@ -78,6 +78,8 @@ func TestCapacityOnDemandEndToEnd(t *testing.T) {
 
 	body, _ := json.Marshal(map[string]string{"HCL": localCloud, "Filename": "laptop.hcl"})
 	mustCall(t, addr, "PUT", "/v1/providers", string(body))
+	// The job's node pool must exist before the job (as in Nomad); its nodes come later.
+	mustCall(t, addr, "PUT", "/v1/node/pools", `{"Name":"batch"}`)
 	mustCall(t, addr, "PUT", "/v1/jobs", `{"Job":{"ID":"crunch","Name":"crunch","Type":"batch","Datacenters":["dc1"],"NodePool":"batch",`+
 		`"Constraints":[{"Operand":"distinct_hosts","RTarget":"true"}],`+
 		`"TaskGroups":[{"Name":"work","Count":2,"Tasks":[{"Name":"t","Driver":"mock","Config":{"run_for":"500ms"},`+
