@@ -51,9 +51,9 @@ func (c Commit) Validate() error {
 }
 
 // Decide implements commands.Command.
-func (c Commit) Decide(v projections.View, _ time.Time, _ commands.IDs) (commands.Decision, error) {
+func (c Commit) Decide(v projections.View, now time.Time, _ commands.IDs) (commands.Decision, error) {
 	var d commands.Decision
-	placements, err := signWith(v, c.Placements)
+	placements, err := signWith(v, stamp(c.Placements, now))
 	if err != nil {
 		return d, err
 	}

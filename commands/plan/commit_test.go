@@ -61,3 +61,26 @@ func TestCommitDecideOrderAndPreconditions(t *testing.T) {
 		t.Fatalf("eval-only commit %+v", d)
 	}
 }
+
+// TestCommitStampsPlacements: a placement carries the commit's time as its
+// CreateTime (kept when it already has one, an in-place update) and its
+// ModifyTime, in Unix nanoseconds, so lists show when it was created.
+func TestCommitStampsPlacements(t *testing.T) {
+	now := time.Unix(1_700_000_000, 5)
+	c := Commit{EvalID: "e", NodeIndexes: map[string]uint64{"n": 1},
+		Placements: []events.Allocation{{ID: "new", NodeID: "n"}, {ID: "kept", NodeID: "n", CreateTime: 42}}}
+	d, err := c.Decide(projections.View{}, now, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	placed := d.Events[0].(*events.AllocsPlaced).Allocs
+	if placed[0].CreateTime != now.UnixNano() || placed[0].ModifyTime != now.UnixNano() {
+		t.Errorf("new placement: CreateTime %d ModifyTime %d, want %d", placed[0].CreateTime, placed[0].ModifyTime, now.UnixNano())
+	}
+	if placed[1].CreateTime != 42 || placed[1].ModifyTime != now.UnixNano() {
+		t.Errorf("in-place update: CreateTime %d ModifyTime %d, want 42 and %d", placed[1].CreateTime, placed[1].ModifyTime, now.UnixNano())
+	}
+	if c.Placements[0].CreateTime != 0 {
+		t.Error("Decide changed the caller's placements")
+	}
+}
