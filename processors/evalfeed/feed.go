@@ -18,6 +18,7 @@ import (
 	"github.com/ordoplane/ordo/processors/scheduler"
 	"github.com/ordoplane/ordo/projections"
 	"github.com/ordoplane/ordo/projections/allocs"
+	"github.com/ordoplane/ordo/projections/evals"
 	"github.com/ordoplane/ordo/projections/nodes"
 	"github.com/ordoplane/ordo/storage/archive"
 )
@@ -209,6 +210,7 @@ func (f *Feed) apply(ev *events.Event, now time.Time, cl *classes) ([]string, er
 		for i := range p.Evals {
 			e := p.Evals[i]
 			e.ModifyIndex = ev.Index
+			e.JobModifyIndex = evals.CommittedJobModifyIndex(&e, ev.Index)
 			switch e.Status {
 			case events.EvalStatusPending:
 				delete(f.blocked, e.ID)

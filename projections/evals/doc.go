@@ -20,6 +20,8 @@
 //     ByCreateTable holds order.Key(create index, id) for every row, and
 //     nothing else: deleting an eval deletes its index rows.
 //   - An upsert keeps the row's create index; the row's fields are the
-//     event's, whole.
+//     event's, whole, but JobModifyIndex: a new eval that (de)registers its
+//     job without one gets the entry's index (CommittedJobModifyIndex), and
+//     a write-back without one keeps the stored one.
 //   - Apply reads only the event and the Tx.
 package evals

@@ -44,8 +44,9 @@ var _ projections.Projection = Projection{}
 // Name implements projections.Projection.
 func (Projection) Name() string { return "evals" }
 
-// Version implements projections.Projection.
-func (Projection) Version() int { return 1 }
+// Version implements projections.Projection. 2: an eval created by its
+// job's (de)registration gets the entry's index as its JobModifyIndex.
+func (Projection) Version() int { return 2 }
 
 // Tables implements projections.Projection.
 func (Projection) Tables() []string { return []string{Table, ByJobTable, ByCreateTable} }
@@ -96,6 +97,11 @@ func upsert(tx *projections.Tx, e *events.Evaluation) error {
 		return err
 	}
 	cp := *e // the event's is shared with the other projections
+	if old == nil {
+		cp.JobModifyIndex = CommittedJobModifyIndex(&cp, tx.Index())
+	} else if cp.JobModifyIndex == 0 {
+		cp.JobModifyIndex = old.JobModifyIndex // a write-back from a copy without it
+	}
 	if err := projections.PutValue(tx, &evalCodec, Table, e.ID, &cp); err != nil {
 		return err
 	}
