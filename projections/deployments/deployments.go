@@ -41,14 +41,20 @@ func (Projection) Name() string { return "deployments" }
 // with its job's registration records the registration's index as its
 // JobModifyIndex and JobSpecModifyIndex (and, for a new job, its
 // JobCreateIndex); a status update may promote some groups and restart
-// their progress deadlines.
-func (Projection) Version() int { return 2 }
+// their progress deadlines. 3: a deployment created without a
+// JobCreateIndex (by the scheduler) gets its job's, from JobCreateTable.
+func (Projection) Version() int { return 3 }
 
 // Tables implements projections.Projection.
-func (Projection) Tables() []string { return []string{Table, ByJobTable, ByCreateTable} }
+func (Projection) Tables() []string {
+	return []string{Table, ByJobTable, ByCreateTable, JobCreateTable}
+}
 
 // Apply implements projections.Projection.
 func (Projection) Apply(tx *projections.Tx, ev *events.Event) error {
+	if ev.Type == "JobRegistered" || ev.Type == "JobDeregistered" {
+		return trackJob(tx, ev)
+	}
 	p, err := events.DecodeIf(ev, "DeploymentUpserted", "DeploymentStatusUpdated", "DeploymentsDeleted")
 	if p == nil || err != nil {
 		return err
@@ -128,6 +134,16 @@ func upsert(tx *projections.Tx, d *events.Deployment) error {
 		if d.JobCreateIndex == 0 {
 			d.JobCreateIndex = tx.Index()
 		}
+	} else if old == nil && d.JobCreateIndex == 0 {
+		// Created by the scheduler, which does not know the job's create
+		// index: the job's, as Nomad's deployment carries it.
+		idx, err := jobCreateIndex(tx, d.Namespace, d.JobID)
+		if err != nil {
+			return err
+		}
+		c := *d
+		c.JobCreateIndex = idx
+		d = &c
 	}
 	if err := put(tx, d); err != nil {
 		return err

@@ -17,12 +17,16 @@
 //   - Table holds one row per deployment keyed by id (events.Deployment
 //     encoded with events.Marshal); ByJobTable ("<ns>\x00<job>\x00<id>")
 //     and ByCreateTable (order.Key(create index, id)) hold exactly one row
-//     per deployment.
+//     per deployment; JobCreateTable one 8-byte big-endian index per job
+//     registered and not purged.
 //   - An upsert replaces the deployment whole and keeps its create index.
 //   - A deployment created initializing (by its job version's
 //     registration, in the same entry) gets the entry's index as its
 //     JobModifyIndex and JobSpecModifyIndex, and as its JobCreateIndex
-//     when it has none (a new job).
+//     when it has none (a new job). One created otherwise (by the
+//     scheduler) without a JobCreateIndex gets its job's create index from
+//     JobCreateTable, which holds per job the index of its first
+//     JobRegistered since its last purge.
 //   - A status update patches status and description (with Promote, marks
 //     the groups named promoted, every group when none is named; with
 //     RequireProgressBy, sets those groups' deadlines) and sets ModifyTime
