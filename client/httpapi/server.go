@@ -15,6 +15,7 @@ import (
 	"github.com/ordoplane/ordo/client/stats"
 	"github.com/ordoplane/ordo/clock"
 	"github.com/ordoplane/ordo/commands/httpapi/httplimit"
+	"github.com/ordoplane/ordo/storage/logtee"
 )
 
 // Config configures the client's HTTP API.
@@ -48,6 +49,9 @@ type Config struct {
 	// Collector collects terminal allocations on request
 	// (client.Client); nil answers 501 on the gc routes.
 	Collector Collector
+	// Monitor tees the agent's log to GET /v1/agent/monitor (monitor.go);
+	// nil serves no such route.
+	Monitor *logtee.Tee
 }
 
 // DefaultConfig returns the defaults of the optional fields.
@@ -106,6 +110,7 @@ func New(cfg Config) (*Server, error) {
 	s.mux.HandleFunc("GET /v1/client/allocation/{alloc_id}", s.allocStatus) // allocstatus.go
 	// routes.go: files, stats, restart, signal, exec, gc.
 	s.controlRoutes()
+	s.monitorRoute() // monitor.go: the agent's log, as the servers proxy ?node_id to it
 	if cfg.CSI != nil {
 		s.mux.Handle("/v1/client/csi/", cfg.CSI)
 	}

@@ -34,6 +34,7 @@ import (
 	"github.com/ordoplane/ordo/processors/supervisor"
 	"github.com/ordoplane/ordo/projections/fsm"
 	"github.com/ordoplane/ordo/storage/kv"
+	"github.com/ordoplane/ordo/storage/logtee"
 	"github.com/ordoplane/ordo/storage/raftlog"
 )
 
@@ -74,6 +75,8 @@ type Agent struct {
 	sup *supervisor.Supervisor
 	// raftStop stops raft once: on Shutdown, or when the FSM halts (halt.go).
 	raftStop raftStop
+	// tee copies the agent's log to monitor readers (monitor.go).
+	tee *logtee.Tee
 
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
@@ -96,6 +99,7 @@ func Start(cfg Config) (a *Agent, err error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
+	tee := teeLogger(&cfg) // monitor.go: GET /v1/agent/monitor
 	if cfg.JoinInterval <= 0 {
 		cfg.JoinInterval = time.Second
 	}
@@ -103,9 +107,12 @@ func Start(cfg Config) (a *Agent, err error) {
 		cfg.RaftTimeout = DefaultRaftTimeout
 	}
 	if !cfg.Server {
-		return startClientOnly(cfg) // client.go
+		return startClientOnly(cfg, tee) // client.go
 	}
-	a = &Agent{cfg: cfg, reg: prometheus.NewRegistry()}
+	a = &Agent{cfg: cfg, reg: prometheus.NewRegistry(), tee: tee}
+	if err := tee.Register(a.reg); err != nil {
+		return nil, err
+	}
 	a.mu.known = map[string]httpapi.JoinRequest{}
 	started := a // an error return sets a to nil: stop what was started
 	defer func() {
@@ -245,7 +252,7 @@ func Start(cfg Config) (a *Agent, err error) {
 		Rescheduler: rerun.ForAPI(scratch, 2), Exporter: export.ForAPI(a.id, Version, scratch, clock.System{}),
 		Rebuilds: a.rebuilder, Mirror: mirrorAPIs, ACL: aclOpts, Snapshots: a.newSnapshots(),
 		Keyring: a.kr.api(a.cfg.Keyring.ServerToken), Encrypter: a.kr.keyring, ClusterSecret: a.cfg.ClusterSecret,
-		UnconfirmedReads: a.cfg.UnconfirmedReads,
+		UnconfirmedReads: a.cfg.UnconfirmedReads, Monitor: a.tee,
 		Self: httpapi.Self{ID: a.id, Name: a.cfg.Name, HTTPAddr: a.httpAddr, RaftAddr: a.node.Address(),
 			Dev: cfg.Dev, Version: Version, Config: a.cfg, Region: a.cfg.Region, Datacenter: a.cfg.Datacenter},
 	}); err != nil {

@@ -16,6 +16,7 @@ import (
 	"github.com/ordoplane/ordo/client/driver/mock"
 	clienthttp "github.com/ordoplane/ordo/client/httpapi"
 	"github.com/ordoplane/ordo/client/stats"
+	"github.com/ordoplane/ordo/storage/logtee"
 )
 
 // ClientConfig configures the client role: the client agent that runs
@@ -150,7 +151,7 @@ func (a *Agent) startClient(ctx context.Context, servers []string) error {
 		return fmt.Errorf("agent: %w", err)
 	}
 	api, err := clienthttp.New(clienthttp.Config{Allocs: clienthttp.Runners(c.Runner), Logger: log, CSI: csiMgr.Handler(),
-		Limits: a.cfg.HTTP, Registerer: a.reg, // the limits block, as the servers' API
+		Limits: a.cfg.HTTP, Registerer: a.reg, Monitor: a.tee, // the limits block, as the servers' API
 		Collector: c, Stats: stats.New(stats.Config{AllocDir: filepath.Join(dataDir, "alloc")})})
 	if err != nil {
 		ln.Close()
@@ -177,8 +178,11 @@ func (a *Agent) startClient(ctx context.Context, servers []string) error {
 func (a *Agent) Client() *client.Client { return a.client }
 
 // startClientOnly starts an agent that runs the client role alone.
-func startClientOnly(cfg Config) (*Agent, error) {
-	a := &Agent{cfg: cfg, reg: prometheus.NewRegistry()}
+func startClientOnly(cfg Config, tee *logtee.Tee) (*Agent, error) {
+	a := &Agent{cfg: cfg, reg: prometheus.NewRegistry(), tee: tee}
+	if err := tee.Register(a.reg); err != nil {
+		return nil, err
+	}
 	a.log = cfg.Logger.With("role", "client")
 	ctx, cancel := context.WithCancel(context.Background())
 	a.cancel = cancel

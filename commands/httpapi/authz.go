@@ -213,6 +213,9 @@ var routeAccess = map[string]access{
 	"GET /v1/agent/self":                    {agent: read},
 	"GET /v1/agent/health":                  public,
 	"GET /v1/metrics":                       public,
+	// Agent monitor (monitor.go): the agent's log, its node's or another
+	// server's, with the agent read rule as Nomad's.
+	"GET /v1/agent/monitor": {agent: read},
 	// The launcher (launcher.go): operators read and write providers,
 	// tenants, node requests and instances.
 	"GET /v1/providers":            opRule(read),

@@ -23,6 +23,7 @@ var streamRoutes = map[string]bool{
 	"GET /v1/client/fs/stream/{id}": true,
 	"GET /v1/operator/snapshot":     true,
 	"GET /v1/operator/log/export":   true,
+	"GET /v1/agent/monitor":         true,
 }
 
 // uploadRoutes take bodies that may take longer than one body deadline

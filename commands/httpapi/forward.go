@@ -64,6 +64,14 @@ func (f *forwarder) forward(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
+	f.forwardTo(w, r, addr, func(w http.ResponseWriter, err error) {
+		writeError(w, fmt.Errorf("%w: forwarding to leader at %s: %v", commands.ErrNoLeader, addr, err))
+	})
+}
+
+// forwardTo proxies r, streaming and marked forwarded, to the server
+// whose HTTP address is addr; fail answers when that server does not.
+func (f *forwarder) forwardTo(w http.ResponseWriter, r *http.Request, addr string, fail func(http.ResponseWriter, error)) {
 	target := &url.URL{Scheme: "http", Host: addr}
 	p := &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {
@@ -74,7 +82,7 @@ func (f *forwarder) forward(w http.ResponseWriter, r *http.Request) {
 		Transport:     f.transport,
 		FlushInterval: -1,
 		ErrorHandler: func(w http.ResponseWriter, _ *http.Request, err error) {
-			writeError(w, fmt.Errorf("%w: forwarding to leader at %s: %v", commands.ErrNoLeader, addr, err))
+			fail(w, err)
 		},
 	}
 	p.ServeHTTP(w, r)

@@ -17,6 +17,7 @@ import (
 	"github.com/ordoplane/ordo/commands"
 	"github.com/ordoplane/ordo/commands/variables"
 	"github.com/ordoplane/ordo/projections/fsm"
+	"github.com/ordoplane/ordo/storage/logtee"
 	"github.com/ordoplane/ordo/storage/raftlog"
 )
 
@@ -119,6 +120,9 @@ type Config struct {
 	// Encrypter seals and opens variable items (variables.go) with the
 	// keyring's active root key; nil answers 503 on the variable endpoints.
 	Encrypter variables.Encrypter
+	// Monitor tees this agent's log to GET /v1/agent/monitor (monitor.go);
+	// nil answers 501 there.
+	Monitor *logtee.Tee
 }
 
 // Server is the HTTP API.
@@ -231,6 +235,7 @@ func (s *Server) routes() {
 	s.handle("GET /v1/status/peers", endpoint(s.statusPeers))
 	s.handle("GET /v1/agent/self", endpoint(s.agentSelf))
 	s.handle("GET /v1/agent/health", endpoint(s.agentHealth))
+	s.monitorRoutes() // monitor.go: GET /v1/agent/monitor, this agent's log as it is written
 	s.handle("GET /v1/metrics", endpoint(s.serveMetrics))
 	if s.cfg.EnableDebug {
 		// Go's profiler, as Nomad's enable_debug serves it; dev agents only by default.
