@@ -127,7 +127,7 @@ func newRootCommand(stdout, stderr io.Writer, opts ...rootOption) *cobra.Command
 		"ACL token's secret sent with every request ($ORDO_TOKEN, $NOMAD_TOKEN)")
 	addGlobalFlags(root, g) // env.go
 	root.AddCommand(
-		newAgentCommand(),
+		addAgentMonitor(newAgentCommand(), g),
 		newACLCommand(g), // acl.go
 		newNamespaceCommand(g),
 		newVarCommand(g), // var.go
