@@ -189,14 +189,6 @@ shows them). Follows the evaluation unless -detach.`,
 	return cmd
 }
 
-// cliJobAllocStub is an allocation as GET /v1/job/<id>/allocations lists it.
-type cliJobAllocStub struct {
-	ID, NodeID, TaskGroup       string
-	JobVersion                  uint64
-	DesiredStatus, ClientStatus string
-	CreateTime, ModifyTime      int64
-}
-
 // onlyGroup returns the name of job id's one task group, or an error
 // asking for it when the job has several.
 func onlyGroup(cmd *cobra.Command, c *api.Client, id string) (string, error) {
@@ -278,7 +270,7 @@ times relative unless -verbose; -json or -t print the server's answer.`,
 		if machine {
 			return out.write(w, raw)
 		}
-		var list []cliJobAllocStub
+		var list []api.AllocationListStub
 		if err := json.Unmarshal(raw, &list); err != nil {
 			return fmt.Errorf("decode allocations of job %q: %w", id, err)
 		}

@@ -57,12 +57,6 @@ func newNodeStatusCommand(g *globals) *cobra.Command {
 	return cmd
 }
 
-// printNodes writes the table of nodes with full ids, as `node pool
-// nodes` shows them (it has no display to honour -verbose).
-func printNodes(w io.Writer, list []api.NodeListStub) error {
-	return printNodeTable(w, display{verbose: true}, list)
-}
-
 // printNodeTable writes the table of `ordo node status`: short ids unless
 // -verbose.
 func printNodeTable(w io.Writer, d display, list []api.NodeListStub) error {

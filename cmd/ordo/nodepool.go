@@ -236,8 +236,8 @@ func newNodePoolNodesCommand(g *globals) *cobra.Command {
 	}
 	out := addOutputFlags(cmd)
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
-		return showWith(cmd, g, api.Pathf("/v1/node/pool/%s/nodes", args[0]), nil,
-			fmt.Sprintf("list the nodes of node pool %q", args[0]), out, printNodes)
+		return showOut(cmd, g, api.Pathf("/v1/node/pool/%s/nodes", args[0]), nil,
+			fmt.Sprintf("list the nodes of node pool %q", args[0]), out, printNodeTable)
 	}
 	return cmd
 }

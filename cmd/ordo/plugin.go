@@ -23,7 +23,7 @@ type cliPlugin struct {
 		ControllerInfo *struct{ Capabilities []string }
 		NodeInfo       *struct{ Capabilities []string }
 	}
-	Allocations []csiAllocStub
+	Allocations []api.AllocationListStub
 }
 
 func newPluginCommand(g *globals) *cobra.Command {
@@ -52,7 +52,8 @@ func newPluginCommand(g *globals) *cobra.Command {
 				return fmt.Errorf("list plugins: %w", err)
 			}
 			if p, ok := pickOne(list, prefix, func(p api.CSIPluginListStub) string { return p.ID }); ok { // volume.go
-				return show(cmd, g, api.Pathf("/v1/plugin/csi/%s", p.ID), nil, "read plugin", asJSON, printPlugin)
+				out := &outputFlags{json: asJSON, template: templateFlag(cmd)}
+				return showOut(cmd, g, api.Pathf("/v1/plugin/csi/%s", p.ID), nil, "read plugin", out, printPlugin)
 			}
 			return show(cmd, g, "/v1/plugins", q, "list plugins", asJSON, printPlugins)
 		},
@@ -78,8 +79,8 @@ func printPlugins(w io.Writer, list []api.CSIPluginListStub) error {
 }
 
 // printPlugin shows a plugin, its capabilities sorted and its allocations
-// newest first with full ids (N16).
-func printPlugin(w io.Writer, p cliPlugin) error {
+// newest first (N16), ids short unless -verbose.
+func printPlugin(w io.Writer, d display, p cliPlugin) error {
 	var caps []string
 	for _, in := range p.Controllers {
 		if in.ControllerInfo != nil {
@@ -100,5 +101,5 @@ func printPlugin(w io.Writer, p cliPlugin) error {
 	if err != nil {
 		return err
 	}
-	return printCSIAllocs(w, p.Allocations)
+	return printCSIAllocs(w, d, p.Allocations)
 }

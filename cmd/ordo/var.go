@@ -211,7 +211,7 @@ func newVarGetCommand(g *globals) *cobra.Command {
 				_, err := fmt.Fprintln(cmd.OutOrStdout(), val)
 				return err
 			}
-			return printVariable(cmd.OutOrStdout(), v)
+			return printVariable(cmd.OutOrStdout(), g.display(), v)
 		},
 	}
 	cmd.Flags().StringVar(&item, "item", "", "print only this item's value")
@@ -219,13 +219,14 @@ func newVarGetCommand(g *globals) *cobra.Command {
 	return cmd
 }
 
-// printVariable writes the "Key = value" view of `ordo var get`.
-func printVariable(w io.Writer, v api.Variable) error {
+// printVariable writes the "Key = value" view of `ordo var get`: times
+// as timestamps with how long ago (d's rendering).
+func printVariable(w io.Writer, d display, v api.Variable) error {
 	err := printPairs(w, []pair{
 		{"Namespace", v.Namespace},
 		{"Path", v.Path},
-		{"Create Time", nanoTime(v.CreateTime)},
-		{"Modify Time", nanoTime(v.ModifyTime)},
+		{"Create Time", orDash(d.timestamp(time.Unix(0, v.CreateTime)))},
+		{"Modify Time", orDash(d.timestamp(time.Unix(0, v.ModifyTime)))},
 		{"Create Index", strconv.FormatUint(v.CreateIndex, 10)},
 		{"Modify Index", strconv.FormatUint(v.ModifyIndex, 10)},
 	})
@@ -247,13 +248,6 @@ func printVariable(w io.Writer, v api.Variable) error {
 	return printPairs(w, items)
 }
 
-func nanoTime(ns int64) string {
-	if ns == 0 {
-		return "-"
-	}
-	return time.Unix(0, ns).UTC().Format(time.RFC3339)
-}
-
 func newVarListCommand(g *globals) *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
@@ -265,7 +259,8 @@ func newVarListCommand(g *globals) *cobra.Command {
 			if len(args) == 1 {
 				q.Set("prefix", strings.TrimLeft(args[0], "/"))
 			}
-			return show(cmd, g, "/v1/vars", q, "list variables", asJSON, printVariables)
+			out := &outputFlags{json: asJSON, template: templateFlag(cmd)}
+			return showOut(cmd, g, "/v1/vars", q, "list variables", out, printVariables)
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the server's JSON answer")
@@ -273,15 +268,16 @@ func newVarListCommand(g *globals) *cobra.Command {
 	return cmd
 }
 
-// printVariables writes the table of `ordo var list`.
-func printVariables(w io.Writer, list []api.Variable) error {
+// printVariables writes the table of `ordo var list`, its times relative
+// unless -verbose.
+func printVariables(w io.Writer, d display, list []api.Variable) error {
 	if len(list) == 0 {
 		_, err := fmt.Fprintln(w, "No variables found")
 		return err
 	}
 	rows := make([][]string, len(list))
 	for i, v := range list {
-		rows[i] = []string{v.Namespace, v.Path, nanoTime(v.ModifyTime), strconv.FormatUint(v.ModifyIndex, 10)}
+		rows[i] = []string{v.Namespace, v.Path, orDash(d.whenNS(v.ModifyTime)), strconv.FormatUint(v.ModifyIndex, 10)}
 	}
 	return printTable(w, []string{"Namespace", "Path", "Last Updated", "Modify Index"}, rows)
 }

@@ -24,19 +24,13 @@ type cliVolume struct {
 	ControllerRequired                                                   bool
 	ControllersHealthy, ControllersExpected, NodesHealthy, NodesExpected int
 	Capacity                                                             int64
-	Allocations                                                          []csiAllocStub
+	Allocations                                                          []api.AllocationListStub
 	ReadClaims, WriteClaims                                              map[string]cliClaim
 	CreateIndex, ModifyIndex                                             uint64
 }
 
 type cliClaim struct {
 	AllocationID, NodeID, JobID, Mode, AccessMode, AttachmentMode, State string
-}
-
-// csiAllocStub is an allocation as volume and plugin statuses list them.
-type csiAllocStub struct {
-	ID, NodeID, TaskGroup, JobID, DesiredStatus, ClientStatus string
-	JobVersion, CreateIndex, ModifyIndex                      uint64
 }
 
 func newVolumeCommand(g *globals) *cobra.Command {
@@ -121,7 +115,8 @@ func newVolumeStatusCommand(g *globals) *cobra.Command {
 			}
 			if v, ok := pickOne(list, prefix, func(v api.CSIVolumeListStub) string { return v.ID }); ok {
 				dq := url.Values{"namespace": {v.Namespace}}
-				return show(cmd, g, api.Pathf("/v1/volume/csi/%s", v.ID), dq, "read volume", asJSON, printVolume)
+				out := &outputFlags{json: asJSON, template: templateFlag(cmd)}
+				return showOut(cmd, g, api.Pathf("/v1/volume/csi/%s", v.ID), dq, "read volume", out, printVolume)
 			}
 			return show(cmd, g, "/v1/volumes", q, "list volumes", asJSON, printVolumes)
 		},
@@ -161,8 +156,8 @@ func printVolumes(w io.Writer, list []api.CSIVolumeListStub) error {
 }
 
 // printVolume shows a volume, its claims and its allocations newest first
-// with full ids (N16).
-func printVolume(w io.Writer, v cliVolume) error {
+// (N16), allocation and node ids short unless -verbose.
+func printVolume(w io.Writer, d display, v cliVolume) error {
 	modes := ""
 	for i, c := range v.RequestedCapabilities {
 		if i > 0 {
@@ -191,18 +186,18 @@ func printVolume(w io.Writer, v cliVolume) error {
 		fmt.Fprintln(w, "\nClaims")
 		rows := make([][]string, len(claims))
 		for i, c := range claims {
-			rows[i] = []string{c.AllocationID, c.NodeID, c.Mode, c.AccessMode, c.State}
+			rows[i] = []string{d.id(c.AllocationID), d.id(c.NodeID), c.Mode, c.AccessMode, c.State}
 		}
 		if err := printTable(w, []string{"Alloc ID", "Node ID", "Mode", "Access Mode", "State"}, rows); err != nil {
 			return err
 		}
 	}
-	return printCSIAllocs(w, v.Allocations)
+	return printCSIAllocs(w, d, v.Allocations)
 }
 
 // printCSIAllocs lists allocations as the server ordered them (newest
-// modify index first), ids in full (N16).
-func printCSIAllocs(w io.Writer, list []csiAllocStub) error {
+// modify index first, N16), ids short unless -verbose.
+func printCSIAllocs(w io.Writer, d display, list []api.AllocationListStub) error {
 	fmt.Fprintln(w, "\nAllocations")
 	if len(list) == 0 {
 		_, err := fmt.Fprintln(w, "No allocations placed")
@@ -210,7 +205,7 @@ func printCSIAllocs(w io.Writer, list []csiAllocStub) error {
 	}
 	rows := make([][]string, len(list))
 	for i, a := range list {
-		rows[i] = []string{a.ID, a.NodeID, a.JobID, a.TaskGroup, strconv.FormatUint(a.JobVersion, 10), a.DesiredStatus, a.ClientStatus,
+		rows[i] = []string{d.id(a.ID), d.id(a.NodeID), a.JobID, a.TaskGroup, strconv.FormatUint(a.JobVersion, 10), a.DesiredStatus, a.ClientStatus,
 			strconv.FormatUint(a.ModifyIndex, 10)}
 	}
 	return printTable(w, []string{"ID", "Node ID", "Job ID", "Task Group", "Version", "Desired", "Status", "Modify Index"}, rows)
