@@ -20,7 +20,7 @@ import (
 
 // execBoolFlags are the flags alloc exec takes (its own and the global
 // ones) that take no separate value; every other flag does.
-var execBoolFlags = map[string]bool{"i": true, "t": true, "verbose": true, "tls-skip-verify": true, "h": true, "help": true}
+var execBoolFlags = map[string]bool{"i": true, "t": true, "job": true, "verbose": true, "tls-skip-verify": true, "h": true, "help": true}
 
 // normalizeExecArgs is normalizeArgs for what follows "alloc exec": its
 // own flags are rewritten to the double-dash form, and everything from
@@ -49,6 +49,7 @@ func newAllocExecCommand(g *globals) *cobra.Command {
 	var (
 		task             string
 		interactive, tty bool
+		job              *bool
 	)
 	cmd := &cobra.Command{
 		Use:   "exec [flags] <alloc-id> <command> [args...]",
@@ -61,7 +62,9 @@ exit code. -i (default true) sends this terminal's input to the command;
 -i=false sends none. -t runs the command on a terminal of the node (the
 default when ordo's input and output are terminals): this terminal is put
 in raw mode and its size follows. The task may be left out when the
-allocation has one.`,
+allocation has one. With -job the first argument is a job id or prefix,
+and the command runs in the job's most recently created running
+allocation.`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) < 2 {
 				return errors.New("this command takes an allocation id and a command: <alloc-id> <command> [args...]")
@@ -73,7 +76,11 @@ allocation has one.`,
 				in, _ := cmd.InOrStdin().(*os.File)
 				tty = in != nil && term.IsTerminal(int(in.Fd())) && isTerminal(cmd.OutOrStdout())
 			}
-			c, a, task, err := allocTask(cmd.Context(), g, args[0], task, true)
+			allocID, err := allocArg(cmd, g, args[0], *job) // allocjob.go
+			if err != nil {
+				return err
+			}
+			c, a, task, err := allocTask(cmd.Context(), g, allocID, task, true)
 			if err != nil {
 				return err
 			}
@@ -105,6 +112,7 @@ allocation has one.`,
 	cmd.Flags().StringVar(&task, "task", "", "the task to run the command in (default: the allocation's only task)")
 	cmd.Flags().BoolVarP(&interactive, "i", "i", true, "send this terminal's input to the command")
 	cmd.Flags().BoolVarP(&tty, "t", "t", false, "run the command on a terminal (default: when input and output are terminals)")
+	job = addJobFlag(g, cmd)
 	return cmd
 }
 

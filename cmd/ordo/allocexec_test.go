@@ -20,6 +20,8 @@ func TestNormalizeExecArgs(t *testing.T) {
 			[]string{"--address", "http://x", "alloc", "exec", "--i=false", "abc", "sh", "-c", "echo -n"}},
 		{[]string{"alloc", "exec", "-t", "-address", "http://x", "abc", "--", "x"}, []string{"alloc", "exec", "-t", "--address", "http://x", "abc", "--", "x"}},
 		{[]string{"alloc", "exec", "--", "abc", "-x"}, []string{"alloc", "exec", "--", "abc", "-x"}},
+		// -job takes no value: the job id after it is the first argument.
+		{[]string{"alloc", "exec", "-job", "web", "ls", "-la"}, []string{"alloc", "exec", "--job", "web", "ls", "-la"}},
 	} {
 		if got := normalizeArgs(tc.in); !slices.Equal(got, tc.want) {
 			t.Errorf("normalizeArgs(%q) = %q, want %q", tc.in, got, tc.want)

@@ -17,7 +17,10 @@ import (
 )
 
 func newAllocFSCommand(g *globals) *cobra.Command {
-	var stat, follow bool
+	var (
+		stat, follow bool
+		job          *bool
+	)
 	cmd := &cobra.Command{
 		Use:   "fs [flags] <alloc-id> [path]",
 		Short: "List, stat or print files of an allocation's directory",
@@ -30,10 +33,16 @@ the tasks' secrets directories are refused.
 
   -stat   show the file's (or directory's) own entry instead
   -f      print the file and keep printing what is appended, until
-          interrupted`,
+          interrupted
+  -job    the first argument is a job id or prefix: show the job's most
+          recently created running allocation`,
 		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, a, _, err := allocTask(cmd.Context(), g, args[0], "", false)
+			allocID, err := allocArg(cmd, g, args[0], *job) // allocjob.go
+			if err != nil {
+				return err
+			}
+			c, a, _, err := allocTask(cmd.Context(), g, allocID, "", false)
 			if err != nil {
 				return err
 			}
@@ -74,6 +83,7 @@ the tasks' secrets directories are refused.
 	}
 	cmd.Flags().BoolVar(&stat, "stat", false, "show the file's entry instead of its contents")
 	cmd.Flags().BoolVarP(&follow, "f", "f", false, "keep printing what is appended to the file")
+	job = addJobFlag(g, cmd)
 	return cmd
 }
 
