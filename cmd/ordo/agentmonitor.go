@@ -39,12 +39,6 @@ Lines logged while the reader falls behind are dropped, never held up: a
 warning says how many.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, err := g.client()
-			if err != nil {
-				return err
-			}
-			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
-			defer stop()
 			q := url.Values{"log_level": {level}}
 			if asJSON {
 				q.Set("log_json", "true")
@@ -55,16 +49,7 @@ warning says how many.`,
 			if serverID != "" {
 				q.Set("server_id", serverID)
 			}
-			body, err := c.Stream(ctx, "/v1/agent/monitor", q)
-			if err != nil {
-				return fmt.Errorf("monitor agent: %w", err)
-			}
-			defer body.Close()
-			err = copyMonitorFrames(body, cmd.OutOrStdout())
-			if ctx.Err() != nil {
-				return nil // interrupted: a normal end
-			}
-			return err
+			return followStream(cmd, g, "monitor agent", "/v1/agent/monitor", q, copyMonitorFrames)
 		},
 	}
 	fl := cmd.Flags()
@@ -92,4 +77,27 @@ func copyMonitorFrames(r io.Reader, w io.Writer) error {
 			return err
 		}
 	}
+}
+
+// followStream opens the stream at path with q and copies it to the
+// command's output with copyTo until it ends or the user interrupts
+// (Ctrl-C or SIGTERM: a normal end, nil). what names the stream in the
+// error when it cannot be opened.
+func followStream(cmd *cobra.Command, g *globals, what, path string, q url.Values, copyTo func(io.Reader, io.Writer) error) error {
+	c, err := g.client()
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	body, err := c.Stream(ctx, path, q)
+	if err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	defer body.Close()
+	err = copyTo(body, cmd.OutOrStdout())
+	if ctx.Err() != nil {
+		return nil // interrupted: a normal end
+	}
+	return err
 }

@@ -8,9 +8,7 @@ import (
 	"io"
 	"net/url"
 	"os"
-	"os/signal"
 	"strconv"
-	"syscall"
 
 	"github.com/spf13/cobra"
 
@@ -109,12 +107,6 @@ until interrupted. -index starts from an older raft index; -topic Topic:Key
 (repeatable; Key may be *) selects events.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, err := g.client()
-			if err != nil {
-				return err
-			}
-			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
-			defer stop()
 			q := url.Values{}
 			if index > 0 {
 				q.Set("index", strconv.FormatUint(index, 10))
@@ -122,16 +114,9 @@ until interrupted. -index starts from an older raft index; -topic Topic:Key
 			for _, t := range topics {
 				q.Add("topic", t)
 			}
-			body, err := c.Stream(ctx, "/v1/operator/log/stream", q)
-			if err != nil {
-				return fmt.Errorf("open event stream: %w", err)
-			}
-			defer body.Close()
-			err = tailFrames(body, cmd.OutOrStdout(), asJSON)
-			if ctx.Err() != nil {
-				return nil // interrupted: a normal end
-			}
-			return err
+			return followStream(cmd, g, "open event stream", "/v1/operator/log/stream", q, func(r io.Reader, w io.Writer) error {
+				return tailFrames(r, w, asJSON)
+			}) // agentmonitor.go
 		},
 	}
 	cmd.Flags().Uint64Var(&index, "index", 0, "raft index to start from; default the next one committed")

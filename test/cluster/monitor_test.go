@@ -18,10 +18,10 @@ import (
 func TestMonitorServerID(t *testing.T) {
 	c := testagent.NewClient(10 * time.Second)
 	defer c.Close()
-	a := startServer(t, "a", nil)
-	b := startServer(t, "b", []string{a.HTTP})
-	cs := startServer(t, "c", []string{a.HTTP})
-	all := []*server{a, b, cs}
+	all := []*server{startServer(t, "a", nil)}
+	for _, name := range []string{"b", "c"} {
+		all = append(all, startServer(t, name, []string{all[0].HTTP}))
+	}
 	waitForCluster(t, c, all)
 	leader := testagent.WaitForLeader(t, all)
 	var via, other *server // two followers: one asked, one monitored
