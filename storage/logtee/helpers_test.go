@@ -8,24 +8,15 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/ordoplane/ordo/storage/waittest"
+	"github.com/ordoplane/ordo/test/testmetric"
 )
 
 func parseQuery(q string) (url.Values, error) { return url.ParseQuery(q) }
 
-// value reads the gauge or counter name from reg (0 when absent).
+// value reads the gauge or counter name from reg.
 func value(t *testing.T, reg *prometheus.Registry, name string) float64 {
 	t.Helper()
-	mfs, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, mf := range mfs {
-		if mf.GetName() == name {
-			m := mf.GetMetric()[0]
-			return m.GetGauge().GetValue() + m.GetCounter().GetValue()
-		}
-	}
-	return 0
+	return testmetric.Value(t, reg, name)
 }
 
 const (
