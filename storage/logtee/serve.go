@@ -117,12 +117,10 @@ func (t *Tee) Serve(w http.ResponseWriter, r *http.Request, req Request, heartbe
 				err = enc.Encode(frame{}) // heartbeat
 			}
 		}
-		if err == nil {
-			err = rc.Flush()
-		}
 		if err != nil {
 			return
 		}
+		_ = rc.Flush() // a writer that cannot flush sends when its buffer fills; a broken one fails the next write
 	}
 }
 
