@@ -296,8 +296,8 @@ func diffMap[V any](kind Kind, rec, re map[string]V) []Change {
 }
 
 // fieldDiffs compares two structs of the same type field by field (the
-// read-model-only CreateIndex and ModifyIndex, and an eval's CreateTime
-// and ModifyTime, excepted).
+// read-model-only CreateIndex and ModifyIndex, and an eval's or an
+// allocation's CreateTime and ModifyTime, excepted).
 func fieldDiffs[T any](x, y T) []Field {
 	vx, vy := reflect.ValueOf(x), reflect.ValueOf(y)
 	t := vx.Type()
@@ -320,8 +320,8 @@ func ignored(t reflect.Type, field string) bool {
 		return true
 	case "SigningKeyID": // stamped by the commit, not the scheduler (N5)
 		return t == reflect.TypeFor[events.Allocation]()
-	case "CreateTime", "ModifyTime":
-		return t == reflect.TypeFor[events.Evaluation]()
+	case "CreateTime", "ModifyTime": // an allocation's: stamped by the commit too
+		return t == reflect.TypeFor[events.Evaluation]() || t == reflect.TypeFor[events.Allocation]()
 	}
 	return false
 }
