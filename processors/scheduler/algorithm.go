@@ -16,7 +16,7 @@ const (
 // fitScore scores placing r on n in [0, 1] by the cluster's algorithm:
 // how full n would be with binpack, how empty with spread.
 func (s *sched) fitScore(n *Node, r events.Resources) float64 {
-	if s.st.SchedulerAlgorithm() == AlgorithmSpread {
+	if s.spread {
 		return 1 - s.binPack(n, r)
 	}
 	return s.binPack(n, r)

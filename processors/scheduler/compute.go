@@ -82,9 +82,12 @@ type sched struct {
 	eval *events.Evaluation
 	job  *events.Job
 	now  int64
-	plan *Plan
-	rng  *rng
-	ck   *checker
+	// spread: the cluster's algorithm is spread, read once per evaluation
+	// (fitScore runs for every candidate node).
+	spread bool
+	plan   *Plan
+	rng    *rng
+	ck     *checker
 
 	// allocs are the job's allocations, by group, name index and id.
 	allocs []*events.Allocation
@@ -122,6 +125,7 @@ func newSched(st State, eval *events.Evaluation, job *events.Job) *sched {
 	s := &sched{
 		st: st, eval: eval, job: job, rng: newRNG(eval.ID), ck: newChecker(),
 		now:     max(eval.CreateTime, eval.ModifyTime, eval.WaitUntil),
+		spread:  st.SchedulerAlgorithm() == AlgorithmSpread,
 		plan:    &Plan{EvalID: eval.ID, Namespace: eval.Namespace, JobID: eval.JobID, SnapshotIndex: st.Index()},
 		stopped: map[string]bool{}, feas: map[string]map[string]feasResult{}, usage: map[string]*usage{}, freed: map[string]*usage{},
 		onNode: map[string]int{}, onNodeGroup: map[string]int{},
