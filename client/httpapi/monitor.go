@@ -5,7 +5,7 @@ import (
 	"net/http"
 
 	"github.com/ordoplane/ordo/commands/httpapi/httplimit"
-	"github.com/ordoplane/ordo/storage/logtee"
+	"github.com/ordoplane/ordo/logtee"
 )
 
 // monitorRoute serves GET /v1/agent/monitor when Config.Monitor is set:

@@ -15,7 +15,7 @@ import (
 	"github.com/ordoplane/ordo/client/stats"
 	"github.com/ordoplane/ordo/clock"
 	"github.com/ordoplane/ordo/commands/httpapi/httplimit"
-	"github.com/ordoplane/ordo/storage/logtee"
+	"github.com/ordoplane/ordo/logtee"
 )
 
 // Config configures the client's HTTP API.

@@ -34,7 +34,7 @@ import (
 	"github.com/ordoplane/ordo/processors/supervisor"
 	"github.com/ordoplane/ordo/projections/fsm"
 	"github.com/ordoplane/ordo/storage/kv"
-	"github.com/ordoplane/ordo/storage/logtee"
+	"github.com/ordoplane/ordo/logtee"
 	"github.com/ordoplane/ordo/storage/raftlog"
 )
 

@@ -16,7 +16,7 @@ import (
 	"github.com/ordoplane/ordo/client/driver/mock"
 	clienthttp "github.com/ordoplane/ordo/client/httpapi"
 	"github.com/ordoplane/ordo/client/stats"
-	"github.com/ordoplane/ordo/storage/logtee"
+	"github.com/ordoplane/ordo/logtee"
 )
 
 // ClientConfig configures the client role: the client agent that runs

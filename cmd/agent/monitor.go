@@ -3,7 +3,7 @@ package agent
 import (
 	"log/slog"
 
-	"github.com/ordoplane/ordo/storage/logtee"
+	"github.com/ordoplane/ordo/logtee"
 )
 
 // teeLogger wraps cfg's logger in a logtee.Tee, so that the server's

@@ -17,7 +17,7 @@ import (
 	"github.com/ordoplane/ordo/commands"
 	"github.com/ordoplane/ordo/commands/variables"
 	"github.com/ordoplane/ordo/projections/fsm"
-	"github.com/ordoplane/ordo/storage/logtee"
+	"github.com/ordoplane/ordo/logtee"
 	"github.com/ordoplane/ordo/storage/raftlog"
 )
 

@@ -17,6 +17,7 @@ const module = "github.com/ordoplane/ordo"
 var layers = map[string]int{
 	"storage":     0,
 	"clock":       0, // the one Clock: servers' processors and the client both wait on it
+	"logtee":      0, // the agent's log teed to monitor readers: servers and the client serve it
 	"events":      1,
 	"projections": 2,
 	"api":         2, // the API's types and client: imported by the HTTP server and every caller

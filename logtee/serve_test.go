@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ordoplane/ordo/storage/logtee"
+	"github.com/ordoplane/ordo/logtee"
 	"github.com/ordoplane/ordo/storage/waittest"
 )
 

@@ -13,7 +13,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/ordoplane/ordo/storage/logtee"
+	"github.com/ordoplane/ordo/logtee"
 )
 
 // newTee returns a tee over a text handler at info writing to out.
