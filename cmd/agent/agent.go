@@ -25,6 +25,7 @@ import (
 	"github.com/ordoplane/ordo/history/export"
 	"github.com/ordoplane/ordo/history/rerun"
 	"github.com/ordoplane/ordo/history/timetravel"
+	"github.com/ordoplane/ordo/logtee"
 	"github.com/ordoplane/ordo/processors/bootstrap"
 	"github.com/ordoplane/ordo/processors/deploywatch"
 	"github.com/ordoplane/ordo/processors/heartbeat"
@@ -34,7 +35,6 @@ import (
 	"github.com/ordoplane/ordo/processors/supervisor"
 	"github.com/ordoplane/ordo/projections/fsm"
 	"github.com/ordoplane/ordo/storage/kv"
-	"github.com/ordoplane/ordo/logtee"
 	"github.com/ordoplane/ordo/storage/raftlog"
 )
 

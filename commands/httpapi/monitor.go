@@ -7,9 +7,9 @@ import (
 	"strings"
 
 	"github.com/ordoplane/ordo/commands"
+	"github.com/ordoplane/ordo/logtee"
 	"github.com/ordoplane/ordo/projections"
 	"github.com/ordoplane/ordo/projections/servers"
-	"github.com/ordoplane/ordo/logtee"
 )
 
 // monitorRoutes serves GET /v1/agent/monitor, Nomad's agent monitor:

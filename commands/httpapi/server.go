@@ -16,8 +16,8 @@ import (
 	"github.com/ordoplane/ordo/api"
 	"github.com/ordoplane/ordo/commands"
 	"github.com/ordoplane/ordo/commands/variables"
-	"github.com/ordoplane/ordo/projections/fsm"
 	"github.com/ordoplane/ordo/logtee"
+	"github.com/ordoplane/ordo/projections/fsm"
 	"github.com/ordoplane/ordo/storage/raftlog"
 )
 
