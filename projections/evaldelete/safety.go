@@ -46,9 +46,9 @@ func (s *Safety) Safe(e *events.Evaluation) (bool, error) {
 
 // SafeAll decides Safe for each of list. The allocations of the evals
 // whose job is terminal are found by one range scan of the allocs_by_eval
-// index between the smallest and largest of their ids (eval ids are
-// minted in time order, so a page's evals are close together), bounded
-// by allocScanFactor rows per eval; past the bound, eval by eval.
+// index between the smallest and largest of their ids (close together
+// when ids are minted in time order), bounded by allocScanFactor rows per
+// eval; past the bound, as with random ids, eval by eval.
 func (s *Safety) SafeAll(list []*events.Evaluation) ([]bool, error) {
 	out := make([]bool, len(list))
 	if err := s.readJobs(list); err != nil {
