@@ -152,6 +152,9 @@ type Allocation struct {
 	// identity (N5): the active key when the plan committed; empty before
 	// the cluster had a key.
 	SigningKeyID string `msgpack:"skid,omitempty" json:"SigningKeyID,omitempty"`
+	// AllocatedResources holds the network and ports the scheduler gave
+	// the allocation (events/network.go); nil when its group asks none.
+	AllocatedResources *AllocatedResources `msgpack:"ares,omitempty" json:"AllocatedResources,omitempty"`
 
 	// CreateTime and ModifyTime are leader times, Unix ns.
 	CreateTime int64 `msgpack:"ct,omitempty" json:"CreateTime"`

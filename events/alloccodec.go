@@ -55,6 +55,8 @@ func (a *Allocation) decodeFast(d *fastReader) bool {
 			return d.reflected(&a.RescheduleEvents)
 		case "met":
 			return d.reflected(&a.Metrics)
+		case "ares":
+			return d.reflected(&a.AllocatedResources)
 		}
 		return d.skip()
 	})
@@ -146,7 +148,7 @@ func (a *Allocation) EncodeFields(w *FieldWriter) {
 	n := 10 + CountSet(a.NodeName != "", a.JobVersion != 0, a.DesiredDescription != "", dtSet,
 		a.ClientDescription != "", len(a.TaskStates) > 0, a.DeploymentID != "", a.DeploymentStatus != nil,
 		a.PreviousAllocation != "", a.NextAllocation != "", len(a.RescheduleEvents) > 0, a.FollowupEvalID != "",
-		a.Metrics != nil, a.SigningKeyID != "", a.CreateTime != 0, a.ModifyTime != 0)
+		a.Metrics != nil, a.SigningKeyID != "", a.AllocatedResources != nil, a.CreateTime != 0, a.ModifyTime != 0)
 	w.Map(n)
 	w.Str("id", a.ID, true)
 	w.Str("ns", a.Namespace, true)
@@ -173,6 +175,7 @@ func (a *Allocation) EncodeFields(w *FieldWriter) {
 	w.Str("fe", a.FollowupEvalID, a.FollowupEvalID != "")
 	w.Value("met", a.Metrics, a.Metrics != nil)
 	w.Str("skid", a.SigningKeyID, a.SigningKeyID != "")
+	w.Value("ares", a.AllocatedResources, a.AllocatedResources != nil)
 	w.Int64("ct", a.CreateTime, a.CreateTime != 0)
 	w.Int64("mt", a.ModifyTime, a.ModifyTime != 0)
 }

@@ -141,6 +141,10 @@ type TaskGroup struct {
 	// Scaling is the group's scaling block (events/scaling.go); nil when
 	// it has none.
 	Scaling *ScalingPolicy `msgpack:"sc,omitempty" json:"Scaling,omitempty"`
+	// Networks is the group's network block (at most one; events/network.go).
+	Networks []NetworkResource `msgpack:"nets,omitempty" json:"Networks,omitempty"`
+	// Services are the group's service blocks (events/service.go).
+	Services []Service `msgpack:"svcs,omitempty" json:"Services,omitempty"`
 }
 
 // DefaultMigrateMaxParallel is how many allocations of a group migrate off
@@ -223,6 +227,10 @@ type Task struct {
 	VolumeMounts []VolumeMount `msgpack:"vm,omitempty" json:"VolumeMounts,omitempty"`
 	// CSIPluginConfig makes the task a CSI plugin (events/csi.go).
 	CSIPluginConfig *TaskCSIPluginConfig `msgpack:"csi,omitempty" json:"CSIPluginConfig,omitempty"`
+	// Services are the task's service blocks (events/service.go).
+	Services []Service `msgpack:"svcs,omitempty" json:"Services,omitempty"`
+	// Templates are the task's template blocks (events/template.go).
+	Templates []Template `msgpack:"tmpls,omitempty" json:"Templates,omitempty"`
 }
 
 // Resources is what one task asks of a node.

@@ -159,6 +159,10 @@ func (tg *TaskGroup) decodeFast(d *fastReader, strs *stringSpans) bool {
 			return d.reflected(&tg.Volumes)
 		case "sc":
 			return d.reflected(&tg.Scaling)
+		case "nets":
+			return d.reflected(&tg.Networks)
+		case "svcs":
+			return d.reflected(&tg.Services)
 		}
 		return d.skip()
 	})
@@ -201,6 +205,10 @@ func (t *Task) decodeFast(d *fastReader, strs *stringSpans) bool {
 			return d.reflected(&t.VolumeMounts)
 		case "csi":
 			return d.reflected(&t.CSIPluginConfig)
+		case "svcs":
+			return d.reflected(&t.Services)
+		case "tmpls":
+			return d.reflected(&t.Templates)
 		}
 		return d.skip()
 	})

@@ -75,6 +75,18 @@ type Node struct {
 	// instances the node runs, by plugin id (events/csi.go).
 	CSIControllerPlugins map[string]*CSIInfo `msgpack:"csic,omitempty" json:"CSIControllerPlugins,omitempty"`
 	CSINodePlugins       map[string]*CSIInfo `msgpack:"csin,omitempty" json:"CSINodePlugins,omitempty"`
+	// Networks are the addresses the node offers ports on, the default
+	// first (events/network.go).
+	Networks []NodeNetwork `msgpack:"nets,omitempty" json:"NodeNetworks,omitempty"`
+	// MinDynamicPort and MaxDynamicPort bound the ports the scheduler
+	// picks for dynamic ports on the node; 0 means Nomad's defaults.
+	MinDynamicPort int `msgpack:"minp,omitempty" json:"MinDynamicPort,omitempty"`
+	MaxDynamicPort int `msgpack:"maxp,omitempty" json:"MaxDynamicPort,omitempty"`
+	// ReservedPorts are host ports kept from allocations, as Nomad writes
+	// them ("22,80,8000-8100").
+	ReservedPorts string `msgpack:"rports,omitempty" json:"ReservedHostPorts,omitempty"`
+	// HostVolumes are the host directories the node offers, by name.
+	HostVolumes map[string]*ClientHostVolume `msgpack:"hvols,omitempty" json:"HostVolumes,omitempty"`
 	// Status is the status a new node starts in. Registering an existing
 	// node never changes its status (N1): the projection keeps the status
 	// it has, and the command records that status here.

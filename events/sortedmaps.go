@@ -22,9 +22,11 @@ var sortedMapTypes = []any{
 	map[string]DriverInfo(nil),
 	map[string][]byte(nil),
 	map[string]SimInstanceType(nil),
-	map[string]int64(nil),          // deployment.go
-	map[string]*CSIInfo(nil),       // csi.go
-	map[string]*VolumeRequest(nil), // csi.go
+	map[string]int64(nil),             // deployment.go
+	map[string]*CSIInfo(nil),          // csi.go
+	map[string]*VolumeRequest(nil),    // csi.go
+	map[string][]string(nil),          // service.go
+	map[string]*ClientHostVolume(nil), // network.go
 }
 
 func init() { SortMapKeys(sortedMapTypes...) }

@@ -36,6 +36,7 @@ func Samples() map[string]events.Payload {
 	maps.Copy(out, capacitySamples())
 	maps.Copy(out, csiSamples())
 	maps.Copy(out, jobScalingSamples())
+	maps.Copy(out, serviceSamples())
 	maps.Copy(out, nodePoolSamples())
 	return out
 }

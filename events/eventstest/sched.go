@@ -35,6 +35,10 @@ func schedSamples() map[string]events.Payload {
 		PreviousAllocation: "alloc-0", NextAllocation: "alloc-2",
 		RescheduleEvents: []events.RescheduleEvent{{RescheduleTime: 1699999999000000000, PrevAllocID: "alloc-0", PrevNodeID: "node-0", Delay: 30 * time.Second}},
 		FollowupEvalID:   "eval-4", Metrics: &events.AllocMetric{NodesEvaluated: 3},
+		AllocatedResources: &events.AllocatedResources{Shared: events.AllocatedSharedResources{
+			Networks: []events.NetworkResource{{Mode: events.NetworkModeHost, IP: "10.0.0.7",
+				DynamicPorts: []events.Port{{Label: "http", Value: 23456}}}},
+			Ports: []events.PortMapping{{Label: "http", Value: 23456, HostIP: "10.0.0.7"}}}},
 		CreateTime: 1700000000000000000, ModifyTime: 1700000004000000000,
 	}
 	return map[string]events.Payload{
