@@ -21,6 +21,7 @@ import (
 	"github.com/ordoplane/ordo/projections/scaling"
 	"github.com/ordoplane/ordo/projections/schedconfig"
 	"github.com/ordoplane/ordo/projections/servers"
+	"github.com/ordoplane/ordo/projections/services"
 	"github.com/ordoplane/ordo/projections/variables"
 )
 
@@ -38,5 +39,6 @@ func Projections() []projections.Projection {
 		csi.Projection{},
 		scaling.Projection{},
 		nodepools.Projection{}, schedconfig.Projection{},
+		services.Projection{},
 	}
 }
