@@ -25,6 +25,9 @@ func ParseHCL(filename string, src []byte) (*events.Job, error) {
 	if d.err != nil {
 		return nil, d.err
 	}
+	if err := checkSpec(s); err != nil {
+		return nil, d.locate(err)
+	}
 	job := canonicalize(s)
 	if err := Validate(job); err != nil {
 		return nil, d.locate(err)
@@ -257,6 +260,8 @@ var groupSchema = &hcl.BodySchema{
 		{Type: "update"}, {Type: "meta"}, {Type: "migrate"},
 		{Type: "volume", LabelNames: []string{"name"}}, // volume.go
 		{Type: "scaling"}, // scaling.go
+		{Type: "network"}, // network.go
+		{Type: "service"}, // service.go
 	},
 }
 
@@ -291,8 +296,10 @@ func (d *decoder) group(b *hcl.Block, path string) *specGroup {
 	if mb := d.single(c, path, "meta"); mb != nil {
 		g.Meta = d.strMap(mb, path+".meta")
 	}
-	g.Volumes = d.volumes(c, name) // volume.go
-	g.Scaling = d.scaling(c, path) // scaling.go
+	g.Volumes = d.volumes(c, name)   // volume.go
+	g.Scaling = d.scaling(c, path)   // scaling.go
+	g.Networks = d.network(c, name)  // network.go
+	g.Services = d.services(c, path) // service.go
 	seen := map[string]bool{}
 	for _, tb := range c.Blocks.OfType("task") {
 		tname := tb.Labels[0]
@@ -312,11 +319,13 @@ var taskSchema = &hcl.BodySchema{
 	Blocks: []hcl.BlockHeaderSchema{
 		{Type: "config"}, {Type: "env"}, {Type: "resources"}, {Type: "meta"},
 		{Type: "volume_mount"}, {Type: "csi_plugin"}, // volume.go
+		{Type: "service"}, {Type: "template"}, // service.go, template.go
 	},
 }
 
 var resourcesSchema = &hcl.BodySchema{
 	Attributes: []hcl.AttributeSchema{{Name: "cpu"}, {Name: "memory"}, {Name: "disk"}},
+	Blocks:     []hcl.BlockHeaderSchema{{Type: "network"}}, // refused: Nomad's older, task-level form
 }
 
 func (d *decoder) task(b *hcl.Block, path string) *specTask {
@@ -342,9 +351,14 @@ func (d *decoder) task(b *hcl.Block, path string) *specTask {
 	}
 	t.VolumeMounts = d.volumeMounts(c, path) // volume.go
 	t.CSIPluginConfig = d.csiPlugin(c, path)
+	t.Services = d.services(c, path)   // service.go
+	t.Templates = d.templates(c, path) // template.go
 	if rb := d.single(c, path, "resources"); rb != nil {
 		rp := path + ".resources"
 		if rc := d.content(rb.Body, rp, resourcesSchema); rc != nil {
+			if nb := d.single(rc, rp, "network"); nb != nil {
+				d.fail(rp+".network", nb.DefRange, "a task-level network block is Nomad's older form; write it in the group")
+			}
 			t.Resources = &specResources{
 				CPU:      d.int(rc, rp, "cpu"),
 				MemoryMB: d.int(rc, rp, "memory"),

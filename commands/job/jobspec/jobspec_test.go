@@ -257,8 +257,15 @@ func TestDefaults(t *testing.T) {
 			if !reflect.DeepEqual(tg.ReschedulePolicy, wantResched) {
 				t.Errorf("reschedule %+v, want %+v", tg.ReschedulePolicy, wantResched)
 			}
-			if !reflect.DeepEqual(job.Update, wantUpdate) || !reflect.DeepEqual(tg.Update, wantUpdate) {
-				t.Errorf("update job %+v group %+v, want %+v", job.Update, tg.Update, wantUpdate)
+			// A group without checks judges health by task states.
+			var wantGroupUpdate *events.UpdateStrategy
+			if wantUpdate != nil {
+				u := *wantUpdate
+				u.HealthCheck = "task_states"
+				wantGroupUpdate = &u
+			}
+			if !reflect.DeepEqual(job.Update, wantUpdate) || !reflect.DeepEqual(tg.Update, wantGroupUpdate) {
+				t.Errorf("update job %+v group %+v, want %+v and %+v", job.Update, tg.Update, wantUpdate, wantGroupUpdate)
 			}
 			roundTrip(t, job)
 		})
@@ -446,7 +453,7 @@ func TestParseHCLErrors(t *testing.T) {
 		{"two resources", job("service", "", "", "      resources {}\n      resources {}  # <-"), "job.group[g].task[t].resources", "only one resources block"},
 		{"bad duration", job("service", "", "", "      kill_timeout = \"ten\"  # <-"), "job.group[g].task[t].kill_timeout", "duration"},
 		{"negative shutdown delay", job("service", "", "", "      shutdown_delay = \"-1s\"  # <-"), "job.group[g].task[t].shutdown_delay", "negative"},
-		{"unknown task block", job("service", "", "", "      template {}  # <-"), "job.group[g].task[t].template", "Unsupported block type"},
+		{"unknown task block", job("service", "", "", "      artifact {}  # <-"), "job.group[g].task[t].artifact", "Unsupported block type"},
 		{"env not string", job("service", "", "", "      env {\n        A = [1]  # <-\n      }"), "job.group[g].task[t].env.A", "a string"},
 		{"env block nested", job("service", "", "", "      env {\n        x {}  # <-\n      }"), "job.group[g].task[t].env", "Unexpected \"x\" block"},
 		{"config label", job("service", "", "", "      config {\n        mount \"a\" {}  # <-\n      }"), "job.group[g].task[t].config.mount", "no labels"},

@@ -34,6 +34,9 @@ func ParseJSON(r io.Reader, limit int64) (*events.Job, error) {
 	if err := commands.DecodeJSON(bytes.NewReader(body), int64(len(body)), &s); err != nil {
 		return nil, err
 	}
+	if err := checkSpec(&s); err != nil {
+		return nil, err
+	}
 	job := canonicalize(&s)
 	if err := Validate(job); err != nil {
 		return nil, err

@@ -1,8 +1,10 @@
 package jobspec
 
 import (
+	"encoding/json"
 	"time"
 
+	"github.com/ordoplane/ordo/commands"
 	"github.com/ordoplane/ordo/events"
 )
 
@@ -81,8 +83,10 @@ type specGroup struct {
 	Meta                map[string]string      `json:"Meta"`
 	Tasks               []*specTask            `json:"Tasks"`
 	Migrate             *specMigrate           `json:"Migrate"`
-	Volumes             map[string]*specVolume `json:"Volumes"` // volume.go
-	Scaling             *specScaling           `json:"Scaling"` // scaling.go
+	Volumes             map[string]*specVolume `json:"Volumes"`  // volume.go
+	Scaling             *specScaling           `json:"Scaling"`  // scaling.go
+	Networks            []*specNetwork         `json:"Networks"` // network.go
+	Services            []*specService         `json:"Services"` // service.go
 }
 
 type specRestart struct {
@@ -119,12 +123,16 @@ type specTask struct {
 	Meta            map[string]string  `json:"Meta"`
 	VolumeMounts    []*specVolumeMount `json:"VolumeMounts"`    // volume.go
 	CSIPluginConfig *specCSIPlugin     `json:"CSIPluginConfig"` // volume.go
+	Services        []*specService     `json:"Services"`        // service.go
+	Templates       []*specTemplate    `json:"Templates"`       // template.go
 }
 
 type specResources struct {
 	CPU      *int `json:"CPU"`
 	MemoryMB *int `json:"MemoryMB"`
 	DiskMB   *int `json:"DiskMB"`
+	// Networks is Nomad's older, task-level network block: refused.
+	Networks []json.RawMessage `json:"Networks"`
 }
 
 // The defaults canonicalize fills in, as Nomad documents them.
@@ -321,7 +329,20 @@ func canonicalGroup(job *events.Job, s *spec, g *specGroup) events.TaskGroup {
 		if t == nil {
 			t = &specTask{}
 		}
-		tg.Tasks = append(tg.Tasks, canonicalTask(t))
+		task := canonicalTask(t)
+		task.Services = canonicalServices(t.Services, job.Name, tg.Name, task.Name) // service.go
+		tg.Tasks = append(tg.Tasks, task)
+	}
+	tg.Networks = canonicalNetworks(g.Networks)                        // network.go
+	tg.Services = canonicalServices(g.Services, job.Name, tg.Name, "") // service.go
+
+	// health_check defaults to checks when the group has any, else to
+	// task_states, as Nomad's.
+	if tg.Update != nil && !healthCheckSet(s.Update) && !healthCheckSet(g.Update) {
+		tg.Update.HealthCheck = "task_states"
+		if hasChecks(&tg) {
+			tg.Update.HealthCheck = "checks"
+		}
 	}
 
 	// Migrate: the defaults, then the job's block, then the group's.
@@ -358,6 +379,7 @@ func canonicalTask(t *specTask) events.Task {
 		task.Config = nil
 	}
 	task.VolumeMounts = canonicalVolumeMounts(t.VolumeMounts) // volume.go
+	task.Templates = canonicalTemplates(t.Templates)          // template.go
 	task.CSIPluginConfig = canonicalCSIPlugin(t.CSIPluginConfig)
 	if r := t.Resources; r != nil {
 		set(&task.Resources.CPU, r.CPU)
@@ -365,6 +387,38 @@ func canonicalTask(t *specTask) events.Task {
 		set(&task.Resources.DiskMB, r.DiskMB)
 	}
 	return task
+}
+
+func healthCheckSet(u *specUpdate) bool { return u != nil && u.HealthCheck != nil }
+
+// checkSpec refuses what a spec can say and a canonical job cannot hold
+// (Nomad's features ordo does not offer), before canonicalize drops it.
+func checkSpec(s *spec) error {
+	for _, g := range s.TaskGroups {
+		if g == nil {
+			continue
+		}
+		name := or(g.Name, "")
+		if err := checkNetworkSpecs(name, g.Networks); err != nil {
+			return err
+		}
+		if err := checkServiceSpecs(groupPath(name), g.Services); err != nil {
+			return err
+		}
+		for _, t := range g.Tasks {
+			if t == nil {
+				continue
+			}
+			tp := taskPath(name, or(t.Name, ""))
+			if t.Resources != nil && len(t.Resources.Networks) > 0 {
+				return commands.Invalid(tp+".resources.network", "a task-level network block is Nomad's older form; write it in the group")
+			}
+			if err := checkServiceSpecs(tp, t.Services); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 func overlayUpdate(u *events.UpdateStrategy, o *specUpdate) {

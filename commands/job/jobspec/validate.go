@@ -261,6 +261,18 @@ func validateGroup(job *events.Job, tg *events.TaskGroup) error {
 	if err := validateScaling(job, tg); err != nil { // scaling.go
 		return err
 	}
+	labels, err := validateNetworks(tg) // network.go
+	if err != nil {
+		return err
+	}
+	if err := validateServices(tg, labels); err != nil { // service.go
+		return err
+	}
+	for i := range tg.Tasks {
+		if err := validateTemplates(taskPath(tg.Name, tg.Tasks[i].Name), tg.Tasks[i].Templates); err != nil { // template.go
+			return err
+		}
+	}
 	return validateVolumes(job, tg) // volume.go
 }
 
