@@ -204,6 +204,7 @@ func Start(cfg Config) (a *Agent, err error) {
 		ln.Close()
 		return nil, err
 	}
+	a.node.SetAutopilotSource(a.autopilotFromLog) // cluster.go
 	a.addKnown(httpapi.JoinRequest{ID: a.id, RaftAddr: a.node.Address(), HTTPAddr: a.httpAddr})
 
 	if a.pipeline, err = commands.NewPipeline(commands.PipelineConfig{

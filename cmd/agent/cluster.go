@@ -11,6 +11,7 @@ import (
 
 	"github.com/ordoplane/ordo/commands/httpapi"
 	"github.com/ordoplane/ordo/projections"
+	"github.com/ordoplane/ordo/projections/schedconfig"
 	"github.com/ordoplane/ordo/projections/servers"
 	"github.com/ordoplane/ordo/storage/raftlog"
 )
@@ -98,6 +99,25 @@ func (autopilotProcessor) Name() string { return "autopilot" }
 
 // Run implements supervisor.Processor.
 func (p autopilotProcessor) Run(ctx context.Context) error { return p.node.RunAutopilot(ctx) }
+
+// autopilotFromLog is the raft node's source of the autopilot settings
+// an operator set through the log (schedconfig.GetAutopilot); false
+// until one is set, or when the row cannot be read (the node keeps its
+// agent file's settings).
+func (a *Agent) autopilotFromLog() (raftlog.AutopilotConfig, bool) {
+	snap := a.store.Snapshot()
+	defer snap.Close()
+	c, err := schedconfig.GetAutopilot(projections.NewView(snap))
+	if err != nil {
+		a.log.Warn("autopilot configuration unreadable; keeping the agent's", "err", err)
+		return raftlog.AutopilotConfig{}, false
+	}
+	if c == nil {
+		return raftlog.AutopilotConfig{}, false
+	}
+	return raftlog.AutopilotConfig{CleanupDeadServers: c.CleanupDeadServers, LastContactThreshold: c.LastContactThreshold,
+		MaxTrailingLogs: c.MaxTrailingLogs, MinQuorum: c.MinQuorum, ServerStabilizationTime: c.ServerStabilizationTime}, true
+}
 
 // handOver transfers leadership to another voter before a graceful
 // shutdown when this server leads a cluster of several, so the cluster

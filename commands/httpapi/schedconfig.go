@@ -17,14 +17,14 @@ import (
 var schedConfigTables = []string{schedconfig.Table}
 
 // schedulerConfigRoutes are Nomad's operator routes for the scheduler
-// configuration (stored through the log) and for setting the autopilot's
-// configuration (GET and health are in membership.go).
+// configuration and the autopilot's, both stored through the log (the
+// autopilot's GET and health are in membership.go).
 func (s *Server) schedulerConfigRoutes() {
 	s.handle("GET /v1/operator/scheduler/configuration", s.leader(endpoint(s.getSchedulerConfig)))
 	s.handle("PUT /v1/operator/scheduler/configuration", s.leader(endpoint(s.setSchedulerConfig)))
 	s.handle("POST /v1/operator/scheduler/configuration", s.leader(endpoint(s.setSchedulerConfig)))
-	s.handle("PUT /v1/operator/autopilot/configuration", s.leaderOnly(endpoint(s.setAutopilotConfiguration)))
-	s.handle("POST /v1/operator/autopilot/configuration", s.leaderOnly(endpoint(s.setAutopilotConfiguration)))
+	s.handle("PUT /v1/operator/autopilot/configuration", s.leader(endpoint(s.setAutopilotConfiguration)))
+	s.handle("POST /v1/operator/autopilot/configuration", s.leader(endpoint(s.setAutopilotConfiguration)))
 }
 
 // schedulerConfigShape is the configuration as Nomad's API shows it.
@@ -85,27 +85,23 @@ func (s *Server) setSchedulerConfig(w http.ResponseWriter, r *http.Request) erro
 }
 
 // setAutopilotConfiguration serves PUT
-// /v1/operator/autopilot/configuration on the leader: the settings take
-// effect at once and hold until the leader restarts or leadership moves
-// (the agent file's autopilot block is what every server starts with).
-// It answers true, as Nomad's does.
+// /v1/operator/autopilot/configuration: the settings go through the log,
+// so every server holds them and they outlive the leader (the agent
+// file's autopilot block is what servers use until one is set). It
+// answers true, as Nomad's does.
 func (s *Server) setAutopilotConfiguration(w http.ResponseWriter, r *http.Request) error {
-	n, err := s.raftNodeOf()
-	if err != nil {
-		return err
-	}
 	var body api.AutopilotConfiguration
 	if err := commands.DecodeJSON(r.Body, s.cfg.BodyLimit, &body); err != nil {
 		return err
 	}
-	c := n.AutopilotConfig()
-	c.CleanupDeadServers, c.MaxTrailingLogs, c.MinQuorum = body.CleanupDeadServers, body.MaxTrailingLogs, body.MinQuorum
+	cfg := events.AutopilotConfig{CleanupDeadServers: body.CleanupDeadServers, MaxTrailingLogs: body.MaxTrailingLogs,
+		MinQuorum: body.MinQuorum}
 	for _, f := range []struct {
 		name, v string
 		dst     *time.Duration
 	}{
-		{"LastContactThreshold", body.LastContactThreshold, &c.LastContactThreshold},
-		{"ServerStabilizationTime", body.ServerStabilizationTime, &c.ServerStabilizationTime},
+		{"LastContactThreshold", body.LastContactThreshold, &cfg.LastContactThreshold},
+		{"ServerStabilizationTime", body.ServerStabilizationTime, &cfg.ServerStabilizationTime},
 	} {
 		if f.v == "" {
 			continue
@@ -116,8 +112,12 @@ func (s *Server) setAutopilotConfiguration(w http.ResponseWriter, r *http.Reques
 		}
 		*f.dst = d
 	}
-	n.SetAutopilotConfig(c)
-	s.cfg.Logger.Info("autopilot configuration set", "config", fmt.Sprintf("%+v", c), "actor", actorOf(r))
+	out, err := s.cfg.Pipeline.Run(r.Context(), "operator.autopilot.set", request(r), cmdsched.SetAutopilot{Config: cfg})
+	if err != nil {
+		return err
+	}
+	s.cfg.Logger.Info("autopilot configuration set", "config", fmt.Sprintf("%+v", cfg), "actor", actorOf(r), "index", out.Index)
+	setIndex(w, out.Index)
 	writeJSON(w, http.StatusOK, true)
 	return nil
 }

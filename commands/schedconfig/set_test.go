@@ -59,3 +59,29 @@ func TestSetWithCAS(t *testing.T) {
 		t.Fatalf("bad algorithm: %v", err)
 	}
 }
+
+func TestSetAutopilot(t *testing.T) {
+	c := commandstest.NewCluster(t)
+	if got, err := projsched.GetAutopilot(c.View()); err != nil || got != nil {
+		t.Fatalf("before any set = %+v, %v; want none (the agents' own settings)", got, err)
+	}
+	if err := (schedconfig.SetAutopilot{Config: events.AutopilotConfig{LastContactThreshold: -time.Second}}).Validate(); !errors.As(err, new(*commands.ValidationError)) {
+		t.Fatalf("negative threshold: %v", err)
+	}
+	cmd := schedconfig.SetAutopilot{Config: events.AutopilotConfig{CleanupDeadServers: true, MaxTrailingLogs: 777, MinQuorum: 3}}
+	dec, err := cmd.Decide(c.View(), time.Unix(1, 0), commandstest.SequentialIDs())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res := c.Apply(dec); res.Err != nil {
+		t.Fatal(res.Err)
+	}
+	got, err := projsched.GetAutopilot(c.View())
+	if err != nil || got == nil || got.AutopilotConfig != cmd.Config || got.ModifyIndex != 1 {
+		t.Fatalf("after set = %+v, %v", got, err)
+	}
+	// The scheduler configuration is another row.
+	if s, _ := projsched.Get(c.View()); s.ModifyIndex != 0 {
+		t.Fatalf("scheduler configuration changed: %+v", s)
+	}
+}

@@ -3,6 +3,7 @@ package eventstest
 import (
 	"maps"
 	"testing"
+	"time"
 
 	"github.com/ordoplane/ordo/events"
 )
@@ -21,6 +22,8 @@ func Samples() map[string]events.Payload {
 		"NamespaceDeleted": &events.NamespaceDeleted{Name: "payments"},
 		"ServerRegistered": &events.ServerRegistered{ID: "server-1", RaftAddr: "10.0.0.1:4647", HTTPAddr: "10.0.0.1:4646"},
 		"ServerRemoved":    &events.ServerRemoved{ID: "server-1"},
+		"AutopilotConfigUpdated": &events.AutopilotConfigUpdated{Config: events.AutopilotConfig{CleanupDeadServers: true,
+			LastContactThreshold: time.Second, MaxTrailingLogs: 500, MinQuorum: 3, ServerStabilizationTime: 20 * time.Second}},
 		"SnapshotRestored": &events.SnapshotRestored{Server: "server-1", Index: 52310, SnapshotIndex: 48213,
 			ClusterID: "2TzMWxJ0cVVR4x3Q3b7W0qUKn0T", SavedBy: "server-2", SavedAt: 1764597720000000000, Rows: 1204331,
 			Checksum: "4b380894aa70617d4876543fc806fb1cc96d7e8813af138df8d04cbf458796a8"},

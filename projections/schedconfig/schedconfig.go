@@ -51,21 +51,26 @@ var _ projections.Projection = Projection{}
 func (Projection) Name() string { return "schedconfig" }
 
 // Version implements projections.Projection.
-func (Projection) Version() int { return 1 }
+func (Projection) Version() int { return 2 }
 
 // Tables implements projections.Projection.
-func (Projection) Tables() []string { return []string{Table} }
+func (Projection) Tables() []string { return []string{Table, AutopilotTable} }
 
 // Apply implements projections.Projection.
 func (Projection) Apply(tx *projections.Tx, ev *events.Event) error {
-	if ev.Type != "SchedulerConfigUpdated" {
+	table, key := Table, events.SchedulerConfigKey
+	switch ev.Type {
+	case "SchedulerConfigUpdated":
+	case "AutopilotConfigUpdated":
+		table, key = AutopilotTable, events.AutopilotConfigKey
+	default:
 		return nil
 	}
 	raw, err := events.Upcast(ev)
 	if err != nil {
 		return err
 	}
-	return tx.Put(Table, events.SchedulerConfigKey, raw)
+	return tx.Put(table, key, raw)
 }
 
 // Get returns the scheduler configuration, Default when none was set.

@@ -155,6 +155,8 @@ type pilot struct {
 
 	mu struct {
 		sync.Mutex
+		// source, when set, gives the run-time settings (SetAutopilotSource).
+		source func() (AutopilotConfig, bool)
 		// peers is what the leader has heard from each server.
 		peers map[raft.ServerID]*peerSeen
 	}
@@ -220,35 +222,51 @@ func (n *Node) RunAutopilot(ctx context.Context) error {
 }
 
 // AutopilotConfig returns the autopilot configuration in effect.
-func (n *Node) AutopilotConfig() AutopilotConfig {
-	n.pilot.mu.Lock()
-	defer n.pilot.mu.Unlock()
-	return n.pilot.cfg
-}
+func (n *Node) AutopilotConfig() AutopilotConfig { return n.pilot.effective() }
 
-// SetAutopilotConfig replaces the settings an operator may change at run
-// time (PUT /v1/operator/autopilot/configuration): dead-server cleanup,
-// the health thresholds, the minimum quorum and the stabilization time.
-// Zero durations and MaxTrailingLogs keep their defaults; the intervals
-// stay as the node started with. It holds until the process restarts.
-func (n *Node) SetAutopilotConfig(c AutopilotConfig) {
+// SetAutopilotSource makes f the source of the settings an operator may
+// change at run time (the log's, from PUT
+// /v1/operator/autopilot/configuration): while f reports ok, its
+// dead-server cleanup, health thresholds, minimum quorum and
+// stabilization time replace the node's own (zero durations and
+// MaxTrailingLogs take their defaults); the dead-server threshold and the
+// intervals stay as the node started with. Every server reads the same
+// log, so a new leader keeps what the last one was told. f is called at
+// every health check and must be cheap.
+func (n *Node) SetAutopilotSource(f func() (AutopilotConfig, bool)) {
 	p := n.pilot
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	c.UpdateInterval, c.ReconcileInterval = p.cfg.UpdateInterval, p.cfg.ReconcileInterval
-	p.cfg = c.withDefaults()
+	p.mu.source = f
+}
+
+// effective returns the configuration in effect: the node's, with the
+// source's run-time settings when it has some.
+func (p *pilot) effective() AutopilotConfig {
+	p.mu.Lock()
+	cfg, src := p.cfg, p.mu.source
+	p.mu.Unlock()
+	if src == nil {
+		return cfg
+	}
+	c, ok := src()
+	if !ok {
+		return cfg
+	}
+	c.DeadServerLastContactThreshold = cfg.DeadServerLastContactThreshold
+	c.UpdateInterval, c.ReconcileInterval = cfg.UpdateInterval, cfg.ReconcileInterval
+	return c.withDefaults()
 }
 
 // AutopilotConfig implements autopilot.ApplicationIntegration.
 func (p *pilot) AutopilotConfig() *autopilot.Config {
-	p.mu.Lock()
-	defer p.mu.Unlock()
+	c := p.effective()
 	return &autopilot.Config{
-		CleanupDeadServers:      p.cfg.CleanupDeadServers,
-		LastContactThreshold:    p.cfg.LastContactThreshold,
-		MaxTrailingLogs:         p.cfg.MaxTrailingLogs,
-		MinQuorum:               p.cfg.MinQuorum,
-		ServerStabilizationTime: p.cfg.ServerStabilizationTime,
+		CleanupDeadServers:      c.CleanupDeadServers,
+		LastContactThreshold:    c.LastContactThreshold,
+		MaxTrailingLogs:         c.MaxTrailingLogs,
+		MinQuorum:               c.MinQuorum,
+		ServerStabilizationTime: c.ServerStabilizationTime,
 	}
 }
 
@@ -335,6 +353,7 @@ func (p *pilot) seenLocked(id raft.ServerID, now time.Time) *peerSeen {
 // and its LastContact becomes the time since it last answered, so it
 // turns unhealthy.
 func (p *pilot) FetchServerStats(ctx context.Context, servers map[raft.ServerID]*autopilot.Server) map[raft.ServerID]*autopilot.ServerStats {
+	threshold := p.effective().LastContactThreshold
 	type answer struct {
 		id    raft.ServerID
 		stats PeerStats
@@ -384,7 +403,7 @@ func (p *pilot) FetchServerStats(ctx context.Context, servers map[raft.ServerID]
 			}
 			// At least the threshold, so a server that never answered is
 			// unhealthy from the first check.
-			seen.stats.LastContact = max(now.Sub(since), p.cfg.LastContactThreshold+time.Nanosecond)
+			seen.stats.LastContact = max(now.Sub(since), threshold+time.Nanosecond)
 		}
 		st := seen.stats
 		out[a.id] = &st

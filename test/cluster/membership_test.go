@@ -278,12 +278,21 @@ func TestServersJoinAndArePromoted(t *testing.T) {
 	if err != nil || conf.ServerStabilizationTime.String() != "1s" || conf.CleanupDeadServers {
 		t.Fatalf("autopilot configuration = %+v, %v", conf, err)
 	}
+	// What an operator sets goes through the log: the next leader keeps it.
+	conf.MaxTrailingLogs = 777
+	if _, err := nc.Operator().AutopilotSetConfiguration(conf, nil); err != nil {
+		t.Fatal(err)
+	}
 
 	// transfer-leadership moves it to the server named.
 	if st, body := call(t, s3.HTTP, "PUT", "/v1/operator/raft/transfer-leadership?id="+s2.A.ID(), secret, nil); st != http.StatusOK {
 		t.Fatalf("transfer leadership to s2: %d %s", st, body)
 	}
 	testagent.WaitFor(t, timeout, "s2 to lead", func() bool { return testagent.LeaderOf(list) == s2 })
+	testagent.WaitFor(t, timeout, "the new leader to hold the autopilot settings set on the old one", func() bool {
+		got := s2.A.Node().AutopilotConfig()
+		return got.MaxTrailingLogs == 777 && got.ServerStabilizationTime == time.Second
+	})
 
 	// A graceful shutdown of the leader hands leadership over first.
 	s2.Stop(t)
