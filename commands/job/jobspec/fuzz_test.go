@@ -64,6 +64,10 @@ func FuzzParseHCL(f *testing.F) {
 	addExamples(f, ".hcl")
 	f.Add([]byte(`job "x" { group "g" { task "t" { driver = "exec" config { a = [1, 2.5, {b = null}] } } } }`))
 	f.Add([]byte(`job "x" { constraint { attribute = "${attr.a[\"b\"]}" value = "${node.x}" } }`))
+	f.Add([]byte(servicesHCL))
+	f.Add([]byte(`job "x" { group "g" { network { port "a" { static = 80 } port "b" {} }
+service { port = "b" check { type = "http" path = "/" interval = "1s" timeout = "1s" } }
+task "t" { driver = "exec" template { data = "{{ env \"NOMAD_PORT_a\" }}" destination = "local/a" } } } }`))
 	f.Fuzz(func(t *testing.T, src []byte) {
 		job, err := jobspec.ParseHCL("fuzz.hcl", src)
 		if err != nil && !strings.Contains(err.Error(), "fuzz.hcl") {
@@ -77,6 +81,12 @@ func FuzzParseJSON(f *testing.F) {
 	addExamples(f, ".json")
 	f.Add([]byte(`{"ID": "x", "TaskGroups": [{"Name": "g", "Tasks": [{"Name": "t", "Driver": "exec", "Config": {"n": 1e300, "m": [-0.0]}}]}]}`))
 	f.Add([]byte(`{"Job": {"ID": "x", "Type": "batch", "Periodic": {"Specs": ["@daily"]}}}`))
+	f.Add([]byte(`{"ID": "x", "TaskGroups": [{"Name": "g", "Networks": [{"DynamicPorts": [{"Label": "http"}]}],
+	  "Services": [{"PortLabel": "http", "Checks": [{"Type": "tcp", "Interval": 1000000000, "Timeout": 1000000000}]}],
+	  "Tasks": [{"Name": "t", "Driver": "exec", "Templates": [{"EmbeddedTmpl": "x", "DestPath": "local/x"}]}]}]}`))
+	if b, err := json.Marshal(servicesNomad()); err == nil {
+		f.Add(b)
+	}
 	f.Fuzz(func(t *testing.T, src []byte) {
 		job, err := jobspec.ParseJSON(bytes.NewReader(src), 1<<16)
 		checkParsed(t, job, err)

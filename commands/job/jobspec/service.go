@@ -325,7 +325,7 @@ func canonicalCheck(c *specCheck, svc *events.Service, restart *specCheckRestart
 			if r == nil {
 				continue
 			}
-			if r.Limit != nil && (*r.Limit > 0 || r == restart) {
+			if r.Limit != nil && (*r.Limit != 0 || r == restart) { // a check's 0 inherits
 				cr.Limit = *r.Limit
 			}
 			set(&cr.Grace, r.Grace)

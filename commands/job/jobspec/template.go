@@ -217,8 +217,12 @@ func validDestination(dest string) error {
 			return fmt.Errorf("leaves the task directory (\"..\")")
 		}
 	}
-	if c := path.Clean(rest); c == "." {
-		return fmt.Errorf("names the task directory, not a file in it")
+	switch path.Clean(rest) {
+	case ".", "local", "secrets", "alloc", "tmp", "private":
+		return fmt.Errorf("names a directory of the task, not a file in it")
+	}
+	if strings.HasSuffix(rest, "/") {
+		return fmt.Errorf("names a directory, not a file in it")
 	}
 	return nil
 }

@@ -207,8 +207,14 @@ func validateVolumes(job *events.Job, tg *events.TaskGroup) error {
 			return commands.Invalid(path+".type", "%q is not csi or host", v.Type)
 		case v.Source == "":
 			return commands.Invalid(path+".source", "must name the volume")
-		case v.Type == events.VolumeTypeHost && (v.AccessMode != "" || v.AttachmentMode != "" || v.PerAlloc):
-			return commands.Invalid(path+".access_mode", "access_mode, attachment_mode and per_alloc are for csi volumes")
+		case v.Type == events.VolumeTypeHost && v.AccessMode != "":
+			return commands.Invalid(path+".access_mode", "access_mode is for csi volumes")
+		case v.Type == events.VolumeTypeHost && v.AttachmentMode != "":
+			return commands.Invalid(path+".attachment_mode", "attachment_mode is for csi volumes")
+		case v.Type == events.VolumeTypeHost && v.PerAlloc:
+			return commands.Invalid(path+".per_alloc", "per_alloc is for csi volumes")
+		case v.Type == events.VolumeTypeHost && v.MountOptions != nil:
+			return commands.Invalid(path+".mount_options", "mount_options are for csi volumes")
 		case v.Type == events.VolumeTypeCSI && v.AccessMode != "" && !events.ValidCSIAccessMode(v.AccessMode):
 			return commands.Invalid(path+".access_mode", "%q is not an access mode (single-node-reader-only, single-node-writer, multi-node-reader-only, multi-node-single-writer, multi-node-multi-writer)", v.AccessMode)
 		case v.Type == events.VolumeTypeCSI && v.AttachmentMode != "" && !events.ValidCSIAttachmentMode(v.AttachmentMode):
