@@ -247,12 +247,18 @@ func (c *Client) restore(runCtx context.Context) error {
 func (c *Client) newRunner(a events.Allocation, job *events.Job, restored *state.Alloc) (*allocrunner.Runner, error) {
 	return allocrunner.New(allocrunner.Config{Alloc: a, Job: job, Restored: restored, Drivers: c.drivers,
 		Root: filepath.Join(c.cfg.DataDir, "alloc"), Store: c.store, Clock: c.cfg.Clock, Logger: c.log,
-		OnChange: c.allocChanged, NodeEnv: c.nodeEnv(), LogMaxBytes: c.cfg.LogMaxBytes,
+		OnChange: c.allocChanged, Node: c.runnerNode(), LogMaxBytes: c.cfg.LogMaxBytes,
 		LogMaxFiles: c.cfg.LogMaxFiles, Metrics: c.arMet, Hooks: c.csiHooks()})
 }
 
-func (c *Client) nodeEnv() map[string]string {
-	return map[string]string{"NOMAD_DC": c.cfg.Datacenter, "NOMAD_REGION": "global"}
+// runnerNode is the node a runner's tasks see (${node.*}, ${attr.*},
+// ${meta.*}, NOMAD_DC, host volumes): the fingerprinted node.
+func (c *Client) runnerNode() *events.Node {
+	n := c.Node()
+	if n.Datacenter == "" {
+		n.Datacenter = c.cfg.Datacenter
+	}
+	return &n
 }
 
 func (c *Client) startRunner(runCtx context.Context, r *allocrunner.Runner) {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/ordoplane/ordo/client/driver"
 	"github.com/ordoplane/ordo/client/state"
+	"github.com/ordoplane/ordo/client/template"
 	"github.com/ordoplane/ordo/clock"
 	"github.com/ordoplane/ordo/events"
 )
@@ -50,8 +51,12 @@ type Config struct {
 	// OnChange is called, with no lock held, after every change of what
 	// the client reports about the allocation. Optional.
 	OnChange func(allocID string)
-	// NodeEnv are environment variables every task gets (NOMAD_DC, …).
-	NodeEnv map[string]string
+	// Node is the node the allocation runs on: its tasks' NOMAD_DC and
+	// ${node.*}, ${attr.*} and ${meta.*}, and its host volumes. Optional.
+	Node *events.Node
+	// Templates reads what the tasks' templates read (variables,
+	// services); nil renders templates that read only the environment.
+	Templates template.Source
 	// LogMaxBytes and LogMaxFiles bound each task's log files; defaults
 	// 10 MiB and 10.
 	LogMaxBytes int64

@@ -12,6 +12,7 @@ import (
 
 	"github.com/ordoplane/ordo/client/driver"
 	"github.com/ordoplane/ordo/client/state"
+	"github.com/ordoplane/ordo/client/template"
 	"github.com/ordoplane/ordo/events"
 )
 
@@ -41,6 +42,11 @@ type taskRunner struct {
 		skipped       bool
 		// handle is the running attempt's, nil between attempts.
 		handle driver.Handle
+		// tmpl renders the task's templates; pendingChange is a change
+		// of them made while the attempt was launching (templates.go).
+		tmpl          *taskTemplates
+		launching     bool
+		pendingChange *template.Change
 	}
 }
 
@@ -106,6 +112,7 @@ func (tr *taskRunner) run(ctx context.Context) {
 	if rec.Done {
 		return
 	}
+	defer tr.stopTemplates() // templates.go
 	var (
 		h       driver.Handle
 		pending *ended
@@ -114,6 +121,11 @@ func (tr *taskRunner) run(ctx context.Context) {
 		h, pending = tr.restore(ctx, rec)
 		if ctx.Err() != nil {
 			return
+		}
+		if h != nil {
+			if _, err := tr.startTemplates(ctx, true); err != nil {
+				tr.log.Error("templates of a re-attached task", "err", err)
+			}
 		}
 	}
 	for {
@@ -137,6 +149,7 @@ func (tr *taskRunner) run(ctx context.Context) {
 		if h != nil {
 			var detached bool
 			tr.setHandle(h)
+			tr.templateStarted(ctx, h) // templates.go
 			end, detached = tr.wait(ctx, h)
 			tr.setHandle(nil)
 			if detached {
@@ -205,11 +218,19 @@ func (tr *taskRunner) start(ctx context.Context) (driver.Handle, error) {
 		}
 		tr.event(events.TaskEvent{Type: events.TaskEventSetup, Message: "Building Task Directory"})
 	}
+	if err := tr.mountHostVolumes(); err != nil { // hostvolumes.go
+		tr.event(events.TaskEvent{Type: events.TaskEventSetupFailure, Message: err.Error(), FailsTask: true})
+		return nil, &driver.ConfigError{Key: "volume_mount", Reason: err.Error()}
+	}
+	if err := tr.prestartTemplates(ctx); err != nil { // templates.go
+		return nil, err
+	}
 	cfg := tr.taskConfig(rec.Attempt)
 	if err := tr.update(func(t *state.Task, _ time.Time) { t.Starting = true }); err != nil {
 		tr.update(func(t *state.Task, _ time.Time) { t.Starting = false })
 		return nil, fmt.Errorf("record start attempt %d: %w", rec.Attempt, err)
 	}
+	tr.launching() // templates.go
 	h, err := drv.Start(ctx, cfg)
 	if err != nil {
 		tr.update(func(t *state.Task, now time.Time) {
@@ -241,9 +262,11 @@ func (tr *taskRunner) taskConfig(attempt int) driver.TaskConfig {
 	tg := r.groupLocked()
 	r.mu.Unlock()
 	t := &tr.task
+	// The driver gets the config with its ${...} interpolated (env.go).
+	env := taskEnv(&a, job, tg, t, r.dir, r.cfg.Node, tr.templateEnv())
 	cfg := driver.TaskConfig{
 		AllocID: a.ID, Task: t.Name, ID: fmt.Sprintf("%s-%s-%d", a.ID, t.Name, attempt),
-		Config: map[string]any(t.Config), Env: taskEnv(&a, job, tg, t, r.dir, r.cfg.NodeEnv),
+		Config: env.ReplaceConfig(t.Config), Env: env.Vars(),
 		Dir: r.dir.TaskDir(t.Name), StdoutPath: r.dir.Stdout(t.Name), StderrPath: r.dir.Stderr(t.Name),
 		LogMaxBytes: r.cfg.LogMaxBytes, LogMaxFiles: r.cfg.LogMaxFiles,
 		KillSignal: t.KillSignal, KillTimeout: t.KillTimeout,
