@@ -44,6 +44,7 @@ var historyKinds = map[string]string{
 	// The launcher's kinds (docs/launcher.md, docs/capacity.md).
 	"node_request": "node_request", "node-request": "node_request", "instance": "instance", "provider": "provider",
 	"tenant": "tenant", "component": "component",
+	"service": "service", // a service instance, by registration id (docs/services.md)
 }
 
 func newHistoryCommand(g *globals) *cobra.Command {

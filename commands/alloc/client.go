@@ -8,6 +8,7 @@ import (
 
 	"github.com/ordoplane/ordo/commands"
 	"github.com/ordoplane/ordo/commands/node"
+	"github.com/ordoplane/ordo/commands/services"
 	"github.com/ordoplane/ordo/events"
 	"github.com/ordoplane/ordo/projections"
 	"github.com/ordoplane/ordo/projections/jobs"
@@ -87,6 +88,7 @@ func (c ClientUpdate) Decide(v projections.View, now time.Time, ids commands.IDs
 	pre := []events.Precondition{{Table: nodes.Table, Key: c.NodeID, Op: events.Exists}}
 	failedJobs := map[[2]string]bool{}
 	var failedOrder [][2]string
+	var stopped []string // newly client-terminal: their services go in this entry
 	for i, u := range c.Allocs {
 		a, err := lookup(v, u.ID)
 		var nf *commands.NotFoundError
@@ -97,6 +99,9 @@ func (c ClientUpdate) Decide(v projections.View, now time.Time, ids commands.IDs
 			return commands.Decision{}, err
 		case a.NodeID != c.NodeID:
 			return commands.Decision{}, commands.Invalid(fmt.Sprintf("Allocs[%d].ID", i), "allocation %q is not on node %q", u.ID, c.NodeID)
+		}
+		if (&events.Allocation{ClientStatus: u.ClientStatus}).ClientTerminal() {
+			stopped = append(stopped, u.ID)
 		}
 		// A newly failed allocation may need rescheduling.
 		if u.ClientStatus == events.AllocClientFailed && a.ClientStatus != events.AllocClientFailed && !a.ServerTerminal() {
@@ -110,6 +115,11 @@ func (c ClientUpdate) Decide(v projections.View, now time.Time, ids commands.IDs
 	var evs []events.Payload
 	if len(c.Allocs) > 0 {
 		evs = append(evs, &events.AllocsClientUpdated{NodeID: c.NodeID, Updates: c.Allocs})
+	}
+	if dereg, err := services.ForAllocs(v, services.ReasonAllocTerminal, stopped...); err != nil {
+		return commands.Decision{}, err
+	} else if dereg != nil {
+		evs = append(evs, dereg)
 	}
 	evs = append(evs, &events.NodeAllocsUpdated{ID: c.NodeID})
 	if retry := failureEvals(v, failedOrder, now, ids); len(retry) > 0 {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/ordoplane/ordo/commands"
+	"github.com/ordoplane/ordo/commands/services"
 	"github.com/ordoplane/ordo/events"
 	"github.com/ordoplane/ordo/projections"
 	"github.com/ordoplane/ordo/projections/allocs"
@@ -112,7 +113,8 @@ func (c Collect) Plan(v projections.View, now time.Time) (commands.Decision, Cou
 			return commands.Decision{}, Counts{}, fmt.Errorf("gc: %w", err)
 		}
 	}
-	return g.decision(), g.counts, nil
+	d, err := g.decision()
+	return d, g.counts, err
 }
 
 // gatherer accumulates one decision.
@@ -439,13 +441,21 @@ func stopAt(err error) error {
 
 // decision turns what was gathered into events: evals, allocs,
 // deployments, then job purges and nodes.
-func (g *gatherer) decision() commands.Decision {
+func (g *gatherer) decision() (commands.Decision, error) {
 	var d commands.Decision
 	if len(g.evalIDs) > 0 {
 		d.Events = append(d.Events, &events.EvalsDeleted{IDs: g.evalIDs})
 	}
 	if len(g.allocIDs) > 0 {
 		d.Events = append(d.Events, &events.AllocsDeleted{IDs: g.allocIDs})
+		// Their service instances go with them, in the same entry.
+		dereg, err := services.ForAllocs(g.v, services.ReasonAllocDeleted, g.allocIDs...)
+		if err != nil {
+			return d, err
+		}
+		if dereg != nil {
+			d.Events = append(d.Events, dereg)
+		}
 	}
 	if len(g.depIDs) > 0 {
 		d.Events = append(d.Events, &events.DeploymentsDeleted{IDs: g.depIDs})
@@ -457,5 +467,5 @@ func (g *gatherer) decision() commands.Decision {
 		d.Events = append(d.Events, &events.NodeDeregistered{ID: id})
 	}
 	d.Preconditions = g.pres
-	return d
+	return d, nil
 }

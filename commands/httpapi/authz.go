@@ -171,6 +171,16 @@ var routeAccess = map[string]access{
 	"PUT /v1/client/{id}/allocs":      clientAgent,
 	"POST /v1/client/{id}/allocs":     clientAgent,
 	"GET /v1/client/{id}/allocations": clientAgent,
+	// Services (services.go): read-job to read, submit-job to delete, in
+	// the namespace, as Nomad's; a list of every namespace filters item
+	// by item. Clients register their allocations' instances.
+	"GET /v1/services":                         ns(policy.CapReadJob),
+	"GET /v1/service/{name}":                   ns(policy.CapReadJob),
+	"DELETE /v1/service/{name}/{id}":           ns(policy.CapSubmitJob),
+	"PUT /v1/client/{id}/services":             clientAgent,
+	"POST /v1/client/{id}/services":            clientAgent,
+	"PUT /v1/client/{id}/services/deregister":  clientAgent,
+	"POST /v1/client/{id}/services/deregister": clientAgent,
 	// Servers joining each other present the cluster secret, in every
 	// mode (membership.go); changing the servers takes the secret or,
 	// with ACLs on, a management token.

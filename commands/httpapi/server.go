@@ -189,6 +189,7 @@ func (s *Server) routes() {
 	s.jobRoutes()      // jobs.go
 	s.jobVerbRoutes()  // jobverbs.go, scaling.go: validate, evaluate, revert, stable, scale, scaling policies
 	s.variableRoutes() // variables.go
+	s.serviceRoutes()  // services.go: Nomad-native service discovery, and the client's registrations
 	s.allocRoutes()    // allocs.go: evaluations, allocations, deployments, client allocs
 	// deploymentallocs.go: a deployment's allocations, as Nomad tools read them.
 	s.deploymentAllocRoutes()

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/ordoplane/ordo/commands"
+	"github.com/ordoplane/ordo/commands/services"
 	"github.com/ordoplane/ordo/events"
 	"github.com/ordoplane/ordo/projections"
 	"github.com/ordoplane/ordo/projections/nodes"
@@ -70,6 +71,16 @@ func (u UpdateStatus) Decide(v projections.View, now time.Time, ids commands.IDs
 		// (N1): either moving refuses it at apply.
 		Preconditions: append(unchangedSince(n), events.Precondition{Table: nodes.AllocUpdatesTable, Key: n.ID,
 			Op: events.ModifyIndex, Index: n.LastAllocUpdateIndex}),
+	}
+	// A node down takes its service instances with it, in the same entry.
+	if status == events.NodeStatusDown {
+		dereg, err := services.ForNode(v, u.ID)
+		if err != nil {
+			return commands.Decision{}, err
+		}
+		if dereg != nil {
+			d.Events = append(d.Events, dereg)
+		}
 	}
 	// Lost or unknown allocations need replacing, a ready node may take
 	// work: the node's jobs are re-evaluated in the same entry.

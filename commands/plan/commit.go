@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/ordoplane/ordo/commands"
+	"github.com/ordoplane/ordo/commands/services"
 	"github.com/ordoplane/ordo/events"
 	"github.com/ordoplane/ordo/projections"
 	"github.com/ordoplane/ordo/projections/csi"
@@ -91,6 +92,9 @@ func (c Commit) Decide(v projections.View, now time.Time, _ commands.IDs) (comma
 	}
 	if len(c.Updates) > 0 {
 		d.Events = append(d.Events, &events.AllocsDesiredUpdated{EvalID: c.EvalID, Updates: c.Updates})
+		if err := deregisterLost(&d, v, c.Updates); err != nil {
+			return d, err
+		}
 	}
 	if c.Deployment != nil {
 		d.Events = append(d.Events, &events.DeploymentUpserted{Deployment: *c.Deployment})
@@ -99,6 +103,25 @@ func (c Commit) Decide(v projections.View, now time.Time, _ commands.IDs) (comma
 		d.Events = append(d.Events, &events.EvalsUpserted{Evals: c.Evals})
 	}
 	return d, nil
+}
+
+// deregisterLost appends, in the plan's entry, the deregistration of the
+// service instances of the allocations the plan marks lost.
+func deregisterLost(d *commands.Decision, v projections.View, updates []events.AllocDesiredUpdate) error {
+	if v.Reader() == nil { // no state: nothing registered
+		return nil
+	}
+	var lost []string
+	for _, u := range updates {
+		if u.ClientStatus == events.AllocClientLost {
+			lost = append(lost, u.ID)
+		}
+	}
+	dereg, err := services.ForAllocs(v, services.ReasonAllocTerminal, lost...)
+	if dereg != nil {
+		d.Events = append(d.Events, dereg)
+	}
+	return err
 }
 
 // signWith returns the placements recording the active root key as the

@@ -21,7 +21,7 @@ func init() { projections.ScanOnly(Table) }
 var Kinds = []string{
 	events.KindAlloc, events.KindComponent, events.KindDeployment, events.KindEval, events.KindInstance, events.KindJob,
 	events.KindNamespace, events.KindNode, events.KindNodeRequest, events.KindPlugin, events.KindProvider, events.KindServer,
-	events.KindTenant, events.KindVolume,
+	events.KindService, events.KindTenant, events.KindVolume,
 }
 
 // KnownKind reports whether kind is one of Kinds.
