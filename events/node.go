@@ -96,13 +96,16 @@ type Node struct {
 // ComputedClass returns a node's computed class (Nomad's): a hash of
 // everything a job's constraints may test on a node apart from its
 // identity — datacenter, node class, node pool ("" counts as "default"),
-// attributes, meta and drivers (detected, healthy) — and not its resources,
-// nor the attributes and meta whose key starts with "unique.". Nodes of one
+// attributes, meta, drivers (detected, healthy) and host volumes (name,
+// read-only; a node with none hashes as before they existed) — and not its
+// resources, ports or addresses, nor the attributes and meta whose key
+// starts with "unique.". Nodes of one
 // computed class are interchangeable for feasibility, so the scheduler
 // records a blocked eval's eligibility per computed class and the eval
 // feed unblocks it only for capacity changes on classes it may fit. The
 // value ("v1:" and 16 hex digits) is a pure function of its inputs.
-func ComputedClass(datacenter, nodeClass, pool string, attributes, meta map[string]string, drivers map[string]DriverInfo) string {
+func ComputedClass(datacenter, nodeClass, pool string, attributes, meta map[string]string, drivers map[string]DriverInfo,
+	hostVolumes map[string]*ClientHostVolume) string {
 	h := sha256.New()
 	count := func(n int) {
 		var b [8]byte
@@ -150,6 +153,22 @@ func ComputedClass(datacenter, nodeClass, pool string, attributes, meta map[stri
 			state = "unhealthy"
 		}
 		field(state)
+	}
+	if len(hostVolumes) > 0 {
+		vols := make([]string, 0, len(hostVolumes))
+		for name := range hostVolumes {
+			vols = append(vols, name)
+		}
+		slices.Sort(vols)
+		count(len(vols))
+		for _, name := range vols {
+			field(name)
+			ro := "rw"
+			if v := hostVolumes[name]; v != nil && v.ReadOnly {
+				ro = "ro"
+			}
+			field(ro)
+		}
 	}
 	return "v1:" + hex.EncodeToString(h.Sum(nil)[:8])
 }

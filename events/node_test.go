@@ -12,9 +12,10 @@ func TestComputedClass(t *testing.T) {
 		dc, class, pool string
 		attrs, meta     map[string]string
 		drivers         map[string]events.DriverInfo
+		hvols           map[string]*events.ClientHostVolume
 	}
 	cc := func(n in) string {
-		return events.ComputedClass(n.dc, n.class, n.pool, n.attrs, n.meta, n.drivers)
+		return events.ComputedClass(n.dc, n.class, n.pool, n.attrs, n.meta, n.drivers, n.hvols)
 	}
 	ok := events.DriverInfo{Detected: true, Healthy: true}
 	base := in{dc: "dc1", class: "compute", pool: "default",
@@ -51,6 +52,10 @@ func TestComputedClass(t *testing.T) {
 		"unhealthy":      {dc: "dc1", class: "compute", pool: "default", attrs: base.attrs, meta: base.meta, drivers: map[string]events.DriverInfo{"exec": {Detected: true}}},
 		"another driver": {dc: "dc1", class: "compute", pool: "default", attrs: base.attrs, meta: base.meta, drivers: map[string]events.DriverInfo{"exec": ok, "docker": ok}},
 		"fields shifted": {dc: "dc1c", class: "ompute", pool: "default", attrs: base.attrs, meta: base.meta, drivers: base.drivers},
+		"host volume": {dc: "dc1", class: "compute", pool: "default", attrs: base.attrs, meta: base.meta, drivers: base.drivers,
+			hvols: map[string]*events.ClientHostVolume{"data": {Name: "data", Path: "/srv/data"}}},
+		"read-only host volume": {dc: "dc1", class: "compute", pool: "default", attrs: base.attrs, meta: base.meta, drivers: base.drivers,
+			hvols: map[string]*events.ClientHostVolume{"data": {Name: "data", Path: "/srv/data", ReadOnly: true}}},
 	}
 	seen := map[string]string{want: "base"}
 	for name, n := range differ {

@@ -231,7 +231,7 @@ func (f *Feed) apply(ev *events.Event, now time.Time, cl *classes) ([]string, er
 		return nil, nil
 	case *events.NodeRegistered:
 		n := &p.Node
-		return []string{events.ComputedClass(n.Datacenter, n.NodeClass, n.NodePool, n.Attributes, n.Meta, n.Drivers)}, nil
+		return []string{events.ComputedClass(n.Datacenter, n.NodeClass, n.NodePool, n.Attributes, n.Meta, n.Drivers, n.HostVolumes)}, nil
 	case *events.NodeStatusUpdated:
 		if p.Status != events.NodeStatusReady {
 			return nil, nil
@@ -305,7 +305,7 @@ func (c *classes) ofNode(id string) ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("evalfeed: node %s: %w", id, err)
 	}
-	cc := events.ComputedClass(n.Datacenter, n.NodeClass, n.NodePool, n.Attributes, n.Meta, n.Drivers)
+	cc := events.ComputedClass(n.Datacenter, n.NodeClass, n.NodePool, n.Attributes, n.Meta, n.Drivers, n.HostVolumes)
 	c.byNode[id] = cc
 	return []string{cc}, nil
 }

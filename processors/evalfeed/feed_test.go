@@ -51,7 +51,7 @@ func node(id, class string) *events.NodeRegistered {
 }
 
 func classOf(n *events.NodeRegistered) string {
-	return events.ComputedClass(n.Node.Datacenter, n.Node.NodeClass, n.Node.NodePool, n.Node.Attributes, n.Node.Meta, n.Node.Drivers)
+	return events.ComputedClass(n.Node.Datacenter, n.Node.NodeClass, n.Node.NodePool, n.Node.Attributes, n.Node.Meta, n.Node.Drivers, n.Node.HostVolumes)
 }
 
 func blocked(id string, snapshot uint64, escaped bool, elig map[string]bool) events.Evaluation {

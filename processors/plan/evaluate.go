@@ -6,6 +6,7 @@ import (
 
 	"github.com/ordoplane/ordo/events"
 	"github.com/ordoplane/ordo/processors/scheduler"
+	"github.com/ordoplane/ordo/projections/allocs"
 )
 
 // Rejection reasons, per node.
@@ -15,6 +16,11 @@ const (
 	ReasonNodeIneligible = "node is ineligible"
 	ReasonNodeDraining   = "node is draining"
 	ReasonExhausted      = "resources exhausted"
+	// ReasonPortCollision refuses placements whose host ports the node
+	// reserves, a live allocation there holds (one committed since the
+	// plan was computed, say), or another placement of the plan on the
+	// node takes too: a port is never given twice on a node.
+	ReasonPortCollision = "port collision"
 	// ReasonAllocElsewhere refuses a placement of an allocation the state
 	// holds on another node: an allocation never moves between nodes, and
 	// placing its id elsewhere would move it (a scheduler minting an id
@@ -60,7 +66,8 @@ func (r *Result) FullCommit() bool { return len(r.RejectedNodes) == 0 }
 // draining, get no allocation st holds on another node, and have room
 // for the placements next to every allocation it runs now (including
 // ones committed since the plan was computed) less the plan's stops on
-// it. A node that fails loses its whole part of the plan (placements,
+// it, and give them host ports no allocation left there holds, the node
+// does not reserve and no other placement there takes. A node that fails loses its whole part of the plan (placements,
 // stops and updates); a node that only loses allocations always fits.
 // Evaluate is pure.
 func Evaluate(plan *scheduler.Plan, st scheduler.State) Result {
@@ -159,17 +166,18 @@ func evaluateNode(st scheduler.State, id string, placements []*events.Allocation
 	}
 	if !stops {
 		u := st.NodeUsage(id)
-		cpu, mem, disk := u.CPU, u.MemoryMB, u.DiskMB
+		cpu, mem, disk := u.Resources.CPU, u.Resources.MemoryMB, u.Resources.DiskMB
 		for _, a := range placements {
 			cpu += a.Resources.CPU
 			mem += a.Resources.MemoryMB
 			disk += a.Resources.DiskMB
 		}
-		if fits(n, cpu, mem, disk) {
+		if fits(n, cpu, mem, disk) && portsFree(n, u.Ports, placements) {
 			return ""
 		}
 	}
 	var cpu, mem, disk int
+	var held []int
 	seen := map[string]bool{}
 	for _, a := range st.AllocsByNode(id) {
 		seen[a.ID] = true
@@ -180,7 +188,9 @@ func evaluateNode(st scheduler.State, id string, placements []*events.Allocation
 		mem += a.Resources.MemoryMB
 		disk += a.Resources.DiskMB
 	}
+	placedIDs := make(map[string]bool, len(placements))
 	for _, a := range placements {
+		placedIDs[a.ID] = true
 		if seen[a.ID] {
 			continue // already committed (a retried plan)
 		}
@@ -191,7 +201,46 @@ func evaluateNode(st scheduler.State, id string, placements []*events.Allocation
 	if !fits(n, cpu, mem, disk) {
 		return ReasonExhausted
 	}
+	for _, a := range st.AllocsByNode(id) {
+		// A placement already committed holds its ports for itself.
+		if !a.Terminal() && !stopping[a.ID] && !placedIDs[a.ID] {
+			held = append(held, allocs.HostPorts(a)...)
+		}
+	}
+	slices.Sort(held)
+	if !portsFree(n, held, placements) {
+		return ReasonPortCollision
+	}
 	return ""
+}
+
+// portsFree reports whether placements may take their host ports on node
+// n: each in 1-65535, not reserved by n, not in held (ascending: the
+// ports the node's live allocations hold) and not taken by another of
+// placements.
+func portsFree(n *scheduler.Node, held []int, placements []*events.Allocation) bool {
+	var reserved []events.PortRange
+	parsed := false
+	taken := map[int]bool{}
+	for _, a := range placements {
+		for _, p := range a.AllocatedResources.Ports() {
+			if p.Value < 1 || p.Value > 65535 || taken[p.Value] {
+				return false
+			}
+			taken[p.Value] = true
+			if _, ok := slices.BinarySearch(held, p.Value); ok {
+				return false
+			}
+			if !parsed {
+				reserved, _ = events.ParsePortList(n.ReservedPorts)
+				parsed = true
+			}
+			if events.PortInList(reserved, p.Value) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 func fits(n *scheduler.Node, cpu, mem, disk int) bool {

@@ -20,11 +20,11 @@ import (
 // web in namespace default, one item a line:
 //
 //	node <id> cpu=N mem=N [disk=N] [reserved-cpu=N] [reserved-mem=N]
-//	    [reserved-disk=N] [status=<status>] [ineligible] [drain]
+//	    [reserved-disk=N] [status=<status>] [ineligible] [drain] [reserved-ports=22;80-90]
 //	                                        a node, ready and eligible unless told
-//	alloc <id> node=<id> cpu=N mem=N [disk=N] [job=<id>] [client=<status>] [stopping]
+//	alloc <id> node=<id> cpu=N mem=N [disk=N] [job=<id>] [client=<status>] [stopping] [ports=a;b]
 //	                                        an allocation the state holds, running unless told
-//	place <id> node=<id> cpu=N mem=N [disk=N]
+//	place <id> node=<id> cpu=N mem=N [disk=N] [ports=a;b]
 //	                                        a placement of the plan
 //	stop <id> [lost]                        a stop of the plan
 //	update <id>                             an update of the plan
@@ -103,6 +103,7 @@ func parseLine(t *testing.T, line string, st *scheduler.MemState, p *scheduler.P
 			n.SchedulingEligibility = events.NodeIneligible
 		}
 		_, n.Drain = a["drain"]
+		n.ReservedPorts = strings.ReplaceAll(a["reserved-ports"], ";", ",")
 		st.UpsertNode(n)
 	case "alloc":
 		job := "web"
@@ -117,11 +118,12 @@ func parseLine(t *testing.T, line string, st *scheduler.MemState, p *scheduler.P
 		if _, ok := a["stopping"]; ok {
 			al.DesiredStatus = events.AllocDesiredStop
 		}
+		al.AllocatedResources = ports(t, a["ports"])
 		st.UpsertAlloc(al)
 	case "place":
 		p.Placements = append(p.Placements, events.Allocation{ID: id, Namespace: "default", JobID: "web", TaskGroup: "web",
 			Name: "web.web[0]", NodeID: a["node"], Resources: res(""), DesiredStatus: events.AllocDesiredRun,
-			ClientStatus: "pending"})
+			ClientStatus: "pending", AllocatedResources: ports(t, a["ports"])})
 	case "stop":
 		u := events.AllocDesiredUpdate{ID: id, DesiredStatus: events.AllocDesiredStop}
 		if _, ok := a["lost"]; ok {
@@ -133,6 +135,20 @@ func parseLine(t *testing.T, line string, st *scheduler.MemState, p *scheduler.P
 	default:
 		t.Fatalf("unknown input line %q", line)
 	}
+}
+
+// ports returns the allocated resources holding the host ports of list
+// ("9000;20001"), nil for none.
+func ports(t *testing.T, list string) *events.AllocatedResources {
+	t.Helper()
+	if list == "" {
+		return nil
+	}
+	r := &events.AllocatedResources{}
+	for i, p := range strings.Split(list, ";") {
+		r.Shared.Ports = append(r.Shared.Ports, events.PortMapping{Label: fmt.Sprintf("p%d", i), Value: atoi(t, p)})
+	}
+	return r
 }
 
 // render prints a verdict: the refusals, then what commits.

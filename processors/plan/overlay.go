@@ -1,8 +1,11 @@
 package plan
 
 import (
+	"slices"
+
 	"github.com/ordoplane/ordo/events"
 	"github.com/ordoplane/ordo/processors/scheduler"
+	"github.com/ordoplane/ordo/projections/allocs"
 )
 
 // placedOverlay is a State with the placements of a plan still being
@@ -16,7 +19,7 @@ type placedOverlay struct {
 	scheduler.State
 	byID   map[string]*events.Allocation
 	byNode map[string][]*events.Allocation
-	usage  map[string]events.Resources
+	usage  map[string]scheduler.Usage
 }
 
 func withPlaced(st scheduler.State, placements []events.Allocation) scheduler.State {
@@ -24,15 +27,17 @@ func withPlaced(st scheduler.State, placements []events.Allocation) scheduler.St
 		return st
 	}
 	o := &placedOverlay{State: st, byID: map[string]*events.Allocation{}, byNode: map[string][]*events.Allocation{},
-		usage: map[string]events.Resources{}}
+		usage: map[string]scheduler.Usage{}}
 	for i := range placements {
 		a := &placements[i]
 		o.byID[a.ID] = a
 		o.byNode[a.NodeID] = append(o.byNode[a.NodeID], a)
 		u := o.usage[a.NodeID]
-		u.CPU += a.Resources.CPU
-		u.MemoryMB += a.Resources.MemoryMB
-		u.DiskMB += a.Resources.DiskMB
+		u.Resources.CPU += a.Resources.CPU
+		u.Resources.MemoryMB += a.Resources.MemoryMB
+		u.Resources.DiskMB += a.Resources.DiskMB
+		u.Allocs++
+		u.Ports = append(u.Ports, allocs.HostPorts(a)...)
 		o.usage[a.NodeID] = u
 	}
 	return o
@@ -54,13 +59,23 @@ func (o *placedOverlay) Alloc(id string) (*events.Allocation, bool) {
 	return o.State.Alloc(id)
 }
 
-// NodeUsage adds the in-flight placements to the node's usage.
-func (o *placedOverlay) NodeUsage(nodeID string) events.Resources {
+// NodeUsage adds the in-flight placements to the node's usage: their
+// resources and ports (a placement the snapshot already holds counts
+// twice, which only makes verification stricter).
+func (o *placedOverlay) NodeUsage(nodeID string) scheduler.Usage {
 	u := o.State.NodeUsage(nodeID)
-	d := o.usage[nodeID]
-	u.CPU += d.CPU
-	u.MemoryMB += d.MemoryMB
-	u.DiskMB += d.DiskMB
+	d, ok := o.usage[nodeID]
+	if !ok {
+		return u
+	}
+	u.Resources.CPU += d.Resources.CPU
+	u.Resources.MemoryMB += d.Resources.MemoryMB
+	u.Resources.DiskMB += d.Resources.DiskMB
+	u.Allocs += d.Allocs
+	if len(d.Ports) > 0 {
+		u.Ports = append(slices.Clone(u.Ports), d.Ports...)
+		slices.Sort(u.Ports)
+	}
 	return u
 }
 

@@ -252,11 +252,11 @@ func (s *State) AllocsByNode(nodeID string) []*events.Allocation {
 // NodeUsage implements scheduler.State from the allocs projection's
 // per-node usage table: through the Source's cache of the whole table when
 // there is a Source, else one lookup.
-func (s *State) NodeUsage(nodeID string) events.Resources {
+func (s *State) NodeUsage(nodeID string) scheduler.Usage {
 	if s.src == nil {
 		u, err := allocs.NodeUsage(s.v, nodeID)
 		s.fail(err)
-		return u.Resources
+		return u
 	}
 	s.mu.Lock()
 	all := s.mu.usage
@@ -274,7 +274,7 @@ func (s *State) NodeUsage(nodeID string) events.Resources {
 		s.mu.usage = all
 		s.mu.Unlock()
 	}
-	return all[nodeID].Resources
+	return all[nodeID]
 }
 
 // LatestDeployment implements scheduler.State.

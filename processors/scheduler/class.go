@@ -12,7 +12,7 @@ func (ck *checker) computedClass(n *Node) string {
 	if c, ok := ck.classes[n.ID]; ok {
 		return c
 	}
-	c := events.ComputedClass(n.Datacenter, n.NodeClass, n.NodePool, n.Attributes, n.Meta, n.Drivers)
+	c := n.ComputedClass()
 	ck.classes[n.ID] = c
 	return c
 }
@@ -33,7 +33,8 @@ func (s *sched) recordClass(n *Node, ok bool) {
 // node's computed class: a constraint on a unique attribute, meta or node
 // field (${attr.unique.*}, ${meta.unique.*}, ${node.unique.*}), or one
 // that depends on the other allocations (distinct_hosts,
-// distinct_property), or a CSI volume (claims and plugins, csi.go). A blocked eval of such a job is unblocked by any
+// distinct_property), or a CSI volume (claims and plugins, csi.go), or a
+// host network other than the default (ports.go). A blocked eval of such a job is unblocked by any
 // capacity change, whatever its class eligibility says.
 func escapesClass(job *events.Job) bool {
 	esc := func(cs []events.Constraint) bool {
@@ -58,5 +59,5 @@ func escapesClass(job *events.Job) bool {
 			return true
 		}
 	}
-	return false
+	return usesHostNetworks(job) // ports.go: addresses are not in the class
 }

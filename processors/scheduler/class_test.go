@@ -60,7 +60,7 @@ func TestClassEligibilityByComputedClass(t *testing.T) {
 	}
 	class := func(id string) string {
 		n, _ := st.Node(id)
-		return events.ComputedClass(n.Datacenter, n.NodeClass, n.NodePool, n.Attributes, n.Meta, n.Drivers)
+		return events.ComputedClass(n.Datacenter, n.NodeClass, n.NodePool, n.Attributes, n.Meta, n.Drivers, n.HostVolumes)
 	}
 	if class("l1") != class("l2") || class("l1") == class("w1") {
 		t.Fatalf("classes l1 %s l2 %s w1 %s", class("l1"), class("l2"), class("w1"))

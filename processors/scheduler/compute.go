@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/ordoplane/ordo/events"
+	"github.com/ordoplane/ordo/projections/allocs"
 )
 
 // ErrUnknownJobType is returned for an eval whose job type has no scheduler.
@@ -108,6 +109,7 @@ type sched struct {
 	onNode         map[string]int                   // node → live allocs of the job
 	onNodeGroup    map[string]int                   // node\x00group → live allocs of the group
 	planClaims     planClaims                       // volume key → claims this plan's placements make (csi.go)
+	reserved       map[string][]events.PortRange    // node → its reserved ports, parsed (ports.go)
 	ids            int
 	taken          map[string]bool // ids derived from the eval the state holds (nextID)
 	followUps      int
@@ -119,7 +121,14 @@ type feasResult struct {
 	reason string
 }
 
-type usage struct{ cpu, mem, disk int }
+// usage is what a node's live allocations use, as the plan changes it:
+// ports are the host ports the state says they hold (ascending, shared),
+// portDelta what the plan's placements (+1) and stops (-1) change.
+type usage struct {
+	cpu, mem, disk int
+	ports          []int
+	portDelta      map[int]int
+}
 
 func newSched(st State, eval *events.Evaluation, job *events.Job) *sched {
 	s := &sched{
@@ -229,6 +238,7 @@ func (s *sched) stop(a *events.Allocation, desc, clientStatus string) {
 			f.mem += a.Resources.MemoryMB
 			f.disk += a.Resources.DiskMB
 		}
+		s.movePorts(a.NodeID, allocs.HostPorts(a), -1) // ports.go
 		s.onNode[a.NodeID]--
 		s.onNodeGroup[a.NodeID+"\x00"+a.TaskGroup]--
 	}

@@ -3,6 +3,7 @@ package scheduler
 import (
 	"path"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -337,6 +338,39 @@ func (ck *checker) feasible(job *events.Job, tg *events.TaskGroup, n *Node) (boo
 	for _, c := range tg.Constraints {
 		if !ck.check(c, n) {
 			return false, constraintString(c)
+		}
+	}
+	if ok, why := hostVolumesOK(tg, n); !ok {
+		return false, why
+	}
+	if ok, why := hostNetworksOK(tg, n); !ok { // ports.go
+		return false, why
+	}
+	return true, ""
+}
+
+// hostVolumesOK reports whether node n offers every host volume group tg
+// asks for, writable where the request is not read-only; when not, the
+// reason names the first volume (by request name) that is missing.
+func hostVolumesOK(tg *events.TaskGroup, n *Node) (bool, string) {
+	if len(tg.Volumes) == 0 {
+		return true, ""
+	}
+	names := make([]string, 0, len(tg.Volumes))
+	for name, req := range tg.Volumes {
+		if req != nil && req.Type == events.VolumeTypeHost {
+			names = append(names, name)
+		}
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		req := tg.Volumes[name]
+		hv, ok := n.HostVolumes[req.Source]
+		switch {
+		case !ok || hv == nil:
+			return false, "missing host volume " + req.Source
+		case hv.ReadOnly && !req.ReadOnly:
+			return false, "host volume " + req.Source + " is read-only"
 		}
 	}
 	return true, ""

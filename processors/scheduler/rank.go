@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/ordoplane/ordo/events"
+	"github.com/ordoplane/ordo/projections/allocs"
 	"github.com/ordoplane/ordo/projections/csi"
 )
 
@@ -29,13 +30,15 @@ func (s *sched) used(n *Node) *usage {
 	if u, ok := s.usage[n.ID]; ok {
 		return u
 	}
-	r := s.st.NodeUsage(n.ID)
-	u := &usage{cpu: r.CPU, mem: r.MemoryMB, disk: r.DiskMB}
+	nu := s.st.NodeUsage(n.ID)
+	r := nu.Resources
+	u := &usage{cpu: r.CPU, mem: r.MemoryMB, disk: r.DiskMB, ports: nu.Ports}
 	// Live allocations this plan already stopped free their share.
 	if f, ok := s.freed[n.ID]; ok {
 		u.cpu -= f.cpu
 		u.mem -= f.mem
 		u.disk -= f.disk
+		u.portDelta = f.portDelta
 	}
 	s.usage[n.ID] = u
 	return u
@@ -106,14 +109,18 @@ func inc(m *map[string]int, k string) {
 // selectNode picks a node for one allocation of group tg: it walks the
 // shuffled candidates from where the last placement stopped, skips nodes
 // that are infeasible or full, scores up to limit nodes that fit and
-// returns the best (ties go to the first seen). avoid, when set, is a
-// node a rescheduled allocation failed on, penalised; index is the
-// allocation's name index (per-alloc CSI volumes, csi.go). The metric
+// returns the best (ties go to the first seen), with the ports it gives
+// the group's networks nets there (ports.go; nil without networks).
+// avoid, when set, is a node a rescheduled allocation failed on,
+// penalised; index is the allocation's name index (per-alloc CSI volumes,
+// csi.go) and name its name (the seed of its dynamic ports). The metric
 // explains the choice or the failure.
-func (s *sched) selectNode(tg *events.TaskGroup, r events.Resources, avoid string, index int) (*Node, *events.AllocMetric) {
+func (s *sched) selectNode(tg *events.TaskGroup, r events.Resources, nets []events.NetworkResource, avoid string, index int,
+	name string) (*Node, *events.AllocatedResources, *events.AllocMetric) {
 	m := s.newMetric()
 	jobDistinct, groupDistinct := distinctHosts(s.job, tg)
 	var best *Node
+	var bestPorts *events.AllocatedResources
 	bestScore := 0.0
 	found := 0
 	n := len(s.candidates)
@@ -148,6 +155,15 @@ func (s *sched) selectNode(tg *events.TaskGroup, r events.Resources, avoid strin
 			}
 			continue
 		}
+		ports, dim := s.assignPorts(nets, node, s.portSeed(name, node)) // ports.go
+		if dim != "" {
+			m.NodesExhausted++
+			inc(&m.DimensionExhausted, dim)
+			if node.NodeClass != "" {
+				inc(&m.ClassExhausted, node.NodeClass)
+			}
+			continue
+		}
 		found++
 		score, scorers := s.fitScore(node, r), 1.0 // algorithm.go: binpack or spread
 		if collisions > 0 {
@@ -161,13 +177,13 @@ func (s *sched) selectNode(tg *events.TaskGroup, r events.Resources, avoid strin
 		}
 		score /= scorers
 		if best == nil || score > bestScore {
-			best, bestScore = node, score
+			best, bestPorts, bestScore = node, ports, score
 		}
 	}
 	if n > 0 {
 		s.cursor = (s.cursor + visited) % n
 	}
-	return best, m
+	return best, bestPorts, m
 }
 
 // place records allocation a on node n in the plan and the usage.
@@ -177,6 +193,7 @@ func (s *sched) place(a events.Allocation, n *Node) {
 	u.cpu += a.Resources.CPU
 	u.mem += a.Resources.MemoryMB
 	u.disk += a.Resources.DiskMB
+	s.movePorts(n.ID, allocs.HostPorts(&a), 1) // ports.go
 	s.onNode[n.ID]++
 	s.onNodeGroup[n.ID+"\x00"+a.TaskGroup]++
 	s.plan.Placements = append(s.plan.Placements, a)

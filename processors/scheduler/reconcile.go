@@ -354,6 +354,9 @@ func GroupChanged(old, cur *events.Job, name string) bool {
 	if len(og.Tasks) != len(cg.Tasks) {
 		return true
 	}
+	if (len(og.Networks) > 0 || len(cg.Networks) > 0) && !reflect.DeepEqual(og.Networks, cg.Networks) {
+		return true // new ports: the allocation must be placed again
+	}
 	for i := range cg.Tasks {
 		ot, ct := og.Tasks[i], cg.Tasks[i]
 		if !maps.Equal(taskMeta(old, og, &ot), taskMeta(cur, cg, &ct)) {
@@ -505,21 +508,23 @@ func (s *sched) placeGroup(tg *events.TaskGroup, needs []need) {
 		if nd.resched {
 			avoid = nd.prev.NodeID
 		}
-		r := res
+		r, nets := res, tg.Networks
 		var og *events.TaskGroup
 		if nd.old != nil {
 			og = group(nd.old, tg.Name)
-			r = groupResources(og)
+			r, nets = groupResources(og), og.Networks
 		}
-		n, m := s.selectNode(tg, r, avoid, nd.index)
+		name := allocName(s.job.ID, tg.Name, nd.index)
+		n, ports, m := s.selectNode(tg, r, nets, avoid, nd.index, name)
 		if n == nil {
 			s.failed(tg.Name, m)
 			continue
 		}
-		a := s.newAlloc(tg, allocName(s.job.ID, tg.Name, nd.index))
+		a := s.newAlloc(tg, name)
 		if og != nil {
 			a.JobVersion, a.Resources = nd.old.Version, r
 		}
+		a.AllocatedResources = ports
 		a.Metrics = m
 		a.DeploymentID = s.deploymentID
 		if nd.canary {

@@ -2,6 +2,7 @@ package scheduler_test
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strconv"
@@ -23,7 +24,10 @@ import (
 //
 // Commands:
 //
-//	node <id> [dc= class= pool= cpu= mem= disk= rcpu= rmem= status= elig= drivers=a,b attr.k=v meta.k=v unhealthy=driver]
+//	node <id> [dc= class= pool= cpu= mem= disk= rcpu= rmem= status= elig= drivers=a,b attr.k=v meta.k=v unhealthy=driver
+//	           ports=min-max reserved=22;80;8000-8100 addr=ip net=name;ip hvol=name[;ro]]
+//	                                   ports: the dynamic port range; addr: the default
+//	                                   network's address; net: a host network
 //	node-status <id> <status>          node-elig <id> <eligible|ineligible>
 //	                                   (<id> may be @<alloc name>: that alloc's node)
 //	drain <id>                         marks the node draining and its allocs to migrate
@@ -31,18 +35,25 @@ import (
 //	          constraint=L;op;R gconstraint=L;op;R distinct_hosts gdistinct_hosts
 //	          disconnect=lost_after;replace;reconcile mcd=dur
 //	          resched=attempts;interval;delay;function;max[;unlimited] noresched
-//	          update=max_parallel canary=N meta.k=v gmeta.k=v tmeta.k=v]
+//	          update=max_parallel canary=N meta.k=v gmeta.k=v tmeta.k=v
+//	          static=label;port[;host_network] dynamic=label[;host_network] hvol=source[;ro]]
+//	                                   static and dynamic ports (repeatable) in the
+//	                                   group's network; hvol a host volume request
 //	                                   registers the job (a new version); canary sets
 //	                                   the update strategy's canary count
 //	job-stop <id> | job-purge <id>
 //	client <name|job>[@node] <status>   sets client status of the live alloc(s)
 //	healthy <job|name>                  marks the job's live allocs (or those named) healthy,
 //	                                    keeping the canary flag as Nomad's client does
-//	fill <node> cpu= mem=               an allocation of another job lands on the node
+//	fill <node> cpu= mem= [ports=a;b]   an allocation of another job lands on the node
+//	ports [node]                        the host ports of every live allocation, per node,
+//	                                    checked: in range, none twice, none reserved
 //	reject <node>... | reject           the planner rejects these nodes (none)
 //	tick <duration>
-//	eval <job> [trigger=] [follow-up]   runs an eval (follow-up: the oldest pending follow-up),
-//	                                    then a line per canary it placed
+//	eval <job> [trigger=] [follow-up] [summary]
+//	                                    runs an eval (follow-up: the oldest pending follow-up),
+//	                                    then a line per canary it placed; summary counts
+//	                                    placements per node rather than listing them
 //	eval-again                          re-runs the last eval against an unchanged state
 //	allocs <job>                        lists the job's allocations
 //	promote <job>                       the latest deployment's groups are promoted
@@ -65,6 +76,7 @@ type runner struct {
 	snapshot *scheduler.MemState
 	lastPlan []byte
 	done     map[string]bool // follow-ups already run
+	summary  bool            // render placements as a count per node
 }
 
 func atoi(t *testing.T, s string, def int) int {
@@ -142,6 +154,24 @@ func (r *runner) exec(f []string, a map[string]string) string {
 				}
 			case k == "unhealthy":
 				n.Drivers[v] = events.DriverInfo{Detected: true}
+			case k == "ports":
+				lo, hi, _ := strings.Cut(v, "-")
+				n.MinDynamicPort, n.MaxDynamicPort = atoi(t, lo, 0), atoi(t, hi, 0)
+			case k == "reserved":
+				n.ReservedPorts = strings.ReplaceAll(v, ";", ",")
+			case k == "addr":
+				n.Networks = append([]events.NodeNetwork{{Name: events.DefaultHostNetwork, Address: v}}, n.Networks...)
+			case k == "net":
+				name, ip, _ := strings.Cut(v, ";")
+				n.Networks = append(slices.Clone(n.Networks), events.NodeNetwork{Name: name, Address: ip})
+			case k == "hvol":
+				name, ro, _ := strings.Cut(v, ";")
+				hv := maps.Clone(n.HostVolumes)
+				if hv == nil {
+					hv = map[string]*events.ClientHostVolume{}
+				}
+				hv[name] = &events.ClientHostVolume{Name: name, Path: "/srv/" + name, ReadOnly: ro == "ro"}
+				n.HostVolumes = hv
 			case strings.HasPrefix(k, "attr."):
 				n.Attributes = cloneMap(n.Attributes)
 				n.Attributes[k[5:]] = v
@@ -264,11 +294,21 @@ func (r *runner) exec(f []string, a map[string]string) string {
 	case "deployment":
 		return r.deployment(f[1])
 	case "fill":
-		h.State.UpsertAlloc(&events.Allocation{ID: fmt.Sprintf("other-%d", h.State.Index()), Namespace: "default",
+		al := &events.Allocation{ID: fmt.Sprintf("other-%d", h.State.Index()), Namespace: "default",
 			JobID: "other", Name: "other.other[0]", TaskGroup: "other", NodeID: f[1],
 			Resources:     events.Resources{CPU: atoi(t, a["cpu"], 0), MemoryMB: atoi(t, a["mem"], 0)},
-			DesiredStatus: events.AllocDesiredRun, ClientStatus: events.AllocClientRunning})
+			DesiredStatus: events.AllocDesiredRun, ClientStatus: events.AllocClientRunning}
+		if v, ok := a["ports"]; ok {
+			al.AllocatedResources = &events.AllocatedResources{}
+			for i, p := range strings.Split(v, ";") {
+				al.AllocatedResources.Shared.Ports = append(al.AllocatedResources.Shared.Ports,
+					events.PortMapping{Label: fmt.Sprintf("p%d", i), Value: atoi(t, p, 0)})
+			}
+		}
+		h.State.UpsertAlloc(al)
 		h.Bump()
+	case "ports":
+		return r.ports(f[1:])
 	case "reject":
 		h.Reject = map[string]bool{}
 		for _, id := range f[1:] {
@@ -277,6 +317,7 @@ func (r *runner) exec(f []string, a map[string]string) string {
 	case "tick":
 		h.Advance(dur(t, f[1]))
 	case "eval":
+		r.summary = slices.Contains(f, "summary")
 		out := r.eval(f[1], a, slices.Contains(f, "follow-up"))
 		var b strings.Builder
 		b.WriteString(out)
@@ -399,6 +440,31 @@ func (r *runner) job(id string, a map[string]string) {
 		case "update":
 			j.Update = &events.UpdateStrategy{MaxParallel: atoi(t, v, 1)}
 			tg.Update = j.Update
+		case "static", "dynamic":
+			if len(tg.Networks) == 0 {
+				tg.Networks = []events.NetworkResource{{Mode: events.NetworkModeHost}}
+			}
+			nw := &tg.Networks[0]
+			for _, one := range strings.Split(v, ",") {
+				p := strings.Split(one, ";")
+				if k == "static" {
+					port := events.Port{Label: p[0], Value: atoi(t, p[1], 0)}
+					if len(p) > 2 {
+						port.HostNetwork = p[2]
+					}
+					nw.ReservedPorts = append(nw.ReservedPorts, port)
+				} else {
+					port := events.Port{Label: p[0]}
+					if len(p) > 1 {
+						port.HostNetwork = p[1]
+					}
+					nw.DynamicPorts = append(nw.DynamicPorts, port)
+				}
+			}
+		case "hvol":
+			src, ro, _ := strings.Cut(v, ";")
+			tg.Volumes = map[string]*events.VolumeRequest{"data": {Name: "data", Type: events.VolumeTypeHost, Source: src,
+				ReadOnly: ro == "ro"}}
 		default:
 			// meta.k=v, gmeta.k=v and tmeta.k=v set job, group and task meta.
 			m := map[string]*map[string]string{"meta": &j.Meta, "gmeta": &tg.Meta, "tmeta": &tg.Tasks[0].Meta}
@@ -483,7 +549,19 @@ func (r *runner) evalLabel(id string, plan *scheduler.Plan) string {
 func (r *runner) render(plan *scheduler.Plan, res *plan.Result) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "plan %s at index %d\n", plan.EvalID, plan.SnapshotIndex)
+	if r.summary {
+		perNode := map[string]int{}
+		for _, p := range plan.Placements {
+			perNode[p.NodeID]++
+		}
+		for _, n := range sortedKeys(perNode) {
+			fmt.Fprintf(&b, "placed %d on %s\n", perNode[n], n)
+		}
+	}
 	for _, p := range plan.Placements {
+		if r.summary {
+			break
+		}
 		fmt.Fprintf(&b, "place %s on %s", p.Name, p.NodeID)
 		if p.PreviousAllocation != "" {
 			fmt.Fprintf(&b, " replacing %s", r.label(p.PreviousAllocation, plan))
@@ -493,6 +571,16 @@ func (r *runner) render(plan *scheduler.Plan, res *plan.Result) string {
 		}
 		if p.DeploymentID != "" {
 			b.WriteString(" [deployment]")
+		}
+		if ports := p.AllocatedResources.Ports(); len(ports) > 0 {
+			b.WriteString(" ports[")
+			for i, pm := range ports {
+				if i > 0 {
+					b.WriteString(" ")
+				}
+				fmt.Fprintf(&b, "%s=%s:%d", pm.Label, pm.HostIP, pm.Value)
+			}
+			b.WriteString("]")
 		}
 		b.WriteString("\n")
 	}
@@ -565,7 +653,7 @@ func (r *runner) render(plan *scheduler.Plan, res *plan.Result) string {
 func (r *runner) classes(elig map[string]bool) string {
 	members := map[string][]string{}
 	for _, n := range r.h.State.Nodes() {
-		c := events.ComputedClass(n.Datacenter, n.NodeClass, n.NodePool, n.Attributes, n.Meta, n.Drivers)
+		c := events.ComputedClass(n.Datacenter, n.NodeClass, n.NodePool, n.Attributes, n.Meta, n.Drivers, n.HostVolumes)
 		members[c] = append(members[c], n.ID)
 	}
 	var parts []string
@@ -606,6 +694,72 @@ func (r *runner) allocs(job string) string {
 	var b strings.Builder
 	for _, al := range rows {
 		fmt.Fprintf(&b, "%s on %s: %s/%s v%d\n", al.Name, al.NodeID, al.DesiredStatus, al.ClientStatus, al.JobVersion)
+	}
+	if b.Len() == 0 {
+		return "none"
+	}
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// ports renders the host ports of the live allocations on each node (or
+// the nodes named), after checking what the scheduler and the plan
+// applier must guarantee: no port twice on a node, none reserved by it,
+// dynamic ones in its range.
+func (r *runner) ports(only []string) string {
+	type held struct {
+		port  int
+		label string
+	}
+	byNode := map[string][]held{}
+	for _, al := range r.h.State.Allocs() {
+		if al.Terminal() || al.AllocatedResources == nil {
+			continue
+		}
+		for _, pm := range al.AllocatedResources.Ports() {
+			byNode[al.NodeID] = append(byNode[al.NodeID], held{pm.Value, al.Name + "." + pm.Label})
+		}
+		for _, nw := range al.AllocatedResources.Shared.Networks {
+			n, _ := r.h.State.Node(al.NodeID)
+			lo, hi := n.MinDynamicPort, n.MaxDynamicPort
+			if lo == 0 {
+				lo, hi = events.DefaultMinDynamicPort, events.DefaultMaxDynamicPort
+			}
+			for _, p := range nw.DynamicPorts {
+				if p.Value < lo || p.Value > hi {
+					r.t.Fatalf("%s: dynamic port %s=%d outside %d-%d", al.Name, p.Label, p.Value, lo, hi)
+				}
+			}
+		}
+	}
+	var b strings.Builder
+	for _, node := range sortedKeys(byNode) {
+		if len(only) > 0 && !slices.Contains(only, node) {
+			continue
+		}
+		hs := byNode[node]
+		slices.SortFunc(hs, func(x, y held) int { return x.port - y.port })
+		n, _ := r.h.State.Node(node)
+		reserved, err := events.ParsePortList(n.ReservedPorts)
+		if err != nil {
+			r.t.Fatal(err)
+		}
+		for i, x := range hs {
+			if i > 0 && hs[i-1].port == x.port {
+				r.t.Fatalf("node %s: port %d held by %s and %s", node, x.port, hs[i-1].label, x.label)
+			}
+			if events.PortInList(reserved, x.port) {
+				r.t.Fatalf("node %s: reserved port %d held by %s", node, x.port, x.label)
+			}
+		}
+		if len(hs) > 8 {
+			fmt.Fprintf(&b, "%s: %d ports, distinct, %d-%d\n", node, len(hs), hs[0].port, hs[len(hs)-1].port)
+			continue
+		}
+		fmt.Fprintf(&b, "%s:", node)
+		for _, x := range hs {
+			fmt.Fprintf(&b, " %s=%d", x.label, x.port)
+		}
+		b.WriteString("\n")
 	}
 	if b.Len() == 0 {
 		return "none"

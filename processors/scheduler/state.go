@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/ordoplane/ordo/events"
+	"github.com/ordoplane/ordo/projections/allocs"
 	"github.com/ordoplane/ordo/projections/nodes"
 )
 
@@ -13,6 +14,10 @@ import (
 // with status, eligibility, drain, resources, reserved, datacenter, pool,
 // class, attributes, meta and drivers.
 type Node = nodes.Node
+
+// Usage is what a node's live allocations use, as the allocs
+// projection's usage table keeps it: resources, count and host ports.
+type Usage = allocs.Usage
 
 // State is the read view a scheduler decides on: a snapshot of the
 // projections at one index. Implementations must not change while Compute
@@ -39,9 +44,9 @@ type State interface {
 	// AllocsByNode returns every allocation on the node, terminal ones
 	// included, in any order.
 	AllocsByNode(nodeID string) []*events.Allocation
-	// NodeUsage returns the resources the node's live (non-terminal)
-	// allocations use.
-	NodeUsage(nodeID string) events.Resources
+	// NodeUsage returns what the node's live (non-terminal) allocations
+	// use: resources and the host ports they hold.
+	NodeUsage(nodeID string) Usage
 	// LatestDeployment returns the job's most recent deployment.
 	LatestDeployment(namespace, jobID string) (*events.Deployment, bool)
 	// SchedulerAlgorithm is the cluster's placement algorithm,
@@ -228,14 +233,17 @@ func (s *MemState) LatestDeployment(ns, jobID string) (*events.Deployment, bool)
 }
 
 // NodeUsage implements State by summing the node's live allocations.
-func (s *MemState) NodeUsage(nodeID string) events.Resources {
-	var r events.Resources
+func (s *MemState) NodeUsage(nodeID string) Usage {
+	var u Usage
 	for _, a := range s.byNode[nodeID] {
 		if !a.Terminal() {
-			r.CPU += a.Resources.CPU
-			r.MemoryMB += a.Resources.MemoryMB
-			r.DiskMB += a.Resources.DiskMB
+			u.Resources.CPU += a.Resources.CPU
+			u.Resources.MemoryMB += a.Resources.MemoryMB
+			u.Resources.DiskMB += a.Resources.DiskMB
+			u.Allocs++
+			u.Ports = append(u.Ports, allocs.HostPorts(a)...)
 		}
 	}
-	return r
+	slices.Sort(u.Ports)
+	return u
 }

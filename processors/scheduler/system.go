@@ -83,7 +83,12 @@ func (s *sched) computeSystem() {
 			}
 			m := s.newMetric()
 			m.NodesEvaluated = 1
-			if ok, dim := s.fit(n, a.Resources); !ok {
+			ok, dim := s.fit(n, a.Resources)
+			if ok {
+				a.AllocatedResources, dim = s.assignPorts(tg.Networks, n, s.portSeed(a.Name, n)) // ports.go
+				ok = dim == ""
+			}
+			if !ok {
 				m.NodesExhausted = 1
 				inc(&m.DimensionExhausted, dim)
 				if n.NodeClass != "" {

@@ -3,6 +3,7 @@ package allocs
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/vmihailenco/msgpack/v5"
 
@@ -14,10 +15,37 @@ import (
 // allocations, so a scheduler weighs a node without reading its allocs.
 const UsageTable = "alloc_node_usage"
 
-// Usage is what a node's live allocations use.
+// Usage is what a node's live allocations use: their resources, their
+// count and the host ports they hold.
 type Usage struct {
 	Resources events.Resources `msgpack:"r"`
 	Allocs    int              `msgpack:"n"`
+	// Ports are the host ports the live allocations hold, ascending; a
+	// port two allocations hold (which placement never allows) is listed
+	// twice, so each frees only its own. Ports are per node, whatever
+	// address they are on.
+	Ports []int `msgpack:"p,omitempty"`
+}
+
+// HasPort reports whether a live allocation holds port p on the node.
+func (u *Usage) HasPort(p int) bool {
+	_, ok := slices.BinarySearch(u.Ports, p)
+	return ok
+}
+
+// HostPorts returns the host ports allocation a holds, ascending (nil for
+// none).
+func HostPorts(a *events.Allocation) []int {
+	pm := a.AllocatedResources.Ports()
+	if len(pm) == 0 {
+		return nil
+	}
+	out := make([]int, len(pm))
+	for i, p := range pm {
+		out[i] = p.Value
+	}
+	slices.Sort(out)
+	return out
 }
 
 // adjustUsage moves the usage of old (before) to a (after): either may be
@@ -32,26 +60,29 @@ func adjustUsage(tx *projections.Tx, old, a *events.Allocation) error {
 	if oldLive && newLive && old.NodeID == a.NodeID {
 		d := events.Resources{CPU: a.Resources.CPU - old.Resources.CPU, MemoryMB: a.Resources.MemoryMB - old.Resources.MemoryMB,
 			DiskMB: a.Resources.DiskMB - old.Resources.DiskMB}
-		if d == (events.Resources{}) {
+		oldPorts, newPorts := HostPorts(old), HostPorts(a)
+		if d == (events.Resources{}) && slices.Equal(oldPorts, newPorts) {
 			return nil
 		}
-		return addUsage(tx, a.NodeID, d, 0)
+		return addUsage(tx, a.NodeID, d, 0, oldPorts, newPorts)
 	}
 	if oldLive {
 		r := old.Resources
-		if err := addUsage(tx, old.NodeID, events.Resources{CPU: -r.CPU, MemoryMB: -r.MemoryMB, DiskMB: -r.DiskMB}, -1); err != nil {
+		if err := addUsage(tx, old.NodeID, events.Resources{CPU: -r.CPU, MemoryMB: -r.MemoryMB, DiskMB: -r.DiskMB}, -1,
+			HostPorts(old), nil); err != nil {
 			return err
 		}
 	}
 	if newLive {
-		return addUsage(tx, a.NodeID, a.Resources, 1)
+		return addUsage(tx, a.NodeID, a.Resources, 1, nil, HostPorts(a))
 	}
 	return nil
 }
 
-// addUsage adds d and n allocations to node's usage; the row goes when no
-// allocation is left.
-func addUsage(tx *projections.Tx, node string, d events.Resources, n int) error {
+// addUsage adds d and n allocations to node's usage, and moves it from
+// holding the ports drop to holding add; the row goes when no allocation
+// is left.
+func addUsage(tx *projections.Tx, node string, d events.Resources, n int, drop, add []int) error {
 	var u Usage
 	if was, _, err := projections.LookupValue(tx, &usageCodec, UsageTable, node); err != nil {
 		return err
@@ -62,6 +93,18 @@ func addUsage(tx *projections.Tx, node string, d events.Resources, n int) error 
 	u.Resources.MemoryMB += d.MemoryMB
 	u.Resources.DiskMB += d.DiskMB
 	u.Allocs += n
+	for _, p := range drop {
+		if i, ok := slices.BinarySearch(u.Ports, p); ok {
+			u.Ports = slices.Delete(u.Ports, i, i+1)
+		}
+	}
+	for _, p := range add {
+		i, _ := slices.BinarySearch(u.Ports, p)
+		u.Ports = slices.Insert(u.Ports, i, p)
+	}
+	if len(u.Ports) == 0 {
+		u.Ports = nil
+	}
 	if u.Allocs == 0 {
 		_, err := tx.Delete(UsageTable, node)
 		return err

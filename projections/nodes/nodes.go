@@ -36,6 +36,15 @@ type Node struct {
 	Resources  events.NodeResources         `msgpack:"res"`
 	Reserved   events.NodeResources         `msgpack:"rsv"`
 	Drivers    map[string]events.DriverInfo `msgpack:"drivers,omitempty"`
+	// Networks, MinDynamicPort, MaxDynamicPort, ReservedPorts and
+	// HostVolumes are the node's addresses, dynamic port range (0: Nomad's
+	// defaults), reserved host ports and host volumes, as registered
+	// (events.Node).
+	Networks       []events.NodeNetwork                `msgpack:"nets,omitempty"`
+	MinDynamicPort int                                 `msgpack:"minp,omitempty"`
+	MaxDynamicPort int                                 `msgpack:"maxp,omitempty"`
+	ReservedPorts  string                              `msgpack:"rports,omitempty"`
+	HostVolumes    map[string]*events.ClientHostVolume `msgpack:"hvols,omitempty"`
 
 	Status            string `msgpack:"status"`
 	StatusDescription string `msgpack:"sdesc,omitempty"`
@@ -58,6 +67,11 @@ type Node struct {
 
 	CreateIndex uint64 `msgpack:"-"`
 	ModifyIndex uint64 `msgpack:"-"`
+}
+
+// ComputedClass returns the node's computed class (events.ComputedClass).
+func (n *Node) ComputedClass() string {
+	return events.ComputedClass(n.Datacenter, n.NodeClass, n.NodePool, n.Attributes, n.Meta, n.Drivers, n.HostVolumes)
 }
 
 // Ready reports whether the node may receive new work: ready, eligible and
@@ -213,6 +227,8 @@ func register(tx *projections.Tx, n *Node, r *events.Node) *Node {
 	n.ID, n.Name, n.Datacenter, n.NodeClass, n.NodePool = r.ID, r.Name, r.Datacenter, r.NodeClass, r.NodePool
 	n.HTTPAddr, n.Attributes, n.Meta, n.Drivers = r.HTTPAddr, r.Attributes, r.Meta, r.Drivers
 	n.Resources, n.Reserved = r.Resources, r.Reserved
+	n.Networks, n.MinDynamicPort, n.MaxDynamicPort = r.Networks, r.MinDynamicPort, r.MaxDynamicPort
+	n.ReservedPorts, n.HostVolumes = r.ReservedPorts, r.HostVolumes
 	return n
 }
 
