@@ -35,6 +35,11 @@ type access struct {
 	// cluster, beside another requirement: the cluster secret also
 	// passes, and with ACLs off it is required (membership changes).
 	cluster bool
+	// nodeAlloc, beside another requirement: a request naming ?node_id
+	// is the client agent of that node, authenticated as its other
+	// calls are (clientAgent); the handler answers it only for a live
+	// allocation on that node (allocIdentity).
+	nodeAlloc bool
 }
 
 type level uint8
@@ -284,7 +289,9 @@ var routeAccess = map[string]access{
 	"PUT /v1/operator/keyring/gc":          management,
 	"GET /v1/operator/keyring/key/{id}":    public,
 	"GET /.well-known/jwks.json":           public,
-	"GET /v1/allocation/{id}/identity":     management,
+	// The client running an allocation fetches its tasks' identities
+	// for their templates (?node_id, checked by allocIdentity).
+	"GET /v1/allocation/{id}/identity": {management: true, nodeAlloc: true},
 	// ACLs (acl.go): bootstrap needs no token; the rest is management's,
 	// except a token reading itself.
 	"PUT /v1/acl/bootstrap":           public,
@@ -385,7 +392,7 @@ func (s *Server) authorize(pattern string, h http.HandlerFunc) http.HandlerFunc 
 				return
 			}
 		}
-		if s.cfg.ACL == nil || listed && need.public {
+		if s.cfg.ACL == nil || listed && need.public || listed && need.nodeAlloc && r.URL.Query().Get("node_id") != "" {
 			h(w, r)
 			return
 		}

@@ -9,6 +9,7 @@ import (
 	"github.com/ordoplane/ordo/commands"
 	"github.com/ordoplane/ordo/commands/keyring"
 	"github.com/ordoplane/ordo/projections"
+	"github.com/ordoplane/ordo/projections/allocs"
 	kp "github.com/ordoplane/ordo/projections/keyring"
 	"github.com/ordoplane/ordo/projections/servers"
 	"github.com/ordoplane/ordo/storage/keystore"
@@ -185,6 +186,20 @@ func (s *Server) jwks(w http.ResponseWriter, _ *http.Request) error {
 // allocation's workload identity, signed with the key it records. The
 // token is a bearer secret: never logged.
 func (s *Server) allocIdentity(w http.ResponseWriter, r *http.Request) error {
+	if node := r.URL.Query().Get("node_id"); node != "" {
+		// A client agent asks for an allocation it runs (authz.go nodeAlloc).
+		snap := s.cfg.FSM.Store().Snapshot()
+		a, err := allocs.Get(projections.NewView(snap), r.PathValue("id"))
+		snap.Close()
+		switch {
+		case errors.Is(err, projections.ErrNotFound):
+			return &commands.NotFoundError{Kind: "allocation", ID: r.PathValue("id")}
+		case err != nil:
+			return err
+		case a.NodeID != node || a.Terminal():
+			return errPermissionDenied
+		}
+	}
 	tok, kid, err := s.cfg.Keyring.Keyring.SignIdentity(r.PathValue("id"), r.URL.Query().Get("task"))
 	if errors.Is(err, keyring.ErrNoSigningKey) || errors.Is(err, keyring.ErrKeyMissing) {
 		return &commands.ConflictError{Reason: err.Error()}
