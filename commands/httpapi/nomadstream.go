@@ -21,6 +21,7 @@ import (
 	"github.com/ordoplane/ordo/projections/namespaces"
 	"github.com/ordoplane/ordo/projections/nodepools"
 	"github.com/ordoplane/ordo/projections/nodes"
+	"github.com/ordoplane/ordo/projections/services"
 	"github.com/ordoplane/ordo/storage/archive"
 	"github.com/ordoplane/ordo/storage/kv"
 )
@@ -311,6 +312,11 @@ func (s *Server) nomadEvent(v projections.View, ref nomadevents.Ref) (nomadevent
 		var ro *acls.Role
 		if ro, err = acls.GetRole(v, ref.Key); err == nil {
 			entity, ev.FilterKeys = roleJSON(ro), []string{ro.Name}
+		}
+	case nomadevents.TopicService:
+		var sr *events.ServiceRegistration
+		if sr, err = services.Get(v, ref.Key); err == nil {
+			entity, ev.Namespace, ev.FilterKeys = sr, sr.Namespace, filterKeys(sr.ServiceName, sr.JobID, sr.AllocID)
 		}
 	default:
 		return ev, false, nil

@@ -238,5 +238,52 @@ func TestServiceBlockingQuery(t *testing.T) {
 	case <-time.After(testTimeout):
 		t.Fatal("the blocking read of a service losing its last instance never woke")
 	}
-	_ = fmt.Sprint()
+}
+
+// TestServiceEventStream: Nomad's stream carries topic Service, a
+// registration as ServiceRegistration and its removal (here by its
+// allocation completing) as ServiceDeregistration with the instance as
+// it stood.
+func TestServiceEventStream(t *testing.T) {
+	t.Parallel()
+	d, c := serviceAgent(t)
+	ctx := context.Background()
+	reg, err := c.RegisterServices(ctx, "n1", []events.ServiceRegistration{svcReg("w1", "web", "a1", 8080)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	upd := d.do(t, "PUT", "/v1/client/n1/allocs", strings.NewReader(`{"Allocs":[{"ID":"a1","ClientStatus":"failed"}]}`))
+	if upd.status != 200 {
+		t.Fatalf("alloc update: %d %s", upd.status, upd.body)
+	}
+	s := openStream(t, d.base+"/v1/event/stream?topic=Service&index=1")
+	var got []string
+	for len(got) < 2 {
+		l := s.next(t)
+		if l == "{}" {
+			continue
+		}
+		var f struct {
+			Index  uint64
+			Events []struct {
+				Topic, Type, Key, Namespace string
+				Payload                     map[string]json.RawMessage
+			}
+		}
+		if err := json.Unmarshal([]byte(l), &f); err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range f.Events {
+			var sr events.ServiceRegistration
+			if err := json.Unmarshal(e.Payload["Service"], &sr); err != nil || sr.ID != "w1" || sr.Port != 8080 {
+				t.Fatalf("payload %s: %v", e.Payload["Service"], err)
+			}
+			got = append(got, fmt.Sprintf("%d %s %s %s %s", f.Index, e.Topic, e.Type, e.Key, e.Namespace))
+		}
+	}
+	want := []string{fmt.Sprintf("%d Service ServiceRegistration w1 default", reg),
+		fmt.Sprintf("%d Service ServiceDeregistration w1 default", upd.index(t))}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("stream:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
 }

@@ -32,6 +32,11 @@ const (
 	TypeACLPolicyDeleted              = "ACLPolicyDeleted"
 	TypeACLRoleUpserted               = "ACLRoleUpserted"
 	TypeACLRoleDeleted                = "ACLRoleDeleted"
+	// A service instance's events are named for what happened to it,
+	// whatever the entry (a client's alloc update deregisters too), as
+	// Nomad's are.
+	TypeServiceRegistration   = "ServiceRegistration"
+	TypeServiceDeregistration = "ServiceDeregistration"
 )
 
 // promotedDescription is the status description a promotion leaves on its

@@ -65,6 +65,8 @@ var sources = map[string]source{
 	"ACLPolicyDeleted":        {TopicACLPolicy, events.KindACLPolicy, true},
 	"ACLRoleUpserted":         {TopicACLRole, events.KindACLRole, false},
 	"ACLRoleDeleted":          {TopicACLRole, events.KindACLRole, true},
+	"ServicesRegistered":      {TopicService, events.KindService, false},
+	"ServicesDeregistered":    {TopicService, events.KindService, true},
 }
 
 // Mapped reports whether events of ordo type typ have Nomad events.
@@ -113,7 +115,14 @@ func Map(entry []*events.Event) ([]Ref, error) {
 				continue
 			}
 			seen[[2]string{src.topic, k.Value}] = true
-			refs = append(refs, Ref{Topic: src.topic, Type: typ, Key: k.Value, Namespace: ns, Removed: removes})
+			t := typ
+			switch ev.Type {
+			case "ServicesRegistered":
+				t = TypeServiceRegistration
+			case "ServicesDeregistered":
+				t = TypeServiceDeregistration
+			}
+			refs = append(refs, Ref{Topic: src.topic, Type: t, Key: k.Value, Namespace: ns, Removed: removes})
 		}
 	}
 	return refs, nil

@@ -12,13 +12,14 @@ const (
 	TopicACLToken   = "ACLToken"
 	TopicACLPolicy  = "ACLPolicy"
 	TopicACLRole    = "ACLRole"
+	TopicService    = "Service"
 	// TopicAll in a subscription selects every topic.
 	TopicAll = "*"
 )
 
 // Topics lists the topics served, in the order the manual lists them.
 var Topics = []string{TopicJob, TopicAllocation, TopicEvaluation, TopicDeployment, TopicNode,
-	TopicNodePool, TopicNamespace, TopicACLToken, TopicACLPolicy, TopicACLRole}
+	TopicNodePool, TopicNamespace, TopicACLToken, TopicACLPolicy, TopicACLRole, TopicService}
 
 // Management reports whether topic is one Nomad serves only to
 // management tokens (the ACL topics, and NodePool).
@@ -34,7 +35,7 @@ func Management(topic string) bool {
 // a subscription's namespace and read-job capability apply to them.
 func Namespaced(topic string) bool {
 	switch topic {
-	case TopicJob, TopicAllocation, TopicEvaluation, TopicDeployment:
+	case TopicJob, TopicAllocation, TopicEvaluation, TopicDeployment, TopicService:
 		return true
 	}
 	return false

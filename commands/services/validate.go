@@ -41,9 +41,9 @@ func ValidID(field, id string) error {
 	return nil
 }
 
-// ValidName reports whether name may name a service: Nomad's rule, 1-128
-// letters, digits and dashes... relaxed to any printable characters
-// without spaces or slashes, since names are interpolated per allocation.
+// ValidName reports whether name may name a service: 1-MaxName bytes
+// without spaces, slashes or control characters (names are interpolated
+// per allocation, so Nomad's stricter rule is the jobspec's to apply).
 func ValidName(field, name string) error {
 	if name == "" || len(name) > MaxName {
 		return commands.Invalid(field, "must be 1-%d bytes", MaxName)
