@@ -145,6 +145,9 @@ func (tr *taskRunner) restartAttempt(ctx context.Context, h driver.Handle, ch <-
 	if detached {
 		return ended{}, true
 	}
+	if tr.r.takeCheckRestart(tr.task.Name) { // services.go: the restart policy decides
+		return ended{res: w.res}, false
+	}
 	res := w.res
 	msg := exitMessage(res)
 	tr.update(func(t *state.Task, now time.Time) {

@@ -23,14 +23,18 @@ type HealthInput struct {
 	Placed time.Time
 	// MinHealthyTime and HealthyDeadline are the group's update settings.
 	MinHealthyTime, HealthyDeadline time.Duration
+	// Checks is set when health_check is "checks" and the allocation's
+	// services have checks that count; ChecksPassing when all of them
+	// pass now.
+	Checks, ChecksPassing bool
 }
 
-// DecideHealth decides an allocation's deployment health at now (the
-// "task_states" check; "checks" is read the same way, ordo having no
-// service checks): healthy once every task has run for MinHealthyTime
-// together, unhealthy once a task has failed or HealthyDeadline passed
-// first. decided is false while it is too early to say; next is then when
-// to look again (zero: at the next task change).
+// DecideHealth decides an allocation's deployment health at now:
+// healthy once every task has run for MinHealthyTime together (and,
+// with Checks, every counted check passes at or after that), unhealthy
+// once a task has failed or HealthyDeadline passed first. decided is
+// false while it is too early to say; next is then when to look again
+// (zero: at the next change).
 func DecideHealth(in HealthInput, now time.Time) (healthy, decided bool, next time.Time) {
 	for _, s := range in.States {
 		if s != nil && s.State == events.TaskStateDead && s.Failed {
@@ -43,10 +47,12 @@ func DecideHealth(in HealthInput, now time.Time) (healthy, decided bool, next ti
 	}
 	if !in.RunningSince.IsZero() {
 		ready := in.RunningSince.Add(in.MinHealthyTime)
-		if !now.Before(ready) {
+		switch {
+		case now.Before(ready):
+			next = ready
+		case !in.Checks || in.ChecksPassing:
 			return true, true, time.Time{}
 		}
-		next = ready
 	}
 	if in.HealthyDeadline > 0 && (next.IsZero() || deadline.Before(next)) {
 		next = deadline

@@ -34,6 +34,7 @@ func (r *Runner) watchHealth(ctx context.Context) {
 // checkHealth records the allocation's deployment health once it is
 // decided; it returns when to look again (zero: at the next change).
 func (r *Runner) checkHealth() time.Time {
+	checks, passing := r.checksHealthy() // services.go; before r.mu
 	r.mu.Lock()
 	rec := r.mu.rec
 	a := &rec.Alloc
@@ -56,8 +57,10 @@ func (r *Runner) checkHealth() time.Time {
 	now := r.cfg.Clock.Now()
 	minHealthy := tg.Update.MinHealthyTime
 	deadline := tg.Update.HealthyDeadline
+	checks = checks && tg.Update.HealthCheck != "task_states"
 	healthy, decided, next := DecideHealth(HealthInput{States: states, RunningSince: r.mu.runningSince,
-		Placed: r.mu.placed, MinHealthyTime: minHealthy, HealthyDeadline: deadline}, now)
+		Placed: r.mu.placed, MinHealthyTime: minHealthy, HealthyDeadline: deadline,
+		Checks: checks, ChecksPassing: passing}, now)
 	if !decided {
 		r.mu.Unlock()
 		return next

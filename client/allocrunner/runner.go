@@ -65,6 +65,9 @@ type Config struct {
 	Metrics *Metrics
 	// Hooks run around the tasks (hooks.go); optional.
 	Hooks []Hook
+	// Services registers the allocation's services and runs their
+	// checks (services.go, client/services); optional.
+	Services ServiceHooks
 }
 
 // Validate reports a Config that cannot work.
@@ -97,6 +100,8 @@ type Runner struct {
 	dir   AllocDir
 	log   *slog.Logger
 	tasks []*taskRunner
+	// svc is the allocation's service hook (services.go).
+	svc serviceState
 	// changed wakes the health loop after a task change.
 	changed chan struct{}
 	// done is closed when Run returns.
@@ -162,6 +167,9 @@ func New(cfg Config) (*Runner, error) {
 		r.tasks = append(r.tasks, newTaskRunner(r, t))
 	}
 	r.mu.rec = rec
+	if cfg.Services != nil {
+		r.svc.hook = cfg.Services.ForAlloc(r)
+	}
 	return r, nil
 }
 
@@ -206,9 +214,11 @@ func (r *Runner) Run(ctx context.Context) {
 	hctx, stopHealth := context.WithCancel(ctx)
 	var hwg sync.WaitGroup
 	hwg.Go(func() { r.watchHealth(hctx) })
+	r.syncServices() // a restarted client registers what still runs
 	wg.Wait()
 	stopHealth()
 	hwg.Wait()
+	r.closeServices(ctx.Err() == nil) // services.go
 	if ctx.Err() == nil {
 		r.checkHealth() // a task that failed last makes the alloc unhealthy
 		r.postrun(ctx)
@@ -245,6 +255,7 @@ func (r *Runner) Update(a events.Allocation, job *events.Job) {
 			tr.skipShutdownDelay()
 		}
 	}
+	r.syncServices()
 	r.wake()
 }
 
@@ -341,6 +352,7 @@ func (r *Runner) updateTask(task string, f func(t *state.Task, now time.Time)) e
 		r.log.Error("store alloc", "task", task, "err", err)
 	}
 	r.notify()
+	r.syncServices()
 	r.wake()
 	return err
 }

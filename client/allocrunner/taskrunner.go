@@ -320,6 +320,7 @@ func (tr *taskRunner) kill(ctx context.Context, h driver.Handle, ch <-chan waite
 		ev.Message = fmt.Sprintf("Sent interrupt. Waiting %v before force killing", tr.task.KillTimeout)
 	}
 	tr.event(ev)
+	tr.r.servicesStopping(tr.task.Name, true) // services.go: deregistered before the delay
 	var (
 		w      waited
 		exited bool
