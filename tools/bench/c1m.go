@@ -27,6 +27,32 @@ import (
 // (registered, never running anything) and jobs × allocations, and
 // measures from the first job registration to the last allocation placed.
 func c1m(nodeCount, jobCount, perJob, workers int) ([]row, error) {
+	return c1mRun(nodeCount, jobCount, perJob, workers, plainC1MJob, nil)
+}
+
+// plainC1MJob is job i of the C1M run: perJob allocations asking for CPU
+// and memory only.
+func plainC1MJob(i, perJob int) string {
+	return fmt.Sprintf(`job "c1m-%03d" {
+  datacenters = ["dc1"]
+  group "g" {
+    count = %d
+    task "t" {
+      driver = "exec"
+      config { command = "/bin/true" }
+      resources {
+        cpu    = 100
+        memory = 64
+      }
+    }
+  }
+}`, i, perJob)
+}
+
+// c1mRun is the C1M run with the jobs src returns; after, when set, runs
+// on the agent once every allocation is placed and adds its rows.
+func c1mRun(nodeCount, jobCount, perJob, workers int, src func(i, perJob int) string,
+	after func(a *agent.Agent) ([]row, error)) ([]row, error) {
 	dir, err := os.MkdirTemp("", "ordo-bench-c1m-")
 	if err != nil {
 		return nil, err
@@ -58,7 +84,8 @@ func c1m(nodeCount, jobCount, perJob, workers int) ([]row, error) {
 		n := events.Node{ID: id, Name: id, Datacenter: "dc1", NodePool: "default",
 			Attributes: map[string]string{"kernel.name": "linux"},
 			Resources:  events.NodeResources{CPU: 4000, MemoryMB: 16384, DiskMB: 100000},
-			Drivers:    map[string]events.DriverInfo{"exec": {Detected: true, Healthy: true}}}
+			Drivers:    map[string]events.DriverInfo{"exec": {Detected: true, Healthy: true}},
+			Networks:   []events.NodeNetwork{{Name: events.DefaultHostNetwork, Address: fmt.Sprintf("10.%d.%d.%d", i>>16, (i>>8)&255, i&255)}}}
 		if _, err := a.Pipeline().Run(ctx, "node.register", req, node.Register{Node: n}); err != nil {
 			return err
 		}
@@ -77,21 +104,7 @@ func c1m(nodeCount, jobCount, perJob, workers int) ([]row, error) {
 	fsm0, _ := histogram(a.Registry(), "ordo_fsm_batch_apply_seconds")
 	start := time.Now()
 	err = parallel(8, jobCount, func(i int) error {
-		src := fmt.Sprintf(`job "c1m-%03d" {
-  datacenters = ["dc1"]
-  group "g" {
-    count = %d
-    task "t" {
-      driver = "exec"
-      config { command = "/bin/true" }
-      resources {
-        cpu    = 100
-        memory = 64
-      }
-    }
-  }
-}`, i, perJob)
-		j, err := jobspec.ParseHCL("c1m.hcl", []byte(src))
+		j, err := jobspec.ParseHCL("c1m.hcl", []byte(src(i, perJob)))
 		if err != nil {
 			return err
 		}
@@ -123,7 +136,7 @@ func c1m(nodeCount, jobCount, perJob, workers int) ([]row, error) {
 		return nil, err
 	}
 	label := fmt.Sprintf("%d nodes, %d jobs × %d", nodeCount, jobCount, perJob)
-	return []row{
+	rows := []row{
 		{"allocations placed, " + label, want / el.Seconds(), "allocs/s"},
 		{"time to place all, " + label, el.Seconds(), "s"},
 		{"plans committed", plans / el.Seconds(), "plans/s"},
@@ -133,7 +146,15 @@ func c1m(nodeCount, jobCount, perJob, workers int) ([]row, error) {
 		{"scheduler worker utilisation", 100 * busy / (nworkers * el.Seconds()), "%"},
 		{"plan apply latency mean (verify → committed)", 1000 * applier / max(applied, 1), "ms"},
 		{"FSM busy (apply + Pebble commit)", 100 * fsm / el.Seconds(), "%"},
-	}, nil
+	}
+	if after != nil {
+		more, err := after(a)
+		if err != nil {
+			return nil, err
+		}
+		rows = append(rows, more...)
+	}
+	return rows, nil
 }
 
 // evalLatencies returns, sorted, each completed eval's leader-time latency.

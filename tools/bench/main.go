@@ -2,7 +2,10 @@
 // figures (figure, value, unit) that can be compared between runs:
 // acknowledged writes/s and p50/p99 latency with concurrent HTTP clients on
 // one server and on three servers on loopback, the FSM apply rate and the
-// archive replay rate, a C1M-style scheduling run, and the simfleet
+// archive replay rate, a C1M-style scheduling run (and, c1m-ports, the
+// same run beside one whose allocations each hold a port and a checked
+// service, with service registration and blocking-read figures;
+// tools/bench/c1mports.go), and the simfleet
 // figures: simulated nodes (tools/simfleet) heartbeating against a server
 // in a child process, and the C1M-style run over HTTP with every
 // allocation acked by the fleet.
@@ -52,9 +55,9 @@ func main() {
 	duration := flag.Duration("duration", 10*time.Second, "how long each load runs")
 	replay := flag.Int("replay", 200000, "events in the archive for the apply and replay figures")
 	addr := flag.String("addr", "", "load this server's HTTP address instead of starting servers")
-	only := flag.String("only", "", "run only these, comma-separated: load1, load3, apply, replay, export, history, rebuild, rebuild-scratch, rebuild-online, rebuild-writes, snapshot, timetravel, c1m, simfleet, simfleet-fast, c1m-http, mirror, evaldelete, rotation, launcher, csi, chaos")
-	nodes := flag.Int("nodes", 0, "simulated nodes (0: 5000 for c1m, 10000 for simfleet, simfleet-fast and c1m-http)")
-	jobs := flag.Int("jobs", 0, "jobs for c1m and c1m-http (0: 100 for c1m, 5 for c1m-http)")
+	only := flag.String("only", "", "run only these, comma-separated: load1, load3, apply, replay, export, history, rebuild, rebuild-scratch, rebuild-online, rebuild-writes, snapshot, timetravel, c1m, c1m-ports, simfleet, simfleet-fast, c1m-http, mirror, evaldelete, rotation, launcher, csi, chaos")
+	nodes := flag.Int("nodes", 0, "simulated nodes (0: 5000 for c1m and c1m-ports, 10000 for simfleet, simfleet-fast and c1m-http)")
+	jobs := flag.Int("jobs", 0, "jobs for c1m, c1m-ports and c1m-http (0: 100 for c1m and c1m-ports, 5 for c1m-http)")
 	perJob := flag.Int("per-job", 1000, "allocations per job for c1m and c1m-http")
 	fleetWindow := flag.Duration("fleet-window", time.Minute, "how long simfleet and simfleet-fast measure heartbeats")
 	fastTTL := flag.Duration("fleet-fast-ttl", time.Second, "the heartbeat TTL of simfleet-fast (the server's rate limit lifted)")
@@ -120,6 +123,7 @@ func main() {
 		run("snapshot", func() ([]row, error) { return snapshotRows(*rebuildN, *rebuildSrc) })         // snapshot.go
 		run("timetravel", func() ([]row, error) { return timeTravelRows(*rebuildN, *rebuildSrc, 20) }) // timetravel.go
 		run("c1m", func() ([]row, error) { return c1m(or(*nodes, 5000), or(*jobs, 100), *perJob, *workers) })
+		run("c1m-ports", func() ([]row, error) { return c1mPorts(or(*nodes, 5000), or(*jobs, 100), *perJob, *workers) })
 		run("simfleet", func() ([]row, error) { return fleetHeartbeats(or(*nodes, 10000), *fleetWindow, 0) })
 		run("simfleet-fast", func() ([]row, error) { return fleetHeartbeats(or(*nodes, 10000), *fleetWindow, *fastTTL) })
 		run("c1m-http", func() ([]row, error) { return c1mHTTP(or(*nodes, 10000), or(*jobs, 5), *perJob, *workers) })
