@@ -130,7 +130,8 @@ func newRootCommand(stdout, stderr io.Writer, opts ...rootOption) *cobra.Command
 		addAgentMonitor(newAgentCommand(), g),
 		newACLCommand(g), // acl.go
 		newNamespaceCommand(g),
-		newVarCommand(g), // var.go
+		newVarCommand(g),     // var.go
+		newServiceCommand(g), // service.go
 		newNodeCommand(g),
 		newJobCommand(g),
 		newEvalCommand(g), newAllocCommand(g), newDeploymentCommand(g),
