@@ -207,10 +207,14 @@ func (c *Client) fingerprint() (events.Node, error) {
 	if name == "" {
 		name = fp.Hostname
 	}
-	return events.Node{ID: c.id, Name: name, Datacenter: c.cfg.Datacenter, NodeClass: c.cfg.NodeClass,
+	n := events.Node{ID: c.id, Name: name, Datacenter: c.cfg.Datacenter, NodeClass: c.cfg.NodeClass,
 		NodePool: c.cfg.NodePool, Attributes: fp.Attributes, Meta: c.cfg.Meta, Resources: fp.Resources,
 		Reserved: c.cfg.Reserved, Drivers: fp.Drivers, HTTPAddr: c.cfg.HTTPAddr,
-		Status: events.NodeStatusInitializing}, nil
+		Status: events.NodeStatusInitializing}
+	if err := c.cfg.fingerprintNetwork(&n); err != nil { // network.go: addresses, ports, host volumes
+		return events.Node{}, err
+	}
+	return n, nil
 }
 
 // restore starts a runner for every allocation the state directory holds.

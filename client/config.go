@@ -34,6 +34,24 @@ type Config struct {
 	Reserved events.NodeResources
 	// HTTPAddr is the address the node advertises; optional.
 	HTTPAddr string
+	// NetworkAddress is the node's default address, where tasks' ports
+	// are reached; empty: the first IPv4 address of NetworkInterface, or
+	// the machine's first non-loopback IPv4 address (network.go). A dev
+	// agent sets 127.0.0.1.
+	NetworkAddress string
+	// NetworkInterface names the interface of the default address.
+	NetworkInterface string
+	// MinDynamicPort and MaxDynamicPort bound the ports the scheduler
+	// picks for dynamic ports; defaults 20000 and 32000, as Nomad's.
+	MinDynamicPort, MaxDynamicPort int
+	// ReservedPorts are host ports kept from allocations
+	// ("22,80,8000-8100").
+	ReservedPorts string
+	// HostNetworks are further addresses ports may ask for by name.
+	HostNetworks []HostNetwork
+	// HostVolumes are host directories offered to jobs by name; each
+	// path must be an existing directory when the client starts.
+	HostVolumes []HostVolume
 	// Drivers are the task drivers the node offers. The caller owns them
 	// (and closes them after Run returns).
 	Drivers []driver.Driver
@@ -161,6 +179,9 @@ func (c Config) Validate() error {
 		return errors.New("client: intervals must be positive (and RetryMax at least RetryMin)")
 	case c.GCMaxAllocs < 0:
 		return errors.New("client: GCMaxAllocs must not be negative")
+	}
+	if err := c.validateNetwork(); err != nil { // network.go
+		return err
 	}
 	seen := map[string]bool{}
 	for _, d := range c.Drivers {

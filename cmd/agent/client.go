@@ -16,6 +16,7 @@ import (
 	"github.com/ordoplane/ordo/client/driver/mock"
 	clienthttp "github.com/ordoplane/ordo/client/httpapi"
 	"github.com/ordoplane/ordo/client/stats"
+	"github.com/ordoplane/ordo/events"
 	"github.com/ordoplane/ordo/logtee"
 )
 
@@ -53,6 +54,23 @@ type ClientConfig struct {
 	// address). Default DefaultClientHTTPAddr; set an address the servers
 	// can reach when they run on other machines.
 	HTTPAddr string `json:"HTTPAddr"`
+	// Reserved is the part of the node's resources kept from allocations.
+	Reserved events.NodeResources `json:"Reserved"`
+	// NetworkAddress is the node's default address, where tasks' ports are
+	// reached (a dev agent's 127.0.0.1); empty: the first IPv4 address of
+	// NetworkInterface, or the machine's first non-loopback one.
+	NetworkAddress   string `json:"NetworkAddress"`
+	NetworkInterface string `json:"NetworkInterface"`
+	// MinDynamicPort and MaxDynamicPort bound dynamic ports; defaults
+	// 20000 and 32000. ReservedPorts are kept from allocations
+	// ("22,80,8000-8100").
+	MinDynamicPort int    `json:"MinDynamicPort"`
+	MaxDynamicPort int    `json:"MaxDynamicPort"`
+	ReservedPorts  string `json:"ReservedPorts"`
+	// HostNetworks and HostVolumes are the client block's host_network
+	// and host_volume blocks (client.HostNetwork, client.HostVolume).
+	HostNetworks []client.HostNetwork `json:"HostNetworks"`
+	HostVolumes  []client.HostVolume  `json:"HostVolumes"`
 }
 
 // DefaultClientHTTPAddr is where the client's HTTP API listens by
@@ -62,7 +80,8 @@ const DefaultClientHTTPAddr = "127.0.0.1:0"
 // DevClientConfig returns the client role of `ordo agent -dev`: enabled,
 // with the exec and mock drivers, its data in the dev data directory.
 func DevClientConfig() ClientConfig {
-	return ClientConfig{Enabled: true, Drivers: []string{exec.Name, mock.Name}}
+	// Its tasks' ports are reached on loopback, like its API.
+	return ClientConfig{Enabled: true, Drivers: []string{exec.Name, mock.Name}, NetworkAddress: "127.0.0.1"}
 }
 
 // validate reports a client role that cannot work.
@@ -144,6 +163,9 @@ func (a *Agent) startClient(ctx context.Context, servers []string) error {
 		CSIFingerprintInterval: cc.CSIFingerprintInterval,
 		Datacenter:             cc.Datacenter, NodeClass: cc.NodeClass, NodePool: cc.NodePool, Meta: cc.Meta,
 		Drivers: drivers, GCMaxAllocs: cc.GCMaxAllocs, DestroyOnShutdown: a.cfg.Dev, HTTPAddr: advertise,
+		Reserved: cc.Reserved, NetworkAddress: cc.NetworkAddress, NetworkInterface: cc.NetworkInterface,
+		MinDynamicPort: cc.MinDynamicPort, MaxDynamicPort: cc.MaxDynamicPort, ReservedPorts: cc.ReservedPorts,
+		HostNetworks: cc.HostNetworks, HostVolumes: cc.HostVolumes,
 		Logger: log, Registerer: a.reg})
 	if err != nil {
 		ln.Close()

@@ -48,6 +48,8 @@ import (
 //	  drivers    = ["exec"]            # exec, mock
 //	  meta       = { rack = "r1" }
 //	  gc_max_allocs = 50
+//	  network_interface = "eth0"       # addresses, ports, host volumes (agentconfig_network.go)
+//	  host_volume "data" { path = "/srv/data" }
 //	}
 //
 //	time_travel {                     # reads at_index/at_time (agentconfig_timetravel.go)
@@ -166,6 +168,13 @@ type clientBlock struct {
 	Drivers     []string          `hcl:"drivers,optional"`
 	Meta        map[string]string `hcl:"meta,optional"`
 	GCMaxAllocs *int              `hcl:"gc_max_allocs,optional"`
+	// Addresses, ports and host volumes (agentconfig_network.go).
+	NetworkInterface *string              `hcl:"network_interface,optional"`
+	MinDynamicPort   *int                 `hcl:"min_dynamic_port,optional"`
+	MaxDynamicPort   *int                 `hcl:"max_dynamic_port,optional"`
+	Reserved         *clientReservedBlock `hcl:"reserved,block"`
+	HostNetworks     []hostNetworkBlock   `hcl:"host_network,block"`
+	HostVolumes      []hostVolumeBlock    `hcl:"host_volume,block"`
 }
 
 // applyTo sets in c what the block sets.
@@ -191,6 +200,7 @@ func (b *clientBlock) applyTo(c *agent.ClientConfig) {
 	if b.GCMaxAllocs != nil {
 		c.GCMaxAllocs = *b.GCMaxAllocs
 	}
+	b.applyNetwork(c) // agentconfig_network.go
 }
 
 // mirrorBlock is the file's mirror block (processors/mirror.Settings).
