@@ -15,6 +15,7 @@ import (
 	"github.com/ordoplane/ordo/client/driver"
 	"github.com/ordoplane/ordo/client/fingerprint"
 	"github.com/ordoplane/ordo/client/serverapi"
+	"github.com/ordoplane/ordo/client/services"
 	"github.com/ordoplane/ordo/client/state"
 	"github.com/ordoplane/ordo/events"
 )
@@ -29,6 +30,8 @@ type Client struct {
 	drivers map[string]driver.Driver
 	arMet   *allocrunner.Metrics
 	met     *metrics
+	// services registers the allocations' services and runs their checks.
+	services *services.Manager
 
 	// updateCh wakes the update loop; reregister asks the heartbeat loop
 	// to register again; heartbeatNow asks it to heartbeat at once.
@@ -112,6 +115,10 @@ func New(cfg Config) (*Client, error) {
 	c.mu.dirty = map[string]bool{}
 	c.mu.destroyed = map[string]bool{}
 	c.met = newMetrics(c)
+	if c.services, err = services.New(services.Config{Servers: servers, Node: c.Node, Clock: cfg.Clock,
+		Interval: cfg.UpdateInterval, Backoff: c.backoff, Logger: c.log, Metrics: services.NewMetrics()}); err != nil {
+		return nil, err
+	}
 	return c, nil
 }
 
@@ -151,6 +158,7 @@ func (c *Client) Run(ctx context.Context) error {
 	if reg := c.cfg.Registerer; reg != nil {
 		m := allocrunner.NewMetrics(nil)
 		cols := append(c.met.collectors(), m.TaskStarts, m.TaskRestarts, m.TaskFailures, m.TasksRecovered, m.TasksLost)
+		cols = append(cols, c.services.Metrics().Collectors()...)
 		for i, col := range cols {
 			if err := reg.Register(col); err != nil {
 				for _, done := range cols[:i] {
@@ -182,6 +190,7 @@ func (c *Client) Run(ctx context.Context) error {
 	loops.Go(func() { c.watchLoop(ctx, runCtx) })
 	loops.Go(func() { c.updateLoop(ctx) })
 	loops.Go(func() { c.csiLoop(ctx) }) // csi_fingerprint.go
+	loops.Go(func() { c.services.Run(ctx) })
 	<-ctx.Done()
 	loops.Wait()
 
@@ -190,6 +199,7 @@ func (c *Client) Run(ctx context.Context) error {
 	}
 	stopRunners()
 	c.runnerWG.Wait()
+	c.services.Close()
 	c.log.Info("client stopped")
 	return nil
 }
@@ -252,7 +262,7 @@ func (c *Client) newRunner(a events.Allocation, job *events.Job, restored *state
 	return allocrunner.New(allocrunner.Config{Alloc: a, Job: job, Restored: restored, Drivers: c.drivers,
 		Root: filepath.Join(c.cfg.DataDir, "alloc"), Store: c.store, Clock: c.cfg.Clock, Logger: c.log,
 		OnChange: c.allocChanged, Node: c.runnerNode(), LogMaxBytes: c.cfg.LogMaxBytes,
-		LogMaxFiles: c.cfg.LogMaxFiles, Metrics: c.arMet, Hooks: c.csiHooks()})
+		LogMaxFiles: c.cfg.LogMaxFiles, Metrics: c.arMet, Hooks: c.csiHooks(), Services: c.services})
 }
 
 // runnerNode is the node a runner's tasks see (${node.*}, ${attr.*},

@@ -30,6 +30,10 @@
 //     allocation leaves the queue only when the state the servers
 //     acknowledged is its latest. An update for an allocation the servers
 //     do not have is dropped.
+//   - services (client/services): the running allocations' service
+//     instances are registered, with their checks' statuses, and
+//     deregistered when their tasks stop; changes are batched and
+//     retried with the same backoff.
 //
 // When the servers cannot be reached the allocations keep running and
 // the loops keep retrying; once a call succeeds again the client sends
