@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/ordoplane/ordo/commands"
+	"github.com/ordoplane/ordo/commands/services"
 	"github.com/ordoplane/ordo/events"
 	"github.com/ordoplane/ordo/projections"
 	"github.com/ordoplane/ordo/projections/nodes"
@@ -24,8 +25,17 @@ func (d Deregister) Decide(v projections.View, _ time.Time, _ commands.IDs) (com
 	if _, err := lookup(v, d.ID); err != nil {
 		return commands.Decision{}, err
 	}
-	return commands.Decision{
+	dec := commands.Decision{
 		Events:        []events.Payload{&events.NodeDeregistered{ID: d.ID}},
 		Preconditions: []events.Precondition{{Table: nodes.Table, Key: d.ID, Op: events.Exists}},
-	}, nil
+	}
+	// The node's service instances go with it, in the same entry.
+	dereg, err := services.ForNode(v, d.ID, services.ReasonNodePurged)
+	if err != nil {
+		return commands.Decision{}, err
+	}
+	if dereg != nil {
+		dec.Events = append(dec.Events, dereg)
+	}
+	return dec, nil
 }

@@ -74,7 +74,7 @@ func (u UpdateStatus) Decide(v projections.View, now time.Time, ids commands.IDs
 	}
 	// A node down takes its service instances with it, in the same entry.
 	if status == events.NodeStatusDown {
-		dereg, err := services.ForNode(v, u.ID)
+		dereg, err := services.ForNode(v, u.ID, services.ReasonNodeDown)
 		if err != nil {
 			return commands.Decision{}, err
 		}

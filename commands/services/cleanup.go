@@ -23,10 +23,10 @@ func ForAllocs(v projections.View, reason string, allocIDs ...string) (*events.S
 	return deregistration(ids, reason), nil
 }
 
-// ForNode returns the deregistration of every service instance on node
-// (reason ReasonNodeDown), for the command that takes it down; nil when
+// ForNode returns the deregistration of every service instance on node,
+// with reason, for the command that takes it down or purges it; nil when
 // it has none.
-func ForNode(v projections.View, node string) (*events.ServicesDeregistered, error) {
+func ForNode(v projections.View, node, reason string) (*events.ServicesDeregistered, error) {
 	list, err := ps.ByNode(v, node)
 	if err != nil {
 		return nil, err
@@ -35,7 +35,7 @@ func ForNode(v projections.View, node string) (*events.ServicesDeregistered, err
 	for _, s := range list {
 		ids = append(ids, s.ID)
 	}
-	return deregistration(ids, ReasonNodeDown), nil
+	return deregistration(ids, reason), nil
 }
 
 func deregistration(ids []string, reason string) *events.ServicesDeregistered {

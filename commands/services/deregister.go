@@ -18,6 +18,7 @@ const (
 	ReasonAllocTerminal = "alloc terminal"
 	ReasonNodeDown      = "node down"
 	ReasonAllocDeleted  = "alloc deleted"
+	ReasonNodePurged    = "node purged"
 )
 
 // Deregister is a client removing service instances of allocations on

@@ -181,8 +181,8 @@ func TestDeregisterAndDelete(t *testing.T) {
 // TestCleanupInTheSameEntry: the commands that end an allocation or a
 // node append the deregistration of its instances to their own decision,
 // with the reason: a client reporting an allocation terminal, a node
-// going down after a missed heartbeat, and the garbage collection of an
-// allocation.
+// going down after a missed heartbeat or purged, and the garbage
+// collection of an allocation.
 func TestCleanupInTheSameEntry(t *testing.T) {
 	s := newState(t)
 	n1 := func(id, a string) events.ServiceRegistration { r := sreg(id, "web", a); r.NodeID = "n1"; return r }
@@ -208,6 +208,12 @@ func TestCleanupInTheSameEntry(t *testing.T) {
 	}
 	if d := decide(t, s, node.UpdateStatus{ID: "n2", Status: events.NodeStatusDown, MissedHeartbeat: true}); len(deregistrations(d)) != 0 {
 		t.Fatalf("a node without instances: %+v", d.Events)
+	}
+
+	d = decide(t, s, node.Deregister{ID: "n1"})
+	got = deregistrations(d)
+	if len(got) != 1 || !slices.Equal(got[0].IDs, []string{"d1", "w1", "w2", "z1"}) || got[0].Reason != services.ReasonNodePurged {
+		t.Fatalf("node purge: %+v", d.Events)
 	}
 
 	d = decide(t, s, gc.Collect{Force: true})

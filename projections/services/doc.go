@@ -10,10 +10,11 @@
 // The FSM applies ServicesRegistered and ServicesDeregistered through
 // Projection. It also removes, on its own, the registrations of an
 // allocation that becomes client-terminal or lost or is garbage
-// collected, and of a node that goes down: the commands that make those
-// changes append a ServicesDeregistered in the same entry (for history
-// and the event stream), and the projection's own removal closes the race
-// with a registration applied between that decision and its apply.
+// collected, and of a node that goes down or is purged: the commands
+// that make those changes append a ServicesDeregistered in the same entry
+// (for history and the event stream), and the projection's own removal
+// closes the race with a registration applied between that decision and
+// its apply.
 // Readers call Get, ByName, Scan, ByAlloc and ByNode with a
 // projections.View; a blocking read of one service waits on the
 // NameChangesTable key NameKey(namespace, name).

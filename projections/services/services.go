@@ -68,7 +68,7 @@ func (Projection) Tables() []string {
 // Apply implements projections.Projection.
 func (Projection) Apply(tx *projections.Tx, ev *events.Event) error {
 	p, err := events.DecodeIf(ev, "ServicesRegistered", "ServicesDeregistered", "AllocsClientUpdated",
-		"AllocsDesiredUpdated", "AllocsDeleted", "NodeStatusUpdated")
+		"AllocsDesiredUpdated", "AllocsDeleted", "NodeStatusUpdated", "NodeDeregistered")
 	if p == nil || err != nil {
 		return err
 	}
@@ -111,6 +111,8 @@ func (Projection) Apply(tx *projections.Tx, ev *events.Event) error {
 		if p.Status == events.NodeStatusDown {
 			return removeUnder(tx, ByNodeTable, NodeKey(p.ID))
 		}
+	case *events.NodeDeregistered:
+		return removeUnder(tx, ByNodeTable, NodeKey(p.ID))
 	}
 	return nil
 }

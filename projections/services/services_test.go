@@ -103,7 +103,13 @@ func TestApply(t *testing.T) {
 		t.Fatalf("n1 after terminal and lost: %v", got)
 	}
 	h.apply(&events.AllocsDeleted{IDs: []string{"a3"}})
+	h.apply(&events.NodeStatusUpdated{ID: "n2", Status: events.NodeStatusDisconnected})
+	if got := ids(services.ByNode(v, "n2")); !reflect.DeepEqual(got, []string{"r4"}) {
+		t.Fatalf("a disconnected node lost its registrations: %v", got)
+	}
 	h.apply(&events.NodeStatusUpdated{ID: "n2", Status: events.NodeStatusDown})
+	h.apply(&events.ServicesRegistered{NodeID: "n3", Services: []events.ServiceRegistration{reg("r5", "web", "a5", "n3", 1)}})
+	h.apply(&events.NodeDeregistered{ID: "n3"})
 	var left []string
 	if err := services.Scan(v, services.AllNamespaces, func(s *events.ServiceRegistration) error {
 		left = append(left, s.ID)
