@@ -54,6 +54,7 @@ type apiAlloc struct {
 	JobVersion         uint64
 	TaskGroup          string
 	Resources          events.Resources
+	AllocatedResources *events.AllocatedResources `json:",omitempty"`
 	Metrics            *events.AllocMetric
 	DesiredStatus      string
 	DesiredDescription string
@@ -79,7 +80,7 @@ type apiAlloc struct {
 func (a *Alloc) MarshalJSON() ([]byte, error) {
 	return json.Marshal(apiAlloc{ID: a.ID, Namespace: a.Namespace, EvalID: a.EvalID, Name: a.Name, NodeID: a.NodeID,
 		NodeName: a.NodeName, JobID: a.JobID, JobVersion: a.JobVersion, TaskGroup: a.TaskGroup, Resources: a.Resources,
-		Metrics: a.Metrics, DesiredStatus: a.DesiredStatus, DesiredDescription: a.DesiredDescription,
+		AllocatedResources: a.AllocatedResources, Metrics: a.Metrics, DesiredStatus: a.DesiredStatus, DesiredDescription: a.DesiredDescription,
 		DesiredTransition: a.DesiredTransition, ClientStatus: a.ClientStatus, ClientDescription: a.ClientDescription,
 		TaskStates: taskStates(a.TaskStates), DeploymentID: a.DeploymentID,
 		DeploymentStatus: deploymentStatus(a.DeploymentStatus), FollowupEvalID: a.FollowupEvalID,
