@@ -278,6 +278,9 @@ func (c *Client) attempt(ctx context.Context, base string, req *Request, body fu
 	if c.opts.token != "" {
 		hr.Header.Set("X-Nomad-Token", c.opts.token)
 	}
+	if req.Token != "" {
+		hr.Header.Set("X-Nomad-Token", req.Token)
+	}
 	for k, vs := range c.opts.header {
 		hr.Header[k] = vs
 	}

@@ -25,6 +25,9 @@ type Request struct {
 	// Timeout bounds each attempt; 0 is the client's request timeout, or
 	// for a blocking query its wait plus a margin.
 	Timeout time.Duration
+	// Token, when set, is sent as X-Nomad-Token instead of the client's
+	// token (a workload identity reading for its task).
+	Token string
 
 	// stream, when set, receives the body of a successful answer unread.
 	stream *io.ReadCloser

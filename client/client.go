@@ -17,6 +17,7 @@ import (
 	"github.com/ordoplane/ordo/client/serverapi"
 	"github.com/ordoplane/ordo/client/services"
 	"github.com/ordoplane/ordo/client/state"
+	"github.com/ordoplane/ordo/client/template"
 	"github.com/ordoplane/ordo/events"
 )
 
@@ -261,7 +262,8 @@ func (c *Client) restore(runCtx context.Context) error {
 func (c *Client) newRunner(a events.Allocation, job *events.Job, restored *state.Alloc) (*allocrunner.Runner, error) {
 	return allocrunner.New(allocrunner.Config{Alloc: a, Job: job, Restored: restored, Drivers: c.drivers,
 		Root: filepath.Join(c.cfg.DataDir, "alloc"), Store: c.store, Clock: c.cfg.Clock, Logger: c.log,
-		OnChange: c.allocChanged, Node: c.runnerNode(), LogMaxBytes: c.cfg.LogMaxBytes,
+		OnChange: c.allocChanged, Node: c.runnerNode(), Templates: &template.ServerSource{API: c.api, NodeID: c.id},
+		LogMaxBytes: c.cfg.LogMaxBytes,
 		LogMaxFiles: c.cfg.LogMaxFiles, Metrics: c.arMet, Hooks: c.csiHooks(), Services: c.services})
 }
 

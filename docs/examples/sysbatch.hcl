@@ -18,7 +18,9 @@ job "cleanup" {
 
       config {
         command = "/bin/sh"
-        args    = ["-c", "echo cleaning $NOMAD_META_dir on $(hostname)"]
+        # ${...} is interpolated by the client before the shell runs:
+        # the dispatch's meta and the node's name.
+        args    = ["-c", "echo cleaning ${NOMAD_META_dir} on ${node.unique.name}"]
       }
 
       resources {
