@@ -87,14 +87,15 @@ func Build(in Task) *Env {
 // addPorts adds the variables of an allocation's ports: NOMAD_PORT_<label>
 // (the port the task listens on: To when set, else the host port),
 // NOMAD_HOST_PORT_<label>, NOMAD_IP_<label>, NOMAD_ADDR_<label> and
-// NOMAD_HOST_ADDR_<label>.
+// NOMAD_HOST_ADDR_<label>. A label's characters that a variable name
+// cannot hold ("-") are written "_", as Nomad does.
 func addPorts(vars map[string]string, ports []events.PortMapping) {
 	for _, p := range ports {
 		port := p.Value
 		if p.To > 0 {
 			port = p.To
 		}
-		l := p.Label
+		l := envName(p.Label)
 		vars["NOMAD_PORT_"+l] = strconv.Itoa(port)
 		vars["NOMAD_HOST_PORT_"+l] = strconv.Itoa(p.Value)
 		vars["NOMAD_IP_"+l] = p.HostIP
@@ -102,6 +103,17 @@ func addPorts(vars map[string]string, ports []events.PortMapping) {
 		vars["NOMAD_ADDR_"+l] = net.JoinHostPort(p.HostIP, strconv.Itoa(port))
 		vars["NOMAD_HOST_ADDR_"+l] = net.JoinHostPort(p.HostIP, strconv.Itoa(p.Value))
 	}
+}
+
+// envName returns s with every character other than a letter, a digit or
+// "_" replaced by "_".
+func envName(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '_' || ('0' <= r && r <= '9') || ('a' <= r && r <= 'z') || ('A' <= r && r <= 'Z') {
+			return r
+		}
+		return '_'
+	}, s)
 }
 
 func joinDir(dir, sub string) string {

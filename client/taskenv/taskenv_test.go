@@ -61,6 +61,7 @@ func TestBuild(t *testing.T) {
 		AllocatedResources: &events.AllocatedResources{Shared: events.AllocatedSharedResources{Ports: []events.PortMapping{
 			{Label: "http", Value: 23456, HostIP: "10.0.0.7"},
 			{Label: "admin", Value: 9000, To: 8080, HostIP: "10.0.0.7"},
+			{Label: "metrics-port", Value: 9100, HostIP: "10.0.0.7"},
 		}}}}
 	job := &events.Job{ID: "web", Name: "web-name", Meta: map[string]string{"dir": "/srv/${node.unique.name}", "team": "job"}}
 	tg := &events.TaskGroup{Name: "api", Meta: map[string]string{"team": "group"}}
@@ -81,6 +82,9 @@ func TestBuild(t *testing.T) {
 		"NOMAD_HOST_IP_http": "10.0.0.7", "NOMAD_ADDR_http": "10.0.0.7:23456", "NOMAD_HOST_ADDR_http": "10.0.0.7:23456",
 		"NOMAD_PORT_admin": "8080", "NOMAD_HOST_PORT_admin": "9000", "NOMAD_IP_admin": "10.0.0.7",
 		"NOMAD_HOST_IP_admin": "10.0.0.7", "NOMAD_ADDR_admin": "10.0.0.7:8080", "NOMAD_HOST_ADDR_admin": "10.0.0.7:9000",
+		"NOMAD_PORT_metrics_port": "9100", "NOMAD_HOST_PORT_metrics_port": "9100", "NOMAD_IP_metrics_port": "10.0.0.7",
+		"NOMAD_HOST_IP_metrics_port": "10.0.0.7", "NOMAD_ADDR_metrics_port": "10.0.0.7:9100",
+		"NOMAD_HOST_ADDR_metrics_port": "10.0.0.7:9100",
 		// The env block is interpolated and overrides NOMAD_*; Extra overrides it.
 		"LISTEN": "10.0.0.7:23456", "DIR": "/srv/client-1", "NOMAD_DC": "mine", "FROM_TEMPLATE": "1",
 	}
