@@ -1,12 +1,10 @@
 package allocrunner_test
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -220,6 +218,35 @@ func TestTemplateChangeSignalsTask(t *testing.T) {
 	}
 }
 
+// A re-render runs the template's change_script beside the task, in its
+// directory, through the exec driver; a failing one with fail_on_error
+// kills the task.
+func TestTemplateChangeScript(t *testing.T) {
+	h := newExecHarness(t)
+	src := templatetest.New()
+	src.PutVar("default", "app", map[string]string{"v": "1"})
+	h.src = src
+	j := execJob(events.JobTypeService, `echo ready > ready; exec sleep 60`, func(_ *events.TaskGroup, t *events.Task) {
+		t.Templates = []events.Template{
+			{DestPath: "local/v", EmbeddedTmpl: `{{ (nomadVar "app").v }}`, ChangeMode: events.TemplateChangeScript,
+				ChangeScript: &events.ChangeScript{Command: "/bin/sh", Args: []string{"-c", `cat local/v >> reloaded; [ "$(cat local/v)" != 3 ]`},
+					FailOnError: true}},
+		}
+	})
+	r := h.run(alloc("tpl5"), j)
+	eventually(t, "the task", func() bool { return taskFile(r, "ready") == "ready\n" })
+	src.PutVar("default", "app", map[string]string{"v": "2"})
+	eventually(t, "the script", func() bool { return taskFile(r, "reloaded") == "2" })
+	eventually(t, "its event", func() bool {
+		return hasEvent(r, template.EventType, "Template ran script /bin/sh with exit code 0")
+	})
+	src.PutVar("default", "app", map[string]string{"v": "3"})
+	u := waitDone(t, r)
+	if !hasEvent(r, template.EventType, "Template script /bin/sh failed with exit code 1") || u.TaskStates["main"].State != events.TaskStateDead {
+		t.Fatalf("events %+v", taskEvents(r))
+	}
+}
+
 // A host volume is reachable at the mount's destination in the task
 // directory.
 func TestHostVolumeMount(t *testing.T) {
@@ -248,6 +275,3 @@ func TestHostVolumeMount(t *testing.T) {
 		t.Fatalf("status %s: %+v", u.ClientStatus, taskEvents(r2))
 	}
 }
-
-var _ = sync.Mutex{}
-var _ = context.Background
