@@ -79,6 +79,7 @@ type wireAlloc struct {
 	JobVersion         uint64
 	TaskGroup          string
 	Resources          events.Resources
+	AllocatedResources *events.AllocatedResources
 	DesiredStatus      string
 	DesiredDescription string
 	DesiredTransition  events.DesiredTransition
@@ -100,7 +101,7 @@ type wireAlloc struct {
 func (w *wireAlloc) alloc() Alloc {
 	a := Alloc{Allocation: events.Allocation{ID: w.ID, Namespace: w.Namespace, EvalID: w.EvalID, Name: w.Name,
 		NodeID: w.NodeID, NodeName: w.NodeName, JobID: w.JobID, JobVersion: w.JobVersion, TaskGroup: w.TaskGroup,
-		Resources: w.Resources, DesiredStatus: w.DesiredStatus, DesiredDescription: w.DesiredDescription,
+		Resources: w.Resources, AllocatedResources: w.AllocatedResources, DesiredStatus: w.DesiredStatus, DesiredDescription: w.DesiredDescription,
 		DesiredTransition: w.DesiredTransition, ClientStatus: w.ClientStatus, ClientDescription: w.ClientDescription,
 		DeploymentID: w.DeploymentID, PreviousAllocation: w.PreviousAllocation, NextAllocation: w.NextAllocation,
 		CreateTime: w.CreateTime, ModifyTime: w.ModifyTime}, AllocModifyIndex: w.AllocModifyIndex}
