@@ -158,7 +158,7 @@ func (tr *taskRunner) restartAttempt(ctx context.Context, h driver.Handle, ch <-
 		t.State.Restarts++
 		t.State.State = events.TaskStatePending
 		appendEvent(&t.State, events.TaskEvent{Type: events.TaskEventRestarting, Time: now.UnixNano(),
-			Message: "User requested restart"})
+			Message: restartingMessage(ev)})
 	})
 	tr.log.Info("task restarted by request", "exit_code", res.ExitCode, "signal", res.Signal)
 	return ended{res: res, restarted: true}, false

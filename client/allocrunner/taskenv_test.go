@@ -189,7 +189,8 @@ func TestTemplateChangeRestartsTask(t *testing.T) {
 	eventually(t, "the first attempt", func() bool { return taskFile(r, "seen") == "one\n" })
 	src.PutVar("default", "app", map[string]string{"v": "two"})
 	eventually(t, "the restart", func() bool { return taskFile(r, "seen") == "one\ntwo\n" })
-	if !hasEvent(r, events.TaskEventRestartSignaled, "Template with change_mode restart re-rendered") {
+	if !hasEvent(r, events.TaskEventRestartSignaled, "Template with change_mode restart re-rendered") ||
+		!hasEvent(r, events.TaskEventRestarting, "Template with change_mode restart re-rendered") {
 		t.Fatalf("events %+v", taskEvents(r))
 	}
 	if rec, _ := r.TaskRecord("main"); rec.State.State != events.TaskStateRunning || rec.State.Failed {

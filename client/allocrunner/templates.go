@@ -23,6 +23,15 @@ const (
 // defaultScriptTimeout bounds a change script without a timeout.
 const defaultScriptTimeout = 5 * time.Second
 
+// restartingMessage is the Restarting event's message after the restart
+// ev asked for: a template's restart says so; any other is the user's.
+func restartingMessage(ev events.TaskEvent) string {
+	if ev.Message == templateRestartMessage {
+		return templateRestartMessage
+	}
+	return "User requested restart"
+}
+
 // errKilledWaiting is a start abandoned while its templates waited.
 var errKilledWaiting = errors.New("task killed while its templates waited")
 
