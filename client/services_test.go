@@ -2,12 +2,10 @@ package client_test
 
 import (
 	"encoding/json"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -60,26 +58,20 @@ func TestServicesRegisteredAndChecked(t *testing.T) {
 	c1, stop1 := startClient(t, withDriver(clientCfg, ed))
 	waitNodeReady(t, nc, c1.NodeID())
 
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
-
-	// python's HTTP server serves its task directory: /ready is a 404
-	// until the test writes the file.
+	// python's HTTP server serves its task directory on its dynamic
+	// port: /ready is a 404 until the test writes the file.
 	job := api.NewServiceJob("web", "web", "global", 50)
 	job.Datacenters = []string{"dc1"}
 	tg := api.NewTaskGroup("api", 1)
+	tg.Networks = []*api.NetworkResource{{DynamicPorts: []api.Port{{Label: "http"}}}}
 	tg.Update = &api.UpdateStrategy{HealthCheck: pointer("checks"), MinHealthyTime: pointer(100 * time.Millisecond),
 		HealthyDeadline: pointer(time.Minute), ProgressDeadline: pointer(2 * time.Minute)}
 	task := api.NewTask("server", "exec").SetConfig("command", py).
-		SetConfig("args", []string{"-m", "http.server", strconv.Itoa(port), "--bind", "127.0.0.1"})
+		SetConfig("args", []string{"-m", "http.server", "${NOMAD_PORT_http}", "--bind", "${NOMAD_IP_http}"})
 	task.KillTimeout = pointer(5 * time.Second)
 	task.Require(&api.Resources{CPU: pointer(20), MemoryMB: pointer(32)})
-	task.Services = []*api.Service{{Name: "web", Provider: "nomad", PortLabel: strconv.Itoa(port), Address: "127.0.0.1",
-		Tags: []string{"v1"}, Checks: []api.ServiceCheck{{Name: "ready", Type: "http", Path: "/ready",
+	task.Services = []*api.Service{{Name: "web-${NOMAD_GROUP_NAME}", Provider: "nomad", PortLabel: "http",
+		Tags: []string{"v1", "${node.unique.name}"}, Checks: []api.ServiceCheck{{Name: "ready", Type: "http", Path: "/ready",
 			Interval: time.Second, Timeout: time.Second}}}}
 	tg.AddTask(task)
 	job.AddTaskGroup(tg)
@@ -87,18 +79,27 @@ func TestServicesRegisteredAndChecked(t *testing.T) {
 		t.Fatal(err)
 	}
 	testagent.WaitFor(t, 20*time.Second, "the instance registered, its check critical", func() bool {
-		regs := serviceInstances(t, addr, "web")
+		regs := serviceInstances(t, addr, "web-api")
 		return len(regs) == 1 && len(regs[0].Checks) == 1 && regs[0].Checks[0].Status == events.CheckCritical
 	})
-	reg := serviceInstances(t, addr, "web")[0]
+	reg := serviceInstances(t, addr, "web-api")[0]
 	list := allocs(t, nc, "web")
 	if len(list) != 1 {
 		t.Fatalf("%d allocations", len(list))
 	}
 	allocID := list[0].ID
-	if want := "_nomad-task-" + allocID + "-server-web-" + strconv.Itoa(port); reg.ID != want || reg.Address != "127.0.0.1" ||
-		reg.Port != port || reg.NodeID != c1.NodeID() || reg.JobID != "web" || reg.AllocID != allocID || reg.Datacenter != "dc1" {
-		t.Fatalf("registration %+v", reg)
+	a, _, err := nc.Allocations().Info(allocID, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.AllocatedResources == nil || len(a.AllocatedResources.Shared.Ports) != 1 {
+		t.Fatalf("allocated ports %+v", a.AllocatedResources)
+	}
+	port := a.AllocatedResources.Shared.Ports[0]
+	if want := "_nomad-task-" + allocID + "-server-web-api-http"; reg.ID != want || reg.Address != port.HostIP ||
+		reg.Port != port.Value || reg.NodeID != c1.NodeID() || reg.JobID != "web" || reg.AllocID != allocID ||
+		reg.Datacenter != "dc1" || strings.Join(reg.Tags, ",") != "v1,test-node" {
+		t.Fatalf("registration %+v, port %+v", reg, port)
 	}
 	healthy := func() *bool {
 		a, _, err := nc.Allocations().Info(allocID, nil)
@@ -115,7 +116,7 @@ func TestServicesRegisteredAndChecked(t *testing.T) {
 		ts := u.TaskStates["server"]
 		return u.ClientStatus == "running" && ts != nil && time.Since(time.Unix(0, ts.StartedAt)) > 500*time.Millisecond
 	})
-	if regs := serviceInstances(t, addr, "web"); len(regs) != 1 || regs[0].Checks[0].Status != events.CheckCritical {
+	if regs := serviceInstances(t, addr, "web-api"); len(regs) != 1 || regs[0].Checks[0].Status != events.CheckCritical {
 		t.Fatalf("instances %+v", regs)
 	}
 	if h := healthy(); h != nil {
@@ -126,7 +127,7 @@ func TestServicesRegisteredAndChecked(t *testing.T) {
 		t.Fatal(err)
 	}
 	testagent.WaitFor(t, 20*time.Second, "the check passing on the servers", func() bool {
-		regs := serviceInstances(t, addr, "web")
+		regs := serviceInstances(t, addr, "web-api")
 		return len(regs) == 1 && regs[0].Checks[0].Status == events.CheckPassing
 	})
 	testagent.WaitFor(t, 20*time.Second, "the allocation healthy", func() bool { h := healthy(); return h != nil && *h })
@@ -134,15 +135,15 @@ func TestServicesRegisteredAndChecked(t *testing.T) {
 	// A restarted client re-registers what still runs: the instance,
 	// deleted meanwhile, comes back.
 	stop1()
-	if _, err := nc.Services().Delete("web", reg.ID, nil); err != nil {
+	if _, err := nc.Services().Delete("web-api", reg.ID, nil); err != nil {
 		t.Fatal(err)
 	}
-	if regs := serviceInstances(t, addr, "web"); len(regs) != 0 {
+	if regs := serviceInstances(t, addr, "web-api"); len(regs) != 0 {
 		t.Fatalf("instances after the delete: %+v", regs)
 	}
 	c2, _ := startClient(t, withDriver(clientCfg, ed))
 	testagent.WaitFor(t, 20*time.Second, "the instance registered again", func() bool {
-		regs := serviceInstances(t, addr, "web")
+		regs := serviceInstances(t, addr, "web-api")
 		return len(regs) == 1 && regs[0].ID == reg.ID && regs[0].Checks[0].Status == events.CheckPassing
 	})
 	if _, ok := c2.Runner(allocID); !ok {
@@ -152,7 +153,7 @@ func TestServicesRegisteredAndChecked(t *testing.T) {
 	if _, _, err := nc.Jobs().Deregister("web", false, nil); err != nil {
 		t.Fatal(err)
 	}
-	testagent.WaitFor(t, 20*time.Second, "the instance gone", func() bool { return len(serviceInstances(t, addr, "web")) == 0 })
+	testagent.WaitFor(t, 20*time.Second, "the instance gone", func() bool { return len(serviceInstances(t, addr, "web-api")) == 0 })
 	testagent.WaitFor(t, 20*time.Second, "the allocation complete", allStatus(t, nc, "web", 1, "complete"))
 }
 
