@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/ordoplane/ordo/events"
+	"github.com/ordoplane/ordo/projections/allocs"
 )
 
 // allocName returns job.group[index].
@@ -515,7 +516,17 @@ func (s *sched) placeGroup(tg *events.TaskGroup, needs []need) {
 			r, nets = groupResources(og), og.Networks
 		}
 		name := allocName(s.job.ID, tg.Name, nd.index)
+		// A replacement may take the ports of the allocation it stops
+		// (ports.go): they are free while its node is chosen.
+		var prevPorts []int
+		if p := nd.prev; p != nil && nd.stopPrev != "" && !p.Terminal() && !s.stopped[p.ID] {
+			prevPorts = allocs.HostPorts(p)
+			s.movePorts(p.NodeID, prevPorts, -1)
+		}
 		n, ports, m := s.selectNode(tg, r, nets, avoid, nd.index, name)
+		if len(prevPorts) > 0 {
+			s.movePorts(nd.prev.NodeID, prevPorts, 1) // stop, below, frees them for good
+		}
 		if n == nil {
 			s.failed(tg.Name, m)
 			continue
