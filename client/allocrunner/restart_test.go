@@ -45,16 +45,24 @@ func TestDecideHealth(t *testing.T) {
 		now              time.Time
 		healthy, decided bool
 		next             time.Time
+		// checks: "" none count, "failing" or "passing".
+		checks string
 	}{
-		{"running, not long enough", running, t0.Add(time.Second), t0.Add(5 * time.Second), false, false, t0.Add(11 * time.Second)},
-		{"running long enough", running, t0.Add(time.Second), t0.Add(11 * time.Second), true, true, time.Time{}},
-		{"not all running", pending, time.Time{}, t0.Add(5 * time.Second), false, false, t0.Add(time.Minute)},
-		{"a task failed", failed, time.Time{}, t0.Add(5 * time.Second), false, true, time.Time{}},
-		{"deadline passed", pending, time.Time{}, t0.Add(time.Minute), false, true, time.Time{}},
-		{"deadline before min healthy time", running, t0.Add(55 * time.Second), t0.Add(56 * time.Second), false, false, t0.Add(time.Minute)},
+		{"running, not long enough", running, t0.Add(time.Second), t0.Add(5 * time.Second), false, false, t0.Add(11 * time.Second), ""},
+		{"running long enough", running, t0.Add(time.Second), t0.Add(11 * time.Second), true, true, time.Time{}, ""},
+		{"not all running", pending, time.Time{}, t0.Add(5 * time.Second), false, false, t0.Add(time.Minute), ""},
+		{"a task failed", failed, time.Time{}, t0.Add(5 * time.Second), false, true, time.Time{}, ""},
+		{"deadline passed", pending, time.Time{}, t0.Add(time.Minute), false, true, time.Time{}, ""},
+		{"deadline before min healthy time", running, t0.Add(55 * time.Second), t0.Add(56 * time.Second), false, false, t0.Add(time.Minute), ""},
+		// With checks, min_healthy_time is not enough: they must pass.
+		{"checks failing", running, t0.Add(time.Second), t0.Add(30 * time.Second), false, false, t0.Add(time.Minute), "failing"},
+		{"checks passing", running, t0.Add(time.Second), t0.Add(30 * time.Second), true, true, time.Time{}, "passing"},
+		{"checks passing too early", running, t0.Add(time.Second), t0.Add(5 * time.Second), false, false, t0.Add(11 * time.Second), "passing"},
+		{"checks failing past the deadline", running, t0.Add(time.Second), t0.Add(time.Minute), false, true, time.Time{}, "failing"},
 	} {
 		in := base
 		in.States, in.RunningSince = tc.states, tc.since
+		in.Checks, in.ChecksPassing = tc.checks != "", tc.checks == "passing"
 		healthy, decided, next := allocrunner.DecideHealth(in, tc.now)
 		if healthy != tc.healthy || decided != tc.decided || !next.Equal(tc.next) {
 			t.Errorf("%s: healthy %v decided %v next %v; want %v %v %v", tc.name, healthy, decided, next, tc.healthy, tc.decided, tc.next)
