@@ -23,8 +23,16 @@
 // The pure parts are exported for tests and tools: DecideRestart (Nomad's
 // restart policy: attempts within interval, delay with jitter, mode fail
 // or delay), ClientStatus (pending → running → complete or failed) and
-// DecideHealth (healthy after min_healthy_time, unhealthy on a failure or
-// past healthy_deadline).
+// DecideHealth (healthy after min_healthy_time, and once the service
+// checks pass with health_check "checks"; unhealthy on a failure or past
+// healthy_deadline).
+//
+// Config.Services (client/services) gets a ServiceHook per allocation
+// (services.go): told of every task change, it registers the services of
+// running tasks, deregisters them before a kill's shutdown delay, answers
+// whether the checks pass, and restarts a task for check_restart through
+// RestartUnhealthy (Restart Signaled, then the restart policy, which
+// counts it).
 //
 // # Task lifecycle
 //
