@@ -10,12 +10,27 @@ import (
 	"sort"
 	"strings"
 	gotemplate "text/template"
+
+	"github.com/Masterminds/sprig/v3"
 )
 
 // funcs are the functions templates call: Nomad's (env, nomadVar,
-// nomadVarList, nomadVarExists, nomadService, nomadServices) and a few of
-// consul-template's string helpers, built on the standard library.
+// nomadVarList, nomadVarExists, nomadService, nomadServices), a few of
+// consul-template's string helpers, built on the standard library, and
+// the sprig library's functions prefixed sprig_ (as consul-template
+// names them) — but for sprig_env and sprig_expandenv, which would read
+// the client agent's environment rather than the task's.
 func (m *Manager) funcs() gotemplate.FuncMap {
+	fm := m.ownFuncs()
+	for name, f := range sprig.TxtFuncMap() {
+		if name != "env" && name != "expandenv" {
+			fm["sprig_"+name] = f
+		}
+	}
+	return fm
+}
+
+func (m *Manager) ownFuncs() gotemplate.FuncMap {
 	return gotemplate.FuncMap{
 		"env":            func(name string) string { return m.cfg.Env[name] },
 		"nomadVar":       m.nomadVar,

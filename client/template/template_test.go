@@ -118,7 +118,7 @@ func TestRenderFunctions(t *testing.T) {
 {{ range nomadVarList "nomad/jobs/web" }}{{ .Path }};{{ end }}
 exists={{ nomadVarExists "nomad/jobs/web" }} missing={{ nomadVarExists "nomad/jobs/nope" }}
 {{ range nomadServices }}{{ .Name }}={{ join "," .Tags }}{{ end }}
-{{ range nomadService "api" }}{{ if .Tags | contains "canary" }}{{ .ID }} {{ end }}{{ end }}{{ toUpper "up" }}`},
+{{ range nomadService "api" }}{{ if .Tags | contains "canary" }}{{ .ID }} {{ end }}{{ end }}{{ toUpper "up" }} {{ sprig_trunc 3 "sprigged" }}`},
 		events.Template{SourcePath: "local/in.tpl", DestPath: "${NOMAD_TASK_DIR}/out.txt", LeftDelim: "[[", RightDelim: "]]"})
 	ready(t, m)
 	want := `user=app password=hunter2
@@ -128,7 +128,7 @@ prod=10.0.0.1
 nomad/jobs/web;nomad/jobs/web/extra;
 exists=true missing=false
 api=prod,canary
-s2 UP`
+s2 UP spr`
 	if got := read(t, filepath.Join(dir, "local/app.conf")); got != want {
 		t.Errorf("app.conf:\n%s\nwant:\n%s", got, want)
 	}
