@@ -32,6 +32,10 @@
 //     the now it is given, and starts no goroutine.
 //   - A node's part of a plan is committed whole or not at all; a node
 //     that only loses allocations always fits.
+//   - No host port is given twice on a node: a placement whose port the
+//     node reserves, a live allocation there holds, or another placement
+//     of the plan (or of the plan in raft) takes is refused
+//     (ReasonPortCollision), so racing workers never share a port.
 //   - No allocation moves between nodes: a placement of an allocation the
 //     state (or the plan still in raft) holds on another node refuses
 //     that node's part (ReasonAllocElsewhere), which the tracker does not

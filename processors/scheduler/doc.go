@@ -35,14 +35,21 @@
 //
 // Feasibility (feasible.go): node ready (never initializing, N1), eligible,
 // not draining, datacenter (with wildcards), node pool, drivers detected
-// and healthy, constraints on ${attr.*}, ${meta.*} and ${node.*}, and
-// distinct_hosts; each node's verdict is recorded per computed class for
+// and healthy, constraints on ${attr.*}, ${meta.*} and ${node.*},
+// host volumes (present, writable unless the request is read-only) and the
+// host networks a group's ports name, and distinct_hosts; each node's verdict is recorded per computed class for
 // the blocked eval (class.go). Ranking (rank.go): nodes are shuffled with a generator
 // seeded from the eval id; for each placement the scheduler walks them from
 // where the last placement stopped, scores up to max(2, ⌈log2 n⌉) nodes
 // that fit (2 for batch) by bin packing, with a job anti-affinity penalty,
-// and takes the best. Every failed placement fills an AllocMetric and asks
-// for a blocked eval.
+// and takes the best. Ports (ports.go) are node resources beside CPU,
+// memory and disk: a node where a static port is reserved, held by a live
+// allocation or given in the plan is exhausted; dynamic ports are drawn
+// from the node's range with a generator seeded from the eval, the
+// allocation's name and the node. The per-node usage (State.NodeUsage,
+// the allocs projection's usage table) lists the ports held, so no
+// node's allocations are read. Every failed placement fills an
+// AllocMetric and asks for a blocked eval.
 //
 // # Concurrency
 //
@@ -62,5 +69,7 @@
 //   - The plan records the State's index it was computed at.
 //   - Compute never places on a node that is not ready, eligible and
 //     undrained, nor beyond a node's resources less its reserved resources,
-//     its live allocations and what the plan already placed on it.
+//     its live allocations and what the plan already placed on it, nor
+//     gives a host port the node reserves, a live allocation there holds
+//     (unless the plan stops it) or the plan already gave there.
 package scheduler

@@ -13,6 +13,7 @@ import (
 // The per-node usage lists the host ports of the node's live allocations,
 // ascending: a placement adds its ports, a stop or a client's terminal
 // status frees them, and a port listed twice frees one holder at a time.
+// Replaying the archive rebuilds the same rows.
 func TestNodeUsagePortsFollowLiveAllocs(t *testing.T) {
 	store := pt.OpenStore(t)
 	f := pt.NewFSM(t, store, allocs.Projection{})
@@ -50,6 +51,8 @@ func TestNodeUsagePortsFollowLiveAllocs(t *testing.T) {
 	pt.ApplyOne(t, f, 3, pt.Entry(t, "c3", &events.AllocsClientUpdated{NodeID: "n1", Updates: []events.AllocClientUpdate{
 		{ID: "a", ClientStatus: events.AllocClientComplete}}}))
 	check(20500)
+	pt.CheckRebuildEqualsLive(t, store, allocs.Projection{})
 	pt.ApplyOne(t, f, 4, pt.Entry(t, "c4", &events.AllocsDeleted{IDs: []string{"b", "c"}}))
 	check()
+	pt.CheckRebuildEqualsLive(t, store, allocs.Projection{})
 }
