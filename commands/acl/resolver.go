@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -267,8 +268,8 @@ func (r *Resolver) workload(v projections.View, ns, job, group, task string) (ca
 	if err != nil {
 		return cached{}, fmt.Errorf("acl: workload %s/%s policies: %w", ns, job, err)
 	}
-	good := make([]*acls.Policy, 0, len(pols))
-	for _, p := range pols {
+	good := make([]*acls.Policy, 0, len(pols)+1)
+	for _, p := range append([]*acls.Policy{implicitWorkloadPolicy(ns, job, group, task)}, pols...) {
 		if _, err := r.policies.parse(p); err != nil {
 			r.cfg.Logger.Warn("stored ACL policy does not parse", "policy", p.Name, "err", err)
 			continue
@@ -281,6 +282,25 @@ func (r *Resolver) workload(v projections.View, ns, job, group, task string) (ca
 	}
 	return cached{id: &Identity{ACL: acl,
 		Workload: &events.ACLWorkload{Namespace: ns, JobID: job, Group: group, Task: task}}}, nil
+}
+
+// implicitWorkloadPolicy is what every workload may do without a policy
+// attached, as in Nomad: read its job's variables at nomad/jobs/<job>,
+// nomad/jobs/<job>/<group> and nomad/jobs/<job>/<group>/<task>, and list
+// nomad/jobs, in its namespace (its templates' nomadVar).
+func implicitWorkloadPolicy(ns, job, group, task string) *acls.Policy {
+	q := func(s string) string { // an HCL string: no template sequences
+		return strings.NewReplacer("${", "$${", "%{", "%%{").Replace(strconv.Quote(s))
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "namespace %s {\n  variables {\n", q(ns))
+	fmt.Fprintf(&b, "    path %s { capabilities = [\"list\"] }\n", q("nomad/jobs"))
+	for _, p := range []string{"nomad/jobs/" + job, "nomad/jobs/" + job + "/" + group, "nomad/jobs/" + job + "/" + group + "/" + task} {
+		fmt.Fprintf(&b, "    path %s { capabilities = [\"read\", \"list\"] }\n", q(p))
+	}
+	b.WriteString("  }\n}\n")
+	// The name keys the policy caches: unique per workload, never stored.
+	return &acls.Policy{Name: "\x00workload:" + ns + "/" + job + "/" + group + "/" + task, Rules: b.String()}
 }
 
 // compile loads the named policies and those of the roles (missing ones
