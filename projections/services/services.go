@@ -221,7 +221,9 @@ func indexKeys(s *events.ServiceRegistration) [3][2]string {
 }
 
 // Equal reports whether a and b register the same thing, indexes aside:
-// an update that changes nothing is not appended.
+// an update that changes nothing is not appended. A check counts by its
+// name and status: its output and time alone changing are not a change,
+// so a client re-sending every result does not grow the log.
 func Equal(a, b *events.ServiceRegistration) bool {
 	x, y := *a, *b
 	x.CreateIndex, x.ModifyIndex, y.CreateIndex, y.ModifyIndex = 0, 0, 0, 0
@@ -229,7 +231,12 @@ func Equal(a, b *events.ServiceRegistration) bool {
 		if len(s.Tags) == 0 {
 			s.Tags = nil
 		}
-		if len(s.Checks) == 0 {
+		checks := make([]events.CheckStatus, len(s.Checks))
+		for i, c := range s.Checks {
+			checks[i] = events.CheckStatus{Name: c.Name, Status: c.Status}
+		}
+		s.Checks = checks
+		if len(checks) == 0 {
 			s.Checks = nil
 		}
 	}

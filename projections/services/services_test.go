@@ -78,6 +78,10 @@ func TestApply(t *testing.T) {
 	up := reg("r1", "web", "a1", "n1", 8080)
 	up.Checks = []events.CheckStatus{{Name: "alive", Status: events.CheckPassing}}
 	h.apply(&events.ServicesRegistered{NodeID: "n1", Services: []events.ServiceRegistration{up}})
+	// A check's output and time alone are no change.
+	again := up
+	again.Checks = []events.CheckStatus{{Name: "alive", Status: events.CheckPassing, Output: "HTTP 200", Timestamp: 99}}
+	h.apply(&events.ServicesRegistered{NodeID: "n1", Services: []events.ServiceRegistration{again}})
 	r1, _ = services.Get(v, "r1")
 	if r1.CreateIndex != 1 || r1.ModifyIndex != 4 || len(r1.Checks) != 1 {
 		t.Fatalf("updated r1 = %+v", r1)
