@@ -68,7 +68,7 @@ func (r Register) Validate() error {
 			return commands.Invalid("Meta", "keys must not be empty")
 		}
 	}
-	return nil
+	return validPorts(n) // ports.go
 }
 
 // Decide implements commands.Command. A new node starts in the status it
@@ -116,6 +116,12 @@ func normalized(n events.Node) events.Node {
 	if len(n.Meta) == 0 {
 		n.Meta = nil
 	}
+	if len(n.Networks) == 0 {
+		n.Networks = nil
+	}
+	if len(n.HostVolumes) == 0 {
+		n.HostVolumes = nil
+	}
 	if len(n.Drivers) == 0 {
 		n.Drivers = nil
 	} else {
@@ -135,5 +141,6 @@ func normalized(n events.Node) events.Node {
 func reported(n *nodes.Node) events.Node {
 	return events.Node{ID: n.ID, Name: n.Name, Datacenter: n.Datacenter, NodeClass: n.NodeClass, NodePool: n.NodePool,
 		Attributes: n.Attributes, Meta: n.Meta, Resources: n.Resources, Reserved: n.Reserved, Drivers: n.Drivers,
-		HTTPAddr: n.HTTPAddr, Status: n.Status}
+		HTTPAddr: n.HTTPAddr, Networks: n.Networks, MinDynamicPort: n.MinDynamicPort, MaxDynamicPort: n.MaxDynamicPort,
+		ReservedPorts: n.ReservedPorts, HostVolumes: n.HostVolumes, Status: n.Status}
 }
