@@ -177,9 +177,9 @@ var routeAccess = map[string]access{
 	"POST /v1/client/{id}/allocs":     clientAgent,
 	"GET /v1/client/{id}/allocations": clientAgent,
 	// Services (services.go): read-job to read, submit-job to delete, in
-	// the namespace, as Nomad's; a list of every namespace filters item
-	// by item. Clients register their allocations' instances.
-	"GET /v1/services":                         ns(policy.CapReadJob),
+	// the namespace, as Nomad's; a list of every namespace shows those
+	// the caller may read. Clients register their allocations' instances.
+	"GET /v1/services":                         {inHandler: policy.CapReadJob}, // listServices: ?namespace, or each item's for "*"
 	"GET /v1/service/{name}":                   ns(policy.CapReadJob),
 	"DELETE /v1/service/{name}/{id}":           ns(policy.CapSubmitJob),
 	"PUT /v1/client/{id}/services":             clientAgent,

@@ -120,7 +120,11 @@ func accessTable() string {
 	var b strings.Builder
 	b.WriteString("| Route | Needs |\n|---|---|\n")
 	for _, r := range routes {
-		fmt.Fprintf(&b, "| `%s` | %s |\n", r, describe(routeAccess[r]))
+		need := describe(routeAccess[r])
+		if a := routeAccess[r]; a.inHandler != "" && !a.topics && strings.HasPrefix(r, "GET ") {
+			need = "`" + a.inHandler + "` in `?namespace`; with `*`, each item's namespace" // a list with no body
+		}
+		fmt.Fprintf(&b, "| `%s` | %s |\n", r, need)
 	}
 	return b.String()
 }
@@ -156,7 +160,7 @@ func describe(a access) string {
 	case a.vars != "":
 		return "variables `" + a.vars + "` on the path, in `?namespace`"
 	case a.topics:
-		return "per topic asked for, as Nomad: management for `*` (no topic) and the ACL and NodePool topics; `read-job` in `?namespace` for Job, Allocation, Evaluation, Deployment; node: read for Node"
+		return "per topic asked for, as Nomad: management for `*` (no topic) and the ACL and NodePool topics; `read-job` in `?namespace` for Job, Allocation, Evaluation, Deployment, Service; node: read for Node"
 	case a.inHandler != "":
 		return "`" + a.inHandler + "` in the body's namespace"
 	}

@@ -68,6 +68,13 @@ func (s *Server) listServices(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	// One namespace needs read-job there; "*" lists those the caller may
+	// read, item by item below, as Nomad's.
+	if ns != ps.AllNamespaces {
+		if err := s.authorizeNamespace(r, ns, policy.CapReadJob); err != nil {
+			return err
+		}
+	}
 	return queryList(s, w, r, serviceTables, func(v projections.View) ([]*ServiceList, error) {
 		out := []*ServiceList{}
 		var cur *ServiceList

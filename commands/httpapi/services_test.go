@@ -13,6 +13,7 @@ import (
 
 	"github.com/ordoplane/ordo/api"
 	"github.com/ordoplane/ordo/client/serverapi"
+	"github.com/ordoplane/ordo/commands"
 	"github.com/ordoplane/ordo/events"
 	"github.com/ordoplane/ordo/projections"
 	ps "github.com/ordoplane/ordo/projections/services"
@@ -285,5 +286,63 @@ func TestServiceEventStream(t *testing.T) {
 		fmt.Sprintf("%d Service ServiceDeregistration w1 default", upd.index(t))}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("stream:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestServicesACL: with ACLs on, reading services takes read-job in the
+// namespace and deleting one submit-job, as Nomad's; a list of every
+// namespace shows only those the token may read.
+func TestServicesACL(t *testing.T) {
+	t.Parallel()
+	g := startACLAgent(t)
+	var boot tokenOut
+	g.call(t, "PUT", "/v1/acl/bootstrap", "", nil, &boot)
+	mgmt := boot.SecretID
+	if g.call(t, "PUT", "/v1/namespace/prod", mgmt, map[string]string{"Name": "prod"}) != 200 {
+		t.Fatal("create prod")
+	}
+	if _, err := g.Pipeline().Run(context.Background(), "test.seed", commands.Request{}, seed{[]events.Payload{
+		&events.NodeRegistered{Node: events.Node{ID: "n1", Name: "n1", Datacenter: "dc1", Status: events.NodeStatusReady}},
+		&events.AllocsPlaced{EvalID: "e1", Allocs: []events.Allocation{testAlloc("a1", "n1", "web", "e1"),
+			func() events.Allocation { a := testAlloc("p1", "n1", "web", "e1"); a.Namespace = "prod"; return a }()}},
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	c, err := serverapi.New([]string{g.base})
+	if err != nil {
+		t.Fatal(err)
+	}
+	prod := svcReg("pw1", "web", "p1", 8080)
+	prod.Namespace = "prod"
+	if _, err := c.RegisterServices(context.Background(), "n1", []events.ServiceRegistration{svcReg("w1", "web", "a1", 8080), prod}); err != nil {
+		t.Fatal(err)
+	}
+	g.policy(t, mgmt, "reader", `namespace "default" { capabilities = ["read-job"] }`)
+	reader := g.token(t, mgmt, "reader", "reader").SecretID
+	var lists []struct{ Namespace string }
+	if st := g.call(t, "GET", "/v1/services?namespace=*", reader, nil, &lists); st != 200 || len(lists) != 1 || lists[0].Namespace != "default" {
+		t.Fatalf("reader's list of every namespace: %d %+v", st, lists)
+	}
+	if st := g.call(t, "GET", "/v1/services?namespace=*", mgmt, nil, &lists); st != 200 || len(lists) != 2 {
+		t.Fatalf("management's list: %d %+v", st, lists)
+	}
+	var list []events.ServiceRegistration
+	if st := g.call(t, "GET", "/v1/service/web", reader, nil, &list); st != 200 || len(list) != 1 {
+		t.Fatalf("reader's get: %d %v", st, regIDs(list))
+	}
+	for _, tc := range []struct{ method, path string }{
+		{"GET", "/v1/service/web?namespace=prod"}, {"GET", "/v1/service/web"}, {"DELETE", "/v1/service/web/w1"},
+	} {
+		tok := reader
+		if tc.path == "/v1/service/web" {
+			tok = ""
+		}
+		if st := g.call(t, tc.method, tc.path, tok, nil); st != 403 {
+			t.Errorf("%s %s: %d, want 403", tc.method, tc.path, st)
+		}
+	}
+	g.policy(t, mgmt, "submitter", `namespace "default" { capabilities = ["submit-job"] }`)
+	if st := g.call(t, "DELETE", "/v1/service/web/w1", g.token(t, mgmt, "submitter", "submitter").SecretID, nil); st != 200 {
+		t.Fatalf("submitter's delete: %d", st)
 	}
 }
