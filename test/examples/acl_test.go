@@ -56,14 +56,15 @@ func TestTemplateSourceWithWorkloadIdentity(t *testing.T) {
 	if _, err := sa.Heartbeat(ctx, nodeID, events.NodeStatusReady); err != nil {
 		t.Fatal(err)
 	}
+	testagent.WaitFor(t, timeout, "the variable written (once the first root key exists)", func() bool {
+		_, _, err := c.Variables().Create(&api.Variable{Path: "nomad/jobs/greeter",
+			Items: api.VariableItems{"greeting": "hello"}}, nil)
+		return err == nil
+	})
 	job := api.NewServiceJob("greeter", "greeter", "global", 50)
 	job.Datacenters = []string{"dc1"}
 	job.AddTaskGroup(api.NewTaskGroup("g", 1).AddTask(api.NewTask("t", "mock").SetConfig("run_for", "1h")))
 	if _, _, err := c.Jobs().Register(job, nil); err != nil {
-		t.Fatal(err)
-	}
-	if _, _, err := c.Variables().Create(&api.Variable{Path: "nomad/jobs/greeter",
-		Items: api.VariableItems{"greeting": "hello"}}, nil); err != nil {
 		t.Fatal(err)
 	}
 	var allocID string

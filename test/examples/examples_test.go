@@ -235,10 +235,11 @@ func dispatchComplete(t *testing.T, c *api.Client, job *api.Job) {
 // templateRunning writes the variable the template example reads, then
 // waits for the task to run with the rendered file.
 func templateRunning(t *testing.T, c *api.Client, job *api.Job) {
-	if _, _, err := c.Variables().Create(&api.Variable{Path: "nomad/jobs/greeter",
-		Items: api.VariableItems{"greeting": "hello", "name": "ordo"}}, nil); err != nil {
-		t.Fatal(err)
-	}
+	testagent.WaitFor(t, timeout, "the variable written (once the first root key exists)", func() bool {
+		_, _, err := c.Variables().Create(&api.Variable{Path: "nomad/jobs/greeter",
+			Items: api.VariableItems{"greeting": "hello", "name": "ordo"}}, nil)
+		return err == nil
+	})
 	running(1)(t, c, job)
 	a := allocsIn(c, *job.ID, "running")[0]
 	testagent.WaitFor(t, timeout, "the greeting", func() bool {
