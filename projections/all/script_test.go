@@ -15,6 +15,7 @@ import (
 	"github.com/ordoplane/ordo/projections/jobs"
 	"github.com/ordoplane/ordo/projections/nodes"
 	pt "github.com/ordoplane/ordo/projections/projectionstest"
+	"github.com/ordoplane/ordo/projections/services"
 	"github.com/ordoplane/ordo/projections/variables"
 )
 
@@ -31,6 +32,8 @@ import (
 //	allocs           the allocations in creation order
 //	nodes            the nodes by id
 //	variables        the variables' metadata (never their encrypted data)
+//	services         the service instances by namespace, name and id, with
+//	                 their node and allocation, and each service's change index
 func TestScripts(t *testing.T) {
 	datadriven.Walk(t, "testdata", func(t *testing.T, path string) {
 		store := pt.OpenStore(t)
@@ -54,6 +57,8 @@ func TestScripts(t *testing.T) {
 				return dumpNodes(t, v)
 			case "variables":
 				return dumpVariables(t, v)
+			case "services":
+				return dumpServices(t, v)
 			}
 			t.Fatalf("unknown command %q", d.Cmd)
 			return ""
@@ -134,6 +139,21 @@ func dumpVariables(t *testing.T, v projections.View) string {
 		fmt.Fprintf(&b, "%s/%s key=%s bytes=%d create=%d modify=%d\n", x.Namespace, x.Path, x.KeyID, len(x.Data),
 			x.CreateIndex, x.ModifyIndex)
 		return nil
+	})
+	return dump(t, &b, err)
+}
+
+func dumpServices(t *testing.T, v projections.View) string {
+	var b strings.Builder
+	err := services.Scan(v, services.AllNamespaces, func(s *events.ServiceRegistration) error {
+		ni, err := services.NameIndex(v, s.Namespace, s.ServiceName)
+		var checks []string
+		for _, c := range s.Checks {
+			checks = append(checks, c.Name+"="+c.Status)
+		}
+		fmt.Fprintf(&b, "%s/%s %s %s:%d tags=%v checks=%v node=%s alloc=%s create=%d modify=%d service-index=%d\n", s.Namespace,
+			s.ServiceName, s.ID, s.Address, s.Port, s.Tags, checks, s.NodeID, s.AllocID, s.CreateIndex, s.ModifyIndex, ni)
+		return err
 	})
 	return dump(t, &b, err)
 }
