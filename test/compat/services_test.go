@@ -107,4 +107,27 @@ func TestServicesWithNomadClient(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "404") {
 		t.Fatalf("second Delete: %v", err)
 	}
+
+	// The event stream carries both, under topic Service, decoded by
+	// the client's Event.Service.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	stream, err := c.EventStream().Stream(ctx, map[api.Topic][]string{api.TopicService: {"web"}}, 0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs, _ := collect(t, stream, wm.LastIndex)
+	var seen []string
+	for _, e := range evs {
+		sr, err := e.Service()
+		if err != nil || sr == nil || sr.ServiceName != "web" {
+			t.Fatalf("%s event %s: %+v, %v", e.Type, e.Key, sr, err)
+		}
+		seen = append(seen, e.Type+" "+e.Key)
+	}
+	wantEvents := []string{"ServiceRegistration _nomad-task-svc-alloc-1-web-http", "ServiceRegistration _nomad-task-svc-alloc-2-web-http",
+		"ServiceDeregistration _nomad-task-svc-alloc-2-web-http"}
+	if !reflect.DeepEqual(seen, wantEvents) {
+		t.Fatalf("stream: %v\nwant    %v", seen, wantEvents)
+	}
 }
