@@ -1,7 +1,9 @@
 // Package serverapi is the client agent's calls of the servers'
 // client API (docs/api.md, "Client API (ordo's own)"): register a node,
 // heartbeat, watch the node's allocations with a blocking query, report
-// allocation updates, and read the job version an allocation runs.
+// allocation updates, read the job version an allocation runs, and
+// register, deregister and watch Nomad-native service instances
+// (services.go, docs/services.md).
 //
 // # Usage
 //
@@ -11,6 +13,8 @@
 //	if errors.Is(err, serverapi.ErrNodeNotFound) { /* register again */ }
 //	list, err := c.Allocations(ctx, node.ID, index, 5*time.Minute)
 //	err = c.UpdateAllocs(ctx, node.ID, updates)
+//	idx, err := c.RegisterServices(ctx, node.ID, regs)
+//	list, idx, err := c.Service(ctx, "default", "web", idx, 5*time.Minute)
 //
 // The calls go through one api.Client (package api), which tries each
 // server in turn.
