@@ -248,6 +248,42 @@ func TestTemplateChangeScript(t *testing.T) {
 	}
 }
 
+// After a client restart, the templates of a re-attached task render
+// again and act on what changed meanwhile: the task restarts once.
+func TestTemplateAfterClientRestart(t *testing.T) {
+	h := newExecHarness(t)
+	src := templatetest.New()
+	src.PutVar("default", "app", map[string]string{"v": "one"})
+	h.src = src
+	j := execJob(events.JobTypeService, `cat local/v >> seen; echo >> seen; exec sleep 60`, func(_ *events.TaskGroup, t *events.Task) {
+		t.Templates = []events.Template{{DestPath: "local/v", EmbeddedTmpl: `{{ (nomadVar "app").v }}`}}
+	})
+	r, err := allocrunner.New(allocrunner.Config{Alloc: alloc("tpl6"), Job: j, Drivers: map[string]driver.Driver{"exec": h.drv},
+		Root: h.root, Store: h.store, Logger: quiet(), Node: h.node, Templates: h.src})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop := start(t, r)
+	eventually(t, "the first attempt", func() bool { return taskFile(r, "seen") == "one\n" })
+	stop() // the client goes away; the task keeps running
+
+	recs, _, err := h.store.Allocs()
+	if err != nil || len(recs) != 1 {
+		t.Fatalf("stored %+v, %v", recs, err)
+	}
+	src.PutVar("default", "app", map[string]string{"v": "two"})
+	r2, err := allocrunner.New(allocrunner.Config{Alloc: recs[0].Alloc, Restored: recs[0], Drivers: map[string]driver.Driver{"exec": h.drv},
+		Root: h.root, Store: h.store, Logger: quiet(), Node: h.node, Templates: h.src})
+	if err != nil {
+		t.Fatal(err)
+	}
+	start(t, r2)
+	eventually(t, "the restart", func() bool { return taskFile(r2, "seen") == "one\ntwo\n" })
+	if rec, _ := r2.TaskRecord("main"); rec.State.Restarts != 1 {
+		t.Fatalf("task %+v", rec.State)
+	}
+}
+
 // A host volume is reachable at the mount's destination in the task
 // directory.
 func TestHostVolumeMount(t *testing.T) {
