@@ -145,6 +145,8 @@ func describe(a access) string {
 		return "any caller, anonymous included"
 	case a.token:
 		return "any token"
+	case a.nodeAlloc && a.management:
+		return "management; or, naming `?node_id`, the client agent of the node the allocation runs on (checked by the handler: a live allocation on that node), for its templates"
 	case a.management:
 		return "management"
 	case a.ns != "":
