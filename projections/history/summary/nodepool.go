@@ -1,6 +1,7 @@
 package summary
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/ordoplane/ordo/events"
@@ -28,6 +29,28 @@ func init() {
 	register("SchedulerConfigUpdated", func(_ *step, p events.Payload) string {
 		return schedulerConfigUpdated(&p.(*events.SchedulerConfigUpdated).Config)
 	})
+	register("AutopilotConfigUpdated", func(_ *step, p events.Payload) string {
+		return autopilotConfigUpdated(&p.(*events.AutopilotConfigUpdated).Config)
+	})
+}
+
+// autopilotConfigUpdated names the settings an operator gave (zero ones
+// take the defaults and are not named).
+func autopilotConfigUpdated(c *events.AutopilotConfig) string {
+	set := []string{fmt.Sprintf("cleanup of dead servers %t", c.CleanupDeadServers)}
+	if c.LastContactThreshold > 0 {
+		set = append(set, "last contact threshold "+c.LastContactThreshold.String())
+	}
+	if c.MaxTrailingLogs > 0 {
+		set = append(set, fmt.Sprintf("max trailing logs %d", c.MaxTrailingLogs))
+	}
+	if c.MinQuorum > 0 {
+		set = append(set, fmt.Sprintf("min quorum %d", c.MinQuorum))
+	}
+	if c.ServerStabilizationTime > 0 {
+		set = append(set, "server stabilization time "+c.ServerStabilizationTime.String())
+	}
+	return "autopilot configuration set: " + strings.Join(set, ", ")
 }
 
 // schedulerConfigUpdated names the algorithm and the switches turned on.
