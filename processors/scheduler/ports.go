@@ -8,14 +8,14 @@ import (
 	"github.com/ordoplane/ordo/events"
 )
 
-// Reasons a node cannot give a group its ports, recorded in
-// AllocMetric.DimensionExhausted as Nomad words them ("network: …").
-const (
-	reasonDynamicPorts = "network: dynamic port selection failed"
-	// dynamicTries is how many random ports are drawn before the range is
-	// scanned for a free one.
-	dynamicTries = 20
-)
+// reasonDynamicPorts is recorded in AllocMetric.DimensionExhausted for a
+// node with no free dynamic port, as Nomad words it; the other port
+// reasons name the port ("network: reserved port collision admin=9000").
+const reasonDynamicPorts = "network: dynamic port selection failed"
+
+// dynamicTries is how many random ports are drawn before the range is
+// scanned for a free one.
+const dynamicTries = 20
 
 // reservedPorts returns node n's reserved ports, parsed once per Compute
 // call; a list that does not parse (the client validates it) reserves
