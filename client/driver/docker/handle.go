@@ -1,0 +1,179 @@
+package docker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/ordoplane/ordo/client/driver"
+)
+
+// sigkill is SIGKILL's number.
+const sigkill = 9
+
+// ErrContainerGone is set in the ExitResult of a task whose container was
+// removed behind the driver's back, so its exit status is unknown.
+var ErrContainerGone = errors.New("docker: the task's container was removed; exit status unknown")
+
+// handle is a task's container.
+type handle struct {
+	d *Driver
+	t task
+	// done is closed, result set, when the container has exited.
+	done   chan struct{}
+	result driver.ExitResult
+}
+
+var _ driver.Handle = (*handle)(nil)
+
+func newHandle(d *Driver, t task) *handle {
+	return &handle{d: d, t: t, done: make(chan struct{})}
+}
+
+// Wait implements driver.Handle.
+func (h *handle) Wait(ctx context.Context) (driver.ExitResult, error) {
+	res, err := driver.WaitExit(ctx, h.done, &h.result)
+	if err != nil {
+		return res, fmt.Errorf("docker: wait for task %s: %w", h.t.id, err)
+	}
+	return res, nil
+}
+
+// Signal implements driver.Handle: sig goes to the container's main
+// process.
+func (h *handle) Signal(sig string) error {
+	n, err := driver.ParseSignal(sig)
+	if err != nil {
+		return fmt.Errorf("docker: signal task %s: %w", h.t.id, err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), h.d.cfg.FingerprintTimeout*5)
+	defer cancel()
+	if err := h.d.api.kill(ctx, h.t.container, n); err != nil {
+		return fmt.Errorf("docker: signal task %s: %w", h.t.id, err)
+	}
+	return nil
+}
+
+// Stop implements driver.Handle: the kill signal, then, after the kill
+// timeout, SIGKILL; the driver times the timeout itself rather than the
+// daemon's stop, so that it runs on the driver's clock.
+func (h *handle) Stop(ctx context.Context) error {
+	select {
+	case <-h.done:
+		return nil
+	default:
+	}
+	if err := h.d.api.kill(ctx, h.t.container, h.t.killSignal); err != nil && !isNotRunning(err) {
+		return fmt.Errorf("docker: stop task %s: %w", h.t.id, err)
+	}
+	timer := h.d.cfg.Clock.NewTimer(h.t.killTimeout)
+	defer timer.Stop()
+	select {
+	case <-h.done:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("docker: stop task %s: %w", h.t.id, ctx.Err())
+	case <-timer.C():
+	}
+	if err := h.d.api.kill(ctx, h.t.container, sigkill); err != nil && !isNotRunning(err) {
+		return fmt.Errorf("docker: kill task %s: %w", h.t.id, err)
+	}
+	select {
+	case <-h.done:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("docker: stop task %s: %w", h.t.id, ctx.Err())
+	}
+}
+
+// State implements driver.Handle.
+func (h *handle) State() driver.HandleState { return h.t.state() }
+
+// run is the goroutine, one per handle, that follows the container's logs
+// into the task's log files from since, waits for the container to exit,
+// removes it, and reports the exit. It ends early, reporting nothing and
+// leaving the container, when the driver closes.
+func (h *handle) run(since string) {
+	defer h.d.watchers.Done()
+	ctx := h.d.ctx
+	var logs sync.WaitGroup
+	logs.Go(func() { h.followLogs(ctx, since) })
+	defer logs.Wait()
+	code, err := h.waitExit(ctx)
+	if ctx.Err() != nil {
+		return
+	}
+	// The log stream ends once the container has stopped: everything it
+	// wrote is in the files before the exit is reported.
+	logs.Wait()
+	res := exitResult(code)
+	if err != nil {
+		res = driver.ExitResult{ExitCode: -1, Err: fmt.Errorf("task %s (container %s): %w", h.t.id, h.t.container, err)}
+	} else if info, ierr := h.d.api.inspect(ctx, h.t.container); ierr == nil && info.State.OOMKilled {
+		h.d.cfg.Logger.Warn("docker: task's container was killed for exceeding its memory limit", "task", h.t.id, "container", h.t.container)
+	}
+	if !h.d.cfg.KeepContainers {
+		if rerr := h.d.api.remove(ctx, h.t.container); rerr != nil {
+			h.d.cfg.Logger.Warn("docker: remove an exited container", "task", h.t.id, "container", h.t.container, "err", rerr)
+		}
+	}
+	h.result = res
+	close(h.done)
+}
+
+// waitExit waits for the container to stop and returns its exit status;
+// ErrContainerGone when it was removed. It asks again, every
+// RetryInterval, a daemon that does not answer, until ctx ends.
+func (h *handle) waitExit(ctx context.Context) (int, error) {
+	for {
+		code, err := h.d.api.wait(ctx, h.t.container)
+		switch {
+		case err == nil:
+			return code, nil
+		case errors.Is(err, errNotFound):
+			return -1, ErrContainerGone
+		case ctx.Err() != nil:
+			return -1, ctx.Err()
+		}
+		h.d.cfg.Logger.Warn("docker: wait for a container", "task", h.t.id, "container", h.t.container, "err", err)
+		timer := h.d.cfg.Clock.NewTimer(h.d.cfg.RetryInterval)
+		select {
+		case <-timer.C():
+		case <-ctx.Done():
+			timer.Stop()
+			return -1, ctx.Err()
+		}
+	}
+}
+
+// followLogs copies the container's output into the task's log files
+// until the container stops or ctx ends.
+func (h *handle) followLogs(ctx context.Context, since string) {
+	stdout, err := openLogFile(h.t.logs.stdout, h.t.logs.maxBytes, h.t.logs.maxFiles)
+	if err != nil {
+		h.d.cfg.Logger.Warn("docker: open the task's stdout log", "task", h.t.id, "err", err)
+		return
+	}
+	defer stdout.Close()
+	stderr, err := openLogFile(h.t.logs.stderr, h.t.logs.maxBytes, h.t.logs.maxFiles)
+	if err != nil {
+		h.d.cfg.Logger.Warn("docker: open the task's stderr log", "task", h.t.id, "err", err)
+		return
+	}
+	defer stderr.Close()
+	if err := h.d.api.logs(ctx, h.t.container, since, stdout, stderr); err != nil && ctx.Err() == nil {
+		h.d.cfg.Logger.Warn("docker: follow the task's logs", "task", h.t.id, "container", h.t.container, "err", err)
+	}
+}
+
+// exitResult turns a container's exit status into an ExitResult: a
+// status above 128 is read, as Docker reports it, as death by signal
+// status-128 (so a task exiting by itself with such a status reads as
+// signalled too).
+func exitResult(code int) driver.ExitResult {
+	if code > 128 && code <= 128+64 {
+		return driver.ExitResult{ExitCode: code, Signal: code - 128}
+	}
+	return driver.ExitResult{ExitCode: code}
+}
