@@ -12,6 +12,7 @@ import (
 	"github.com/ordoplane/ordo/client"
 	"github.com/ordoplane/ordo/client/csi"
 	"github.com/ordoplane/ordo/client/driver"
+	"github.com/ordoplane/ordo/client/driver/docker"
 	"github.com/ordoplane/ordo/client/driver/exec"
 	"github.com/ordoplane/ordo/client/driver/mock"
 	clienthttp "github.com/ordoplane/ordo/client/httpapi"
@@ -40,8 +41,11 @@ type ClientConfig struct {
 	NodePool  string `json:"NodePool"`
 	// Meta is the node's metadata.
 	Meta map[string]string `json:"Meta"`
-	// Drivers names the task drivers to offer: exec, mock; default exec.
+	// Drivers names the task drivers to offer: exec, mock, docker;
+	// default exec.
 	Drivers []string `json:"Drivers"`
+	// Docker configures the docker driver (docker.go).
+	Docker DockerConfig `json:"Docker"`
 	// GCMaxAllocs is how many terminal allocations keep their directory;
 	// default 50.
 	GCMaxAllocs int `json:"GCMaxAllocs"`
@@ -93,8 +97,8 @@ func (c ClientConfig) validate(server bool) error {
 		return errors.New("agent: a client-only agent needs -servers")
 	}
 	for _, d := range c.Drivers {
-		if d != exec.Name && d != mock.Name {
-			return fmt.Errorf("agent: unknown task driver %q (want %s or %s)", d, exec.Name, mock.Name)
+		if d != exec.Name && d != mock.Name && d != docker.Name {
+			return fmt.Errorf("agent: unknown task driver %q (want %s, %s or %s)", d, exec.Name, mock.Name, docker.Name)
 		}
 	}
 	return nil
@@ -141,6 +145,13 @@ func (a *Agent) startClient(ctx context.Context, servers []string) error {
 				return fmt.Errorf("agent: mock driver: %w", err)
 			}
 			drivers = append(drivers, d)
+		case docker.Name:
+			d, err := newDockerDriver(cc.Docker, log) // docker.go
+			if err != nil {
+				closeAll()
+				return fmt.Errorf("agent: docker driver: %w", err)
+			}
+			drivers, closers = append(drivers, d), append(closers, d.Close)
 		}
 	}
 	httpAddr := cc.HTTPAddr

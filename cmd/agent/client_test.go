@@ -80,9 +80,13 @@ func TestClientConfigValidate(t *testing.T) {
 		t.Error("client without servers accepted")
 	}
 	c.Client.Servers = []string{"127.0.0.1:4646"}
-	c.Client.Drivers = []string{"docker"}
+	c.Client.Drivers = []string{"lxc"}
 	if err := c.Validate(); err == nil {
 		t.Error("unknown driver accepted")
+	}
+	c.Client.Drivers = []string{"exec", "docker"}
+	if err := c.Validate(); err != nil {
+		t.Errorf("docker driver refused: %v", err)
 	}
 	c.Client.Drivers = nil
 	if err := c.Validate(); err != nil {

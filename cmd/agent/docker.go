@@ -1,0 +1,27 @@
+package agent
+
+import (
+	"log/slog"
+
+	"github.com/ordoplane/ordo/client/driver/docker"
+)
+
+// DockerConfig is the client's docker driver settings: the agent file's
+// plugin "docker" { config { … } } block, as Nomad's (docs/docker.md).
+type DockerConfig struct {
+	// Endpoint is the daemon's API, unix:///path or tcp://host:port;
+	// default unix:///var/run/docker.sock.
+	Endpoint string `json:"Endpoint"`
+	// AllowPrivileged lets tasks run privileged containers.
+	AllowPrivileged bool `json:"AllowPrivileged"`
+	// VolumesEnabled lets tasks mount host paths outside their allocation.
+	VolumesEnabled bool `json:"VolumesEnabled"`
+	// KeepContainers keeps exited containers (gc { container = false }).
+	KeepContainers bool `json:"KeepContainers"`
+}
+
+// newDockerDriver builds the docker driver the client offers.
+func newDockerDriver(c DockerConfig, log *slog.Logger) (*docker.Driver, error) {
+	return docker.New(docker.Config{Endpoint: c.Endpoint, AllowPrivileged: c.AllowPrivileged,
+		VolumesEnabled: c.VolumesEnabled, KeepContainers: c.KeepContainers, Logger: log})
+}
