@@ -45,11 +45,15 @@ import (
 //	  datacenter = "dc1"
 //	  node_class = "compute"
 //	  node_pool  = "default"
-//	  drivers    = ["exec"]            # exec, mock
+//	  drivers    = ["exec"]            # exec, mock, docker
 //	  meta       = { rack = "r1" }
 //	  gc_max_allocs = 50
 //	  network_interface = "eth0"       # addresses, ports, host volumes (agentconfig_network.go)
 //	  host_volume "data" { path = "/srv/data" }
+//	}
+//
+//	plugin "docker" {                  # the docker driver (agentconfig_docker.go, docs/docker.md)
+//	  config { endpoint = "unix:///var/run/docker.sock" }
 //	}
 //
 //	time_travel {                     # reads at_index/at_time (agentconfig_timetravel.go)
@@ -100,6 +104,9 @@ type agentFile struct {
 	Limits *limitsBlock `hcl:"limits,block"`
 	// Autopilot is the autopilot block (agentconfig_cluster.go).
 	Autopilot *autopilotBlock `hcl:"autopilot,block"`
+	// Plugins are the plugin blocks: the docker driver's
+	// (agentconfig_docker.go).
+	Plugins []pluginBlock `hcl:"plugin,block"`
 
 	// Region and Datacenter are the server's, as Nomad's agent file
 	// names them; default "global" and "dc1".
@@ -415,6 +422,9 @@ func (f *agentFile) applyTo(c *agent.Config) error {
 		if err := f.LocalDriver.applyTo(&c.LocalDriver, f.path); err != nil {
 			return err
 		}
+	}
+	if err := applyPlugins(f.Plugins, &c.Client, f.path); err != nil { // agentconfig_docker.go
+		return err
 	}
 	return nil
 }
