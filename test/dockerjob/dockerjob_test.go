@@ -1,0 +1,202 @@
+package dockerjob
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/nomad/api"
+
+	"github.com/ordoplane/ordo/client/driver/docker"
+	"github.com/ordoplane/ordo/client/driver/docker/dockertest"
+	"github.com/ordoplane/ordo/cmd/agent"
+	"github.com/ordoplane/ordo/test/testagent"
+)
+
+// daemon is the package's own dockerd, started by TestMain.
+var daemon *dockertest.Daemon
+
+func TestMain(m *testing.M) { os.Exit(dockertest.Main(m, &daemon)) }
+
+// timeout bounds each wait on the dev agent.
+const timeout = 30 * time.Second
+
+// webJob is busybox httpd serving its local/ directory on the group's
+// http port, in the host's network namespace.
+const webJob = `job "web" {
+  datacenters = ["dc1"]
+  group "web" {
+    network {
+      port "http" {}
+    }
+    restart {
+      attempts = 3
+      interval = "1m"
+      delay    = "100ms"
+      mode     = "fail"
+    }
+    task "httpd" {
+      driver       = "docker"
+      kill_timeout = "2s"
+      config {
+        image        = %q
+        command      = "/bin/sh"
+        args         = ["-c", "echo hello from $NOMAD_ALLOC_ID > $NOMAD_TASK_DIR/index.html; echo serving on $NOMAD_PORT_http; exec httpd -f -p $NOMAD_PORT_http -h /local"]
+        network_mode = "host"
+        ports        = ["http"]
+        init         = true
+        labels {
+          team = "web"
+        }
+      }
+      resources {
+        cpu    = 100
+        memory = 64
+      }
+    }
+  }
+}`
+
+// TestDockerJob: a docker job on a dev agent is placed, runs, answers on
+// its port, logs where the logs API reads, is restarted by its policy
+// when its container is killed behind the client's back, and its
+// container is removed when the job stops.
+func TestDockerJob(t *testing.T) {
+	cfg := testagent.DevConfig(t.TempDir())
+	cfg.Client = agent.DevClientConfig()
+	cfg.Client.Drivers = []string{"exec", docker.Name}
+	cfg.Client.Docker = agent.DockerConfig{Endpoint: daemon.Endpoint}
+	_, c := testagent.StartDev(t, cfg)
+	testagent.WaitFor(t, timeout, "the dev node ready with a healthy docker driver", func() bool {
+		nodes, _, err := c.Nodes().List(nil)
+		if err != nil || len(nodes) != 1 || nodes[0].Status != "ready" {
+			return false
+		}
+		d := nodes[0].Drivers[docker.Name]
+		return d != nil && d.Healthy
+	})
+
+	job, err := c.Jobs().ParseHCL(fmt.Sprintf(webJob, daemon.Image), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := c.Jobs().Register(job, nil); err != nil {
+		t.Fatal(err)
+	}
+	var alloc *api.Allocation
+	testagent.WaitFor(t, timeout, "the allocation running", func() bool {
+		list, _, err := c.Jobs().Allocations("web", false, nil)
+		if err != nil || len(list) != 1 || list[0].ClientStatus != "running" {
+			return false
+		}
+		alloc, _, err = c.Allocations().Info(list[0].ID, nil)
+		return err == nil
+	})
+	port := 0
+	for _, p := range alloc.AllocatedResources.Shared.Ports {
+		if p.Label == "http" {
+			port = p.Value
+		}
+	}
+	if port == 0 {
+		t.Fatalf("no http port in %+v", alloc.AllocatedResources.Shared)
+	}
+	url := fmt.Sprintf("http://127.0.0.1:%d/index.html", port)
+	want := "hello from " + alloc.ID + "\n"
+	testagent.WaitFor(t, timeout, "httpd answering on "+url, func() bool { return get(url) == want })
+
+	logs := c.Address() + "/v1/client/fs/logs/" + alloc.ID + "?task=httpd&type=stdout&plain=true&origin=start"
+	testagent.WaitFor(t, timeout, "the container's stdout in the task's logs", func() bool {
+		return strings.Contains(get(logs), fmt.Sprintf("serving on %d", port))
+	})
+
+	ids := daemon.Containers(t, docker.LabelAllocID, alloc.ID)
+	if len(ids) != 1 {
+		t.Fatalf("containers of the allocation = %v, want one", ids)
+	}
+	info := daemon.Inspect(t, ids[0])
+	labels, _ := info["Config"].(map[string]any)["Labels"].(map[string]any)
+	if labels["team"] != "web" || labels[docker.LabelTaskName] != "httpd" {
+		t.Errorf("container labels = %v", labels)
+	}
+	host, _ := info["HostConfig"].(map[string]any)
+	if host["NetworkMode"] != "host" || host["Memory"] != float64(64<<20) || host["CpuShares"] != float64(100) {
+		t.Errorf("host config: network %v, memory %v, cpu shares %v", host["NetworkMode"], host["Memory"], host["CpuShares"])
+	}
+
+	// Killed behind the client's back: the restart policy starts a new
+	// container, and only one runs.
+	daemon.Kill(t, ids[0])
+	testagent.WaitFor(t, timeout, "the task restarted in a new container", func() bool {
+		a, _, err := c.Allocations().Info(alloc.ID, nil)
+		if err != nil || a.TaskStates["httpd"] == nil || a.TaskStates["httpd"].Restarts < 1 || a.TaskStates["httpd"].State != "running" {
+			return false
+		}
+		now := daemon.Containers(t, docker.LabelAllocID, alloc.ID)
+		return len(now) == 1 && now[0] != ids[0] && get(url) == want
+	})
+
+	if _, _, err := c.Jobs().Deregister("web", false, nil); err != nil {
+		t.Fatal(err)
+	}
+	testagent.WaitFor(t, timeout, "the container removed once the job stopped", func() bool {
+		return len(daemon.Containers(t, docker.LabelAllocID, alloc.ID)) == 0
+	})
+}
+
+// TestDockerUnhealthyInfeasible: a client whose docker daemon does not
+// answer reports the driver unhealthy, and a docker job is not placed on
+// it, for missing drivers.
+func TestDockerUnhealthyInfeasible(t *testing.T) {
+	cfg := testagent.DevConfig(t.TempDir())
+	cfg.Client = agent.DevClientConfig()
+	cfg.Client.Drivers = []string{"exec", docker.Name}
+	cfg.Client.Docker = agent.DockerConfig{Endpoint: "unix://" + t.TempDir() + "/no-docker.sock"}
+	_, c := testagent.StartDev(t, cfg)
+	testagent.WaitFor(t, timeout, "the dev node ready", func() bool {
+		nodes, _, err := c.Nodes().List(nil)
+		return err == nil && len(nodes) == 1 && nodes[0].Status == "ready"
+	})
+	nodes, _, _ := c.Nodes().List(nil)
+	if d := nodes[0].Drivers[docker.Name]; d == nil || d.Healthy {
+		t.Fatalf("docker driver info = %+v, want unhealthy", d)
+	}
+	job, err := c.Jobs().ParseHCL(fmt.Sprintf(webJob, daemon.Image), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, _, err := c.Jobs().Register(job, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	testagent.WaitFor(t, timeout, "a placement failure for missing drivers", func() bool {
+		ev, _, err := c.Evaluations().Info(resp.EvalID, nil)
+		if err != nil || ev.Status != "complete" {
+			return false
+		}
+		for _, m := range ev.FailedTGAllocs {
+			if m.ConstraintFiltered["missing drivers"] > 0 {
+				return true
+			}
+		}
+		return false
+	})
+}
+
+// get returns the body of a 200 answer to url, "" otherwise.
+func get(url string) string {
+	resp, err := http.Get(url)
+	if err != nil {
+		return ""
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		return ""
+	}
+	return string(b)
+}
