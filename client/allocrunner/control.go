@@ -188,6 +188,9 @@ func exitMessage(res driver.ExitResult) string {
 	if res.Signal != 0 {
 		msg += fmt.Sprintf(", Signal: %d", res.Signal)
 	}
+	if res.OOMKilled {
+		msg += ", OOM Killed"
+	}
 	if res.Err != nil {
 		msg += ", " + res.Err.Error()
 	}

@@ -101,6 +101,9 @@ type ExitResult struct {
 	ExitCode int
 	// Signal is the signal that killed it, 0 if none.
 	Signal int
+	// OOMKilled is set when the task was killed for exceeding its memory
+	// limit (drivers that enforce one and can tell, e.g. docker).
+	OOMKilled bool
 	// Err is set when the task could not be waited on (e.g. it vanished
 	// while the client was away).
 	Err error

@@ -2,6 +2,8 @@ package docker_test
 
 import (
 	"context"
+	"errors"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -123,4 +125,187 @@ func TestEnvDirsAndLogs(t *testing.T) {
 	if ids := daemon.Containers(t, docker.LabelAllocID, cfg.AllocID); len(ids) != 0 {
 		t.Errorf("containers of the exited task left: %v", ids)
 	}
+}
+
+// TestConfigErrors: what the driver refuses, as a *driver.ConfigError
+// naming the key, before anything runs.
+func TestConfigErrors(t *testing.T) {
+	d := newDriver(t, nil)
+	withVolumes := newDriver(t, func(c *docker.Config) { c.VolumesEnabled = true })
+	for _, tc := range []struct {
+		name string
+		d    *docker.Driver
+		cfg  map[string]any
+		key  string
+	}{
+		{"no image", d, map[string]any{"command": "/bin/true"}, "config.image"},
+		{"unknown key", d, map[string]any{"image": daemon.Image, "ulimit": map[string]any{}}, "config.ulimit"},
+		{"bridge", d, map[string]any{"image": daemon.Image, "network_mode": "bridge"}, "config.network_mode"},
+		{"named network", d, map[string]any{"image": daemon.Image, "network_mode": "backend"}, "config.network_mode"},
+		{"privileged not allowed", d, map[string]any{"image": daemon.Image, "privileged": true}, "config.privileged"},
+		{"unknown port", d, map[string]any{"image": daemon.Image, "ports": []any{"admin"}}, "config.ports"},
+		{"driver label", d, map[string]any{"image": daemon.Image, "labels": map[string]any{docker.LabelTaskID: "x"}}, "config.labels." + docker.LabelTaskID},
+		{"host volume not enabled", d, map[string]any{"image": daemon.Image, "volumes": []any{"/etc:/host-etc"}}, "config.volumes"},
+		{"volume out of the allocation", withVolumes, map[string]any{"image": daemon.Image, "volumes": []any{"../../x:/x"}}, "config.volumes"},
+		{"volume without a container path", d, map[string]any{"image": daemon.Image, "volumes": []any{"local"}}, "config.volumes"},
+		{"args not strings", d, map[string]any{"image": daemon.Image, "command": "/bin/sh", "args": []any{1}}, "config.args"},
+		{"pids_limit", d, map[string]any{"image": daemon.Image, "pids_limit": int64(0)}, "config.pids_limit"},
+	} {
+		_, err := tc.d.Start(context.Background(), taskConfig(t, tc.cfg))
+		ce, ok := errors.AsType[*driver.ConfigError](err)
+		if !ok || ce.Key != tc.key {
+			t.Errorf("%s: Start = %v, want a ConfigError for %s", tc.name, err, tc.key)
+		}
+	}
+	if _, err := d.Start(context.Background(), taskConfig(t, map[string]any{"image": "ordo-no-such-image:1"})); err == nil || !strings.Contains(err.Error(), "could not be pulled") {
+		t.Errorf("Start with an image the daemon lacks and cannot pull = %v", err)
+	}
+}
+
+// TestContainerSettings: what the task asks for is what the daemon runs:
+// a relative volume inside the allocation, the memory limit and CPU
+// shares, labels, hostname, read-only root, pids limit. (Privileged
+// containers need a host that grants every capability, which a test
+// sandbox may not: TestPrivilegedAllowed checks only the driver's side.)
+func TestContainerSettings(t *testing.T) {
+	d := newDriver(t, func(c *docker.Config) { c.KeepContainers = true })
+	cfg := taskConfig(t, map[string]any{"image": daemon.Image, "command": "/bin/sh", "args": []any{"-c", "cat /data/in; hostname"},
+		"volumes": []any{"../alloc/data:/data:ro"}, "labels": []any{map[string]any{"team": "web"}},
+		"hostname": "box", "readonly_rootfs": true, "network_mode": "none", "pids_limit": int64(64)})
+	cfg.CPU, cfg.MemoryMB = 250, 32
+	data := filepath.Join(cfg.Env["NOMAD_ALLOC_DIR"], "data")
+	if err := os.MkdirAll(data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(data, "in"), []byte("from the host\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	h := start(t, d, cfg)
+	if res := drivertest.Wait(t, h); !res.Successful() {
+		t.Fatalf("exit = %+v; stderr %s", res, readFile(cfg.StderrPath))
+	}
+	if got := readFile(cfg.StdoutPath); got != "from the host\nbox\n" {
+		t.Errorf("stdout = %q", got)
+	}
+	info := daemon.Inspect(t, h.State().Data["container_id"])
+	host := info["HostConfig"].(map[string]any)
+	for k, want := range map[string]any{"ReadonlyRootfs": true, "NetworkMode": "none",
+		"Memory": float64(32 << 20), "CpuShares": float64(250), "PidsLimit": float64(64)} {
+		if host[k] != want {
+			t.Errorf("HostConfig.%s = %v, want %v", k, host[k], want)
+		}
+	}
+	labels := info["Config"].(map[string]any)["Labels"].(map[string]any)
+	if labels["team"] != "web" || labels[docker.LabelAllocID] != cfg.AllocID || labels[docker.LabelTaskID] != cfg.ID {
+		t.Errorf("labels = %v", labels)
+	}
+}
+
+// TestPrivilegedAllowed: with allow_privileged the driver asks the daemon
+// for a privileged container instead of refusing the task.
+func TestPrivilegedAllowed(t *testing.T) {
+	d := newDriver(t, func(c *docker.Config) { c.AllowPrivileged = true })
+	h, err := d.Start(context.Background(), taskConfig(t, map[string]any{"image": daemon.Image, "command": "/bin/true", "privileged": true}))
+	if _, ok := errors.AsType[*driver.ConfigError](err); ok {
+		t.Fatalf("Start privileged with allow_privileged = %v", err)
+	}
+	if err == nil {
+		drivertest.Wait(t, h)
+	}
+	if fp := d.Fingerprint(); fp.Attributes["driver.docker.privileged.enabled"] != "true" {
+		t.Errorf("Fingerprint = %+v, want privileged enabled", fp)
+	}
+}
+
+// TestMemoryLimitOOM: the daemon enforces the task's memory: a task that
+// goes past it is killed, and the exit says OOM.
+func TestMemoryLimitOOM(t *testing.T) {
+	d := newDriver(t, nil)
+	cfg := taskConfig(t, map[string]any{"image": daemon.Image, "command": "/bin/dd",
+		"args": []any{"if=/dev/zero", "of=/dev/null", "bs=64M", "count=1"}})
+	cfg.MemoryMB = 16
+	res := drivertest.Wait(t, start(t, d, cfg))
+	if !res.OOMKilled || res.Signal != 9 {
+		t.Fatalf("exit = %+v, want killed by SIGKILL for OOM", res)
+	}
+}
+
+// TestStartRemovesEarlierAttempt: a container an earlier attempt of the
+// same task left (its start never recorded) is removed, never run beside
+// the new one.
+func TestStartRemovesEarlierAttempt(t *testing.T) {
+	d := newDriver(t, nil)
+	first := taskConfig(t, sh("echo ready; exec sleep 60"))
+	start(t, d, first)
+	second := first
+	second.ID = strings.TrimSuffix(first.ID, "-0") + "-1"
+	h := start(t, d, second)
+	drivertest.WaitForOutput(t, second.StdoutPath, "ready")
+	ids := daemon.Containers(t, docker.LabelAllocID, first.AllocID)
+	if len(ids) != 1 || ids[0] != h.State().Data["container_id"] {
+		t.Fatalf("containers of the task = %v, want only the second attempt's", ids)
+	}
+}
+
+// TestRecoverResumesLogs: after the driver closes (the client stops) and a
+// new one recovers the task, the container's output goes on reaching the
+// log file, without what was already written twice, and no second
+// container starts.
+func TestRecoverResumesLogs(t *testing.T) {
+	cfg := taskConfig(t, sh("echo one; while [ ! -e /local/go ]; do sleep 0.05; done; echo two; exec sleep 60"))
+	d1 := newDriver(t, nil)
+	h1, err := d1.Start(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	drivertest.WaitForOutput(t, cfg.StdoutPath, "one")
+	if err := d1.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(cfg.Dir, "local", "go"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	h2, err := newDriver(t, nil).Recover(context.Background(), h1.State())
+	if err != nil {
+		t.Fatalf("Recover: %v", err)
+	}
+	drivertest.WaitForOutput(t, cfg.StdoutPath, "two")
+	if got := readFile(cfg.StdoutPath); got != "one\ntwo\n" {
+		t.Errorf("stdout after recovery = %q, want one then two, once each", got)
+	}
+	if ids := daemon.Containers(t, docker.LabelAllocID, cfg.AllocID); len(ids) != 1 {
+		t.Errorf("containers = %v, want one", ids)
+	}
+	drivertest.Stop(t, h2)
+	if ids := daemon.Containers(t, docker.LabelAllocID, cfg.AllocID); len(ids) != 0 {
+		t.Errorf("containers after stop = %v, want none", ids)
+	}
+}
+
+// TestFingerprint: the daemon's version when it answers; unhealthy when it
+// does not, undetected when its socket is not there.
+func TestFingerprint(t *testing.T) {
+	fp := newDriver(t, nil).Fingerprint()
+	if !fp.Healthy || fp.Attributes["driver.docker.version"] == "" || fp.Attributes["driver.docker.privileged.enabled"] != "false" {
+		t.Errorf("Fingerprint = %+v", fp)
+	}
+	missing := newDriver(t, func(c *docker.Config) { c.Endpoint = "unix://" + t.TempDir() + "/none.sock" }).Fingerprint()
+	if missing.Detected || missing.Healthy {
+		t.Errorf("Fingerprint with no socket = %+v", missing)
+	}
+	sock := filepath.Join(t.TempDir(), "mute.sock")
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	mute := newDriver(t, func(c *docker.Config) { c.Endpoint, c.FingerprintTimeout = "unix://"+sock, 100*time.Millisecond }).Fingerprint()
+	if !mute.Detected || mute.Healthy {
+		t.Errorf("Fingerprint of a daemon that does not answer = %+v", mute)
+	}
+}
+
+func readFile(path string) string {
+	b, _ := os.ReadFile(path)
+	return string(b)
 }

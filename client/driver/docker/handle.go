@@ -110,8 +110,8 @@ func (h *handle) run(since string) {
 	res := exitResult(code)
 	if err != nil {
 		res = driver.ExitResult{ExitCode: -1, Err: fmt.Errorf("task %s (container %s): %w", h.t.id, h.t.container, err)}
-	} else if info, ierr := h.d.api.inspect(ctx, h.t.container); ierr == nil && info.State.OOMKilled {
-		h.d.cfg.Logger.Warn("docker: task's container was killed for exceeding its memory limit", "task", h.t.id, "container", h.t.container)
+	} else if info, ierr := h.d.api.inspect(ctx, h.t.container); ierr == nil {
+		res.OOMKilled = info.State.OOMKilled
 	}
 	if !h.d.cfg.KeepContainers {
 		if rerr := h.d.api.remove(ctx, h.t.container); rerr != nil {
