@@ -309,3 +309,29 @@ func readFile(path string) string {
 	b, _ := os.ReadFile(path)
 	return string(b)
 }
+
+// TestExec: a command runs inside the task's container, with its input,
+// its two output streams apart, the task's environment as the container
+// sees it, and its exit code; a canceled one is killed.
+func TestExec(t *testing.T) {
+	d := newDriver(t, nil)
+	cfg := taskConfig(t, sh("echo ready; exec sleep 60"))
+	h := start(t, d, cfg)
+	drivertest.WaitForOutput(t, cfg.StdoutPath, "ready")
+	x := h.(driver.Execer)
+	var out, errOut strings.Builder
+	code, err := x.Exec(context.Background(), driver.ExecRequest{
+		Command: []string{"/bin/sh", "-c", `cat; echo "$GREETING in $NOMAD_TASK_DIR"; echo bad >&2; exit 7`},
+		Env:     cfg.Env, Stdin: strings.NewReader("input\n"), Stdout: &out, Stderr: &errOut})
+	if err != nil || code != 7 {
+		t.Fatalf("Exec = %d, %v; want 7", code, err)
+	}
+	if out.String() != "input\nhi there in /local\n" || errOut.String() != "bad\n" {
+		t.Errorf("stdout %q, stderr %q", out.String(), errOut.String())
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	if _, err := x.Exec(ctx, driver.ExecRequest{Command: []string{"/bin/sleep", "30"}}); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("Exec past its context = %v", err)
+	}
+}
