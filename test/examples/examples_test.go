@@ -31,6 +31,7 @@ var notRunnable = map[string]string{
 	"docs/examples/csi/volume.hcl":            "a CSI volume specification, not a job (test/csi registers it)",
 	"docs/examples/csi/csi-plugin.hcl":        "runs the tools/csi-hostpath binary, which test/csi builds and runs it with",
 	"docs/examples/csi/db.hcl":                "needs the csi-hostpath plugin and its volume (test/csi runs it)",
+	"docs/examples/docker.hcl":                "needs a client with a Docker daemon and busybox:1.36 (test/dockerjob runs such a job with a local image)",
 }
 
 // check runs one example on the dev agent and waits for its state.
