@@ -11,6 +11,8 @@ import (
 
 	"github.com/hashicorp/nomad/api"
 
+	"github.com/ordoplane/ordo/client"
+	"github.com/ordoplane/ordo/client/driver"
 	"github.com/ordoplane/ordo/client/driver/docker"
 	"github.com/ordoplane/ordo/client/driver/docker/dockertest"
 	"github.com/ordoplane/ordo/cmd/agent"
@@ -199,4 +201,115 @@ func get(url string) string {
 		return ""
 	}
 	return string(b)
+}
+
+// sleeperJob is a long-running container that says when it started.
+const sleeperJob = `job "sleeper" {
+  datacenters = ["dc1"]
+  group "s" {
+    task "sleep" {
+      driver       = "docker"
+      kill_timeout = "2s"
+      config {
+        image   = %q
+        command = "/bin/sh"
+        args    = ["-c", "echo started; exec sleep 600"]
+        init    = true
+      }
+      resources {
+        cpu    = 100
+        memory = 32
+      }
+    }
+  }
+}`
+
+// TestClientRestartReattaches: a client process that stops leaves its
+// container running; the next one on the same data directory re-attaches
+// to it, starts nothing, and stops it when the job stops.
+func TestClientRestartReattaches(t *testing.T) {
+	a, c := testagent.StartDev(t, testagent.DevConfig(t.TempDir()))
+	dataDir := t.TempDir()
+	startClient := func() (stop func()) {
+		d, err := docker.New(docker.Config{Endpoint: daemon.Endpoint, Logger: testagent.Discard()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cl, err := client.New(client.Config{DataDir: dataDir, Servers: []string{a.HTTPAddr()}, NodeName: "docker-1",
+			Drivers: []driver.Driver{d}, NetworkAddress: "127.0.0.1", Logger: testagent.Discard()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		stopRun := testagent.Run(t, "client", cl.Run)
+		return func() { stopRun(); d.Close() }
+	}
+	stop := startClient()
+	job, err := c.Jobs().ParseHCL(fmt.Sprintf(sleeperJob, daemon.Image), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := c.Jobs().Register(job, nil); err != nil {
+		t.Fatal(err)
+	}
+	var allocID string
+	testagent.WaitFor(t, timeout, "the allocation running", func() bool {
+		list, _, err := c.Jobs().Allocations("sleeper", false, nil)
+		if err != nil || len(list) != 1 || list[0].ClientStatus != "running" {
+			return false
+		}
+		allocID = list[0].ID
+		return true
+	})
+	before := daemon.Containers(t, docker.LabelAllocID, allocID)
+	if len(before) != 1 {
+		t.Fatalf("containers = %v, want one", before)
+	}
+
+	stop()
+	if info := daemon.Inspect(t, before[0]); info == nil || !info["State"].(map[string]any)["Running"].(bool) {
+		t.Fatal("the container did not outlive the client process")
+	}
+	startClient()
+	// The new client process has re-attached once it reports the task's
+	// state again; then the job's stop must reach the same container.
+	testagent.WaitFor(t, timeout, "the node ready again", func() bool {
+		nodes, _, err := c.Nodes().List(nil)
+		return err == nil && len(nodes) == 1 && nodes[0].Status == "ready"
+	})
+	a2, _, err := c.Allocations().Info(allocID, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := a2.TaskStates["sleep"]
+	if ts == nil || ts.State != "running" || ts.Restarts != 0 {
+		t.Fatalf("task state after the restart = %+v", ts)
+	}
+	if now := daemon.Containers(t, docker.LabelAllocID, allocID); len(now) != 1 || now[0] != before[0] {
+		t.Fatalf("containers after the client restart = %v, want the same one %v", now, before)
+	}
+	if _, _, err := c.Jobs().Deregister("sleeper", false, nil); err != nil {
+		t.Fatal(err)
+	}
+	testagent.WaitFor(t, timeout, "the container stopped and removed by the new client process", func() bool {
+		return len(daemon.Containers(t, docker.LabelAllocID, allocID)) == 0
+	})
+	// Read again after the stop: the new client process's report of the
+	// task shows whatever it did since the restart.
+	a3, _, err := c.Allocations().Info(allocID, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts = a3.TaskStates["sleep"]
+	if ts.Restarts != 0 {
+		t.Errorf("restarts = %d, want 0", ts.Restarts)
+	}
+	started := 0
+	for _, e := range ts.Events {
+		if e.Type == "Started" {
+			started++
+		}
+	}
+	if started != 1 {
+		t.Errorf("%d Started events, want 1: %+v", started, ts.Events)
+	}
 }

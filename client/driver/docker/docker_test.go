@@ -199,6 +199,13 @@ func TestContainerSettings(t *testing.T) {
 	if labels["team"] != "web" || labels[docker.LabelAllocID] != cfg.AllocID || labels[docker.LabelTaskID] != cfg.ID {
 		t.Errorf("labels = %v", labels)
 	}
+	// Labels are readable by anyone who can list containers: nothing of
+	// the task's environment (where secrets go) is in them.
+	for k, v := range labels {
+		if strings.Contains(v.(string), cfg.Env["GREETING"]) {
+			t.Errorf("label %s carries the task's environment: %q", k, v)
+		}
+	}
 }
 
 // TestPrivilegedAllowed: with allow_privileged the driver asks the daemon
