@@ -212,25 +212,60 @@ type containerSpec struct {
 
 // hostConfig is a container's HostConfig, the fields the driver sets.
 type hostConfig struct {
-	Binds          []string          `json:"Binds,omitempty"`
-	NetworkMode    string            `json:"NetworkMode,omitempty"`
-	Privileged     bool              `json:"Privileged,omitempty"`
-	Init           *bool             `json:"Init,omitempty"`
-	ReadonlyRootfs bool              `json:"ReadonlyRootfs,omitempty"`
-	CapAdd         []string          `json:"CapAdd,omitempty"`
-	CapDrop        []string          `json:"CapDrop,omitempty"`
-	SecurityOpt    []string          `json:"SecurityOpt,omitempty"`
-	ExtraHosts     []string          `json:"ExtraHosts,omitempty"`
-	DNS            []string          `json:"Dns,omitempty"`
-	DNSSearch      []string          `json:"DnsSearch,omitempty"`
-	DNSOptions     []string          `json:"DnsOptions,omitempty"`
-	ShmSize        int64             `json:"ShmSize,omitempty"`
-	CPUShares      int64             `json:"CpuShares,omitempty"`
-	Memory         int64             `json:"Memory,omitempty"`
-	MemorySwap     int64             `json:"MemorySwap,omitempty"`
-	PidsLimit      *int64            `json:"PidsLimit,omitempty"`
-	LogConfig      map[string]any    `json:"LogConfig,omitempty"`
-	Tmpfs          map[string]string `json:"Tmpfs,omitempty"`
+	Binds          []string       `json:"Binds,omitempty"`
+	NetworkMode    string         `json:"NetworkMode,omitempty"`
+	Privileged     bool           `json:"Privileged,omitempty"`
+	Init           *bool          `json:"Init,omitempty"`
+	ReadonlyRootfs bool           `json:"ReadonlyRootfs,omitempty"`
+	CapAdd         []string       `json:"CapAdd,omitempty"`
+	CapDrop        []string       `json:"CapDrop,omitempty"`
+	SecurityOpt    []string       `json:"SecurityOpt,omitempty"`
+	ExtraHosts     []string       `json:"ExtraHosts,omitempty"`
+	DNS            []string       `json:"Dns,omitempty"`
+	DNSSearch      []string       `json:"DnsSearch,omitempty"`
+	DNSOptions     []string       `json:"DnsOptions,omitempty"`
+	ShmSize        int64          `json:"ShmSize,omitempty"`
+	CPUShares      int64          `json:"CpuShares,omitempty"`
+	Memory         int64          `json:"Memory,omitempty"`
+	MemorySwap     int64          `json:"MemorySwap,omitempty"`
+	PidsLimit      *int64         `json:"PidsLimit,omitempty"`
+	LogConfig      map[string]any `json:"LogConfig,omitempty"`
+	Mounts         []mount        `json:"Mounts,omitempty"`
+	Ulimits        []ulimit       `json:"Ulimits,omitempty"`
+	Devices        []device       `json:"Devices,omitempty"`
+}
+
+// mount is one of a container's mounts (HostConfig.Mounts).
+type mount struct {
+	Type         string        `json:"Type"`
+	Source       string        `json:"Source,omitempty"`
+	Target       string        `json:"Target"`
+	ReadOnly     bool          `json:"ReadOnly,omitempty"`
+	BindOptions  *bindOptions  `json:"BindOptions,omitempty"`
+	TmpfsOptions *tmpfsOptions `json:"TmpfsOptions,omitempty"`
+}
+
+type bindOptions struct {
+	Propagation string `json:"Propagation,omitempty"`
+}
+
+type tmpfsOptions struct {
+	SizeBytes int64 `json:"SizeBytes,omitempty"`
+	Mode      int64 `json:"Mode,omitempty"`
+}
+
+// ulimit is one resource limit of a container's processes.
+type ulimit struct {
+	Name string `json:"Name"`
+	Soft int64  `json:"Soft"`
+	Hard int64  `json:"Hard"`
+}
+
+// device is a host device made available in a container.
+type device struct {
+	PathOnHost        string `json:"PathOnHost"`
+	PathInContainer   string `json:"PathInContainer"`
+	CgroupPermissions string `json:"CgroupPermissions"`
 }
 
 // create creates a container named name; it returns its id.

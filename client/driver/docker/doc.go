@@ -25,8 +25,9 @@
 // ("host:container[:ro]"), privileged (refused unless
 // Config.AllowPrivileged), cap_add, cap_drop, force_pull,
 // image_pull_timeout, auth, init, hostname, extra_hosts, dns_servers,
-// dns_search_domains, dns_options, shm_size, pids_limit, readonly_rootfs
-// and security_opt. Any other key, or a value of the wrong type, is a
+// dns_search_domains, dns_options, shm_size, pids_limit, readonly_rootfs,
+// security_opt, mount (bind, tmpfs, volume), ulimit, devices and logging
+// (json-file or local). Any other key, or a value of the wrong type, is a
 // *driver.ConfigError naming the key. docs/docker.md is the manual.
 //
 // # Containers

@@ -139,7 +139,7 @@ func TestConfigErrors(t *testing.T) {
 		key  string
 	}{
 		{"no image", d, map[string]any{"command": "/bin/true"}, "config.image"},
-		{"unknown key", d, map[string]any{"image": daemon.Image, "ulimit": map[string]any{}}, "config.ulimit"},
+		{"unknown key", d, map[string]any{"image": daemon.Image, "sysctl": map[string]any{}}, "config.sysctl"},
 		{"bridge", d, map[string]any{"image": daemon.Image, "network_mode": "bridge"}, "config.network_mode"},
 		{"named network", d, map[string]any{"image": daemon.Image, "network_mode": "backend"}, "config.network_mode"},
 		{"privileged not allowed", d, map[string]any{"image": daemon.Image, "privileged": true}, "config.privileged"},
@@ -150,6 +150,13 @@ func TestConfigErrors(t *testing.T) {
 		{"volume without a container path", d, map[string]any{"image": daemon.Image, "volumes": []any{"local"}}, "config.volumes"},
 		{"args not strings", d, map[string]any{"image": daemon.Image, "command": "/bin/sh", "args": []any{1}}, "config.args"},
 		{"pids_limit", d, map[string]any{"image": daemon.Image, "pids_limit": int64(0)}, "config.pids_limit"},
+		{"mount type", d, map[string]any{"image": daemon.Image, "mount": []any{map[string]any{"type": "nfs", "target": "/x"}}}, "config.mount.0.type"},
+		{"mount key", d, map[string]any{"image": daemon.Image, "mount": []any{map[string]any{"type": "tmpfs", "target": "/x", "size": int64(1)}}}, "config.mount.0.size"},
+		{"bind out of the allocation", d, map[string]any{"image": daemon.Image, "mount": []any{map[string]any{"type": "bind", "target": "/x", "source": "/etc"}}}, "config.mount.0.source"},
+		{"volume mount not enabled", d, map[string]any{"image": daemon.Image, "mount": []any{map[string]any{"type": "volume", "target": "/x", "source": "data"}}}, "config.mount.0.type"},
+		{"ulimit", d, map[string]any{"image": daemon.Image, "ulimit": map[string]any{"nofile": "4096:1024"}}, "config.ulimit.nofile"},
+		{"device", d, map[string]any{"image": daemon.Image, "devices": []any{map[string]any{"host_path": "dev/null"}}}, "config.devices.0.host_path"},
+		{"logging", d, map[string]any{"image": daemon.Image, "logging": []any{map[string]any{"type": "syslog"}}}, "config.logging.type"},
 	} {
 		_, err := tc.d.Start(context.Background(), taskConfig(t, tc.cfg))
 		ce, ok := errors.AsType[*driver.ConfigError](err)
@@ -205,6 +212,35 @@ func TestContainerSettings(t *testing.T) {
 		if strings.Contains(v.(string), cfg.Env["GREETING"]) {
 			t.Errorf("label %s carries the task's environment: %q", k, v)
 		}
+	}
+}
+
+// TestMountsUlimitsDevices: bind and tmpfs mounts, ulimits, devices and
+// the logging block reach the container.
+func TestMountsUlimitsDevices(t *testing.T) {
+	d := newDriver(t, nil)
+	cfg := taskConfig(t, map[string]any{"image": daemon.Image, "command": "/bin/sh",
+		"args": []any{"-c", "cat /in/msg; echo tmp > /scratch/f && cat /scratch/f; ulimit -n; echo dev > /dev/xnull && echo wrote"},
+		"mount": []any{
+			map[string]any{"type": "bind", "source": "local", "target": "/in", "readonly": true},
+			map[string]any{"type": "tmpfs", "target": "/scratch", "tmpfs_options": []any{map[string]any{"size": int64(1 << 20)}}},
+		},
+		"ulimit":          map[string]any{"nofile": "512:1024"},
+		"devices":         []any{map[string]any{"host_path": "/dev/null", "container_path": "/dev/xnull"}},
+		"logging":         []any{map[string]any{"type": "json-file", "config": []any{map[string]any{"max-size": "1m"}}}},
+		"readonly_rootfs": true,
+	})
+	if err := os.MkdirAll(filepath.Join(cfg.Dir, "local"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(cfg.Dir, "local", "msg"), []byte("bound\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if res := drivertest.Wait(t, start(t, d, cfg)); !res.Successful() {
+		t.Fatalf("exit = %+v; stderr %s", res, readFile(cfg.StderrPath))
+	}
+	if got := readFile(cfg.StdoutPath); got != "bound\ntmp\n512\nwrote\n" {
+		t.Errorf("stdout = %q; stderr %q", got, readFile(cfg.StderrPath))
 	}
 }
 

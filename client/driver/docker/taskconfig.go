@@ -3,6 +3,7 @@ package docker
 import (
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"os"
@@ -40,7 +41,7 @@ const defaultPullTimeout = 5 * time.Minute
 var configKeys = []string{"image", "command", "args", "entrypoint", "work_dir", "network_mode", "ports", "labels",
 	"volumes", "privileged", "cap_add", "cap_drop", "force_pull", "image_pull_timeout", "auth", "init", "hostname",
 	"extra_hosts", "dns_servers", "dns_search_domains", "dns_options", "shm_size", "pids_limit", "readonly_rootfs",
-	"security_opt"}
+	"security_opt", "mount", "ulimit", "devices", "logging"}
 
 // launch is a task's configuration checked and resolved for starting it.
 type launch struct {
@@ -57,12 +58,15 @@ type launch struct {
 // parser reads a task's config block, keeping the first error.
 type parser struct {
 	cfg map[string]any
-	err error
+	// prefix is the path of a nested block's keys ("mount.0."); "" at the
+	// top of the config block.
+	prefix string
+	err    error
 }
 
 func (p *parser) fail(key, format string, a ...any) {
 	if p.err == nil {
-		p.err = &driver.ConfigError{Key: "config." + key, Reason: fmt.Sprintf(format, a...)}
+		p.err = &driver.ConfigError{Key: "config." + p.prefix + key, Reason: fmt.Sprintf(format, a...)}
 	}
 }
 
@@ -261,13 +265,14 @@ func (d *Driver) parseTask(cfg driver.TaskConfig) (launch, error) {
 	if err != nil {
 		p.fail("volumes", "%v", err)
 	}
+	h.Mounts = d.mounts(p, cfg) // taskconfig_mounts.go
+	h.Ulimits = ulimits(p)      // taskconfig_mounts.go
+	h.Devices = devices(p)      // taskconfig_mounts.go
+	h.LogConfig = logConfig(p)  // taskconfig_mounts.go
 	if p.err != nil {
 		return l, p.err
 	}
 	h.Binds = binds
-	// Containers log to json-file, which the driver follows into the
-	// task's log files; the daemon keeps a small copy only.
-	h.LogConfig = map[string]any{"Type": "json-file", "Config": map[string]string{"max-size": "2m", "max-file": "2"}}
 	if cfg.CPU > 0 {
 		h.CPUShares = max(int64(cfg.CPU), 2) // the kernel's minimum weight
 	}
@@ -348,7 +353,6 @@ func (d *Driver) binds(cfg driver.TaskConfig, volumes []string) ([]string, error
 			out = append(out, p+":"+sub.at)
 		}
 	}
-	allocRoot := filepath.Dir(cfg.Dir)
 	for i, v := range volumes {
 		parts := strings.Split(v, ":")
 		if len(parts) < 2 || len(parts) > 3 || parts[0] == "" || !filepath.IsAbs(parts[1]) {
@@ -357,22 +361,32 @@ func (d *Driver) binds(cfg driver.TaskConfig, volumes []string) ([]string, error
 		if len(parts) == 3 && parts[2] != "ro" && parts[2] != "rw" {
 			return nil, fmt.Errorf("element %d %q: the mode must be ro or rw", i, v)
 		}
-		host := parts[0]
-		if filepath.IsAbs(host) {
-			if !d.cfg.VolumesEnabled {
-				return nil, fmt.Errorf("element %d %q: host paths outside the allocation need volumes enabled in the client's plugin \"docker\" config", i, v)
-			}
-		} else {
-			if cfg.Dir == "" {
-				return nil, fmt.Errorf("element %d %q: a relative path needs a task directory", i, v)
-			}
-			host = filepath.Join(cfg.Dir, host)
-			if rel, err := filepath.Rel(allocRoot, host); err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
-				return nil, fmt.Errorf("element %d %q: a relative path must stay inside the allocation directory", i, v)
-			}
+		host, err := d.hostPath(cfg, parts[0])
+		if err != nil {
+			return nil, fmt.Errorf("element %d %q: %w", i, v, err)
 		}
 		parts[0] = host
 		out = append(out, strings.Join(parts, ":"))
 	}
 	return out, nil
+}
+
+// hostPath resolves the host side of a volume or bind mount: a relative
+// path is relative to the task's directory and must stay inside the
+// allocation's directory; an absolute one needs volumes enabled.
+func (d *Driver) hostPath(cfg driver.TaskConfig, p string) (string, error) {
+	if filepath.IsAbs(p) {
+		if !d.cfg.VolumesEnabled {
+			return "", errors.New("host paths outside the allocation need volumes enabled in the client's plugin \"docker\" config")
+		}
+		return filepath.Clean(p), nil
+	}
+	if cfg.Dir == "" {
+		return "", errors.New("a relative path needs a task directory")
+	}
+	host := filepath.Join(cfg.Dir, p)
+	if rel, err := filepath.Rel(filepath.Dir(cfg.Dir), host); err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
+		return "", errors.New("a relative path must stay inside the allocation directory")
+	}
+	return host, nil
 }
