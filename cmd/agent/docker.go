@@ -2,6 +2,7 @@ package agent
 
 import (
 	"log/slog"
+	"time"
 
 	"github.com/ordoplane/ordo/client/driver/docker"
 )
@@ -18,10 +19,17 @@ type DockerConfig struct {
 	VolumesEnabled bool `json:"VolumesEnabled"`
 	// KeepContainers keeps exited containers (gc { container = false }).
 	KeepContainers bool `json:"KeepContainers"`
+	// KeepImages turns image GC off (gc { image = false }); by default,
+	// as Nomad's, the images of tasks are removed once unused for
+	// ImageDelay.
+	KeepImages bool `json:"KeepImages"`
+	// ImageDelay is gc { image_delay }; default 3m.
+	ImageDelay time.Duration `json:"ImageDelay"`
 }
 
 // newDockerDriver builds the docker driver the client offers.
 func newDockerDriver(c DockerConfig, log *slog.Logger) (*docker.Driver, error) {
 	return docker.New(docker.Config{Endpoint: c.Endpoint, AllowPrivileged: c.AllowPrivileged,
-		VolumesEnabled: c.VolumesEnabled, KeepContainers: c.KeepContainers, Logger: log})
+		VolumesEnabled: c.VolumesEnabled, KeepContainers: c.KeepContainers, ImageGC: !c.KeepImages,
+		ImageDelay: c.ImageDelay, Logger: log})
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"net/url"
+	"time"
 
 	"github.com/ordoplane/ordo/cmd/agent"
 )
@@ -15,7 +16,11 @@ import (
 //	    endpoint         = "unix:///var/run/docker.sock"
 //	    allow_privileged = false
 //	    volumes { enabled = false }   # host paths outside the allocation
-//	    gc { container = true }       # remove a task's container once it has exited
+//	    gc {
+//	      image       = true          # remove the images of tasks once unused for image_delay
+//	      image_delay = "3m"
+//	      container   = true          # remove a task's container once it has exited
+//	    }
 //	  }
 //	}
 //
@@ -34,7 +39,9 @@ type dockerPluginBlock struct {
 		Enabled *bool `hcl:"enabled,optional"`
 	} `hcl:"volumes,block"`
 	GC *struct {
-		Container *bool `hcl:"container,optional"`
+		Image      *bool   `hcl:"image,optional"`
+		ImageDelay *string `hcl:"image_delay,optional"`
+		Container  *bool   `hcl:"container,optional"`
 	} `hcl:"gc,block"`
 }
 
@@ -67,8 +74,20 @@ func applyPlugins(blocks []pluginBlock, c *agent.ClientConfig, path string) erro
 		if p.Volumes != nil && p.Volumes.Enabled != nil {
 			c.Docker.VolumesEnabled = *p.Volumes.Enabled
 		}
-		if p.GC != nil && p.GC.Container != nil {
-			c.Docker.KeepContainers = !*p.GC.Container
+		if g := p.GC; g != nil {
+			if g.Container != nil {
+				c.Docker.KeepContainers = !*g.Container
+			}
+			if g.Image != nil {
+				c.Docker.KeepImages = !*g.Image
+			}
+			if g.ImageDelay != nil {
+				d, err := time.ParseDuration(*g.ImageDelay)
+				if err != nil || d <= 0 {
+					return fmt.Errorf("plugin \"docker\" config.gc.image_delay in %s: %q is not a positive duration", path, *g.ImageDelay)
+				}
+				c.Docker.ImageDelay = d
+			}
 		}
 	}
 	return nil

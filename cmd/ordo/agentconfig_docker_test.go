@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ordoplane/ordo/cmd/agent"
 )
@@ -22,16 +23,22 @@ func TestPluginDockerBlock(t *testing.T) {
     endpoint         = "unix:///run/d.sock"
     allow_privileged = true
     volumes { enabled = true }
-    gc { container = false }
+    gc {
+      container   = false
+      image       = false
+      image_delay = "10m"
+    }
   }
 }
-`, want: agent.DockerConfig{Endpoint: "unix:///run/d.sock", AllowPrivileged: true, VolumesEnabled: true, KeepContainers: true}},
+`, want: agent.DockerConfig{Endpoint: "unix:///run/d.sock", AllowPrivileged: true, VolumesEnabled: true, KeepContainers: true,
+			KeepImages: true, ImageDelay: 10 * time.Minute}},
 		{src: "plugin \"docker\" {\n config {\n endpoint = \"tcp://127.0.0.1:2375\"\n }\n}\n", want: agent.DockerConfig{Endpoint: "tcp://127.0.0.1:2375"}},
 		{src: "plugin \"docker\" {}\n", want: agent.DockerConfig{}},
 		{src: "plugin \"docker\" {\n config {\n endpoint = \"/var/run/docker.sock\"\n }\n}\n", err: "config.endpoint"},
 		{src: "plugin \"raw_exec\" {}\n", err: `plugin "raw_exec"`},
 		{src: "plugin \"docker\" {}\nplugin \"docker\" {}\n", err: "set twice"},
-		{src: "plugin \"docker\" {\n config {\n gc { image = true }\n }\n}\n", err: "image"},
+		{src: "plugin \"docker\" {\n config {\n gc { image_delay = \"soon\" }\n }\n}\n", err: "config.gc.image_delay"},
+		{src: "plugin \"docker\" {\n config {\n gc { dangling_containers {} }\n }\n}\n", err: "dangling_containers"},
 	} {
 		path := filepath.Join(t.TempDir(), "agent.hcl")
 		if err := os.WriteFile(path, []byte(tc.src), 0o600); err != nil {

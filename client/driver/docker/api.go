@@ -325,6 +325,7 @@ type containerInfo struct {
 		StartedAt string `json:"StartedAt"`
 	} `json:"State"`
 	Config struct {
+		Image  string            `json:"Image"`
 		Labels map[string]string `json:"Labels"`
 	} `json:"Config"`
 }

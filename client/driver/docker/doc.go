@@ -43,6 +43,13 @@
 // record never runs beside the next one. Once a container has exited and
 // its logs are written, it is removed (unless Config.KeepContainers).
 //
+// # Image GC
+//
+// With Config.ImageGC, a goroutine of the driver removes, every
+// ImageGCInterval, the images its tasks used that none of its tasks has
+// run for ImageDelay and from which no container of the daemon was made
+// by that name (imagegc.go).
+//
 // # Logs
 //
 // The driver follows the container's output through the API and writes
@@ -72,8 +79,9 @@
 //
 // A Driver and its handles are safe for concurrent use. Each handle has
 // one goroutine, which follows the logs (in a second goroutine it joins)
-// and waits for the container; Close ends them without touching the
-// containers and waits for them.
+// and waits for the container; image GC has one. Close ends them without
+// touching the containers and waits for them. The driver has one lock,
+// held only to read or update its own fields, never across an API call.
 //
 // # Invariants
 //

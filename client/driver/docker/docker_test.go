@@ -14,6 +14,7 @@ import (
 	"github.com/ordoplane/ordo/client/driver/docker"
 	"github.com/ordoplane/ordo/client/driver/docker/dockertest"
 	"github.com/ordoplane/ordo/client/driver/drivertest"
+	"github.com/ordoplane/ordo/clock/clocktest"
 )
 
 // daemon is the package's own dockerd, started by TestMain.
@@ -377,4 +378,34 @@ func TestExec(t *testing.T) {
 	if _, err := x.Exec(ctx, driver.ExecRequest{Command: []string{"/bin/sleep", "30"}}); !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("Exec past its context = %v", err)
 	}
+}
+
+// TestImageGC: an image the driver's tasks used is removed once none has
+// run it for the delay; one a running task uses is kept.
+func TestImageGC(t *testing.T) {
+	clk := clocktest.NewClock(time.Unix(1_800_000_000, 0))
+	const delay = time.Minute
+	d := newDriver(t, func(c *docker.Config) {
+		c.ImageGC, c.ImageDelay, c.ImageGCInterval, c.Clock = true, delay, time.Second, clk
+	})
+	done, busy := daemon.Tag(t, "ordo-gc-done:1"), daemon.Tag(t, "ordo-gc-busy:1")
+	exited := taskConfig(t, map[string]any{"image": done, "command": "/bin/true"})
+	drivertest.Wait(t, start(t, d, exited))
+	running := taskConfig(t, map[string]any{"image": busy, "command": "/bin/sh", "args": []any{"-c", "echo ready; exec sleep 60"}, "init": true})
+	running.AllocID += "-busy"
+	h := start(t, d, running)
+	drivertest.WaitForOutput(t, running.StdoutPath, "ready")
+
+	deadline := time.Now().Add(patience)
+	for daemon.HasImage(t, done) {
+		if time.Now().After(deadline) {
+			t.Fatalf("image %s still there %v after its last task exited", done, delay)
+		}
+		clk.Advance(delay)                // past the delay, and fires the GC's timer
+		time.Sleep(10 * time.Millisecond) // polling a condition with a deadline
+	}
+	if !daemon.HasImage(t, busy) {
+		t.Fatalf("image %s of a running task was removed", busy)
+	}
+	drivertest.Stop(t, h)
 }

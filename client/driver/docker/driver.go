@@ -37,6 +37,15 @@ type Config struct {
 	// KeepContainers leaves a task's container in place once it has
 	// exited (gc { container = false }); by default it is removed.
 	KeepContainers bool
+	// ImageGC removes the images tasks used once no task has run them for
+	// ImageDelay (gc { image, image_delay }); default off. Images in use
+	// by any container are never removed.
+	ImageGC bool
+	// ImageDelay is how long an image stays unused before image GC
+	// removes it; default 3m.
+	ImageDelay time.Duration
+	// ImageGCInterval is how often image GC looks; default 1m.
+	ImageGCInterval time.Duration
 	// FingerprintTimeout bounds the daemon's answer to a fingerprint;
 	// default 2s.
 	FingerprintTimeout time.Duration
@@ -53,7 +62,7 @@ type Config struct {
 // DefaultConfig returns the defaults.
 func DefaultConfig() Config {
 	return Config{Endpoint: DefaultEndpoint, FingerprintTimeout: 2 * time.Second, RetryInterval: time.Second,
-		Clock: clock.System{}, Logger: slog.Default()}
+		ImageDelay: 3 * time.Minute, ImageGCInterval: time.Minute, Clock: clock.System{}, Logger: slog.Default()}
 }
 
 // Validate reports a Config that cannot work.
@@ -63,8 +72,10 @@ func (c Config) Validate() error {
 		return errors.New("docker: Clock is required")
 	case c.Logger == nil:
 		return errors.New("docker: Logger is required")
-	case c.FingerprintTimeout <= 0, c.RetryInterval <= 0:
-		return errors.New("docker: FingerprintTimeout and RetryInterval must be positive")
+	case c.FingerprintTimeout <= 0, c.RetryInterval <= 0, c.ImageGCInterval <= 0:
+		return errors.New("docker: FingerprintTimeout, RetryInterval and ImageGCInterval must be positive")
+	case c.ImageDelay < 0:
+		return errors.New("docker: ImageDelay must not be negative")
 	}
 	if _, err := newAPI(c.Endpoint); err != nil {
 		return err
@@ -84,6 +95,8 @@ type Driver struct {
 	mu       struct {
 		sync.Mutex
 		closed bool
+		// images are the images of the tasks this driver ran (imagegc.go).
+		images map[string]*imageUse
 	}
 }
 
@@ -102,6 +115,12 @@ func New(cfg Config) (*Driver, error) {
 	if cfg.RetryInterval == 0 {
 		cfg.RetryInterval = def.RetryInterval
 	}
+	if cfg.ImageDelay == 0 {
+		cfg.ImageDelay = def.ImageDelay
+	}
+	if cfg.ImageGCInterval == 0 {
+		cfg.ImageGCInterval = def.ImageGCInterval
+	}
 	if cfg.Clock == nil {
 		cfg.Clock = def.Clock
 	}
@@ -116,7 +135,13 @@ func New(cfg Config) (*Driver, error) {
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Driver{cfg: cfg, api: a, ctx: ctx, cancel: cancel}, nil
+	d := &Driver{cfg: cfg, api: a, ctx: ctx, cancel: cancel}
+	d.mu.images = map[string]*imageUse{}
+	if cfg.ImageGC {
+		d.watchers.Add(1)
+		go d.collectImages() // imagegc.go
+	}
+	return d, nil
 }
 
 // Name implements driver.Driver.
@@ -191,8 +216,10 @@ func (d *Driver) Start(ctx context.Context, cfg driver.TaskConfig) (driver.Handl
 	if !d.addWatcher() {
 		return nil, fmt.Errorf("docker: start task %s: %w", cfg.ID, ErrClosed)
 	}
+	d.useImage(l.image) // before the image is looked at: image GC keeps it
 	h, err := d.start(ctx, cfg, l)
 	if err != nil {
+		d.releaseImage(l.image)
 		d.watchers.Done()
 		return nil, fmt.Errorf("docker: start task %s: %w", cfg.ID, err)
 	}
@@ -229,7 +256,7 @@ func (d *Driver) start(ctx context.Context, cfg driver.TaskConfig, l launch) (*h
 		return nil, fmt.Errorf("start container: %w", err)
 	}
 	return newHandle(d, task{id: cfg.ID, allocID: cfg.AllocID, name: cfg.Task, started: d.cfg.Clock.Now(),
-		container: id, logs: l.logs, killSignal: l.killSignal, killTimeout: l.killTimeout}), nil
+		container: id, image: l.image, logs: l.logs, killSignal: l.killSignal, killTimeout: l.killTimeout}), nil
 }
 
 // ensureImage pulls the task's image when the daemon lacks it or the
@@ -292,6 +319,10 @@ func (d *Driver) Recover(ctx context.Context, state driver.HandleState) (driver.
 	if !d.addWatcher() {
 		return nil, fmt.Errorf("docker: recover task %s: %w", t.id, ErrClosed)
 	}
+	if t.image == "" {
+		t.image = info.Config.Image
+	}
+	d.useImage(t.image)
 	h := newHandle(d, t)
 	go h.run(since(t.logs.stdout))
 	return h, nil

@@ -104,6 +104,7 @@ func (h *handle) run(since string) {
 	if ctx.Err() != nil {
 		return
 	}
+	defer h.d.releaseImage(h.t.image) // imagegc.go
 	// The log stream ends once the container has stopped: everything it
 	// wrote is in the files before the exit is reported.
 	logs.Wait()

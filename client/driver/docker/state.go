@@ -11,6 +11,7 @@ import (
 // Keys of HandleState.Data.
 const (
 	keyContainerID = "container_id"
+	keyImage       = "image"
 	keyAllocID     = "alloc_id"
 	keyTaskName    = "task_name"
 	keyStdout      = "stdout_path"
@@ -24,11 +25,13 @@ const (
 // task is what a handle knows of its task, and all that its state carries
 // to a later client process.
 type task struct {
-	id          string
-	allocID     string
-	name        string
-	started     time.Time
-	container   string
+	id        string
+	allocID   string
+	name      string
+	started   time.Time
+	container string
+	// image is the image the task's container was made from.
+	image       string
 	logs        logSpec
 	killSignal  int
 	killTimeout time.Duration
@@ -42,6 +45,7 @@ func (t task) state() driver.HandleState {
 		Started: t.started,
 		Data: map[string]string{
 			keyContainerID: t.container,
+			keyImage:       t.image,
 			keyAllocID:     t.allocID,
 			keyTaskName:    t.name,
 			keyStdout:      t.logs.stdout,
@@ -59,7 +63,7 @@ func taskFromState(s driver.HandleState) (task, error) {
 	if s.Driver != Name {
 		return task{}, fmt.Errorf("docker: handle state of driver %q", s.Driver)
 	}
-	t := task{id: s.TaskID, started: s.Started, container: s.Data[keyContainerID], allocID: s.Data[keyAllocID],
+	t := task{id: s.TaskID, started: s.Started, container: s.Data[keyContainerID], image: s.Data[keyImage], allocID: s.Data[keyAllocID],
 		name: s.Data[keyTaskName], logs: logSpec{stdout: s.Data[keyStdout], stderr: s.Data[keyStderr]}}
 	var err error
 	field := func(key string, parse func(string) error) {

@@ -401,3 +401,30 @@ func static(path string) error {
 	}
 	return nil
 }
+
+// Tag gives the busybox image a second name, name:tag, and returns it: an
+// image of a test's own, which the test may see removed.
+func (d *Daemon) Tag(tb testing.TB, name string) string {
+	tb.Helper()
+	repo, tag, _ := strings.Cut(name, ":")
+	resp, err := d.http.Post("http://docker/v1.41/images/"+d.Image+"/tag?"+url.Values{"repo": {repo}, "tag": {tag}}.Encode(), "", nil)
+	if err != nil {
+		tb.Fatalf("tag %s: %v", name, err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		tb.Fatalf("tag %s: %s", name, resp.Status)
+	}
+	return name
+}
+
+// HasImage reports whether the daemon has the image name.
+func (d *Daemon) HasImage(tb testing.TB, name string) bool {
+	tb.Helper()
+	resp, err := d.http.Get("http://docker/v1.41/images/" + name + "/json")
+	if err != nil {
+		tb.Fatalf("inspect image %s: %v", name, err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode == http.StatusOK
+}
