@@ -223,15 +223,18 @@ func TestServiceCheckTemplate(t *testing.T) {
 		reg.Port < 20000 || reg.Port > 32000 {
 		t.Fatalf("ports %+v, registration %s:%d", ports, reg.Address, reg.Port)
 	}
-	resp, err := http.Get(fmt.Sprintf("http://%s/", net.JoinHostPort(reg.Address, fmt.Sprint(reg.Port))))
-	if err != nil {
-		t.Fatalf("the task does not serve on its port: %v", err)
-	}
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if want := "hello from " + reg.AllocID; !strings.Contains(string(body), want) {
-		t.Fatalf("GET / = %q, want %q", body, want)
-	}
+	// The instance is registered once the task runs, which may be before
+	// it listens.
+	want := "hello from " + reg.AllocID
+	testagent.WaitFor(t, timeout, "the task to serve on its port", func() bool {
+		resp, err := http.Get(fmt.Sprintf("http://%s/", net.JoinHostPort(reg.Address, fmt.Sprint(reg.Port))))
+		if err != nil {
+			return false
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		return strings.Contains(string(body), want)
+	})
 
 	// Unhealthy while the check fails: the deployment waits.
 	testagent.WaitFor(t, timeout, "the check to be critical", func() bool {
