@@ -25,7 +25,7 @@ func TestMain(m *testing.M) { os.Exit(dockertest.Main(m, &daemon)) }
 // patience bounds the tests' waits on conditions.
 const patience = 20 * time.Second
 
-func newDriver(t *testing.T, mod func(*docker.Config)) *docker.Driver {
+func newDriver(t testing.TB, mod func(*docker.Config)) *docker.Driver {
 	t.Helper()
 	cfg := docker.Config{Endpoint: daemon.Endpoint, RetryInterval: 50 * time.Millisecond}
 	if mod != nil {
@@ -68,7 +68,7 @@ func TestConformance(t *testing.T) {
 
 // taskConfig is a task of alloc a1 running script in a layout like the
 // client's: <alloc>/alloc, <alloc>/web.
-func taskConfig(t *testing.T, config map[string]any) driver.TaskConfig {
+func taskConfig(t testing.TB, config map[string]any) driver.TaskConfig {
 	t.Helper()
 	root := t.TempDir()
 	alloc := filepath.Join(root, "alloc")

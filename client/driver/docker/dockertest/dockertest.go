@@ -428,3 +428,36 @@ func (d *Daemon) HasImage(tb testing.TB, name string) bool {
 	resp.Body.Close()
 	return resp.StatusCode == http.StatusOK
 }
+
+// CreateStart creates and starts a container of image running cmd
+// straight through the Engine API, as a baseline for the driver's start
+// latency, and returns how long the two calls took. The container is
+// left running; Stop removes it.
+func (d *Daemon) CreateStart(tb testing.TB, image string, cmd ...string) time.Duration {
+	tb.Helper()
+	body, _ := json.Marshal(map[string]any{"Image": image, "Cmd": cmd, "HostConfig": map[string]any{"NetworkMode": "host", "Init": true}})
+	begin := time.Now()
+	resp, err := d.http.Post("http://docker/v1.41/containers/create", "application/json", bytes.NewReader(body))
+	if err != nil {
+		tb.Fatalf("create: %v", err)
+	}
+	var out struct {
+		ID string `json:"Id"`
+	}
+	err = json.NewDecoder(resp.Body).Decode(&out)
+	resp.Body.Close()
+	if err != nil || out.ID == "" {
+		tb.Fatalf("create: %s %v", resp.Status, err)
+	}
+	resp, err = d.http.Post("http://docker/v1.41/containers/"+out.ID+"/start", "", nil)
+	if err != nil {
+		tb.Fatalf("start: %v", err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		tb.Fatalf("start: %s", resp.Status)
+	}
+	took := time.Since(begin)
+	d.Kill(tb, out.ID)
+	return took
+}
