@@ -264,6 +264,17 @@ func TestManagerDropsRefused(t *testing.T) {
 	if regs, _, _ := srv.calls(); len(regs[0]) != 1 || regs[0][0].AllocID != "a2" {
 		t.Fatalf("registered %+v", regs)
 	}
-	// Nothing is left to retry: the loop waits for a change, not a backoff.
-	eventually(t, "the loop idle", func() bool { return clk.Waiters() == 0 })
+	// Nothing is left to retry: once a wake-up queued by the second hook is
+	// spent (an empty flush), the loop waits for a change, not a backoff,
+	// and registers nothing more.
+	eventually(t, "the loop idle", func() bool {
+		if clk.Waiters() > 0 {
+			clk.Advance(time.Second)
+			return false
+		}
+		return true
+	})
+	if regs, _, _ := srv.calls(); len(regs) != 1 {
+		t.Fatalf("registered again after the refusal: %+v", regs)
+	}
 }
