@@ -256,6 +256,7 @@ func (c *Client) restore(runCtx context.Context) error {
 	if len(recs) > 0 {
 		c.log.Info("restored allocations", "count", len(recs))
 	}
+	c.sweepDrivers(runCtx, recs, len(bad)) // sweep.go
 	return nil
 }
 

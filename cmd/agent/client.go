@@ -146,7 +146,7 @@ func (a *Agent) startClient(ctx context.Context, servers []string) error {
 			}
 			drivers = append(drivers, d)
 		case docker.Name:
-			d, err := newDockerDriver(cc.Docker, log) // docker.go
+			d, err := newDockerDriver(cc.Docker, dataDir, log) // docker.go
 			if err != nil {
 				closeAll()
 				return fmt.Errorf("agent: docker driver: %w", err)

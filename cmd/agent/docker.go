@@ -2,6 +2,7 @@ package agent
 
 import (
 	"log/slog"
+	"path/filepath"
 	"time"
 
 	"github.com/ordoplane/ordo/client/driver/docker"
@@ -27,9 +28,14 @@ type DockerConfig struct {
 	ImageDelay time.Duration `json:"ImageDelay"`
 }
 
-// newDockerDriver builds the docker driver the client offers.
-func newDockerDriver(c DockerConfig, log *slog.Logger) (*docker.Driver, error) {
-	return docker.New(docker.Config{Endpoint: c.Endpoint, AllowPrivileged: c.AllowPrivileged,
+// newDockerDriver builds the docker driver the client offers; owner is
+// the client's data directory, which labels its containers so that a
+// client sweeps only its own.
+func newDockerDriver(c DockerConfig, owner string, log *slog.Logger) (*docker.Driver, error) {
+	if abs, err := filepath.Abs(owner); err == nil {
+		owner = abs
+	}
+	return docker.New(docker.Config{Endpoint: c.Endpoint, AllowPrivileged: c.AllowPrivileged, Owner: owner,
 		VolumesEnabled: c.VolumesEnabled, KeepContainers: c.KeepContainers, ImageGC: !c.KeepImages,
 		ImageDelay: c.ImageDelay, Logger: log})
 }

@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -312,4 +313,61 @@ func TestClientRestartReattaches(t *testing.T) {
 	if started != 1 {
 		t.Errorf("%d Started events, want 1: %+v", started, ts.Events)
 	}
+}
+
+// TestClientSweepsUnknownContainers: a client that comes back with no
+// record of an allocation (its state lost) removes that allocation's
+// container, found by its labels, instead of leaving it running.
+func TestClientSweepsUnknownContainers(t *testing.T) {
+	a, c := testagent.StartDev(t, testagent.DevConfig(t.TempDir()))
+	dataDir := t.TempDir()
+	startClient := func() (stop func()) {
+		d, err := docker.New(docker.Config{Endpoint: daemon.Endpoint, Owner: dataDir, Logger: testagent.Discard()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cl, err := client.New(client.Config{DataDir: dataDir, Servers: []string{a.HTTPAddr()}, NodeName: "docker-sweep",
+			Drivers: []driver.Driver{d}, NetworkAddress: "127.0.0.1", Logger: testagent.Discard()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		stopRun := testagent.Run(t, "client", cl.Run)
+		return func() { stopRun(); d.Close() }
+	}
+	stop := startClient()
+	job, err := c.Jobs().ParseHCL(fmt.Sprintf(sleeperJob, daemon.Image), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := c.Jobs().Register(job, nil); err != nil {
+		t.Fatal(err)
+	}
+	var allocID string
+	testagent.WaitFor(t, timeout, "the allocation running", func() bool {
+		list, _, err := c.Jobs().Allocations("sleeper", false, nil)
+		if err != nil || len(list) != 1 || list[0].ClientStatus != "running" {
+			return false
+		}
+		allocID = list[0].ID
+		return true
+	})
+	if ids := daemon.Containers(t, docker.LabelAllocID, allocID); len(ids) != 1 {
+		t.Fatalf("containers = %v, want one", ids)
+	}
+	stop()
+	// The client's state is lost: it comes back as a new node with no
+	// allocation record.
+	entries, err := os.ReadDir(dataDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if err := os.RemoveAll(filepath.Join(dataDir, e.Name())); err != nil {
+			t.Fatal(err)
+		}
+	}
+	startClient()
+	testagent.WaitFor(t, timeout, "the unknown allocation's container removed", func() bool {
+		return len(daemon.Containers(t, docker.LabelAllocID, allocID)) == 0
+	})
 }

@@ -42,6 +42,9 @@
 // allocation and task: an attempt whose start the client did not live to
 // record never runs beside the next one. Once a container has exited and
 // its logs are written, it is removed (unless Config.KeepContainers).
+// With Config.Owner, containers are labelled LabelOwner too, and Sweep
+// (driver.Sweeper, which the client calls once its records are restored)
+// removes the owner's containers of allocations the client does not know.
 //
 // # Image GC
 //

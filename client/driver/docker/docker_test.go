@@ -409,3 +409,36 @@ func TestImageGC(t *testing.T) {
 	}
 	drivertest.Stop(t, h)
 }
+
+// TestSweep: Sweep removes the owner's containers of allocations the
+// client does not know, and nothing of another owner's or without one.
+func TestSweep(t *testing.T) {
+	mine := newDriver(t, func(c *docker.Config) { c.Owner = "client-" + t.Name() })
+	theirs := newDriver(t, func(c *docker.Config) { c.Owner = "other-" + t.Name() })
+	unowned := newDriver(t, nil)
+	long := func(d *docker.Driver, suffix string) driver.TaskConfig {
+		cfg := taskConfig(t, sh("echo ready; exec sleep 60"))
+		cfg.AllocID += suffix
+		cfg.ID = cfg.AllocID + "-web-0"
+		start(t, d, cfg)
+		drivertest.WaitForOutput(t, cfg.StdoutPath, "ready")
+		return cfg
+	}
+	keep, drop, other := long(mine, "-keep"), long(mine, "-drop"), long(theirs, "-other")
+	n, err := newDriver(t, func(c *docker.Config) { c.Owner = "client-" + t.Name() }).Sweep(context.Background(),
+		func(id string) bool { return id == keep.AllocID })
+	if err != nil || n != 1 {
+		t.Fatalf("Sweep = %d, %v; want 1", n, err)
+	}
+	for _, c := range []struct {
+		cfg  driver.TaskConfig
+		want int
+	}{{keep, 1}, {drop, 0}, {other, 1}} {
+		if got := len(daemon.Containers(t, docker.LabelAllocID, c.cfg.AllocID)); got != c.want {
+			t.Errorf("containers of %s = %d, want %d", c.cfg.AllocID, got, c.want)
+		}
+	}
+	if n, err := unowned.Sweep(context.Background(), func(string) bool { return false }); n != 0 || err != nil {
+		t.Errorf("Sweep without an owner = %d, %v", n, err)
+	}
+}

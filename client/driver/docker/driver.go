@@ -37,6 +37,12 @@ type Config struct {
 	// KeepContainers leaves a task's container in place once it has
 	// exited (gc { container = false }); by default it is removed.
 	KeepContainers bool
+	// Owner names the client whose containers these are (the agent uses
+	// its client data directory): containers get it as the LabelOwner
+	// label, and Sweep removes only containers of this owner. Empty: no
+	// owner label, and Sweep removes nothing, since other clients may
+	// share the daemon.
+	Owner string
 	// ImageGC removes the images tasks used once no task has run them for
 	// ImageDelay (gc { image, image_delay }); default off. Images in use
 	// by any container are never removed.
@@ -100,7 +106,10 @@ type Driver struct {
 	}
 }
 
-var _ driver.Driver = (*Driver)(nil)
+var (
+	_ driver.Driver  = (*Driver)(nil)
+	_ driver.Sweeper = (*Driver)(nil)
+)
 
 // New returns a Driver; zero fields of cfg take DefaultConfig's values.
 // It does not contact the daemon: Fingerprint does.

@@ -21,6 +21,7 @@ const (
 	LabelAllocID  = "com.ordoplane.ordo.alloc_id"
 	LabelTaskName = "com.ordoplane.ordo.task_name"
 	LabelTaskID   = "com.ordoplane.ordo.task_id"
+	LabelOwner    = "com.ordoplane.ordo.owner"
 	labelPrefix   = "com.ordoplane.ordo."
 )
 
@@ -237,6 +238,9 @@ func (d *Driver) parseTask(cfg driver.TaskConfig) (launch, error) {
 		s.Labels[k] = v
 	}
 	s.Labels[LabelAllocID], s.Labels[LabelTaskName], s.Labels[LabelTaskID] = cfg.AllocID, cfg.Task, cfg.ID
+	if d.cfg.Owner != "" {
+		s.Labels[LabelOwner] = d.cfg.Owner
+	}
 	if h.Privileged = p.boolean("privileged"); h.Privileged && !d.cfg.AllowPrivileged {
 		p.fail("privileged", "privileged containers are not allowed on this client (plugin \"docker\" config allow_privileged)")
 	}
