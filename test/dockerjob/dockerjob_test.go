@@ -43,8 +43,9 @@ const webJob = `job "web" {
       mode     = "fail"
     }
     task "httpd" {
-      driver       = "docker"
-      kill_timeout = "2s"
+      driver         = "docker"
+      kill_timeout   = "2s"
+      shutdown_delay = "1m"
       config {
         image        = %q
         command      = "/bin/sh"
@@ -143,7 +144,8 @@ func TestDockerJob(t *testing.T) {
 		return len(now) == 1 && now[0] != ids[0] && get(url) == want
 	})
 
-	if _, _, err := c.Jobs().Deregister("web", false, nil); err != nil {
+	// job stop -no-shutdown-delay: the minute's delay is skipped.
+	if _, _, err := c.Jobs().DeregisterOpts("web", &api.DeregisterOptions{NoShutdownDelay: true}, nil); err != nil {
 		t.Fatal(err)
 	}
 	testagent.WaitFor(t, timeout, "the container removed once the job stopped", func() bool {
@@ -370,4 +372,67 @@ func TestClientSweepsUnknownContainers(t *testing.T) {
 	testagent.WaitFor(t, timeout, "the unknown allocation's container removed", func() bool {
 		return len(daemon.Containers(t, docker.LabelAllocID, allocID)) == 0
 	})
+}
+
+// oomJob is a batch task that reads 64 MB into memory under a 16 MB
+// limit.
+const oomJob = `job "oom" {
+  datacenters = ["dc1"]
+  type        = "batch"
+  group "g" {
+    restart {
+      attempts = 0
+      mode     = "fail"
+    }
+    reschedule {
+      attempts  = 0
+      unlimited = false
+    }
+    task "hog" {
+      driver = "docker"
+      config {
+        image   = %q
+        command = "/bin/dd"
+        args    = ["if=/dev/zero", "of=/dev/null", "bs=64M", "count=1"]
+      }
+      resources {
+        cpu    = 100
+        memory = 16
+      }
+    }
+  }
+}`
+
+// TestMemoryLimitOOM: the daemon enforces a docker task's memory: a task
+// over its limit is killed, and its Terminated event says OOM.
+func TestMemoryLimitOOM(t *testing.T) {
+	cfg := testagent.DevConfig(t.TempDir())
+	cfg.Client = agent.DevClientConfig()
+	cfg.Client.Drivers = []string{docker.Name}
+	cfg.Client.Docker = agent.DockerConfig{Endpoint: daemon.Endpoint}
+	_, c := testagent.StartDev(t, cfg)
+	job, err := c.Jobs().ParseHCL(fmt.Sprintf(oomJob, daemon.Image), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := c.Jobs().Register(job, nil); err != nil {
+		t.Fatal(err)
+	}
+	var msg string
+	testagent.WaitFor(t, timeout, "the task terminated", func() bool {
+		list, _, err := c.Jobs().Allocations("oom", false, nil)
+		if err != nil || len(list) != 1 || list[0].ClientStatus != "failed" {
+			return false
+		}
+		for _, e := range list[0].TaskStates["hog"].Events {
+			if e.Type == "Terminated" {
+				msg = e.Message
+				return true
+			}
+		}
+		return false
+	})
+	if !strings.Contains(msg, "OOM Killed") {
+		t.Fatalf("Terminated event = %q, want it to say OOM Killed", msg)
+	}
 }
