@@ -1,6 +1,10 @@
 package api
 
-import "time"
+import (
+	"time"
+
+	"github.com/ordoplane/ordo/events"
+)
 
 // NodeListStub is a node as GET /v1/nodes lists it (the fields the CLI
 // reads).
@@ -27,6 +31,15 @@ type Node struct {
 	Resources         struct{ CPU, MemoryMB, DiskMB int }
 	Reserved          struct{ CPU, MemoryMB, DiskMB int }
 	Drivers           map[string]struct{ Detected, Healthy bool }
+	// Networks are the addresses the node offers ports on, the default
+	// first; MinDynamicPort and MaxDynamicPort its dynamic port range (0:
+	// the defaults); ReservedPorts the host ports kept from allocations.
+	Networks       []events.NodeNetwork
+	MinDynamicPort int
+	MaxDynamicPort int
+	ReservedPorts  string
+	// HostVolumes are the host directories the node offers, by name.
+	HostVolumes map[string]*events.ClientHostVolume
 	DrainStrategy     *struct {
 		Deadline         time.Duration
 		IgnoreSystemJobs bool

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ordoplane/ordo/api"
+	"github.com/ordoplane/ordo/events"
 )
 
 func newNodeCommand(g *globals) *cobra.Command {
@@ -108,6 +109,10 @@ func printNode(w io.Writer, d display, n api.Node) error {
 		{"CPU", fmt.Sprintf("%d MHz (%d reserved)", n.Resources.CPU, n.Reserved.CPU)},
 		{"Memory", fmt.Sprintf("%s (%s reserved)", humanMiB(int64(n.Resources.MemoryMB)), humanMiB(int64(n.Reserved.MemoryMB)))},
 		{"Disk", fmt.Sprintf("%s (%s reserved)", humanMiB(int64(n.Resources.DiskMB)), humanMiB(int64(n.Reserved.DiskMB)))},
+		{"Addresses", orNone(nodeAddresses(n.Networks))},
+		{"Dynamic Ports", dynamicPorts(n.MinDynamicPort, n.MaxDynamicPort)},
+		{"Reserved Ports", orNone(n.ReservedPorts)},
+		{"Host Volumes", orNone(hostVolumes(n.HostVolumes))},
 		{"Create Index", strconv.FormatUint(n.CreateIndex, 10)},
 		{"Modify Index", strconv.FormatUint(n.ModifyIndex, 10)},
 	}
@@ -267,4 +272,39 @@ makes the node eligible again unless -keep-ineligible is given.`,
 	f.BoolVar(&ignoreSystem, "ignore-system", false, "leave system jobs' allocations running")
 	f.BoolVar(&keepIneligible, "keep-ineligible", false, "with -disable: leave the node ineligible")
 	return cmd
+}
+
+// nodeAddresses lists a node's host networks as name=address.
+func nodeAddresses(nets []events.NodeNetwork) string {
+	out := make([]string, len(nets))
+	for i, nw := range nets {
+		out[i] = nw.Name + "=" + nw.Address
+	}
+	return strings.Join(out, ",")
+}
+
+// dynamicPorts writes a node's dynamic port range; zero bounds are the
+// defaults.
+func dynamicPorts(lo, hi int) string {
+	if lo <= 0 {
+		lo = events.DefaultMinDynamicPort
+	}
+	if hi <= 0 {
+		hi = events.DefaultMaxDynamicPort
+	}
+	return fmt.Sprintf("%d-%d", lo, hi)
+}
+
+// hostVolumes lists a node's host volumes as name:path, "(read-only)"
+// marked, sorted by name.
+func hostVolumes(vols map[string]*events.ClientHostVolume) string {
+	var out []string
+	for _, name := range slices.Sorted(maps.Keys(vols)) {
+		v := name + ":" + vols[name].Path
+		if vols[name].ReadOnly {
+			v += " (read-only)"
+		}
+		out = append(out, v)
+	}
+	return strings.Join(out, ",")
 }

@@ -51,7 +51,8 @@ func registerNode(t *testing.T, addr, id, name string) {
 	t.Helper()
 	body := `{"ID":"` + id + `","Name":"` + name + `","Datacenter":"dc1","NodeClass":"gpu",
 		"Attributes":{"kernel.name":"linux"},"Resources":{"CPU":2000,"MemoryMB":1024,"DiskMB":100},
-		"Drivers":{"exec":{"Detected":true,"Healthy":true}}}`
+		"Drivers":{"exec":{"Detected":true,"Healthy":true}},"NodeNetworks":[{"Name":"default","Address":"10.0.0.9"}],
+		"ReservedHostPorts":"22,8000-8100","HostVolumes":{"certs":{"Name":"certs","Path":"/etc/ssl","ReadOnly":true}}}`
 	req, _ := http.NewRequest("PUT", addr+"/v1/client/register", strings.NewReader(body))
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -84,7 +85,9 @@ func TestNodeCommands(t *testing.T) {
 	}
 	code, stdout, stderr = runCLI("node", "status", "-verbose", "-address", addr, "a1b2c3d4-0001")
 	for _, line := range []string{"ID                 = a1b2c3d4-0001", "Drivers            = exec",
-		"CPU                = 2000 MHz (0 reserved)", "Status             = initializing", "\nAttributes\nkernel.name = linux\n", "\nAllocations\nNo allocations placed\n"} {
+		"CPU                = 2000 MHz (0 reserved)", "Status             = initializing",
+		"Addresses          = default=10.0.0.9", "Dynamic Ports      = 20000-32000", "Reserved Ports     = 22,8000-8100",
+		"Host Volumes       = certs:/etc/ssl (read-only)", "\nAttributes\nkernel.name = linux\n", "\nAllocations\nNo allocations placed\n"} {
 		if !strings.Contains(stdout, line) {
 			t.Errorf("node status lacks %q:\n%s (%d %s)", line, stdout, code, stderr)
 		}
