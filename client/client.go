@@ -18,6 +18,7 @@ import (
 	"github.com/ordoplane/ordo/client/services"
 	"github.com/ordoplane/ordo/client/state"
 	"github.com/ordoplane/ordo/client/template"
+	"github.com/ordoplane/ordo/clock"
 	"github.com/ordoplane/ordo/events"
 )
 
@@ -190,7 +191,8 @@ func (c *Client) Run(ctx context.Context) error {
 	loops.Go(func() { c.heartbeatLoop(ctx) })
 	loops.Go(func() { c.watchLoop(ctx, runCtx) })
 	loops.Go(func() { c.updateLoop(ctx) })
-	loops.Go(func() { c.csiLoop(ctx) }) // csi_fingerprint.go
+	loops.Go(func() { c.csiLoop(ctx) })    // csi_fingerprint.go
+	loops.Go(func() { c.driverLoop(ctx) }) // driver_fingerprint.go
 	loops.Go(func() { c.services.Run(ctx) })
 	<-ctx.Done()
 	loops.Wait()
@@ -356,24 +358,13 @@ func (c *Client) logFailure(msg string, failures int, args ...any) {
 
 // sleep waits d on the client's clock; false when ctx ended first.
 func (c *Client) sleep(ctx context.Context, d time.Duration) bool {
-	t := c.cfg.Clock.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C():
-		return true
-	case <-ctx.Done():
-		return false
-	}
+	return clock.Sleep(ctx, c.cfg.Clock, d)
 }
 
 // backoff returns the wait before retry number n (from 1): exponential
 // from RetryMin to RetryMax, with up to a quarter of jitter.
 func (c *Client) backoff(n int) time.Duration {
-	d := c.cfg.RetryMin
-	for i := 1; i < n && d < c.cfg.RetryMax; i++ {
-		d *= 2
-	}
-	d = min(d, c.cfg.RetryMax)
+	d := clock.Backoff(n, c.cfg.RetryMin, c.cfg.RetryMax)
 	return d - time.Duration(float64(d)*0.25*c.randFloat())
 }
 

@@ -84,13 +84,7 @@ func New(cfg Config) (*Manager, error) {
 		cfg.Interval = 200 * time.Millisecond
 	}
 	if cfg.Backoff == nil {
-		cfg.Backoff = func(n int) time.Duration {
-			d := 500 * time.Millisecond
-			for i := 1; i < n && d < 30*time.Second; i++ {
-				d *= 2
-			}
-			return min(d, 30*time.Second)
-		}
+		cfg.Backoff = func(n int) time.Duration { return clock.Backoff(n, 500*time.Millisecond, 30*time.Second) }
 	}
 	if cfg.HTTPClient == nil {
 		cfg.HTTPClient = &http.Client{
@@ -297,14 +291,7 @@ func sameReg(a, b events.ServiceRegistration) bool {
 }
 
 func (m *Manager) sleep(ctx context.Context, d time.Duration) bool {
-	t := m.cfg.Clock.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C():
-		return true
-	case <-ctx.Done():
-		return false
-	}
+	return clock.Sleep(ctx, m.cfg.Clock, d)
 }
 
 // goCheck runs f in a goroutine the Manager joins on Close; false when

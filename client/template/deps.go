@@ -7,6 +7,8 @@ import (
 	"reflect"
 	"slices"
 	"time"
+
+	"github.com/ordoplane/ordo/clock"
 )
 
 // depKind is what a dependency reads.
@@ -224,20 +226,9 @@ func (m *Manager) token(ctx context.Context) string {
 }
 
 func (m *Manager) backoff(n int) time.Duration {
-	d := m.cfg.RetryMin
-	for i := 1; i < n && d < m.cfg.RetryMax; i++ {
-		d *= 2
-	}
-	return min(d, m.cfg.RetryMax)
+	return clock.Backoff(n, m.cfg.RetryMin, m.cfg.RetryMax)
 }
 
 func (m *Manager) sleep(ctx context.Context, d time.Duration) bool {
-	t := m.cfg.Clock.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C():
-		return true
-	case <-ctx.Done():
-		return false
-	}
+	return clock.Sleep(ctx, m.cfg.Clock, d)
 }
