@@ -27,24 +27,10 @@ const clientTimeout = 30 * time.Second
 // edit, when given, changes its configuration first.
 func startDevClient(t *testing.T, edit ...func(*agent.Config)) (*agent.Agent, *api.Client, string) {
 	t.Helper()
-	cfg := testagent.DevConfig(t.TempDir())
-	for _, f := range edit {
-		f(&cfg)
-	}
-	cfg.Client = agent.DevClientConfig()
-	cfg.Client.NodeName = "dev-node"
-	cfg.Logger = slog.New(slog.DiscardHandler)
-	a, c := testagent.StartDev(t, cfg)
-	var nodeID string
-	testagent.WaitFor(t, clientTimeout, "the dev node ready", func() bool {
-		nodes, _, err := c.Nodes().List(nil)
-		if err != nil || len(nodes) != 1 || nodes[0].Status != "ready" {
-			return false
-		}
-		nodeID = nodes[0].ID
-		return true
-	})
-	return a, c, nodeID
+	return testagent.StartDevClient(t, append(edit, func(cfg *agent.Config) {
+		cfg.Client.NodeName = "dev-node"
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	})...)
 }
 
 // shellJob is a job of one group "g" with one exec task "web" running

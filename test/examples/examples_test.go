@@ -69,7 +69,7 @@ func TestExamplesReachTheirState(t *testing.T) {
 			t.Errorf("%s is listed, but not in docs/examples", f)
 		}
 	}
-	c := startDevClient(t)
+	c := devClient(t)
 	for _, f := range files {
 		if why, ok := notRunnable[f]; ok {
 			t.Logf("%s: not run: %s", f, why)
@@ -91,16 +91,9 @@ func TestExamplesReachTheirState(t *testing.T) {
 	}
 }
 
-func startDevClient(t *testing.T) *api.Client {
-	t.Helper()
-	cfg := testagent.DevConfig(t.TempDir())
-	cfg.Client = agent.DevClientConfig()
-	cfg.Logger = slog.New(slog.DiscardHandler)
-	_, c := testagent.StartDev(t, cfg)
-	testagent.WaitFor(t, timeout, "the dev node ready", func() bool {
-		nodes, _, err := c.Nodes().List(nil)
-		return err == nil && len(nodes) == 1 && nodes[0].Status == "ready"
-	})
+// devClient starts a dev agent with a client for the examples.
+func devClient(t *testing.T) *api.Client {
+	_, c, _ := testagent.StartDevClient(t, func(cfg *agent.Config) { cfg.Logger = slog.New(slog.DiscardHandler) })
 	return c
 }
 

@@ -51,3 +51,28 @@ func StartDev(t testing.TB, cfg agent.Config) (*agent.Agent, *api.Client) {
 	})
 	return a, c
 }
+
+// StartDevClient starts a dev agent that runs a client with the exec
+// driver, as `ordo agent -dev` does, and waits for its one node to be
+// ready. edit, when given, changes the configuration first (after the
+// client's is set, so it may change that too). It returns the agent, a
+// nomad/api client pointed at it and the node's id.
+func StartDevClient(t testing.TB, edit ...func(*agent.Config)) (*agent.Agent, *api.Client, string) {
+	t.Helper()
+	cfg := DevConfig(t.TempDir())
+	cfg.Client = agent.DevClientConfig()
+	for _, f := range edit {
+		f(&cfg)
+	}
+	a, c := StartDev(t, cfg)
+	var nodeID string
+	WaitFor(t, ServerTimeout, "the dev node ready", func() bool {
+		nodes, _, err := c.Nodes().List(nil)
+		if err != nil || len(nodes) != 1 || nodes[0].Status != "ready" {
+			return false
+		}
+		nodeID = nodes[0].ID
+		return true
+	})
+	return a, c, nodeID
+}

@@ -61,19 +61,6 @@ func serve() {
 // timeout bounds each wait on the dev client.
 const timeout = 30 * time.Second
 
-func startDevClient(t *testing.T) *api.Client {
-	t.Helper()
-	cfg := testagent.DevConfig(t.TempDir())
-	cfg.Client = agent.DevClientConfig()
-	cfg.Logger = slog.New(slog.DiscardHandler)
-	_, c := testagent.StartDev(t, cfg)
-	testagent.WaitFor(t, timeout, "the dev node ready", func() bool {
-		nodes, _, err := c.Nodes().List(nil)
-		return err == nil && len(nodes) == 1 && nodes[0].Status == "ready"
-	})
-	return c
-}
-
 func run(t *testing.T, c *api.Client, src string) {
 	t.Helper()
 	job, err := c.Jobs().ParseHCL(src, true)
@@ -191,7 +178,7 @@ EOT
 // TestServiceCheckTemplate runs a web service and a job whose templates
 // read it and a variable, on a dev agent's client with real processes.
 func TestServiceCheckTemplate(t *testing.T) {
-	c := startDevClient(t)
+	_, c, _ := testagent.StartDevClient(t, func(cfg *agent.Config) { cfg.Logger = slog.New(slog.DiscardHandler) })
 	self, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
