@@ -93,6 +93,10 @@ type Config struct {
 	// CSIFingerprintInterval is how often the plugins are fingerprinted;
 	// default 5s.
 	CSIFingerprintInterval time.Duration
+	// DriverFingerprintInterval is how often the drivers are fingerprinted
+	// again after registration (a docker daemon that starts or stops);
+	// default 15s.
+	DriverFingerprintInterval time.Duration
 	// HTTPClient talks to the servers; default a new http.Client.
 	HTTPClient *http.Client
 	// Logger; default slog.Default().
@@ -132,6 +136,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.CSIFingerprintInterval == 0 {
 		c.CSIFingerprintInterval = 5 * time.Second
+	}
+	if c.DriverFingerprintInterval == 0 {
+		c.DriverFingerprintInterval = 15 * time.Second
 	}
 	if c.UpdateInterval == 0 {
 		c.UpdateInterval = d.UpdateInterval

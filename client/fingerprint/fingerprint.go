@@ -120,22 +120,10 @@ func Run(cfg Config) (Result, error) {
 	attrs["unique.hostname"] = r.Hostname
 
 	for _, d := range cfg.Drivers {
-		fp := d.Fingerprint()
-		info := events.DriverInfo{Detected: fp.Detected, Healthy: fp.Healthy, Attributes: fp.Attributes}
-		switch {
-		case !fp.Detected:
-			info.HealthDescription = "driver not detected"
-		case !fp.Healthy:
-			info.HealthDescription = "driver unhealthy"
-		default:
-			info.HealthDescription = "healthy"
-		}
+		info, published := Driver(d) // driver.go
 		r.Drivers[d.Name()] = info
-		if fp.Detected && fp.Healthy {
-			attrs["driver."+d.Name()] = "1"
-			for k, v := range fp.Attributes {
-				attrs[k] = v
-			}
+		for k, v := range published {
+			attrs[k] = v
 		}
 	}
 	return r, nil

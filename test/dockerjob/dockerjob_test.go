@@ -3,10 +3,12 @@ package dockerjob
 import (
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -435,4 +437,122 @@ func TestMemoryLimitOOM(t *testing.T) {
 	if !strings.Contains(msg, "OOM Killed") {
 		t.Fatalf("Terminated event = %q, want it to say OOM Killed", msg)
 	}
+}
+
+// proxy forwards a unix socket of the test's to the daemon's, so the test
+// can make the daemon appear and vanish for a client.
+type proxy struct {
+	ln    net.Listener
+	mu    sync.Mutex
+	conns []net.Conn
+	wg    sync.WaitGroup
+}
+
+func startProxy(t *testing.T, path string) *proxy {
+	t.Helper()
+	os.Remove(path) // the socket of an earlier proxy
+	ln, err := net.Listen("unix", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &proxy{ln: ln}
+	target := strings.TrimPrefix(daemon.Endpoint, "unix://")
+	p.wg.Go(func() {
+		for {
+			in, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			out, err := net.Dial("unix", target)
+			if err != nil {
+				in.Close()
+				continue
+			}
+			p.mu.Lock()
+			p.conns = append(p.conns, in, out)
+			p.mu.Unlock()
+			p.wg.Go(func() { io.Copy(out, in); out.Close() })
+			p.wg.Go(func() { io.Copy(in, out); in.Close() })
+		}
+	})
+	t.Cleanup(p.stop)
+	return p
+}
+
+// stop closes the socket and every connection through it.
+func (p *proxy) stop() {
+	p.ln.Close()
+	p.mu.Lock()
+	for _, c := range p.conns {
+		c.Close()
+	}
+	p.conns = nil
+	p.mu.Unlock()
+	p.wg.Wait()
+}
+
+// TestDriverHealthFollowsDaemon: a client whose daemon is not there yet
+// registers docker unhealthy; once the daemon answers, the node says
+// healthy and a docker job is placed; once it goes, unhealthy again.
+func TestDriverHealthFollowsDaemon(t *testing.T) {
+	a, c := testagent.StartDev(t, testagent.DevConfig(t.TempDir()))
+	sock := filepath.Join(t.TempDir(), "docker.sock")
+	d, err := docker.New(docker.Config{Endpoint: "unix://" + sock, Logger: testagent.Discard()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close() })
+	cl, err := client.New(client.Config{DataDir: t.TempDir(), Servers: []string{a.HTTPAddr()}, NodeName: "docker-later",
+		Drivers: []driver.Driver{d}, NetworkAddress: "127.0.0.1", DriverFingerprintInterval: 50 * time.Millisecond,
+		DestroyOnShutdown: true, Logger: testagent.Discard()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	testagent.Run(t, "client", cl.Run)
+	dockerHealthy := func() (bool, bool) {
+		nodes, _, err := c.Nodes().List(nil)
+		if err != nil || len(nodes) != 1 || nodes[0].Status != "ready" || nodes[0].Drivers[docker.Name] == nil {
+			return false, false
+		}
+		return true, nodes[0].Drivers[docker.Name].Healthy
+	}
+	testagent.WaitFor(t, timeout, "the node ready, docker unhealthy", func() bool {
+		ok, healthy := dockerHealthy()
+		return ok && !healthy
+	})
+	p := startProxy(t, sock)
+	testagent.WaitFor(t, timeout, "docker healthy once the daemon answers", func() bool {
+		ok, healthy := dockerHealthy()
+		return ok && healthy
+	})
+	job, err := c.Jobs().ParseHCL(fmt.Sprintf(sleeperJob, daemon.Image), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := c.Jobs().Register(job, nil); err != nil {
+		t.Fatal(err)
+	}
+	testagent.WaitFor(t, timeout, "the docker job running", func() bool {
+		list, _, err := c.Jobs().Allocations("sleeper", false, nil)
+		return err == nil && len(list) == 1 && list[0].ClientStatus == "running"
+	})
+	p.stop()
+	testagent.WaitFor(t, timeout, "docker unhealthy once the daemon is gone", func() bool {
+		ok, healthy := dockerHealthy()
+		return ok && !healthy
+	})
+	// Back: the node is healthy again, and the task's container can be
+	// stopped through it.
+	startProxy(t, sock)
+	testagent.WaitFor(t, timeout, "docker healthy again", func() bool {
+		ok, healthy := dockerHealthy()
+		return ok && healthy
+	})
+	if _, _, err := c.Jobs().Deregister("sleeper", false, nil); err != nil {
+		t.Fatal(err)
+	}
+	testagent.WaitFor(t, timeout, "the job's allocation stopped", func() bool {
+		list, _, err := c.Jobs().Allocations("sleeper", false, nil)
+		return err == nil && len(list) == 1 && list[0].ClientStatus == "complete"
+	})
 }
