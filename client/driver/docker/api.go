@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 )
 
 // apiVersion is the Engine API version the driver speaks: Docker 20.10's,
@@ -50,7 +51,10 @@ func newAPI(endpoint string) (*api, error) {
 	if a.addr == "" {
 		return nil, fmt.Errorf("docker: endpoint %q names no socket or address", endpoint)
 	}
-	a.http = &http.Client{Transport: &http.Transport{DialContext: a.dial, MaxIdleConnsPerHost: 8}}
+	// No kept-alive connections: a connection left idle across a daemon
+	// restart fails the next call made on it (a kill, say), while dialing
+	// a unix socket per call costs next to nothing.
+	a.http = &http.Client{Transport: &http.Transport{DialContext: a.dial, DisableKeepAlives: true}}
 	return a, nil
 }
 
@@ -359,9 +363,10 @@ func (a *api) list(ctx context.Context, labels map[string]string) ([]string, err
 
 // logs follows container id's stdout and stderr from since (a unix time
 // in seconds, "" for the start) until the container stops or ctx ends,
-// writing each stream to its writer.
-func (a *api) logs(ctx context.Context, id, since string, stdout, stderr io.Writer) error {
-	q := url.Values{"follow": {"true"}, "stdout": {"true"}, "stderr": {"true"}}
+// writing each stream to its writer; mark is given each message's
+// timestamp, which the daemon prefixes and logs strips.
+func (a *api) logs(ctx context.Context, id, since string, stdout, stderr io.Writer, mark func(time.Time)) error {
+	q := url.Values{"follow": {"true"}, "stdout": {"true"}, "stderr": {"true"}, "timestamps": {"true"}}
 	if since != "" {
 		q.Set("since", since)
 	}
@@ -370,13 +375,47 @@ func (a *api) logs(ctx context.Context, id, since string, stdout, stderr io.Writ
 		return err
 	}
 	defer resp.Body.Close()
-	return demux(resp.Body, stdout, stderr)
+	return frames(resp.Body, func(stream byte, p []byte) error {
+		if i := bytes.IndexByte(p, ' '); i > 0 {
+			if ts, err := time.Parse(time.RFC3339Nano, string(p[:i])); err == nil {
+				mark(ts)
+				p = p[i+1:]
+			}
+		}
+		_, err := pick(stream, stdout, stderr).Write(p)
+		return err
+	})
 }
 
-// demux copies the Engine API's multiplexed stream (frames of an 8-byte
-// header — the stream, 3 zero bytes, the payload's big-endian length —
-// then the payload) from r to stdout and stderr until r ends.
+// demux copies the Engine API's multiplexed stream from r to stdout and
+// stderr until r ends.
 func demux(r io.Reader, stdout, stderr io.Writer) error {
+	return frames(r, func(stream byte, p []byte) error {
+		_, err := pick(stream, stdout, stderr).Write(p)
+		return err
+	})
+}
+
+// pick returns the writer of stream 1 (stdout) or 2 (stderr).
+func pick(stream byte, stdout, stderr io.Writer) io.Writer {
+	switch stream {
+	case 1:
+		return stdout
+	case 2:
+		return stderr
+	}
+	return io.Discard
+}
+
+// maxFrame bounds the frames read whole; the daemon's log messages are at
+// most 16 KiB, exec output frames at most 32 KiB.
+const maxFrame = 1 << 20
+
+// frames reads the Engine API's multiplexed stream (frames of an 8-byte
+// header — the stream, 3 zero bytes, the payload's big-endian length —
+// then the payload) from r until it ends, passing each frame's payload
+// whole to f (a payload past maxFrame in pieces).
+func frames(r io.Reader, f func(stream byte, p []byte) error) error {
 	br := bufio.NewReaderSize(r, 32<<10)
 	var hdr [8]byte
 	buf := make([]byte, 32<<10)
@@ -388,21 +427,15 @@ func demux(r io.Reader, stdout, stderr io.Writer) error {
 			return err
 		}
 		n := int(binary.BigEndian.Uint32(hdr[4:]))
-		var w io.Writer
-		switch hdr[0] {
-		case 1:
-			w = stdout
-		case 2:
-			w = stderr
-		default:
-			w = io.Discard
+		if n > len(buf) && n <= maxFrame {
+			buf = make([]byte, n)
 		}
 		for n > 0 {
 			m := min(n, len(buf))
 			if _, err := io.ReadFull(br, buf[:m]); err != nil {
 				return err
 			}
-			if _, err := w.Write(buf[:m]); err != nil {
+			if err := f(hdr[0], buf[:m]); err != nil {
 				return err
 			}
 			n -= m

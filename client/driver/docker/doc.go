@@ -59,8 +59,12 @@
 // it into TaskConfig.StdoutPath and StderrPath, rotating a file to <path>.1
 // (exec.RotatedPath's names) before a write would take it past
 // LogMaxBytes. While the client is down, the daemon keeps the output
-// (json-file, capped at 4 MB per container); Recover resumes from the log
-// file's modification time.
+// (json-file, capped at 4 MB per container by default). Messages come
+// with the daemon's timestamps: a closing driver notes the last one
+// written in a hidden file beside the stdout log (.<name>.since), and
+// Recover resumes just after it; after a client that died without
+// closing, from the log file's modification time, which is coarse, so a
+// few lines of its last milliseconds may be written twice.
 //
 // # Stopping, signals and exit
 //

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/ordoplane/ordo/client/driver"
 )
@@ -163,7 +164,17 @@ func (h *handle) followLogs(ctx context.Context, since string) {
 		return
 	}
 	defer stderr.Close()
-	if err := h.d.api.logs(ctx, h.t.container, since, stdout, stderr); err != nil && ctx.Err() == nil {
+	var last time.Time
+	err = h.d.api.logs(ctx, h.t.container, since, stdout, stderr, func(ts time.Time) { last = ts })
+	if ctx.Err() != nil {
+		// The driver is closing, the task running on: the next client
+		// process resumes after the last message written.
+		if err := saveSince(h.t.logs.stdout, last); err != nil {
+			h.d.cfg.Logger.Warn("docker: save where the task's logs stop", "task", h.t.id, "err", err)
+		}
+		return
+	}
+	if err != nil {
 		h.d.cfg.Logger.Warn("docker: follow the task's logs", "task", h.t.id, "container", h.t.container, "err", err)
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
+	"time"
 
 	"github.com/ordoplane/ordo/client/driver/exec"
 )
@@ -114,18 +116,44 @@ func (l *logFile) Close() error {
 	return l.f.Close()
 }
 
-// since returns the Engine API's "since" for a follower resuming the
-// stream into path: the file's modification time, so that output already
-// written is not written again; "" (from the start) when there is no
+// sincePath is where a closing driver notes the timestamp of the last
+// message it wrote into the log file path: a hidden file beside it.
+func sincePath(path string) string {
+	return filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".since")
+}
+
+// saveSince notes last, the newest message written into path, for the
+// next client process; nothing when no message was written or there is no
 // file.
+func saveSince(path string, last time.Time) error {
+	if path == "" || last.IsZero() {
+		return nil
+	}
+	return os.WriteFile(sincePath(path), []byte(sinceValue(last.Add(time.Nanosecond))), 0o644)
+}
+
+// since returns the Engine API's "since" for a follower resuming the
+// stream into path: just after the last message a closing driver noted
+// (the note is consumed), or else, after a client that did not close
+// cleanly, the file's modification time (timestamps are coarse, so a few
+// messages of its last milliseconds may be written twice); "" (from the
+// start) when there is no file.
 func since(path string) string {
 	if path == "" {
 		return ""
+	}
+	if b, err := os.ReadFile(sincePath(path)); err == nil {
+		os.Remove(sincePath(path))
+		return strings.TrimSpace(string(b))
 	}
 	fi, err := os.Stat(path)
 	if err != nil {
 		return ""
 	}
-	t := fi.ModTime()
+	return sinceValue(fi.ModTime())
+}
+
+// sinceValue renders t as the Engine API's since: seconds.nanoseconds.
+func sinceValue(t time.Time) string {
 	return fmt.Sprintf("%d.%09d", t.Unix(), t.Nanosecond())
 }
