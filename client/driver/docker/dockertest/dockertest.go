@@ -27,7 +27,9 @@
 //
 //   - The daemon runs with --bridge=none and --iptables=false, so it
 //     changes neither the host's interfaces nor its firewall.
-//   - Stop stops the daemon it started (by its pid) and nothing else.
+//   - Stop stops the daemon it started (by its pid) and nothing else; a
+//     test process that dies without Stop takes its daemon with it
+//     (Linux's parent-death signal).
 package dockertest
 
 import (
@@ -135,8 +137,10 @@ func Start() (*Daemon, error) {
 		"--bridge=none", "--iptables=false", "--ip-masq=false")
 	cmd.Stdout, cmd.Stderr = logf, logf
 	// Its own process group, so that a signal to the test's group (Ctrl-C)
-	// leaves the daemon to Stop, which shuts it down cleanly.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// leaves the daemon to Stop, which shuts it down cleanly; and SIGTERM
+	// when the test process dies without stopping it (a test timeout's
+	// panic, a kill), so that no daemon outlives its tests.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
 	if err := cmd.Start(); err != nil {
 		os.RemoveAll(dir)
 		return nil, fmt.Errorf("start dockerd: %w", err)
