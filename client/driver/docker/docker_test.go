@@ -3,10 +3,12 @@ package docker_test
 import (
 	"context"
 	"errors"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -441,4 +443,88 @@ func TestSweep(t *testing.T) {
 	if n, err := unowned.Sweep(context.Background(), func(string) bool { return false }); n != 0 || err != nil {
 		t.Errorf("Sweep without an owner = %d, %v", n, err)
 	}
+}
+
+// TestStopWhileDaemonUnreachable: a Stop that cannot reach the daemon
+// keeps trying, and stops the task once the daemon answers again; its
+// context bounds it.
+func TestStopWhileDaemonUnreachable(t *testing.T) {
+	sock := filepath.Join(t.TempDir(), "d.sock")
+	d := newDriver(t, func(c *docker.Config) { c.Endpoint = "unix://" + sock })
+	p := forward(t, sock)
+	cfg := taskConfig(t, sh("echo ready; exec sleep 60"))
+	h := start(t, d, cfg)
+	drivertest.WaitForOutput(t, cfg.StdoutPath, "ready")
+	p.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	if err := h.Stop(ctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Stop with the daemon unreachable = %v, want the context's deadline", err)
+	}
+	stopped := make(chan error, 1)
+	go func() { stopped <- h.Stop(context.Background()) }()
+	forward(t, sock)
+	select {
+	case err := <-stopped:
+		if err != nil {
+			t.Fatalf("Stop once the daemon is back: %v", err)
+		}
+	case <-time.After(patience):
+		t.Fatal("Stop did not end once the daemon was back")
+	}
+	if res := drivertest.Wait(t, h); res.Signal != 15 {
+		t.Fatalf("exit = %+v, want SIGTERM", res)
+	}
+}
+
+// forward serves sock as a proxy of the daemon's socket until closed,
+// closing the connections through it too.
+func forward(t *testing.T, sock string) io.Closer {
+	t.Helper()
+	os.Remove(sock)
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &forwarder{ln: ln}
+	target := strings.TrimPrefix(daemon.Endpoint, "unix://")
+	f.wg.Go(func() {
+		for {
+			in, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			out, err := net.Dial("unix", target)
+			if err != nil {
+				in.Close()
+				continue
+			}
+			f.mu.Lock()
+			f.conns = append(f.conns, in, out)
+			f.mu.Unlock()
+			f.wg.Go(func() { io.Copy(out, in); out.Close() })
+			f.wg.Go(func() { io.Copy(in, out); in.Close() })
+		}
+	})
+	t.Cleanup(func() { f.Close() })
+	return f
+}
+
+type forwarder struct {
+	ln    net.Listener
+	mu    sync.Mutex
+	conns []net.Conn
+	wg    sync.WaitGroup
+}
+
+func (f *forwarder) Close() error {
+	f.ln.Close()
+	f.mu.Lock()
+	for _, c := range f.conns {
+		c.Close()
+	}
+	f.conns = nil
+	f.mu.Unlock()
+	f.wg.Wait()
+	return nil
 }

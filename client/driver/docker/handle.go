@@ -65,7 +65,7 @@ func (h *handle) Stop(ctx context.Context) error {
 		return nil
 	default:
 	}
-	if err := h.d.api.kill(ctx, h.t.container, h.t.killSignal); err != nil && !isNotRunning(err) {
+	if err := h.kill(ctx, h.t.killSignal); err != nil {
 		return fmt.Errorf("docker: stop task %s: %w", h.t.id, err)
 	}
 	timer := h.d.cfg.Clock.NewTimer(h.t.killTimeout)
@@ -77,7 +77,7 @@ func (h *handle) Stop(ctx context.Context) error {
 		return fmt.Errorf("docker: stop task %s: %w", h.t.id, ctx.Err())
 	case <-timer.C():
 	}
-	if err := h.d.api.kill(ctx, h.t.container, sigkill); err != nil && !isNotRunning(err) {
+	if err := h.kill(ctx, sigkill); err != nil {
 		return fmt.Errorf("docker: kill task %s: %w", h.t.id, err)
 	}
 	select {
@@ -85,6 +85,35 @@ func (h *handle) Stop(ctx context.Context) error {
 		return nil
 	case <-ctx.Done():
 		return fmt.Errorf("docker: stop task %s: %w", h.t.id, ctx.Err())
+	}
+}
+
+// kill sends sig to the container for Stop: a container no longer running
+// is no error, and a daemon that cannot be reached (restarting, say) is
+// asked again every RetryInterval until the task exits or ctx ends, since
+// a Stop that gave up would leave the task running with nobody to stop
+// it. An answer of the daemon's other than success is an error.
+func (h *handle) kill(ctx context.Context, sig int) error {
+	for {
+		err := h.d.api.kill(ctx, h.t.container, sig)
+		var ae *apiError
+		switch {
+		case err == nil, isNotRunning(err):
+			return nil
+		case errors.As(err, &ae), ctx.Err() != nil:
+			return err
+		}
+		h.d.cfg.Logger.Warn("docker: signal a container: daemon unreachable, trying again", "task", h.t.id, "err", err)
+		timer := h.d.cfg.Clock.NewTimer(h.d.cfg.RetryInterval)
+		select {
+		case <-timer.C():
+		case <-h.done:
+			timer.Stop()
+			return nil
+		case <-ctx.Done():
+			timer.Stop()
+			return ctx.Err()
+		}
 	}
 }
 
