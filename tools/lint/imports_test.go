@@ -2,11 +2,13 @@ package lint
 
 import (
 	"encoding/json"
+	"fmt"
 	"go/parser"
 	"go/token"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -48,25 +50,45 @@ type pkg struct {
 	Imports    []string
 }
 
+// listed holds the one `go list` of the module the tests share: each
+// call costs a second or more of CPU, and the tree does not change
+// during a run.
+var listed struct {
+	sync.Once
+	pkgs []pkg
+	err  error
+}
+
+// listPackages returns the module's packages (shared, read-only).
 func listPackages(t *testing.T) []pkg {
 	t.Helper()
-	out, err := exec.Command("go", "list", "-json", module+"/...").Output()
+	listed.Do(func() { listed.pkgs, listed.err = goList() })
+	if listed.err != nil {
+		t.Fatal(listed.err)
+	}
+	return listed.pkgs
+}
+
+// goList lists the module's packages with the fields pkg holds (asking
+// for those only spares go list computing the rest).
+func goList() ([]pkg, error) {
+	out, err := exec.Command("go", "list", "-json=ImportPath,Dir,GoFiles,Imports", module+"/...").Output()
 	if err != nil {
-		t.Fatalf("go list: %v", err)
+		return nil, fmt.Errorf("go list: %v", err)
 	}
 	dec := json.NewDecoder(strings.NewReader(string(out)))
 	var pkgs []pkg
 	for dec.More() {
 		var p pkg
 		if err := dec.Decode(&p); err != nil {
-			t.Fatal(err)
+			return nil, err
 		}
 		pkgs = append(pkgs, p)
 	}
 	if len(pkgs) < 5 {
-		t.Fatalf("go list found only %d packages", len(pkgs))
+		return nil, fmt.Errorf("go list found only %d packages", len(pkgs))
 	}
-	return pkgs
+	return pkgs, nil
 }
 
 func rel(path string) string {
