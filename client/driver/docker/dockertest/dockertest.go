@@ -136,11 +136,7 @@ func Start() (*Daemon, error) {
 		"-H", "unix://"+sock, "--pidfile", filepath.Join(dir, "dockerd.pid"),
 		"--bridge=none", "--iptables=false", "--ip-masq=false")
 	cmd.Stdout, cmd.Stderr = logf, logf
-	// Its own process group, so that a signal to the test's group (Ctrl-C)
-	// leaves the daemon to Stop, which shuts it down cleanly; and SIGTERM
-	// when the test process dies without stopping it (a test timeout's
-	// panic, a kill), so that no daemon outlives its tests.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
+	cmd.SysProcAttr = sysProcAttr() // dockertest_linux.go
 	if err := cmd.Start(); err != nil {
 		os.RemoveAll(dir)
 		return nil, fmt.Errorf("start dockerd: %w", err)
@@ -369,24 +365,6 @@ func (d *Daemon) Kill(tb testing.TB, id string) {
 	resp.Body.Close()
 	if resp.StatusCode/100 != 2 {
 		tb.Fatalf("kill %s: %s", id, resp.Status)
-	}
-}
-
-// unmountUnder detaches every mount below dir, deepest first.
-func unmountUnder(dir string) {
-	b, err := os.ReadFile("/proc/self/mountinfo")
-	if err != nil {
-		return
-	}
-	var points []string
-	for _, line := range strings.Split(string(b), "\n") {
-		f := strings.Fields(line)
-		if len(f) > 4 && strings.HasPrefix(f[4], dir+"/") {
-			points = append(points, f[4])
-		}
-	}
-	for i := len(points) - 1; i >= 0; i-- {
-		_ = syscall.Unmount(points[i], syscall.MNT_DETACH)
 	}
 }
 
