@@ -9,6 +9,7 @@ import (
 
 	"github.com/anishathalye/porcupine"
 
+	"github.com/ordoplane/ordo/processors/launcher/driver/local/localtest"
 	"github.com/ordoplane/ordo/test/linearizability/chaos"
 	"github.com/ordoplane/ordo/test/testagent"
 )
@@ -16,20 +17,19 @@ import (
 // bin is the ordo binary TestMain built (or $ORDO_BIN).
 var bin string
 
+// TestMain finds the binary: $ORDO_BIN, or cmd/ordo as localtest builds
+// it, shared with the other test packages of the run (a link of its own
+// here cost seconds of CPU every run).
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "ordo-linearizability-bin-")
+	var err error
+	if bin = os.Getenv("ORDO_BIN"); bin == "" {
+		bin, err = localtest.BuildBinary()
+	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	if bin, err = chaos.BuildBinary(dir); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.RemoveAll(dir)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
+	os.Exit(m.Run())
 }
 
 // long reports whether to run the long variant: -long, ORDO_LONG_TESTS=1

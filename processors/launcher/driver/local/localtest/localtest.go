@@ -3,10 +3,12 @@
 package localtest
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -18,41 +20,68 @@ import (
 // binaries are removed.
 func Build(t testing.TB) string {
 	t.Helper()
+	bin, err := BuildBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bin
+}
+
+// BuildBinary is Build for callers without a testing.TB (a TestMain).
+// Packages that build at the same time wait on a lock file, so the one
+// that links it first serves the others (a link is seconds of CPU).
+func BuildBinary() (string, error) {
 	out, err := exec.Command("go", "list", "-export", "-f", "{{.Export}}", "github.com/ordoplane/ordo/cmd/ordo").Output()
 	if err != nil {
-		t.Fatalf("go list cmd/ordo: %v", err)
+		return "", fmt.Errorf("go list cmd/ordo: %w", err)
 	}
 	key := filepath.Base(strings.TrimSpace(string(out)))
 	if key == "" || key == "." {
-		t.Fatalf("go list cmd/ordo: no export file")
+		return "", fmt.Errorf("go list cmd/ordo: no export file")
 	}
 	root := filepath.Join(os.TempDir(), "ordo-localtest")
 	bin := filepath.Join(root, key, "ordo")
 	if _, err := os.Stat(bin); err == nil {
-		return bin
+		return bin, nil
 	}
 	if err := os.MkdirAll(filepath.Dir(bin), 0o755); err != nil {
-		t.Fatal(err)
+		return "", err
 	}
-	tmp := filepath.Join(t.TempDir(), "ordo")
+	lock, err := os.OpenFile(filepath.Join(root, key, "lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return "", err
+	}
+	defer lock.Close() // closing releases the lock
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
+		return "", fmt.Errorf("lock %s: %w", lock.Name(), err)
+	}
+	if _, err := os.Stat(bin); err == nil {
+		return bin, nil // built while this one waited
+	}
+	tmpDir, err := os.MkdirTemp("", "ordo-localtest-build-")
+	if err != nil {
+		return "", err
+	}
+	defer os.RemoveAll(tmpDir)
+	tmp := filepath.Join(tmpDir, "ordo")
 	if out, err := exec.Command("go", "build", "-o", tmp, "github.com/ordoplane/ordo/cmd/ordo").CombinedOutput(); err != nil {
-		t.Fatalf("go build cmd/ordo: %v\n%s", err, out)
+		return "", fmt.Errorf("go build cmd/ordo: %w\n%s", err, out)
 	}
 	// Copy, then rename within the directory: a concurrent test sees the
 	// whole binary or none.
-	part := bin + ".part" + filepath.Base(t.TempDir())
+	part := bin + ".part" + filepath.Base(tmpDir)
 	b, err := os.ReadFile(tmp)
 	if err != nil {
-		t.Fatal(err)
+		return "", err
 	}
 	if err := os.WriteFile(part, b, 0o755); err != nil {
-		t.Fatal(err)
+		return "", err
 	}
 	if err := os.Rename(part, bin); err != nil {
-		t.Fatal(err)
+		return "", err
 	}
 	prune(root, key)
-	return bin
+	return bin, nil
 }
 
 // prune removes the binaries of other keys older than an hour.
