@@ -39,8 +39,8 @@ type Node struct {
 	MaxDynamicPort int
 	ReservedPorts  string
 	// HostVolumes are the host directories the node offers, by name.
-	HostVolumes map[string]*events.ClientHostVolume
-	DrainStrategy     *struct {
+	HostVolumes   map[string]*events.ClientHostVolume
+	DrainStrategy *struct {
 		Deadline         time.Duration
 		IgnoreSystemJobs bool
 		ForceDeadline    time.Time
