@@ -121,6 +121,8 @@ func (r *Resources) decodeFast(d *fastReader) bool {
 			return d.intFieldTo(&r.MemoryMB)
 		case "disk":
 			return d.intFieldTo(&r.DiskMB)
+		case "memmax":
+			return d.intFieldTo(&r.MemoryMaxMB)
 		}
 		return d.skip()
 	})
@@ -183,8 +185,9 @@ func (a *Allocation) EncodeFields(w *FieldWriter) {
 // encode writes r, the value of the field w just named, as reflection
 // does.
 func (r *Resources) encode(w *FieldWriter) {
-	w.Map(2 + CountSet(r.DiskMB != 0)) // cpu, mem: never omitted
+	w.Map(2 + CountSet(r.DiskMB != 0, r.MemoryMaxMB != 0)) // cpu, mem: never omitted
 	w.Int("cpu", int64(r.CPU), true)
 	w.Int("mem", int64(r.MemoryMB), true)
 	w.Int("disk", int64(r.DiskMB), r.DiskMB != 0)
+	w.Int("memmax", int64(r.MemoryMaxMB), r.MemoryMaxMB != 0)
 }

@@ -12,7 +12,7 @@ import (
 func fullAllocation() Allocation {
 	yes := true
 	return Allocation{ID: "a1", Namespace: "ns", EvalID: "e1", Name: "web.web[0]", NodeID: "n1", NodeName: "node one",
-		JobID: "web", JobVersion: 1 << 40, TaskGroup: "web", Resources: Resources{CPU: 100, MemoryMB: 64, DiskMB: -3},
+		JobID: "web", JobVersion: 1 << 40, TaskGroup: "web", Resources: Resources{CPU: 100, MemoryMB: 64, DiskMB: -3, MemoryMaxMB: 256},
 		DesiredStatus: AllocDesiredRun, DesiredDescription: "dd", DesiredTransition: DesiredTransition{Migrate: &yes},
 		ClientStatus: AllocClientRunning, ClientDescription: "cd",
 		TaskStates:   map[string]*TaskState{"server": {State: TaskStateRunning, Restarts: 2, Events: []TaskEvent{{Type: TaskEventStarted}}}},

@@ -238,6 +238,10 @@ type Resources struct {
 	CPU      int `msgpack:"cpu" json:"CPU"`
 	MemoryMB int `msgpack:"mem" json:"MemoryMB"`
 	DiskMB   int `msgpack:"disk,omitempty" json:"DiskMB"`
+	// MemoryMaxMB is Nomad's memory_max (memory oversubscription): the
+	// hard limit a driver may let the task grow to, above MemoryMB, which
+	// stays what the scheduler places by. 0 when unset.
+	MemoryMaxMB int `msgpack:"memmax,omitempty" json:"MemoryMaxMB"`
 }
 
 // TaskConfig is a task's driver configuration. Its values are JSON-shaped

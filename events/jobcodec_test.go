@@ -19,7 +19,7 @@ func filledJob() Job {
 func serviceJob() Job {
 	return Job{ID: "web", Name: "web", Namespace: "team-1", Type: JobTypeService, Priority: 50, Datacenters: []string{"dc1", "dc2"},
 		NodePool: "default", Version: 3, SubmitTime: -5, TaskGroups: []TaskGroup{
-			{Name: "web", Count: 4, Tasks: []Task{{Name: "server", Driver: "exec", Resources: &Resources{CPU: 100, MemoryMB: 64}},
+			{Name: "web", Count: 4, Tasks: []Task{{Name: "server", Driver: "exec", Resources: &Resources{CPU: 100, MemoryMB: 64, MemoryMaxMB: 128}},
 				{Name: "sidecar", Driver: "exec", ShutdownDelay: 7, Config: TaskConfig{"command": "/bin/true"}}}},
 			{Name: "db", Count: 1, MaxClientDisconnect: 9, Tasks: []Task{{Name: "pg"}}}}}
 }
