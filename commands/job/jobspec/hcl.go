@@ -324,7 +324,7 @@ var taskSchema = &hcl.BodySchema{
 }
 
 var resourcesSchema = &hcl.BodySchema{
-	Attributes: []hcl.AttributeSchema{{Name: "cpu"}, {Name: "memory"}, {Name: "disk"}},
+	Attributes: []hcl.AttributeSchema{{Name: "cpu"}, {Name: "memory"}, {Name: "memory_max"}, {Name: "disk"}},
 	Blocks:     []hcl.BlockHeaderSchema{{Type: "network"}}, // refused: Nomad's older, task-level form
 }
 
@@ -360,9 +360,10 @@ func (d *decoder) task(b *hcl.Block, path string) *specTask {
 				d.fail(rp+".network", nb.DefRange, "a task-level network block is Nomad's older form; write it in the group")
 			}
 			t.Resources = &specResources{
-				CPU:      d.int(rc, rp, "cpu"),
-				MemoryMB: d.int(rc, rp, "memory"),
-				DiskMB:   d.int(rc, rp, "disk"),
+				CPU:         d.int(rc, rp, "cpu"),
+				MemoryMB:    d.int(rc, rp, "memory"),
+				MemoryMaxMB: d.int(rc, rp, "memory_max"),
+				DiskMB:      d.int(rc, rp, "disk"),
 			}
 		}
 	}

@@ -130,7 +130,10 @@ type specTask struct {
 type specResources struct {
 	CPU      *int `json:"CPU"`
 	MemoryMB *int `json:"MemoryMB"`
-	DiskMB   *int `json:"DiskMB"`
+	// MemoryMaxMB is memory_max: accepted whether or not the scheduler
+	// configuration allows oversubscription, as Nomad does.
+	MemoryMaxMB *int `json:"MemoryMaxMB"`
+	DiskMB      *int `json:"DiskMB"`
 	// Networks is Nomad's older, task-level network block: refused.
 	Networks []json.RawMessage `json:"Networks"`
 }
@@ -384,6 +387,7 @@ func canonicalTask(t *specTask) events.Task {
 	if r := t.Resources; r != nil {
 		set(&task.Resources.CPU, r.CPU)
 		set(&task.Resources.MemoryMB, r.MemoryMB)
+		set(&task.Resources.MemoryMaxMB, r.MemoryMaxMB)
 		set(&task.Resources.DiskMB, r.DiskMB)
 	}
 	return task

@@ -248,6 +248,8 @@ func validateGroup(job *events.Job, tg *events.TaskGroup) error {
 			return commands.Invalid(tp+".resources.cpu", "%d is less than the minimum %d MHz", t.Resources.CPU, MinCPU)
 		case t.Resources.MemoryMB < MinMemoryMB:
 			return commands.Invalid(tp+".resources.memory", "%d is less than the minimum %d MB", t.Resources.MemoryMB, MinMemoryMB)
+		case t.Resources.MemoryMaxMB != 0 && t.Resources.MemoryMaxMB < t.Resources.MemoryMB:
+			return commands.Invalid(tp+".resources.memory_max", "%d is less than memory (%d MB)", t.Resources.MemoryMaxMB, t.Resources.MemoryMB)
 		case t.Resources.DiskMB < 0:
 			return commands.Invalid(tp+".resources.disk", "%d is negative", t.Resources.DiskMB)
 		}
