@@ -272,7 +272,7 @@ func (tr *taskRunner) taskConfig(attempt int) driver.TaskConfig {
 		KillSignal: t.KillSignal, KillTimeout: t.KillTimeout,
 	}
 	if t.Resources != nil {
-		cfg.CPU, cfg.MemoryMB = t.Resources.CPU, t.Resources.MemoryMB
+		cfg.CPU, cfg.MemoryMB, cfg.MemoryMaxMB = t.Resources.CPU, t.Resources.MemoryMB, t.Resources.MemoryMaxMB
 	}
 	return cfg
 }

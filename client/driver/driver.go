@@ -79,6 +79,10 @@ type TaskConfig struct {
 	// CPU (MHz) and MemoryMB are the task's resources, enforced where the
 	// operating system allows it without root-only features.
 	CPU, MemoryMB int
+	// MemoryMaxMB is the task's memory_max (0 when unset): a driver that
+	// can set a hard limit above a soft one (docker) limits the task to it
+	// and reserves MemoryMB; others ignore it.
+	MemoryMaxMB int
 	// KillSignal is the signal Stop sends first ("SIGINT", "SIGTERM"…;
 	// default SIGTERM); KillTimeout how long Stop waits before killing.
 	KillSignal  string

@@ -216,27 +216,30 @@ type containerSpec struct {
 
 // hostConfig is a container's HostConfig, the fields the driver sets.
 type hostConfig struct {
-	Binds          []string       `json:"Binds,omitempty"`
-	NetworkMode    string         `json:"NetworkMode,omitempty"`
-	Privileged     bool           `json:"Privileged,omitempty"`
-	Init           *bool          `json:"Init,omitempty"`
-	ReadonlyRootfs bool           `json:"ReadonlyRootfs,omitempty"`
-	CapAdd         []string       `json:"CapAdd,omitempty"`
-	CapDrop        []string       `json:"CapDrop,omitempty"`
-	SecurityOpt    []string       `json:"SecurityOpt,omitempty"`
-	ExtraHosts     []string       `json:"ExtraHosts,omitempty"`
-	DNS            []string       `json:"Dns,omitempty"`
-	DNSSearch      []string       `json:"DnsSearch,omitempty"`
-	DNSOptions     []string       `json:"DnsOptions,omitempty"`
-	ShmSize        int64          `json:"ShmSize,omitempty"`
-	CPUShares      int64          `json:"CpuShares,omitempty"`
-	Memory         int64          `json:"Memory,omitempty"`
-	MemorySwap     int64          `json:"MemorySwap,omitempty"`
-	PidsLimit      *int64         `json:"PidsLimit,omitempty"`
-	LogConfig      map[string]any `json:"LogConfig,omitempty"`
-	Mounts         []mount        `json:"Mounts,omitempty"`
-	Ulimits        []ulimit       `json:"Ulimits,omitempty"`
-	Devices        []device       `json:"Devices,omitempty"`
+	Binds          []string `json:"Binds,omitempty"`
+	NetworkMode    string   `json:"NetworkMode,omitempty"`
+	Privileged     bool     `json:"Privileged,omitempty"`
+	Init           *bool    `json:"Init,omitempty"`
+	ReadonlyRootfs bool     `json:"ReadonlyRootfs,omitempty"`
+	CapAdd         []string `json:"CapAdd,omitempty"`
+	CapDrop        []string `json:"CapDrop,omitempty"`
+	SecurityOpt    []string `json:"SecurityOpt,omitempty"`
+	ExtraHosts     []string `json:"ExtraHosts,omitempty"`
+	DNS            []string `json:"Dns,omitempty"`
+	DNSSearch      []string `json:"DnsSearch,omitempty"`
+	DNSOptions     []string `json:"DnsOptions,omitempty"`
+	ShmSize        int64    `json:"ShmSize,omitempty"`
+	CPUShares      int64    `json:"CpuShares,omitempty"`
+	Memory         int64    `json:"Memory,omitempty"`
+	MemorySwap     int64    `json:"MemorySwap,omitempty"`
+	// MemoryReservation is the soft limit the kernel reclaims towards
+	// under memory pressure (the task's memory when memory_max is set).
+	MemoryReservation int64          `json:"MemoryReservation,omitempty"`
+	PidsLimit         *int64         `json:"PidsLimit,omitempty"`
+	LogConfig         map[string]any `json:"LogConfig,omitempty"`
+	Mounts            []mount        `json:"Mounts,omitempty"`
+	Ulimits           []ulimit       `json:"Ulimits,omitempty"`
+	Devices           []device       `json:"Devices,omitempty"`
 }
 
 // mount is one of a container's mounts (HostConfig.Mounts).

@@ -528,3 +528,19 @@ func (f *forwarder) Close() error {
 	f.wg.Wait()
 	return nil
 }
+
+// TestMemoryMax: with memory_max the daemon's hard limit is memory_max and
+// memory, what the task was placed by, is the soft reservation.
+func TestMemoryMax(t *testing.T) {
+	d := newDriver(t, func(c *docker.Config) { c.KeepContainers = true })
+	cfg := taskConfig(t, map[string]any{"image": daemon.Image, "command": "/bin/true", "network_mode": "none"})
+	cfg.MemoryMB, cfg.MemoryMaxMB = 32, 96
+	h := start(t, d, cfg)
+	drivertest.Wait(t, h)
+	host := daemon.Inspect(t, h.State().Data["container_id"])["HostConfig"].(map[string]any)
+	for k, want := range map[string]float64{"Memory": 96 << 20, "MemoryReservation": 32 << 20, "MemorySwap": 96 << 20} {
+		if host[k] != want {
+			t.Errorf("HostConfig.%s = %v, want %v", k, host[k], want)
+		}
+	}
+}

@@ -284,6 +284,13 @@ func (d *Driver) parseTask(cfg driver.TaskConfig) (launch, error) {
 		h.Memory = int64(cfg.MemoryMB) << 20
 		h.MemorySwap = h.Memory // no swap beyond the limit
 	}
+	if cfg.MemoryMaxMB > cfg.MemoryMB && cfg.MemoryMB > 0 {
+		// memory_max: the hard limit grows to it and memory, what the
+		// task was placed by, becomes the soft reservation.
+		h.MemoryReservation = h.Memory
+		h.Memory = int64(cfg.MemoryMaxMB) << 20
+		h.MemorySwap = h.Memory
+	}
 	s.Env = containerEnv(cfg.Env)
 
 	sig, err := driver.ParseSignal(cfg.KillSignal)

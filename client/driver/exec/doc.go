@@ -86,7 +86,9 @@
 // prlimit(2) right after the process starts (a program may run a moment
 // before it applies; children forked later inherit it). Not enforced:
 // CPU shares, resident memory, disk, network, pids, user or filesystem
-// isolation — all of which need cgroups, namespaces or root.
+// isolation — all of which need cgroups, namespaces or root. The task's
+// memory_max (TaskConfig.MemoryMaxMB) is ignored: there is no soft limit
+// to raise a hard one above.
 //
 // # Concurrency
 //
