@@ -17,7 +17,11 @@
 // (tools/bench/mirror.go). The chaos figures are those of the long
 // linearizability run (test/linearizability, `make chaos`): operations,
 // failovers, unknown outcomes and the unavailability after each kind of
-// leader fault (tools/bench/chaos.go).
+// leader fault (tools/bench/chaos.go). The docker figures start 100
+// docker allocations on one client against a dockerd of the bench's own
+// and compare their start-to-running latency with the daemon's own create
+// and start, and measure the agent's CPU per idle container
+// (tools/bench/docker.go).
 //
 // Usage:
 //
@@ -55,7 +59,7 @@ func main() {
 	duration := flag.Duration("duration", 10*time.Second, "how long each load runs")
 	replay := flag.Int("replay", 200000, "events in the archive for the apply and replay figures")
 	addr := flag.String("addr", "", "load this server's HTTP address instead of starting servers")
-	only := flag.String("only", "", "run only these, comma-separated: load1, load3, apply, replay, export, history, rebuild, rebuild-scratch, rebuild-online, rebuild-writes, snapshot, timetravel, c1m, c1m-ports, simfleet, simfleet-fast, c1m-http, mirror, evaldelete, rotation, launcher, csi, chaos")
+	only := flag.String("only", "", "run only these, comma-separated: load1, load3, apply, replay, export, history, rebuild, rebuild-scratch, rebuild-online, rebuild-writes, snapshot, timetravel, c1m, c1m-ports, simfleet, simfleet-fast, c1m-http, mirror, evaldelete, rotation, launcher, csi, chaos, docker")
 	nodes := flag.Int("nodes", 0, "simulated nodes (0: 5000 for c1m and c1m-ports, 10000 for simfleet, simfleet-fast and c1m-http)")
 	jobs := flag.Int("jobs", 0, "jobs for c1m, c1m-ports and c1m-http (0: 100 for c1m and c1m-ports, 5 for c1m-http)")
 	perJob := flag.Int("per-job", 1000, "allocations per job for c1m and c1m-http")
@@ -74,6 +78,8 @@ func main() {
 	chaosRaftTimeout := flag.Duration("chaos-raft-timeout", 0, "the chaos figures' servers' -raft-timeout (0: the default)")
 	chaosQuiet := flag.Bool("chaos-quiet", false, "run the chaos figures without the load test/linearizability adds (servers at GOMAXPROCS=1, a CPU hog)")
 	rotationN := flag.Int("rotation-variables", 100000, "variables the rotation figures seed and re-encrypt with rotate -full")
+	dockerN := flag.Int("docker-allocs", 100, "docker allocations the docker figures start on one client")
+	dockerIdle := flag.Duration("docker-idle", 5*time.Second, "the idle window the docker figures measure CPU over")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile here")
 	rebuildN := flag.Int("rebuild-events", 1_000_000, "events in the generated history of the rebuild and timetravel figures")
 	flag.StringVar(&rebuildProfile, "rebuild-profile", "", "write a CPU profile of the from-scratch rebuild alone here (its first run)")
@@ -131,9 +137,10 @@ func main() {
 		run("evaldelete", func() ([]row, error) {
 			return evalDeleteRows(*evalDeleteN, *evalDeletePage, *evalDeleteSeed, *evalDeleteWriters)
 		}) // evaldelete.go
-		run("rotation", func() ([]row, error) { return rotationRows(*rotationN) }) // rotation.go
-		run("launcher", func() ([]row, error) { return launcherRows(*launcherN) }) // launcher.go
-		run("csi", func() ([]row, error) { return csiRows(*csiN) })                // csi.go
+		run("rotation", func() ([]row, error) { return rotationRows(*rotationN) })        // rotation.go
+		run("launcher", func() ([]row, error) { return launcherRows(*launcherN) })        // launcher.go
+		run("csi", func() ([]row, error) { return csiRows(*csiN) })                       // csi.go
+		run("docker", func() ([]row, error) { return dockerRows(*dockerN, *dockerIdle) }) // docker.go
 		// chaos.go: the figures of test/linearizability's long run
 		run("chaos", func() ([]row, error) { return chaosRows(*chaosFaults, *chaosOps, *chaosQuiet, *chaosRaftTimeout) })
 	}

@@ -414,14 +414,27 @@ func (d *Daemon) HasImage(tb testing.TB, name string) bool {
 // CreateStart creates and starts a container of image running cmd
 // straight through the Engine API, as a baseline for the driver's start
 // latency, and returns how long the two calls took. The container is
-// left running; Stop removes it.
+// killed afterwards; Stop removes it.
 func (d *Daemon) CreateStart(tb testing.TB, image string, cmd ...string) time.Duration {
 	tb.Helper()
+	id, took, err := d.Run(image, cmd...)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	d.Kill(tb, id)
+	return took
+}
+
+// Run creates and starts a container of image running cmd as the driver
+// starts a task (host network, an init process) and returns its id and
+// how long the daemon took for the two calls; the container keeps
+// running. For programs without a testing.TB (tools/bench).
+func (d *Daemon) Run(image string, cmd ...string) (id string, took time.Duration, err error) {
 	body, _ := json.Marshal(map[string]any{"Image": image, "Cmd": cmd, "HostConfig": map[string]any{"NetworkMode": "host", "Init": true}})
 	begin := time.Now()
 	resp, err := d.http.Post("http://docker/v1.41/containers/create", "application/json", bytes.NewReader(body))
 	if err != nil {
-		tb.Fatalf("create: %v", err)
+		return "", 0, fmt.Errorf("create: %w", err)
 	}
 	var out struct {
 		ID string `json:"Id"`
@@ -429,17 +442,29 @@ func (d *Daemon) CreateStart(tb testing.TB, image string, cmd ...string) time.Du
 	err = json.NewDecoder(resp.Body).Decode(&out)
 	resp.Body.Close()
 	if err != nil || out.ID == "" {
-		tb.Fatalf("create: %s %v", resp.Status, err)
+		return "", 0, fmt.Errorf("create: %s %v", resp.Status, err)
 	}
 	resp, err = d.http.Post("http://docker/v1.41/containers/"+out.ID+"/start", "", nil)
 	if err != nil {
-		tb.Fatalf("start: %v", err)
+		return out.ID, 0, fmt.Errorf("start: %w", err)
 	}
 	resp.Body.Close()
 	if resp.StatusCode/100 != 2 {
-		tb.Fatalf("start: %s", resp.Status)
+		return out.ID, 0, fmt.Errorf("start: %s", resp.Status)
 	}
-	took := time.Since(begin)
-	d.Kill(tb, out.ID)
-	return took
+	return out.ID, time.Since(begin), nil
+}
+
+// Remove force-removes container id, running or not.
+func (d *Daemon) Remove(id string) error {
+	req, _ := http.NewRequest(http.MethodDelete, "http://docker/v1.41/containers/"+id+"?force=true&v=true", nil)
+	resp, err := d.http.Do(req)
+	if err != nil {
+		return fmt.Errorf("remove %s: %w", id, err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode/100 != 2 && resp.StatusCode != http.StatusNotFound {
+		return fmt.Errorf("remove %s: %s", id, resp.Status)
+	}
+	return nil
 }
