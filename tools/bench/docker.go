@@ -51,10 +51,11 @@ func dockerJob(id, typ, image string, n int) string {
 
 // dockerRows measures the docker driver on a dev agent (one server and a
 // client with the docker driver) against a dockerd of the bench's own
-// (dockertest, with its local busybox image). One at a time: n
-// containers created and started straight through the Engine API (the
-// daemon's own time), then n batch jobs of one allocation each, each
-// registered once the one before runs, whose start-to-running latency is
+// (dockertest, with its local busybox image). One at a time: n batch
+// jobs of one allocation each, each registered once the one before runs,
+// each after a container created and started straight through the Engine
+// API and removed (the daemon's own time, with as many containers
+// running as the allocation sees); an allocation's start-to-running is
 // the client's time from the allocation received to the task started
 // (its task events), and placed-to-running from the allocation's
 // creation; the driver's addition is the difference of the medians. Then
@@ -71,10 +72,6 @@ func dockerRows(n int, idle time.Duration) (rows []row, err error) {
 			err = serr
 		}
 	}()
-	seqBase, err := daemonStarts(daemon, n, 1)
-	if err != nil {
-		return nil, err
-	}
 	burstBase, err := daemonStarts(daemon, n, n)
 	if err != nil {
 		return nil, err
@@ -113,8 +110,15 @@ func dockerRows(n int, idle time.Duration) (rows []row, err error) {
 		return nil, err
 	}
 
-	var seqReceived, seqPlaced []time.Duration
+	var seqReceived, seqPlaced, seqBase []time.Duration
 	for i := range n {
+		// The daemon's own start beside each allocation's, with as many
+		// containers running, so that both see the same daemon.
+		b, err := daemonStarts(daemon, 1, 1)
+		if err != nil {
+			return nil, err
+		}
+		seqBase = append(seqBase, b...)
 		r, p, err := runDockerJob(a, dockerJob(fmt.Sprintf("bench-docker-%03d", i), "batch", daemon.Image, 1), 1)
 		if err != nil {
 			return nil, err
