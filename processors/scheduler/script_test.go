@@ -406,6 +406,8 @@ func (r *runner) job(id string, a map[string]string) {
 			res.CPU = atoi(t, v, 0)
 		case "mem":
 			res.MemoryMB = atoi(t, v, 0)
+		case "memmax":
+			res.MemoryMaxMB = atoi(t, v, 0)
 		case "disk":
 			res.DiskMB = atoi(t, v, 0)
 		case "dc":
