@@ -60,8 +60,9 @@ const webJob = `job "web" {
         }
       }
       resources {
-        cpu    = 100
-        memory = 64
+        cpu        = 100
+        memory     = 64
+        memory_max = 128
       }
     }
   }
@@ -130,8 +131,11 @@ func TestDockerJob(t *testing.T) {
 		t.Errorf("container labels = %v", labels)
 	}
 	host, _ := info["HostConfig"].(map[string]any)
-	if host["NetworkMode"] != "host" || host["Memory"] != float64(64<<20) || host["CpuShares"] != float64(100) {
-		t.Errorf("host config: network %v, memory %v, cpu shares %v", host["NetworkMode"], host["Memory"], host["CpuShares"])
+	// memory_max is the hard limit, memory the reservation.
+	if host["NetworkMode"] != "host" || host["Memory"] != float64(128<<20) || host["MemoryReservation"] != float64(64<<20) ||
+		host["CpuShares"] != float64(100) {
+		t.Errorf("host config: network %v, memory %v, reservation %v, cpu shares %v",
+			host["NetworkMode"], host["Memory"], host["MemoryReservation"], host["CpuShares"])
 	}
 
 	// Killed behind the client's back: the restart policy starts a new

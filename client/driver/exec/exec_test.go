@@ -270,10 +270,13 @@ func TestLogRotation(t *testing.T) {
 	}
 }
 
+// TestMemoryHardLimit: memory_hard_limit limits the address space to the
+// task's memory, not its memory_max (which exec ignores); without it
+// the task has the client's limit.
 func TestMemoryHardLimit(t *testing.T) {
 	d := newDriver(t)
 	cfg := taskConfig(t, "exec sleep 60")
-	cfg.MemoryMB = 64
+	cfg.MemoryMB, cfg.MemoryMaxMB = 64, 256
 	cfg.Config["memory_hard_limit"] = true
 	h := start(t, d, cfg)
 	if got := addressSpaceLimit(t, pidOf(t, h)); got != strconv.Itoa(64<<20) {
