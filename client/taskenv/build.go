@@ -59,6 +59,9 @@ func Build(in Task) *Env {
 	if t.Resources != nil {
 		vars["NOMAD_CPU_LIMIT"] = strconv.Itoa(t.Resources.CPU)
 		vars["NOMAD_MEMORY_LIMIT"] = strconv.Itoa(t.Resources.MemoryMB)
+		if t.Resources.MemoryMaxMB > 0 { // memory_max, as Nomad names it
+			vars["NOMAD_MEMORY_MAX_LIMIT"] = strconv.Itoa(t.Resources.MemoryMaxMB)
+		}
 	}
 	addPorts(vars, a.AllocatedResources.Ports())
 	base := New(vars, in.Node)

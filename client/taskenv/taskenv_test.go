@@ -65,7 +65,7 @@ func TestBuild(t *testing.T) {
 		}}}}
 	job := &events.Job{ID: "web", Name: "web-name", Meta: map[string]string{"dir": "/srv/${node.unique.name}", "team": "job"}}
 	tg := &events.TaskGroup{Name: "api", Meta: map[string]string{"team": "group"}}
-	task := &events.Task{Name: "server", Resources: &events.Resources{CPU: 500, MemoryMB: 256},
+	task := &events.Task{Name: "server", Resources: &events.Resources{CPU: 500, MemoryMB: 256, MemoryMaxMB: 512},
 		Meta: map[string]string{"Role": "front"},
 		Env:  map[string]string{"LISTEN": "${NOMAD_IP_http}:${NOMAD_PORT_http}", "DIR": "${NOMAD_META_dir}", "NOMAD_DC": "mine"}}
 	env := taskenv.Build(taskenv.Task{Alloc: a, Job: job, Group: tg, Task: task, Node: testNode(),
@@ -75,7 +75,7 @@ func TestBuild(t *testing.T) {
 		"NOMAD_ALLOC_INDEX": "4", "NOMAD_JOB_ID": "web", "NOMAD_JOB_NAME": "web-name", "NOMAD_GROUP_NAME": "api",
 		"NOMAD_TASK_NAME": "server", "NOMAD_NAMESPACE": "prod", "NOMAD_REGION": "global",
 		"NOMAD_ALLOC_DIR": "/a/alloc", "NOMAD_TASK_DIR": "/a/server/local", "NOMAD_SECRETS_DIR": "/a/server/secrets",
-		"NOMAD_CPU_LIMIT": "500", "NOMAD_MEMORY_LIMIT": "256",
+		"NOMAD_CPU_LIMIT": "500", "NOMAD_MEMORY_LIMIT": "256", "NOMAD_MEMORY_MAX_LIMIT": "512",
 		"NOMAD_META_dir": "/srv/client-1", "NOMAD_META_DIR": "/srv/client-1",
 		"NOMAD_META_team": "group", "NOMAD_META_TEAM": "group", "NOMAD_META_Role": "front", "NOMAD_META_ROLE": "front",
 		"NOMAD_PORT_http": "23456", "NOMAD_HOST_PORT_http": "23456", "NOMAD_IP_http": "10.0.0.7",
