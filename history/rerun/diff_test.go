@@ -57,14 +57,14 @@ func TestDiff(t *testing.T) {
 				Fields: []rerun.Field{{Name: "NodeID", Recorded: "n2", Recomputed: "n3"}}}}},
 		{name: "other resources", change: func(_ *rerun.Record, p *scheduler.Plan) { p.Placements[0].Resources.CPU = 200 },
 			want: []rerun.Change{{Kind: rerun.KindPlacement, ID: "a-1", Recorded: true, Recomputed: true,
-				Fields: []rerun.Field{{Name: "Resources", Recorded: "{CPU:100 MemoryMB:64 DiskMB:0}", Recomputed: "{CPU:200 MemoryMB:64 DiskMB:0}"}}}}},
+				Fields: []rerun.Field{{Name: "Resources", Recorded: "{CPU:100 MemoryMB:64 DiskMB:0 MemoryMaxMB:0}", Recomputed: "{CPU:200 MemoryMB:64 DiskMB:0 MemoryMaxMB:0}"}}}}},
 		{name: "placement not recomputed", change: func(_ *rerun.Record, p *scheduler.Plan) { p.Placements = p.Placements[:1] },
 			want: []rerun.Change{{Kind: rerun.KindPlacement, ID: "a-2", Recorded: true, Fields: []rerun.Field{
-				{Name: "Name", Recorded: "web.web[1]"}, {Name: "NodeID", Recorded: "n2"}, {Name: "Resources", Recorded: "{CPU:100 MemoryMB:64 DiskMB:0}"}}}}},
+				{Name: "Name", Recorded: "web.web[1]"}, {Name: "NodeID", Recorded: "n2"}, {Name: "Resources", Recorded: "{CPU:100 MemoryMB:64 DiskMB:0 MemoryMaxMB:0}"}}}}},
 		{name: "placement only recomputed", change: func(rec *rerun.Record, _ *scheduler.Plan) {
 			rec.Final.Placements = rec.Final.Placements[1:]
 		}, want: []rerun.Change{{Kind: rerun.KindPlacement, ID: "a-1", Recomputed: true, Fields: []rerun.Field{
-			{Name: "Name", Recomputed: "web.web[0]"}, {Name: "NodeID", Recomputed: "n1"}, {Name: "Resources", Recomputed: "{CPU:100 MemoryMB:64 DiskMB:0}"}}}}},
+			{Name: "Name", Recomputed: "web.web[0]"}, {Name: "NodeID", Recomputed: "n1"}, {Name: "Resources", Recomputed: "{CPU:100 MemoryMB:64 DiskMB:0 MemoryMaxMB:0}"}}}}},
 		{name: "placements in another order", change: func(_ *rerun.Record, p *scheduler.Plan) {
 			p.Placements[0], p.Placements[1] = p.Placements[1], p.Placements[0]
 		}, want: []rerun.Change{{Kind: rerun.KindOrder, ID: "placement", Recorded: true, Recomputed: true,
