@@ -20,7 +20,7 @@ type Alloc interface {
 	// Tasks returns the names of the allocation's tasks.
 	Tasks() []string
 	// LogPath returns the current file of task's log stream, "stdout" or
-	// "stderr"; rotated files are named after it (exec.RotatedPath).
+	// "stderr"; rotated files are named after it (driver.RotatedPath).
 	LogPath(task, stream string) string
 	// TaskDone reports whether task will write no more output: it is dead
 	// for good (every task is, once the allocation is terminal).

@@ -10,7 +10,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/ordoplane/ordo/client/driver/exec"
+	"github.com/ordoplane/ordo/client/driver"
 )
 
 // logFile is one file of a task's log stream.
@@ -23,7 +23,7 @@ type logFile struct {
 }
 
 // listLogs returns the files of the log stream whose current file is
-// path, oldest first: <path>.N … <path>.1 (exec.RotatedPath), then <path>
+// path, oldest first: <path>.N … <path>.1 (driver.RotatedPath), then <path>
 // when it exists (a task that has not started has none).
 func listLogs(path string) ([]logFile, error) {
 	dir, base := filepath.Dir(path), filepath.Base(path)
@@ -308,7 +308,7 @@ func (r *logReader) readCurrent(files []logFile, p []byte) (chunk, bool, error) 
 	if info.Size() < r.off {
 		// Truncated: by a rotation, or in place when no rotated file is
 		// kept.
-		nw, err := statOrNil(exec.RotatedPath(r.path, 1))
+		nw, err := statOrNil(driver.RotatedPath(r.path, 1))
 		if err != nil {
 			return chunk{}, false, err
 		}
@@ -323,7 +323,7 @@ func (r *logReader) readCurrent(files []logFile, p []byte) (chunk, bool, error) 
 	}
 	// A rotation during the read may have truncated what was read: read
 	// it again from the copy.
-	nw, err := statOrNil(exec.RotatedPath(r.path, 1))
+	nw, err := statOrNil(driver.RotatedPath(r.path, 1))
 	if err != nil {
 		return chunk{}, false, err
 	}

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ordoplane/ordo/client/driver/exec"
+	"github.com/ordoplane/ordo/client/driver"
 )
 
 // rotateLog does what the exec driver's rotation does (copy-truncate):
@@ -21,11 +21,11 @@ import (
 func rotateLog(t *testing.T, path string, maxFiles int, mtime time.Time) {
 	t.Helper()
 	if maxFiles > 1 {
-		if err := os.Remove(exec.RotatedPath(path, maxFiles-1)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		if err := os.Remove(driver.RotatedPath(path, maxFiles-1)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			t.Fatal(err)
 		}
 		for n := maxFiles - 2; n >= 1; n-- {
-			if err := os.Rename(exec.RotatedPath(path, n), exec.RotatedPath(path, n+1)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			if err := os.Rename(driver.RotatedPath(path, n), driver.RotatedPath(path, n+1)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 				t.Fatal(err)
 			}
 		}
@@ -33,8 +33,8 @@ func rotateLog(t *testing.T, path string, maxFiles int, mtime time.Time) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		writeFile(t, exec.RotatedPath(path, 1), string(b))
-		if err := os.Chtimes(exec.RotatedPath(path, 1), mtime, mtime); err != nil {
+		writeFile(t, driver.RotatedPath(path, 1), string(b))
+		if err := os.Chtimes(driver.RotatedPath(path, 1), mtime, mtime); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -152,9 +152,9 @@ func TestLogReaderFollowsRotations(t *testing.T) {
 // truncated yet), then reads the rest of the copy and the current file.
 func TestLogReaderWaitsForACopy(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "web.stdout")
-	writeFile(t, exec.RotatedPath(path, 2), "old\n")
-	writeFile(t, exec.RotatedPath(path, 1), "copied so") // the copy has begun
-	writeFile(t, path, "copied so far\n")                // not truncated yet
+	writeFile(t, driver.RotatedPath(path, 2), "old\n")
+	writeFile(t, driver.RotatedPath(path, 1), "copied so") // the copy has begun
+	writeFile(t, path, "copied so far\n")                  // not truncated yet
 	r, _, err := newLogReader(path, 0, false)
 	if err != nil {
 		t.Fatal(err)
@@ -164,7 +164,7 @@ func TestLogReaderWaitsForACopy(t *testing.T) {
 	if got.String() != "old\ncopied so" {
 		t.Fatalf("read %q while the copy runs", got.String())
 	}
-	appendFile(t, exec.RotatedPath(path, 1), []byte(" far\n"))
+	appendFile(t, driver.RotatedPath(path, 1), []byte(" far\n"))
 	if err := os.Truncate(path, 0); err != nil {
 		t.Fatal(err)
 	}
@@ -180,7 +180,7 @@ func TestLogReaderWaitsForACopy(t *testing.T) {
 // file only outgrew it.
 func TestLogReaderHoldsOnce(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "web.stdout")
-	writeFile(t, exec.RotatedPath(path, 1), "rotated\n")
+	writeFile(t, driver.RotatedPath(path, 1), "rotated\n")
 	writeFile(t, path, "a current file longer than the rotated one\n")
 	r, _, err := newLogReader(path, 0, false)
 	if err != nil {
@@ -200,8 +200,8 @@ func TestLogReaderHoldsOnce(t *testing.T) {
 // Offsets count over every file of the stream, from its start or its end.
 func TestNewLogReaderOffsets(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "web.stdout")
-	writeFile(t, exec.RotatedPath(path, 2), "0123")
-	writeFile(t, exec.RotatedPath(path, 1), "4567")
+	writeFile(t, driver.RotatedPath(path, 2), "0123")
+	writeFile(t, driver.RotatedPath(path, 1), "4567")
 	writeFile(t, path, "89")
 	for _, tc := range []struct {
 		offset  int64

@@ -22,7 +22,7 @@ import (
 
 	"github.com/hashicorp/nomad/api"
 
-	"github.com/ordoplane/ordo/client/driver/exec"
+	"github.com/ordoplane/ordo/client/driver"
 	"github.com/ordoplane/ordo/client/httpapi"
 	"github.com/ordoplane/ordo/clock/clocktest"
 	"github.com/ordoplane/ordo/events"
@@ -106,17 +106,17 @@ func appendTo(t *testing.T, path, s string) {
 // three files.
 func rotate(t *testing.T, path string) {
 	t.Helper()
-	if err := os.Remove(exec.RotatedPath(path, 2)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err := os.Remove(driver.RotatedPath(path, 2)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		t.Fatal(err)
 	}
-	if err := os.Rename(exec.RotatedPath(path, 1), exec.RotatedPath(path, 2)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err := os.Rename(driver.RotatedPath(path, 1), driver.RotatedPath(path, 2)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		t.Fatal(err)
 	}
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	write(t, exec.RotatedPath(path, 1), string(b))
+	write(t, driver.RotatedPath(path, 1), string(b))
 	if err := os.Truncate(path, 0); err != nil {
 		t.Fatal(err)
 	}
@@ -154,9 +154,9 @@ func readAll(t *testing.T, resp *http.Response) string {
 func TestLogsRotationOrder(t *testing.T) {
 	base, a, _ := setup(t)
 	cur := a.LogPath("web", "stdout")
-	write(t, exec.RotatedPath(cur, 3), "three\n")
-	write(t, exec.RotatedPath(cur, 2), "two\n")
-	write(t, exec.RotatedPath(cur, 1), "one\n")
+	write(t, driver.RotatedPath(cur, 3), "three\n")
+	write(t, driver.RotatedPath(cur, 2), "two\n")
+	write(t, driver.RotatedPath(cur, 1), "one\n")
 	write(t, cur, "now\n")
 	write(t, cur+".01", "not a rotation\n")
 	write(t, cur+".bak", "not a rotation\n")
@@ -205,8 +205,8 @@ func TestLogsRotationOrder(t *testing.T) {
 func TestLogsOffsets(t *testing.T) {
 	base, a, _ := setup(t)
 	cur := a.LogPath("web", "stdout")
-	write(t, exec.RotatedPath(cur, 2), "0123")
-	write(t, exec.RotatedPath(cur, 1), "4567")
+	write(t, driver.RotatedPath(cur, 2), "0123")
+	write(t, driver.RotatedPath(cur, 1), "4567")
 	write(t, cur, "89")
 	for _, tc := range []struct {
 		query, at, want string

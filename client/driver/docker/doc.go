@@ -57,7 +57,7 @@
 //
 // The driver follows the container's output through the API and writes
 // it into TaskConfig.StdoutPath and StderrPath, rotating a file to <path>.1
-// (exec.RotatedPath's names) before a write would take it past
+// (driver.RotatedPath's names) before a write would take it past
 // LogMaxBytes. While the client is down, the daemon keeps the output
 // (json-file, capped at 4 MB per container by default). Messages come
 // with the daemon's timestamps: a closing driver notes the last one

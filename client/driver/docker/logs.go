@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ordoplane/ordo/client/driver/exec"
+	"github.com/ordoplane/ordo/client/driver"
 )
 
 // logSpec says where a task's output goes and how it is rotated.
@@ -26,7 +26,7 @@ type logSpec struct {
 // logFile is one log stream's file, which the driver writes (the
 // container's output comes through the daemon, not a descriptor of the
 // task), rotating it before a write would take it past maxBytes.
-// Rotated files are named as exec names them (exec.RotatedPath): path.1
+// Rotated files are named as every driver names them (driver.RotatedPath): path.1
 // the newest, so `ordo alloc logs` reads both drivers' logs alike.
 type logFile struct {
 	path     string
@@ -97,11 +97,11 @@ func (l *logFile) rotate() error {
 		return fmt.Errorf("rotate %s: %w", l.path, err)
 	}
 	l.f = nil
-	if err := os.Remove(exec.RotatedPath(l.path, l.maxFiles-1)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err := os.Remove(driver.RotatedPath(l.path, l.maxFiles-1)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("rotate %s: %w", l.path, err)
 	}
 	for n := l.maxFiles - 2; n >= 0; n-- {
-		if err := os.Rename(exec.RotatedPath(l.path, n), exec.RotatedPath(l.path, n+1)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		if err := os.Rename(driver.RotatedPath(l.path, n), driver.RotatedPath(l.path, n+1)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("rotate %s: %w", l.path, err)
 		}
 	}

@@ -238,7 +238,7 @@ func TestLogRotation(t *testing.T) {
 	cfg.LogMaxBytes = 200
 	cfg.LogMaxFiles = 3
 	h := start(t, newDriver(t), cfg)
-	rotated := func(n int) string { return exec.RotatedPath(cfg.StdoutPath, n) }
+	rotated := func(n int) string { return driver.RotatedPath(cfg.StdoutPath, n) }
 	exists := func(p string) bool { _, err := os.Stat(p); return err == nil }
 	waittest.For(t, patience, rotated(2), func() bool { return exists(rotated(2)) })
 	// One more rotation, so the oldest has been dropped at least once.
@@ -373,7 +373,7 @@ func TestRecoverPollsExitAndRotates(t *testing.T) {
 		t.Fatal(err)
 	}
 	waittest.For(t, patience, "rotation by the recovering client", func() bool {
-		_, err := os.Stat(exec.RotatedPath(cfg.StdoutPath, 1))
+		_, err := os.Stat(driver.RotatedPath(cfg.StdoutPath, 1))
 		return err == nil
 	})
 	ctx, cancel := context.WithCancel(context.Background())

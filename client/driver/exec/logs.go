@@ -7,6 +7,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/ordoplane/ordo/client/driver"
 )
 
 // logSpec says where a task's output goes and how it is rotated.
@@ -18,16 +20,6 @@ type logSpec struct {
 	// maxFiles is the number of files kept per stream, the current one
 	// included; at least 1.
 	maxFiles int
-}
-
-// RotatedPath returns the name of the n-th rotated file of the log file
-// path: path.1 is the newest, path.<LogMaxFiles-1> the oldest; n = 0 is
-// path itself, the file the task is writing.
-func RotatedPath(path string, n int) string {
-	if n == 0 {
-		return path
-	}
-	return fmt.Sprintf("%s.%d", path, n)
 }
 
 // openLog opens the log file path for the task to append to, creating it
@@ -72,15 +64,15 @@ func rotateIfFull(path string, maxBytes int64, maxFiles int) (bool, error) {
 // copy and the truncation is lost.
 func rotate(path string, maxFiles int) error {
 	if maxFiles > 1 {
-		if err := os.Remove(RotatedPath(path, maxFiles-1)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		if err := os.Remove(driver.RotatedPath(path, maxFiles-1)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("rotate %s: %w", path, err)
 		}
 		for n := maxFiles - 2; n >= 1; n-- {
-			if err := os.Rename(RotatedPath(path, n), RotatedPath(path, n+1)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			if err := os.Rename(driver.RotatedPath(path, n), driver.RotatedPath(path, n+1)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 				return fmt.Errorf("rotate %s: %w", path, err)
 			}
 		}
-		if err := copyFile(path, RotatedPath(path, 1)); err != nil {
+		if err := copyFile(path, driver.RotatedPath(path, 1)); err != nil {
 			return fmt.Errorf("rotate %s: %w", path, err)
 		}
 	}

@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/ordoplane/ordo/client/driver"
 )
 
 func TestRotate(t *testing.T) {
@@ -26,14 +28,14 @@ func TestRotate(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "web.stdout")
 			for n, c := range tc.before {
 				if c != "-" {
-					writeFile(t, RotatedPath(path, n), c)
+					writeFile(t, driver.RotatedPath(path, n), c)
 				}
 			}
 			if err := rotate(path, tc.maxFiles); err != nil {
 				t.Fatal(err)
 			}
 			for n, want := range tc.after {
-				b, err := os.ReadFile(RotatedPath(path, n))
+				b, err := os.ReadFile(driver.RotatedPath(path, n))
 				got := string(b)
 				if errors.Is(err, fs.ErrNotExist) {
 					got = "-"
@@ -41,7 +43,7 @@ func TestRotate(t *testing.T) {
 					t.Fatal(err)
 				}
 				if got != want {
-					t.Errorf("%s = %q, want %q", RotatedPath(path, n), got, want)
+					t.Errorf("%s = %q, want %q", driver.RotatedPath(path, n), got, want)
 				}
 			}
 		})
