@@ -5,9 +5,11 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/ordoplane/ordo/commands"
+	"github.com/ordoplane/ordo/commands/httpapi/ui"
 	"github.com/ordoplane/ordo/projections"
 )
 
@@ -48,6 +50,11 @@ func (s *Server) WithHistory(h History) http.Handler {
 		s.historyStatus.Store(&hs)
 	}
 	return endpoint(func(w http.ResponseWriter, r *http.Request) error {
+		// The UI's own URLs carry at_index for its pages to read with.
+		if strings.HasPrefix(r.URL.Path, ui.Prefix) {
+			s.ServeHTTP(w, r)
+			return nil
+		}
 		at, err := parseAt(r)
 		if err != nil {
 			return err

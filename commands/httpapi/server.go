@@ -15,6 +15,7 @@ import (
 
 	"github.com/ordoplane/ordo/api"
 	"github.com/ordoplane/ordo/commands"
+	"github.com/ordoplane/ordo/commands/httpapi/ui"
 	"github.com/ordoplane/ordo/commands/variables"
 	"github.com/ordoplane/ordo/logtee"
 	"github.com/ordoplane/ordo/projections/fsm"
@@ -244,7 +245,14 @@ func (s *Server) routes() {
 		s.mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
 		s.mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
 	}
+	// The web UI (ui/): static files, public as Nomad's are; the pages
+	// read the API above with the user's token.
+	s.mux.Handle(ui.Prefix, ui.Handler())
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/" && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
+			http.Redirect(w, r, ui.Prefix, http.StatusTemporaryRedirect)
+			return
+		}
 		writeError(w, &notFoundPath{r.Method + " " + r.URL.Path})
 	})
 }

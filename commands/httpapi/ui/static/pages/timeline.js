@@ -1,0 +1,295 @@
+// The timeline: the event log itself, scrolling live. Events stream from
+// /v1/operator/log/stream into a plain array outside preact's state (at
+// most `cap` of them, the oldest dropped), the view is refreshed at most
+// once per animation frame, and only the rows in view are rendered (a
+// fixed row height), so thousands of events a second do not freeze it.
+// At a past index it shows the events up to that index, ending at it.
+import {
+  html, useState, useEffect, useRef, useRead, useAtIndex, api, Link, ErrorBox,
+} from '../ui.js';
+import { entityPath, entityParams, historyPath, entityLabel } from './history.js';
+
+/** The event topics, as the stream's topic parameter names them. */
+export const topics = ['Job', 'Allocation', 'Evaluation', 'Deployment', 'Node', 'Namespace', 'Variable', 'Service',
+  'CSIVolume', 'NodeRequest', 'ACLToken', 'ACLPolicy', 'ACLRole', 'RootKey', 'Operator', 'Server', 'SchedulerConfig',
+  'NodePool', 'Component'];
+
+const rowHeight = 26; // px: .vlist .vrow
+const openHeight = 260; // px: an expanded row with its payload
+const cap = 100000; // events kept; the oldest are dropped past it
+const span = 500; // indexes read at first, and by each "load older"
+const overscan = 10; // rows rendered beyond the view, each side
+
+// Whether an event passes the server-side filters (used for pages read
+// from /v1/operator/log, which has none): a topic of the set (none: all)
+// and the namespace (events of no namespace always pass, as the stream).
+function serverMatch(ev, topicSet, ns) {
+  if (topicSet.size && !topicSet.has(ev.Topic)) return false;
+  return !ns || !ev.Namespace || ev.Namespace === ns;
+}
+
+// The client-side filters: substrings of an entity id and of the actor.
+function clientMatch(ev, entity, actor) {
+  if (actor && !String(ev.Actor || '').toLowerCase().includes(actor)) return false;
+  if (!entity) return true;
+  if (String(ev.Key || '').toLowerCase().includes(entity)) return true;
+  return (ev.Keys || []).some((k) => String(k.Value).toLowerCase().includes(entity));
+}
+
+// Reads the archived events of indexes [from, to] (to 0: to the end),
+// page by page, keeping those keep accepts.
+async function readRange(from, to, keep, signal) {
+  const out = [];
+  for (let next = from; next > 0 && (!to || next <= to);) {
+    const a = await api.get('/v1/operator/log', { from: next, limit: 10000 }, { live: true, signal });
+    for (const ev of a.data.Events) if ((!to || ev.Index <= to) && keep(ev)) out.push(ev);
+    next = a.data.NextIndex || 0;
+  }
+  return out;
+}
+
+/** /timeline: the log, live (or up to the slider's index). */
+export function TimelinePage() {
+  const at = useAtIndex();
+  const [picked, setPicked] = useState([]); // topics; none: all
+  const [ns, setNs] = useState('');
+  const [entity, setEntity] = useState('');
+  const [actor, setActor] = useState('');
+  const [follow, setFollow] = useState(true);
+  const [open, setOpen] = useState(''); // the expanded row's key
+  const [error, setError] = useState(null);
+  const [, setFrame] = useState(0); // bumped once per animation frame with news
+  const [rate, setRate] = useState(0);
+  const [view, setView] = useState({ top: 0, height: 600 });
+  const [older, setOlder] = useState({ busy: false, error: null });
+  const namespaces = useRead('/v1/namespaces');
+  const list = useRef(null);
+  // The buffer: not preact state, so events arriving cost no render.
+  const buf = useRef({ events: [], dropped: 0, from: 0, received: 0, pending: false, prepended: 0 });
+  const followRef = useRef(follow);
+  followRef.current = follow && !at;
+
+  const topicKey = picked.join(',');
+  useEffect(() => {
+    const b = buf.current;
+    b.events = [];
+    b.dropped = 0;
+    b.from = 0;
+    setError(null);
+    setOpen('');
+    const ctl = new AbortController();
+    let raf = 0;
+    const flush = () => {
+      if (b.pending) return;
+      b.pending = true;
+      raf = requestAnimationFrame(() => { b.pending = false; setFrame((n) => n + 1); });
+    };
+    const add = (evs) => {
+      for (const ev of evs) b.events.push(ev);
+      b.received += evs.length;
+      if (b.events.length > cap) {
+        const n = b.events.length - cap;
+        b.events.splice(0, n);
+        b.dropped += n;
+      }
+      flush();
+    };
+    const topicSet = new Set(picked);
+    (async () => {
+      try {
+        if (at) {
+          // The past: the events up to the index shown, ending at it.
+          b.from = Math.max(1, at - span + 1);
+          add(await readRange(b.from, at, (ev) => serverMatch(ev, topicSet, ns), ctl.signal));
+          return;
+        }
+        const last = await api.lastIndex();
+        b.from = Math.max(1, last.LastIndex - span + 1);
+        let next = b.from;
+        let pause = 500;
+        // Follow the stream; when it ends or fails, resume after the last
+        // index seen.
+        while (!ctl.signal.aborted) {
+          try {
+            await api.stream('/v1/operator/log/stream', { index: next, topic: picked, namespace: ns }, (frame) => {
+              if (!frame.Events) return;
+              next = frame.Index + 1;
+              add(frame.Events);
+              pause = 500;
+            }, ctl.signal);
+            setError(null);
+          } catch (e) {
+            if (ctl.signal.aborted) return;
+            setError(e);
+            if (e.denied) return;
+          }
+          await new Promise((r) => setTimeout(r, pause));
+          pause = Math.min(pause * 2, 10000);
+        }
+      } catch (e) {
+        if (!ctl.signal.aborted) setError(e);
+      }
+    })();
+    return () => { ctl.abort(); cancelAnimationFrame(raf); b.pending = false; };
+  }, [at, topicKey, ns]);
+
+  // Events per second, from what arrived in the last second.
+  useEffect(() => {
+    let seen = buf.current.received;
+    const t = setInterval(() => { const n = buf.current.received; setRate(n - seen); seen = n; }, 1000);
+    return () => clearInterval(t);
+  }, []);
+
+  // The view's size, and keeping it when the window resizes.
+  useEffect(() => {
+    const el = list.current;
+    if (!el) return undefined;
+    const measure = () => setView({ top: el.scrollTop, height: el.clientHeight });
+    measure();
+    addEventListener('resize', measure);
+    return () => removeEventListener('resize', measure);
+  }, []);
+
+  const b = buf.current;
+  const ent = entity.trim().toLowerCase();
+  const act = actor.trim().toLowerCase();
+  const rows = ent || act ? b.events.filter((ev) => clientMatch(ev, ent, act)) : b.events;
+  const openAt = open ? rows.findIndex((ev) => keyOf(ev) === open) : -1;
+  const total = rows.length * rowHeight + (openAt >= 0 ? openHeight - rowHeight : 0);
+
+  // After each render: to the newest row while following; at a past
+  // index to the end (the row at the index); after "load older", where
+  // the reader was.
+  useEffect(() => {
+    const el = list.current;
+    if (!el) return;
+    if (b.prepended) {
+      el.scrollTop += b.prepended * rowHeight;
+      b.prepended = 0;
+    } else if (followRef.current || (at && !b.placed)) {
+      el.scrollTop = el.scrollHeight;
+      if (at && rows.length) b.placed = true;
+    }
+  });
+  useEffect(() => { b.placed = false; }, [at, topicKey, ns]);
+
+  const onScroll = (e) => {
+    const el = e.currentTarget;
+    setView({ top: el.scrollTop, height: el.clientHeight });
+    const bottom = el.scrollTop + el.clientHeight >= el.scrollHeight - rowHeight;
+    if (!at && bottom !== follow) setFollow(bottom);
+  };
+
+  const loadOlder = async () => {
+    if (b.from <= 1) return;
+    setOlder({ busy: true, error: null });
+    try {
+      const to = b.from - 1;
+      const from = Math.max(1, b.from - span);
+      const topicSet = new Set(picked);
+      const evs = await readRange(from, to, (ev) => serverMatch(ev, topicSet, ns));
+      const room = Math.max(0, cap - b.events.length);
+      const kept = evs.slice(Math.max(0, evs.length - room));
+      b.events = kept.concat(b.events);
+      b.from = from;
+      b.prepended = ent || act ? kept.filter((ev) => clientMatch(ev, ent, act)).length : kept.length;
+      setFollow(false);
+      setOlder({ busy: false, error: null });
+    } catch (e) {
+      setOlder({ busy: false, error: e });
+    }
+  };
+
+  // The rows in view.
+  const first = Math.max(0, Math.floor(view.top / rowHeight) - overscan);
+  const last = Math.min(rows.length, Math.ceil((view.top + view.height) / rowHeight) + overscan);
+  const shown = [];
+  for (let i = first; i < last; i++) shown.push(i);
+  if (openAt >= 0 && (openAt < first || openAt >= last)) shown.push(openAt);
+  const topOf = (i) => i * rowHeight + (openAt >= 0 && i > openAt ? openHeight - rowHeight : 0);
+
+  const toggleTopic = (t, on) => setPicked(on ? [...picked, t].sort((x, y) => topics.indexOf(x) - topics.indexOf(y)) : picked.filter((x) => x !== t));
+
+  return html`<h1>Timeline</h1>
+    <p class="lede">Every event of the log, newest last${at ? html`, up to index <strong>${at}</strong> (highlighted)` : ', as it is applied'}.</p>
+    <div class="toolbar tl-filters">
+      <details class="topics">
+        <summary>Topics: ${picked.length ? picked.join(', ') : 'all'}</summary>
+        <fieldset>
+          <legend>Topics shown (none ticked: all)</legend>
+          ${topics.map((t) => html`<label><input type="checkbox" checked=${picked.includes(t)}
+            onChange=${(e) => toggleTopic(t, e.target.checked)} /> ${t}</label>`)}
+          <button type="button" onClick=${() => setPicked([])}>All topics</button>
+        </fieldset>
+      </details>
+      <label>Namespace <select value=${ns} onChange=${(e) => setNs(e.target.value)}>
+        <option value="">all</option>
+        ${(namespaces.data || []).map((n) => html`<option value=${n.Name}>${n.Name}</option>`)}
+      </select></label>
+      <label>Entity id <input type="search" value=${entity} placeholder="id or part of it"
+        onInput=${(e) => setEntity(e.target.value)} /></label>
+      <label>Actor <input type="search" value=${actor} onInput=${(e) => setActor(e.target.value)} /></label>
+      <label><input type="checkbox" checked=${follow && !at} disabled=${!!at}
+        onChange=${(e) => setFollow(e.target.checked)} /> Follow newest</label>
+    </div>
+    <div class="toolbar tl-status">
+      <button type="button" onClick=${loadOlder} disabled=${older.busy || b.from <= 1}>
+        ${older.busy ? 'Loading older…' : 'Load older events'}</button>
+      <span aria-live="off" class="tl-count">${rate} events/s · ${rows.length}${rows.length !== b.events.length ? ' of ' + b.events.length : ''} events shown
+        ${b.from > 1 ? ' · from index ' + b.from : ' · from the first index'}${b.dropped ? ' · ' + b.dropped + ' oldest dropped' : ''}</span>
+      ${at ? html`<span class="tag">not following: the slider is at index ${at}</span>` : null}
+    </div>
+    <${ErrorBox} error=${error || older.error} />
+    <div class="vlist tl-list" ref=${list} onScroll=${onScroll} role="list" aria-label="events" tabindex="0">
+      <div style=${'position:relative;height:' + total + 'px'}>
+        ${shown.map((i) => html`<${Row} key=${keyOf(rows[i])} ev=${rows[i]} top=${topOf(i)} at=${at} odd=${i % 2 === 1}
+          open=${i === openAt} onToggle=${() => setOpen(i === openAt ? '' : keyOf(rows[i]))} />`)}
+      </div>
+    </div>
+    ${rows.length === 0 && !error && html`<p class="empty">No events${at ? ' up to index ' + at : ' yet'} for these filters.</p>`}`;
+}
+TimelinePage.title = 'Timeline';
+
+function keyOf(ev) { return ev.Index + '.' + ev.Seq; }
+
+function timeOf(t) {
+  const d = new Date(t);
+  return isNaN(d) ? '' : d.toLocaleTimeString(undefined, { hour12: false }) + '.' + String(d.getMilliseconds()).padStart(3, '0');
+}
+
+// An event's row: its index (a button that opens the payload), time,
+// type, actor, its entities (each to its page and its own timeline) and
+// the cluster at its index.
+function Row({ ev, top, open, onToggle, at, odd }) {
+  const keys = (ev.Keys || []).filter((k) => k.Kind !== 'namespace' || (ev.Keys || []).length === 1);
+  const few = keys.slice(0, 4);
+  const id = 'ev-' + ev.Index + '-' + ev.Seq;
+  return html`<div class=${'vrow tl-row' + (odd ? ' odd' : '') + (open ? ' open' : '') + (at && ev.Index === at ? ' at' : '')} role="listitem"
+      style=${'top:' + top + 'px' + (open ? ';height:' + openHeight + 'px' : '')}>
+    <div class="tl-line">
+      <button type="button" class="tl-toggle" onClick=${onToggle} aria-expanded=${open} aria-controls=${open ? id : undefined}
+        aria-label=${(open ? 'hide' : 'show') + ' the payload of ' + ev.Type + ' at index ' + ev.Index}>${open ? '▾' : '▸'} ${ev.Index}</button>
+      <span class="tl-time" title=${ev.Time}>${timeOf(ev.Time)}</span>
+      <span class="tl-type">${ev.Type}</span>
+      <span class="tl-actor" title="actor">${ev.Actor || ''}</span>
+      <span class="tl-keys">${few.map((k) => html`<${KeyLinks} k=${k} ns=${ev.Namespace} />`)}${keys.length > few.length ? ' +' + (keys.length - few.length) + ' more' : ''}</span>
+      <a class="tl-at" href=${'/ui/jobs?at_index=' + ev.Index} aria-label=${'view the cluster at index ' + ev.Index}>@${ev.Index}</a>
+    </div>
+    ${open && html`<div class="tl-payload" id=${id}>
+      <p>${ev.Topic} · ${ev.Namespace ? 'namespace ' + ev.Namespace + ' · ' : ''}seq ${ev.Seq} · version ${ev.Version} · ${ev.Time}${ev.CorrelationID ? ' · correlation ' + ev.CorrelationID : ''}</p>
+      <p>${keys.map((k) => html`<${KeyLinks} k=${k} ns=${ev.Namespace} />`)}</p>
+      <pre class="json">${JSON.stringify(ev.Payload, null, 2)}</pre>
+    </div>`}
+  </div>`;
+}
+
+function KeyLinks({ k, ns }) {
+  const page = entityPath(k.Kind, k.Value, ns);
+  const hist = historyPath(k.Kind, k.Value, ns);
+  const label = entityLabel(k.Kind, k.Value);
+  return html`<span class="tl-key">
+    ${page ? html`<${Link} to=${page} params=${entityParams(k.Kind, k.Value, ns)} title=${k.Kind + ' ' + k.Value}>${label}<//>` : html`<span title=${k.Value}>${label}</span>`}
+    ${hist && html`<${Link} to=${hist} class="tl-hist" aria-label=${'timeline of ' + k.Kind + ' ' + k.Value} title=${'timeline of ' + k.Kind + ' ' + k.Value}>⏱<//>`}
+  </span>`;
+}
+

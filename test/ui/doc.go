@@ -1,0 +1,7 @@
+// Package ui tests the web UI (commands/httpapi/ui) in a real headless
+// Chromium against a real dev agent with a client: pages update live,
+// the time slider shows the past with writes disabled, the timeline
+// links to entities, and every page passes the accessibility basics.
+// Screenshots of the main pages are written to screenshots/ (or
+// $ORDO_UI_SCREENSHOTS) for a reviewer; they are not committed.
+package ui
