@@ -146,6 +146,7 @@ export function TimeBar() {
       ${at ? html`<button type="button" onClick=${() => travel(0)}>Live</button>` : null}
       <${Link} to="/timeline" class="small">timeline</${Link}>
     </div>
-    ${(err || last.error) && html`<p class="error" role="alert">${(err || last.error).message}</p>`}
+    ${last.error && last.error.denied ? html`<p class="note">The slider needs a token that may read the log (operator read): ${last.error.message}</p>`
+      : (err || last.error) && html`<p class="error" role="alert">${(err || last.error).message}</p>`}
   </section>`;
 }
