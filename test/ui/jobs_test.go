@@ -4,6 +4,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
+
+	napi "github.com/hashicorp/nomad/api"
 
 	"github.com/ordoplane/ordo/test/testagent"
 )
@@ -70,4 +73,38 @@ func lastIndex(t *testing.T, s *session) uint64 {
 	var page struct{ LastIndex uint64 }
 	decode(t, ans.Body, &page)
 	return page.LastIndex
+}
+
+// A deployment failed is marked on the slider; the mark moves the UI to
+// the index where it failed.
+func TestSliderMarksAFailedDeployment(t *testing.T) {
+	s := start(t)
+	j := testagent.SleepJob("service", "web", 1, 100)
+	j.Update = &napi.UpdateStrategy{MaxParallel: new(1), HealthCheck: new("task_states"), MinHealthyTime: new(time.Hour), HealthyDeadline: new(2 * time.Hour), ProgressDeadline: new(3 * time.Hour)}
+	testagent.Register(t, s.api, j)
+	var deployment string
+	testagent.WaitFor(t, testagent.ServerTimeout, "the job's deployment", func() bool {
+		d, _, err := s.api.Jobs().LatestDeployment("web", nil)
+		if err != nil || d == nil {
+			return false
+		}
+		deployment = d.ID
+		return true
+	})
+	if _, _, err := s.api.Deployments().Fail(deployment, nil); err != nil {
+		t.Fatal(err)
+	}
+	failedAt := lastIndex(t, s)
+
+	s.open("/jobs/web@default")
+	s.click(".timebar .mark.deploy-failed", "failed")
+	s.waitText(".timebar .banner", "As of index")
+	var at uint64
+	if err := s.eval(`Number(new URLSearchParams(location.search).get('at_index'))`, &at); err != nil {
+		t.Fatal(err)
+	}
+	if at == 0 || at > failedAt {
+		t.Fatalf("the mark moved the UI to index %d; the deployment failed at or before %d", at, failedAt)
+	}
+	s.shot("slider-mark")
 }
