@@ -217,9 +217,9 @@ export function TimelinePage() {
         <summary>Topics: ${picked.length ? picked.join(', ') : 'all'}</summary>
         <fieldset>
           <legend>Topics shown (none ticked: all)</legend>
-          ${topics.map((t) => html`<label><input type="checkbox" checked=${picked.includes(t)}
+          ${topics.map((t) => html`<label><input type="checkbox" aria-label=${'topic ' + t} checked=${picked.includes(t)}
             onChange=${(e) => toggleTopic(t, e.target.checked)} /> ${t}</label>`)}
-          <button type="button" onClick=${() => setPicked([])}>All topics</button>
+          <button type="button" aria-label="all topics" onClick=${() => setPicked([])}>All topics</button>
         </fieldset>
       </details>
       <label>Namespace <select value=${ns} onChange=${(e) => setNs(e.target.value)}>
@@ -289,7 +289,7 @@ function KeyLinks({ k, ns }) {
   const label = entityLabel(k.Kind, k.Value);
   return html`<span class="tl-key">
     ${page ? html`<${Link} to=${page} params=${entityParams(k.Kind, k.Value, ns)} title=${k.Kind + ' ' + k.Value}>${label}<//>` : html`<span title=${k.Value}>${label}</span>`}
-    ${hist && html`<${Link} to=${hist} class="tl-hist" aria-label=${'timeline of ' + k.Kind + ' ' + k.Value} title=${'timeline of ' + k.Kind + ' ' + k.Value}>⏱<//>`}
+    ${hist && html`<${Link} to=${hist} class="tl-hist" aria-label=${'timeline of ' + k.Kind + ' ' + k.Value} title=${'timeline of ' + k.Kind + ' ' + k.Value}>↻<//>`}
   </span>`;
 }
 
