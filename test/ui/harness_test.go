@@ -142,11 +142,12 @@ func (s *session) click(sel, text string) {
 	})
 }
 
-// fill types value into the input sel names, replacing what it held.
+// fill sets the input sel names to value, replacing what it held, and
+// fires its input and change events as typing does. (chromedp's SetValue
+// reports a failure for an empty value, so it is not cleared first.)
 func (s *session) fill(sel, value string) {
 	s.t.Helper()
-	s.run("fill "+sel, chromedp.WaitVisible(chromedp.CSS(sel)), chromedp.SetValue(chromedp.CSS(sel), ""),
-		chromedp.SendKeys(chromedp.CSS(sel), value))
+	s.run("fill "+sel, chromedp.WaitVisible(chromedp.CSS(sel)), chromedp.SetValue(chromedp.CSS(sel), value))
 }
 
 // press sends a key (kb.Enter, kb.Tab…) to the focused element.
