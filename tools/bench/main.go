@@ -21,7 +21,10 @@
 // docker allocations on one client against a dockerd of the bench's own
 // and compare their start-to-running latency with the daemon's own create
 // and start, and measure the agent's CPU per idle container
-// (tools/bench/docker.go).
+// (tools/bench/docker.go). The ui figures time the web UI's first screens
+// (jobs page, timeline) in a headless Chromium against a server holding
+// 10,000 jobs in a log of 1,000,000 events, and its frames and long tasks
+// while the timeline follows 5,000 events/s (tools/bench/ui.go).
 //
 // Usage:
 //
@@ -59,7 +62,7 @@ func main() {
 	duration := flag.Duration("duration", 10*time.Second, "how long each load runs")
 	replay := flag.Int("replay", 200000, "events in the archive for the apply and replay figures")
 	addr := flag.String("addr", "", "load this server's HTTP address instead of starting servers")
-	only := flag.String("only", "", "run only these, comma-separated: load1, load3, apply, replay, export, history, rebuild, rebuild-scratch, rebuild-online, rebuild-writes, snapshot, timetravel, c1m, c1m-ports, simfleet, simfleet-fast, c1m-http, mirror, evaldelete, rotation, launcher, csi, chaos, docker")
+	only := flag.String("only", "", "run only these, comma-separated: load1, load3, apply, replay, export, history, rebuild, rebuild-scratch, rebuild-online, rebuild-writes, snapshot, timetravel, c1m, c1m-ports, simfleet, simfleet-fast, c1m-http, mirror, mirror-codecs, evaldelete, rotation, launcher, csi, chaos, docker, ui")
 	nodes := flag.Int("nodes", 0, "simulated nodes (0: 5000 for c1m and c1m-ports, 10000 for simfleet, simfleet-fast and c1m-http)")
 	jobs := flag.Int("jobs", 0, "jobs for c1m, c1m-ports and c1m-http (0: 100 for c1m and c1m-ports, 5 for c1m-http)")
 	perJob := flag.Int("per-job", 1000, "allocations per job for c1m and c1m-http")
@@ -134,6 +137,7 @@ func main() {
 		run("simfleet-fast", func() ([]row, error) { return fleetHeartbeats(or(*nodes, 10000), *fleetWindow, *fastTTL) })
 		run("c1m-http", func() ([]row, error) { return c1mHTTP(or(*nodes, 10000), or(*jobs, 5), *perJob, *workers) })
 		run("mirror", func() ([]row, error) { return mirrorRows(mirrorEvents, 5000, *clients, *duration) }) // mirror.go
+		run("mirror-codecs", func() ([]row, error) { return mirrorCodecRows(200_000) })                     // mirror.go
 		run("evaldelete", func() ([]row, error) {
 			return evalDeleteRows(*evalDeleteN, *evalDeletePage, *evalDeleteSeed, *evalDeleteWriters)
 		}) // evaldelete.go
@@ -141,6 +145,9 @@ func main() {
 		run("launcher", func() ([]row, error) { return launcherRows(*launcherN) })        // launcher.go
 		run("csi", func() ([]row, error) { return csiRows(*csiN) })                       // csi.go
 		run("docker", func() ([]row, error) { return dockerRows(*dockerN, *dockerIdle) }) // docker.go
+		run("ui", func() ([]row, error) {
+			return uiRows(*uiEvents, *uiJobs, *uiEntry, *uiTail, *uiRate, *uiRateBatch, *uiFollow, *uiLoads)
+		}) // ui.go
 		// chaos.go: the figures of test/linearizability's long run
 		run("chaos", func() ([]row, error) { return chaosRows(*chaosFaults, *chaosOps, *chaosQuiet, *chaosRaftTimeout) })
 	}
