@@ -134,7 +134,7 @@ function AllocResources({ a }) {
       ['Host address', (p) => (p.HostIP ? p.HostIP + ':' : '') + p.Value],
       ['Value', (p) => p.Value],
       ['Mapped to', (p) => p.To || '—'],
-      ['Host network', (p) => p.HostNetwork || ''],
+      ...(ports.some((p) => p.HostNetwork) ? [['Host network', (p) => p.HostNetwork || '']] : []),
     ]} />`;
 }
 
