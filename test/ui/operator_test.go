@@ -1,7 +1,10 @@
 package ui
 
 import (
+	"strings"
 	"testing"
+
+	napi "github.com/hashicorp/nomad/api"
 
 	"github.com/ordoplane/ordo/test/testagent"
 )
@@ -33,4 +36,52 @@ func TestOperatorPage(t *testing.T) {
 	s.waitText("main .opjob label.progress", "100%")
 	s.waitText("main table[aria-label='verify results']", "passing")
 	s.shot("operator")
+}
+
+// The namespaces page links each namespace to its jobs; the variables
+// page lists a variable's path, never its values, and its page shows
+// them only once asked; the volumes and launcher pages say what is
+// empty.
+func TestNamespacesVariablesVolumesLauncher(t *testing.T) {
+	s := start(t)
+	testagent.WaitFor(t, testagent.ServerTimeout, "the variable written (once the first root key exists)", func() bool {
+		_, _, err := s.api.Variables().Create(&napi.Variable{Path: "app/db", Items: napi.VariableItems{"password": "hunter2"}}, nil)
+		return err == nil
+	})
+
+	s.open("/namespaces")
+	s.waitText("main table[aria-label='namespaces']", "default")
+	s.shot("namespaces")
+	s.checkA11y("namespaces")
+	s.click("main table a", "jobs in namespace default")
+	s.waitText("main h1", "Jobs")
+	if !strings.Contains(s.url(), "namespace=default") {
+		t.Fatalf("the namespace's link went to %s", s.url())
+	}
+
+	s.open("/variables")
+	s.waitText("main table[aria-label='variables']", "app/db")
+	s.waitNoText("main", "hunter2")
+	s.shot("variables")
+	s.checkA11y("variables")
+	s.click("main table a", "app/db")
+	s.waitText("main h1", "app/db")
+	s.waitText("main", "Modify index")
+	s.waitNoText("main", "hunter2")
+	s.click("main button", "Show values")
+	s.waitText("main table[aria-label='values']", "hunter2")
+	s.shot("variable")
+	s.checkA11y("variable")
+
+	s.open("/csi/volumes")
+	s.waitText("main", "No CSI volumes.")
+	s.waitText("main", "No CSI plugins.")
+	s.checkA11y("volumes")
+
+	s.open("/launcher")
+	s.waitText("main", "No providers.")
+	s.waitText("main", "No node requests.")
+	s.waitText("main", "No instances.")
+	s.shot("launcher")
+	s.checkA11y("launcher")
 }
