@@ -1,6 +1,8 @@
 package ui
 
 import (
+	"encoding/json"
+	"os"
 	"strings"
 	"testing"
 
@@ -82,6 +84,14 @@ func TestNamespacesVariablesVolumesLauncher(t *testing.T) {
 	s.waitText("main", "No providers.")
 	s.waitText("main", "No node requests.")
 	s.waitText("main", "No instances.")
+	hcl, err := os.ReadFile("../../docs/examples/providers/cheap-cloud.hcl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := json.Marshal(map[string]string{"HCL": string(hcl), "Filename": "cheap-cloud.hcl"})
+	testagent.PutOK(t, s.addr, "/v1/providers", string(body))
+	s.waitText("main table[aria-label='providers']", "cheap-cloud")  // live
+	s.waitText("main table[aria-label='instances']", "ubuntu-small") // its min_ready instance
 	s.shot("launcher")
 	s.checkA11y("launcher")
 }
