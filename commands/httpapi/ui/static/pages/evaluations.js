@@ -44,8 +44,10 @@ export function metricLines(m) {
 /** The counts of an AllocMetric, then the scores per node when the scheduler reports them. */
 function MetricCounts({ m }) {
   const avail = sortedEntries(m.NodesAvailable).map(([dc, n]) => dc + ': ' + n).join(', ');
-  return html`<p class="small">${plural(m.NodesEvaluated || 0, 'node')} evaluated, ${m.NodesFiltered || 0} filtered,
-    ${m.NodesExhausted || 0} exhausted${m.NodesInPool ? ', ' + m.NodesInPool + ' in the pool' : ''}${avail ? '; available by datacenter ' + avail : ''}</p>
+  const counts = plural(m.NodesEvaluated || 0, 'node') + ' evaluated, ' + (m.NodesFiltered || 0) + ' filtered, ' +
+    (m.NodesExhausted || 0) + ' exhausted' + (m.NodesInPool ? ', ' + m.NodesInPool + ' in the pool' : '') +
+    (avail ? '; available by datacenter ' + avail : '');
+  return html`<p class="small">${counts}</p>
     ${m.ScoreMetaData && m.ScoreMetaData.length > 0 && html`<${Table} label="scores by node" rows=${m.ScoreMetaData}
       rowKey=${(s) => s.NodeID} columns=${[
         ['Node', (s) => html`<${IdLink} to="/clients/" id=${s.NodeID} />`],
@@ -167,9 +169,10 @@ function Rerun({ r }) {
   const stops = sideRows(rec.Stops, re.Stops, (u) => u.ID);
   const updates = sideRows(rec.Updates, re.Updates, (u) => u.ID);
   const groups = [...new Set([...Object.keys(rec.QueuedAllocations || {}), ...Object.keys(re.QueuedAllocations || {})])].sort();
+  const deployment = (p) => (p.Deployment ? 'created ' + shortId(p.Deployment.ID) + ' (' + p.Deployment.Status + ')'
+    : p.DeploymentID ? 'under ' + shortId(p.DeploymentID) : 'none');
   const other = [
-    ['Deployment', rec.Deployment ? shortId(rec.Deployment.ID) + ' (' + rec.Deployment.Status + ')' : 'none',
-      re.Deployment ? shortId(re.Deployment.ID) + ' (' + re.Deployment.Status + ')' : 'none'],
+    ['Deployment', deployment(rec), deployment(re)],
     ['Follow-up evals', (rec.FollowUps || []).map((e) => shortId(e.ID) + ' ' + when(e.WaitUntil)).join(', ') || 'none',
       (re.FollowUps || []).map((e) => shortId(e.ID) + ' ' + when(e.WaitUntil)).join(', ') || 'none'],
     ['Blocked eval', rec.CreateBlockedEval ? 'created' : 'none', re.CreateBlockedEval ? 'created' : 'none'],
