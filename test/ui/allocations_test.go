@@ -2,6 +2,7 @@ package ui
 
 import (
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -50,7 +51,8 @@ func runningAlloc(t *testing.T, s *session, j *napi.Job) *napi.AllocationListStu
 
 // The allocations page lists the allocation; its page shows the task's
 // events and port; the logs tab tails stdout, switches to stderr and
-// back; in the past the logs tab says logs are live only.
+// back, and follows the task through a restart from the page; in the past
+// the logs tab says logs are live only.
 func TestAllocationLogsTab(t *testing.T) {
 	s := start(t)
 	alloc := runningAlloc(t, s, echoJob("echo"))
@@ -76,6 +78,18 @@ func TestAllocationLogsTab(t *testing.T) {
 	s.waitText("main pre.log", "hello-from-ui")
 	s.shot("allocation-logs")
 	s.checkA11y("allocation logs")
+
+	// Restart from the page: the tail follows the task into its second
+	// run, and the overview shows the restart.
+	if err := s.eval(`window.confirm = () => true`, nil); err != nil {
+		t.Fatal(err)
+	}
+	s.click("main .write button", "Restart")
+	testagent.WaitFor(t, testagent.ServerTimeout, "the line written again", func() bool {
+		return strings.Count(s.textOf("main pre.log"), "hello-from-ui") == 2
+	})
+	s.click("main .tabs a", "overview")
+	s.waitText("main table", "Restart Signaled")
 
 	at := lastIndex(t, s)
 	s.open("/allocations/" + alloc.ID + "/logs?at_index=" + strconv.FormatUint(at, 10))

@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"strconv"
 	"testing"
 
 	"github.com/ordoplane/ordo/test/testagent"
@@ -12,6 +13,7 @@ import (
 func TestClientPageEligibility(t *testing.T) {
 	s := start(t)
 	alloc := runningAlloc(t, s, echoJob("echo"))
+	before := lastIndex(t, s)
 
 	s.open("/clients")
 	s.waitText("main table", s.node[:8])
@@ -55,4 +57,13 @@ func TestClientPageEligibility(t *testing.T) {
 	s.click("main .write button", "Stop drain")
 	testagent.WaitFor(t, testagent.ServerTimeout, "the drain stopped", func() bool { return !draining() })
 	s.waitText("main .write button", "Drain")
+
+	// In the past the page reads the node as it stood, writes disabled.
+	s.open("/clients/" + s.node + "?at_index=" + strconv.FormatUint(before, 10))
+	s.waitText("main dl", "eligible")
+	s.waitText(".timebar .banner", "As of index")
+	var disabled bool
+	if err := s.eval(`[...document.querySelectorAll('main .write button')].every(b => b.disabled)`, &disabled); err != nil || !disabled {
+		t.Fatalf("writes enabled in the past (err %v)", err)
+	}
 }
