@@ -39,6 +39,7 @@ mirror {
   brokers = ["k:9092"]
   topic   = "ordo.events"
   format  = "msgpack"
+  compression = "zstd"
   tls { ca_file = "/etc/ca.pem" }
   sasl {
     mechanism = "SCRAM-SHA-512"
@@ -82,7 +83,7 @@ func TestMergeAgentConfig(t *testing.T) {
 				c.Client = agent.ClientConfig{Enabled: true, Servers: []string{"10.0.0.1:4646"}, NodeName: "c1",
 					Drivers: []string{"exec", "mock"}, Meta: map[string]string{"rack": "r1"}}
 				c.ACL = agent.ACLConfig{Enabled: true, TokenTTL: 45 * time.Second}
-				c.Mirror = &mirror.Settings{Brokers: []string{"k:9092"}, Topic: "ordo.events", Format: "msgpack",
+				c.Mirror = &mirror.Settings{Brokers: []string{"k:9092"}, Topic: "ordo.events", Format: "msgpack", Compression: "zstd",
 					TLS: &mirror.TLS{CAFile: "/etc/ca.pem"}, SASL: &mirror.SASL{Mechanism: "SCRAM-SHA-512", Username: "ordo", Password: "pw"}}
 			},
 			level: slog.LevelDebug,
@@ -229,6 +230,7 @@ func TestAgentFileErrors(t *testing.T) {
 		{"mirror empty brokers", `mirror { brokers = [] }`, "mirror.brokers: at least one broker (host:port) is required (in agent.hcl)"},
 		{"mirror bad broker", `mirror { brokers = ["k:1", "k"] }`, `mirror.brokers[1]: "k" is not host:port (in agent.hcl)`},
 		{"mirror bad format", "mirror {\n brokers = [\"k:1\"]\n format = \"avro\"\n}", `mirror.format: "avro" is not json or msgpack (in agent.hcl)`},
+		{"mirror bad compression", "mirror {\n brokers = [\"k:1\"]\n compression = \"brotli\"\n}", `mirror.compression: "brotli" is not none, gzip, snappy, lz4 or zstd (in agent.hcl)`},
 		{"mirror bad topic", "mirror {\n brokers = [\"k:1\"]\n topic = \"a b\"\n}", `mirror.topic: "a b" is not a Kafka topic name`},
 		{"mirror bad partitions", "mirror {\n brokers = [\"k:1\"]\n partitions = 0\n}", "mirror.partitions in agent.hcl: 0 must be between 1 and 1048576"},
 		{"mirror unknown attribute", "mirror {\n brokers = [\"k:1\"]\n acks = 1\n}", `An argument named "acks" is not expected here`},

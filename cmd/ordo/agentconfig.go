@@ -65,6 +65,7 @@ import (
 //	  topic     = "ordo.events"
 //	  format    = "json"               # or "msgpack"
 //	  client_id = "ordo-mirror"
+//	  compression = "gzip"             # none, snappy, lz4, zstd
 //	  tls  { ca_file = "/etc/ordo/kafka-ca.pem" }
 //	  sasl { mechanism = "SCRAM-SHA-512"  username = "ordo"  password = "…" }
 //	}
@@ -216,6 +217,7 @@ type mirrorBlock struct {
 	Topic             *string    `hcl:"topic,optional"`
 	Format            *string    `hcl:"format,optional"`
 	ClientID          *string    `hcl:"client_id,optional"`
+	Compression       *string    `hcl:"compression,optional"`
 	TransactionalID   *string    `hcl:"transactional_id,optional"`
 	Source            *string    `hcl:"source,optional"`
 	Partitions        *int       `hcl:"partitions,optional"`
@@ -245,7 +247,7 @@ type saslBlock struct {
 func (b *mirrorBlock) settings(path string) (*mirror.Settings, error) {
 	s := &mirror.Settings{Brokers: append([]string(nil), b.Brokers...)}
 	for dst, v := range map[*string]*string{&s.Topic: b.Topic, &s.Format: b.Format, &s.ClientID: b.ClientID,
-		&s.TransactionalID: b.TransactionalID, &s.Source: b.Source} {
+		&s.TransactionalID: b.TransactionalID, &s.Source: b.Source, &s.Compression: b.Compression} {
 		if v != nil {
 			*dst = *v
 		}

@@ -204,8 +204,9 @@ func (m *Mirror) session(ctx context.Context) error {
 		kgo.RecordPartitioner(kgo.ManualPartitioner()),
 		kgo.DefaultProduceTopic(s.Topic),
 		kgo.MaxBufferedRecords(2*m.cfg.ChunkEvents),
-		kgo.ProducerBatchMaxBytes(4<<20),
+		kgo.ProducerBatchMaxBytes(s.batchMaxBytes()),
 		kgo.ProducerLinger(0),
+		kgo.ProducerBatchCompression(s.codec()),
 		// No record delivery timeout: records carry their leader time as
 		// timestamp, which franz-go would count the timeout from. Each
 		// transaction's delivery is bounded by Timeout instead.

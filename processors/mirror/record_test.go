@@ -220,6 +220,7 @@ func TestSettingsValidate(t *testing.T) {
 		{func(s *Settings) { s.Brokers = nil }, "mirror.brokers"},
 		{func(s *Settings) { s.Brokers = []string{"k:1", "nohost"} }, "mirror.brokers[1]"},
 		{func(s *Settings) { s.Format = "xml" }, "mirror.format"},
+		{func(s *Settings) { s.Compression = "brotli" }, "mirror.compression"},
 		{func(s *Settings) { s.Topic = "bad topic" }, "mirror.topic"},
 		{func(s *Settings) { s.Partitions = -1 }, "mirror.partitions"},
 		{func(s *Settings) { s.ReplicationFactor = -2 }, "mirror.replication_factor"},

@@ -21,6 +21,7 @@ import (
 //	  topic     = "ordo.events"
 //	  format    = "json"            # or "msgpack"
 //	  client_id = "ordo-mirror"
+//	  compression = "gzip"          # none, snappy, lz4, zstd
 //	  tls  { ca_file = "/etc/ordo/kafka-ca.pem" }
 //	  sasl { mechanism = "SCRAM-SHA-512"  username = "ordo"  password = "…" }
 //	}
@@ -49,6 +50,11 @@ type Settings struct {
 	TLS *TLS `json:"TLS,omitempty"`
 	// SASL, when set, authenticates.
 	SASL *SASL `json:"SASL,omitempty"`
+	// Compression is the codec of the record batches the mirror produces:
+	// none, gzip (DefaultCompression), snappy, lz4 or zstd. A consumer
+	// must be able to decompress it (docs/mirror.md says what each
+	// mainstream client needs).
+	Compression string `json:"Compression"`
 	// Timeout bounds each step that waits on Kafka (connecting, fencing,
 	// reading the tail, a transaction's delivery and commit); after it the
 	// session is retried. Default 30s.
@@ -103,7 +109,62 @@ func (s Settings) withDefaults() Settings {
 	if s.Timeout <= 0 {
 		s.Timeout = 30 * time.Second
 	}
+	if s.Compression == "" {
+		s.Compression = DefaultCompression
+	}
 	return s
+}
+
+// The codecs Settings.Compression names.
+const (
+	CompressionNone   = "none"
+	CompressionGzip   = "gzip"
+	CompressionSnappy = "snappy"
+	CompressionLZ4    = "lz4"
+	CompressionZstd   = "zstd"
+)
+
+// DefaultCompression is the codec of a mirror block that names none:
+// gzip, the one codec every mainstream client reads with nothing added
+// (kafkajs reads no other without a plugin), and in the bench's
+// mirror-codecs run (docs/benchmarks.md) the fastest catch-up at a
+// fifteenth of the uncompressed bytes.
+const DefaultCompression = CompressionGzip
+
+// batchMaxBytes bounds a record batch before compression (franz-go
+// counts it so). Uncompressed, a batch must fit the brokers' default
+// message.max.bytes (1,000,012): a larger one is refused and never
+// succeeds. Compressed, events shrink several times, so a batch may
+// carry 4 MiB of them.
+func (s Settings) batchMaxBytes() int32 {
+	if s.Compression == CompressionNone {
+		return 1_000_012
+	}
+	return 4 << 20
+}
+
+// codec returns the franz-go codec of s (with defaults, validated).
+func (s Settings) codec() kgo.CompressionCodec {
+	c, _ := codec(s.Compression)
+	return c
+}
+
+// codec returns the franz-go codec compression names, ok false for a
+// name it is not.
+func codec(compression string) (kgo.CompressionCodec, bool) {
+	switch compression {
+	case CompressionNone:
+		return kgo.NoCompression(), true
+	case CompressionGzip:
+		return kgo.GzipCompression(), true
+	case CompressionSnappy:
+		return kgo.SnappyCompression(), true
+	case CompressionLZ4:
+		return kgo.Lz4Compression(), true
+	case CompressionZstd:
+		return kgo.ZstdCompression(), true
+	}
+	return kgo.CompressionCodec{}, false
 }
 
 // Validate reports the first wrong setting as a *SettingsError naming it.
@@ -128,6 +189,9 @@ func (s Settings) Validate() error {
 		if len(s.Topic) > 249 || strings.Trim(s.Topic, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") != "" || s.Topic == "." || s.Topic == ".." {
 			return bad("topic", "%q is not a Kafka topic name (letters, digits, '.', '_', '-'; at most 249)", s.Topic)
 		}
+	}
+	if _, ok := codec(s.Compression); !ok && s.Compression != "" {
+		return bad("compression", "%q is not none, gzip, snappy, lz4 or zstd", s.Compression)
 	}
 	if s.Partitions < 0 {
 		return bad("partitions", "%d must be positive", s.Partitions)

@@ -11,8 +11,10 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/ordoplane/ordo/cmd/agent"
 	"github.com/ordoplane/ordo/commands"
@@ -61,76 +63,181 @@ func notifier(index uint64) func() (uint64, <-chan struct{}) {
 	return func() (uint64, <-chan struct{}) { return index, never }
 }
 
-// mirrorCatchUp archives n namespace events (one per entry, over 10,000
-// names) and mirrors them from a cold start; events/s over the whole run,
-// connecting and reading the empty topic included.
+// mirrorCatchUp archives n namespace events and mirrors them from a cold
+// start with the default compression: events/s (mirrorArchive, catchUp).
 func mirrorCatchUp(n int) (float64, error) {
+	store, done, err := mirrorArchive(n)
+	if err != nil {
+		return 0, err
+	}
+	defer done()
+	r, err := catchUp(store, n, "")
+	return r.rate, err
+}
+
+// mirrorArchive archives n namespace events (one per entry, over 10,000
+// names) in a temp store, removed by done.
+func mirrorArchive(n int) (store *kv.Store, done func(), err error) {
 	dir, err := os.MkdirTemp("", "ordo-bench-mirror-")
 	if err != nil {
-		return 0, err
+		return nil, nil, err
 	}
-	defer os.RemoveAll(dir)
-	store, err := kv.Open(dir, kv.DefaultConfig())
+	store, err = kv.Open(dir, kv.DefaultConfig())
 	if err != nil {
-		return 0, err
+		os.RemoveAll(dir)
+		return nil, nil, err
 	}
-	defer store.Close()
+	done = func() { store.Close(); os.RemoveAll(dir) }
 	w := store.Batch()
+	defer func() { w.Close() }()
 	now := time.Now().UnixNano()
 	for i := uint64(1); i <= uint64(n); i++ {
 		e := events.Entry{Time: now, CommandID: fmt.Sprint("cmd-", i), Actor: "bench"}
 		ev, err := events.New(fmt.Sprint("ev-", i), &events.NamespaceUpserted{Namespace: events.Namespace{
 			Name: fmt.Sprint("ns-", i%10_000), Description: "benchmark", Meta: map[string]string{"i": fmt.Sprint(i)}}})
 		if err != nil {
-			return 0, err
+			done()
+			return nil, nil, err
 		}
 		e.Events = []events.Event{ev}
 		e.Stamp(i)
 		data, err := events.EncodeEvent(&e.Events[0])
-		if err != nil {
-			return 0, err
+		if err == nil {
+			err = archive.Append(w, i, 0, data)
 		}
-		if err := archive.Append(w, i, 0, data); err != nil {
-			return 0, err
-		}
-		if i%10_000 == 0 || i == uint64(n) {
-			if err := archive.SetCounters(w, i, i); err != nil {
-				return 0, err
-			}
-			if err := w.Commit(); err != nil {
-				return 0, err
+		if err == nil && (i%10_000 == 0 || i == uint64(n)) {
+			if err = archive.SetCounters(w, i, i); err == nil {
+				err = w.Commit()
 			}
 			w = store.Batch()
 		}
+		if err != nil {
+			done()
+			return nil, nil, err
+		}
 	}
-	w.Close()
+	return store, done, nil
+}
+
+// catchUpResult is one cold catch-up: events/s over the whole run
+// (connecting and reading the empty topic included), this process's CPU
+// seconds per 100,000 events (the mirror's and kfake's: both run here),
+// and the record batches' bytes on the topic.
+type catchUpResult struct {
+	rate, cpuPer100k float64
+	topicBytes       int64
+}
+
+// catchUp mirrors the n events of store into a fresh kfake broker with
+// the given compression ("" for the default).
+func catchUp(store *kv.Store, n int, compression string) (catchUpResult, error) {
 	k, err := kfake.NewCluster(kfake.NumBrokers(1))
 	if err != nil {
-		return 0, err
+		return catchUpResult{}, err
 	}
 	defer k.Close()
-	m, err := mirror.New(mirror.Config{Settings: mirror.Settings{Brokers: k.ListenAddrs(), Topic: "bench", Partitions: 6},
+	m, err := mirror.New(mirror.Config{Settings: mirror.Settings{Brokers: k.ListenAddrs(), Topic: "bench", Partitions: 6, Compression: compression},
 		Store: store, Applied: notifier(uint64(n)), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
-		return 0, err
+		return catchUpResult{}, err
 	}
 	defer m.Close()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	start := time.Now()
+	start, cpu0 := time.Now(), cpuTime()
 	go func() { done <- m.Run(ctx) }()
 	deadline := time.Now().Add(5 * time.Minute)
 	for m.Mirrored().Index < uint64(n) {
 		if time.Now().After(deadline) {
 			cancel()
-			return 0, fmt.Errorf("mirror catch-up: %d of %d after 5m", m.Mirrored().Index, n)
+			return catchUpResult{}, fmt.Errorf("mirror catch-up: %d of %d after 5m", m.Mirrored().Index, n)
 		}
 		time.Sleep(time.Millisecond)
 	}
-	el := time.Since(start)
+	el, cpu := time.Since(start), cpuTime()-cpu0
 	cancel()
 	<-done
-	return float64(n) / el.Seconds(), nil
+	size, err := topicBytes(k.ListenAddrs(), "bench")
+	return catchUpResult{rate: float64(n) / el.Seconds(), cpuPer100k: cpu.Seconds() * 100_000 / float64(n), topicBytes: size}, err
+}
+
+// mirrorCodecRows mirrors the same archive of n events once per codec:
+// the catch-up rate, its CPU and the bytes on the topic, the figures the
+// mirror's default compression is chosen by (docs/mirror.md).
+func mirrorCodecRows(n int) ([]row, error) {
+	store, done, err := mirrorArchive(n)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	var rows []row
+	for _, c := range []string{mirror.CompressionNone, mirror.CompressionGzip, mirror.CompressionSnappy, mirror.CompressionLZ4, mirror.CompressionZstd} {
+		r, err := catchUp(store, n, c)
+		if err != nil {
+			return nil, fmt.Errorf("compression %s: %w", c, err)
+		}
+		rows = append(rows,
+			row{fmt.Sprintf("mirror catch-up, %d events, compression %s", n, c), r.rate, "events/s"},
+			row{fmt.Sprintf("mirror catch-up CPU, compression %s (mirror and kfake)", c), r.cpuPer100k, "CPU s per 100k events"},
+			row{fmt.Sprintf("mirror topic size, compression %s", c), float64(r.topicBytes) / float64(n), "bytes/event"})
+	}
+	return rows, nil
+}
+
+// topicBytes sums the record batches of every partition of topic, as a
+// consumer fetches them (compressed).
+func topicBytes(addrs []string, topic string) (int64, error) {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addrs...))
+	if err != nil {
+		return 0, err
+	}
+	defer cl.Close()
+	adm := kadm.NewClient(cl)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	ends, err := adm.ListEndOffsets(ctx, topic)
+	if err != nil {
+		return 0, err
+	}
+	md, err := adm.Metadata(ctx, topic)
+	if err != nil {
+		return 0, err
+	}
+	id := md.Topics[topic].ID
+	var total int64
+	var ferr error
+	ends.Each(func(o kadm.ListedOffset) {
+		for from := int64(0); from < o.Offset && ferr == nil; {
+			req := kmsg.NewPtrFetchRequest()
+			req.MaxBytes, req.MaxWaitMillis = 32<<20, 10
+			ft := kmsg.NewFetchRequestTopic()
+			ft.Topic, ft.TopicID = topic, id
+			fp := kmsg.NewFetchRequestTopicPartition()
+			fp.Partition, fp.FetchOffset, fp.PartitionMaxBytes = o.Partition, from, 32<<20
+			ft.Partitions = append(ft.Partitions, fp)
+			req.Topics = append(req.Topics, ft)
+			resp, err := req.RequestWith(ctx, cl)
+			if err != nil {
+				ferr = err
+				return
+			}
+			raw := resp.Topics[0].Partitions[0].RecordBatches
+			if len(raw) == 0 {
+				ferr = fmt.Errorf("topic %s partition %d: nothing fetched at offset %d of %d", topic, o.Partition, from, o.Offset)
+				return
+			}
+			for len(raw) >= 12 {
+				var b kmsg.RecordBatch
+				if err := b.ReadFrom(raw); err != nil {
+					break // a batch cut short by the fetch's size limit
+				}
+				total += 12 + int64(b.Length)
+				from = b.FirstOffset + int64(b.LastOffsetDelta) + 1
+				raw = raw[12+int(b.Length):]
+			}
+		}
+	})
+	return total, ferr
 }
 
 // mirrorAgent starts one server in a temp dir, mirroring to k when k is set.
