@@ -153,8 +153,11 @@ function sideRows(rec, re, key) {
   return [...m.values()];
 }
 
-/** One re-run: the plans side by side, the diff, the scheduler's reasons. */
-function Rerun({ r }) {
+/**
+ * One re-run (GET /v1/debug/reschedule's answer): the plans side by side,
+ * the diff, the scheduler's reasons.
+ */
+export function Rerun({ r }) {
   const rec = r.Recorded || {};
   const re = r.Recomputed || {};
   const placed = (a) => (a ? a.Name + ' on ' + nodeName(r, a.NodeID) : '—');
@@ -169,10 +172,11 @@ function Rerun({ r }) {
   const stops = sideRows(rec.Stops, re.Stops, (u) => u.ID);
   const updates = sideRows(rec.Updates, re.Updates, (u) => u.ID);
   const groups = [...new Set([...Object.keys(rec.QueuedAllocations || {}), ...Object.keys(re.QueuedAllocations || {})])].sort();
-  const deployment = (p) => (p.Deployment ? 'created ' + shortId(p.Deployment.ID) + ' (' + p.Deployment.Status + ')'
-    : p.DeploymentID ? 'under ' + shortId(p.DeploymentID) : 'none');
+  // The deployment a plan creates (the one it acts under is not logged
+  // with the plan, so it is not compared).
+  const deployment = (p) => (p.Deployment ? 'created ' + shortId(p.Deployment.ID) + ' (' + p.Deployment.Status + ')' : 'none');
   const other = [
-    ['Deployment', deployment(rec), deployment(re)],
+    ['Deployment created', deployment(rec), deployment(re)],
     ['Follow-up evals', (rec.FollowUps || []).map((e) => shortId(e.ID) + ' ' + when(e.WaitUntil)).join(', ') || 'none',
       (re.FollowUps || []).map((e) => shortId(e.ID) + ' ' + when(e.WaitUntil)).join(', ') || 'none'],
     ['Blocked eval', rec.CreateBlockedEval ? 'created' : 'none', re.CreateBlockedEval ? 'created' : 'none'],
