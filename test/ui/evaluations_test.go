@@ -43,7 +43,7 @@ func TestEvaluationExplain(t *testing.T) {
 	    Recomputed: {Placements: [placed('n2', {NodesEvaluated: 2, NodesFiltered: 1, NodesAvailable: {dc1: 2}, ConstraintFiltered: {'kernel = windows': 1}})], QueuedAllocations: {web: 0}},
 	    Diff: [{Kind: 'placement', ID: 'a1111111-0000-0000-0000-000000000000', Recorded: true, Recomputed: true, Fields: [{Name: 'NodeID', Recorded: 'n1', Recomputed: 'n2'}]},
 	      {Kind: 'stop', ID: 'b2222222-0000-0000-0000-000000000000', Recorded: true, Recomputed: false, Fields: [{Name: 'DesiredStatus', Recorded: 'stop'}]}]};
-	  ui.render(ui.html` + "`<${ev.Rerun} r=${r} />`" + `, div);
+	  ui.render(ui.h(ev.Rerun, {r}), div);
 	}), true)`, nil); err != nil {
 		t.Fatal(err)
 	}
