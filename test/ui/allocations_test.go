@@ -61,6 +61,11 @@ func TestAllocationLogsTab(t *testing.T) {
 	s.waitText("main table", "echo")
 	s.shot("allocations")
 	s.checkA11y("allocations")
+	s.fill("main form.filter input", `JobID == "nope"`)
+	s.click("main form.filter button", "Apply")
+	s.waitText("main", "No allocations")
+	s.fill("main form.filter input", `JobID == "echo"`)
+	s.click("main form.filter button", "Apply")
 	s.click("main table a", alloc.ID[:8])
 	s.waitText("main h1", alloc.ID[:8])
 	s.waitText("main table", "Task started") // the task's events, newest first

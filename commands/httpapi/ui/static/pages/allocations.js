@@ -194,7 +194,7 @@ function LogTail({ a }) {
         ${['stdout', 'stderr'].map((s) => html`<button type="button" aria-pressed=${type === s ? 'true' : 'false'}
           onClick=${() => setType(s)}>${s}</button>`)}
       </span>
-      ${status.ended && html`<span class="small">The stream ended (the task is dead).
+      ${(status.ended || status.error) && html`<span class="small">${status.ended ? 'The stream ended (the task is dead).' : 'The stream broke.'}
         <button type="button" onClick=${() => setStatus((s) => ({ ...s, again: s.again + 1 }))}>Read again</button></span>`}
     </div>
     <${ErrorBox} error=${status.error} />
