@@ -34,9 +34,12 @@ type session struct {
 	thrown []string // uncaught exceptions in the page
 }
 
-// start starts the agent and the browser; edit changes the agent's config.
+// start starts the agent and the browser; edit changes the agent's
+// config. Each test has its own of both, so the tests run in parallel:
+// most of their time is waiting on the agent and the page.
 func start(t *testing.T, edit ...func(*agent.Config)) *session {
 	t.Helper()
+	t.Parallel()
 	a, c, node := testagent.StartDevClient(t, edit...)
 	return attach(t, a, c, node)
 }

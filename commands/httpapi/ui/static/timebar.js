@@ -100,7 +100,9 @@ export function TimeBar() {
     setErr(null);
     try {
       if (dir < 0) {
-        const prev = await api.entryBefore(at || max + 1);
+        // From live, the step goes to the newest entry before the next
+        // one: read the log's end rather than trust the last poll.
+        const prev = await api.entryBefore(at || (await api.lastIndex()).LastIndex + 1);
         if (prev) travel(prev);
       } else if (at) {
         const next = await api.entryAt(at + 1);
