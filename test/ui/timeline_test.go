@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"strconv"
 	"testing"
 
 	"github.com/ordoplane/ordo/test/testagent"
@@ -27,6 +28,21 @@ func TestTimelineFollowsTheLog(t *testing.T) {
 	s.waitText("main .vlist .tl-payload", `"ID": "web"`)
 	s.shot("timeline")
 	s.checkA11y("timeline")
+
+	// At a past index: the events up to it, ending at it, highlighted,
+	// and not following.
+	ans := testagent.Call(t, s.addr, "GET", "/v1/history/job/default/web?per_page=1", "")
+	var first []struct{ Index uint64 }
+	decode(t, ans.Body, &first)
+	if len(first) != 1 {
+		t.Fatalf("the job's history: %s", ans.Body)
+	}
+	s.open("/timeline?at_index=" + strconv.FormatUint(first[0].Index, 10))
+	s.waitText("main .vlist .tl-row.at .tl-type", "JobRegistered")
+	s.waitNoText("main .vlist .tl-type", "JobDeregistered")
+	s.waitText("main .tl-status", "not following")
+	s.shot("timeline-past")
+	s.open("/timeline")
 
 	s.click("main .topics summary", "Topics")
 	s.click("main .topics label", "Node")

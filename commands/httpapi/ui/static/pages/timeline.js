@@ -5,8 +5,9 @@
 // fixed row height), so thousands of events a second do not freeze it.
 // At a past index it shows the events up to that index, ending at it.
 import {
-  html, useState, useEffect, useRef, useRead, useAtIndex, api, Link, ErrorBox,
+  html, useState, useEffect, useRef, useMemo, useCallback, useRead, useAtIndex, api, Link, ErrorBox,
 } from '../ui.js';
+import { Component } from '../vendor/preact.mjs';
 import { entityPath, entityParams, historyPath, entityLabel } from './history.js';
 
 /** The event topics, as the stream's topic parameter names them. */
@@ -82,16 +83,22 @@ export function TimelinePage() {
     const flush = () => {
       if (b.pending) return;
       b.pending = true;
-      raf = requestAnimationFrame(() => { b.pending = false; setFrame((n) => n + 1); });
+      raf = requestAnimationFrame(() => {
+        b.pending = false;
+        // Past the cap the oldest go, once a frame (not once an event);
+        // a reader scrolled up keeps the rows they look at.
+        if (b.events.length > cap) {
+          const n = b.events.length - cap;
+          b.events.splice(0, n);
+          b.dropped += n;
+          if (!followRef.current) b.prepended -= n;
+        }
+        setFrame((n) => n + 1);
+      });
     };
     const add = (evs) => {
       for (const ev of evs) b.events.push(ev);
       b.received += evs.length;
-      if (b.events.length > cap) {
-        const n = b.events.length - cap;
-        b.events.splice(0, n);
-        b.dropped += n;
-      }
       flush();
     };
     const topicSet = new Set(picked);
@@ -166,17 +173,23 @@ export function TimelinePage() {
     if (b.prepended) {
       el.scrollTop += b.prepended * rowHeight;
       b.prepended = 0;
-    } else if (followRef.current || (at && !b.placed)) {
-      el.scrollTop = el.scrollHeight;
+    } else if ((followRef.current && total !== b.total) || (at && !b.placed)) {
+      el.scrollTop = total; // the browser stops it at the end
       if (at && rows.length) b.placed = true;
     }
+    b.total = total;
   });
   useEffect(() => { b.placed = false; }, [at, topicKey, ns]);
 
   const onScroll = (e) => {
     const el = e.currentTarget;
-    setView({ top: el.scrollTop, height: el.clientHeight });
-    const bottom = el.scrollTop + el.clientHeight >= el.scrollHeight - rowHeight;
+    const top = el.scrollTop;
+    const height = el.clientHeight;
+    const bottom = top + height >= el.scrollHeight - rowHeight;
+    // Following, the view is the end whatever the scroll event says: the
+    // scroll the follow itself makes costs no second render.
+    if (followRef.current && bottom && height === view.height) return;
+    setView((v) => (v.top === top && v.height === height ? v : { top, height }));
     if (!at && bottom !== follow) setFollow(bottom);
   };
 
@@ -192,7 +205,7 @@ export function TimelinePage() {
       const kept = evs.slice(Math.max(0, evs.length - room));
       b.events = kept.concat(b.events);
       b.from = from;
-      b.prepended = ent || act ? kept.filter((ev) => clientMatch(ev, ent, act)).length : kept.length;
+      b.prepended += ent || act ? kept.filter((ev) => clientMatch(ev, ent, act)).length : kept.length;
       setFollow(false);
       setOlder({ busy: false, error: null });
     } catch (e) {
@@ -201,8 +214,9 @@ export function TimelinePage() {
   };
 
   // The rows in view.
-  const first = Math.max(0, Math.floor(view.top / rowHeight) - overscan);
-  const last = Math.min(rows.length, Math.ceil((view.top + view.height) / rowHeight) + overscan);
+  const viewTop = followRef.current ? Math.max(0, total - view.height) : view.top;
+  const first = Math.max(0, Math.floor(viewTop / rowHeight) - overscan);
+  const last = Math.min(rows.length, Math.ceil((viewTop + view.height) / rowHeight) + overscan);
   const shown = [];
   for (let i = first; i < last; i++) shown.push(i);
   if (openAt >= 0 && (openAt < first || openAt >= last)) shown.push(openAt);
@@ -210,9 +224,10 @@ export function TimelinePage() {
 
   const toggleTopic = (t, on) => setPicked(on ? [...picked, t].sort((x, y) => topics.indexOf(x) - topics.indexOf(y)) : picked.filter((x) => x !== t));
 
-  return html`<h1>Timeline</h1>
-    <p class="lede">Every event of the log, newest last${at ? html`, up to index <strong>${at}</strong> (highlighted)` : ', as it is applied'}.</p>
-    <div class="toolbar tl-filters">
+  const toggle = useCallback((k) => setOpen((o) => (o === k ? '' : k)), []);
+  // The filters change when a person changes them, not with each frame:
+  // kept as one vnode, preact skips them while events stream.
+  const filters = useMemo(() => html`<div class="toolbar tl-filters">
       <details class="topics">
         <summary>Topics: ${picked.length ? picked.join(', ') : 'all'}</summary>
         <fieldset>
@@ -231,7 +246,11 @@ export function TimelinePage() {
       <label>Actor <input type="search" value=${actor} onInput=${(e) => setActor(e.target.value)} /></label>
       <label><input type="checkbox" checked=${follow && !at} disabled=${!!at}
         onChange=${(e) => setFollow(e.target.checked)} /> Follow newest</label>
-    </div>
+    </div>`, [picked, ns, entity, actor, follow, at, namespaces.data]);
+
+  return html`<h1>Timeline</h1>
+    <p class="lede">Every event of the log, newest last${at ? html`, up to index <strong>${at}</strong> (highlighted)` : ', as it is applied'}.</p>
+    ${filters}
     <div class="toolbar tl-status">
       <button type="button" onClick=${loadOlder} disabled=${older.busy || b.from <= 1}>
         ${older.busy ? 'Loading older…' : 'Load older events'}</button>
@@ -243,7 +262,7 @@ export function TimelinePage() {
     <div class="vlist tl-list" ref=${list} onScroll=${onScroll} role="list" aria-label="events" tabindex="0">
       <div style=${'position:relative;height:' + total + 'px'}>
         ${shown.map((i) => html`<${Row} key=${keyOf(rows[i])} ev=${rows[i]} top=${topOf(i)} at=${at} odd=${i % 2 === 1}
-          open=${i === openAt} onToggle=${() => setOpen(i === openAt ? '' : keyOf(rows[i]))} />`)}
+          open=${i === openAt} toggle=${toggle} />`)}
       </div>
     </div>
     ${rows.length === 0 && !error && html`<p class="empty">No events${at ? ' up to index ' + at : ' yet'} for these filters.</p>`}`;
@@ -252,15 +271,30 @@ TimelinePage.title = 'Timeline';
 
 function keyOf(ev) { return ev.Index + '.' + ev.Seq; }
 
+// An event's local time of day to the millisecond, built by hand:
+// toLocaleTimeString costs more than the rest of a row.
 function timeOf(t) {
   const d = new Date(t);
-  return isNaN(d) ? '' : d.toLocaleTimeString(undefined, { hour12: false }) + '.' + String(d.getMilliseconds()).padStart(3, '0');
+  if (isNaN(d)) return '';
+  const p = (n, w) => String(n).padStart(w, '0');
+  return p(d.getHours(), 2) + ':' + p(d.getMinutes(), 2) + ':' + p(d.getSeconds(), 2) + '.' + p(d.getMilliseconds(), 3);
 }
 
 // An event's row: its index (a button that opens the payload), time,
 // type, actor, its entities (each to its page and its own timeline) and
 // the cluster at its index.
-function Row({ ev, top, open, onToggle, at, odd }) {
+class Row extends Component {
+  // A row already shown is left alone unless it moved or opened: each
+  // frame renders only the rows that came into view.
+  shouldComponentUpdate(n) {
+    const p = this.props;
+    return n.ev !== p.ev || n.top !== p.top || n.open !== p.open || n.at !== p.at || n.odd !== p.odd;
+  }
+  render(props) { return rowOf(props); }
+}
+
+function rowOf({ ev, top, open, toggle, at, odd }) {
+  const onToggle = () => toggle(keyOf(ev));
   const keys = (ev.Keys || []).filter((k) => k.Kind !== 'namespace' || (ev.Keys || []).length === 1);
   const few = keys.slice(0, 4);
   const id = 'ev-' + ev.Index + '-' + ev.Seq;
