@@ -44,6 +44,10 @@ type Result struct {
 	Allocs map[string]AllocRef
 	// Nodes names the nodes either plan touches, by id.
 	Nodes map[string]string
+	// Scores are, for each placement the re-run made or tried, every node
+	// it scored with each scorer's value and the node chosen
+	// (scheduler.WithScores). Recorded plans carry none.
+	Scores []scheduler.PlacementScores
 }
 
 // AllocRef is what a reader needs to know of an allocation a plan stops or
@@ -75,6 +79,10 @@ func Explain(src kv.Reader, evalID, dir string) (*Result, error) {
 		return nil, err
 	}
 	res.Recorded, res.Recomputed = rec.Plan(), plan
+	res.Scores = plan.Scores
+	if res.Scores == nil {
+		res.Scores = []scheduler.PlacementScores{}
+	}
 	d := Diff(rec, plan)
 	res.Diff, res.Equal = d.Changes, d.Empty()
 	if res.Diff == nil {

@@ -80,7 +80,9 @@ func recomputeWith(src kv.Reader, rec *Record, dir string, inspect func(projecti
 	// The rebuilt applied index is the last entry with events at or before
 	// the snapshot index; entries after it applied nothing (raft's own, or
 	// rejected), so the state is the one the worker read at SnapshotIndex.
-	plan, err := scheduler.Compute(atIndex{st, rec.SnapshotIndex}, &ev)
+	// With the scores of every node each placement weighed: they explain
+	// the choice, and are no part of the plan compared.
+	plan, err := scheduler.Compute(atIndex{st, rec.SnapshotIndex}, &ev, scheduler.WithScores())
 	if err == nil {
 		err = st.Err()
 	}

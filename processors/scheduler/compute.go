@@ -45,7 +45,8 @@ const followUpBatch = int64(5e9)
 // ModifyTime and WaitUntil, all leader times), and its only randomness is
 // seeded from the eval id, so re-running an eval against the same State
 // returns an identical plan.
-func Compute(st State, eval *events.Evaluation) (*Plan, error) {
+// Options (WithScores) change what it records, never what it decides.
+func Compute(st State, eval *events.Evaluation, opts ...Option) (*Plan, error) {
 	if eval == nil {
 		return nil, errors.New("ordo: compute: nil eval")
 	}
@@ -65,6 +66,9 @@ func Compute(st State, eval *events.Evaluation) (*Plan, error) {
 		}
 	}
 	s := newSched(st, eval, job)
+	for _, o := range opts {
+		o(s)
+	}
 	switch {
 	case job == nil || job.Stop:
 		s.stopAll()
@@ -86,9 +90,12 @@ type sched struct {
 	// spread: the cluster's algorithm is spread, read once per evaluation
 	// (fitScore runs for every candidate node).
 	spread bool
-	plan   *Plan
-	rng    *rng
-	ck     *checker
+	// recordScores: Plan.Scores lists every node each placement scored
+	// (WithScores).
+	recordScores bool
+	plan         *Plan
+	rng          *rng
+	ck           *checker
 
 	// allocs are the job's allocations, by group, name index and id.
 	allocs []*events.Allocation

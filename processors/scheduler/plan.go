@@ -50,6 +50,9 @@ type Plan struct {
 	// Complete says a batch or sysbatch job has nothing left to run once the
 	// plan is committed (N24: every feasible node's alloc is terminal).
 	Complete bool `msgpack:"complete,omitempty"`
+	// Scores are the nodes each placement scored, only when Compute ran
+	// WithScores; never encoded, so they are no part of the decision.
+	Scores []PlacementScores `msgpack:"-" json:"-"`
 }
 
 // IsNoOp reports whether committing the plan changes nothing.

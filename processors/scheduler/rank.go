@@ -125,6 +125,7 @@ func (s *sched) selectNode(tg *events.TaskGroup, r events.Resources, nets []even
 	found := 0
 	n := len(s.candidates)
 	visited := 0
+	ps := PlacementScores{AllocName: name, TaskGroup: tg.Name}
 	for ; visited < n && found < s.limit; visited++ {
 		node := s.candidates[(s.cursor+visited)%n]
 		m.NodesEvaluated++
@@ -165,23 +166,34 @@ func (s *sched) selectNode(tg *events.TaskGroup, r events.Resources, nets []even
 			continue
 		}
 		found++
-		score, scorers := s.fitScore(node, r), 1.0 // algorithm.go: binpack or spread
+		fit := s.fitScore(node, r) // algorithm.go: binpack or spread
+		score, scorers := fit, 1.0
+		anti := 0.0
 		if collisions > 0 {
 			// Job anti-affinity: spread a group's allocations.
-			score -= min(1, float64(collisions+1)/float64(max(1, tg.Count)))
+			anti = -min(1, float64(collisions+1)/float64(max(1, tg.Count)))
+			score += anti
 			scorers++
 		}
-		if avoid != "" && node.ID == avoid {
+		penalised := avoid != "" && node.ID == avoid
+		if penalised {
 			score--
 			scorers++
 		}
 		score /= scorers
+		s.scoreOf(&ps, node, fit, anti, -1, score, collisions > 0, penalised) // scores.go
 		if best == nil || score > bestScore {
 			best, bestPorts, bestScore = node, ports, score
 		}
 	}
 	if n > 0 {
 		s.cursor = (s.cursor + visited) % n
+	}
+	if s.recordScores {
+		if best != nil {
+			ps.Chosen = best.ID
+		}
+		s.plan.Scores = append(s.plan.Scores, ps)
 	}
 	return best, bestPorts, m
 }

@@ -28,6 +28,9 @@ func TestEvaluationExplain(t *testing.T) {
 		t.Fatalf("an equal re-run shows a row that differs:\n%s", got)
 	}
 	s.waitText("main .explain table", "echo.echo[0]") // the placement on both sides
+	// The re-run's scores of the node it weighed, the chosen one marked.
+	s.waitText(`main .explain table[aria-label="node scores of echo.echo[0]"]`, "binpack")
+	s.waitText(`main .explain table[aria-label="node scores of echo.echo[0]"]`, "chosen")
 	s.shot("evaluation-explain")
 	s.checkA11y("evaluation")
 

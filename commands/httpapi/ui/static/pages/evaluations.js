@@ -41,19 +41,29 @@ export function metricLines(m) {
   return out;
 }
 
-/** The counts of an AllocMetric, then the scores per node when the scheduler reports them. */
+/** The counts of an AllocMetric. */
 function MetricCounts({ m }) {
   const avail = sortedEntries(m.NodesAvailable).map(([dc, n]) => dc + ': ' + n).join(', ');
   const counts = plural(m.NodesEvaluated || 0, 'node') + ' evaluated, ' + (m.NodesFiltered || 0) + ' filtered, ' +
     (m.NodesExhausted || 0) + ' exhausted' + (m.NodesInPool ? ', ' + m.NodesInPool + ' in the pool' : '') +
     (avail ? '; available by datacenter ' + avail : '');
-  return html`<p class="small">${counts}</p>
-    ${m.ScoreMetaData && m.ScoreMetaData.length > 0 && html`<${Table} label="scores by node" rows=${m.ScoreMetaData}
-      rowKey=${(s) => s.NodeID} columns=${[
-        ['Node', (s) => html`<${IdLink} to="/clients/" id=${s.NodeID} />`],
-        ['Scores', (s) => sortedEntries(s.Scores).map(([k, v]) => k + ' ' + Number(v).toFixed(3)).join(', ')],
-        ['Final score', (s) => Number(s.NormScore || 0).toFixed(3)],
-      ]} />`}`;
+  return html`<p class="small">${counts}</p>`;
+}
+
+/**
+ * The nodes one placement of the re-run scored (Result.Scores): each
+ * scorer's value and the final score, best first, the chosen node marked.
+ */
+export function NodeScores({ ps, r }) {
+  if (!ps || !(ps.Nodes || []).length) return null;
+  const scorers = [...new Set(ps.Nodes.flatMap((n) => Object.keys(n.Scores || {})))].sort();
+  const rows = [...ps.Nodes].sort((a, b) => b.FinalScore - a.FinalScore);
+  return html`<${Table} label=${'node scores of ' + ps.AllocName} rows=${rows} rowKey=${(n) => n.NodeID} columns=${[
+    ['Node', (n) => html`<${Link} to=${'/clients/' + n.NodeID} title=${n.NodeID}>${n.NodeName || nodeName(r, n.NodeID)}<//>`],
+    ...scorers.map((k) => [k, (n) => (n.Scores && k in n.Scores ? Number(n.Scores[k]).toFixed(3) : '')]),
+    ['Final score', (n) => Number(n.FinalScore).toFixed(3)],
+    ['Chosen', (n) => (n.NodeID === ps.Chosen ? html`<strong>chosen</strong>` : '')],
+  ]} />`;
 }
 
 /** The placement failures of an eval or plan: group by group, reasons as lines. */
@@ -185,6 +195,7 @@ export function Rerun({ r }) {
   const changes = r.Diff || [];
   const sideOf = (c) => (c.Recorded && !c.Recomputed ? 'removed' : !c.Recorded && c.Recomputed ? 'added' : 'changed');
   const recomputedMetrics = (re.Placements || []).filter((a) => a.Metrics);
+  const scoresOf = new Map((r.Scores || []).map((ps) => [ps.AllocName, ps])); // the last try of each name
   return html`<div class="rerun">
     <${Facts} items=${[
       ['Snapshot index', r.SnapshotIndex],
@@ -235,6 +246,7 @@ export function Rerun({ r }) {
     ${recomputedMetrics.length > 0 && html`<ul class="metrics">${recomputedMetrics.map((a) => html`<li key=${a.ID}>
       ${a.Name} placed on ${nodeName(r, a.NodeID)}: <${MetricCounts} m=${a.Metrics} />
       ${metricLines(a.Metrics).length > 0 && html`<ul>${metricLines(a.Metrics).filter((l) => !l.startsWith('No nodes were eligible')).map((l) => html`<li>${l}</li>`)}</ul>`}
+      <${NodeScores} ps=${scoresOf.get(a.Name)} r=${r} />
     </li>`)}</ul>`}
     ${re.FailedTGAllocs && Object.keys(re.FailedTGAllocs).length > 0 && html`<h4>Placement failures in the re-run</h4>
       <${PlacementFailures} failed=${re.FailedTGAllocs} />`}
