@@ -11,6 +11,7 @@ import (
 	"github.com/ordoplane/ordo/client/csi"
 	api "github.com/ordoplane/ordo/commands/csi"
 	"github.com/ordoplane/ordo/events"
+	"github.com/ordoplane/ordo/processors/launcher/driver/local/localtest"
 	"github.com/ordoplane/ordo/storage/waittest"
 )
 
@@ -20,10 +21,7 @@ import (
 // volume, unpublish (unstaged), a second unpublish is harmless, delete.
 func TestManagerWithHostpath(t *testing.T) {
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "csi-hostpath")
-	if out, err := exec.Command("go", "build", "-o", bin, "../../tools/csi-hostpath").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
+	bin := localtest.BuildPackageT(t, "github.com/ordoplane/ordo/tools/csi-hostpath")
 	m, err := csi.NewManager(filepath.Join(dir, "csi"), nil, 5*time.Second)
 	if err != nil {
 		t.Fatal(err)

@@ -12,6 +12,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
+	"github.com/ordoplane/ordo/processors/launcher/driver/local/localtest"
 	"github.com/ordoplane/ordo/storage/waittest"
 )
 
@@ -21,10 +22,7 @@ import (
 // unpublish, unstage (twice), delete.
 func TestPluginOverGRPC(t *testing.T) {
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "csi-hostpath")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
+	bin := localtest.BuildPackageT(t, "github.com/ordoplane/ordo/tools/csi-hostpath")
 	sock := filepath.Join(dir, "csi.sock")
 	root := filepath.Join(dir, "root")
 	cmd := exec.Command(bin, "-endpoint", "unix://"+sock, "-root", root, "-node-id", "node-1")

@@ -1,11 +1,13 @@
 // Package localtest helps tests of the local driver: it builds the ordo
-// binary the driver launches.
+// binary the driver launches, and (BuildPackage) any other main package
+// of the module a test runs as a process, such as tools/csi-hostpath.
 package localtest
 
 import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -31,16 +33,35 @@ func Build(t testing.TB) string {
 // Packages that build at the same time wait on a lock file, so the one
 // that links it first serves the others (a link is seconds of CPU).
 func BuildBinary() (string, error) {
-	out, err := exec.Command("go", "list", "-export", "-f", "{{.Export}}", "github.com/ordoplane/ordo/cmd/ordo").Output()
+	return BuildPackage("github.com/ordoplane/ordo/cmd/ordo")
+}
+
+// BuildPackageT is BuildPackage failing t on an error.
+func BuildPackageT(t testing.TB, importPath string) string {
+	t.Helper()
+	bin, err := BuildPackage(importPath)
 	if err != nil {
-		return "", fmt.Errorf("go list cmd/ordo: %w", err)
+		t.Fatal(err)
+	}
+	return bin
+}
+
+// BuildPackage builds the main package importPath as Build builds
+// cmd/ordo: once per version of its sources for all the test packages of
+// a run, kept under the system's temporary directory. The binary is named
+// for the package's last path element.
+func BuildPackage(importPath string) (string, error) {
+	name := path.Base(importPath)
+	out, err := exec.Command("go", "list", "-export", "-f", "{{.Export}}", importPath).Output()
+	if err != nil {
+		return "", fmt.Errorf("go list %s: %w", importPath, err)
 	}
 	key := filepath.Base(strings.TrimSpace(string(out)))
 	if key == "" || key == "." {
-		return "", fmt.Errorf("go list cmd/ordo: no export file")
+		return "", fmt.Errorf("go list %s: no export file", importPath)
 	}
 	root := filepath.Join(os.TempDir(), "ordo-localtest")
-	bin := filepath.Join(root, key, "ordo")
+	bin := filepath.Join(root, key, name)
 	if _, err := os.Stat(bin); err == nil {
 		return bin, nil
 	}
@@ -63,9 +84,9 @@ func BuildBinary() (string, error) {
 		return "", err
 	}
 	defer os.RemoveAll(tmpDir)
-	tmp := filepath.Join(tmpDir, "ordo")
-	if out, err := exec.Command("go", "build", "-o", tmp, "github.com/ordoplane/ordo/cmd/ordo").CombinedOutput(); err != nil {
-		return "", fmt.Errorf("go build cmd/ordo: %w\n%s", err, out)
+	tmp := filepath.Join(tmpDir, name)
+	if out, err := exec.Command("go", "build", "-o", tmp, importPath).CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build %s: %w\n%s", importPath, err, out)
 	}
 	// Copy, then rename within the directory: a concurrent test sees the
 	// whole binary or none.
