@@ -20,6 +20,7 @@ const openHeight = 260; // px: an expanded row with its payload
 const cap = 100000; // events kept; the oldest are dropped past it
 const span = 500; // indexes read at first, and by each "load older"
 const overscan = 10; // rows rendered beyond the view, each side
+const chartSeconds = 300; // the events/s chart's span
 
 // Whether an event passes the server-side filters (used for pages read
 // from /v1/operator/log, which has none): a topic of the set (none: all)
@@ -67,6 +68,7 @@ export function TimelinePage() {
   const list = useRef(null);
   // The buffer: not preact state, so events arriving cost no render.
   const buf = useRef({ events: [], dropped: 0, from: 0, received: 0, pending: false, prepended: 0 });
+  const rates = useRef([[], []]); // the chart's [seconds, events/s]
   const followRef = useRef(follow);
   followRef.current = follow && !at;
 
@@ -143,7 +145,15 @@ export function TimelinePage() {
   // Events per second, from what arrived in the last second.
   useEffect(() => {
     let seen = buf.current.received;
-    const t = setInterval(() => { const n = buf.current.received; setRate(n - seen); seen = n; }, 1000);
+    const t = setInterval(() => {
+      const n = buf.current.received;
+      const r = rates.current;
+      r[0].push(Math.floor(Date.now() / 1000));
+      r[1].push(n - seen);
+      if (r[0].length > chartSeconds) { r[0].shift(); r[1].shift(); }
+      setRate(n - seen);
+      seen = n;
+    }, 1000);
     return () => clearInterval(t);
   }, []);
 
@@ -258,6 +268,7 @@ export function TimelinePage() {
         ${b.from > 1 ? ' · from index ' + b.from : ' · from the first index'}${b.dropped ? ' · ' + b.dropped + ' oldest dropped' : ''}</span>
       ${at ? html`<span class="tag">not following: the slider is at index ${at}</span>` : null}
     </div>
+    <${RateChart} data=${rates.current} tick=${rate + ':' + rates.current[0].length} />
     <${ErrorBox} error=${error || older.error} />
     <div class="vlist tl-list" ref=${list} onScroll=${onScroll} role="list" aria-label="events" tabindex="0">
       <div style=${'position:relative;height:' + total + 'px'}>
@@ -327,3 +338,33 @@ function KeyLinks({ k, ns }) {
   </span>`;
 }
 
+
+// The events/s of the last few minutes, drawn by uPlot (loaded when the
+// page opens; without it the counter above says the same).
+class RateChart extends Component {
+  componentDidMount() {
+    if (!document.querySelector('link[href="/ui/vendor/uplot.css"]')) {
+      const l = document.createElement('link');
+      l.rel = 'stylesheet';
+      l.href = '/ui/vendor/uplot.css';
+      document.head.appendChild(l);
+    }
+    import('../vendor/uplot.mjs').then(({ default: UPlot }) => {
+      if (!this.base) return;
+      this.plot = new UPlot({
+        width: Math.max(300, this.base.clientWidth), height: 110, legend: { show: false }, cursor: { show: false },
+        scales: { x: { time: true, range: (u, min, max) => { const end = max || Math.floor(Date.now() / 1000); return [end - chartSeconds, end]; } }, y: { range: (u, min, max) => [0, Math.max(10, max)] } },
+        axes: [{}, { size: 50 }],
+        series: [{}, { label: 'events/s', stroke: '#1b5fc1', fill: 'rgba(27,95,193,.12)', width: 1.5 }],
+      }, this.props.data, this.base.querySelector('.tl-chart-plot'));
+    }).catch(() => { /* the counter is enough */ });
+  }
+  shouldComponentUpdate(n) { return n.tick !== this.props.tick; }
+  componentDidUpdate() { if (this.plot) this.plot.setData(this.props.data); }
+  componentWillUnmount() { if (this.plot) this.plot.destroy(); }
+  render() {
+    return html`<figure class="tl-chart" aria-label="events per second over the last five minutes">
+      <div class="tl-chart-plot"></div>
+    </figure>`;
+  }
+}
