@@ -37,6 +37,8 @@ func TestOperatorPage(t *testing.T) {
 	s.waitText("main .opjob", "done")
 	s.waitText("main .opjob label.progress", "100%")
 	s.waitText("main table[aria-label='verify results']", "passing")
+	s.click("main button", "Download a snapshot")
+	s.waitText("main [role=status]", "Saved ordo-")
 	s.shot("operator")
 }
 

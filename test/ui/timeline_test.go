@@ -4,6 +4,8 @@ import (
 	"strconv"
 	"testing"
 
+	napi "github.com/hashicorp/nomad/api"
+
 	"github.com/ordoplane/ordo/test/testagent"
 )
 
@@ -50,4 +52,25 @@ func TestTimelineFollowsTheLog(t *testing.T) {
 	s.waitNoText("main .vlist .tl-type", "Job")
 	s.waitText("main .vlist .tl-type", "NodeRegistered")
 	s.shot("timeline-node-topic")
+}
+
+// The timeline opens on the newest ~500 indexes; "Load older events"
+// reads the page before them, keeping the reader's place.
+func TestTimelineLoadsOlderEvents(t *testing.T) {
+	s := start(t)
+	for i := range 600 {
+		if _, err := s.api.Namespaces().Register(&napi.Namespace{Name: "ns-" + strconv.Itoa(i)}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.open("/timeline")
+	s.waitText("main .vlist .tl-type", "NamespaceUpserted")
+	s.waitText("main .tl-count", "from index ")
+	s.waitNoText("main .vlist", "NodeRegistered")
+	s.click("main button", "Load older events")
+	s.waitText("main .tl-count", "from the first index")
+	s.click("main label", "Entity id")
+	s.fill("main input[type=search]", "ns-1")
+	s.waitNoText("main .vlist", "ns-2")
+	s.shot("timeline-older")
 }

@@ -354,7 +354,7 @@ class RateChart extends Component {
       this.plot = new UPlot({
         width: Math.max(300, this.base.clientWidth), height: 110, legend: { show: false }, cursor: { show: false },
         scales: { x: { time: true, range: (u, min, max) => { const end = max || Math.floor(Date.now() / 1000); return [end - chartSeconds, end]; } }, y: { range: (u, min, max) => [0, Math.max(10, max)] } },
-        axes: [{}, { size: 50 }],
+        axes: [{ values: (u, splits) => splits.map((x) => timeOf(x * 1000).slice(0, 8)) }, { size: 50 }],
         series: [{}, { label: 'events/s', stroke: '#1b5fc1', fill: 'rgba(27,95,193,.12)', width: 1.5 }],
       }, this.props.data, this.base.querySelector('.tl-chart-plot'));
     }).catch(() => { /* the counter is enough */ });
