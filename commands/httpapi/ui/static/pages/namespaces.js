@@ -13,7 +13,7 @@ export function NamespacesPage() {
       ['Metadata', (n) => Object.entries(n.Meta || {}).map(([k, v]) => k + '=' + v).join(', ')],
       ['Node pool', (n) => (n.NodePoolConfiguration && n.NodePoolConfiguration.Default) || ''],
       ['Modified at', (n) => n.ModifyIndex],
-      ['', (n) => html`<${Link} to=${'/history/namespace/' + encodeURIComponent(n.Name)} aria-label=${'timeline of namespace ' + n.Name}>timeline<//>`],
+      ['History', (n) => html`<${Link} to=${'/history/namespace/' + encodeURIComponent(n.Name)} aria-label=${'timeline of namespace ' + n.Name}>timeline<//>`],
     ]} />`}`;
 }
 NamespacesPage.title = 'Namespaces';

@@ -116,12 +116,14 @@ export function TimelinePage() {
         b.from = Math.max(1, last.LastIndex - span + 1);
         let next = b.from;
         let pause = 500;
+        let failed = false;
         // Follow the stream; when it ends or fails, resume after the last
         // index seen.
         while (!ctl.signal.aborted) {
           try {
             await api.stream('/v1/operator/log/stream', { index: next, topic: picked, namespace: ns }, (frame) => {
               if (!frame.Events) return;
+              if (failed) { failed = false; setError(null); }
               next = frame.Index + 1;
               add(frame.Events);
               pause = 500;
@@ -129,6 +131,7 @@ export function TimelinePage() {
             setError(null);
           } catch (e) {
             if (ctl.signal.aborted) return;
+            failed = true;
             setError(e);
             if (e.denied) return;
           }
