@@ -167,18 +167,19 @@ export function Table({ columns, rows, empty, label, rowKey }) {
  * A list read from the API as its pages are: a filter expression (the
  * API's filter), a prefix, per_page and next_token. Live at the head.
  */
-export function usePagedList(path, extra) {
+export function usePagedList(path, extra, what) {
   const [filter, setFilter] = useState('');
   const [applied, setApplied] = useState('');
   const [tokens, setTokens] = useState(['']);
   const perPage = 25;
   const state = useWatch(path, { ...extra, filter: applied, per_page: perPage, next_token: tokens[tokens.length - 1] });
+  // what names the list when a page has several ("node requests").
   const controls = html`<form class="filter" onSubmit=${(e) => { e.preventDefault(); setApplied(filter); setTokens(['']); }}>
-      <label>Filter <input type="search" value=${filter} placeholder='e.g. Status == "running"'
+      <label>${what ? 'Filter ' + what : 'Filter'} <input type="search" value=${filter} placeholder='e.g. Status == "running"'
         onInput=${(e) => setFilter(e.target.value)} /></label>
       <button type="submit">Apply</button>
     </form>`;
-  const pager = html`<nav class="pager" aria-label="pages">
+  const pager = html`<nav class="pager" aria-label=${what ? 'pages of ' + what : 'pages'}>
       <button type="button" disabled=${tokens.length < 2} onClick=${() => setTokens(tokens.slice(0, -1))}>Previous page</button>
       <span>page ${tokens.length}</span>
       <button type="button" disabled=${!state.nextToken} onClick=${() => setTokens([...tokens, state.nextToken])}>Next page</button>

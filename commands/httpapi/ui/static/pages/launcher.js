@@ -1,6 +1,6 @@
 // The launcher: providers (their pause, usage and quota), the node
 // requests and the instances providers launched for them, all live.
-import { html, useWatch, Link, Loading, Table, Status, shortId } from '../ui.js';
+import { html, useWatch, usePagedList, Link, Loading, Table, Status, shortId } from '../ui.js';
 
 function usage(u) { return u ? u.Servers + ' servers, ' + u.Cores + ' cores, ' + u.RAMMB + ' MB' : ''; }
 
@@ -12,8 +12,8 @@ function hist(kind, id, text) {
 /** /launcher: GET /v1/providers, /v1/node-requests and /v1/instances. */
 export function LauncherPage() {
   const providers = useWatch('/v1/providers');
-  const requests = useWatch('/v1/node-requests', { per_page: 200 });
-  const instances = useWatch('/v1/instances', { per_page: 200 });
+  const { state: requests, controls: requestFilter, pager: requestPager } = usePagedList('/v1/node-requests', {}, 'node requests');
+  const { state: instances, controls: instanceFilter, pager: instancePager } = usePagedList('/v1/instances', {}, 'instances');
   return html`<h1>Launcher</h1>
     <h2>Providers</h2>
     <${Loading} state=${providers} />
@@ -30,6 +30,7 @@ export function LauncherPage() {
         ['Instances', (p) => Object.entries(p.States || {}).map(([s, n]) => s + ' ' + n).join(', ')],
       ]} />`}
     <h2>Node requests</h2>
+    <div class="toolbar">${requestFilter}</div>
     <${Loading} state=${requests} />
     ${requests.data && html`<${Table} label="node requests" rows=${requests.data} rowKey=${(r) => r.ID} empty="No node requests." columns=${[
       ['ID', (r) => hist('node_request', r.ID, shortId(r.ID))],
@@ -41,7 +42,9 @@ export function LauncherPage() {
       ['Declined by', (r) => (r.DeclinedBy || []).map((d) => d.Provider + (d.Reason ? ' (' + d.Reason + ')' : '')).join('; ')],
       ['Reason', (r) => r.Reason],
     ]} />`}
+    ${requestPager}
     <h2>Instances</h2>
+    <div class="toolbar">${instanceFilter}</div>
     <${Loading} state=${instances} />
     ${instances.data && html`<${Table} label="instances" rows=${instances.data} rowKey=${(i) => i.ID} empty="No instances." columns=${[
       ['ID', (i) => hist('instance', i.ID, shortId(i.ID))],
@@ -50,6 +53,7 @@ export function LauncherPage() {
       ['State', (i) => html`<${Status} value=${i.State} />`],
       ['Request', (i) => i.RequestID ? shortId(i.RequestID) : ''], ['Tenant', (i) => i.Tenant],
       ['Addresses', (i) => (i.Addresses || []).join(', ')], ['Reason', (i) => i.Reason],
-    ]} />`}`;
+    ]} />`}
+    ${instancePager}`;
 }
 LauncherPage.title = 'Launcher';
