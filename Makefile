@@ -45,11 +45,11 @@ bench:
 	$(GO) run $(PGOFLAG) ./tools/bench -doc docs/benchmarks.md $(BENCHFLAGS)
 	$(GO) test $(PGOFLAG) -run '^$$' -bench . -benchtime 2s ./events/ ./storage/raftstore/ ./projections/ ./commands/acl/ ./commands/variables/ ./history/timetravel/
 
-# The long linearizability run (test/linearizability): 24 faults on the
+# The long linearizability run (TestLinearizable, test/cluster): 24 faults on the
 # leader (kill, pause, partition, transfer) under six clients and at least
 # 10,000 operations, checked with porcupine; prints its figures.
 chaos:
-	ORDO_CHAOS=1 $(GO) test -count=1 -timeout 45m -run '^TestLinearizable$$' -v ./test/linearizability
+	ORDO_CHAOS=1 $(GO) test -count=1 -timeout 45m -run '^TestLinearizable$$' -v ./test/cluster
 
 # A short pass of every fuzz target.
 fuzz:

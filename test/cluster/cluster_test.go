@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ordoplane/ordo/cmd/agent"
 	"github.com/ordoplane/ordo/projections"
 	"github.com/ordoplane/ordo/projections/servers"
 	"github.com/ordoplane/ordo/storage/archive"
@@ -25,14 +26,20 @@ const timeout = 20 * time.Second
 type server = testagent.Server
 
 // startServer starts one server of a three-server test cluster.
-func startServer(t *testing.T, name string, join []string) *server {
+func startServer(t *testing.T, name string, join []string, edit ...func(*agent.Config)) *server {
 	t.Helper()
 	cfg := testagent.ServerConfig(t.TempDir())
 	cfg.Name = name
 	cfg.BootstrapExpect = 3
 	cfg.Join = join
+	for _, f := range edit {
+		f(&cfg)
+	}
 	return testagent.StartServer(t, cfg)
 }
+
+// noScheduler turns a server's scheduler off, for tests that place nothing.
+func noScheduler(cfg *agent.Config) { cfg.Scheduler.Disabled = true }
 
 // writeStats counts what writes were answered, for the failure log.
 type writeStats struct {

@@ -34,8 +34,8 @@ const docTimeout = 45 * time.Second
 var planOnly = map[string]string{
 	"docs/examples/web.hcl":            "three allocations on distinct hosts: the dev agent has one node",
 	"docs/examples/web.json":           "web.hcl as API JSON: three distinct hosts",
-	"docs/examples/csi/csi-plugin.hcl": "runs tools/csi-hostpath, built by test/csi, which runs it",
-	"docs/examples/csi/db.hcl":         "needs the csi-hostpath plugin and its volume (test/csi)",
+	"docs/examples/csi/csi-plugin.hcl": "runs tools/csi-hostpath, built by TestVolumeLifecycle (test/client), which runs it",
+	"docs/examples/csi/db.hcl":         "needs the csi-hostpath plugin and its volume (TestVolumeLifecycle in test/client)",
 }
 
 // notRun are the other files in docs/examples (agent files, volume
@@ -43,7 +43,7 @@ var planOnly = map[string]string{
 // be used by one.
 var notRun = map[string]string{
 	"docs/examples/agent.hcl":      "an agent file for three servers (cmd/ordo TestExampleAgentFileLimits reads it)",
-	"docs/examples/csi/volume.hcl": "a volume spec for the csi-hostpath plugin (commands/csi and test/csi read it)",
+	"docs/examples/csi/volume.hcl": "a volume spec for the csi-hostpath plugin (commands/csi and test/client's TestVolumeLifecycle read it)",
 }
 
 // jobBlock matches a top-level job block.

@@ -1,7 +1,9 @@
-// Package replay holds the end-to-end replay test — every scheduling
-// decision a real agent recorded is re-run against its snapshot and must
-// reproduce the committed plan (history/rerun) — and WaitSettled, with
-// which end-to-end tests wait for the scheduler to have nothing left to do.
+// Package replay holds WaitSettled and WaitQuiet, with which end-to-end
+// tests wait for the scheduler (and the deployment watcher) to have
+// nothing left to do. The end-to-end replay test that gave the package its
+// name — every scheduling decision a real agent recorded is re-run against
+// its snapshot and must reproduce the committed plan (history/rerun) — is
+// in test/e2e (replay_test.go), which shares one test binary.
 package replay
 
 import (

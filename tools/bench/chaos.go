@@ -14,7 +14,7 @@ import (
 )
 
 // chaosRows are the figures of the long linearizability run (the harness
-// of test/linearizability, as `make chaos` runs it): three servers in
+// of TestLinearizable in test/cluster, as `make chaos` runs it): three servers in
 // child processes, six clients, faults on the leader in turn (kill,
 // pause, partition, and a graceful transfer when the binary has it).
 // They are the operations, failovers, operations with unknown outcome and,

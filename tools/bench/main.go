@@ -15,7 +15,7 @@
 // figures mirror 1,000,000 archived events to kfake from cold, and measure
 // the lag under 5,000 writes/s and writes with and without the mirror
 // (tools/bench/mirror.go). The chaos figures are those of the long
-// linearizability run (test/linearizability, `make chaos`): operations,
+// linearizability run (TestLinearizable in test/cluster, `make chaos`): operations,
 // failovers, unknown outcomes and the unavailability after each kind of
 // leader fault (tools/bench/chaos.go). The docker figures start 100
 // docker allocations on one client against a dockerd of the bench's own
@@ -75,11 +75,11 @@ func main() {
 	evalDeleteWriters := flag.Int("evaldelete-writers", 8, "concurrent writers (closed loop: each writes again as soon as answered) during the evaldelete figures")
 	launcherN := flag.Int("launcher-requests", 10000, "node requests the launcher figures create over 3 sim providers")
 	csiN := flag.Int("csi-volumes", 1000, "per-alloc volumes the csi figures claim and release")
-	chaosFaults := flag.Int("chaos-faults", 24, "leader faults of the chaos figures (test/linearizability's long run)")
+	chaosFaults := flag.Int("chaos-faults", 24, "leader faults of the chaos figures (TestLinearizable's long run)")
 	chaosOps := flag.Int("chaos-ops", 10000, "operations the chaos figures' history holds at least")
 	doc := flag.String("doc", "", "a markdown page (docs/benchmarks.md) to merge the figures into: measured rows replace theirs, the others stay")
 	chaosRaftTimeout := flag.Duration("chaos-raft-timeout", 0, "the chaos figures' servers' -raft-timeout (0: the default)")
-	chaosQuiet := flag.Bool("chaos-quiet", false, "run the chaos figures without the load test/linearizability adds (servers at GOMAXPROCS=1, a CPU hog)")
+	chaosQuiet := flag.Bool("chaos-quiet", false, "run the chaos figures without the load TestLinearizable adds (servers at GOMAXPROCS=1, a CPU hog)")
 	rotationN := flag.Int("rotation-variables", 100000, "variables the rotation figures seed and re-encrypt with rotate -full")
 	dockerN := flag.Int("docker-allocs", 100, "docker allocations the docker figures start on one client")
 	dockerIdle := flag.Duration("docker-idle", 5*time.Second, "the idle window the docker figures measure CPU over")
@@ -148,7 +148,7 @@ func main() {
 		run("ui", func() ([]row, error) {
 			return uiRows(*uiEvents, *uiJobs, *uiEntry, *uiTail, *uiRate, *uiRateBatch, *uiFollow, *uiLoads)
 		}) // ui.go
-		// chaos.go: the figures of test/linearizability's long run
+		// chaos.go: the figures of TestLinearizable's long run
 		run("chaos", func() ([]row, error) { return chaosRows(*chaosFaults, *chaosOps, *chaosQuiet, *chaosRaftTimeout) })
 	}
 	printTable(rows)

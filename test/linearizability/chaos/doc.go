@@ -1,5 +1,5 @@
 // Package chaos is the harness of the linearizability suite
-// (test/linearizability) and of `make bench`'s chaos figures: it runs
+// (TestLinearizable in test/cluster) and of `make bench`'s chaos figures: it runs
 // three ordo servers as child processes over TCP on 127.0.0.1, drives
 // concurrent clients doing reads, writes and check-and-set on a few
 // registers (variables, and a job guarded by EnforceIndex), brings faults
