@@ -1,14 +1,14 @@
 // The app: the navigation, the time bar every page shares, and the router
 // from a UI path (/ui/jobs/web@default) to its page module.
-import { html, render, useState, useEffect, api, navigate } from './ui.js';
+import { html, render, useState, useEffect, api, navigate, ErrorBox } from './ui.js';
 import { TimeBar } from './timebar.js';
 import { routes } from './routes.js';
 
-/** Finds the page for a path: its component and the path's parameters. */
+/** Finds the page for a path: its loader and the path's parameters. */
 export function route(path) {
-  for (const [pattern, page] of routes) {
+  for (const [pattern, load] of routes) {
     const m = pattern.exec(path);
-    if (m) return { page, params: (m.groups ? Object.fromEntries(Object.entries(m.groups).map(([k, v]) => [k, v && decodeURIComponent(v)])) : {}) };
+    if (m) return { load, params: (m.groups ? Object.fromEntries(Object.entries(m.groups).map(([k, v]) => [k, v && decodeURIComponent(v)])) : {}) };
   }
   return null;
 }
@@ -39,9 +39,19 @@ function App() {
     addEventListener('popstate', onPop);
     return () => removeEventListener('popstate', onPop);
   }, []);
-  const found = route(path);
-  const Page = found ? found.page : NotFound;
-  useEffect(() => { document.title = (found && found.page.title ? found.page.title + ' · ' : '') + 'ordo'; }, [path]);
+  // The page shown: loaded with its module the first time its path is.
+  const [shown, setShown] = useState(null);
+  useEffect(() => {
+    const found = route(path);
+    if (!found) { setShown({ path, Page: NotFound, params: {} }); return undefined; }
+    let stop = false;
+    found.load()
+      .then((Page) => { if (!stop) setShown({ path, Page, params: found.params }); })
+      .catch((e) => { if (!stop) setShown({ path, Page: () => html`<${ErrorBox} error=${e} />`, params: {} }); });
+    return () => { stop = true; };
+  }, [path]);
+  const Page = shown ? shown.Page : Loading;
+  useEffect(() => { document.title = (Page.title ? Page.title + ' · ' : '') + 'ordo'; }, [Page]);
   return html`
     <a class="skip" href="#main">Skip to content</a>
     <header class="top">
@@ -53,8 +63,12 @@ function App() {
     </header>
     <${TimeBar} />
     <main id="main" tabindex="-1">
-      <${Page} ...${found ? found.params : {}} key=${path} />
+      <${Page} ...${shown ? shown.params : {}} key=${shown ? shown.path : ''} />
     </main>`;
+}
+
+function Loading() {
+  return html`<p class="loading" aria-live="polite">Loading…</p>`;
 }
 
 function NotFound() {

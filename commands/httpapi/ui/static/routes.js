@@ -1,40 +1,33 @@
 // The UI's pages by path (under /ui): each pattern's named groups are
-// the page's props. Nomad's UI paths where Nomad has the page.
-import { JobsPage, JobPage } from './pages/jobs.js';
-import { AllocationsPage, AllocationPage } from './pages/allocations.js';
-import { ClientsPage, ClientPage } from './pages/clients.js';
-import { EvaluationsPage, EvaluationPage } from './pages/evaluations.js';
-import { DeploymentsPage, DeploymentPage } from './pages/deployments.js';
-import { TimelinePage } from './pages/timeline.js';
-import { HistoryPage } from './pages/history.js';
-import { NamespacesPage } from './pages/namespaces.js';
-import { VariablesPage, VariablePage } from './pages/variables.js';
-import { VolumesPage, VolumePage } from './pages/csi.js';
-import { LauncherPage } from './pages/launcher.js';
-import { OperatorPage } from './pages/operator.js';
-import { TokensPage } from './pages/tokens.js';
+// the page's props. Nomad's UI paths where Nomad has the page. A page's
+// module is loaded when it is first shown, so the first screen waits for
+// its own page only.
 
+/** A loader of the page component name exported by module. */
+function page(module, name) {
+  return () => import(module).then((m) => m[name]);
+}
 
-/** [pattern, page] pairs, tried in order. */
+/** [pattern, load] pairs, tried in order; load resolves to the page. */
 export const routes = [
-  [/^\/jobs$/, JobsPage],
-  [new RegExp(`^/jobs/(?<jobref>[^/]+)(?:/(?<tab>[a-z]+))?$`), JobPage],
-  [/^\/allocations$/, AllocationsPage],
-  [new RegExp(`^/allocations/(?<id>[^/]+)(?:/(?<tab>[a-z]+))?$`), AllocationPage],
-  [/^\/clients$/, ClientsPage],
-  [new RegExp(`^/clients/(?<id>[^/]+)$`), ClientPage],
-  [/^\/evaluations$/, EvaluationsPage],
-  [new RegExp(`^/evaluations/(?<id>[^/]+)$`), EvaluationPage],
-  [/^\/deployments$/, DeploymentsPage],
-  [new RegExp(`^/deployments/(?<id>[^/]+)$`), DeploymentPage],
-  [/^\/timeline$/, TimelinePage],
-  [new RegExp(`^/history/(?<kind>[a-z_]+)/(?<id>.+)$`), HistoryPage],
-  [/^\/namespaces$/, NamespacesPage],
-  [/^\/variables$/, VariablesPage],
-  [new RegExp(`^/variables/(?<path>.+)$`), VariablePage],
-  [/^\/csi\/volumes$/, VolumesPage],
-  [new RegExp(`^/csi/volumes/(?<id>[^/]+)$`), VolumePage],
-  [/^\/launcher$/, LauncherPage],
-  [/^\/operator$/, OperatorPage],
-  [/^\/settings\/tokens$/, TokensPage],
+  [/^\/jobs$/, page('./pages/jobs.js', 'JobsPage')],
+  [new RegExp(`^/jobs/(?<jobref>[^/]+)(?:/(?<tab>[a-z]+))?$`), page('./pages/jobs.js', 'JobPage')],
+  [/^\/allocations$/, page('./pages/allocations.js', 'AllocationsPage')],
+  [new RegExp(`^/allocations/(?<id>[^/]+)(?:/(?<tab>[a-z]+))?$`), page('./pages/allocations.js', 'AllocationPage')],
+  [/^\/clients$/, page('./pages/clients.js', 'ClientsPage')],
+  [new RegExp(`^/clients/(?<id>[^/]+)$`), page('./pages/clients.js', 'ClientPage')],
+  [/^\/evaluations$/, page('./pages/evaluations.js', 'EvaluationsPage')],
+  [new RegExp(`^/evaluations/(?<id>[^/]+)$`), page('./pages/evaluations.js', 'EvaluationPage')],
+  [/^\/deployments$/, page('./pages/deployments.js', 'DeploymentsPage')],
+  [new RegExp(`^/deployments/(?<id>[^/]+)$`), page('./pages/deployments.js', 'DeploymentPage')],
+  [/^\/timeline$/, page('./pages/timeline.js', 'TimelinePage')],
+  [new RegExp(`^/history/(?<kind>[a-z_]+)/(?<id>.+)$`), page('./pages/history.js', 'HistoryPage')],
+  [/^\/namespaces$/, page('./pages/namespaces.js', 'NamespacesPage')],
+  [/^\/variables$/, page('./pages/variables.js', 'VariablesPage')],
+  [new RegExp(`^/variables/(?<path>.+)$`), page('./pages/variables.js', 'VariablePage')],
+  [/^\/csi\/volumes$/, page('./pages/csi.js', 'VolumesPage')],
+  [new RegExp(`^/csi/volumes/(?<id>[^/]+)$`), page('./pages/csi.js', 'VolumePage')],
+  [/^\/launcher$/, page('./pages/launcher.js', 'LauncherPage')],
+  [/^\/operator$/, page('./pages/operator.js', 'OperatorPage')],
+  [/^\/settings\/tokens$/, page('./pages/tokens.js', 'TokensPage')],
 ];

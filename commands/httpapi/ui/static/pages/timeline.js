@@ -203,8 +203,13 @@ export function TimelinePage() {
     // scroll the follow itself makes costs no second render.
     if (followRef.current && bottom && height === view.height) return;
     setView((v) => (v.top === top && v.height === height ? v : { top, height }));
-    if (!at && bottom !== follow) setFollow(bottom);
+    // Only the reader's own scroll turns following off or on: rows that
+    // arrive between the follow's scroll and this event move the end,
+    // which is no reason to stop following.
+    const byReader = performance.now() - (b.readerAt || 0) < 1000;
+    if (!at && byReader && bottom !== follow) setFollow(bottom);
   };
+  const readerScrolls = () => { b.readerAt = performance.now(); };
 
   const loadOlder = async () => {
     if (b.from <= 1) return;
@@ -273,7 +278,8 @@ export function TimelinePage() {
     </div>
     <${RateChart} data=${rates.current} tick=${rate + ':' + rates.current[0].length} />
     <${ErrorBox} error=${error || older.error} />
-    <div class="vlist tl-list" ref=${list} onScroll=${onScroll} role="list" aria-label="events" tabindex="0">
+    <div class="vlist tl-list" ref=${list} onScroll=${onScroll} onWheel=${readerScrolls} onKeyDown=${readerScrolls}
+      onPointerDown=${readerScrolls} onTouchStart=${readerScrolls} role="list" aria-label="events" tabindex="0">
       <div style=${'position:relative;height:' + total + 'px'}>
         ${shown.map((i) => html`<${Row} key=${keyOf(rows[i])} ev=${rows[i]} top=${topOf(i)} at=${at} odd=${i % 2 === 1}
           open=${i === openAt} toggle=${toggle} />`)}
