@@ -65,6 +65,19 @@ export function query(params) {
   return s ? '?' + s : '';
 }
 
+// Leaving the page ends every read it holds open. Browsers give a host
+// six HTTP/1.1 connections; the page's blocking queries and streams
+// would otherwise keep them while the next document (a reload, a typed
+// URL) waits for one.
+const leaving = new AbortController();
+addEventListener('beforeunload', () => leaving.abort());
+addEventListener('pagehide', () => leaving.abort());
+
+/** signal, ended also when the page is left. */
+function untilLeft(signal) {
+  return signal ? AbortSignal.any([signal, leaving.signal]) : leaving.signal;
+}
+
 function headers(extra) {
   const h = { ...extra };
   const t = token();
@@ -96,7 +109,7 @@ async function failure(res, path) {
 export async function get(path, params, opts = {}) {
   const p = { ...params };
   if (at && !opts.live && p.index === undefined) p.at_index = at.index;
-  const res = await fetch(path + query(p), { headers: headers(), signal: opts.signal });
+  const res = await fetch(path + query(p), { headers: headers(), signal: untilLeft(opts.signal) });
   if (!res.ok) throw await failure(res, path);
   const type = res.headers.get('Content-Type') || '';
   const data = type.includes('json') ? await res.json() : await res.text();
@@ -165,7 +178,7 @@ export async function watch(path, params, onAnswer, onError, signal) {
  * @param {(line: any) => void} onLine @param {AbortSignal} signal
  */
 export async function stream(path, params, onLine, signal) {
-  const res = await fetch(path + query(params), { headers: headers(), signal });
+  const res = await fetch(path + query(params), { headers: headers(), signal: untilLeft(signal) });
   if (!res.ok) throw await failure(res, path);
   const reader = res.body.getReader();
   const dec = new TextDecoder();
@@ -188,7 +201,7 @@ export async function stream(path, params, onLine, signal) {
  * decoded chunk until signal aborts or the stream ends.
  */
 export async function streamText(path, params, onText, signal) {
-  const res = await fetch(path + query(params), { headers: headers(), signal });
+  const res = await fetch(path + query(params), { headers: headers(), signal: untilLeft(signal) });
   if (!res.ok) throw await failure(res, path);
   const reader = res.body.getReader();
   const dec = new TextDecoder();

@@ -52,6 +52,38 @@ function useLastIndex() {
   return last;
 }
 
+// How often the marks are brought up to date with the log's end. Each
+// look is a short read, not a stream kept open: a page has few
+// connections to its server, and the pages' own reads need them.
+const markEvery = 15000;
+
+/**
+ * Reads the notable events of the log's indexes (from, to]: a stream
+ * filtered by topic, closed once it reaches to or goes quiet.
+ */
+async function scanMarks(from, to, found, signal) {
+  const ctl = new AbortController();
+  const stop = () => ctl.abort();
+  signal.addEventListener('abort', stop);
+  let quiet = setTimeout(stop, 1500);
+  try {
+    await api.stream('/v1/operator/log/stream', { index: from + 1, topic: ['Node', 'Deployment', 'Evaluation'] }, (frame) => {
+      clearTimeout(quiet);
+      quiet = setTimeout(stop, 1500);
+      for (const ev of frame.Events || []) {
+        const m = markOf(ev);
+        if (m) found.push({ ...m, index: ev.Index, time: ev.Time });
+      }
+      if (frame.Index >= to) stop();
+    }, ctl.signal);
+  } catch (e) {
+    if (!ctl.signal.aborted) throw e;
+  } finally {
+    clearTimeout(quiet);
+    signal.removeEventListener('abort', stop);
+  }
+}
+
 function useMarks(last) {
   const [marks, setMarks] = useState([]);
   const started = last > 0;
@@ -59,16 +91,22 @@ function useMarks(last) {
     if (!started) return undefined;
     const ctl = new AbortController();
     const found = [];
-    let pending = false;
-    const flush = () => { pending = false; setMarks(found.slice(-500)); };
-    api.stream('/v1/operator/log/stream', { index: Math.max(1, last - markWindow), topic: ['Node', 'Deployment', 'Evaluation'] }, (frame) => {
-      for (const ev of frame.Events || []) {
-        const m = markOf(ev);
-        if (m) found.push({ ...m, index: ev.Index, time: ev.Time });
-      }
-      if (!pending) { pending = true; requestAnimationFrame(flush); }
-    }, ctl.signal).catch(() => { /* no operator:read: no marks */ });
-    return () => ctl.abort();
+    let timer;
+    let seen = Math.max(0, last - markWindow);
+    const look = async () => {
+      try {
+        const end = (await api.lastIndex()).LastIndex;
+        if (end > seen) {
+          await scanMarks(seen, end, found, ctl.signal);
+          seen = end;
+          if (found.length > 500) found.splice(0, found.length - 500);
+          setMarks(found.slice());
+        }
+      } catch (_) { return; /* no operator:read: no marks */ }
+      if (!ctl.signal.aborted) timer = setTimeout(look, markEvery);
+    };
+    look();
+    return () => { ctl.abort(); clearTimeout(timer); };
   }, [started]);
   return marks;
 }
