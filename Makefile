@@ -30,14 +30,16 @@ vet:
 	$(GO) vet ./...
 
 # -s -w: test binaries without a symbol table or DWARF, which the race
-# detector and panics do not need (they use the pclntab); linking ~130 race
+# detector and panics do not need (they use the pclntab); linking ~120 race
 # test binaries (through gcc: cgo) is most of the run on two cores, and
 # mold, when installed (.ci/run installs it), links them a fifth faster
 # than ld. -p 4: four packages at a time, so the cluster tests' waits on
-# real timers overlap other work.
+# real timers overlap other work. -vet=off: `make vet` has just run every
+# analyzer go test would run again (its subset is cached when warm, but
+# on a clean clone it is a second pass over every package).
 EXTLD := $(if $(shell command -v mold 2>/dev/null),-extldflags=-fuse-ld=mold)
 unit:
-	$(GO) test -race -ldflags='-s -w $(EXTLD)' -p 4 -count=1 -timeout 9m ./...
+	$(GO) test -race -vet=off -ldflags='-s -w $(EXTLD)' -p 4 -count=1 -timeout 9m ./...
 
 # Prints one table: figure, value, unit. Long runs live here, not in test.
 # BENCHFLAGS picks figures and sizes, e.g. BENCHFLAGS="-only simfleet -nodes 2000".
