@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 	napi "github.com/hashicorp/nomad/api"
 
 	"github.com/ordoplane/ordo/test/testagent"
@@ -23,6 +25,16 @@ func TestJobPageFollowsAllocationLive(t *testing.T) {
 	testagent.Register(t, s.api, testagent.SleepJob("service", "web", 1, 100))
 	s.waitText("main table", "web") // the list follows a blocking query
 	s.shot("jobs")
+	// The namespace picker narrows the list to a typed namespace.
+	pick := func(ns string) {
+		t.Helper()
+		s.run("type a namespace", chromedp.Focus(chromedp.CSS(`main input[placeholder="all"]`)),
+			chromedp.SendKeys(chromedp.CSS(`main input[placeholder="all"]`), kb.End+strings.Repeat(kb.Backspace, 20)+ns+kb.Enter))
+	}
+	pick("nope")
+	s.waitText("main", "No jobs")
+	pick("default")
+	s.waitText("main table", "web")
 	s.click("main table a", "web")
 	s.waitText("main h1", "web")
 	if !strings.HasPrefix(s.url(), "/ui/jobs/web@default") {

@@ -105,7 +105,8 @@ function useMarks(last) {
       } catch (_) { return; /* no operator:read: no marks */ }
       if (!ctl.signal.aborted) timer = setTimeout(look, markEvery);
     };
-    look();
+    // After the page's own first reads: the marks are no part of its first screen.
+    timer = setTimeout(look, 1500);
     return () => { ctl.abort(); clearTimeout(timer); };
   }, [started]);
   return marks;

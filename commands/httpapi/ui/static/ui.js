@@ -196,3 +196,25 @@ export function Facts({ items }) {
 export function Json({ value, summary, open }) {
   return html`<details open=${open}><summary>${summary || 'JSON'}</summary><pre class="json">${JSON.stringify(value, null, 2)}</pre></details>`;
 }
+
+// How many namespaces a picker offers as suggestions; any other is typed.
+const pickerNamespaces = 200;
+let pickerList = 0;
+
+/**
+ * A namespace chooser that stays cheap with thousands of namespaces: a
+ * text field suggesting the first namespaces (the API's first page),
+ * where any other is typed. value "" is every namespace; onChange gets
+ * the chosen name, or "" for all, when the field is committed.
+ */
+export function NamespacePicker({ value, onChange }) {
+  const [id] = useState(() => 'ns-list-' + (++pickerList));
+  const [text, setText] = useState(value);
+  useEffect(() => setText(value), [value]);
+  const list = useRead('/v1/namespaces', { per_page: pickerNamespaces });
+  const commit = (v) => { const name = v.trim(); if (name !== value) onChange(name); };
+  return html`<label>Namespace <input type="search" list=${id} value=${text} placeholder="all" size="14"
+      onInput=${(e) => setText(e.target.value)} onChange=${(e) => commit(e.target.value)}
+      onKeyDown=${(e) => { if (e.key === 'Enter') { e.preventDefault(); commit(e.target.value); } }} />
+    <datalist id=${id}>${(list.data || []).map((n) => html`<option value=${n.Name} />`)}</datalist></label>`;
+}

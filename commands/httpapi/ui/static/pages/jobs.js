@@ -2,7 +2,7 @@
 // with its task groups, allocations, evaluations, deployments, versions
 // (and the diff between them) and its definition.
 import {
-  html, useState, useWatch, useRead, usePagedList, Link, Loading, Status, Table, Facts, Json,
+  html, useState, useWatch, usePagedList, NamespacePicker, Link, Loading, Status, Table, Facts, Json,
   WriteButton, shortId, jobPath, when, api, navigate, href,
 } from '../ui.js';
 
@@ -10,13 +10,9 @@ import {
 export function JobsPage() {
   const [ns, setNs] = useState(new URLSearchParams(location.search).get('namespace') || '*');
   const { state, controls, pager } = usePagedList('/v1/jobs', { namespace: ns });
-  const namespaces = useRead('/v1/namespaces');
   return html`<h1>Jobs</h1>
     <div class="toolbar">
-      <label>Namespace <select value=${ns} onChange=${(e) => setNs(e.target.value)}>
-        <option value="*">all</option>
-        ${(namespaces.data || []).map((n) => html`<option value=${n.Name}>${n.Name}</option>`)}
-      </select></label>
+      <${NamespacePicker} value=${ns === '*' ? '' : ns} onChange=${(v) => setNs(v || '*')} />
       ${controls}
     </div>
     <${Loading} state=${state} />

@@ -5,7 +5,7 @@
 // fixed row height), so thousands of events a second do not freeze it.
 // At a past index it shows the events up to that index, ending at it.
 import {
-  html, useState, useEffect, useRef, useMemo, useCallback, useRead, useAtIndex, api, Link, ErrorBox,
+  html, useState, useEffect, useRef, useMemo, useCallback, useAtIndex, api, Link, ErrorBox, NamespacePicker,
 } from '../ui.js';
 import { Component } from '../vendor/preact.mjs';
 import { entityPath, entityParams, historyPath, entityLabel } from './history.js';
@@ -64,7 +64,6 @@ export function TimelinePage() {
   const [rate, setRate] = useState(0);
   const [view, setView] = useState({ top: 0, height: 600 });
   const [older, setOlder] = useState({ busy: false, error: null });
-  const namespaces = useRead('/v1/namespaces');
   const list = useRef(null);
   // The buffer: not preact state, so events arriving cost no render.
   const buf = useRef({ events: [], dropped: 0, from: 0, received: 0, pending: false, prepended: 0 });
@@ -255,16 +254,13 @@ export function TimelinePage() {
           <button type="button" aria-label="all topics" onClick=${() => setPicked([])}>All topics</button>
         </fieldset>
       </details>
-      <label>Namespace <select value=${ns} onChange=${(e) => setNs(e.target.value)}>
-        <option value="">all</option>
-        ${(namespaces.data || []).map((n) => html`<option value=${n.Name}>${n.Name}</option>`)}
-      </select></label>
+      <${NamespacePicker} value=${ns} onChange=${setNs} />
       <label>Entity id <input type="search" value=${entity} placeholder="id or part of it"
         onInput=${(e) => setEntity(e.target.value)} /></label>
       <label>Actor <input type="search" value=${actor} onInput=${(e) => setActor(e.target.value)} /></label>
       <label><input type="checkbox" checked=${follow && !at} disabled=${!!at}
         onChange=${(e) => setFollow(e.target.checked)} /> Follow newest</label>
-    </div>`, [picked, ns, entity, actor, follow, at, namespaces.data]);
+    </div>`, [picked, ns, entity, actor, follow, at]);
 
   return html`<h1>Timeline</h1>
     <p class="lede">Every event of the log, newest last${at ? html`, up to index <strong>${at}</strong> (highlighted)` : ', as it is applied'}.</p>
