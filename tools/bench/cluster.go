@@ -103,6 +103,30 @@ func startCluster(dir string, n int, unconfirmed bool) ([]*agent.Agent, error) {
 	return agents, nil
 }
 
+// startServer starts one server in a new temp dir named for what, and
+// waits until it leads; stop shuts it down and removes the dir.
+func startServer(what string) (a *agent.Agent, stop func(), err error) {
+	dir, err := os.MkdirTemp("", "ordo-bench-"+what+"-")
+	if err != nil {
+		return nil, nil, err
+	}
+	agents, err := startCluster(dir, 1, false)
+	stop = func() {
+		for _, a := range agents {
+			a.Shutdown()
+		}
+		os.RemoveAll(dir)
+	}
+	if err == nil {
+		a, err = waitLeader(agents)
+	}
+	if err != nil {
+		stop()
+		return nil, nil, err
+	}
+	return a, stop, nil
+}
+
 // waitLeader waits until a leader serves the default namespace.
 func waitLeader(agents []*agent.Agent) (*agent.Agent, error) {
 	deadline := time.Now().Add(30 * time.Second)

@@ -44,22 +44,11 @@ func (c seedVariables) Decide(projections.View, time.Time, commands.IDs) (comman
 // records only when no variable is left under it — checked by reading
 // every variable back: all under the new key, all opening to their value.
 func rotationRows(n int) ([]row, error) {
-	dir, err := os.MkdirTemp("", "ordo-bench-rotation-")
+	a, stop, err := startServer("rotation")
 	if err != nil {
 		return nil, err
 	}
-	defer os.RemoveAll(dir)
-	agents, err := startCluster(dir, 1, false)
-	for _, a := range agents {
-		defer a.Shutdown()
-	}
-	if err != nil {
-		return nil, err
-	}
-	a, err := waitLeader(agents)
-	if err != nil {
-		return nil, err
-	}
+	defer stop()
 	old, err := waitActiveKey(a)
 	if err != nil {
 		return nil, err

@@ -81,22 +81,11 @@ const uiProbe = `(() => {
 // following rate events/s for follow: its frames per second and its long
 // tasks.
 func uiRows(n, jobs, perEntry, tail, rate, perWrite int, follow time.Duration, loads int) ([]row, error) {
-	dir, err := os.MkdirTemp("", "ordo-bench-ui-")
+	a, stop, err := startServer("ui")
 	if err != nil {
 		return nil, err
 	}
-	defer os.RemoveAll(dir)
-	agents, err := startCluster(dir, 1, false)
-	for _, a := range agents {
-		defer a.Shutdown()
-	}
-	if err != nil {
-		return nil, err
-	}
-	a, err := waitLeader(agents)
-	if err != nil {
-		return nil, err
-	}
+	defer stop()
 	start := time.Now()
 	built, err := uiLog(a, n, jobs, perEntry, tail)
 	if err != nil {
