@@ -18,20 +18,26 @@ import (
 // forwarding it. Without the wait for the read index to apply, the
 // follower would often answer 404 for a namespace it has not applied yet.
 func testFollowerReads(t *testing.T, c *testagent.Client, list []*server) {
-	leader := testagent.WaitForLeader(t, list)
-	var followers []*server
-	for _, s := range list {
-		if s != leader {
-			followers = append(followers, s)
-		}
-	}
-	before := followerReads(t, followers)
+	before := followerReads(t, list)
 	const n = 100
 	for i := range n {
 		name := fmt.Sprintf("fr-%d", i)
-		res, err := c.PutNamespace(context.Background(), leader.HTTP, name, "")
-		if err != nil || res.Status != http.StatusOK {
-			t.Fatalf("put %s on the leader: %v %+v", name, err, res)
+		// A starved machine may move the leadership mid-run: the write
+		// goes to whoever leads until one acknowledges it (an upsert, so
+		// a retry is harmless); the read goes to a follower of that one.
+		var leader *server
+		var res testagent.WriteResult
+		testagent.WaitFor(t, testagent.ServerTimeout, "put "+name+" acknowledged by a leader", func() bool {
+			leader = testagent.WaitForLeader(t, list)
+			r, err := c.PutNamespace(context.Background(), leader.HTTP, name, "")
+			res = r
+			return err == nil && r.Status == http.StatusOK
+		})
+		var followers []*server
+		for _, s := range list {
+			if s != leader {
+				followers = append(followers, s)
+			}
 		}
 		f := followers[i%len(followers)]
 		var ns struct{ Name string }
@@ -41,7 +47,7 @@ func testFollowerReads(t *testing.T, c *testagent.Client, list []*server) {
 				name, f.Name, res.Index, code, err, ns)
 		}
 	}
-	after := followerReads(t, followers)
+	after := followerReads(t, list)
 	if local := after["local"] - before["local"]; local < n*9/10 {
 		t.Fatalf("followers answered %d of %d reads themselves (forwarded %d), want nearly all",
 			local, n, after["forwarded"]-before["forwarded"])
