@@ -33,6 +33,6 @@
 //     so every entry of earlier terms is in the state.
 //   - After ConsistentRead returns nil, the state reflects every entry
 //     acknowledged before the call, on any server: the node led in a term
-//     whose barrier had applied, and a quorum confirmed it still led
-//     through a heartbeat sent after the call (none for a sole voter).
+//     whose barrier had applied, and a quorum confirmed it still led by
+//     committing a barrier appended after the call (none for a sole voter).
 package raftlog

@@ -39,7 +39,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Name: "ordo_raft_read_confirm_seconds", Help: "Time a consistent read waited for leadership to be confirmed by a quorum.",
 			Buckets: prometheus.ExponentialBuckets(0.0001, 2, 16)}),
 		rounds: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "ordo_raft_read_confirm_rounds_total", Help: "Leadership confirmations (quorum heartbeat rounds) run for consistent reads; concurrent reads share one."}),
+			Name: "ordo_raft_read_confirm_rounds_total", Help: "Leadership confirmations (a barrier committed by a quorum) run for consistent reads; concurrent reads share one."}),
 		failures: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "ordo_raft_read_confirm_failures_total", Help: "Leadership confirmations that failed: the node was no longer the leader."}),
 	}

@@ -14,9 +14,14 @@ import (
 //   - ready: after winning an election it commits a barrier in its own term
 //     and waits until it has applied it, so every entry its predecessors
 //     committed is applied before it serves a read or decides a command;
-//   - confirmed: before a read it confirms, through a quorum answering a
-//     heartbeat sent after the read began, that no newer leader exists
-//     (read-index style). Reads waiting at once share one confirmation.
+//   - confirmed: before a read it confirms that no newer leader exists, by
+//     committing a barrier entry appended after the read began: a quorum
+//     must accept an entry this node sent after the read began, which no
+//     server of a newer term does. Reads waiting at once share one
+//     confirmation. (raft's VerifyLeader is not enough: it counts any
+//     answer that arrives after the round began, even to a heartbeat
+//     sent before it, so a leader paused and resumed could count a
+//     follower's answer from before its pause and serve a stale read.)
 //
 // LeaderChanges reports a gained leadership only once it is ready, so
 // leader-only processors never start from a state missing earlier terms.
@@ -149,8 +154,8 @@ func (n *Node) AwaitReady(ctx context.Context) error {
 
 // ConsistentRead returns once a read of this node's state begun now
 // reflects every write acknowledged before the call: this node is ready
-// (AwaitReady) and a quorum has confirmed it still leads, through a
-// heartbeat round begun after the call. It returns ErrNotLeader when this
+// (AwaitReady) and a quorum has confirmed it still leads, by committing
+// a barrier appended after the call (confirmLeader). It returns ErrNotLeader when this
 // node does not lead. A configuration whose only voter is this node (a
 // dev agent, a lone server) needs no round: no other server can be
 // elected without a configuration change this node appends itself, and
@@ -171,10 +176,15 @@ func (n *Node) ConsistentRead(ctx context.Context) error {
 	return err
 }
 
-// confirmLeader runs one quorum heartbeat round.
+// confirmTimeout bounds one confirmation: past it the read fails as if
+// this node did not lead (its callers forward or answer 503).
+const confirmTimeout = 5 * time.Second
+
+// confirmLeader runs one confirmation round: a barrier committed by a
+// quorum and applied here.
 func (n *Node) confirmLeader() (struct{}, error) {
 	n.metrics.rounds.Inc()
-	if err := n.raft.VerifyLeader().Error(); err != nil {
+	if err := n.raft.Barrier(confirmTimeout).Error(); err != nil {
 		n.metrics.failures.Inc()
 		return struct{}{}, mapErr(err)
 	}
