@@ -39,6 +39,11 @@ type Browser struct {
 	first  context.Context
 }
 
+// startAttempts is how many times Start launches Chromium before it
+// gives up: on a loaded machine a launch now and then exits before it
+// serves DevTools, and the next one starts.
+const startAttempts = 3
+
 // Start launches Chromium with a window of width × height pixels and
 // opens its first tab.
 func Start(ctx context.Context, width, height int) (*Browser, error) {
@@ -46,6 +51,19 @@ func Start(ctx context.Context, width, height int) (*Browser, error) {
 	if err != nil {
 		return nil, err
 	}
+	var errs []error
+	for range startAttempts {
+		b, err := launch(ctx, path, width, height)
+		if err == nil {
+			return b, nil
+		}
+		errs = append(errs, err)
+	}
+	return nil, fmt.Errorf("browser: start %s, %d attempts: %w", path, startAttempts, errors.Join(errs...))
+}
+
+// launch starts one Chromium at path.
+func launch(ctx context.Context, path string, width, height int) (*Browser, error) {
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(path),
 		chromedp.WindowSize(width, height),
@@ -60,7 +78,7 @@ func Start(ctx context.Context, width, height int) (*Browser, error) {
 	// timeout on it (chromedp.Run).
 	if err := chromedp.Do(first, chromedp.Navigate("about:blank")); err != nil {
 		b.Close()
-		return nil, fmt.Errorf("browser: start %s: %w", path, err)
+		return nil, err
 	}
 	return b, nil
 }

@@ -34,9 +34,26 @@ type session struct {
 	thrown []string // uncaught exceptions in the page
 }
 
-// start starts the agent and the browser; edit changes the agent's
-// config. Each test has its own of both, so the tests run in parallel:
-// most of their time is waiting on the agent and the page.
+// shared is the package's one Chromium: each test has a tab of its own
+// (a Chromium costs more to start than a tab).
+var shared struct {
+	once sync.Once
+	b    *browser.Browser
+	err  error
+}
+
+// TestMain closes the shared Chromium once every test has run.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if shared.b != nil {
+		shared.b.Close()
+	}
+	os.Exit(code)
+}
+
+// start starts the agent and a tab; edit changes the agent's config.
+// Each test has its own of both, so the tests run in parallel: most of
+// their time is waiting on the agent and the page.
 func start(t *testing.T, edit ...func(*agent.Config)) *session {
 	t.Helper()
 	t.Parallel()
@@ -48,12 +65,13 @@ func start(t *testing.T, edit ...func(*agent.Config)) *session {
 // client's node, if any): for agents start cannot start (ACLs on).
 func attach(t *testing.T, a *agent.Agent, c *napi.Client, node string) *session {
 	t.Helper()
-	b, err := browser.Start(context.Background(), 1400, 900)
-	if err != nil {
-		t.Fatal(err)
+	shared.once.Do(func() { shared.b, shared.err = browser.Start(context.Background(), 1400, 900) })
+	if shared.err != nil {
+		t.Fatal(shared.err)
 	}
-	t.Cleanup(b.Close)
-	s := &session{t: t, a: a, api: c, addr: a.HTTPAddr(), node: node, tab: b.Tab()}
+	tab, closeTab := shared.b.NewTab()
+	t.Cleanup(closeTab)
+	s := &session{t: t, a: a, api: c, addr: a.HTTPAddr(), node: node, tab: tab}
 	console := chromedp.Console(s.tab)
 	go func() {
 		for m, err := range console {
