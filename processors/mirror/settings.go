@@ -126,9 +126,8 @@ const (
 
 // DefaultCompression is the codec of a mirror block that names none:
 // gzip, the one codec every mainstream client reads with nothing added
-// (kafkajs reads no other without a plugin). In the bench's mirror-codecs
-// run (docs/benchmarks.md) it catches up 14% slower than snappy, the
-// fastest, at half snappy's bytes and a fifteenth of the uncompressed.
+// (kafkajs reads no other without a plugin). The bench's mirror-codecs
+// figures (docs/benchmarks.md) say what it costs beside the others.
 const DefaultCompression = CompressionGzip
 
 // batchMaxBytes bounds a record batch before compression (franz-go

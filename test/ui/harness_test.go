@@ -111,11 +111,12 @@ func (s *session) open(path string) {
 	s.run("open "+path, chromedp.Navigate("http://"+s.addr+"/ui"+path), chromedp.WaitVisible(chromedp.CSS("main#main")))
 }
 
-// eval evaluates a JavaScript expression in the page into out.
+// eval evaluates a JavaScript expression in the page (awaiting it when
+// it is a promise) into out.
 func (s *session) eval(expr string, out any) error {
 	ctx, cancel := context.WithTimeout(s.tab, 5*time.Second)
 	defer cancel()
-	v, err := chromedp.Run(ctx, chromedp.Evaluate[json.RawMessage](expr))
+	v, err := chromedp.Run(ctx, chromedp.Evaluate[json.RawMessage](expr, chromedp.EvalAwaitPromise))
 	if err != nil {
 		return err
 	}

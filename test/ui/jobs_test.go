@@ -71,6 +71,14 @@ func TestTimeSliderShowsThePast(t *testing.T) {
 	if err := s.eval(`[...document.querySelectorAll('main .write button')].every(b => b.disabled)`, &disabled); err != nil || !disabled {
 		t.Fatalf("writes enabled in the past (err %v)", err)
 	}
+	// A time resolves to the last index at or before it.
+	var atNow uint64
+	if err := s.eval(`import('/ui/api.js').then((a) => a.indexAtTime(new Date(Date.now() + 60000).toISOString()))`, &atNow); err != nil {
+		t.Fatal(err)
+	}
+	if last := lastIndex(t, s); atNow < before || atNow > last {
+		t.Fatalf("a minute from now resolves to index %d, want between %d and %d", atNow, before, last)
+	}
 	s.click(".timebar .banner button", "Back to live")
 	s.waitNoText(".timebar", "As of index")
 	if strings.Contains(s.url(), "at_index") {

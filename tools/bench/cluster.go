@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/ordoplane/ordo/cmd/agent"
@@ -142,4 +143,29 @@ func waitLeader(agents []*agent.Agent) (*agent.Agent, error) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	return nil, fmt.Errorf("no leader within 30s")
+}
+
+// paced runs writers goroutines until ctx ends, each calling write(c, n)
+// once every interval (c the writer, n its count), their starts spread
+// over one interval: together, writers/interval calls a second.
+func paced(ctx context.Context, writers int, interval time.Duration, write func(c, n int)) {
+	var wg sync.WaitGroup
+	start := time.Now()
+	for c := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			next := start.Add(time.Duration(c) * interval / time.Duration(writers))
+			for n := 0; ; n++ {
+				select {
+				case <-ctx.Done():
+					return
+				case <-time.After(time.Until(next)):
+				}
+				next = next.Add(interval)
+				write(c, n)
+			}
+		}()
+	}
+	wg.Wait()
 }

@@ -363,29 +363,14 @@ func mirrorLag(rate int, d time.Duration) ([]row, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
 	var acked atomic.Int64
-	var wg sync.WaitGroup
 	interval := time.Duration(float64(time.Second) * writers / float64(rate))
 	start := time.Now()
-	for c := range writers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			next := start.Add(time.Duration(c) * interval / writers)
-			for n := 0; ; n++ {
-				select {
-				case <-ctx.Done():
-					return
-				case <-time.After(time.Until(next)):
-				}
-				next = next.Add(interval)
-				cmd := namespace.Apply{Name: fmt.Sprintf("ml-%d-%d", c, n)}
-				if _, err := a.Pipeline().Run(context.Background(), "namespace.apply", commands.Request{}, cmd); err == nil {
-					acked.Add(1)
-				}
-			}
-		}()
-	}
-	wg.Wait()
+	paced(ctx, writers, interval, func(c, n int) { // cluster.go
+		cmd := namespace.Apply{Name: fmt.Sprintf("ml-%d-%d", c, n)}
+		if _, err := a.Pipeline().Run(context.Background(), "namespace.apply", commands.Request{}, cmd); err == nil {
+			acked.Add(1)
+		}
+	})
 	achieved := float64(acked.Load()) / time.Since(start).Seconds()
 	// Let the last events arrive, then stop the consumer.
 	deadline := time.Now().Add(30 * time.Second)

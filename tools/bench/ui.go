@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"slices"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -315,42 +314,27 @@ func uiFollowing(tab context.Context, a *agent.Agent, url string, rate, perWrite
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
 	var acked, failed atomic.Int64
-	var wg sync.WaitGroup
 	interval := time.Duration(float64(time.Second) * float64(writers) / float64(writes))
 	start := time.Now()
-	for c := range writers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			next := start.Add(time.Duration(c) * interval / time.Duration(writers))
-			for n := 0; ; n++ {
-				select {
-				case <-ctx.Done():
-					return
-				case <-time.After(time.Until(next)):
-				}
-				next = next.Add(interval)
-				var err error
-				if perWrite == 1 {
-					cmd := namespace.Apply{Name: fmt.Sprint("team-", (c+n)%uiNamespaces), Description: fmt.Sprintf("load %d-%d", c, n)}
-					_, err = a.Pipeline().Run(context.Background(), "namespace.apply", commands.Request{Actor: "bench"}, cmd)
-				} else {
-					ps := make([]events.Payload, perWrite)
-					for i := range ps {
-						ps[i] = &events.NamespaceUpserted{Namespace: events.Namespace{Name: fmt.Sprint("team-", (c+n+i)%uiNamespaces),
-							Description: fmt.Sprintf("load %d-%d-%d", c, n, i)}}
-					}
-					_, err = a.Pipeline().Run(context.Background(), "bench.ui_seed", commands.Request{Actor: "bench"}, uiSeed{ps})
-				}
-				if err == nil {
-					acked.Add(int64(perWrite))
-				} else {
-					failed.Add(1)
-				}
+	paced(ctx, writers, interval, func(c, n int) { // cluster.go
+		var err error
+		if perWrite == 1 {
+			cmd := namespace.Apply{Name: fmt.Sprint("team-", (c+n)%uiNamespaces), Description: fmt.Sprintf("load %d-%d", c, n)}
+			_, err = a.Pipeline().Run(context.Background(), "namespace.apply", commands.Request{Actor: "bench"}, cmd)
+		} else {
+			ps := make([]events.Payload, perWrite)
+			for i := range ps {
+				ps[i] = &events.NamespaceUpserted{Namespace: events.Namespace{Name: fmt.Sprint("team-", (c+n+i)%uiNamespaces),
+					Description: fmt.Sprintf("load %d-%d-%d", c, n, i)}}
 			}
-		}()
-	}
-	wg.Wait()
+			_, err = a.Pipeline().Run(context.Background(), "bench.ui_seed", commands.Request{Actor: "bench"}, uiSeed{ps})
+		}
+		if err == nil {
+			acked.Add(int64(perWrite))
+		} else {
+			failed.Add(1)
+		}
+	})
 	elapsed := time.Since(start)
 	var page struct {
 		Frames  int       `json:"frames"`

@@ -171,6 +171,13 @@ export async function watch(path, params, onAnswer, onError, signal) {
   }
 }
 
+/** GETs path live, as a response whose body the caller reads; refused answers throw. */
+async function opened(path, params, signal) {
+  const res = await fetch(path + query(params), { headers: headers(), signal: untilLeft(signal) });
+  if (!res.ok) throw await failure(res, path);
+  return res;
+}
+
 /**
  * Reads an ndjson stream (the event streams, a followed log), calling
  * onLine with each decoded line until signal aborts or the stream ends.
@@ -178,8 +185,7 @@ export async function watch(path, params, onAnswer, onError, signal) {
  * @param {(line: any) => void} onLine @param {AbortSignal} signal
  */
 export async function stream(path, params, onLine, signal) {
-  const res = await fetch(path + query(params), { headers: headers(), signal: untilLeft(signal) });
-  if (!res.ok) throw await failure(res, path);
+  const res = await opened(path, params, signal);
   const reader = res.body.getReader();
   const dec = new TextDecoder();
   let buf = '';
@@ -201,8 +207,7 @@ export async function stream(path, params, onLine, signal) {
  * decoded chunk until signal aborts or the stream ends.
  */
 export async function streamText(path, params, onText, signal) {
-  const res = await fetch(path + query(params), { headers: headers(), signal: untilLeft(signal) });
-  if (!res.ok) throw await failure(res, path);
+  const res = await opened(path, params, signal);
   const reader = res.body.getReader();
   const dec = new TextDecoder();
   for (;;) {
@@ -231,9 +236,7 @@ export async function lastIndex() {
 
 /** The index a time resolves to (the last entry at or before it), 0 before the first. */
 export async function indexAtTime(iso) {
-  const res = await fetch('/v1/namespaces' + query({ at_time: iso }), { headers: headers() });
-  if (!res.ok) throw await failure(res, '/v1/namespaces');
-  return Number(res.headers.get('X-Ordo-At-Index') || 0);
+  return (await get('/v1/namespaces', { at_time: iso }, { live: true })).index;
 }
 
 /**
@@ -256,8 +259,7 @@ export async function entryBefore(index) {
  * fetched with the token, saved through an object URL.
  */
 export async function download(path, filename, params) {
-  const res = await fetch(path + query(params), { headers: headers() });
-  if (!res.ok) throw await failure(res, path);
+  const res = await opened(path, params);
   const url = URL.createObjectURL(await res.blob());
   try {
     const a = document.createElement('a');

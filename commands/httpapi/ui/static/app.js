@@ -1,6 +1,6 @@
 // The app: the navigation, the time bar every page shares, and the router
 // from a UI path (/ui/jobs/web@default) to its page module.
-import { html, render, useState, useEffect, api, navigate, ErrorBox } from './ui.js';
+import { html, render, useState, useEffect, api, navigate, href, ErrorBox } from './ui.js';
 import { TimeBar } from './timebar.js';
 import { routes } from './routes.js';
 
@@ -57,7 +57,7 @@ function App() {
     <header class="top">
       <a class="brand" href="/ui/jobs" aria-label="ordo home">ordo</a>
       <nav aria-label="sections"><ul>
-        ${nav.map(([name, to]) => html`<li><a href=${'/ui' + to + (api.atIndex() ? '?at_index=' + api.atIndex() : '')}
+        ${nav.map(([name, to]) => html`<li><a href=${href(to)}
           aria-current=${path.startsWith(to) ? 'page' : undefined}>${name}</a></li>`)}
       </ul></nav>
     </header>

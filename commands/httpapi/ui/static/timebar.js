@@ -3,7 +3,7 @@
 // where notable things happened, and, while in the past, a banner saying
 // which moment is shown. The index lives in the URL, so a link
 // reproduces the view.
-import { html, useState, useEffect, useAtIndex, api, navigate, ago, Link } from './ui.js';
+import { html, useState, useEffect, useRef, useAtIndex, api, navigate, ago, Link } from './ui.js';
 
 // How far back the slider's marks are looked for: the newest events of
 // the log, read once when the bar opens and then followed live.
@@ -87,6 +87,9 @@ async function scanMarks(from, to, found, signal) {
 function useMarks(last) {
   const [marks, setMarks] = useState([]);
   const started = last > 0;
+  // The log's end as the bar's poll last read it (useLastIndex).
+  const lastRef = useRef(last);
+  lastRef.current = last;
   useEffect(() => {
     if (!started) return undefined;
     const ctl = new AbortController();
@@ -95,7 +98,7 @@ function useMarks(last) {
     let seen = Math.max(0, last - markWindow);
     const look = async () => {
       try {
-        const end = (await api.lastIndex()).LastIndex;
+        const end = lastRef.current;
         if (end > seen) {
           await scanMarks(seen, end, found, ctl.signal);
           seen = end;
