@@ -211,32 +211,57 @@ func (p *Pipeline) run(ctx context.Context, name string, req Request, c Command)
 		}
 	}
 	snap := p.store.Snapshot()
-	v := projections.NewView(snap)
+	d := p.decide(projections.NewView(snap), p.clock.Now().UTC(), name, req, c)
+	snap.Close()
+	if d.entry == nil {
+		return p.answered(ctx, d)
+	}
+	data, err := events.EncodeEntry(d.entry)
+	if err != nil {
+		return Outcome{}, err
+	}
+	defer p.expect(d)()
+	res, err := p.append(ctx, data)
+	if err != nil {
+		return Outcome{}, err
+	}
+	return outcome(res)
+}
+
+// decision is a command decided against a view: an entry to append, or an
+// answer without one.
+type decision struct {
+	// entry is what to append; nil when the command is answered already.
+	entry *events.Entry
+	// answer names the rows an Answered command's answer shows.
+	answer []fsm.RowRef
+	// out and err answer a command with nothing to append; fromState
+	// marks an answer taken from the state alone (a refusal, or nothing
+	// to do), given only while this server still leads.
+	out       Outcome
+	err       error
+	fromState bool
+}
+
+// decide decides c against v at now: a recorded result for a retried
+// idempotency key, a refusal, nothing to do, or the entry to append.
+func (p *Pipeline) decide(v projections.View, now time.Time, name string, req Request, c Command) decision {
 	var hash string
 	if req.CommandID != "" {
 		hash = requestHash(name, c)
 		if res, ok, err := fsm.CommandResult(v, req.CommandID, hash); err != nil {
-			snap.Close()
-			return Outcome{}, err
+			return decision{err: err}
 		} else if ok {
-			snap.Close()
-			return outcome(res)
+			out, err := outcome(res)
+			return decision{out: out, err: err}
 		}
 	}
-	now := p.clock.Now().UTC()
 	dec, err := c.Decide(v, now, p.ids)
-	snap.Close()
-	if err != nil || len(dec.Events) == 0 {
-		// Answered from the state alone: only while it is still current.
-		if p.leader != nil {
-			if cerr := p.leader.ConsistentRead(ctx); cerr != nil {
-				return Outcome{}, noLeader(cerr)
-			}
-		}
-		if err != nil {
-			return Outcome{}, err
-		}
-		return Outcome{Index: p.applied()}, nil
+	if err != nil {
+		return decision{err: err, fromState: true}
+	}
+	if len(dec.Events) == 0 {
+		return decision{fromState: true}
 	}
 	entry := events.Entry{Time: now.UnixNano(), CommandID: req.CommandID, Idempotent: req.CommandID != "",
 		RequestHash: hash, Actor: req.Actor, Preconditions: dec.Preconditions}
@@ -246,32 +271,57 @@ func (p *Pipeline) run(ctx context.Context, name string, req Request, c Command)
 	for _, pl := range dec.Events {
 		ev, err := events.New(p.ids(), pl)
 		if err != nil {
-			return Outcome{}, err
+			return decision{err: err}
 		}
 		entry.Events = append(entry.Events, ev)
 	}
-	data, err := events.EncodeEntry(&entry)
-	if err != nil {
-		return Outcome{}, err
-	}
+	d := decision{entry: &entry}
 	if a, ok := c.(Answered); ok && p.answers != nil {
-		done := p.answers.ExpectAnswer(entry.CommandID, a.AnswerRows())
-		defer done()
+		d.answer = a.AnswerRows()
 	}
+	return d
+}
+
+// answered returns the answer of a command with nothing to append; one
+// taken from the state alone only once leadership is confirmed, so it is
+// still current.
+func (p *Pipeline) answered(ctx context.Context, d decision) (Outcome, error) {
+	if d.fromState && p.leader != nil {
+		if err := p.leader.ConsistentRead(ctx); err != nil {
+			return Outcome{}, noLeader(err)
+		}
+	}
+	if d.fromState && d.err == nil {
+		return Outcome{Index: p.applied()}, nil
+	}
+	return d.out, d.err
+}
+
+// expect asks the FSM for the rows d's answer shows; call the returned
+// function once the append has returned.
+func (p *Pipeline) expect(d decision) (done func()) {
+	if len(d.answer) == 0 {
+		return func() {}
+	}
+	return p.answers.ExpectAnswer(d.entry.CommandID, d.answer)
+}
+
+// append appends an encoded entry and returns its apply result.
+func (p *Pipeline) append(ctx context.Context, data []byte) (fsm.Result, error) {
 	resp, _, err := p.log.Append(ctx, data)
 	if err != nil {
 		if errors.Is(err, raftlog.ErrNotLeader) || errors.Is(err, raftlog.ErrShutdown) ||
 			errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
 			// The outcome is unknown: a retry with the same idempotency key is safe.
-			return Outcome{}, noLeader(err)
+			return fsm.Result{}, noLeader(err)
 		}
-		return Outcome{}, err
+		return fsm.Result{}, err
 	}
 	res, ok := resp.(fsm.Result)
 	if !ok {
-		return Outcome{}, fmt.Errorf("unexpected apply result %T", resp)
+		return fsm.Result{}, fmt.Errorf("unexpected apply result %T", resp)
 	}
-	return outcome(res)
+	return res, nil
 }
 
 // requestHash digests what a command asks for, so a reused idempotency key

@@ -29,6 +29,9 @@ type Entry struct {
 	Preconditions []Precondition `msgpack:"pre,omitempty"`
 	// Events are recorded in order when every precondition holds.
 	Events []Event `msgpack:"ev"`
+	// Group holds the commands of a grouped entry (see NewGroup): each an
+	// entry of its own, applied in order at this entry's index and time.
+	Group []Entry `msgpack:"g,omitempty"`
 }
 
 // PreconditionOp says what a Precondition asserts about its row.
@@ -42,6 +45,11 @@ const (
 	Absent PreconditionOp = "absent"
 	// ModifyIndex asserts the row's modify index equals Index (0 means absent).
 	ModifyIndex PreconditionOp = "modify-index"
+	// GroupOp marks a grouped entry (NewGroup). It asserts nothing: a
+	// build that knows groups applies the group's commands, and one that
+	// predates them halts on an operation it does not know rather than
+	// apply an entry with no events of its own.
+	GroupOp PreconditionOp = "group"
 )
 
 // Precondition is a fact a decision depended on that could change before the
@@ -95,15 +103,37 @@ func (e *Entry) LeaderTime() time.Time { return time.Unix(0, e.Time).UTC() }
 
 // Stamp sets each event's index, sequence, time, actor and correlation id
 // from the entry committed at index.
-func (e *Entry) Stamp(index uint64) {
+func (e *Entry) Stamp(index uint64) { e.StampFrom(index, 0) }
+
+// StampFrom is Stamp for the command of a grouped entry whose events
+// follow seq events of the commands before it in the group; it returns
+// the sequence of the event after its last.
+func (e *Entry) StampFrom(index uint64, seq uint32) uint32 {
 	for i := range e.Events {
 		ev := &e.Events[i]
 		ev.Index = index
-		ev.Seq = uint32(i)
+		ev.Seq = seq + uint32(i)
 		ev.Time = e.Time
 		ev.Actor = e.Actor
 		ev.CorrelationID = e.CommandID
 	}
+	return seq + uint32(len(e.Events))
+}
+
+// NewGroup returns the entry that appends cmds together at time: one
+// raft entry whose commands are each checked and applied on their own
+// (preconditions, idempotency record, rejection), in order, each after
+// the ones before it. Every command takes the group's time.
+func NewGroup(time int64, cmds []Entry) Entry {
+	for i := range cmds {
+		cmds[i].Time = time
+	}
+	return Entry{Time: time, Preconditions: []Precondition{{Op: GroupOp}}, Group: cmds}
+}
+
+// Grouped reports whether e is a grouped entry (NewGroup).
+func (e *Entry) Grouped() bool {
+	return len(e.Preconditions) == 1 && e.Preconditions[0].Op == GroupOp
 }
 
 // Key returns the value of the first key of kind, or "".

@@ -234,13 +234,16 @@ func TestNewerSnapshotHaltsRestore(t *testing.T) {
 // not, every later Apply answers the halt, and the halt is reported.
 func TestUnknownEventHaltsApply(t *testing.T) {
 	for _, c := range []struct {
-		name string
-		ev   events.Event
-		want error
+		name  string
+		ev    events.Event
+		want  error
+		group bool
 	}{
-		{"unknown type", events.Event{Type: "ComponentTeleported", Version: 1, ID: "x", Payload: []byte{0x80}}, events.ErrUnknownType},
-		{"newer version", events.Event{Type: "NamespaceUpserted", Version: 999, ID: "x", Payload: []byte{0x80}}, events.ErrFutureVersion},
-		{"unknown precondition", events.Event{}, fsm.ErrUnknownPrecondition},
+		{"unknown type", events.Event{Type: "ComponentTeleported", Version: 1, ID: "x", Payload: []byte{0x80}}, events.ErrUnknownType, false},
+		{"newer version", events.Event{Type: "NamespaceUpserted", Version: 999, ID: "x", Payload: []byte{0x80}}, events.ErrFutureVersion, false},
+		{"unknown precondition", events.Event{}, fsm.ErrUnknownPrecondition, false},
+		// A grouped entry halts whole: its first command, known, does not apply either.
+		{"unknown type in a group", events.Event{Type: "ComponentTeleported", Version: 1, ID: "x", Payload: []byte{0x80}}, events.ErrUnknownType, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			store := pt.OpenStore(t)
@@ -257,6 +260,10 @@ func TestUnknownEventHaltsApply(t *testing.T) {
 				future = pt.Entry(t, "future", upsert("future"))
 				future.Preconditions = []events.Precondition{{Table: namespaces.Table, Key: "x", Op: "newer-than-this-build"}}
 			}
+			if c.group {
+				g := events.NewGroup(future.Time, []events.Entry{*pt.Entry(t, "known", upsert("grouped")), *future})
+				future = &g
+			}
 			res := pt.Apply(t, f, pt.Log(t, 2, pt.Entry(t, "", upsert("same-batch"))), pt.Log(t, 3, future),
 				pt.Log(t, 4, pt.Entry(t, "", upsert("after"))))
 			if res[0].Err != nil {
@@ -272,6 +279,9 @@ func TestUnknownEventHaltsApply(t *testing.T) {
 			}
 			if _, ok := getNS(t, store, "after"); ok {
 				t.Fatal("an entry after the halt applied")
+			}
+			if _, ok := getNS(t, store, "grouped"); ok {
+				t.Fatal("a command of the halted group applied")
 			}
 			h := f.Halt()
 			if h == nil || h.Index != 3 || !errors.Is(h, c.want) || !strings.Contains(h.Error(), "ordo 0.1.0") {

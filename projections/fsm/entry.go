@@ -43,76 +43,130 @@ type rejection struct {
 
 // applyEntry applies one entry into w and returns its result and the tables
 // it changed. An error is a storage failure; an entry that cannot apply is a
-// recorded rejection in the result.
+// recorded rejection in the result. A grouped entry's commands apply one
+// after the other, each on its own, into the group's Result.
 // want names the rows to read back into the result for a command id (answer.go).
 func applyEntry(w kv.Writer, l raftlog.Log, projs []projections.Projection, ctr *archiveCounters, want func(commandID string) []RowRef) (Result, []string, error) {
-	res := Result{Index: l.Index}
 	entry, err := events.DecodeEntry(l.Data)
 	if err != nil {
-		return reject(w, l.Index, nil, events.Precondition{}, err.Error())
+		return reject(w, layout.RejectionKey(l.Index), l.Index, nil, events.Precondition{}, err.Error())
 	}
+	if !entry.Grouped() {
+		res, tables, _, err := applyCommand(w, l.Index, entry, 0, layout.RejectionKey(l.Index), projs, ctr, want)
+		return res, tables, err
+	}
+	if reason := checkGroup(entry); reason != "" {
+		return reject(w, layout.RejectionKey(l.Index), l.Index, nil, events.Precondition{}, reason)
+	}
+	// Every command is known before any applies: a halt leaves the group whole.
+	for i := range entry.Group {
+		if err := checkKnown(&entry.Group[i]); err != nil {
+			return Result{Index: l.Index}, nil, err
+		}
+	}
+	res := Result{Index: l.Index, Time: entry.Time, Group: make([]Result, len(entry.Group))}
+	var tables []string
+	var seq uint32
+	for i := range entry.Group {
+		cmd := &entry.Group[i]
+		cmd.Time = entry.Time
+		r, t, next, err := applyCommand(w, l.Index, cmd, seq, layout.GroupRejectionKey(l.Index, i), projs, ctr, want)
+		if err != nil {
+			return Result{Index: l.Index}, nil, err
+		}
+		res.Group[i], seq = r, next
+		tables = append(tables, t...)
+	}
+	return res, tables, nil
+}
+
+// checkGroup returns why a grouped entry is malformed, or "": the group
+// carries nothing of its own, and its commands are not groups.
+func checkGroup(entry *events.Entry) string {
+	if len(entry.Events) > 0 || entry.CommandID != "" || entry.Idempotent {
+		return "a grouped entry carries no events or command id of its own"
+	}
+	for i := range entry.Group {
+		if len(entry.Group[i].Group) > 0 || entry.Group[i].Grouped() {
+			return fmt.Sprintf("command %d of a grouped entry is a group", i)
+		}
+	}
+	return ""
+}
+
+// applyCommand applies the command entry (an entry, or one command of a
+// grouped entry) at index, its events numbered from seq, and returns its
+// result, the tables it changed and the sequence after its last event.
+// A rejection is recorded at rejKey.
+func applyCommand(w kv.Writer, index uint64, entry *events.Entry, seq uint32, rejKey []byte, projs []projections.Projection, ctr *archiveCounters, want func(commandID string) []RowRef) (Result, []string, uint32, error) {
+	res := Result{Index: index}
 	if err := checkKnown(entry); err != nil {
-		return res, nil, err // halt.go: written by a newer ordo; halts the FSM
+		return res, nil, seq, err // halt.go: written by a newer ordo; halts the FSM
+	}
+	// rejected records a rejection; of rec's idempotency key when rec is set.
+	rejected := func(rec *events.Entry, p events.Precondition, reason string) (Result, []string, uint32, error) {
+		r, t, err := reject(w, rejKey, index, rec, p, reason)
+		return r, t, seq, err
 	}
 	if entry.Idempotent {
 		if prev, ok, err := lookupCommand(w, entry.CommandID); err != nil {
-			return res, nil, err
+			return res, nil, seq, err
 		} else if ok {
 			if prev.Hash != entry.RequestHash {
-				return reject(w, l.Index, nil, events.Precondition{}, keyReused(entry.CommandID, prev.Index))
+				return rejected(nil, events.Precondition{}, keyReused(entry.CommandID, prev.Index))
 			}
-			return prev.result(), nil, nil
+			return prev.result(), nil, seq, nil
 		}
 	}
-	tx := projections.NewTx(w, l.Index, entry.Time)
+	tx := projections.NewTx(w, index, entry.Time)
 	for _, p := range entry.Preconditions {
 		if reason := check(tx.View, p); reason != "" {
-			return reject(w, l.Index, entry, p, reason)
+			return rejected(entry, p, reason)
 		}
 	}
 	if reason, err := expand(tx.View, entry); err != nil {
-		return res, nil, err
+		return res, nil, seq, err
 	} else if reason != "" {
-		return reject(w, l.Index, entry, events.Precondition{}, reason)
+		return rejected(entry, events.Precondition{}, reason)
 	}
-	entry.Stamp(l.Index)
+	next := entry.StampFrom(index, seq)
 	for i := range entry.Events {
 		ev := &entry.Events[i]
 		data, err := events.EncodeEvent(ev)
 		if err != nil {
-			return res, nil, err
+			return res, nil, seq, err
 		}
 		if err := archive.Append(w, ev.Index, ev.Seq, data); err != nil {
-			return res, nil, err
+			return res, nil, seq, err
 		}
 		ctr.length++
 		ctr.last = ev.Index
 		events.Predecode(ev)
 		for _, p := range projs {
 			if err := p.Apply(tx, ev); err != nil {
-				return res, nil, fmt.Errorf("projection %s on %s: %w", p.Name(), ev.Type, err)
+				return res, nil, seq, fmt.Errorf("projection %s on %s: %w", p.Name(), ev.Type, err)
 			}
 		}
 	}
 	tables, err := tx.Finish()
 	if err != nil {
-		return res, nil, err
+		return res, nil, seq, err
 	}
 	if entry.Idempotent {
-		if err := recordCommand(w, entry.CommandID, commandRecord{Index: l.Index, Hash: entry.RequestHash}); err != nil {
-			return res, nil, err
+		if err := recordCommand(w, entry.CommandID, commandRecord{Index: index, Hash: entry.RequestHash}); err != nil {
+			return res, nil, seq, err
 		}
 	}
 	res.Time = entry.Time
 	if refs := want(entry.CommandID); len(refs) > 0 {
 		if res.Rows, err = readAnswer(tx, refs); err != nil {
-			return res, nil, err
+			return res, nil, seq, err
 		}
 	}
-	return res, tables, nil
+	return res, tables, next, nil
 }
 
-func reject(w kv.Writer, index uint64, entry *events.Entry, p events.Precondition, reason string) (Result, []string, error) {
+func reject(w kv.Writer, key []byte, index uint64, entry *events.Entry, p events.Precondition, reason string) (Result, []string, error) {
 	var cmdID string
 	if entry != nil {
 		cmdID = entry.CommandID
@@ -121,7 +175,7 @@ func reject(w kv.Writer, index uint64, entry *events.Entry, p events.Preconditio
 	if err != nil {
 		return Result{}, nil, err
 	}
-	if err := w.Set(layout.RejectionKey(index), rec); err != nil {
+	if err := w.Set(key, rec); err != nil {
 		return Result{}, nil, err
 	}
 	if entry != nil && entry.Idempotent {

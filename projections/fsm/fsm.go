@@ -275,10 +275,7 @@ func (f *FSM) Apply(logs []raftlog.Log) []any {
 		for _, t := range tables {
 			changed[t] = struct{}{}
 		}
-		if res.Err != nil {
-			f.metrics.rejections.Inc()
-			f.log.Info("entry rejected", "index", l.Index, "err", res.Err)
-		}
+		f.logRejections(res)
 		out[i] = res
 		last = l.Index
 	}
@@ -324,4 +321,19 @@ func (f *FSM) fail(index uint64, err error) {
 // memory by the FSM and written once per batch.
 type archiveCounters struct {
 	length, last uint64
+}
+
+// logRejections counts and logs the rejections res holds: the entry's, or
+// its grouped commands'.
+func (f *FSM) logRejections(res Result) {
+	if res.Err != nil {
+		f.metrics.rejections.Inc()
+		f.log.Info("entry rejected", "index", res.Index, "err", res.Err)
+	}
+	for i, r := range res.Group {
+		if r.Err != nil {
+			f.metrics.rejections.Inc()
+			f.log.Info("grouped command rejected", "index", res.Index, "position", i, "err", r.Err)
+		}
+	}
 }

@@ -120,7 +120,7 @@ func (e *unknownEventError) Unwrap() error { return e.err }
 func checkKnown(entry *events.Entry) error {
 	for i, p := range entry.Preconditions {
 		switch p.Op {
-		case events.Exists, events.Absent, events.ModifyIndex:
+		case events.Exists, events.Absent, events.ModifyIndex, events.GroupOp:
 			continue
 		}
 		if _, ok := projections.RegisteredCheck(p.Op); !ok {

@@ -15,4 +15,7 @@ type Result struct {
 	// Rows are the rows the proposer asked for (FSM.ExpectAnswer), as this
 	// entry left them; empty for a duplicate or a rejection.
 	Rows []AnsweredRow
+	// Group are the results of a grouped entry's commands, in order
+	// (events.NewGroup); the entry itself has no Err or Rows then.
+	Group []Result
 }

@@ -73,17 +73,49 @@ func RandomLogs(t testing.TB, rng *rand.Rand, n int) []raftlog.Log {
 	return logs
 }
 
+// Grouped returns logs with runs of two to four entries merged into
+// grouped entries (events.NewGroup) at random, renumbered from 1: the same
+// commands in fewer raft entries, each group at its first command's time.
+func Grouped(t testing.TB, rng *rand.Rand, logs []raftlog.Log) []raftlog.Log {
+	t.Helper()
+	var out []raftlog.Log
+	for len(logs) > 0 {
+		n := 1
+		if rng.Intn(3) == 0 {
+			n = min(len(logs), 2+rng.Intn(3))
+		}
+		cmds := make([]events.Entry, n)
+		for i, l := range logs[:n] {
+			e, err := events.DecodeEntry(l.Data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cmds[i] = *e
+		}
+		e := &cmds[0]
+		if n > 1 {
+			g := events.NewGroup(cmds[0].Time, cmds)
+			e = &g
+		}
+		out = append(out, Log(t, uint64(len(out)+1), e))
+		logs = logs[n:]
+	}
+	return out
+}
+
 // ApplyInBatches applies logs through f in raft batches of random size.
 func ApplyInBatches(t testing.TB, rng *rand.Rand, f *fsm.FSM, logs []raftlog.Log) (rejected, dups int) {
 	t.Helper()
 	for len(logs) > 0 {
 		n := min(len(logs), 1+rng.Intn(16))
 		for _, r := range Apply(t, f, logs[:n]...) {
-			if r.Err != nil {
-				rejected++
-			}
-			if r.Duplicate {
-				dups++
+			for _, r := range append([]fsm.Result{r}, r.Group...) {
+				if r.Err != nil {
+					rejected++
+				}
+				if r.Duplicate {
+					dups++
+				}
 			}
 		}
 		logs = logs[n:]

@@ -17,12 +17,23 @@ import (
 	"github.com/ordoplane/ordo/storage/raftlog"
 )
 
+// TestRebuildEqualsLive, also over grouped entries (events.NewGroup),
+// which apply live command by command and replay index by index.
 func TestRebuildEqualsLive(t *testing.T) {
+	for _, grouped := range []bool{false, true} {
+		t.Run(fmt.Sprint("grouped=", grouped), func(t *testing.T) { testRebuildEqualsLive(t, grouped) })
+	}
+}
+
+func testRebuildEqualsLive(t *testing.T, grouped bool) {
 	const seed = 20261130
 	rng := rand.New(rand.NewSource(seed))
 	live := pt.OpenStore(t)
 	f := pt.NewFSM(t, live)
 	logs := randomLogs(t, rng, 400)
+	if grouped {
+		logs = pt.Grouped(t, rng, logs)
+	}
 	rejected, dups := applyInBatches(t, rng, f, logs)
 	if rejected == 0 || dups == 0 {
 		t.Fatalf("seed %d: %d rejections, %d duplicates; the workload should have both", seed, rejected, dups)

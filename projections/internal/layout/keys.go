@@ -2,6 +2,7 @@ package layout
 
 import (
 	"bytes"
+	"encoding/binary"
 
 	"github.com/ordoplane/ordo/storage/kv"
 )
@@ -45,6 +46,12 @@ func MetaKey(name string) []byte { return append([]byte("pm/"), name...) }
 
 // RejectionKey holds the rejection of the entry at index.
 func RejectionKey(index uint64) []byte { return kv.Uint64([]byte("rej/"), index) }
+
+// GroupRejectionKey holds the rejection of command pos of the grouped
+// entry at index.
+func GroupRejectionKey(index uint64, pos int) []byte {
+	return binary.BigEndian.AppendUint32(RejectionKey(index), uint32(pos))
+}
 
 // CommandKey holds the record of the command with idempotency key id.
 func CommandKey(id string) []byte { return append([]byte("cmd/"), id...) }
