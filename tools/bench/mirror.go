@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"runtime/pprof"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -33,28 +34,70 @@ const mirrorEvents = 1_000_000
 // events archived events; the end-to-end lag (leader time to a
 // read-committed consumer) under a steady rate writes/s on one server;
 // and that server's write throughput with and without the mirror.
+//
+// Each part runs under a pprof label mirror=catchup, writes-off,
+// writes-on or lag (goroutines it starts inherit it), so one -cpuprofile
+// of the group splits by part: go tool pprof -tagfocus mirror=writes-on.
 func mirrorRows(events, rate, clients int, d time.Duration) ([]row, error) {
-	catchUp, err := mirrorCatchUp(events)
+	var catchUp float64
+	err := labelled("catchup", func() (err error) { catchUp, err = mirrorCatchUp(events); return err })
 	if err != nil {
 		return nil, err
 	}
 	rows := []row{{fmt.Sprintf("mirror catch-up from cold, %d archived events", events), catchUp, "events/s"}}
-	without, err := mirrorWrites(false, clients, d)
-	if err != nil {
-		return nil, err
-	}
-	with, err := mirrorWrites(true, clients, d)
+	without, with, err := mirrorWritePair(clients, d)
 	if err != nil {
 		return nil, err
 	}
 	rows = append(rows,
 		row{fmt.Sprintf("acked commands without HTTP, 1 server, %d clients, no mirror", clients), without, "commands/s"},
 		row{fmt.Sprintf("acked commands without HTTP, 1 server, %d clients, mirror on", clients), with, "commands/s"})
-	lag, err := mirrorLag(rate, d)
-	if err != nil {
+	var lag []row
+	if err := labelled("lag", func() (err error) { lag, err = mirrorLag(rate, d); return err }); err != nil {
 		return nil, err
 	}
 	return append(rows, lag...), nil
+}
+
+// labelled runs f under the pprof label mirror=part.
+func labelled(part string, f func() error) error {
+	var err error
+	pprof.Do(context.Background(), pprof.Labels("mirror", part), func(context.Context) { err = f() })
+	return err
+}
+
+// mirrorWritePair is the acked command rate of clients writers for d
+// without, then with the mirror (labelled writes-off and writes-on).
+func mirrorWritePair(clients int, d time.Duration) (without, with float64, err error) {
+	if err = labelled("writes-off", func() (err error) { without, err = mirrorWrites(false, clients, d); return err }); err != nil {
+		return 0, 0, err
+	}
+	err = labelled("writes-on", func() (err error) { with, err = mirrorWrites(true, clients, d); return err })
+	return without, with, err
+}
+
+// mirrorWriteRows measures what the mirror costs the writers: pairs runs
+// without then with the mirror, alternating, each of clients writers for
+// d; the rows are the median rate of each and the cost in percent of the
+// rate without.
+func mirrorWriteRows(pairs, clients int, d time.Duration) ([]row, error) {
+	var off, on []float64
+	for i := range pairs {
+		without, with, err := mirrorWritePair(clients, d)
+		if err != nil {
+			return nil, err
+		}
+		fmt.Fprintf(os.Stderr, "bench: mirror writes, pair %d: %.0f/s off, %.0f/s on\n", i+1, without, with)
+		off, on = append(off, without), append(on, with)
+	}
+	slices.Sort(off)
+	slices.Sort(on)
+	mOff, mOn := off[len(off)/2], on[len(on)/2]
+	return []row{
+		{fmt.Sprintf("acked commands without HTTP, 1 server, %d clients, no mirror (median of %d)", clients, pairs), mOff, "commands/s"},
+		{fmt.Sprintf("acked commands without HTTP, 1 server, %d clients, mirror on (median of %d)", clients, pairs), mOn, "commands/s"},
+		{"mirror cost to the writers (medians)", 100 * (mOff - mOn) / mOff, "%"},
+	}, nil
 }
 
 // notifier is a fixed applied index: the catch-up archive does not grow.
