@@ -77,8 +77,28 @@ func Mapped(typ string) bool {
 
 // Map returns the Nomad events of one entry: entry holds the events
 // committed at one raft index, in order. An entry with none of the mapped
-// types gives none.
+// types gives none. The commands of a grouped entry (events.NewGroup),
+// told apart by their correlation ids, are mapped each on its own, each
+// with its own type.
 func Map(entry []*events.Event) ([]Ref, error) {
+	var refs []Ref
+	for len(entry) > 0 {
+		n := 1
+		for n < len(entry) && entry[n].CorrelationID == entry[0].CorrelationID {
+			n++
+		}
+		r, err := mapCommand(entry[:n])
+		if err != nil {
+			return nil, err
+		}
+		refs = append(refs, r...)
+		entry = entry[n:]
+	}
+	return refs, nil
+}
+
+// mapCommand returns the Nomad events of one command's events.
+func mapCommand(entry []*events.Event) ([]Ref, error) {
 	payloads := make([]events.Payload, len(entry))
 	mapped := false
 	for i, ev := range entry {

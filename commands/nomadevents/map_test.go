@@ -18,7 +18,9 @@ import (
 //
 //	<Topic> <Type> <Key> [ns=<namespace>] [read-at=<index>]
 //
-// read-at appears for an entity the entry removed, read before it.
+// read-at appears for an entity the entry removed, read before it. A line
+// may start with cmd=<id>, the command (correlation id) of a grouped
+// entry the event belongs to.
 func TestMapScripts(t *testing.T) {
 	datadriven.RunTest(t, "testdata/map", func(t *testing.T, d *datadriven.TestData) string {
 		if d.Cmd != "map" {
@@ -28,7 +30,12 @@ func TestMapScripts(t *testing.T) {
 		d.MaybeScanArgs(t, "index", &index)
 		var entry []*events.Event
 		for i, line := range strings.Split(strings.TrimSpace(d.Input), "\n") {
-			typ, body, _ := strings.Cut(strings.TrimSpace(line), " ")
+			line = strings.TrimSpace(line)
+			var cmd string
+			if rest, ok := strings.CutPrefix(line, "cmd="); ok {
+				cmd, line, _ = strings.Cut(rest, " ")
+			}
+			typ, body, _ := strings.Cut(line, " ")
 			if typ == "" {
 				continue
 			}
@@ -44,7 +51,7 @@ func TestMapScripts(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			ev.Index, ev.Seq = index, uint32(i)
+			ev.Index, ev.Seq, ev.CorrelationID = index, uint32(i), cmd
 			entry = append(entry, &ev)
 		}
 		refs, err := Map(entry)
