@@ -6,7 +6,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"runtime/pprof"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -34,13 +33,8 @@ const mirrorEvents = 1_000_000
 // events archived events; the end-to-end lag (leader time to a
 // read-committed consumer) under a steady rate writes/s on one server;
 // and that server's write throughput with and without the mirror.
-//
-// Each part runs under a pprof label mirror=catchup, writes-off,
-// writes-on or lag (goroutines it starts inherit it), so one -cpuprofile
-// of the group splits by part: go tool pprof -tagfocus mirror=writes-on.
 func mirrorRows(events, rate, clients int, d time.Duration) ([]row, error) {
-	var catchUp float64
-	err := labelled("catchup", func() (err error) { catchUp, err = mirrorCatchUp(events); return err })
+	catchUp, err := mirrorCatchUp(events)
 	if err != nil {
 		return nil, err
 	}
@@ -52,27 +46,20 @@ func mirrorRows(events, rate, clients int, d time.Duration) ([]row, error) {
 	rows = append(rows,
 		row{fmt.Sprintf("acked commands without HTTP, 1 server, %d clients, no mirror", clients), without, "commands/s"},
 		row{fmt.Sprintf("acked commands without HTTP, 1 server, %d clients, mirror on", clients), with, "commands/s"})
-	var lag []row
-	if err := labelled("lag", func() (err error) { lag, err = mirrorLag(rate, d); return err }); err != nil {
+	lag, err := mirrorLag(rate, d)
+	if err != nil {
 		return nil, err
 	}
 	return append(rows, lag...), nil
 }
 
-// labelled runs f under the pprof label mirror=part.
-func labelled(part string, f func() error) error {
-	var err error
-	pprof.Do(context.Background(), pprof.Labels("mirror", part), func(context.Context) { err = f() })
-	return err
-}
-
 // mirrorWritePair is the acked command rate of clients writers for d
-// without, then with the mirror (labelled writes-off and writes-on).
+// without, then with the mirror.
 func mirrorWritePair(clients int, d time.Duration) (without, with float64, err error) {
-	if err = labelled("writes-off", func() (err error) { without, err = mirrorWrites(false, clients, d); return err }); err != nil {
+	if without, err = mirrorWrites(false, clients, d); err != nil {
 		return 0, 0, err
 	}
-	err = labelled("writes-on", func() (err error) { with, err = mirrorWrites(true, clients, d); return err })
+	with, err = mirrorWrites(true, clients, d)
 	return without, with, err
 }
 
@@ -116,6 +103,21 @@ func mirrorCatchUp(n int) (float64, error) {
 	defer done()
 	r, err := catchUp(store, n, "")
 	return r.rate, err
+}
+
+// mirrorCatchUpRows is the catch-up figure alone (the mirror group's
+// first row), with the CPU it took, for profiling the catch-up.
+func mirrorCatchUpRows(n int) ([]row, error) {
+	store, done, err := mirrorArchive(n)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	r, err := catchUp(store, n, "")
+	return []row{
+		{fmt.Sprintf("mirror catch-up from cold, %d archived events", n), r.rate, "events/s"},
+		{"mirror catch-up CPU, default compression (mirror and kfake)", r.cpuPer100k, "CPU s per 100k events"},
+	}, err
 }
 
 // mirrorArchive archives n namespace events (one per entry, over 10,000
