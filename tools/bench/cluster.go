@@ -68,11 +68,16 @@ func clusterLoad(n, clients int, d time.Duration) ([]row, error) {
 	if err != nil {
 		return rows, err
 	}
-	writes, err := loadRows(label, []string{leader.HTTPAddr()}, clients, d)
+	writes, err := loadRows(label, []string{leader.HTTPAddr()}, clients, d, true)
 	if err != nil {
 		return rows, err
 	}
-	return append(append(writes, pipelineRows(label, leader, clients, d)...), rows...), nil
+	rows = append(append(writes, pipelineRows(label, leader, clients, d)...), rows...)
+	if n > 1 {
+		return rows, nil
+	}
+	ceiling, err := httpCeilingRows(clients, d)
+	return append(rows, ceiling...), err
 }
 
 // startCluster starts n servers in dir; unconfirmed turns leadership

@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"os"
 	"slices"
-	"syscall"
 	"time"
 
 	"github.com/ordoplane/ordo/client/driver/docker"
@@ -129,9 +128,9 @@ func dockerRows(n int, idle time.Duration) (rows []row, err error) {
 	// The agent's CPU while the containers run idle: the client's
 	// goroutines of each (a wait and a log stream, blocked on the daemon)
 	// and the server beside it.
-	before := processCPU()
+	before := cpuTime()
 	time.Sleep(idle) // a window of idle time to measure, not a wait for a condition
-	used := processCPU() - before
+	used := cpuTime() - before
 
 	burstReceived, burstPlaced, err := runDockerJob(a, dockerJob("bench-docker-burst", "service", daemon.Image, n), n)
 	if err != nil {
@@ -244,11 +243,4 @@ func waitUntil(limit time.Duration, what string, cond func() bool) error {
 		time.Sleep(50 * time.Millisecond)
 	}
 	return nil
-}
-
-// processCPU is the user and system CPU time of this process.
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

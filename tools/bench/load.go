@@ -19,6 +19,8 @@ type loadResult struct {
 	failed    int
 	elapsed   time.Duration
 	latencies []time.Duration
+	// cpu is this process's CPU time over the run.
+	cpu time.Duration
 }
 
 // load runs clients goroutines writing unique namespaces to addrs (round
@@ -58,7 +60,7 @@ func loadWith(addrs []string, clients int, d time.Duration, next func(c, n int) 
 		failed atomic.Int64
 		wg     sync.WaitGroup
 	)
-	start := time.Now()
+	start, cpu0 := time.Now(), cpuTime()
 	for c := range clients {
 		wg.Add(1)
 		go func() {
@@ -81,7 +83,7 @@ func loadWith(addrs []string, clients int, d time.Duration, next func(c, n int) 
 		}()
 	}
 	wg.Wait()
-	res.elapsed = time.Since(start)
+	res.elapsed, res.cpu = time.Since(start), cpuTime()-cpu0
 	res.acked = len(res.latencies)
 	res.failed = int(failed.Load())
 	slices.Sort(res.latencies)
@@ -96,18 +98,24 @@ func percentile(sorted []time.Duration, p float64) time.Duration {
 	return sorted[i]
 }
 
-func loadRows(label string, addrs []string, clients int, d time.Duration) ([]row, error) {
+// loadRows runs load and returns its figures; inProcess adds the CPU per
+// write when the servers run in this process.
+func loadRows(label string, addrs []string, clients int, d time.Duration, inProcess bool) ([]row, error) {
 	r := load(addrs, clients, d)
 	if r.acked == 0 {
 		return nil, fmt.Errorf("no write acknowledged (%d failed)", r.failed)
 	}
 	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
-	return []row{
+	rows := []row{
 		{fmt.Sprintf("acked writes, %s, %d clients", label, clients), float64(r.acked) / r.elapsed.Seconds(), "writes/s"},
 		{fmt.Sprintf("write p50, %s", label), ms(percentile(r.latencies, 0.50)), "ms"},
 		{fmt.Sprintf("write p99, %s", label), ms(percentile(r.latencies, 0.99)), "ms"},
 		{fmt.Sprintf("failed writes, %s", label), float64(r.failed), "count"},
-	}, nil
+	}
+	if inProcess {
+		rows = append(rows, row{fmt.Sprintf("CPU per write, %s (every server and the load in one process)", label), float64(r.cpu.Microseconds()) / float64(r.acked), "µs"})
+	}
+	return rows, nil
 }
 
 // readRows are the figures of reads r from every server of a cluster

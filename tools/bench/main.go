@@ -117,7 +117,7 @@ func main() {
 		rows = append(rows, r...)
 	}
 	if *addr != "" {
-		run("load", func() ([]row, error) { return loadRows("external", []string{*addr}, *clients, *duration) })
+		run("load", func() ([]row, error) { return loadRows("external", []string{*addr}, *clients, *duration, false) })
 	} else {
 		run("load1", func() ([]row, error) { return clusterLoad(1, *clients, *duration) })
 		run("load3", func() ([]row, error) { return clusterLoad(3, *clients, *duration) })

@@ -22,7 +22,7 @@ func pipelineRows(label string, leader *agent.Agent, clients int, d time.Duratio
 		lat []time.Duration
 		wg  sync.WaitGroup
 	)
-	start := time.Now()
+	start, cpu0 := time.Now(), cpuTime()
 	for c := range clients {
 		wg.Add(1)
 		go func() {
@@ -41,11 +41,12 @@ func pipelineRows(label string, leader *agent.Agent, clients int, d time.Duratio
 		}()
 	}
 	wg.Wait()
-	el := time.Since(start)
+	el, cpu := time.Since(start), cpuTime()-cpu0
 	slices.Sort(lat)
 	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 	return []row{
 		{fmt.Sprintf("acked commands without HTTP, %s, %d clients", label, clients), float64(len(lat)) / el.Seconds(), "commands/s"},
 		{fmt.Sprintf("command p99 without HTTP, %s", label), ms(percentile(lat, 0.99)), "ms"},
+		{fmt.Sprintf("CPU per command without HTTP, %s (every server and the load in one process)", label), float64(cpu.Microseconds()) / float64(max(len(lat), 1)), "µs"},
 	}
 }
