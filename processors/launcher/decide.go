@@ -127,6 +127,11 @@ type step struct {
 	onError onError
 	// req is the request the step is about.
 	req *launcher.Request
+	// about names the request of the instance a step without req acts
+	// on, when its command reads that request (an instance turning ready
+	// fulfils it): the step and another on the request are never in one
+	// group (group.go).
+	about string
 	// mark records req in the runner's view.
 	mark mark
 	// fail fails req (or errors its label) as read afresh: the request
@@ -180,9 +185,22 @@ func (t *tally) consume(f *facts, assign []lcmd.Assignment, pool string, labels 
 	}
 }
 
-// exec submits a step and reports its error; a step without a command
-// or failure to run reports nil.
-type exec func(s step) error
+// exec carries out a pass's steps. do carries s out at once, or queues
+// its command to be submitted together with others of the pass (one
+// entry, Pipeline.RunGroup); then receives s's outcome, at once or when
+// the queued commands are submitted, and queued reports which. flush
+// submits whatever is queued, and whatever the outcomes it reports queue
+// in turn, before it returns.
+//
+// The tally counts a queued step as applied from the moment it is
+// queued, so the pass's later decisions see it (a quota is never
+// overshot within a pass); one that is then refused only made the rest
+// of the pass more careful. A step carried out at once counts once it
+// succeeded.
+type exec interface {
+	do(s step, then func(err error)) (queued bool)
+	flush()
+}
 
 // passInput are the open requests a pass walks: the requests this
 // provider accepted (pending, of every provider) and those no provider
@@ -196,12 +214,23 @@ type passInput struct {
 }
 
 // decidePass decides on the provider's pending requests (relaunches),
-// its pause, the requested ones in priority order and min-ready, running
-// each step through run as it is decided. It returns the tally, whose
-// busy, paused and retry ask for a timed look again, and the error that
-// ended the pass.
-func decidePass(f *facts, in passInput, run exec) (*tally, error) {
+// its pause, the requested ones in priority order and min-ready, handing
+// each step to ex as it is decided, and flushes ex before it returns. It
+// returns the tally, whose busy, paused and retry ask for a timed look
+// again, and the error that ended the pass.
+func decidePass(f *facts, in passInput, ex exec) (*tally, error) {
 	t := newTally(f)
+	p := &passRun{f: f, t: t, ex: ex}
+	err := p.decide(in)
+	ex.flush()
+	if p.ended {
+		return t, p.err
+	}
+	return t, err
+}
+
+func (p *passRun) decide(in passInput) error {
+	f, t := p.f, p.t
 	minReadyOpen := map[string]int{}
 	var pending []*launcher.Request
 	for _, req := range in.pending {
@@ -213,14 +242,14 @@ func decidePass(f *facts, in passInput, run exec) (*tally, error) {
 		}
 	}
 	for _, req := range pending {
-		if end, err := runSteps(f, t, decidePending(f, t, req), run); end || err != nil {
-			return t, err
+		if p.steps(decidePending(f, t, req)); p.ended {
+			return nil
 		}
 	}
 	if t.paused && t.pausedFor != "" && !slices.ContainsFunc(pending, func(q *launcher.Request) bool { return q.ID == t.pausedFor }) {
 		// The request it paused for is gone or no longer ours.
-		if _, err := runSteps(f, t, []step{unpause(f, "request "+t.pausedFor+" no longer pending here")}, run); err != nil {
-			return t, err
+		if p.steps([]step{unpause(f, "request "+t.pausedFor+" no longer pending here")}); p.ended {
+			return nil
 		}
 	}
 	t.ready = in.ready
@@ -232,55 +261,90 @@ func decidePass(f *facts, in passInput, run exec) (*tally, error) {
 			continue
 		}
 		steps, derr := decideRequested(f, t, req)
-		if end, err := runSteps(f, t, steps, run); end || err != nil {
-			return t, err
+		if p.steps(steps); p.ended {
+			return nil
 		}
 		if derr != nil {
-			return t, derr
+			return derr
 		}
 	}
 	if !t.paused && f.quota != nil && !f.static {
-		if _, err := runSteps(f, t, decideMinReady(f, t, minReadyOpen), run); err != nil {
-			return t, err
+		// Each min-ready request stands on its own.
+		for _, s := range decideMinReady(f, t, minReadyOpen) {
+			if p.steps([]step{s}); p.ended {
+				return nil
+			}
 		}
 	}
-	return t, nil
+	return nil
 }
 
-// runSteps runs a request's steps in order as their onError says,
-// updating the tally with each that succeeds; end reports a step that
-// ends the pass.
-func runSteps(f *facts, t *tally, steps []step, run exec) (end bool, err error) {
-	for _, s := range steps {
-		err := run(s)
-		if s.release != nil {
-			return true, err
+// passRun is one pass's walk over its decisions: the facts, the tally,
+// where its steps go and whether (and with which error) a step ended it.
+type passRun struct {
+	f     *facts
+	t     *tally
+	ex    exec
+	ended bool
+	err   error
+}
+
+// end ends the pass with err (nil: ended without error), unless a step
+// ended it already.
+func (p *passRun) end(err error) {
+	if !p.ended {
+		p.ended, p.err = true, err
+	}
+}
+
+// steps runs a request's steps in order: each once the one before it has
+// its outcome, as that one's onError says, the tally updated with each
+// (see exec). A pass that ended runs no more steps.
+func (p *passRun) steps(steps []step) {
+	if len(steps) == 0 || p.ended {
+		return
+	}
+	s, rest := steps[0], steps[1:]
+	// queued is set once do returns: an outcome reported from inside do
+	// sees false, one reported at a flush sees true.
+	queued := false
+	queued = p.ex.do(s, func(err error) { p.outcome(s, rest, err, queued) })
+	if queued {
+		p.t.applied(p.f, s)
+	}
+}
+
+// outcome carries on with a request's steps after s ended with err.
+func (p *passRun) outcome(s step, rest []step, err error, queued bool) {
+	if s.release != nil {
+		p.end(err)
+		return
+	}
+	if err == nil {
+		if !queued {
+			p.t.applied(p.f, s)
 		}
-		if err == nil {
-			t.applied(f, s)
-			continue
+		p.steps(rest)
+		return
+	}
+	switch s.onError {
+	case errEndsPass:
+		p.end(err)
+	case errConflictOK:
+		if !isConflict(err) {
+			p.end(err)
 		}
-		switch s.onError {
-		case errEndsPass:
-			return true, err
-		case errConflictOK:
-			if isConflict(err) {
-				return false, nil
-			}
-			return true, err
-		case errDefers:
-			return false, nil
-		case errLaunch:
-			if isConflict(err) {
-				continue
-			}
-			if t.paused && s.req.ID == t.pausedFor {
-				return runSteps(f, t, []step{{req: s.req, release: err}}, run) // P27
-			}
-			return true, err
+	case errDefers:
+	case errLaunch:
+		switch {
+		case isConflict(err):
+			p.steps(rest)
+		case p.t.paused && s.req.ID == p.t.pausedFor:
+			p.steps([]step{{req: s.req, release: err}}) // P27
+		default:
+			p.end(err)
 		}
 	}
-	return false, nil
 }
 
 func unpause(f *facts, reason string) step {

@@ -34,7 +34,10 @@ import (
 //	request id= labels= [state=requested|pending] [provider=] [min-ready] [tenant=] [declined=p,..] [attempts=]
 //	instance id= provider= pool= label= state= [request=] [cores=] [ram=] [tenant=] [host=] [unreachable]
 //	clear                                          (drop requests and instances)
-//	decide provider= [quota=instances/cores/ram|unknown] [conflict=step,..] [error=step,..]
+//	decide provider= [quota=instances/cores/ram|unknown] [conflict=step|request,..] [error=step|request,..] [group]
+//
+// With group, decide queues commands as the runner does and prints each
+// group it submits (one entry each).
 func TestDecide(t *testing.T) {
 	datadriven.Walk(t, "testdata/decide", func(t *testing.T, path string) {
 		w := newWorld()
@@ -235,32 +238,81 @@ func (w *world) decide(t *testing.T, a map[string]string) string {
 			in.requested = append(in.requested, r)
 		}
 	}
-	conflict, failing := list(a["conflict"]), list(a["error"])
 	var out strings.Builder
-	tl, err := decidePass(f, in, func(s step) error {
-		line := render(s)
-		if line == "" {
-			return nil
-		}
-		out.WriteString(line)
-		switch {
-		case slices.Contains(conflict, s.name):
-			out.WriteString(" → conflict")
-			out.WriteString("\n")
-			return &commands.ConflictError{Reason: "changed"}
-		case slices.Contains(failing, s.name):
-			out.WriteString(" → error")
-			out.WriteString("\n")
-			return errors.New("log unavailable")
-		}
-		out.WriteString("\n")
-		return nil
-	})
+	ex := &scriptExec{out: &out, conflict: list(a["conflict"]), failing: list(a["error"])}
+	if _, ok := a["group"]; ok {
+		ex.b = newBatcher(ex.submit)
+	}
+	tl, err := decidePass(f, in, ex)
 	if err != nil {
 		fmt.Fprintf(&out, "pass ended: %v\n", err)
 	}
 	fmt.Fprintf(&out, "busy=%t paused=%t retry=%t\n", tl.busy, tl.paused, tl.retry)
 	return out.String()
+}
+
+// scriptExec plays the runner for a script: every step at once, or,
+// with a batcher, commands queued and printed a group at a time as the
+// runner submits them. A step named in conflict or failing (by its
+// command's name or its request's id) is refused or fails.
+type scriptExec struct {
+	out               *strings.Builder
+	conflict, failing []string
+	b                 *batcher
+	groups            int
+}
+
+func (e *scriptExec) do(s step, then func(err error)) (queued bool) {
+	if e.b != nil {
+		if s.fail == nil && s.release == nil && s.cmd != nil {
+			e.b.add(s, then)
+			return true
+		}
+		if s.fail != nil || s.release != nil {
+			e.b.flush()
+		}
+	}
+	then(e.play(s, ""))
+	return false
+}
+
+func (e *scriptExec) flush() {
+	if e.b != nil {
+		e.b.flush()
+	}
+}
+
+// submit prints a group as the runner submits it.
+func (e *scriptExec) submit(group []step) []error {
+	e.groups++
+	fmt.Fprintf(e.out, "group %d:\n", e.groups)
+	errs := make([]error, len(group))
+	for i, s := range group {
+		errs[i] = e.play(s, "  ")
+	}
+	return errs
+}
+
+// play prints s and returns its scripted outcome.
+func (e *scriptExec) play(s step, indent string) error {
+	line := render(s)
+	if line == "" {
+		return nil
+	}
+	e.out.WriteString(indent + line)
+	named := func(names []string) bool {
+		return slices.Contains(names, s.name) || (s.req != nil && slices.Contains(names, s.req.ID))
+	}
+	switch {
+	case named(e.conflict):
+		e.out.WriteString(" → conflict\n")
+		return &commands.ConflictError{Reason: "changed"}
+	case named(e.failing):
+		e.out.WriteString(" → error\n")
+		return errors.New("log unavailable")
+	}
+	e.out.WriteString("\n")
+	return nil
 }
 
 // ready indexes the free instances as the runner does: by pool and

@@ -4,7 +4,11 @@
 // machines (P5, P17) and acts only through commands. What to do with
 // each request is decided by pure functions (decide.go: the pass's
 // facts, its tally so far and the request in, steps out) that the
-// runner (handle.go) carries out; testdata/decide holds their scripts. Each runner keeps an
+// runner (handle.go) carries out; testdata/decide holds their scripts.
+// A pass's commands go to the log together, one group (one entry,
+// Pipeline.RunGroup) for what the machines reported and one for the
+// pass's decisions, split only where a command must be decided on
+// another's effect (group.go). Each runner keeps an
 // incremental view of the open requests (view.go: loaded once, then kept
 // current from the archive's events since the index it holds); a runner
 // of a HostDriver (static) registers its hosts and hands them out only
@@ -40,6 +44,12 @@
 //     changed, deregistered or gone stale): an idle launcher appends
 //     nothing. A server that starts leading starts every registered
 //     component's TTL afresh.
+//   - A pass's commands are checked at apply one after the other, each
+//     on its own: a refused one refuses no other. The pass's tally
+//     counts each command as done once queued, so a group holds no more
+//     than the quota; the tenant limit (P13) and a ready instance's
+//     assignment (P4) are preconditions checked after the commands
+//     before them in the group.
 //   - Requests are handled in relative-priority order and a provider
 //     yields a request to an unpaused provider of better priority that
 //     can serve it (P11).

@@ -11,9 +11,9 @@ import (
 )
 
 // handle runs decidePass (decide.go) on the pass's snapshot: it answers
-// the decisions' lookups from the driver and the snapshot, and submits
-// each step they take.
-func (r *runner) handle(ctx context.Context, s *snapshot) (bool, error) {
+// the decisions' lookups from the driver and the snapshot, and carries
+// out the steps they take, their commands through b.
+func (r *runner) handle(ctx context.Context, s *snapshot, b *batcher) (bool, error) {
 	retries := s.prov.Config.LaunchRetries
 	if retries == 0 {
 		retries = DefaultLaunchRetries
@@ -48,13 +48,22 @@ func (r *runner) handle(ctx context.Context, s *snapshot) (bool, error) {
 			// with nothing to decline.
 			return req.Declined(r.name) || r.open.asideStill(req) || (paused && r.open.checkedStill(req))
 		}}
-	t, err := decidePass(f, in, func(st step) error { return r.do(ctx, st) })
+	t, err := decidePass(f, in, runnerExec{r: r, ctx: ctx, b: b})
 	r.retry = t.retry
 	return t.busy || t.paused || r.retry, err
 }
 
-// do carries out one step of a decision.
-func (r *runner) do(ctx context.Context, s step) error {
+// runnerExec carries out a pass's steps (exec): logs and marks at once,
+// commands queued in the pass's batcher, a failure or release (which
+// read the request afresh) at once after the queued commands.
+type runnerExec struct {
+	r   *runner
+	ctx context.Context
+	b   *batcher
+}
+
+func (e runnerExec) do(s step, then func(err error)) (queued bool) {
+	r := e.r
 	if s.log != "" {
 		if s.debug {
 			r.log.Debug(s.log, s.attrs...)
@@ -70,18 +79,32 @@ func (r *runner) do(ctx context.Context, s step) error {
 	}
 	switch {
 	case s.fail != nil:
-		return r.failRequest(ctx, s.fail.reqID, s.fail.reason, s.fail.label)
+		e.b.flush()
+		then(r.failRequest(e.ctx, s.fail.reqID, s.fail.reason, s.fail.label))
+		return false
 	case s.release != nil:
-		return r.releasePaused(ctx, s.req, s.release)
+		e.b.flush()
+		then(r.releasePaused(e.ctx, s.req, s.release))
+		return false
 	case s.cmd == nil:
-		return nil
+		then(nil)
+		return false
 	}
-	if err := r.submit(ctx, s.name, s.cmd); err != nil {
-		if s.onError == errDefers && !isConflict(err) {
+	e.b.add(s, func(err error) {
+		if err == nil {
+			r.started(s)
+		} else if s.onError == errDefers && !isConflict(err) {
 			r.log.Warn("accepting request failed; deferred", "request", s.req.ID, "err", err)
 		}
-		return err
-	}
+		then(err)
+	})
+	return true
+}
+
+func (e runnerExec) flush() { e.b.flush() }
+
+// started starts the creates a launch or accept decided.
+func (r *runner) started(s step) {
 	switch c := s.cmd.(type) {
 	case *lcmd.Launch:
 		r.startCreate(c.ID(), s.req.ID, c.Instance.Label, c.Instance.InstanceType, s.pool, c.Instance.Attributes)
@@ -91,7 +114,6 @@ func (r *runner) do(ctx context.Context, s step) error {
 			r.startCreate(id, s.req.ID, in.Label, in.InstanceType, s.pool, in.Attributes)
 		}
 	}
-	return nil
 }
 
 // runnerLookups answers a pass's lookups from the runner's driver (and

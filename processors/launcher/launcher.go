@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/ordoplane/ordo/clock"
+	"github.com/ordoplane/ordo/commands"
 	"github.com/ordoplane/ordo/events"
 	"github.com/ordoplane/ordo/processors/defaults"
 	"github.com/ordoplane/ordo/processors/follow"
@@ -20,11 +21,19 @@ import (
 	"github.com/ordoplane/ordo/projections/launcher"
 )
 
-// Submitter and State are what the launcher is given (package follow).
-type (
-	Submitter = follow.Submitter
-	State     = follow.State
-)
+// State is what the launcher reads (package follow).
+type State = follow.State
+
+// Submitter runs the launcher's commands: one on its own (Run), or the
+// decisions of one runner pass together (RunGroup: one entry, each
+// command checked at apply after the ones before it and answered on its
+// own). *commands.Pipeline implements it.
+type Submitter interface {
+	follow.Submitter
+	RunGroup(ctx context.Context, cmds []commands.Grouped) ([]commands.Outcome, []error)
+}
+
+var _ Submitter = (*commands.Pipeline)(nil)
 
 // Factory builds the driver of one provider generation.
 type Factory func(cfg events.ProviderConfig) (driver.Driver, error)
@@ -208,6 +217,7 @@ type metrics struct {
 	decisions *prometheus.CounterVec
 	machines  *prometheus.GaugeVec
 	pass      prometheus.Histogram
+	group     prometheus.Histogram
 	open      *prometheus.GaugeVec
 	pools     prometheus.Gauge
 	rereads   *prometheus.CounterVec
@@ -221,6 +231,8 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Help: "Driver state machines in flight, by provider and kind (create, delete)."}, []string{"provider", "kind"}),
 		pass: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "ordo_launcher_pass_seconds",
 			Help: "Time of one runner pass (read, decide, act).", Buckets: prometheus.ExponentialBuckets(0.0001, 2, 16)}),
+		group: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "ordo_launcher_group_commands",
+			Help: "Commands a runner submitted together as one log entry.", Buckets: prometheus.ExponentialBuckets(1, 2, 12)}),
 		open: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "ordo_launcher_open_requests",
 			Help: "Open node requests as a provider's runner last saw them, by provider and state."}, []string{"provider", "state"}),
 		pools: prometheus.NewGauge(prometheus.GaugeOpts{Name: "ordo_launcher_pools",
@@ -230,7 +242,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			[]string{"provider"}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.decisions, m.machines, m.pass, m.open, m.pools, m.rereads)
+		reg.MustRegister(m.decisions, m.machines, m.pass, m.group, m.open, m.pools, m.rereads)
 	}
 	return m
 }
@@ -242,6 +254,7 @@ func (m *metrics) unregister(reg prometheus.Registerer) {
 	reg.Unregister(m.decisions)
 	reg.Unregister(m.machines)
 	reg.Unregister(m.pass)
+	reg.Unregister(m.group)
 	reg.Unregister(m.open)
 	reg.Unregister(m.pools)
 	reg.Unregister(m.rereads)

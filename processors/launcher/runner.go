@@ -106,8 +106,36 @@ func (r *runner) run(ctx context.Context) error {
 	}
 }
 
+// submit runs one command on its own (a step that must read its
+// outcome before anything else goes on).
 func (r *runner) submit(ctx context.Context, name string, c commands.Command) error {
 	_, err := r.l.cfg.Pipeline.Run(ctx, name, commands.Request{Actor: "system:launcher"}, c)
+	r.count(name, err)
+	return err
+}
+
+// submitGroup runs a group of steps' commands as one entry (RunGroup)
+// and returns each one's error.
+func (r *runner) submitGroup(ctx context.Context, group []step) []error {
+	cmds := make([]commands.Grouped, len(group))
+	for i, s := range group {
+		cmds[i] = commands.Grouped{Name: s.name, Req: commands.Request{Actor: "system:launcher"}, Cmd: s.cmd}
+	}
+	_, errs := r.l.cfg.Pipeline.RunGroup(ctx, cmds)
+	r.l.m.group.Observe(float64(len(group)))
+	for i, s := range group {
+		r.count(s.name, errs[i])
+	}
+	return errs
+}
+
+// batcher returns a batcher submitting its groups with ctx.
+func (r *runner) batcher(ctx context.Context) *batcher {
+	return newBatcher(func(group []step) []error { return r.submitGroup(ctx, group) })
+}
+
+// count counts a decision by its outcome.
+func (r *runner) count(name string, err error) {
 	outcome := "ok"
 	if err != nil {
 		outcome = "error"
@@ -117,7 +145,6 @@ func (r *runner) submit(ctx context.Context, name string, c commands.Command) er
 		}
 	}
 	r.l.m.decisions.WithLabelValues(r.name, name+":"+outcome).Inc()
-	return err
 }
 
 func isConflict(err error) bool {
@@ -156,7 +183,9 @@ func (r *runner) read() (*snapshot, error) {
 }
 
 // pass advances the machines, then decides on requests; busy asks for a
-// timed look again.
+// timed look again. What the machines report goes to the log as one
+// group before the pass reads the state; the housekeeping and decisions
+// the pass then takes go as another (or a few: group.go).
 func (r *runner) pass(ctx context.Context) (busy bool, err error) {
 	if err := r.advance(ctx); err != nil {
 		return true, err
@@ -179,15 +208,25 @@ func (r *runner) pass(ctx context.Context) (busy bool, err error) {
 			return true, err // P29: decide on the registered hosts next pass
 		}
 	}
-	if err := r.housekeep(ctx, s); err != nil {
+	b := r.batcher(ctx)
+	defer b.flush() // the housekeeping, should the pass end before deciding
+	if err := r.housekeep(ctx, s, b); err != nil {
 		return true, err
 	}
-	return r.handle(ctx, s)
+	return r.handle(ctx, s, b)
 }
 
-// advance steps every machine once and records what finished.
+// advance steps every machine once and records what finished, as one
+// group.
 func (r *runner) advance(ctx context.Context) error {
 	now := r.l.cfg.Clock.Now()
+	var first error
+	record := func(err error) {
+		if err != nil && !isConflict(err) && first == nil {
+			first = err
+		}
+	}
+	b := r.batcher(ctx)
 	for _, id := range sortedKeys(r.creates) {
 		op := r.creates[id]
 		done, err := op.m.Advance(ctx, now)
@@ -195,9 +234,7 @@ func (r *runner) advance(ctx context.Context) error {
 			continue
 		}
 		delete(r.creates, id)
-		if err := r.created(ctx, id, op, err); err != nil && !isConflict(err) {
-			return err
-		}
+		r.created(ctx, b, id, op, err, record)
 	}
 	for _, id := range sortedKeys(r.deletes) {
 		done, err := r.deletes[id].Advance(ctx, now)
@@ -210,40 +247,51 @@ func (r *runner) advance(ctx context.Context) error {
 			r.log.Warn("deleting instance failed; will retry", "instance", id, "err", err)
 			continue
 		}
-		if err := r.submit(ctx, "instance.remove", lcmd.RemoveInstance{ID: id}); err != nil && !isConflict(err) {
-			return err
-		}
+		b.add(step{name: "instance.remove", cmd: lcmd.RemoveInstance{ID: id}}, record)
 	}
-	return nil
+	b.flush()
+	return first
 }
 
-// created records the end of a create.
-func (r *runner) created(ctx context.Context, id string, op *createOp, cerr error) error {
+// created queues what the end of a create records; record receives the
+// outcome of the last command it takes.
+func (r *runner) created(ctx context.Context, b *batcher, id string, op *createOp, cerr error, record func(error)) {
 	if cerr == nil {
 		res := op.m.Result()
-		return r.submit(ctx, "instance.ready", lcmd.SetInstanceState{ID: id, State: events.InstanceReady,
-			ExternalID: res.ExternalID, Addresses: res.Addresses})
+		b.add(step{name: "instance.ready", about: op.req, cmd: lcmd.SetInstanceState{ID: id, State: events.InstanceReady,
+			ExternalID: res.ExternalID, Addresses: res.Addresses}}, record)
+		return
 	}
 	log := r.log.With("instance", id, "request", op.req, "label", op.label)
+	state := func(st string) step {
+		return step{name: "instance." + st, about: op.req, cmd: lcmd.SetInstanceState{ID: id, State: st, Reason: cerr.Error()}}
+	}
 	switch {
 	case errors.Is(cerr, driver.ErrQuota):
 		// P24: aborted, not failed; pause and relaunch when quota allows.
 		log.Info("launch refused by the cloud for quota; instance aborted, provider pauses", "err", cerr)
-		if err := r.submit(ctx, "instance.aborted", lcmd.SetInstanceState{ID: id, State: events.InstanceAborted, Reason: cerr.Error()}); err != nil {
-			return err
-		}
-		return r.submit(ctx, "provider.pause", lcmd.Pause{Provider: r.name, ConfigIndex: r.gen, Paused: true, RequestID: op.req, Reason: cerr.Error()})
+		b.add(state(events.InstanceAborted), func(err error) {
+			if err != nil {
+				record(err)
+				return
+			}
+			b.add(step{name: "provider.pause", cmd: lcmd.Pause{Provider: r.name, ConfigIndex: r.gen, Paused: true,
+				RequestID: op.req, Reason: cerr.Error()}}, record)
+		})
 	case errors.Is(cerr, driver.ErrPermanent):
 		// P2: the label is errored; its request fails now, not in a loop.
 		log.Warn("permanent error launching; label errored", "err", cerr)
-		if err := r.submit(ctx, "instance.failed", lcmd.SetInstanceState{ID: id, State: events.InstanceFailed, Reason: cerr.Error()}); err != nil {
-			return err
-		}
-		return r.failRequest(ctx, op.req, cerr.Error(), op.label)
+		b.add(state(events.InstanceFailed), func(err error) {
+			if err != nil {
+				record(err)
+				return
+			}
+			record(r.failRequest(ctx, op.req, cerr.Error(), op.label))
+		})
 	default:
 		log.Info("launch failed; will retry", "err", cerr)
 		r.attempts[op.req]++
-		return r.submit(ctx, "instance.failed", lcmd.SetInstanceState{ID: id, State: events.InstanceFailed, Reason: cerr.Error()})
+		b.add(state(events.InstanceFailed), record)
 	}
 }
 
@@ -304,8 +352,9 @@ func (r *runner) resources(ctx context.Context, prov *launcher.Provider, label s
 
 // housekeep starts machines the state asks for: creates of building
 // instances nobody advances (after a failover or a new generation) and
-// deletes of used, failed and aborted instances.
-func (r *runner) housekeep(ctx context.Context, s *snapshot) error {
+// deletes of used, failed and aborted instances, each once b submitted
+// its marking deleting.
+func (r *runner) housekeep(ctx context.Context, s *snapshot, b *batcher) error {
 	for _, in := range s.insts {
 		switch in.State {
 		case events.InstanceBuilding:
@@ -321,12 +370,14 @@ func (r *runner) housekeep(ctx context.Context, s *snapshot) error {
 					continue
 				}
 			}
-			if err := r.submit(ctx, "instance.deleting", lcmd.SetInstanceState{ID: in.ID, State: events.InstanceDeleting}); err != nil && !isConflict(err) {
-				// P18: name the instance.
-				r.log.Warn("cannot mark instance deleting", "instance", in.ID, "err", err)
-				continue
-			}
-			r.deletes[in.ID] = r.d.Delete(in.ID, in.ExternalID)
+			b.add(step{name: "instance.deleting", cmd: lcmd.SetInstanceState{ID: in.ID, State: events.InstanceDeleting}}, func(err error) {
+				if err != nil && !isConflict(err) {
+					// P18: name the instance.
+					r.log.Warn("cannot mark instance deleting", "instance", in.ID, "err", err)
+					return
+				}
+				r.deletes[in.ID] = r.d.Delete(in.ID, in.ExternalID)
+			})
 		case events.InstanceDeleting:
 			if r.deletes[in.ID] == nil {
 				r.deletes[in.ID] = r.d.Delete(in.ID, in.ExternalID)

@@ -37,12 +37,31 @@ func (l *launcherLog) Append(_ context.Context, data []byte) (any, uint64, error
 	index := l.fsm.Applied() + 1
 	res := l.fsm.Apply([]raftlog.Log{{Index: index, Term: 1, Data: data}})[0]
 	l.mu.Unlock()
-	if e, err := events.DecodeEntry(data); err == nil {
-		for i := range e.Events {
-			l.watch(&e.Events[i])
+	if r, ok := res.(fsm.Result); ok {
+		if e, err := events.DecodeEntry(data); err == nil {
+			l.watchEntry(e, r)
 		}
 	}
 	return res, index, nil
+}
+
+// watchEntry tells watch about the events of e's applied commands, a
+// grouped entry's command by command.
+func (l *launcherLog) watchEntry(e *events.Entry, r fsm.Result) {
+	if e.Grouped() {
+		for i := range e.Group {
+			if i < len(r.Group) {
+				l.watchEntry(&e.Group[i], r.Group[i])
+			}
+		}
+		return
+	}
+	if r.Err != nil {
+		return
+	}
+	for i := range e.Events {
+		l.watch(&e.Events[i])
+	}
 }
 
 // launcherRows: n node requests over 3 sim providers with quotas and a 5%
@@ -117,6 +136,10 @@ func launcherRows(n int) ([]row, error) {
 	defer l.Close()
 	done := make(chan error, 1)
 	go func() { done <- l.Run(ctx) }()
+	defer func() {
+		cancel()
+		<-done // the launcher is done with the store before it closes
+	}()
 	// Requestors: delete each request once fulfilled.
 	var wg sync.WaitGroup
 	wg.Add(1)
@@ -164,8 +187,6 @@ func launcherRows(n int) ([]row, error) {
 	}
 	elapsed, cpu := time.Since(start), cpuTime()-startCPU
 	wg.Wait()
-	cancel()
-	<-done
 	slices.Sort(lat)
 	p99 := lat[min(len(lat)-1, len(lat)*99/100)]
 	p50 := lat[len(lat)/2]
