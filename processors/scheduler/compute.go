@@ -106,7 +106,7 @@ type sched struct {
 
 	// placement
 	candidates     []*Node // schedulable nodes in the job's datacenters and pool, shuffled
-	cursor         int
+	walk           walk    // the order placements visit candidates in (walk.go)
 	limit          int
 	nodesInPool    int
 	nodesAvailable map[string]int
@@ -184,6 +184,7 @@ func newSched(st State, eval *events.Evaluation, job *events.Job) *sched {
 			}
 		}
 		s.rng.shuffle(s.candidates)
+		s.walk = newWalk(s.candidates, s.rng, s.spread) // walk.go
 		s.limit = 2
 		if job.Type == events.JobTypeService && len(s.candidates) > 0 {
 			s.limit = max(2, int(math.Ceil(math.Log2(float64(len(s.candidates))))))

@@ -28,9 +28,16 @@ func fleet(n int) *schedulertest.Harness {
 
 // TestReplayIdentical re-runs every eval of a scenario against the
 // snapshot it saw: the plans encode to the same bytes, and computing does
-// not change the state.
+// not change the state; on a fleet of one walk group and on one of many
+// (walk.go).
 func TestReplayIdentical(t *testing.T) {
-	h := fleet(40)
+	for _, n := range []int{40, 300} {
+		t.Run(fmt.Sprint(n, " nodes"), func(t *testing.T) { testReplayIdentical(t, n) })
+	}
+}
+
+func testReplayIdentical(t *testing.T, nodes int) {
+	h := fleet(nodes)
 	type recorded struct {
 		eval *events.Evaluation
 		snap *scheduler.MemState
@@ -143,9 +150,16 @@ func stateDigest(t *testing.T, st *scheduler.MemState) []byte {
 }
 
 // TestNeverOvercommits places many jobs of random-ish sizes and checks
-// that no node ever holds more than it has.
+// that no node ever holds more than it has, on a fleet of one walk group
+// and on one of several (walk.go).
 func TestNeverOvercommits(t *testing.T) {
-	h := fleet(30)
+	for _, n := range []int{30, 100} {
+		t.Run(fmt.Sprint(n, " nodes"), func(t *testing.T) { testNeverOvercommits(t, n) })
+	}
+}
+
+func testNeverOvercommits(t *testing.T, nodes int) {
+	h := fleet(nodes)
 	for i := range 30 {
 		j := schedulertest.Job(fmt.Sprintf("j%d", i), events.JobTypeService, 5+i%7)
 		j.TaskGroups[0].Tasks[0].Resources = &events.Resources{CPU: 300 + 97*(i%9), MemoryMB: 200 + 311*(i%5)}

@@ -38,11 +38,19 @@
 // and healthy, constraints on ${attr.*}, ${meta.*} and ${node.*},
 // host volumes (present, writable unless the request is read-only) and the
 // host networks a group's ports name, and distinct_hosts; each node's verdict is recorded per computed class for
-// the blocked eval (class.go). Ranking (rank.go): nodes are shuffled with a generator
-// seeded from the eval id; for each placement the scheduler walks them from
-// where the last placement stopped, scores up to max(2, ⌈log2 n⌉) nodes
-// that fit (2 for batch) by bin packing, with a job anti-affinity penalty,
-// and takes the best. Ports (ports.go) are node resources beside CPU,
+// the blocked eval (class.go). Ranking (rank.go): for each placement the
+// scheduler visits nodes in the eval's walk (walk.go) from where the last
+// placement stopped, scores up to max(2, ⌈log2 n⌉) nodes that fit (2 for
+// batch) by bin packing (or spread), with a job anti-affinity penalty,
+// and takes the best. The walk is drawn from a generator seeded from the
+// eval id: nodes fall into groups of about 32 by a hash of their id (the
+// same groups for every eval), taken in an order of the eval's own, each
+// group's nodes shuffled. With binpack a plan keeps to the groups it has
+// entered, going round them, and takes in the next group only when a
+// placement found too few nodes that fit in them, so plans computed
+// concurrently, starting in different groups, seldom fill the same
+// nodes and are seldom refused in part by the plan applier; with spread
+// every node is open from the start. Ports (ports.go) are node resources beside CPU,
 // memory and disk: a node where a static port is reserved, held by a live
 // allocation or given in the plan is exhausted; dynamic ports are drawn
 // from the node's range with a generator seeded from the eval, the

@@ -106,10 +106,11 @@ func inc(m *map[string]int, k string) {
 	(*m)[k]++
 }
 
-// selectNode picks a node for one allocation of group tg: it walks the
-// shuffled candidates from where the last placement stopped, skips nodes
-// that are infeasible or full, scores up to limit nodes that fit and
-// returns the best (ties go to the first seen), with the ports it gives
+// selectNode picks a node for one allocation of group tg: it visits the
+// candidates in the eval's walk (walk.go) from where the last placement
+// stopped, skips nodes that are infeasible or full, scores up to limit
+// nodes that fit and returns the best (ties go to the first seen), with
+// the ports it gives
 // the group's networks nets there (ports.go; nil without networks).
 // avoid, when set, is a node a rescheduled allocation failed on,
 // penalised; index is the allocation's name index (per-alloc CSI volumes,
@@ -123,11 +124,13 @@ func (s *sched) selectNode(tg *events.TaskGroup, r events.Resources, nets []even
 	var bestPorts *events.AllocatedResources
 	bestScore := 0.0
 	found := 0
-	n := len(s.candidates)
-	visited := 0
 	ps := PlacementScores{AllocName: name, TaskGroup: tg.Name}
-	for ; visited < n && found < s.limit; visited++ {
-		node := s.candidates[(s.cursor+visited)%n]
+	s.walk.begin() // walk.go
+	for found < s.limit {
+		node, ok := s.walk.next()
+		if !ok {
+			break
+		}
 		m.NodesEvaluated++
 		if f := s.feasibleFor(tg, node); !f.ok {
 			m.NodesFiltered++
@@ -185,9 +188,6 @@ func (s *sched) selectNode(tg *events.TaskGroup, r events.Resources, nets []even
 		if best == nil || score > bestScore {
 			best, bestPorts, bestScore = node, ports, score
 		}
-	}
-	if n > 0 {
-		s.cursor = (s.cursor + visited) % n
 	}
 	if s.recordScores {
 		if best != nil {
