@@ -59,11 +59,6 @@ type world struct {
 	attempts    map[string]int
 }
 
-type typeAnswer struct {
-	res driver.Resources
-	err error
-}
-
 func newWorld() *world {
 	return &world{hosts: map[string][]driver.Host{}, types: map[string]typeAnswer{}, tenants: map[string]*launcher.Tenant{},
 		unreachable: map[string]bool{}, attempts: map[string]int{}}

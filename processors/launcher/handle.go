@@ -19,7 +19,7 @@ func (r *runner) handle(ctx context.Context, s *snapshot, b *batcher) (bool, err
 		retries = DefaultLaunchRetries
 	}
 	f := &facts{name: r.name, gen: r.gen, prov: s.prov, insts: s.insts, quota: r.quota, retries: retries,
-		attempts: r.attempts, static: r.hosts != nil, ask: runnerLookups{r: r, ctx: ctx, v: s}}
+		attempts: r.attempts, static: r.hosts != nil, ask: runnerLookups{r: r, ctx: ctx, v: s, types: map[string]typeAnswer{}}}
 	if r.hosts != nil {
 		f.hosts = r.hosts.d.Hosts()
 	}
@@ -117,15 +117,30 @@ func (r *runner) started(s step) {
 }
 
 // runnerLookups answers a pass's lookups from the runner's driver (and
-// its caches) and the pass's snapshot.
+// its caches) and the pass's snapshot. It asks the driver about each
+// instance type once a pass, not once a request: the answer is the
+// pass's.
 type runnerLookups struct {
-	r   *runner
-	ctx context.Context
-	v   *snapshot
+	r     *runner
+	ctx   context.Context
+	v     *snapshot
+	types map[string]typeAnswer
+}
+
+// typeAnswer is what the driver (or its cache) answered for a type.
+type typeAnswer struct {
+	res driver.Resources
+	err error
 }
 
 func (a runnerLookups) resources(label string) (driver.Resources, error) {
-	return a.r.resources(a.ctx, a.v.prov, label)
+	lc, _ := a.v.prov.Label(label)
+	if ans, ok := a.types[lc.InstanceType]; ok {
+		return ans.res, ans.err
+	}
+	res, err := a.r.resources(a.ctx, a.v.prov, label)
+	a.types[lc.InstanceType] = typeAnswer{res: res, err: err}
+	return res, err
 }
 
 func (a runnerLookups) reachable(req string, in *launcher.Instance) bool {

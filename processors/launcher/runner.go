@@ -62,7 +62,7 @@ type runner struct {
 func newRunner(l *Launcher, name string, gen uint64, d driver.Driver) *runner {
 	return &runner{l: l, name: name, gen: gen, d: d, log: l.log.With("provider", name, "generation", gen),
 		creates: map[string]*createOp{}, deletes: map[string]driver.Machine{},
-		types: map[string]driver.Resources{}, attempts: map[string]int{}, hosts: newHostState(d), open: newOpenView()}
+		types: map[string]driver.Resources{}, attempts: map[string]int{}, hosts: newHostState(d), open: newOpenView(name)}
 }
 
 func (r *runner) run(ctx context.Context) error {
@@ -153,7 +153,8 @@ func isConflict(err error) bool {
 	return errors.As(err, &ce) || errors.As(err, &nf)
 }
 
-// snapshot reads the provider's state.
+// snapshot reads the provider's state; insts are its instances, from
+// the runner's view once synced to raw.
 type snapshot struct {
 	raw   kv.Reader
 	v     projections.View
@@ -175,10 +176,6 @@ func (r *runner) read() (*snapshot, error) {
 		return nil, err
 	}
 	s.prov = p
-	if s.insts, err = launcher.ProviderInstances(v, r.name); err != nil {
-		s.close()
-		return nil, err
-	}
 	return s, nil
 }
 
@@ -199,6 +196,7 @@ func (r *runner) pass(ctx context.Context) (busy bool, err error) {
 	if err != nil {
 		return true, err
 	}
+	s.insts = r.open.instances()
 	r.l.m.rereads.WithLabelValues(r.name).Add(float64(n))
 	r.refreshQuota(ctx)
 	r.retry = false

@@ -22,21 +22,29 @@ import (
 const maxCatchUp = 100_000
 
 // openView is a runner's incremental view of the open node requests, in
-// handling order (relative priority, then creation). It is loaded once
-// from the projection; each pass then reads only the archive's events
-// since the index it holds and re-reads just the requests they name, so
-// a pass over a large backlog no longer reads every open request.
+// handling order (relative priority, then creation), and of its
+// provider's instances. It is loaded once from the projection; each pass
+// then reads only the archive's events since the index it holds and
+// re-reads just the requests and instances they name (none for one they
+// delete), so a pass over a large backlog, or a provider holding many
+// instances, no longer reads every open request and every instance.
 //
 // It also remembers the requests the runner looked at and could neither
 // serve nor decline for a reason that only a provider change or a new
 // quota can lift (it yielded to a better provider, or it is paused):
 // those are skipped until the request, the providers or the quota change.
 type openView struct {
+	// provider names the provider whose instances the view holds.
+	provider string
 	// at is the applied index the view reflects; 0 before the first load.
 	at        uint64
 	byID      map[string]*launcher.Request
 	requested []*launcher.Request
 	pending   []*launcher.Request
+	// insts are the provider's instances by id; sorted lists them by id,
+	// nil when insts changed since.
+	insts  map[string]*launcher.Instance
+	sorted []*launcher.Instance
 	// waiting maps a request id to its modify index when it was set aside
 	// under key.
 	waiting map[string]uint64
@@ -55,8 +63,9 @@ type waitKey struct {
 	quota     string
 }
 
-func newOpenView() *openView {
-	return &openView{byID: map[string]*launcher.Request{}, waiting: map[string]uint64{}, checked: map[string]uint64{}}
+func newOpenView(provider string) *openView {
+	return &openView{provider: provider, byID: map[string]*launcher.Request{}, insts: map[string]*launcher.Instance{},
+		waiting: map[string]uint64{}, checked: map[string]uint64{}}
 }
 
 // order is the handling order: relative priority, creation, id.
@@ -115,15 +124,20 @@ func (o *openView) sync(snap kv.Reader, v projections.View) (int, error) {
 	if to == o.at {
 		return 0, nil
 	}
-	dirty := map[string]struct{}{}
+	// dirty maps a request or instance the events name to whether they
+	// deleted it (no need to read it again: ids are never reused).
+	dirty, dirtyInsts := map[string]bool{}, map[string]bool{}
 	err = archive.Scan(snap, o.at+1, to, func(_ uint64, _ uint32, data []byte) error {
 		ev, err := events.DecodeEvent(data)
 		if err != nil {
 			return err
 		}
 		for _, k := range ev.Keys {
-			if k.Kind == events.KindNodeRequest {
-				dirty[k.Value] = struct{}{}
+			switch k.Kind {
+			case events.KindNodeRequest:
+				dirty[k.Value] = dirty[k.Value] || ev.Type == "NodeRequestDeleted"
+			case events.KindInstance:
+				dirtyInsts[k.Value] = dirtyInsts[k.Value] || ev.Type == "InstanceDeleted"
 			}
 		}
 		return nil
@@ -131,7 +145,13 @@ func (o *openView) sync(snap kv.Reader, v projections.View) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("launcher: read the archive %d..%d: %w", o.at+1, to, err)
 	}
-	for id := range dirty {
+	n := 0
+	for id, deleted := range dirty {
+		if deleted {
+			o.remove(id)
+			continue
+		}
+		n++
 		r, err := launcher.GetRequest(v, id)
 		if errors.Is(err, projections.ErrNotFound) {
 			o.remove(id)
@@ -141,13 +161,61 @@ func (o *openView) sync(snap kv.Reader, v projections.View) (int, error) {
 		}
 		o.put(r)
 	}
+	for id, deleted := range dirtyInsts {
+		if err := o.syncInstance(v, id, deleted); err != nil {
+			return 0, err
+		}
+	}
 	o.at = to
-	return len(dirty), nil
+	return n, nil
 }
 
-// load reads every open request from the projection.
+// syncInstance brings the view's instance id to v.
+func (o *openView) syncInstance(v projections.View, id string, deleted bool) error {
+	var in *launcher.Instance
+	if !deleted {
+		var err error
+		in, err = launcher.GetInstance(v, id)
+		if err != nil && !errors.Is(err, projections.ErrNotFound) {
+			return err
+		}
+	}
+	if _, had := o.insts[id]; !had && (in == nil || in.Provider != o.provider) {
+		return nil // not the provider's
+	}
+	o.sorted = nil
+	if in == nil || in.Provider != o.provider {
+		delete(o.insts, id)
+		return nil
+	}
+	o.insts[id] = in
+	return nil
+}
+
+// instances returns the provider's instances, by id.
+func (o *openView) instances() []*launcher.Instance {
+	if o.sorted == nil {
+		o.sorted = make([]*launcher.Instance, 0, len(o.insts))
+		for _, in := range o.insts {
+			o.sorted = append(o.sorted, in)
+		}
+		slices.SortFunc(o.sorted, func(a, b *launcher.Instance) int { return cmp.Compare(a.ID, b.ID) })
+	}
+	return o.sorted
+}
+
+// load reads every open request and the provider's instances from the
+// projection.
 func (o *openView) load(v projections.View, at uint64) (int, error) {
-	*o = *newOpenView()
+	*o = *newOpenView(o.provider)
+	insts, err := launcher.ProviderInstances(v, o.provider)
+	if err != nil {
+		return 0, err
+	}
+	for _, in := range insts {
+		o.insts[in.ID] = in
+	}
+	o.sorted = insts
 	n := 0
 	for _, state := range []string{events.RequestRequested, events.RequestPending} {
 		l := o.list(state)
