@@ -125,8 +125,11 @@ func (o *openView) sync(snap kv.Reader, v projections.View) (int, error) {
 		return 0, nil
 	}
 	// dirty maps a request or instance the events name to whether they
-	// deleted it (no need to read it again: ids are never reused).
-	dirty, dirtyInsts := map[string]bool{}, map[string]bool{}
+	// deleted it (no need to read it again: ids are never reused). An
+	// instance the view does not hold is the provider's only if the
+	// events created it for the provider (an instance never changes
+	// provider): created lists those.
+	dirty, dirtyInsts, created := map[string]bool{}, map[string]bool{}, map[string]bool{}
 	err = archive.Scan(snap, o.at+1, to, func(_ uint64, _ uint32, data []byte) error {
 		ev, err := events.DecodeEvent(data)
 		if err != nil {
@@ -139,6 +142,9 @@ func (o *openView) sync(snap kv.Reader, v projections.View) (int, error) {
 			case events.KindInstance:
 				dirtyInsts[k.Value] = dirtyInsts[k.Value] || ev.Type == "InstanceDeleted"
 			}
+		}
+		if ev.Type == "InstanceCreated" && ev.Key(events.KindProvider) == o.provider {
+			created[ev.Key(events.KindInstance)] = true
 		}
 		return nil
 	})
@@ -162,6 +168,9 @@ func (o *openView) sync(snap kv.Reader, v projections.View) (int, error) {
 		o.put(r)
 	}
 	for id, deleted := range dirtyInsts {
+		if _, had := o.insts[id]; !had && !created[id] {
+			continue // another provider's
+		}
 		if err := o.syncInstance(v, id, deleted); err != nil {
 			return 0, err
 		}
