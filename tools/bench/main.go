@@ -139,7 +139,7 @@ func main() {
 		run("mirror", func() ([]row, error) { return mirrorRows(mirrorEvents, 5000, *clients, *duration) }) // mirror.go
 		run("mirror-codecs", func() ([]row, error) { return mirrorCodecRows(200_000) })                     // mirror.go
 		run("mirror-writes", func() ([]row, error) { return mirrorWriteRows(3, *clients, *duration) })      // mirror.go
-		run("mirror-catchup", func() ([]row, error) { return mirrorCatchUpRows(mirrorEvents) })             // mirror.go
+		run("mirror-catchup", func() ([]row, error) { return mirrorCatchUpRows(mirrorEvents, 5) })          // mirror.go
 		run("evaldelete", func() ([]row, error) {
 			return evalDeleteRows(*evalDeleteN, *evalDeletePage, *evalDeleteSeed, *evalDeleteWriters)
 		}) // evaldelete.go
