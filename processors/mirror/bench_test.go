@@ -1,9 +1,11 @@
 package mirror
 
 import (
+	"bytes"
 	"testing"
 	"time"
 
+	"github.com/ordoplane/ordo/storage/archive"
 	"github.com/ordoplane/ordo/storage/waittest"
 )
 
@@ -25,8 +27,8 @@ func BenchmarkCatchUp(b *testing.B) {
 	}
 }
 
-// BenchmarkBuild is the cost of building one record (decode, redact,
-// encode, headers).
+// BenchmarkBuild is the cost of building one record the general way
+// (decode, redact, encode, headers).
 func BenchmarkBuild(b *testing.B) {
 	l := newLog(b)
 	l.namespaces(1, 1, 1)
@@ -38,6 +40,29 @@ func BenchmarkBuild(b *testing.B) {
 		bl.reset()
 		if err := bl.build(ev, o, &r.r); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkBuildRaw is the cost of building one record on the fast path,
+// straight from the archived bytes.
+func BenchmarkBuildRaw(b *testing.B) {
+	l := newLog(b)
+	l.namespaces(1, 1, 1)
+	var data []byte
+	if err := archive.Scan(l.store, 0, 0, func(_ uint64, _ uint32, v []byte) error {
+		data = bytes.Clone(v)
+		return nil
+	}); err != nil {
+		b.Fatal(err)
+	}
+	var bl builder
+	var r recordHolder
+	o := recordOptions{Topic: "t", Source: "/ordo", Format: FormatJSON, Partitions: 6}
+	for b.Loop() {
+		bl.reset()
+		if _, ok := bl.buildRaw(data, o, &r.r); !ok {
+			b.Fatal("not built on the fast path")
 		}
 	}
 }

@@ -385,18 +385,23 @@ func (m *Mirror) fill(c *chunk, cursor Position, o recordOptions) error {
 				if i > 0 {
 					start = c.ends[i-1]
 				}
-				ev, err := events.DecodeEvent(c.raw[start:c.ends[i]])
-				if err != nil {
-					errs[l] = fmt.Errorf("mirror: archived event %d of chunk ending %s: %w", i, c.last, err)
-					return
+				data := c.raw[start:c.ends[i]]
+				c.recs[i] = kgo.Record{}
+				at, ok := b.buildRaw(data, o, &c.recs[i])
+				if !ok {
+					ev, err := events.DecodeEvent(data)
+					if err != nil {
+						errs[l] = fmt.Errorf("mirror: archived event %d of chunk ending %s: %w", i, c.last, err)
+						return
+					}
+					if err := b.build(ev, o, &c.recs[i]); err != nil {
+						errs[l] = err
+						return
+					}
+					at = ev.Time
 				}
 				if i == 0 {
-					c.first = ev.Time
-				}
-				c.recs[i] = kgo.Record{}
-				if err := b.build(ev, o, &c.recs[i]); err != nil {
-					errs[l] = err
-					return
+					c.first = at
 				}
 			}
 		}()

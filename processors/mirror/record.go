@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strconv"
 	"time"
-	"unicode/utf8"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/vmihailenco/msgpack/v5"
@@ -69,6 +68,11 @@ type builder struct {
 	headers []kgo.RecordHeader
 	payload bytes.Buffer
 	enc     *json.Encoder
+	// The fast path's (rawrecord.go): the event being built, the types
+	// seen, the ce_source value.
+	raw    rawEvent
+	types  map[string]*typeInfo
+	source []byte
 }
 
 // reset makes the builder's buffers reusable; records built before must
@@ -251,42 +255,6 @@ func appendJSONValue(b []byte, ev *events.Event, t events.Type, key string, at t
 	b = append(b, `],"Payload":`...)
 	b = append(b, payload...)
 	return append(b, '}')
-}
-
-// appendJSONString appends s as a JSON string, escaped as encoding/json
-// escapes it (without HTML escaping); invalid UTF-8 becomes U+FFFD.
-func appendJSONString(b []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	b = append(b, '"')
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			switch {
-			case c == '"' || c == '\\':
-				b = append(b, '\\', c)
-			case c == '\n':
-				b = append(b, '\\', 'n')
-			case c == '\r':
-				b = append(b, '\\', 'r')
-			case c == '\t':
-				b = append(b, '\\', 't')
-			case c < 0x20:
-				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-			default:
-				b = append(b, c)
-			}
-			i++
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, `\ufffd`...)
-		} else {
-			b = append(b, s[i:i+size]...)
-		}
-		i += size
-	}
-	return append(b, '"')
 }
 
 // msgpackValue is the msgpack record value: the JSON value's fields under
