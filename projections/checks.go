@@ -11,7 +11,8 @@ import (
 // (beyond Exists, Absent and ModifyIndex): it returns why p does not hold,
 // or "" when it does. It runs at apply on every server, so it must be
 // deterministic: it reads only v (every table, at the state before the
-// entry) and p.
+// entry; for a command of a grouped entry, after the commands before it)
+// and p.
 type Check func(v View, p events.Precondition) string
 
 var checks struct {

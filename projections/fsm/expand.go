@@ -9,7 +9,8 @@ import (
 
 // expand runs the registered expander of each event of entry, in order,
 // replacing the event's payload and keys with the expansion. Each
-// expander sees the state before the entry. It returns a reason when an
+// expander sees the state before the entry (for a command of a grouped
+// entry, after the commands before it). It returns a reason when an
 // expander refuses the entry.
 func expand(v projections.View, entry *events.Entry) (string, error) {
 	for i := range entry.Events {
