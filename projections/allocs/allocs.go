@@ -69,10 +69,11 @@ func (Projection) Apply(tx *projections.Tx, ev *events.Event) error {
 		return err
 	}
 	var nodes []string // whose allocations this event changes
+	t := newTally()    // tally.go
 	switch p := p.(type) {
 	case *events.AllocsPlaced:
 		for i := range p.Allocs {
-			if err := place(tx, &p.Allocs[i]); err != nil {
+			if err := place(tx, t, &p.Allocs[i]); err != nil {
 				return err
 			}
 			nodes = append(nodes, p.Allocs[i].NodeID)
@@ -80,7 +81,7 @@ func (Projection) Apply(tx *projections.Tx, ev *events.Event) error {
 	case *events.AllocsDesiredUpdated:
 		for i := range p.Updates {
 			u := &p.Updates[i]
-			if err := patch(tx, u.ID, "", func(a *events.Allocation) { desired(a, u) }); err != nil {
+			if err := patch(tx, t, u.ID, "", func(a *events.Allocation) { desired(a, u) }); err != nil {
 				return err
 			}
 			if a, err := lookup(tx, u.ID); err != nil {
@@ -92,7 +93,7 @@ func (Projection) Apply(tx *projections.Tx, ev *events.Event) error {
 	case *events.AllocsClientUpdated:
 		for i := range p.Updates {
 			u := &p.Updates[i]
-			if err := patch(tx, u.ID, p.NodeID, func(a *events.Allocation) { client(a, u) }); err != nil {
+			if err := patch(tx, t, u.ID, p.NodeID, func(a *events.Allocation) { client(a, u) }); err != nil {
 				return err
 			}
 		}
@@ -104,10 +105,13 @@ func (Projection) Apply(tx *projections.Tx, ev *events.Event) error {
 			} else if a != nil {
 				nodes = append(nodes, a.NodeID)
 			}
-			if err := remove(tx, id); err != nil {
+			if err := remove(tx, t, id); err != nil {
 				return err
 			}
 		}
+	}
+	if err := t.flush(tx); err != nil {
+		return err
 	}
 	return touchNodes(tx, nodes)
 }
@@ -179,7 +183,7 @@ func put(tx *projections.Tx, a *events.Allocation) error {
 	return projections.PutValue(tx, &allocCodec, Table, a.ID, a)
 }
 
-func place(tx *projections.Tx, a *events.Allocation) error {
+func place(tx *projections.Tx, t *tally, a *events.Allocation) error {
 	if a.ID == "" {
 		return nil
 	}
@@ -195,7 +199,7 @@ func place(tx *projections.Tx, a *events.Allocation) error {
 	if old != nil {
 		before = &old.Allocation
 	}
-	if err := adjustUsage(tx, before, a); err != nil {
+	if err := adjustUsage(tx, t, before, a); err != nil {
 		return err
 	}
 	newKeys := indexKeys(a)
@@ -220,12 +224,13 @@ func place(tx *projections.Tx, a *events.Allocation) error {
 	if a.PreviousAllocation == "" || a.PreviousAllocation == a.ID {
 		return nil
 	}
-	return patch(tx, a.PreviousAllocation, "", func(prev *events.Allocation) { prev.NextAllocation = a.ID })
+	return patch(tx, t, a.PreviousAllocation, "", func(prev *events.Allocation) { prev.NextAllocation = a.ID })
 }
 
-// patch applies fn to the alloc id and writes it back; an unknown id, or
-// one on another node than node (when set), is left alone.
-func patch(tx *projections.Tx, id, node string, fn func(*events.Allocation)) error {
+// patch applies fn to the alloc id and writes it back, tallying its usage
+// in t; an unknown id, or one on another node than node (when set), is
+// left alone.
+func patch(tx *projections.Tx, t *tally, id, node string, fn func(*events.Allocation)) error {
 	a, err := lookup(tx, id)
 	if err != nil || a == nil || (node != "" && a.NodeID != node) {
 		return err
@@ -236,7 +241,7 @@ func patch(tx *projections.Tx, id, node string, fn func(*events.Allocation)) err
 	if err := put(tx, &a.Allocation); err != nil {
 		return err
 	}
-	return adjustUsage(tx, &before, &a.Allocation)
+	return adjustUsage(tx, t, &before, &a.Allocation)
 }
 
 func desired(a *events.Allocation, u *events.AllocDesiredUpdate) {
@@ -280,7 +285,7 @@ func client(a *events.Allocation, u *events.AllocClientUpdate) {
 	}
 }
 
-func remove(tx *projections.Tx, id string) error {
+func remove(tx *projections.Tx, t *tally, id string) error {
 	old, err := lookup(tx, id)
 	if err != nil || old == nil {
 		return err
@@ -288,7 +293,7 @@ func remove(tx *projections.Tx, id string) error {
 	if _, err := tx.Delete(Table, id); err != nil {
 		return err
 	}
-	if err := adjustUsage(tx, &old.Allocation, nil); err != nil {
+	if err := adjustUsage(tx, t, &old.Allocation, nil); err != nil {
 		return err
 	}
 	for _, k := range indexKeys(&old.Allocation) {

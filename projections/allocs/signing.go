@@ -27,8 +27,9 @@ const (
 func SigningKeyPrefix(keyID string) string { return keyID + "\x00" }
 
 // adjustSigning moves the live signing index from old (before) to a
-// (after); either may be nil, and terminal allocs are not indexed.
-func adjustSigning(tx *projections.Tx, old, a *events.Allocation) error {
+// (after), counting in the event's tally t; either may be nil, and
+// terminal allocs are not indexed.
+func adjustSigning(tx *projections.Tx, t *tally, old, a *events.Allocation) error {
 	oldKey, newKey := liveSigningKey(old), liveSigningKey(a)
 	if oldKey == newKey {
 		return nil
@@ -37,7 +38,7 @@ func adjustSigning(tx *projections.Tx, old, a *events.Allocation) error {
 		if _, err := tx.Delete(BySigningKeyTable, SigningKeyPrefix(oldKey)+old.ID); err != nil {
 			return err
 		}
-		if err := addSigningCount(tx, oldKey, -1); err != nil {
+		if err := t.addSigned(tx, oldKey, -1); err != nil { // tally.go
 			return err
 		}
 	}
@@ -45,7 +46,7 @@ func adjustSigning(tx *projections.Tx, old, a *events.Allocation) error {
 		if err := tx.PutIndex(BySigningKeyTable, SigningKeyPrefix(newKey)+a.ID); err != nil {
 			return err
 		}
-		return addSigningCount(tx, newKey, 1)
+		return t.addSigned(tx, newKey, 1)
 	}
 	return nil
 }
@@ -55,23 +56,6 @@ func liveSigningKey(a *events.Allocation) string {
 		return ""
 	}
 	return a.SigningKeyID
-}
-
-func addSigningCount(tx *projections.Tx, keyID string, d int) error {
-	n, _, err := LiveSignedBy(tx.View, keyID)
-	if err != nil {
-		return err
-	}
-	n += d
-	if n <= 0 {
-		_, err := tx.Delete(SigningKeyLiveTable, keyID)
-		return err
-	}
-	b, err := msgpack.Marshal(n)
-	if err != nil {
-		return fmt.Errorf("encode signing count: %w", err)
-	}
-	return tx.Put(SigningKeyLiveTable, keyID, b)
 }
 
 // LiveSignedBy returns how many live allocs keyID signed and the modify

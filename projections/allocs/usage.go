@@ -48,12 +48,13 @@ func HostPorts(a *events.Allocation) []int {
 	return out
 }
 
-// adjustUsage moves the usage of old (before) to a (after): either may be
-// nil; terminal allocations count for nothing. A live allocation that
-// stays live on its node moves its node's usage only if its resources
-// changed (a client update, the most frequent change, rewrites nothing).
-func adjustUsage(tx *projections.Tx, old, a *events.Allocation) error {
-	if err := adjustSigning(tx, old, a); err != nil { // signing.go (N5)
+// adjustUsage moves the usage of old (before) to a (after) in the
+// event's tally t: either may be nil; terminal allocations count for
+// nothing. A live allocation that stays live on its node moves its
+// node's usage only if its resources changed (a client update, the most
+// frequent change, rewrites nothing).
+func adjustUsage(tx *projections.Tx, t *tally, old, a *events.Allocation) error {
+	if err := adjustSigning(tx, t, old, a); err != nil { // signing.go (N5)
 		return err
 	}
 	oldLive, newLive := old != nil && !old.Terminal(), a != nil && !a.Terminal()
@@ -64,52 +65,19 @@ func adjustUsage(tx *projections.Tx, old, a *events.Allocation) error {
 		if d == (events.Resources{}) && slices.Equal(oldPorts, newPorts) {
 			return nil
 		}
-		return addUsage(tx, a.NodeID, d, 0, oldPorts, newPorts)
+		return t.addUsage(tx, a.NodeID, d, 0, oldPorts, newPorts) // tally.go
 	}
 	if oldLive {
 		r := old.Resources
-		if err := addUsage(tx, old.NodeID, events.Resources{CPU: -r.CPU, MemoryMB: -r.MemoryMB, DiskMB: -r.DiskMB}, -1,
+		if err := t.addUsage(tx, old.NodeID, events.Resources{CPU: -r.CPU, MemoryMB: -r.MemoryMB, DiskMB: -r.DiskMB}, -1,
 			HostPorts(old), nil); err != nil {
 			return err
 		}
 	}
 	if newLive {
-		return addUsage(tx, a.NodeID, a.Resources, 1, nil, HostPorts(a))
+		return t.addUsage(tx, a.NodeID, a.Resources, 1, nil, HostPorts(a))
 	}
 	return nil
-}
-
-// addUsage adds d and n allocations to node's usage, and moves it from
-// holding the ports drop to holding add; the row goes when no allocation
-// is left.
-func addUsage(tx *projections.Tx, node string, d events.Resources, n int, drop, add []int) error {
-	var u Usage
-	if was, _, err := projections.LookupValue(tx, &usageCodec, UsageTable, node); err != nil {
-		return err
-	} else if was != nil {
-		u = *was
-	}
-	u.Resources.CPU += d.CPU
-	u.Resources.MemoryMB += d.MemoryMB
-	u.Resources.DiskMB += d.DiskMB
-	u.Allocs += n
-	for _, p := range drop {
-		if i, ok := slices.BinarySearch(u.Ports, p); ok {
-			u.Ports = slices.Delete(u.Ports, i, i+1)
-		}
-	}
-	for _, p := range add {
-		i, _ := slices.BinarySearch(u.Ports, p)
-		u.Ports = slices.Insert(u.Ports, i, p)
-	}
-	if len(u.Ports) == 0 {
-		u.Ports = nil
-	}
-	if u.Allocs == 0 {
-		_, err := tx.Delete(UsageTable, node)
-		return err
-	}
-	return projections.PutValue(tx, &usageCodec, UsageTable, node, &u)
 }
 
 // usageCodec encodes UsageTable's rows.

@@ -100,9 +100,17 @@ func BenchmarkRebuild(b *testing.B) {
 }
 
 // BenchmarkFSMApplyPlan measures allocations/s through FSM.Apply of plan
-// commits: one entry per plan placing 1000 allocations of one job, each on
-// its own node of 5000, as the C1M run commits them.
-func BenchmarkFSMApplyPlan(b *testing.B) {
+// commits: one entry per plan placing 1000 allocations of one job, signed
+// by one key, each on its own node of 5000, as a spread plan commits them.
+func BenchmarkFSMApplyPlan(b *testing.B) { benchFSMApplyPlan(b, 1) }
+
+// BenchmarkFSMApplyPlanPacked is BenchmarkFSMApplyPlan with 25
+// allocations a node, as a bin packing plan of the C1M run commits them
+// (processors/scheduler/walk.go).
+func BenchmarkFSMApplyPlanPacked(b *testing.B) { benchFSMApplyPlan(b, 25) }
+
+// benchFSMApplyPlan commits plans of 1000 allocations, pack to a node.
+func benchFSMApplyPlan(b *testing.B, pack int) {
 	const perPlan, nodes = 1000, 5000
 	store := pt.OpenStore(b)
 	f := pt.NewFSM(b, store)
@@ -115,9 +123,9 @@ func BenchmarkFSMApplyPlan(b *testing.B) {
 		allocs := make([]events.Allocation, perPlan)
 		for i := range allocs {
 			allocs[i] = events.Allocation{ID: fmt.Sprintf("%s-%04d", job, i), Namespace: "default", JobID: job,
-				TaskGroup: "g", Name: fmt.Sprintf("%s.g[%d]", job, i), NodeID: fmt.Sprintf("node-%05d", (int(index)*perPlan+i)%nodes),
+				TaskGroup: "g", Name: fmt.Sprintf("%s.g[%d]", job, i), NodeID: fmt.Sprintf("node-%05d", (int(index)*perPlan/pack+i/pack)%nodes),
 				EvalID: "eval-" + job, DesiredStatus: events.AllocDesiredRun, ClientStatus: events.AllocClientPending,
-				Resources: events.Resources{CPU: 100, MemoryMB: 64}}
+				Resources: events.Resources{CPU: 100, MemoryMB: 64}, SigningKeyID: "key-1"}
 		}
 		e := pt.Entry(b, "", &events.AllocsPlaced{EvalID: "eval-" + job, Allocs: allocs})
 		logs := []raftlog.Log{pt.Log(b, index, e)}
