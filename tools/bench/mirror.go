@@ -44,8 +44,8 @@ func mirrorRows(events, rate, clients int, d time.Duration) ([]row, error) {
 		return nil, err
 	}
 	rows = append(rows,
-		row{fmt.Sprintf("acked commands without HTTP, 1 server, %d clients, no mirror", clients), without, "commands/s"},
-		row{fmt.Sprintf("acked commands without HTTP, 1 server, %d clients, mirror on", clients), with, "commands/s"})
+		row{fmt.Sprintf("acked commands without HTTP, 1 server, %d clients, no mirror", clients), without.rate, "commands/s"},
+		row{fmt.Sprintf("acked commands without HTTP, 1 server, %d clients, mirror on", clients), with.rate, "commands/s"})
 	lag, err := mirrorLag(rate, d)
 	if err != nil {
 		return nil, err
@@ -55,35 +55,46 @@ func mirrorRows(events, rate, clients int, d time.Duration) ([]row, error) {
 
 // mirrorWritePair is the acked command rate of clients writers for d
 // without, then with the mirror.
-func mirrorWritePair(clients int, d time.Duration) (without, with float64, err error) {
+func mirrorWritePair(clients int, d time.Duration) (without, with writeRun, err error) {
 	if without, err = mirrorWrites(false, clients, d); err != nil {
-		return 0, 0, err
+		return writeRun{}, writeRun{}, err
 	}
 	with, err = mirrorWrites(true, clients, d)
 	return without, with, err
 }
 
+// writeRun is one run of mirrorWrites: acked commands/s, and this
+// process's CPU per acked command (the server's, and with the mirror on
+// the mirror's and kfake's too), which the others' load on the machine
+// moves far less than the rate.
+type writeRun struct{ rate, cpuPer float64 }
+
 // mirrorWriteRows measures what the mirror costs the writers: pairs runs
 // without then with the mirror, alternating, each of clients writers for
 // d; the rows are the median rate of each and the cost in percent of the
-// rate without.
+// rate without, and the median CPU per command of each and the share of
+// the CPU the mirror adds (what it would take off writers bound by CPU).
 func mirrorWriteRows(pairs, clients int, d time.Duration) ([]row, error) {
-	var off, on []float64
+	var off, on, cpuOff, cpuOn []float64
 	for i := range pairs {
 		without, with, err := mirrorWritePair(clients, d)
 		if err != nil {
 			return nil, err
 		}
-		fmt.Fprintf(os.Stderr, "bench: mirror writes, pair %d: %.0f/s off, %.0f/s on\n", i+1, without, with)
-		off, on = append(off, without), append(on, with)
+		fmt.Fprintf(os.Stderr, "bench: mirror writes, pair %d: %.0f/s off, %.0f/s on; %.1f CPU µs per command off, %.1f on\n",
+			i+1, without.rate, with.rate, without.cpuPer, with.cpuPer)
+		off, on = append(off, without.rate), append(on, with.rate)
+		cpuOff, cpuOn = append(cpuOff, without.cpuPer), append(cpuOn, with.cpuPer)
 	}
-	slices.Sort(off)
-	slices.Sort(on)
-	mOff, mOn := off[len(off)/2], on[len(on)/2]
+	median := func(v []float64) float64 { slices.Sort(v); return v[len(v)/2] }
+	mOff, mOn, cOff, cOn := median(off), median(on), median(cpuOff), median(cpuOn)
 	return []row{
 		{fmt.Sprintf("acked commands without HTTP, 1 server, %d clients, no mirror (median of %d)", clients, pairs), mOff, "commands/s"},
 		{fmt.Sprintf("acked commands without HTTP, 1 server, %d clients, mirror on (median of %d)", clients, pairs), mOn, "commands/s"},
 		{"mirror cost to the writers (medians)", 100 * (mOff - mOn) / mOff, "%"},
+		{"CPU per acked command, no mirror (median)", cOff, "CPU µs"},
+		{"CPU per acked command, mirror on (median)", cOn, "CPU µs"},
+		{"CPU the mirror adds per command (medians)", 100 * (cOn - cOff) / cOff, "%"},
 	}, nil
 }
 
@@ -325,30 +336,30 @@ func mirrorAgent(dir string, k *kfake.Cluster) (*agent.Agent, error) {
 }
 
 // mirrorWrites is the acked command rate of clients writers on one server
-// for d, with or without a mirror.
-func mirrorWrites(withMirror bool, clients int, d time.Duration) (float64, error) {
+// for d, with or without a mirror, and the CPU per command.
+func mirrorWrites(withMirror bool, clients int, d time.Duration) (writeRun, error) {
 	dir, err := os.MkdirTemp("", "ordo-bench-mirror-")
 	if err != nil {
-		return 0, err
+		return writeRun{}, err
 	}
 	defer os.RemoveAll(dir)
 	var k *kfake.Cluster
 	if withMirror {
 		if k, err = kfake.NewCluster(kfake.NumBrokers(1)); err != nil {
-			return 0, err
+			return writeRun{}, err
 		}
 		defer k.Close()
 	}
 	a, err := mirrorAgent(dir, k)
 	if err != nil {
-		return 0, err
+		return writeRun{}, err
 	}
 	defer a.Shutdown()
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
 	var acked atomic.Int64
 	var wg sync.WaitGroup
-	start := time.Now()
+	start, cpu0 := time.Now(), cpuTime()
 	for c := range clients {
 		wg.Add(1)
 		go func() {
@@ -362,7 +373,8 @@ func mirrorWrites(withMirror bool, clients int, d time.Duration) (float64, error
 		}()
 	}
 	wg.Wait()
-	return float64(acked.Load()) / time.Since(start).Seconds(), nil
+	n := float64(acked.Load())
+	return writeRun{rate: n / time.Since(start).Seconds(), cpuPer: float64((cpuTime() - cpu0).Microseconds()) / max(n, 1)}, nil
 }
 
 // mirrorLag writes rate commands/s for d on one server with a mirror and
