@@ -48,9 +48,13 @@ type Config struct {
 	Registerer prometheus.Registerer
 	// ChunkEvents bounds the events of one Kafka transaction; default 16384.
 	ChunkEvents int
-	// Linger is how long the mirror waits, once caught up and woken by a
-	// new entry, before reading the archive, so that one transaction
-	// carries what arrives meanwhile; default 5ms.
+	// Linger paces the mirror once it is caught up: a transaction begins
+	// at least Linger after the one before, so that it carries what
+	// arrived meanwhile, and the mirror commits at most 1/Linger
+	// transactions a second however fast the log grows (each costs the
+	// leader's CPU far more than an event). An event after a quiet spell
+	// longer than Linger goes at once; while behind, transactions follow
+	// each other without pause. Default 20ms.
 	Linger time.Duration
 	// MinBackoff and MaxBackoff bound the wait before a failed session is
 	// retried (doubling from Min); default 100ms and 30s.
@@ -88,7 +92,7 @@ type Mirror struct {
 // DefaultConfig returns the defaults, without the required fields (the
 // Settings take theirs from the agent file's defaults).
 func DefaultConfig() Config {
-	return Config{Clock: clock.System{}, Logger: slog.Default(), ChunkEvents: 16384, Linger: 5 * time.Millisecond,
+	return Config{Clock: clock.System{}, Logger: slog.Default(), ChunkEvents: 16384, Linger: 20 * time.Millisecond,
 		MinBackoff: 100 * time.Millisecond, MaxBackoff: 30 * time.Second}
 }
 
@@ -289,10 +293,15 @@ func (m *Mirror) pipeline(ctx context.Context, cl *kgo.Client, resume Position, 
 }
 
 // filler builds chunks of the events after resume, in log order, and hands
-// them to ready; when caught up it waits for the log to grow, then lingers
-// so that one transaction carries what arrives meanwhile.
+// them to ready. When caught up it waits for the log to grow, and paces
+// the chunks by time (Config.Linger): one chunk a Linger at most, carrying
+// what arrived meanwhile.
 func (m *Mirror) filler(ctx context.Context, resume Position, opts recordOptions, free <-chan *chunk, ready chan<- *chunk) error {
 	cursor := resume
+	var (
+		last   time.Time // when the last chunk was read
+		behind bool      // the last chunk was full: more is waiting
+	)
 	for {
 		var c *chunk
 		select {
@@ -302,23 +311,25 @@ func (m *Mirror) filler(ctx context.Context, resume Position, opts recordOptions
 		}
 		for {
 			_, wake := m.cfg.Applied()
+			if wait := m.cfg.Linger - m.cfg.Clock.Now().Sub(last); !behind && wait > 0 {
+				select {
+				case <-ctx.Done():
+					return nil
+				case <-m.cfg.Clock.After(wait):
+				}
+			}
+			start := m.cfg.Clock.Now()
 			if err := m.fill(c, cursor, opts); err != nil {
 				return err
 			}
 			if len(c.recs) > 0 {
+				last, behind = start, len(c.recs) >= m.cfg.ChunkEvents
 				break
 			}
 			select {
 			case <-ctx.Done():
 				return nil
 			case <-wake:
-			}
-			if m.cfg.Linger > 0 {
-				select {
-				case <-ctx.Done():
-					return nil
-				case <-m.cfg.Clock.After(m.cfg.Linger):
-				}
 			}
 		}
 		cursor = c.last
@@ -332,7 +343,7 @@ func (m *Mirror) filler(ctx context.Context, resume Position, opts recordOptions
 
 // chunk is one transaction's records and the buffers they live in.
 type chunk struct {
-	b     [buildLanes]builder
+	b     []*builder // one a lane
 	recs  []kgo.Record
 	raw   []byte   // the archived events' bytes, back to back
 	ends  []int    // raw[ends[i-1]:ends[i]] is event i
@@ -340,12 +351,13 @@ type chunk struct {
 	first int64    // leader time of the first event
 }
 
-// buildLanes is how many goroutines build a large chunk's records.
-const buildLanes = 2
+// maxLanes bounds how many goroutines build a large chunk's records: one
+// a core, up to it.
+const maxLanes = 8
 
 // fill reads up to ChunkEvents events after cursor from a snapshot of the
-// archive and builds their records into c, on buildLanes goroutines when
-// the chunk is large.
+// archive and builds their records into c, on a goroutine a core (up to
+// maxLanes) when the chunk is large.
 func (m *Mirror) fill(c *chunk, cursor Position, o recordOptions) error {
 	c.recs, c.raw, c.ends = c.recs[:0], c.raw[:0], c.ends[:0]
 	snap := m.cfg.Store.Snapshot()
@@ -369,50 +381,61 @@ func (m *Mirror) fill(c *chunk, cursor Position, o recordOptions) error {
 	n := len(c.ends)
 	c.recs = slices.Grow(c.recs, n)[:n]
 	lanes := 1
-	if n >= 1024 && runtime.GOMAXPROCS(0) > 1 {
-		lanes = buildLanes
+	if n >= 1024 {
+		lanes = min(runtime.GOMAXPROCS(0), maxLanes)
 	}
-	errs := make([]error, lanes)
-	var wg sync.WaitGroup
-	for l := range lanes {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			b := &c.b[l]
-			b.reset()
-			for i := l * n / lanes; i < (l+1)*n/lanes; i++ {
-				start := 0
-				if i > 0 {
-					start = c.ends[i-1]
-				}
-				data := c.raw[start:c.ends[i]]
-				c.recs[i] = kgo.Record{}
-				at, ok := b.buildRaw(data, o, &c.recs[i])
-				if !ok {
-					ev, err := events.DecodeEvent(data)
-					if err != nil {
-						errs[l] = fmt.Errorf("mirror: archived event %d of chunk ending %s: %w", i, c.last, err)
-						return
-					}
-					if err := b.build(ev, o, &c.recs[i]); err != nil {
-						errs[l] = err
-						return
-					}
-					at = ev.Time
-				}
-				if i == 0 {
-					c.first = at
-				}
-			}
-		}()
+	for len(c.b) < lanes {
+		c.b = append(c.b, new(builder))
 	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
+	if lanes == 1 {
+		err = c.build(0, 1, o)
+	} else {
+		errs := make([]error, lanes)
+		var wg sync.WaitGroup
+		for l := range lanes {
+			wg.Go(func() { errs[l] = c.build(l, lanes, o) })
+		}
+		wg.Wait()
+		err = errors.Join(errs...)
+	}
+	if err != nil {
 		return err
 	}
 	m.mu.Lock()
 	m.mu.inflight = append(m.mu.inflight, c.first)
 	m.mu.Unlock()
+	return nil
+}
+
+// build builds the records of lane l of lanes: its share of the chunk's
+// events, straight from their bytes, or decoded when the fast path
+// leaves one to the general way.
+func (c *chunk) build(l, lanes int, o recordOptions) error {
+	b := c.b[l]
+	b.reset()
+	n := len(c.ends)
+	for i := l * n / lanes; i < (l+1)*n/lanes; i++ {
+		start := 0
+		if i > 0 {
+			start = c.ends[i-1]
+		}
+		data := c.raw[start:c.ends[i]]
+		c.recs[i] = kgo.Record{}
+		at, ok := b.buildRaw(data, o, &c.recs[i])
+		if !ok {
+			ev, err := events.DecodeEvent(data)
+			if err != nil {
+				return fmt.Errorf("mirror: archived event %d of chunk ending %s: %w", i, c.last, err)
+			}
+			if err := b.build(ev, o, &c.recs[i]); err != nil {
+				return err
+			}
+			at = ev.Time
+		}
+		if i == 0 {
+			c.first = at
+		}
+	}
 	return nil
 }
 
