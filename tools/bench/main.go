@@ -62,7 +62,7 @@ func main() {
 	duration := flag.Duration("duration", 10*time.Second, "how long each load runs")
 	replay := flag.Int("replay", 200000, "events in the archive for the apply and replay figures")
 	addr := flag.String("addr", "", "load this server's HTTP address instead of starting servers")
-	only := flag.String("only", "", "run only these, comma-separated: load1, load3, apply, replay, export, history, rebuild, rebuild-scratch, rebuild-online, rebuild-writes, snapshot, timetravel, c1m, c1m-ports, simfleet, simfleet-fast, c1m-http, mirror, mirror-codecs, mirror-writes, mirror-catchup, evaldelete, rotation, launcher, csi, chaos, docker, ui")
+	only := flag.String("only", "", "run only these, comma-separated: load1, load3, apply, replay, export, history, rebuild, rebuild-scratch, rebuild-online, rebuild-writes, snapshot, timetravel, c1m, c1m-ports, simfleet, simfleet-fast, c1m-http, mirror, mirror-codecs, mirror-writes, mirror-catchup, mirror-steady, evaldelete, rotation, launcher, csi, chaos, docker, ui")
 	nodes := flag.Int("nodes", 0, "simulated nodes (0: 5000 for c1m and c1m-ports, 10000 for simfleet, simfleet-fast and c1m-http)")
 	jobs := flag.Int("jobs", 0, "jobs for c1m, c1m-ports and c1m-http (0: 100 for c1m and c1m-ports, 5 for c1m-http)")
 	perJob := flag.Int("per-job", 1000, "allocations per job for c1m and c1m-http")
@@ -140,6 +140,7 @@ func main() {
 		run("mirror-codecs", func() ([]row, error) { return mirrorCodecRows(200_000) })                     // mirror.go
 		run("mirror-writes", func() ([]row, error) { return mirrorWriteRows(3, *clients, *duration) })      // mirror.go
 		run("mirror-catchup", func() ([]row, error) { return mirrorCatchUpRows(mirrorEvents, 5) })          // mirror.go
+		run("mirror-steady", func() ([]row, error) { return mirrorSteadyRows(20_000, *duration, 3) })       // mirror.go
 		run("evaldelete", func() ([]row, error) {
 			return evalDeleteRows(*evalDeleteN, *evalDeletePage, *evalDeleteSeed, *evalDeleteWriters)
 		}) // evaldelete.go

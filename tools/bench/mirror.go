@@ -465,3 +465,155 @@ func mirrorLag(rate int, d time.Duration) ([]row, error) {
 		{"mirror lag max", ms(lags[len(lags)-1]), "ms"},
 	}, nil
 }
+
+// growingLog is an archive that grows as the FSM grows it, with the
+// FSM's notifier: one namespace event per entry.
+type growingLog struct {
+	store *kv.Store
+	mu    sync.Mutex
+	index uint64
+	ch    chan struct{}
+}
+
+func (g *growingLog) applied() (uint64, <-chan struct{}) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.index, g.ch
+}
+
+// append archives n entries of one event each.
+func (g *growingLog) append(n int) error {
+	g.mu.Lock()
+	index := g.index
+	g.mu.Unlock()
+	w := g.store.Batch()
+	defer w.Close()
+	now := time.Now().UnixNano()
+	for range n {
+		index++
+		e := events.Entry{Time: now, CommandID: fmt.Sprint("cmd-", index), Actor: "bench"}
+		ev, err := events.New(fmt.Sprint("ev-", index), &events.NamespaceUpserted{Namespace: events.Namespace{
+			Name: fmt.Sprint("ns-", index%10_000), Description: "benchmark", Meta: map[string]string{"i": fmt.Sprint(index)}}})
+		if err != nil {
+			return err
+		}
+		e.Events = []events.Event{ev}
+		e.Stamp(index)
+		data, err := events.EncodeEvent(&e.Events[0])
+		if err == nil {
+			err = archive.Append(w, index, 0, data)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	if err := archive.SetCounters(w, index, index); err != nil {
+		return err
+	}
+	if err := w.Commit(); err != nil {
+		return err
+	}
+	g.mu.Lock()
+	g.index = index
+	close(g.ch)
+	g.ch = make(chan struct{})
+	g.mu.Unlock()
+	return nil
+}
+
+// mirrorSteadyRows measures the mirror's own CPU per event while it keeps
+// up with a log growing at rate events/s (one event an entry, committed
+// each millisecond, as writes apply), the mirror and kfake alone in the
+// process: runs pairs of d, the log growing without a mirror, then with
+// one; the difference of their CPU per event is the mirror's (kfake's
+// included: it runs here), the figure the cost to the writers follows.
+func mirrorSteadyRows(rate int, d time.Duration, pairs int) ([]row, error) {
+	var costs []float64
+	for i := range pairs {
+		var cpu [2]float64
+		for j, withMirror := range []bool{false, true} {
+			c, err := mirrorSteady(rate, d, withMirror)
+			if err != nil {
+				return nil, err
+			}
+			cpu[j] = c
+		}
+		fmt.Fprintf(os.Stderr, "bench: mirror steady %d events/s, pair %d: %.2f CPU µs per event without, %.2f with\n", rate, i+1, cpu[0], cpu[1])
+		costs = append(costs, cpu[1]-cpu[0])
+	}
+	slices.Sort(costs)
+	return []row{{fmt.Sprintf("mirror CPU per event keeping up with %d events/s (mirror and kfake, median of %d)", rate, pairs),
+		costs[len(costs)/2], "CPU µs"}}, nil
+}
+
+// mirrorSteady grows a fresh log at rate events/s for d, with or without
+// a mirror, and returns the process's CPU per event.
+func mirrorSteady(rate int, d time.Duration, withMirror bool) (float64, error) {
+	dir, err := os.MkdirTemp("", "ordo-bench-mirror-")
+	if err != nil {
+		return 0, err
+	}
+	defer os.RemoveAll(dir)
+	store, err := kv.Open(dir, kv.DefaultConfig())
+	if err != nil {
+		return 0, err
+	}
+	defer store.Close()
+	g := &growingLog{store: store, ch: make(chan struct{})}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	var m *mirror.Mirror
+	if withMirror {
+		k, err := kfake.NewCluster(kfake.NumBrokers(1))
+		if err != nil {
+			return 0, err
+		}
+		defer k.Close()
+		m, err = mirror.New(mirror.Config{Settings: mirror.Settings{Brokers: k.ListenAddrs(), Topic: "bench", Partitions: 6},
+			Store: store, Applied: g.applied, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		if err != nil {
+			return 0, err
+		}
+		defer m.Close()
+		go func() { done <- m.Run(ctx) }()
+		// The session is up once the first event is mirrored.
+		if err := g.append(1); err != nil {
+			return 0, err
+		}
+		for deadline := time.Now().Add(30 * time.Second); m.Mirrored().Index < 1; time.Sleep(time.Millisecond) {
+			if time.Now().After(deadline) {
+				return 0, fmt.Errorf("mirror steady: no session after 30s")
+			}
+		}
+	} else {
+		close(done)
+	}
+	start, cpu0 := time.Now(), cpuTime()
+	var appended int
+	for tick := start; time.Since(start) < d; {
+		tick = tick.Add(time.Millisecond)
+		time.Sleep(time.Until(tick))
+		n := int(time.Since(start).Seconds()*float64(rate)) - appended
+		if n > 0 {
+			if err := g.append(n); err != nil {
+				return 0, err
+			}
+			appended += n
+		}
+	}
+	if withMirror {
+		g.mu.Lock()
+		last := g.index
+		g.mu.Unlock()
+		for deadline := time.Now().Add(30 * time.Second); m.Mirrored().Index < last; time.Sleep(time.Millisecond) {
+			if time.Now().After(deadline) {
+				return 0, fmt.Errorf("mirror steady: %d of %d after 30s", m.Mirrored().Index, last)
+			}
+		}
+	}
+	cpu := cpuTime() - cpu0
+	cancel()
+	<-done
+	return float64(cpu.Microseconds()) / float64(appended), nil
+}
