@@ -249,3 +249,45 @@ func TestEvalIDSeedDecidesTies(t *testing.T) {
 		t.Fatalf("16 eval ids over 8 tied nodes gave only %d distinct placements: %v", len(seen), seen)
 	}
 }
+
+// On a cluster of many walk groups (processors/scheduler walk.go) a
+// bin packing plan keeps to the groups of its eval's draw; re-running
+// each eval on the state rebuilt at its snapshot index draws the same
+// groups and reproduces its plan byte for byte.
+func TestRerunOnManyWalkGroups(t *testing.T) {
+	l := newLog(t)
+	var nodes []events.Payload
+	for i := range 200 {
+		nodes = append(nodes, readyNode(fmt.Sprintf("node-%03d", i), 1000))
+	}
+	l.append(nodes...)
+	var plans []*scheduler.Plan
+	var evs []events.Evaluation
+	for i := range 3 {
+		job := schedulertest.Job(fmt.Sprintf("web-%d", i), events.JobTypeService, 40) // 500 MHz: 2 a node
+		ev := pendingEval(fmt.Sprintf("e-%d", i), job.ID)
+		l.register(job, &ev)
+		p := l.compute(&ev)
+		if len(p.Placements) != 40 {
+			t.Fatalf("eval %s places %d, want 40", ev.ID, len(p.Placements))
+		}
+		l.commit(ev.ID, p.Placements, nil, worker.EvalUpdates(&ev, p, time.Unix(0, projectionstest.LeaderTime)))
+		plans, evs = append(plans, p), append(evs, ev)
+	}
+	for i, ev := range evs {
+		plan, err := rerun.Rerun(l.store, ev.ID, t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(encode(t, plan), encode(t, plans[i])) {
+			t.Fatalf("eval %s: re-run plan\n%+v\ndiffers from the committed plan\n%+v", ev.ID, plan, plans[i])
+		}
+		rec, err := rerun.Recorded(l.store, ev.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := rerun.Diff(rec, plan); !d.Empty() {
+			t.Fatalf("eval %s: diff: %s", ev.ID, d)
+		}
+	}
+}
