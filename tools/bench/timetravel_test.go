@@ -4,11 +4,11 @@ import "testing"
 
 // TestTimeTravelRows runs the time-travel figures on a small history.
 func TestTimeTravelRows(t *testing.T) {
-	rows, err := timeTravelRows(2000, "", 3)
+	rows, err := timeTravelRows(rowsEvents, "", 3)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rows) != 13 || rows[0].value < 2000 {
+	if len(rows) != 13 || rows[0].value < rowsEvents {
 		t.Fatalf("rows: %+v", rows)
 	}
 	for _, r := range rows {
