@@ -377,3 +377,31 @@ func TestTranscodeMatchesEncodingJSON(t *testing.T) {
 		t.Fatal("no type has a plan")
 	}
 }
+
+// FuzzBuildRaw: the fast path never panics on any bytes, and a record it
+// builds is the one the general path builds from the event DecodeEvent
+// reads from the same bytes.
+func FuzzBuildRaw(f *testing.F) {
+	samples := eventstest.Samples()
+	for i, name := range fastTypes {
+		if c, ok := archived(f, name, uint64(i+1), "tester", samples[name]); ok {
+			f.Add(c.data)
+		}
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var b builder
+		var got kgo.Record
+		if _, ok := b.buildRaw(data, rawOptions, &got); !ok {
+			return
+		}
+		ev, err := events.DecodeEvent(data)
+		if err != nil {
+			t.Fatalf("the fast path took what DecodeEvent refuses (%v)", err)
+		}
+		want, err := record(ev, rawOptions)
+		if err != nil {
+			t.Fatalf("the fast path took what record refuses (%v)", err)
+		}
+		sameRecord(t, "fuzzed", &got, want)
+	})
+}
