@@ -58,7 +58,7 @@ func TestRebuildParallelism(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(f.Close)
-	applyInBatches(t, rng, f, randomLogs(t, rng, 3000))
+	applyInBatches(t, rng, f, randomLogs(t, rng, 1000))
 
 	rb := fsm.NewRebuilder(f, fsm.RebuilderConfig{Logger: discard(), Clock: clock.System{},
 		ScratchDir: t.TempDir(), Parallelism: 1, Busy: func() bool { return true }})

@@ -18,7 +18,7 @@ func TestSnapshotLeavesShadowOut(t *testing.T) {
 	rng := rand.New(rand.NewSource(31))
 	store := pt.OpenStore(t)
 	f, rb := openFSM(t, store, nil)
-	applyInBatches(t, rng, f, randomLogs(t, rng, 3000))
+	applyInBatches(t, rng, f, randomLogs(t, rng, 1000))
 	var snap bytes.Buffer
 	fsm.SetRebuildHook(rb, func(p fsm.RebuildProgress) {
 		if snap.Len() > 0 || p.Events == 0 || p.Phase != fsm.PhaseBuilding {
