@@ -40,8 +40,16 @@ func testFollowerReads(t *testing.T, c *testagent.Client, list []*server) {
 			}
 		}
 		f := followers[i%len(followers)]
+		// A 503 (leadership moving) answers nothing about the data: the
+		// read is asked again, and must still see the write. Any other
+		// answer is final.
 		var ns struct{ Name string }
-		code, err := c.GetJSON(f.HTTP, "/v1/namespace/"+name, &ns)
+		var code int
+		var err error
+		testagent.WaitFor(t, testagent.ServerTimeout, "read "+name+" answered", func() bool {
+			code, err = c.GetJSON(f.HTTP, "/v1/namespace/"+name, &ns)
+			return err != nil || code != http.StatusServiceUnavailable
+		})
 		if err != nil || code != http.StatusOK || ns.Name != name {
 			t.Fatalf("read %s on follower %s right after its write was acknowledged (index %d): status %d, %v, %+v",
 				name, f.Name, res.Index, code, err, ns)
