@@ -1,8 +1,9 @@
 // This file checks that ordo is linearizable across leader
 // failures (DESIGN.md invariant 9): three real servers in child processes
-// over TCP, six clients reading, writing and check-and-setting three
-// variables (GET/PUT /v1/var/:path, ?cas=N) and a job (PUT /v1/job/:id
-// with EnforceIndex and JobModifyIndex), while the leader is SIGKILLed and
+// over TCP, six clients (four in the short run) reading, writing and
+// check-and-setting three variables (GET/PUT /v1/var/:path, ?cas=N) and a
+// job (PUT /v1/job/:id with EnforceIndex and JobModifyIndex), while the
+// leader is SIGKILLed and
 // restarted, SIGSTOPped for 4 s, cut off from the others by a proxy in
 // front of its raft port, and asked to hand leadership over (`ordo
 // operator raft transfer-leadership`). Each server runs with GOMAXPROCS=1 and a
