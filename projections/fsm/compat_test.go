@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -19,6 +20,7 @@ import (
 	pt "github.com/ordoplane/ordo/projections/projectionstest"
 	"github.com/ordoplane/ordo/storage/kv"
 	"github.com/ordoplane/ordo/storage/raftlog"
+	"github.com/ordoplane/ordo/storage/waittest"
 )
 
 // buildOf describes a build for openAs: its version, registry and
@@ -338,13 +340,13 @@ func TestHaltThroughRaft(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for {
-			res, index, err := node.Append(t.Context(), data)
-			if errors.Is(err, raftlog.ErrNotLeader) {
-				continue // not elected yet
-			}
-			return res, index, err
-		}
+		var res any
+		var index uint64
+		waittest.For(t, 30*time.Second, "the node elected to take an entry", func() bool {
+			res, index, err = node.Append(t.Context(), data)
+			return !errors.Is(err, raftlog.ErrNotLeader)
+		})
+		return res, index, err
 	}
 	if _, _, err := appendEntry(pt.Entry(t, "", upsert("before"))); err != nil {
 		t.Fatal(err)
