@@ -514,7 +514,7 @@ func TestSwitchHalfReplaced(t *testing.T) {
 	rng := rand.New(rand.NewSource(17))
 	store := pt.OpenStore(t)
 	f, rb := openFSM(t, store, nil)
-	applyInBatches(t, rng, f, randomLogs(t, rng, 2000))
+	applyInBatches(t, rng, f, randomLogs(t, rng, 700))
 	before := pt.Checksums(t, store, allProjs())
 
 	store.SetReplaceHook(func() error { return errors.New("disk gone") })
