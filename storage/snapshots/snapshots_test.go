@@ -176,7 +176,7 @@ func manyRows() []row {
 		rows = append(rows, row{fmt.Sprintf("jobs/%05d", i), strings.Repeat(string(rune('a'+i%26)), i%300)})
 	}
 	rows = append(rows, row{"jobs/03000/alloc", "x"})
-	rows = append(rows, row{"zz/big", strings.Repeat("0123456789abcdef", 3<<20/16)})
+	rows = append(rows, row{"zz/big", strings.Repeat("0123456789abcdef", (1<<20+4096)/16)})
 	return append(rows, row{"\xff", "last but one"}, row{"\xff\xff", "last"})
 }
 
