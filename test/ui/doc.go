@@ -2,6 +2,7 @@
 // Chromium against a real dev agent with a client: pages update live,
 // the time slider shows the past with writes disabled, the timeline
 // links to entities, and every page passes the accessibility basics.
-// Screenshots of the main pages are written to screenshots/ (or
-// $ORDO_UI_SCREENSHOTS) for a reviewer; they are not committed.
+// With ORDO_UI_SCREENSHOTS=dir (screenshots/ is git-ignored), screenshots
+// of the main pages are written there for a reviewer; they are not
+// committed, and make test takes none.
 package ui
