@@ -197,7 +197,7 @@ func TestOnlineRebuildUnderWrites(t *testing.T) {
 	defer a.Shutdown()
 	addr := a.HTTPAddr()
 	testagent.WaitFor(t, rebuildTimeout, "a leader", func() bool { return c.Healthy(addr) })
-	writeNamespaces(t, c, addr, "before", 2000, 16)
+	writeNamespaces(t, c, addr, "before", 700, 16)
 
 	ctx, stop := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
