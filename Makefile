@@ -26,8 +26,11 @@ fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
+# -tags bench: the benchmarks kept out of make test's build (their test
+# binaries would link a whole agent for nothing), checked all the same.
 vet:
 	$(GO) vet ./...
+	$(GO) vet -tags bench ./commands/variables/
 
 # -s -w: test binaries without a symbol table or DWARF, which the race
 # detector and panics do not need (they use the pclntab); linking ~120 race
@@ -45,7 +48,7 @@ unit:
 # BENCHFLAGS picks figures and sizes, e.g. BENCHFLAGS="-only simfleet -nodes 2000".
 bench:
 	$(GO) run $(PGOFLAG) ./tools/bench -doc docs/benchmarks.md $(BENCHFLAGS)
-	$(GO) test $(PGOFLAG) -run '^$$' -bench . -benchtime 2s ./events/ ./storage/raftstore/ ./projections/ ./commands/acl/ ./commands/variables/ ./history/timetravel/
+	$(GO) test $(PGOFLAG) -tags bench -run '^$$' -bench . -benchtime 2s ./events/ ./storage/raftstore/ ./projections/ ./commands/acl/ ./commands/variables/ ./history/timetravel/
 
 # The long linearizability run (TestLinearizable, test/cluster): 24 faults on the
 # leader (kill, pause, partition, transfer) under six clients and at least
