@@ -12,7 +12,6 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/ordoplane/ordo/cmd/agent"
 	"github.com/ordoplane/ordo/commands"
 	"github.com/ordoplane/ordo/commands/job"
 	"github.com/ordoplane/ordo/commands/job/jobspec"
@@ -23,17 +22,6 @@ import (
 	pt "github.com/ordoplane/ordo/projections/projectionstest"
 	"github.com/ordoplane/ordo/storage/kv"
 )
-
-const webHCL = `job "web" {
-  update { max_parallel = 1 }
-  group "g" {
-    count = 2
-    task "t" {
-      driver = "exec"
-      config { command = "/bin/sleep" }
-    }
-  }
-}`
 
 func parse(t *testing.T, src string) events.Job {
 	t.Helper()
@@ -71,75 +59,6 @@ func deployment(t *testing.T, store *kv.Store, id string) *deployments.Deploymen
 		t.Fatal(err)
 	}
 	return d
-}
-
-// TestDevAgentMovesDeploymentToPending registers a service job on a real
-// dev agent: the deployment is appended initializing with the job (N3) and
-// the leader's watcher then moves it to pending in a later entry.
-func TestDevAgentMovesDeploymentToPending(t *testing.T) {
-	cfg := agent.DevConfig()
-	cfg.DataDir, cfg.HTTPAddr, cfg.RaftAddr = t.TempDir(), "127.0.0.1:0", "127.0.0.1:0"
-	cfg.RaftTimeout, cfg.NoSync = 100*time.Millisecond, true
-	cfg.Logger, cfg.RaftLogOutput = slog.New(slog.NewTextHandler(io.Discard, nil)), io.Discard
-	a, err := agent.Start(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { a.Shutdown() })
-	n := a.FSM().Notifier()
-	waitFor(t, n, "leadership", a.Node().IsLeader)
-
-	reg := &job.Register{Job: parse(t, webHCL)}
-	var out commands.Outcome
-	waitFor(t, n, "the registration", func() bool {
-		out, err = a.Pipeline().Run(context.Background(), "job.register", commands.Request{}, reg)
-		return err == nil
-	})
-	id := reg.Result().DeploymentID
-	if id == "" {
-		t.Fatal("no deployment created")
-	}
-	// Once pending, a scheduler may move it on, so wait for it to leave
-	// initializing and read the archive for the move itself.
-	waitFor(t, n, "the deployment to leave initializing", func() bool {
-		d := deployment(t, a.Store(), id)
-		return d != nil && d.Status != events.DeploymentStatusInitializing
-	})
-
-	// The archive shows the order: created initializing with the job, then
-	// moved by the watcher in an entry of its own.
-	var created, moved *events.Event
-	for _, ev := range pt.Archived(t, a.Store()) {
-		if ev.Key(events.KindDeployment) != id {
-			continue
-		}
-		p, err := events.Decode(ev)
-		if err != nil {
-			t.Fatal(err)
-		}
-		switch p := p.(type) {
-		case *events.DeploymentUpserted:
-			if created != nil {
-				continue
-			}
-			if p.Deployment.Status != events.DeploymentStatusInitializing {
-				t.Fatalf("deployment created %s", p.Deployment.Status)
-			}
-			created = ev
-		case *events.DeploymentStatusUpdated:
-			if moved != nil {
-				continue
-			}
-			if p.Status != events.DeploymentStatusPending {
-				t.Fatalf("first status update %+v", p)
-			}
-			moved = ev
-		}
-	}
-	if created == nil || moved == nil || created.Index != out.Index || moved.Index <= created.Index ||
-		moved.Actor != "system:deploywatch" {
-		t.Fatalf("created %+v, moved %+v (registered at %d)", created, moved, out.Index)
-	}
 }
 
 // recorder is a Submitter that records the commands it is given and can

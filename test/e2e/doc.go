@@ -10,6 +10,8 @@
 //
 //   - crash_test.go: crash consistency, a dev server in a child process
 //     SIGKILLed under write load and restarted on its data directory.
+//   - deploywatch_test.go: BEHAVIOURS.md N3, a deployment created
+//     initializing and moved to pending by the leader's watcher.
 //   - n1_test.go: BEHAVIOURS.md N1's reconnect orderings racing the
 //     scheduler.
 //   - rebuild_test.go: projection rebuilds, on a version change at start
