@@ -25,7 +25,11 @@ type handle struct {
 	// done is closed, result set, when the task has exited.
 	done   chan struct{}
 	result driver.ExitResult
-	mu     struct {
+	// rotating is held through a rotation pass and by exit, so that once
+	// done is closed no rotation is under way or to come: a caller that
+	// waited for the exit reads the log files whole.
+	rotating sync.Mutex
+	mu       struct {
 		sync.Mutex
 		// reaped is set once the child is reaped: its pid may then be
 		// reused, so it is never signalled again.
@@ -144,7 +148,15 @@ func (h *handle) waitChild() {
 	ps, werr := h.proc.Wait()
 	h.mu.reaped = true
 	h.mu.Unlock()
-	h.result = exitResult(ps, werr)
+	h.exit(exitResult(ps, werr))
+}
+
+// exit records the task's result and closes done, after any rotation pass
+// under way has finished.
+func (h *handle) exit(res driver.ExitResult) {
+	h.rotating.Lock()
+	defer h.rotating.Unlock()
+	h.result = res
 	close(h.done)
 }
 
@@ -172,8 +184,7 @@ func (h *handle) watch() {
 	if _, err := procStat(h.t.pid); errors.Is(err, errNoProcess) {
 		_ = signalProcess(h.t.pid, sigkill, true)
 	}
-	h.result = driver.ExitResult{ExitCode: -1, Err: fmt.Errorf("task %s (pid %d): %w", h.t.id, h.t.pid, ErrExitUnknown)}
-	close(h.done)
+	h.exit(driver.ExitResult{ExitCode: -1, Err: fmt.Errorf("task %s (pid %d): %w", h.t.id, h.t.pid, ErrExitUnknown)})
 }
 
 // rotateLogs is the goroutine, one per task, that checks the task's log
@@ -195,10 +206,26 @@ func (h *handle) rotateLogs() {
 			timer.Stop()
 			return
 		}
-		for _, p := range []string{h.t.logs.stdout, h.t.logs.stderr} {
-			if _, err := rotateIfFull(p, h.t.logs.maxBytes, h.t.logs.maxFiles); err != nil {
-				h.d.cfg.Logger.Warn("exec: rotate task log", "task", h.t.id, "err", err)
-			}
+		if !h.rotatePass() {
+			return
 		}
 	}
+}
+
+// rotatePass rotates the task's full log files, unless the task has exited
+// (false then).
+func (h *handle) rotatePass() bool {
+	h.rotating.Lock()
+	defer h.rotating.Unlock()
+	select {
+	case <-h.done:
+		return false
+	default:
+	}
+	for _, p := range []string{h.t.logs.stdout, h.t.logs.stderr} {
+		if _, err := rotateIfFull(p, h.t.logs.maxBytes, h.t.logs.maxFiles); err != nil {
+			h.d.cfg.Logger.Warn("exec: rotate task log", "task", h.t.id, "err", err)
+		}
+	}
+	return true
 }
