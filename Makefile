@@ -40,6 +40,10 @@ vet:
 # real timers overlap other work. -vet=off: `make vet` has just run every
 # analyzer go test would run again (its subset is cached when warm, but
 # on a clean clone it is a second pass over every package).
+# atexit_sleep_ms=0: a race-enabled process otherwise sleeps a second as it
+# exits (so late reports can print), which each of ~120 test binaries, and
+# every race-built child process the tests start, would wait for.
+export GORACE ?= atexit_sleep_ms=0
 EXTLD := $(if $(shell command -v mold 2>/dev/null),-extldflags=-fuse-ld=mold)
 unit:
 	$(GO) test -race -vet=off -ldflags='-s -w $(EXTLD)' -p 4 -count=1 -timeout 9m ./...
