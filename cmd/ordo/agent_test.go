@@ -40,6 +40,7 @@ mirror {
   topic   = "ordo.events"
   format  = "msgpack"
   compression = "zstd"
+  linger  = "50ms"
   tls { ca_file = "/etc/ca.pem" }
   sasl {
     mechanism = "SCRAM-SHA-512"
@@ -84,7 +85,7 @@ func TestMergeAgentConfig(t *testing.T) {
 					Drivers: []string{"exec", "mock"}, Meta: map[string]string{"rack": "r1"}}
 				c.ACL = agent.ACLConfig{Enabled: true, TokenTTL: 45 * time.Second}
 				c.Mirror = &mirror.Settings{Brokers: []string{"k:9092"}, Topic: "ordo.events", Format: "msgpack", Compression: "zstd",
-					TLS: &mirror.TLS{CAFile: "/etc/ca.pem"}, SASL: &mirror.SASL{Mechanism: "SCRAM-SHA-512", Username: "ordo", Password: "pw"}}
+					Linger: 50 * time.Millisecond, TLS: &mirror.TLS{CAFile: "/etc/ca.pem"}, SASL: &mirror.SASL{Mechanism: "SCRAM-SHA-512", Username: "ordo", Password: "pw"}}
 			},
 			level: slog.LevelDebug,
 		},
@@ -231,6 +232,8 @@ func TestAgentFileErrors(t *testing.T) {
 		{"mirror bad broker", `mirror { brokers = ["k:1", "k"] }`, `mirror.brokers[1]: "k" is not host:port (in agent.hcl)`},
 		{"mirror bad format", "mirror {\n brokers = [\"k:1\"]\n format = \"avro\"\n}", `mirror.format: "avro" is not json or msgpack (in agent.hcl)`},
 		{"mirror bad compression", "mirror {\n brokers = [\"k:1\"]\n compression = \"brotli\"\n}", `mirror.compression: "brotli" is not none, gzip, snappy, lz4 or zstd (in agent.hcl)`},
+		{"mirror bad linger", "mirror {\n brokers = [\"k:1\"]\n linger = \"soon\"\n}", `mirror.linger in agent.hcl: "soon" is not a positive duration such as "20ms"`},
+		{"mirror long linger", "mirror {\n brokers = [\"k:1\"]\n linger = \"2s\"\n}", `mirror.linger: 2s must be between 0 and 1s (in agent.hcl)`},
 		{"mirror bad topic", "mirror {\n brokers = [\"k:1\"]\n topic = \"a b\"\n}", `mirror.topic: "a b" is not a Kafka topic name`},
 		{"mirror bad partitions", "mirror {\n brokers = [\"k:1\"]\n partitions = 0\n}", "mirror.partitions in agent.hcl: 0 must be between 1 and 1048576"},
 		{"mirror unknown attribute", "mirror {\n brokers = [\"k:1\"]\n acks = 1\n}", `An argument named "acks" is not expected here`},

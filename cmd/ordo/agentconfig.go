@@ -66,6 +66,7 @@ import (
 //	  format    = "json"               # or "msgpack"
 //	  client_id = "ordo-mirror"
 //	  compression = "gzip"             # none, snappy, lz4, zstd
+//	  linger = "20ms"                  # pacing once caught up
 //	  tls  { ca_file = "/etc/ordo/kafka-ca.pem" }
 //	  sasl { mechanism = "SCRAM-SHA-512"  username = "ordo"  password = "…" }
 //	}
@@ -218,6 +219,7 @@ type mirrorBlock struct {
 	Format            *string    `hcl:"format,optional"`
 	ClientID          *string    `hcl:"client_id,optional"`
 	Compression       *string    `hcl:"compression,optional"`
+	Linger            *string    `hcl:"linger,optional"`
 	TransactionalID   *string    `hcl:"transactional_id,optional"`
 	Source            *string    `hcl:"source,optional"`
 	Partitions        *int       `hcl:"partitions,optional"`
@@ -251,6 +253,13 @@ func (b *mirrorBlock) settings(path string) (*mirror.Settings, error) {
 		if v != nil {
 			*dst = *v
 		}
+	}
+	if b.Linger != nil {
+		d, err := time.ParseDuration(*b.Linger)
+		if err != nil || d <= 0 {
+			return nil, fmt.Errorf("mirror.linger in %s: %q is not a positive duration such as \"20ms\"", path, *b.Linger)
+		}
+		s.Linger = d
 	}
 	if b.Partitions != nil {
 		if *b.Partitions <= 0 || *b.Partitions > 1<<20 {

@@ -117,6 +117,9 @@ func New(cfg Config) (*Mirror, error) {
 		return nil, err
 	}
 	cfg.Settings = cfg.Settings.withDefaults()
+	if cfg.Settings.Linger > 0 {
+		cfg.Linger = cfg.Settings.Linger
+	}
 	if cfg.MaxBackoff < cfg.MinBackoff {
 		cfg.MaxBackoff = max(30*time.Second, cfg.MinBackoff)
 	}

@@ -59,7 +59,15 @@ type Settings struct {
 	// reading the tail, a transaction's delivery and commit); after it the
 	// session is retried. Default 30s.
 	Timeout time.Duration `json:"Timeout,omitempty"`
+	// Linger, when set, is the mirror's Config.Linger: how long a caught-up
+	// mirror gathers events before a transaction (mirror.linger, at most
+	// MaxLinger); 0 keeps the default, 20ms.
+	Linger time.Duration `json:"Linger,omitempty"`
 }
+
+// MaxLinger bounds Settings.Linger: an event waits up to a Linger before
+// it is in the topic, and a second is already far behind the log.
+const MaxLinger = time.Second
 
 // TLS configures the connection's TLS.
 type TLS struct {
@@ -194,6 +202,9 @@ func (s Settings) Validate() error {
 	}
 	if _, ok := codec(s.Compression); !ok && s.Compression != "" {
 		return bad("compression", "%q is not none, gzip, snappy, lz4 or zstd", s.Compression)
+	}
+	if s.Linger < 0 || s.Linger > MaxLinger {
+		return bad("linger", "%v must be between 0 and %v", s.Linger, MaxLinger)
 	}
 	if s.Partitions < 0 {
 		return bad("partitions", "%d must be positive", s.Partitions)
