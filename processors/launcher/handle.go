@@ -31,6 +31,13 @@ func (r *runner) handle(ctx context.Context, s *snapshot, b *batcher) (bool, err
 	ready := readyByPool(s.insts)
 	if r.hosts != nil {
 		ready = r.readyHosts(s)
+		var open []*launcher.Request
+		for _, req := range r.open.requested {
+			if !req.Declined(r.name) && !r.open.asideStill(req) { // as skip below; a static provider never pauses
+				open = append(open, req)
+			}
+		}
+		r.probeHosts(ctx, ready, open)
 	}
 	r.open.setKey(provs, quotaKey(r.quota))
 	r.open.setCheckKey(quotaKey(r.quota), s.prov.ErroredLabels)

@@ -201,7 +201,7 @@ func (r *runner) pass(ctx context.Context) (busy bool, err error) {
 	r.refreshQuota(ctx)
 	r.retry = false
 	if r.hosts != nil {
-		r.hosts.reach = map[string]error{}
+		r.hosts.reach, r.hosts.probed = map[string]error{}, map[string]error{}
 		if changed, err := r.syncHosts(ctx, s); err != nil || changed {
 			return true, err // P29: decide on the registered hosts next pass
 		}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
+	"sync"
 
 	lcmd "github.com/ordoplane/ordo/commands/launcher"
 	"github.com/ordoplane/ordo/events"
@@ -25,6 +27,9 @@ type hostState struct {
 	cfg map[string]driver.Host
 	// reach holds this pass's reachability checks, by host name.
 	reach map[string]error
+	// probed holds the answers probeHosts gathered for this pass, which
+	// reachable takes as its checks.
+	probed map[string]error
 	// down are the hosts last found unreachable: a host going down is
 	// logged at info once, not on every pass.
 	down map[string]bool
@@ -122,13 +127,86 @@ func (r *runner) readyHosts(s *snapshot) map[string][]*launcher.Instance {
 	return out
 }
 
+// maxProbes bounds the reachability checks probeHosts runs at once.
+const maxProbes = 32
+
+// probeHosts checks, in rounds of checks run at once, the free hosts of
+// the labels open requests ask for, in the order the pass tries them: a
+// first round checks as many as are asked for, and each further round,
+// for those still missing, twice as many as the round before. A pass so
+// waits about one timeout per doubling, not one per unreachable host,
+// and a host no request would get is not dialled.
+func (r *runner) probeHosts(ctx context.Context, ready map[string][]*launcher.Instance, open []*launcher.Request) {
+	need := map[string]int{}
+	for _, req := range open {
+		for _, l := range req.Labels {
+			need[l]++
+		}
+	}
+	candidates := map[string][]string{} // label -> host names, in order
+	for _, k := range slices.Sorted(maps.Keys(ready)) {
+		_, label, _ := strings.Cut(k, "\x00")
+		if need[label] == 0 {
+			continue
+		}
+		for _, in := range ready[k] {
+			if !slices.Contains(candidates[label], in.ExternalID) {
+				candidates[label] = append(candidates[label], in.ExternalID)
+			}
+		}
+	}
+	for factor := 1; ; factor *= 2 {
+		var round []string
+		picked := map[string]bool{}
+		for _, label := range slices.Sorted(maps.Keys(candidates)) {
+			up := 0
+			for _, name := range candidates[label] {
+				if err, done := r.hosts.probed[name]; done && err == nil {
+					up++
+				}
+			}
+			take := (need[label] - up) * factor
+			for _, name := range candidates[label] {
+				if take <= 0 {
+					break
+				}
+				if _, done := r.hosts.probed[name]; !done && !picked[name] {
+					picked[name] = true
+					round = append(round, name)
+					take--
+				}
+			}
+		}
+		if len(round) == 0 {
+			return
+		}
+		answers := make([]error, len(round))
+		slots := make(chan struct{}, maxProbes)
+		var wg sync.WaitGroup
+		for i, name := range round {
+			slots <- struct{}{}
+			wg.Go(func() {
+				defer func() { <-slots }()
+				answers[i] = r.hosts.d.Reachable(ctx, r.hosts.cfg[name])
+			})
+		}
+		wg.Wait()
+		for i, name := range round {
+			r.hosts.probed[name] = answers[i]
+		}
+	}
+}
+
 // reachable checks in's host once per pass. An unreachable host is
 // skipped: its request is left for later, not declined, and the
 // provider does not pause (P8).
 func (r *runner) reachable(ctx context.Context, log logger, req string, in *launcher.Instance) bool {
 	err, ok := r.hosts.reach[in.ExternalID]
 	if !ok {
-		err = r.hosts.d.Reachable(ctx, r.hosts.cfg[in.ExternalID])
+		var probed bool
+		if err, probed = r.hosts.probed[in.ExternalID]; !probed {
+			err = r.hosts.d.Reachable(ctx, r.hosts.cfg[in.ExternalID])
+		}
 		r.hosts.reach[in.ExternalID] = err
 		if err != nil {
 			r.l.m.decisions.WithLabelValues(r.name, "host:unreachable").Inc()

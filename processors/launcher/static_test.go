@@ -1,10 +1,13 @@
 package launcher_test
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"net"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -178,6 +181,102 @@ func TestStaticTwoPools(t *testing.T) {
 	for id, want := range map[string]string{gpu: "h2", bare: "h1"} {
 		if in := f.instanceByID(f.req(id).Instances[0]); in == nil || in.ExternalID != want {
 			t.Fatalf("request %s got %+v, want host %s", id, in, want)
+		}
+	}
+}
+
+// gateDialer answers a static driver's reachability checks as the test
+// says: each dial waits until released, the first `down` hosts dialled are
+// unreachable and the others answer. Once open, dials answer at once.
+type gateDialer struct {
+	down int
+	mu   sync.Mutex
+	// waiting are the dials in flight, each released by closing its chan.
+	waiting []chan struct{}
+	dialled []string
+	open    bool
+}
+
+func (d *gateDialer) DialContext(ctx context.Context, _, addr string) (net.Conn, error) {
+	d.mu.Lock()
+	first := !slices.Contains(d.dialled, addr)
+	if first {
+		d.dialled = append(d.dialled, addr)
+	}
+	isDown := slices.Index(d.dialled, addr) < d.down
+	release := make(chan struct{})
+	if !d.open {
+		d.waiting = append(d.waiting, release)
+	} else {
+		close(release)
+	}
+	d.mu.Unlock()
+	select {
+	case <-release:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	if isDown {
+		return nil, errors.New("connection refused")
+	}
+	c, peer := net.Pipe()
+	peer.Close()
+	return c, nil
+}
+
+// inFlight returns how many dials wait.
+func (d *gateDialer) inFlight() int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return len(d.waiting)
+}
+
+// release lets the waiting dials answer; with open, later ones too.
+func (d *gateDialer) release(open bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, c := range d.waiting {
+		close(c)
+	}
+	d.waiting, d.open = nil, open
+}
+
+// P8: a pass checks the static hosts it may hand out in rounds run at
+// once, doubling for the hosts found down — not one host, and one
+// timeout, at a time — and dials none while no request is open.
+func TestStaticHostsCheckedInRounds(t *testing.T) {
+	f := newFixture(t)
+	d := &gateDialer{down: 3}
+	f.drivers = map[string]launcher.Factory{"static": func(cfg events.ProviderConfig) (driver.Driver, error) {
+		return static.New(*cfg.Static, static.Config{Timeout: time.Minute, Dialer: d}), nil
+	}}
+	var hosts []events.StaticHost
+	for i := range 6 {
+		hosts = append(hosts, host(fmt.Sprintf("h%d", i), fmt.Sprintf("10.0.0.%d:22", i+1), "bare"))
+	}
+	f.staticProvider("lab", []string{"bare"}, hosts...)
+	f.start()
+	f.eventually("hosts registered", func() bool { return len(f.instances("lab")) == 6 })
+	f.settle()
+	if n := d.inFlight(); n != 0 {
+		t.Fatalf("%d hosts dialled with no request open", n)
+	}
+
+	id := f.request("", "bare")
+	// One host asked for: one checked; it is down, so two more at once;
+	// both down, so four more — three are left, and they answer.
+	for i, want := range []int{1, 2, 3} {
+		f.eventually(fmt.Sprintf("round %d: %d checks at once", i, want), func() bool { return d.inFlight() == want })
+		d.release(i == 2)
+	}
+	f.eventually("served by a host that answers", stateOf(f, id))
+	up := map[string]bool{}
+	for _, addr := range d.dialled[3:6] {
+		up[addr] = true
+	}
+	for _, in := range f.instances("lab") {
+		if in.State == events.InstanceInUse && !up[in.Addresses[0]] {
+			t.Fatalf("request served by %s, which did not answer", in.Addresses[0])
 		}
 	}
 }

@@ -115,6 +115,7 @@ type HostDriver interface {
 	// Hosts returns the configured hosts, in configuration order.
 	Hosts() []Host
 	// Reachable reports nil when host answers, else an error wrapping
-	// ErrUnreachable. It returns within the driver's timeout.
+	// ErrUnreachable. It returns within the driver's timeout and is safe
+	// to call for several hosts at once.
 	Reachable(ctx context.Context, host Host) error
 }
