@@ -31,11 +31,11 @@ func TestCompressionReachesTheTopic(t *testing.T) {
 			t.Parallel()
 			l := newLog(t)
 			l.namespaces(30, 4, 7)
-			// Uncompressed, events of 4 KiB: a partition's share of a
-			// chunk is well over a broker's largest message.
-			big, entries := strings.Repeat("x", 4096), 300
+			// Uncompressed, events of 4 KiB on one partition: its share of
+			// a chunk (2.4 MB) is well over a broker's largest message.
+			big, entries, partitions := strings.Repeat("x", 4096), 60, int32(1)
 			if name != CompressionNone {
-				entries = 3
+				entries, partitions = 3, 4
 			}
 			for i := range entries {
 				ps := make([]events.Payload, 10)
@@ -45,7 +45,9 @@ func TestCompressionReachesTheTopic(t *testing.T) {
 				l.append(ps...)
 			}
 			k := startKafka(t)
-			m := newMirror(t, l, k.ListenAddrs(), func(c *Config) { c.Settings.Compression = name })
+			m := newMirror(t, l, k.ListenAddrs(), func(c *Config) {
+				c.Settings.Compression, c.Settings.Partitions = name, partitions
+			})
 			r := run(m)
 			waittest.For(t, 30*time.Second, "the log mirrored", func() bool { return m.Mirrored() == l.last() })
 			r.stop(t)

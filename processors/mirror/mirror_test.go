@@ -46,7 +46,7 @@ func TestKilledAndRestartedAtRandom(t *testing.T) {
 	m := newMirror(t, l, k.ListenAddrs(), small)
 	defer m.Close()
 	r := run(m)
-	for round := range 12 {
+	for round := range 8 {
 		l.namespaces(20+rng.IntN(80), 1+rng.IntN(7), 50)
 		time.Sleep(time.Duration(rng.IntN(30)) * time.Millisecond) // a random point, not a timing assertion
 		r.stop(t)
@@ -90,8 +90,8 @@ func TestKafkaDownThenCatchesUp(t *testing.T) {
 		return nil, errors.New("kafka is down"), true
 	})
 	start := time.Now()
-	l.namespaces(500, 4, 50) // the log does not wait for the mirror
-	t.Logf("2000 events appended in %v while Kafka was down", time.Since(start))
+	l.namespaces(150, 4, 50) // the log does not wait for the mirror
+	t.Logf("600 events appended in %v while Kafka was down", time.Since(start))
 	if m.Mirrored() == l.last() {
 		t.Fatal("mirrored while every produce fails")
 	}
@@ -190,7 +190,7 @@ func TestBackoffRestartsAfterProgress(t *testing.T) {
 		c.MinBackoff, c.MaxBackoff = minBackoff, time.Hour
 	})
 	defer m.Close()
-	l.namespaces(60, 2, 20)
+	l.namespaces(40, 2, 20)
 	r := run(m)
 	waittest.For(t, 60*time.Second, "everything mirrored", func() bool { return m.Mirrored() == l.last() })
 	r.stop(t)
@@ -198,6 +198,7 @@ func TestBackoffRestartsAfterProgress(t *testing.T) {
 	defer clk.mu.Unlock()
 	mu.Lock()
 	defer mu.Unlock()
+	t.Logf("%d retries, %d commits refused", len(clk.waits), kills)
 	if len(clk.waits) < 5 {
 		t.Fatalf("%d retries (%d commits refused); the test needs sessions that die", len(clk.waits), kills)
 	}
