@@ -4,8 +4,9 @@
 // check-and-setting three variables (GET/PUT /v1/var/:path, ?cas=N) and a
 // job (PUT /v1/job/:id with EnforceIndex and JobModifyIndex), while the
 // leader is SIGKILLed and
-// restarted, SIGSTOPped for 4 s, cut off from the others by a proxy in
-// front of its raft port, and asked to hand leadership over (`ordo
+// restarted, SIGSTOPped for 4 s (1 s in the short run, and in any case
+// until another server leads), cut off from the others by a proxy in
+// front of its raft port as long, and asked to hand leadership over (`ordo
 // operator raft transfer-leadership`). Each server runs with GOMAXPROCS=1 and a
 // goroutine of the test burns a core, which widens the window a stale
 // read needs. The history is checked with porcupine against a register
