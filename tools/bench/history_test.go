@@ -8,7 +8,7 @@ import (
 // TestHistoryLatency runs the history figures on a small history: six
 // rows, every latency positive.
 func TestHistoryLatency(t *testing.T) {
-	rows, err := historyLatency(2020, 20)
+	rows, err := historyLatency(1020, 20)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,7 +17,7 @@ const rowsEvents = 600
 // TestRebuildRows runs the rebuild figures on a small history.
 func TestRebuildRows(t *testing.T) {
 	defer func(d time.Duration) { rebuildWriteBaseline = d }(rebuildWriteBaseline)
-	rebuildWriteBaseline = time.Second
+	rebuildWriteBaseline = 300 * time.Millisecond
 	defer func(n int) { rebuildRuns = n }(rebuildRuns)
 	rebuildRuns = 1 // TestScratchRows times several
 	rows, err := rebuildRows(rowsEvents)
