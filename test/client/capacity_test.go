@@ -66,6 +66,7 @@ func mustCallAddr(t *testing.T, addr, method, path, body string) string {
 // deleted, their processes stopped and the nodes deregistered. The
 // request's history shows the chain.
 func TestCapacityOnDemandEndToEnd(t *testing.T) {
+	t.Parallel()
 	bin := localtest.Build(t)
 	start := time.Now()
 	instances := t.TempDir()

@@ -135,6 +135,7 @@ func (e *env) logs(alloc string) string {
 // job then claims the volume and reads the file; the volume is deleted
 // through the controller.
 func TestVolumeLifecycle(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	bin := localtest.BuildPackageT(t, "github.com/ordoplane/ordo/tools/csi-hostpath")
 	cfg := agent.DevConfig()

@@ -91,6 +91,7 @@ func maxClientDisconnect(tg *api.TaskGroup) { tg.MaxClientDisconnect = new(time.
 // stopped and reported complete by C; A is ready; and nothing was ever
 // placed on a node that was not ready.
 func TestReconnectKeepsOriginals(t *testing.T) {
+	t.Parallel()
 	cases := []reconnectCase{
 		{name: "register first", tolerate: replaceAfterHour, restart: true,
 			order: []gateCall{callRegister, callHeartbeat, callAllocs}},
@@ -229,6 +230,7 @@ func reconnect(t *testing.T, tc reconnectCase) {
 // want stopped, and reports them complete. Exactly count allocations run:
 // B's and the replacements.
 func TestDisconnectOutlastsLostAfter(t *testing.T) {
+	t.Parallel()
 	cl, a, b, c, origA, origB := setup(t, func(tg *api.TaskGroup) {
 		tg.Disconnect = &api.DisconnectStrategy{LostAfter: new(2 * time.Second), Replace: new(true)}
 	})
@@ -288,6 +290,7 @@ func TestDisconnectOutlastsLostAfter(t *testing.T) {
 // does when the watch shows its allocations unknown. Then it is as any
 // other reconnect: A ready, its originals kept, the replacements stopped.
 func TestLateHeartbeatReconnects(t *testing.T) {
+	t.Parallel()
 	cl, a, b, c, origA, origB := setup(t, replaceAfterHour)
 	a.gate.hold()
 	a.gate.release(callRegister)

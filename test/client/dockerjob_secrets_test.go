@@ -57,6 +57,7 @@ const secretJob = `job "vault" {
 // The same searches find the variable's path and the task's label, so
 // they would see the value too.
 func TestSecretsStayInside(t *testing.T) {
+	t.Parallel()
 	k, err := kfake.NewCluster(kfake.NumBrokers(1))
 	if err != nil {
 		t.Fatal(err)

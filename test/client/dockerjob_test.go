@@ -76,6 +76,7 @@ const dockerWebJob = `job "web" {
 // when its container is killed behind the client's back, and its
 // container is removed when the job stops.
 func TestDockerJob(t *testing.T) {
+	t.Parallel()
 	cfg := testagent.DevConfig(t.TempDir())
 	cfg.Client = agent.DevClientConfig()
 	cfg.Client.Drivers = []string{"exec", docker.Name}
@@ -166,6 +167,7 @@ func TestDockerJob(t *testing.T) {
 // answer reports the driver unhealthy, and a docker job is not placed on
 // it, for missing drivers.
 func TestDockerUnhealthyInfeasible(t *testing.T) {
+	t.Parallel()
 	cfg := testagent.DevConfig(t.TempDir())
 	cfg.Client = agent.DevClientConfig()
 	cfg.Client.Drivers = []string{"exec", docker.Name}
@@ -240,6 +242,7 @@ const sleeperJob = `job "sleeper" {
 // container running; the next one on the same data directory re-attaches
 // to it, starts nothing, and stops it when the job stops.
 func TestClientRestartReattaches(t *testing.T) {
+	t.Parallel()
 	a, c := testagent.StartDev(t, testagent.DevConfig(t.TempDir()))
 	dataDir := t.TempDir()
 	startClient := func() (stop func()) {
@@ -330,6 +333,7 @@ func TestClientRestartReattaches(t *testing.T) {
 // record of an allocation (its state lost) removes that allocation's
 // container, found by its labels, instead of leaving it running.
 func TestClientSweepsUnknownContainers(t *testing.T) {
+	t.Parallel()
 	a, c := testagent.StartDev(t, testagent.DevConfig(t.TempDir()))
 	dataDir := t.TempDir()
 	startClient := func() (stop func()) {
@@ -415,6 +419,7 @@ const oomJob = `job "oom" {
 // TestMemoryLimitOOM: the daemon enforces a docker task's memory: a task
 // over its limit is killed, and its Terminated event says OOM.
 func TestMemoryLimitOOM(t *testing.T) {
+	t.Parallel()
 	cfg := testagent.DevConfig(t.TempDir())
 	cfg.Client = agent.DevClientConfig()
 	cfg.Client.Drivers = []string{docker.Name}
@@ -502,6 +507,7 @@ func (p *proxy) stop() {
 // registers docker unhealthy; once the daemon answers, the node says
 // healthy and a docker job is placed; once it goes, unhealthy again.
 func TestDriverHealthFollowsDaemon(t *testing.T) {
+	t.Parallel()
 	a, c := testagent.StartDev(t, testagent.DevConfig(t.TempDir()))
 	sock := filepath.Join(t.TempDir(), "docker.sock")
 	d, err := docker.New(docker.Config{Endpoint: "unix://" + sock, Logger: testagent.Discard()})

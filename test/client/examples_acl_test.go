@@ -19,6 +19,7 @@ import (
 // fetches the identity of an allocation it runs (naming its node) and
 // presents it; an anonymous read is refused.
 func TestTemplateSourceWithWorkloadIdentity(t *testing.T) {
+	t.Parallel()
 	cfg := testagent.DevConfig(t.TempDir())
 	cfg.ACL.Enabled = true
 	cfg.Logger = slog.New(slog.DiscardHandler)

@@ -10,6 +10,7 @@ import (
 // allocation: NOMAD_PORT_<label> and NOMAD_ADDR_<label> in its
 // environment, ${NOMAD_PORT_<label>} interpolated in its args.
 func TestTaskSeesItsPorts(t *testing.T) {
+	t.Parallel()
 	c := devClient(t)
 	job, err := c.Jobs().ParseHCL(`job "ports" {
   type = "batch"

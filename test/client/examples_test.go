@@ -53,6 +53,7 @@ var runnable = map[string]check{
 }
 
 func TestExamplesReachTheirState(t *testing.T) {
+	t.Parallel()
 	var files []string
 	err := filepath.WalkDir(filepath.Join(root, "docs", "examples"), func(p string, d os.DirEntry, err error) error {
 		if err == nil && !d.IsDir() && (strings.HasSuffix(p, ".hcl") || strings.HasSuffix(p, ".json")) {

@@ -1,21 +1,31 @@
 package client
 
 import (
+	"flag"
 	"fmt"
 	"os"
+	"runtime"
+	"strconv"
 	"sync"
 	"testing"
 
 	"github.com/ordoplane/ordo/client/driver/docker/dockertest"
 )
 
-// TestMain runs the tests, or serves the workload test's "web" job when
-// this binary runs as its task (serveEnv), and stops the dockerd the
-// docker tests started, if any.
+// TestMain runs the tests (every top-level test is parallel, and at
+// least four run at once unless -test.parallel says otherwise), or serves
+// the workload test's "web" job when this binary runs as its task
+// (serveEnv), and stops the dockerd the docker tests started, if any.
 func TestMain(m *testing.M) {
 	if os.Getenv(serveEnv) != "" {
 		serve()
 		return
+	}
+	flag.Parse()
+	if !flagSet("test.parallel") {
+		// The tests mostly wait on agents, processes and timers: run
+		// more of them at once than the machine has cores.
+		flag.Set("test.parallel", strconv.Itoa(max(4, runtime.GOMAXPROCS(0))))
 	}
 	code := m.Run()
 	if err := stopDockerd(); err != nil {
@@ -25,6 +35,13 @@ func TestMain(m *testing.M) {
 		}
 	}
 	os.Exit(code)
+}
+
+// flagSet reports whether the command line set the flag name.
+func flagSet(name string) bool {
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }
 
 // docker is the package's own dockerd, started by the first test that

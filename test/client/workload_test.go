@@ -176,6 +176,7 @@ EOT
 // TestServiceCheckTemplate runs a web service and a job whose templates
 // read it and a variable, on a dev agent's client with real processes.
 func TestServiceCheckTemplate(t *testing.T) {
+	t.Parallel()
 	_, c, _ := testagent.StartDevClient(t, func(cfg *agent.Config) { cfg.Logger = slog.New(slog.DiscardHandler) })
 	self, err := os.Executable()
 	if err != nil {
