@@ -14,6 +14,14 @@ func SetFreshRowsLimit(n int) func() {
 	return func() { freshRowsLimit = old }
 }
 
+// SetBatchEntries sets how many entries a rebuild commits per batch and
+// returns a function restoring the default.
+func SetBatchEntries(n uint64) func() {
+	old := rebuildBatchEntries
+	rebuildBatchEntries = n
+	return func() { rebuildBatchEntries = old }
+}
+
 // SetRowLogBudget sets the bytes a rebuild's row logs may hold and
 // returns a function restoring the default.
 func SetRowLogBudget(n int64) func() {

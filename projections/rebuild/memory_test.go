@@ -25,7 +25,7 @@ func TestRebuildPastMemoryLimit(t *testing.T) {
 	t.Cleanup(f.Close)
 	rb := fsm.NewRebuilder(f, fsm.RebuilderConfig{Logger: slog.New(slog.DiscardHandler), Clock: clock.System{}, ScratchDir: t.TempDir(), CatchUpLag: 1})
 	t.Cleanup(rb.Close)
-	applyInBatches(t, rng, f, randomLogs(t, rng, 1000))
+	applyInBatches(t, rng, f, randomLogs(t, rng, 400))
 	want := pt.Checksums(t, store, allProjs())
 	scratch, _ := rebuildFrom(t, store, 0) // Rebuild, past the limit
 	if got := pt.Checksums(t, scratch, allProjs()); !reflect.DeepEqual(got, want) {

@@ -30,8 +30,9 @@ type Stats struct {
 const ReplayGCPercent = 400
 
 // rebuildBatchEntries is how many entries a rebuild commits per batch: a
-// row the entries of a batch rewrite is written once (freshWriter).
-const rebuildBatchEntries = 4096
+// row the entries of a batch rewrite is written once (freshWriter). A
+// variable so that tests commit often on short histories.
+var rebuildBatchEntries uint64 = 4096
 
 // rebuildChunk is how many decoded events travel from the reader to the
 // applier at a time.

@@ -22,11 +22,11 @@ func TestReplayInStepsEqualsRebuild(t *testing.T) {
 	rng := rand.New(rand.NewSource(3))
 	src := pt.OpenStore(t)
 	f := pt.NewFSM(t, src)
-	applyInBatches(t, rng, f, randomLogs(t, rng, 1500))
+	applyInBatches(t, rng, f, randomLogs(t, rng, 600))
 	projs := all.Projections()
 
 	dst := pt.OpenStore(t)
-	for _, to := range []uint64{1, 2, 400, 401, 999, 1500} {
+	for _, to := range []uint64{1, 2, 200, 201, 399, 600} {
 		st, err := rebuild.Replay(context.Background(), src, dst, projs, to, nil)
 		if err != nil {
 			t.Fatalf("Replay to %d: %v", to, err)
@@ -50,7 +50,7 @@ func TestReplayInStepsEqualsRebuild(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := rebuild.Replay(ctx, src, pt.OpenStore(t), projs, 1500, nil); !errors.Is(err, context.Canceled) {
+	if _, err := rebuild.Replay(ctx, src, pt.OpenStore(t), projs, 600, nil); !errors.Is(err, context.Canceled) {
 		t.Fatalf("Replay with a cancelled context = %v", err)
 	}
 }

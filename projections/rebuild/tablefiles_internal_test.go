@@ -18,7 +18,7 @@ func TestTableRuns(t *testing.T) {
 		big[i] = byte(i * 7919 >> 3) // does not compress away
 	}
 	for _, tb := range []string{"a", "d"} {
-		for i := range 64 {
+		for i := range 16 {
 			if err := PutRow(w, tb, fmt.Sprint(i), projections.Row{Value: big}); err != nil {
 				t.Fatal(err)
 			}
