@@ -148,7 +148,7 @@ func TestBackfillEqualsStoreFedLive(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(fed.Close)
-	h.applyIn(t, 150, 6)
+	h.applyIn(t, 90, 6)
 	late := newTT(t, h, Options{})
 	fedHook, lateHook := fed.CommitHook(), late.CommitHook()
 	h.fsm.SetCommitHook(func(c fsm.Commit) { fedHook(c); lateHook(c) })
