@@ -50,7 +50,10 @@ const (
 // (history/rerun): it must reproduce and place nothing on A.
 func TestN1ReconnectRacingScheduler(t *testing.T) {
 	for _, order := range commandstest.Permutations([]string{"register", "ready", "allocs"}) {
-		t.Run(strings.Join(order, ","), func(t *testing.T) { reconnectRacingScheduler(t, order) })
+		t.Run(strings.Join(order, ","), func(t *testing.T) {
+			t.Parallel() // each order has its own agent; their waits overlap
+			reconnectRacingScheduler(t, order)
+		})
 	}
 }
 
