@@ -6,8 +6,6 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"runtime"
 	"slices"
 	"sort"
@@ -16,6 +14,8 @@ import (
 	"time"
 
 	"github.com/anishathalye/porcupine"
+
+	"github.com/ordoplane/ordo/processors/launcher/driver/local/localtest"
 )
 
 // Config is a run: a cluster, a workload and a schedule of faults.
@@ -342,16 +342,18 @@ func (r *Result) Summary() string {
 	return b.String()
 }
 
-// BuildBinary builds cmd/ordo into dir and returns the binary's path; with
-// $ORDO_BIN set it returns that binary instead.
+// BuildBinary returns the cmd/ordo binary the servers run: with $ORDO_BIN
+// set, that binary; otherwise cmd/ordo as localtest.BuildBinary links it,
+// once per version of its sources for every test package and tool of a
+// run, kept under the system's temporary directory (a link is seconds of
+// CPU). dir is not used: the binary outlives the run.
 func BuildBinary(dir string) (string, error) {
 	if b := os.Getenv("ORDO_BIN"); b != "" {
 		return b, nil
 	}
-	bin := filepath.Join(dir, "ordo")
-	out, err := exec.Command("go", "build", "-o", bin, "github.com/ordoplane/ordo/cmd/ordo").CombinedOutput()
+	bin, err := localtest.BuildBinary()
 	if err != nil {
-		return "", fmt.Errorf("go build cmd/ordo: %w: %s", err, out)
+		return "", fmt.Errorf("build cmd/ordo: %w", err)
 	}
 	return bin, nil
 }
