@@ -28,7 +28,10 @@
 // # Concurrency
 //
 // Each test starts its own agent and clients in its own temp directories
-// on port 0; the tests share the binary and the dockerd.
+// on port 0; the tests share the binary and the dockerd. Every top-level
+// test is parallel (TestMain runs at least four at once): none sets the
+// environment or other process state, and docker containers are found by
+// their allocation's id.
 //
 // # Invariants
 //
