@@ -161,7 +161,9 @@ func TestJobRegisteredDuringFailover(t *testing.T) {
 		})
 	}
 	// And it stays that way: no late duplicate placements once settled.
-	l := leaderAgent(servers)
+	// (Leadership may move again on a loaded machine: wait for a leader.)
+	var l *agent.Agent
+	testagent.WaitFor(t, 30*time.Second, "a leader", func() bool { l = leaderAgent(servers); return l != nil })
 	var last uint64
 	testagent.WaitFor(t, 10*time.Second, "the log to settle", func() bool {
 		a := l.FSM().Applied()
