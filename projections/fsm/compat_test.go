@@ -330,6 +330,8 @@ func TestHaltThroughRaft(t *testing.T) {
 	defer f.Close()
 	cfg := raftlog.DefaultConfig()
 	cfg.ID, cfg.BindAddr, cfg.Dir, cfg.Bootstrap, cfg.NoSync = "s1", "127.0.0.1:0", t.TempDir(), true, true
+	// A single node elects itself after a heartbeat timeout: 100 ms, not 1 s.
+	cfg.HeartbeatTimeout, cfg.ElectionTimeout, cfg.LeaderLeaseTimeout = 100*time.Millisecond, 100*time.Millisecond, 50*time.Millisecond
 	node, err := raftlog.Open(cfg, f)
 	if err != nil {
 		t.Fatal(err)

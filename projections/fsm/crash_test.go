@@ -87,7 +87,7 @@ func TestRebuildCrashChild(t *testing.T) {
 // projections are as they were (an operator's rebuild) or stale (a
 // version change; a switch killed after its ingest), nothing half-built
 // serves, and the rebuild run again ends equal to a from-scratch one.
-// Each scenario starts from a copy of one store of 1,000 random entries
+// Each scenario starts from a copy of one store of 400 random entries
 // (a rebuild is killed at its first progress, whatever the history's
 // length).
 func TestRebuildCrash(t *testing.T) {
@@ -98,7 +98,7 @@ func TestRebuildCrash(t *testing.T) {
 	}
 	rng := rand.New(rand.NewSource(21))
 	f := pt.NewFSM(t, store)
-	applyInBatches(t, rng, f, randomLogs(t, rng, 1000))
+	applyInBatches(t, rng, f, randomLogs(t, rng, 400))
 	f.Close()
 	before := pt.Checksums(t, store, allProjs())
 	if err := store.Close(); err != nil {

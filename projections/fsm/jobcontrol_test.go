@@ -181,7 +181,7 @@ func TestCancelJob(t *testing.T) {
 	store := pt.OpenStore(t)
 	f, rb := openFSM(t, store, nil, projs...)
 	c.rb.Store(rb)
-	applyInBatches(t, rng, f, randomLogs(t, rng, 1000))
+	applyInBatches(t, rng, f, randomLogs(t, rng, 400))
 	before := pt.Checksums(t, store, projs)
 
 	if _, ok := rb.Cancel(); ok {

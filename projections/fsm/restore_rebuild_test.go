@@ -18,7 +18,7 @@ func TestSnapshotLeavesShadowOut(t *testing.T) {
 	rng := rand.New(rand.NewSource(31))
 	store := pt.OpenStore(t)
 	f, rb := openFSM(t, store, nil)
-	applyInBatches(t, rng, f, randomLogs(t, rng, 1000))
+	applyInBatches(t, rng, f, randomLogs(t, rng, 400))
 	var snap bytes.Buffer
 	fsm.SetRebuildHook(rb, func(p fsm.RebuildProgress) {
 		if snap.Len() > 0 || p.Events == 0 || p.Phase != fsm.PhaseBuilding {
@@ -65,7 +65,7 @@ func TestRestoreRebuildsStale(t *testing.T) {
 	rng := rand.New(rand.NewSource(41))
 	leader := pt.OpenStore(t)
 	f := pt.NewFSM(t, leader)
-	logs := randomLogs(t, rng, 800)
+	logs := randomLogs(t, rng, 400)
 	applyInBatches(t, rng, f, logs)
 	s, err := f.Snapshot()
 	if err != nil {

@@ -233,8 +233,8 @@ func TestOnlineRebuildUnderWrites(t *testing.T) {
 	rng := rand.New(rand.NewSource(11))
 	store := pt.OpenStore(t)
 	f, rb := openFSM(t, store, nil)
-	logs := randomLogs(t, rng, 2400)
-	applyInBatches(t, rng, f, logs[:1200])
+	logs := randomLogs(t, rng, 1600)
+	applyInBatches(t, rng, f, logs[:800])
 
 	// The writer applies the rest while the rebuild runs, in small
 	// batches, pausing so the rebuild sees the head move under it.
@@ -247,7 +247,7 @@ func TestOnlineRebuildUnderWrites(t *testing.T) {
 		defer close(done)
 		<-started
 		wrng := rand.New(rand.NewSource(12))
-		rest := logs[1200:]
+		rest := logs[800:]
 		for len(rest) > 0 {
 			n := min(len(rest), 1+wrng.Intn(8))
 			f.Apply(rest[:n])
@@ -262,8 +262,8 @@ func TestOnlineRebuildUnderWrites(t *testing.T) {
 	if job.State != fsm.JobDone || job.Events == 0 {
 		t.Fatalf("job = %+v", job)
 	}
-	t.Logf("the rebuild replayed %d events through index %d while the writer applied from index 1201", job.Events, job.Index)
-	if job.Index <= 1200 {
+	t.Logf("the rebuild replayed %d events through index %d while the writer applied from index 801", job.Events, job.Index)
+	if job.Index <= 800 {
 		t.Errorf("the rebuild switched at index %d, before any concurrent write", job.Index)
 	}
 	if f.Applied() != uint64(len(logs)) {
@@ -282,7 +282,7 @@ func TestOnlineRebuildRepairs(t *testing.T) {
 	rng := rand.New(rand.NewSource(3))
 	store := pt.OpenStore(t)
 	f, rb := openFSM(t, store, nil)
-	applyInBatches(t, rng, f, randomLogs(t, rng, 500))
+	applyInBatches(t, rng, f, randomLogs(t, rng, 300))
 	b := store.Batch()
 	if err := projections.NewTx(b, 1, 0).Put(namespaces.Table, "zz-corrupt", []byte{0x80}); err != nil { // created and modified at 1
 		t.Fatal(err)
@@ -467,19 +467,19 @@ func TestSwitchKeepsWritesAfterPrepare(t *testing.T) {
 	store := pt.OpenStore(t)
 	reg := prometheus.NewRegistry()
 	f, rb := openFSM(t, store, reg)
-	logs := randomLogs(t, rng, 1500)
-	applyInBatches(t, rng, f, logs[:1000])
+	logs := randomLogs(t, rng, 600)
+	applyInBatches(t, rng, f, logs[:400])
 	var fileAt uint64
 	fsm.SetPreparedHook(f, func() {
 		fileAt = f.Applied()
-		applyInBatches(t, rng, f, logs[1000:])
+		applyInBatches(t, rng, f, logs[400:])
 	})
 	job, err := rb.Do(t.Context(), fsm.JobRebuild, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if fileAt != 1000 || job.Index != uint64(len(logs)) {
-		t.Fatalf("the file was written at index %d, the switch at %d: want 1000 and %d", fileAt, job.Index, len(logs))
+	if fileAt != 400 || job.Index != uint64(len(logs)) {
+		t.Fatalf("the file was written at index %d, the switch at %d: want 400 and %d", fileAt, job.Index, len(logs))
 	}
 	if job.ReadPauseSeconds <= 0 || job.ReadPauseSeconds > job.SwitchSeconds {
 		t.Errorf("read pause %v s, switch %v s", job.ReadPauseSeconds, job.SwitchSeconds)
@@ -514,7 +514,7 @@ func TestSwitchHalfReplaced(t *testing.T) {
 	rng := rand.New(rand.NewSource(17))
 	store := pt.OpenStore(t)
 	f, rb := openFSM(t, store, nil)
-	applyInBatches(t, rng, f, randomLogs(t, rng, 700))
+	applyInBatches(t, rng, f, randomLogs(t, rng, 300))
 	before := pt.Checksums(t, store, allProjs())
 
 	store.SetReplaceHook(func() error { return errors.New("disk gone") })
@@ -556,7 +556,7 @@ func TestRebuildMemoryMetric(t *testing.T) {
 	store := pt.OpenStore(t)
 	reg := prometheus.NewRegistry()
 	f, rb := openFSM(t, store, reg)
-	applyInBatches(t, rng, f, randomLogs(t, rng, 1000))
+	applyInBatches(t, rng, f, randomLogs(t, rng, 400))
 	gauge := func() float64 { return gathered(t, reg, "ordo_projection_rebuild_memory_bytes") }
 	// (The process-wide count holds what other tests of this package
 	// left allocated, too.)
