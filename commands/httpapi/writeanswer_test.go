@@ -18,7 +18,7 @@ import (
 func TestConcurrentPutsAnswerTheirOwnWrite(t *testing.T) {
 	t.Parallel()
 	d := startVarAgent(t, nil)
-	const writers, each = 8, 25
+	const writers, each = 8, 10
 	type answer struct {
 		header uint64
 		v      varJSON
