@@ -24,10 +24,10 @@ import (
 // root is the repository, from this package's directory.
 const root = "../.."
 
-// docTimeout bounds one doc's script. A page takes a few seconds (those
-// that run a job wait for its deployment); pages run in parallel, one
-// agent each.
-const docTimeout = 45 * time.Second
+// docTimeout bounds one doc's script. A page takes a few seconds to
+// twenty (those that run a job wait for its deployment); all the pages
+// run at once, one agent each, so a loaded machine stretches each.
+const docTimeout = 90 * time.Second
 
 // planOnly are the jobspecs no doc runs on a dev agent, and why; every
 // other jobspec in docs/examples must be run by some doc's runnable block.
@@ -62,7 +62,14 @@ func jobspec(path string) (bool, error) {
 // TestDocs runs every runnable block of README.md and docs/*.md, one
 // bash per doc against its own dev agent, and fails naming the doc, line
 // and command of the first command that fails.
+//
+// The docs run all at once, each subtest on a goroutine of its own
+// rather than through t.Parallel: a doc spends its time waiting (on a
+// deployment, a stream's --max-time, a task's shutdown delay), and
+// -test.parallel, which defaults to GOMAXPROCS (2 here), would run them
+// two at a time.
 func TestDocs(t *testing.T) {
+	t.Parallel() // beside TestExamples, which waits on its own agent
 	for _, tool := range []string{"bash", "curl", "jq"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			t.Fatalf("the docs' commands need %s on PATH: %v", tool, err)
@@ -74,23 +81,27 @@ func TestDocs(t *testing.T) {
 		t.Fatal(err)
 	}
 	docs = append([]string{filepath.Join(root, "README.md")}, docs...)
+	var wg sync.WaitGroup
 	for _, path := range docs {
 		name, _ := filepath.Rel(root, path)
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			script := readScript(t, path)
-			if script == nil {
-				return
-			}
-			addr := startAgent(t, bin)
-			runScript(t, name, script, bin, addr)
+		wg.Go(func() {
+			t.Run(name, func(t *testing.T) {
+				script := readScript(t, path)
+				if script == nil {
+					return
+				}
+				addr := startAgent(t, bin)
+				runScript(t, name, script, bin, addr)
+			})
 		})
 	}
+	wg.Wait()
 }
 
 // TestExamples plans every jobspec in docs/examples on a dev agent, and
 // checks each example file is run by a doc or says why it cannot be.
 func TestExamples(t *testing.T) {
+	t.Parallel()
 	bin := ordoBin(t)
 	var scripts strings.Builder
 	docs, _ := filepath.Glob(filepath.Join(root, "docs", "*.md"))
