@@ -14,6 +14,7 @@ import (
 // namespace secret, on the jobs page filtered to that namespace and on
 // the timeline (operator:read), and no page throws.
 func TestACLDeniedReadsSaySo(t *testing.T) {
+	t.Parallel()
 	cfg := testagent.DevConfig(t.TempDir())
 	cfg.ACL.Enabled = true
 	a, err := agent.Start(cfg)
