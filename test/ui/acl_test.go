@@ -14,7 +14,6 @@ import (
 // namespace secret, on the jobs page filtered to that namespace and on
 // the timeline (operator:read), and no page throws.
 func TestACLDeniedReadsSaySo(t *testing.T) {
-	t.Parallel()
 	cfg := testagent.DevConfig(t.TempDir())
 	cfg.ACL.Enabled = true
 	a, err := agent.Start(cfg)

@@ -3,12 +3,9 @@ package ui
 import (
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -37,10 +34,6 @@ type session struct {
 	thrown []string // uncaught exceptions in the page
 }
 
-// allAtOnce is at least as many tests as the package has that call
-// t.Parallel (through start), so that they all run at once.
-const allAtOnce = 16
-
 // shared is the package's one Chromium: each test has a tab of its own
 // (a Chromium costs more to start than a tab).
 var shared struct {
@@ -49,20 +42,8 @@ var shared struct {
 	err  error
 }
 
-// TestMain runs the tests all at once and closes the shared Chromium
-// once every test has run. The tests mostly wait (on the agent, the page,
-// a deployment), so -test.parallel, which defaults to GOMAXPROCS (2 on
-// the CI machine), would leave the CPU idle running them two at a time;
-// unless the flag is given, every test of the package runs at once.
+// TestMain closes the shared Chromium once every test has run.
 func TestMain(m *testing.M) {
-	flag.Parse()
-	given := false
-	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })
-	if !given {
-		if err := flag.Set("test.parallel", strconv.Itoa(max(runtime.GOMAXPROCS(0), allAtOnce))); err != nil {
-			panic(err)
-		}
-	}
 	code := m.Run()
 	if shared.b != nil {
 		shared.b.Close()
