@@ -37,3 +37,37 @@ func TestHandlerServesFilesAndThePageForEveryRoute(t *testing.T) {
 		t.Errorf("Cache-Control %q", rec.Header().Get("Cache-Control"))
 	}
 }
+
+// A file and the page carry an ETag of their content; a browser that
+// sends it back gets 304 Not Modified and no body, and a stale tag gets
+// the file again.
+func TestHandlerRevalidatesByContent(t *testing.T) {
+	h := Handler()
+	for _, p := range []string{"/ui/app.js", "/ui/jobs/web@default"} {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest("GET", p, nil))
+		tag := rec.Header().Get("ETag")
+		if rec.Code != 200 || len(tag) < 10 || rec.Header().Get("Cache-Control") != "no-cache" {
+			t.Fatalf("GET %s: %d, ETag %q, Cache-Control %q", p, rec.Code, tag, rec.Header().Get("Cache-Control"))
+		}
+		req := httptest.NewRequest("GET", p, nil)
+		req.Header.Set("If-None-Match", tag)
+		rec = httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		if rec.Code != 304 || rec.Body.Len() != 0 {
+			t.Errorf("GET %s with its ETag: %d and %d bytes, want 304 and none", p, rec.Code, rec.Body.Len())
+		}
+		req.Header.Set("If-None-Match", `"stale"`)
+		rec = httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		if rec.Code != 200 || rec.Body.Len() == 0 {
+			t.Errorf("GET %s with a stale ETag: %d and %d bytes, want 200 and the file", p, rec.Code, rec.Body.Len())
+		}
+	}
+	a, b := httptest.NewRecorder(), httptest.NewRecorder()
+	h.ServeHTTP(a, httptest.NewRequest("GET", "/ui/app.js", nil))
+	h.ServeHTTP(b, httptest.NewRequest("GET", "/ui/vendor/preact.mjs", nil))
+	if a.Header().Get("ETag") == b.Header().Get("ETag") {
+		t.Errorf("two files share the ETag %s", a.Header().Get("ETag"))
+	}
+}
