@@ -19,6 +19,7 @@ import (
 	"github.com/ordoplane/ordo/storage/archive"
 	"github.com/ordoplane/ordo/storage/kv"
 	"github.com/ordoplane/ordo/storage/waittest"
+	"github.com/ordoplane/ordo/test/testagent"
 )
 
 func config(t *testing.T) agent.Config {
@@ -35,18 +36,24 @@ func config(t *testing.T) agent.Config {
 	return cfg
 }
 
+// put writes the namespace name through addr. A 503 (an election under
+// load: no leader to forward to) is asked again; the write is an upsert of
+// the same namespace, so asking twice is harmless.
 func put(t *testing.T, addr, name string) {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodPut, "http://"+addr+"/v1/namespace/"+name, strings.NewReader(`{"Description":"before the snapshot"}`))
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("put %s: %s", name, resp.Status)
-	}
+	testagent.WaitFor(t, 30*time.Second, "put "+name, func() bool {
+		req, _ := http.NewRequest(http.MethodPut, "http://"+addr+"/v1/namespace/"+name, strings.NewReader(`{"Description":"before the snapshot"}`))
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusServiceUnavailable {
+			t.Fatalf("put %s: %s", name, resp.Status)
+		}
+		return resp.StatusCode == http.StatusOK
+	})
 }
 
 func TestLateServerCatchesUpFromSnapshot(t *testing.T) {

@@ -113,6 +113,33 @@ func startChild(t *testing.T, dataDir, httpAddr, raftAddr string) *child {
 	return c
 }
 
+// restartChild starts the child again on the addresses the killed one
+// had: a port just released may be taken a moment by another process's
+// outgoing connection, so a child that exits with "address already in
+// use" before it listens is started again.
+func restartChild(t *testing.T, dataDir, httpAddr, raftAddr string) *child {
+	t.Helper()
+	var c *child
+	if !testagent.Poll(testagent.ServerTimeout, func() bool {
+		c = startChild(t, dataDir, httpAddr, raftAddr)
+		testagent.Poll(testagent.ServerTimeout, func() bool { return c.exited() || listening(httpAddr) })
+		return !c.exited() || !strings.Contains(c.out.String(), "address already in use")
+	}) {
+		t.Fatalf("restart on %s and %s: the addresses stay in use:\n%s", httpAddr, raftAddr, c.out.String())
+	}
+	return c
+}
+
+// listening reports whether something accepts connections on addr.
+func listening(addr string) bool {
+	conn, err := net.DialTimeout("tcp", addr, time.Second)
+	if err != nil {
+		return false
+	}
+	conn.Close()
+	return true
+}
+
 func (c *child) exited() bool {
 	select {
 	case <-c.done:
@@ -256,7 +283,7 @@ func TestCrash(t *testing.T) {
 		checkCrashedStore(t, dataDir, round, acks.Names())
 
 		restart := time.Now()
-		ch = startChild(t, dataDir, httpAddr, raftAddr)
+		ch = restartChild(t, dataDir, httpAddr, raftAddr)
 		waitServing(t, c, ch, httpAddr, acks.Max())
 		t.Logf("round %d: restarted and caught up with index %d in %v", round, acks.Max(), time.Since(restart).Round(time.Millisecond))
 		checkLive(t, c, httpAddr, acks.Names())
