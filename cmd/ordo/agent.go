@@ -24,6 +24,7 @@ type agentFlags struct {
 	nodeName        string
 	dataDir         string
 	httpAddr        string
+	clientHTTPAddr  string
 	raftAddr        string
 	raftAdvertise   string
 	raftTimeout     time.Duration
@@ -61,6 +62,7 @@ file.`,
 	fl.StringVar(&f.nodeName, "node-name", "", "name of the client's node (default the hostname)")
 	fl.StringVar(&f.dataDir, "data-dir", "", "directory for the server's state")
 	fl.StringVar(&f.httpAddr, "http-addr", "", "HTTP API listen address (default 127.0.0.1:4646)")
+	fl.StringVar(&f.clientHTTPAddr, "client-http-addr", "", "listen address of the client's own API (logs, files, exec), which the servers proxy to; the node advertises it (default 127.0.0.1 on a free port)")
 	fl.StringVar(&f.raftAddr, "raft-addr", "", "raft listen address (default 127.0.0.1:4647)")
 	fl.StringVar(&f.raftAdvertise, "raft-advertise", "", "raft address other servers dial, when not -raft-addr (a proxy or NAT in front)")
 	fl.DurationVar(&f.raftTimeout, "raft-timeout", 0, "raft's heartbeat and election timeout: how long followers wait for a leader before electing another (default 500ms)")
@@ -122,6 +124,12 @@ func mergeAgentConfig(f agentFlags, changed func(flag string) bool, file *agentF
 	}
 	if changed("http-addr") {
 		c.HTTPAddr = f.httpAddr
+	}
+	if changed("client-http-addr") {
+		if err := checkListenAddr(f.clientHTTPAddr); err != nil {
+			return s, fmt.Errorf("-client-http-addr: %w", err)
+		}
+		c.Client.HTTPAddr = f.clientHTTPAddr
 	}
 	if changed("raft-addr") {
 		c.RaftAddr = f.raftAddr

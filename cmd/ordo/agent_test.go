@@ -139,6 +139,20 @@ func TestMergeAgentConfig(t *testing.T) {
 			level: slog.LevelInfo,
 		},
 		{
+			name:    "client http_addr from the file, then the flag",
+			file:    "client {\n http_addr = \"0.0.0.0:4648\"\n}\n",
+			flags:   agentFlags{clientHTTPAddr: "10.0.0.5:0"},
+			changed: []string{"client-http-addr"},
+			want:    func(c *agent.Config) { c.Client.HTTPAddr = "10.0.0.5:0" },
+			level:   slog.LevelInfo,
+		},
+		{
+			name:  "client http_addr from the file",
+			file:  "client {\n http_addr = \"0.0.0.0:4648\"\n}\n",
+			want:  func(c *agent.Config) { c.Client.HTTPAddr = "0.0.0.0:4648" },
+			level: slog.LevelInfo,
+		},
+		{
 			name:    "client and server",
 			flags:   agentFlags{client: true, server: true, dataDir: "d1"},
 			changed: []string{"client", "server", "data-dir"},
@@ -227,6 +241,8 @@ func TestAgentFileErrors(t *testing.T) {
 		{"bad log level", `log_level = "loud"`, `log_level in agent.hcl: unknown log level "loud"`},
 		{"negative bootstrap", `server { bootstrap_expect = -1 }`, "server.bootstrap_expect in agent.hcl: -1 must not be negative"},
 		{"bad raft timeout", `server { raft_timeout = "soon" }`, `server.raft_timeout in agent.hcl: "soon" is not a duration`},
+		{"client http_addr without port", `client { http_addr = "0.0.0.0" }`, `client.http_addr in agent.hcl: "0.0.0.0" is not host:port`},
+		{"client http_addr bad port", `client { http_addr = "h:http" }`, `client.http_addr in agent.hcl: "h:http": port "http" is not a number from 0 to 65535`},
 		{"mirror without brokers", `mirror { topic = "t" }`, `The argument "brokers" is required`},
 		{"mirror empty brokers", `mirror { brokers = [] }`, "mirror.brokers: at least one broker (host:port) is required (in agent.hcl)"},
 		{"mirror bad broker", `mirror { brokers = ["k:1", "k"] }`, `mirror.brokers[1]: "k" is not host:port (in agent.hcl)`},
@@ -250,5 +266,13 @@ func TestAgentFileErrors(t *testing.T) {
 				t.Errorf("err = %v, want it to contain %q", err, tt.want)
 			}
 		})
+	}
+}
+
+// A -client-http-addr that is not host:port is refused naming the flag.
+func TestClientHTTPAddrFlagRefused(t *testing.T) {
+	_, err := mergeAgentConfig(agentFlags{clientHTTPAddr: "4648"}, func(f string) bool { return f == "client-http-addr" }, nil)
+	if err == nil || !strings.Contains(err.Error(), `-client-http-addr: "4648" is not host:port`) {
+		t.Fatalf("err %v, want the flag named", err)
 	}
 }

@@ -3,7 +3,9 @@ package main
 import (
 	"errors"
 	"fmt"
+	"net"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -48,6 +50,7 @@ import (
 //	  drivers    = ["exec"]            # exec, mock, docker
 //	  meta       = { rack = "r1" }
 //	  gc_max_allocs = 50
+//	  http_addr  = "0.0.0.0:4648"      # the client's own API (logs, files, exec); default loopback, a free port
 //	  network_interface = "eth0"       # addresses, ports, host volumes (agentconfig_network.go)
 //	  host_volume "data" { path = "/srv/data" }
 //	}
@@ -177,6 +180,8 @@ type clientBlock struct {
 	Drivers     []string          `hcl:"drivers,optional"`
 	Meta        map[string]string `hcl:"meta,optional"`
 	GCMaxAllocs *int              `hcl:"gc_max_allocs,optional"`
+	// HTTPAddr is where the client's own API listens (ClientConfig.HTTPAddr).
+	HTTPAddr *string `hcl:"http_addr,optional"`
 	// Addresses, ports and host volumes (agentconfig_network.go).
 	NetworkInterface *string              `hcl:"network_interface,optional"`
 	MinDynamicPort   *int                 `hcl:"min_dynamic_port,optional"`
@@ -195,7 +200,7 @@ func (b *clientBlock) applyTo(c *agent.ClientConfig) {
 		c.Servers = append([]string(nil), b.Servers...)
 	}
 	for dst, v := range map[*string]*string{&c.NodeName: b.NodeName, &c.Datacenter: b.Datacenter,
-		&c.NodeClass: b.NodeClass, &c.NodePool: b.NodePool} {
+		&c.NodeClass: b.NodeClass, &c.NodePool: b.NodePool, &c.HTTPAddr: b.HTTPAddr} {
 		if v != nil {
 			*dst = *v
 		}
@@ -395,6 +400,11 @@ func (f *agentFile) applyTo(c *agent.Config) error {
 		if f.Client.GCMaxAllocs != nil && *f.Client.GCMaxAllocs < 0 {
 			return fmt.Errorf("client.gc_max_allocs in %s: %d must not be negative", f.path, *f.Client.GCMaxAllocs)
 		}
+		if a := f.Client.HTTPAddr; a != nil {
+			if err := checkListenAddr(*a); err != nil {
+				return fmt.Errorf("client.http_addr in %s: %w", f.path, err)
+			}
+		}
 		f.Client.applyTo(&c.Client)
 	}
 	if f.TimeTravel != nil {
@@ -436,6 +446,19 @@ func (f *agentFile) applyTo(c *agent.Config) error {
 	}
 	if err := applyPlugins(f.Plugins, &c.Client, f.path); err != nil { // agentconfig_docker.go
 		return err
+	}
+	return nil
+}
+
+// checkListenAddr reports why addr is not an address to listen on,
+// host:port (an empty host: every address; port 0: a free one).
+func checkListenAddr(addr string) error {
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("%q is not host:port", addr)
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
+		return fmt.Errorf("%q: port %q is not a number from 0 to 65535", addr, port)
 	}
 	return nil
 }
