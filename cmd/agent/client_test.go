@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ordoplane/ordo/storage/nettest"
 	"github.com/ordoplane/ordo/storage/waittest"
 )
 
@@ -36,7 +37,9 @@ func TestClientRole(t *testing.T) {
 	ccfg := DefaultConfig()
 	ccfg.Server = false
 	ccfg.DataDir = t.TempDir()
-	ccfg.Client = ClientConfig{Enabled: true, Servers: []string{srv.HTTPAddr()}, NodeName: "n2", Drivers: []string{"mock"}}
+	clientAPI := nettest.ClosedAddr(t) // the client's own API, where asked
+	ccfg.Client = ClientConfig{Enabled: true, Servers: []string{srv.HTTPAddr()}, NodeName: "n2", Drivers: []string{"mock"},
+		HTTPAddr: clientAPI}
 	ccfg.Logger = quiet
 	if err := ccfg.Validate(); err != nil {
 		t.Fatal(err)
@@ -47,7 +50,7 @@ func TestClientRole(t *testing.T) {
 	}
 	defer cl.Shutdown()
 
-	var nodes []struct{ Name, Status string }
+	var nodes []struct{ ID, Name, Status string }
 	if !waittest.Poll(20*time.Second, func() bool {
 		nodes = nil
 		resp, err := http.Get("http://" + srv.HTTPAddr() + "/v1/nodes")
@@ -62,6 +65,21 @@ func TestClientRole(t *testing.T) {
 		return ready["n1"] && ready["n2"]
 	}) {
 		t.Fatalf("nodes %+v, want n1 and n2 ready", nodes)
+	}
+	for _, n := range nodes {
+		if n.Name != "n2" {
+			continue
+		}
+		var node struct{ HTTPAddr string }
+		resp, err := http.Get("http://" + srv.HTTPAddr() + "/v1/node/" + n.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		json.NewDecoder(resp.Body).Decode(&node)
+		resp.Body.Close()
+		if node.HTTPAddr != clientAPI {
+			t.Fatalf("n2 advertises its API at %q, want %s as configured", node.HTTPAddr, clientAPI)
+		}
 	}
 	if err := cl.Shutdown(); err != nil {
 		t.Fatal(err)
