@@ -123,6 +123,9 @@ func (tr *taskRunner) run(ctx context.Context) {
 			return
 		}
 		if h != nil {
+			// A change the templates find before the loop below publishes
+			// h waits for it (templateStarted), rather than being dropped.
+			tr.launching() // templates.go
 			if _, err := tr.startTemplates(ctx, true); err != nil {
 				tr.log.Error("templates of a re-attached task", "err", err)
 			}
