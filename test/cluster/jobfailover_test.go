@@ -125,7 +125,8 @@ func TestJobRegisteredDuringFailover(t *testing.T) {
 
 	// Register on the leader and kill it at once: the eval may or may not
 	// have been scheduled; the retry (same key) must not duplicate anything.
-	old := leaderAgent(servers)
+	var old *agent.Agent
+	testagent.WaitFor(t, 30*time.Second, "a leader", func() bool { old = leaderAgent(servers); return old != nil })
 	done := make(chan error, 1)
 	go func() {
 		_, err := old.Pipeline().Run(ctx, "job.register", commands.Request{Actor: "test", CommandID: "register-web"}, &job.Register{Job: *spec})
