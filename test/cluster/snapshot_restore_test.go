@@ -143,7 +143,7 @@ func namespaceNames(t *testing.T, r kv.Reader) map[string]bool {
 // file is refused with 400 and installs nothing.
 func TestOperatorRestoreAcrossCluster(t *testing.T) {
 	list := startCluster(t)
-	l := testagent.LeaderOf(list)
+	l := testagent.WaitForLeader(t, list) // leadership may have moved since startCluster
 	for i := range 20 {
 		put(t, l.HTTP, fmt.Sprintf("saved-%02d", i))
 	}
